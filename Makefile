@@ -1,0 +1,40 @@
+# The two commands of the README: `make run` and `make test`. Both build their own virtualenv.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+PORT ?= 8000
+
+.PHONY: run test install lint typecheck schema clean
+
+$(STAMP): pyproject.toml $(wildcard collector/pyproject.toml)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	if [ -f collector/pyproject.toml ]; then $(BIN)/python -m pip install --quiet -e './collector[dev]'; fi
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	@scripts/ensure_services.sh
+	PORT=$(PORT) $(BIN)/python scripts/run_local.py
+
+test: install
+	@scripts/ensure_services.sh
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python manage.py makemigrations --check --dry-run --settings=config.settings.test
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint:
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+typecheck:
+	$(BIN)/mypy config ingest catalog api
+
+schema: install
+	$(BIN)/python manage.py spectacular --settings=config.settings.test --file docs/openapi.yaml
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache staticfiles

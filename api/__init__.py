@@ -1,0 +1,1 @@
+"""The read side: serializers, viewsets, filters, pagination. Nothing depends on ``api``."""

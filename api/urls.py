@@ -1,0 +1,3 @@
+"""Read-side routes (filled in by the read API)."""
+
+urlpatterns: list = []

@@ -1,0 +1,60 @@
+"""Typed helpers that read settings from the environment.
+
+Every helper also honours ``NAME_FILE`` (the path of a file holding the value), which is how
+Kubernetes and Docker secrets are usually mounted.
+"""
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+_MISSING = object()
+
+
+def _raw(name: str) -> str | None:
+    file_path = os.environ.get(f"{name}_FILE")
+    if file_path:
+        try:
+            return Path(file_path).read_text().strip()
+        except OSError as error:
+            raise ImproperlyConfigured(f"{name}_FILE={file_path!r} cannot be read: {error}") from error
+    return os.environ.get(name)
+
+
+def env_str(name: str, default: object = _MISSING) -> str:
+    value = _raw(name)
+    if value is None or value == "":
+        if default is _MISSING:
+            raise ImproperlyConfigured(f"The environment variable {name} (or {name}_FILE) is required.")
+        return str(default)
+    return value
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = _raw(name)
+    if value is None or value == "":
+        return default
+    lowered = value.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r} is not a boolean (use true/false).")
+
+
+def env_int(name: str, default: int) -> int:
+    value = _raw(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError as error:
+        raise ImproperlyConfigured(f"{name}={value!r} is not an integer.") from error
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = _raw(name)
+    if value is None or value == "":
+        return list(default)
+    return [item.strip() for item in value.split(",") if item.strip()]

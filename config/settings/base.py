@@ -1,0 +1,170 @@
+"""Settings shared by every environment. Values come from the environment (see config/env.py)."""
+
+from pathlib import Path
+
+import dj_database_url
+
+from config.env import env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", "")
+DEBUG = env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "ingest",
+    "catalog",
+    "api",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "ingest.middleware.DatabaseUnavailableMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/lineage_catalog"
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", DEFAULT_DATABASE_URL),
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+    )
+}
+DATABASES["default"].setdefault("OPTIONS", {})
+# A request that cannot reach PostgreSQL must fail fast with a 503, not hang a worker.
+DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5))
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+# --- Celery (broker: Redis) ---------------------------------------------------------------
+REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
+CELERY_RESULT_BACKEND = None  # tasks report through the database, never through results
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for another worker
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Publishing happens on the ingest request path: when Redis is down it must fail in well
+# under a second instead of retrying; the periodic sweep derives whatever was not enqueued.
+CELERY_TASK_PUBLISH_RETRY = False
+CELERY_BROKER_CONNECTION_TIMEOUT = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "socket_connect_timeout": 0.5,
+    "socket_timeout": 2,
+    "max_retries": 0,
+}
+CELERY_TASK_DEFAULT_QUEUE = "lineage"
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+
+# --- REST framework and OpenAPI -----------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "EXCEPTION_HANDLER": "ingest.problems.problem_exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Lineage Catalog API",
+    "DESCRIPTION": (
+        "Collects OpenLineage events and simple lineage edges, keeps every event it was "
+        "sent, and serves the derived catalog. Errors are RFC 9457 problem documents."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+}
+
+# --- Ingest limits and behaviour ----------------------------------------------------------
+LINEAGE = {
+    # Largest request body accepted on the wire (bytes, after any gzip).
+    "MAX_REQUEST_BYTES": env_int("LINEAGE_MAX_REQUEST_BYTES", 16 * 1024 * 1024),
+    # Largest body after gzip inflation; a gzip bomb stops here without being inflated further.
+    "MAX_DECOMPRESSED_BYTES": env_int("LINEAGE_MAX_DECOMPRESSED_BYTES", 64 * 1024 * 1024),
+    # Largest single event (serialised bytes).
+    "MAX_EVENT_BYTES": env_int("LINEAGE_MAX_EVENT_BYTES", 8 * 1024 * 1024),
+    # Deepest JSON nesting accepted (objects and arrays).
+    "MAX_JSON_DEPTH": env_int("LINEAGE_MAX_JSON_DEPTH", 64),
+    # Most events in one batch request.
+    "MAX_BATCH_EVENTS": env_int("LINEAGE_MAX_BATCH_EVENTS", 10_000),
+    # Local development only: accept ingest without any token.
+    "ALLOW_ANONYMOUS_INGEST": env_bool("LINEAGE_ALLOW_ANONYMOUS_INGEST", False),
+    # Celery task that ingest enqueues after commit (ingest knows only its name).
+    "DERIVE_TASK": "catalog.derive_events",
+    # After a failed publish, skip the broker for this many seconds; the sweep catches up.
+    "ENQUEUE_BACKOFF_SECONDS": env_int("LINEAGE_ENQUEUE_BACKOFF_SECONDS", 5),
+}
+# Django's own limit must not cut a body before ingest can answer it with a 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = LINEAGE["MAX_REQUEST_BYTES"] + 1
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,17 @@
+"""URL map: /api/v1/ for programs (ingest and read side), /admin/ for stewards, probes."""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from ingest.health import healthz, readyz
+
+urlpatterns = [
+    path("api/v1/", include("ingest.urls")),
+    path("api/v1/", include("api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
+]

@@ -1,0 +1,125 @@
+"""Bearer-token authentication and scope permissions, shared by the ingest and read APIs.
+
+Tokens are looked up by the sha256 of the presented secret (the only thing stored), so the
+comparison is an index equality on a hash, not a character-by-character compare of the
+secret. Resolved tokens are cached per process for a few seconds to keep the ingest path to
+one INSERT; a revocation therefore takes effect within ``_CACHE_SECONDS``. ``last_used_at``
+is written at most once a minute per token and process.
+"""
+
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+from rest_framework import authentication, exceptions, permissions
+from rest_framework.request import Request
+
+from ingest.models import ApiToken, TokenScope
+from ingest.services import hash_token
+
+_CACHE_SECONDS = 5.0
+_LAST_USED_EVERY = timedelta(seconds=60)
+_cache: dict[str, tuple[float, "TokenPrincipal | None"]] = {}
+
+
+@dataclass(frozen=True)
+class TokenPrincipal:
+    """What ``request.user`` is for a token-authenticated request."""
+
+    token_id: int
+    name: str
+    scope: str
+    is_authenticated: bool = True
+    is_staff: bool = False
+
+    def __str__(self) -> str:
+        return f"token:{self.name}"
+
+
+def clear_token_cache() -> None:
+    _cache.clear()
+
+
+def _resolve(secret: str) -> TokenPrincipal | None:
+    key_hash = hash_token(secret)
+    now = time.monotonic()
+    cached = _cache.get(key_hash)
+    if cached is not None and cached[0] > now:
+        return cached[1]
+    token = (
+        ApiToken.objects.active()
+        .filter(key_hash=key_hash)
+        .only("id", "name", "scope", "last_used_at")
+        .first()
+    )
+    principal = None
+    if token is not None:
+        principal = TokenPrincipal(token.id, token.name, token.scope)
+        moment = timezone.now()
+        if token.last_used_at is None or moment - token.last_used_at > _LAST_USED_EVERY:
+            ApiToken.objects.filter(id=token.id).update(last_used_at=moment)
+    if len(_cache) > 10_000:
+        _cache.clear()
+    _cache[key_hash] = (now + _CACHE_SECONDS, principal)
+    return principal
+
+
+class BearerTokenAuthentication(authentication.BaseAuthentication):
+    """``Authorization: Bearer <token>``; an unknown or revoked token is a 401."""
+
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[TokenPrincipal, str] | None:
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        if not header:
+            return None
+        scheme, _, secret = header.partition(" ")
+        if scheme.lower() != "bearer" or not secret.strip():
+            raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <token>'.")
+        principal = _resolve(secret.strip())
+        if principal is None:
+            raise exceptions.AuthenticationFailed("The token is unknown or revoked.")
+        return principal, secret
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="lineage-catalog"'
+
+
+class _ScopePermission(permissions.BasePermission):
+    scope: str = ""
+    message = "This token's scope does not allow this endpoint."
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        user = request.user
+        if isinstance(user, TokenPrincipal):
+            return user.scope == self.scope
+        return False
+
+
+class HasIngestScope(_ScopePermission):
+    """Ingest endpoints: an ingest-scoped token (or none, when explicitly allowed for dev)."""
+
+    scope = TokenScope.INGEST
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        if request.user is None and settings.LINEAGE["ALLOW_ANONYMOUS_INGEST"]:
+            return True
+        if request.user is None:
+            raise exceptions.NotAuthenticated("An ingest token is required.")
+        return super().has_permission(request, view)
+
+
+class HasReadScope(_ScopePermission):
+    """Read endpoints: a read-scoped token, or a logged-in staff session."""
+
+    scope = TokenScope.READ
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        user = request.user
+        if user is None or not getattr(user, "is_authenticated", False):
+            raise exceptions.NotAuthenticated("A read token or a staff session is required.")
+        if isinstance(user, TokenPrincipal):
+            return super().has_permission(request, view)
+        return bool(getattr(user, "is_staff", False))

@@ -1,0 +1,52 @@
+"""Turn "the database is unreachable" into a 503 problem with Retry-After, never a 500.
+
+OpenLineage clients retry 503 (and never retry a 4xx), so an outage costs them a retry,
+not an event.
+"""
+
+import logging
+from collections.abc import Callable
+
+from django.db import DatabaseError, InterfaceError, OperationalError, connections
+from django.http import HttpRequest, HttpResponse
+
+from ingest.problems import Problem, problem_response
+
+logger = logging.getLogger(__name__)
+RETRY_AFTER_SECONDS = "5"
+
+
+def database_unavailable() -> Problem:
+    return Problem(
+        status=503,
+        slug="database-unavailable",
+        title="The database is unavailable",
+        detail="Nothing was stored. Retry the same request later.",
+        headers={"Retry-After": RETRY_AFTER_SECONDS},
+    )
+
+
+def is_connection_error(error: BaseException) -> bool:
+    if isinstance(error, OperationalError | InterfaceError):
+        return True
+    # A connection dropped mid-transaction surfaces as a generic DatabaseError from psycopg.
+    return isinstance(error, DatabaseError) and any(
+        connection.connection is not None and connection.connection.closed
+        for connection in connections.all(initialized_only=True)
+    )
+
+
+class DatabaseUnavailableMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if is_connection_error(exception):
+            logger.warning("database_unavailable path=%s error=%s", request.path, exception)
+            for connection in connections.all(initialized_only=True):
+                connection.close_if_unusable_or_obsolete()
+            return problem_response(database_unavailable())
+        return None

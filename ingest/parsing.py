@@ -1,0 +1,149 @@
+"""Turn an HTTP request body into Python objects, within the configured limits.
+
+Order matters for safety: the declared size is checked before reading, gzip is inflated
+in bounded steps (a bomb is refused at the limit, never inflated into memory), and the
+JSON nesting depth is checked before anything walks the document recursively.
+"""
+
+import zlib
+from typing import Any
+
+import orjson
+from django.conf import settings
+from django.http import HttpRequest
+
+from ingest.problems import FieldError, Problem
+
+JSON_TYPES = {"application/json", "text/json"}
+NDJSON_TYPES = {"application/x-ndjson", "application/ndjson", "application/jsonlines"}
+_INFLATE_STEP = 256 * 1024
+
+
+def limits() -> dict[str, Any]:
+    return settings.LINEAGE
+
+
+def too_large(detail: str) -> Problem:
+    return Problem(status=413, slug="payload-too-large", title="Payload too large", detail=detail)
+
+
+def media_type(request: HttpRequest) -> str:
+    return request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+
+
+def require_media_type(request: HttpRequest, accepted: set[str]) -> str:
+    kind = media_type(request)
+    if kind not in accepted:
+        raise Problem(
+            status=415,
+            slug="unsupported-media-type",
+            title="Unsupported media type",
+            detail=f"Content-Type {kind or '(none)'!r} is not accepted here; use one of "
+            + ", ".join(sorted(accepted))
+            + ".",
+        )
+    return kind
+
+
+def read_body(request: HttpRequest) -> bytes:
+    """The request body, inflated when ``Content-Encoding: gzip``, with both size limits."""
+    max_request = limits()["MAX_REQUEST_BYTES"]
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > max_request:
+        raise too_large(f"The request body is {declared} bytes; the limit is {max_request}.")
+    body = request.body
+    if len(body) > max_request:
+        raise too_large(f"The request body is {len(body)} bytes; the limit is {max_request}.")
+    encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
+    if encoding in {"", "identity"}:
+        return body
+    if encoding in {"gzip", "x-gzip"}:
+        return inflate(body, limits()["MAX_DECOMPRESSED_BYTES"])
+    raise Problem(
+        status=415,
+        slug="unsupported-content-encoding",
+        title="Unsupported content encoding",
+        detail=f"Content-Encoding {encoding!r} is not supported; send gzip or no encoding.",
+    )
+
+
+def inflate(data: bytes, max_bytes: int) -> bytes:
+    """Inflate gzip data, refusing (413) as soon as the output would pass ``max_bytes``."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    chunks: list[bytes] = []
+    total = 0
+    pending = data
+    try:
+        while pending:
+            chunk = inflater.decompress(pending, _INFLATE_STEP)
+            total += len(chunk)
+            if total > max_bytes:
+                raise too_large(f"The body inflates past the limit of {max_bytes} bytes.")
+            chunks.append(chunk)
+            pending = inflater.unconsumed_tail
+            if inflater.eof:
+                break
+        if not inflater.eof:
+            raise zlib.error("truncated gzip stream")
+    except zlib.error as error:
+        raise Problem(
+            status=400,
+            slug="invalid-gzip",
+            title="The body is not valid gzip",
+            detail=str(error),
+        ) from error
+    return b"".join(chunks)
+
+
+def parse_json(data: bytes, path: str = "") -> Any:
+    """Parse one JSON document (orjson: strict UTF-8, no NaN/Infinity, no lone surrogates)."""
+    if not data.strip():
+        raise Problem(status=400, slug="invalid-json", title="The body is empty")
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise Problem(
+            status=400,
+            slug="invalid-json",
+            title="The body is not valid JSON",
+            detail=str(error),
+            errors=[FieldError(path or "/", str(error))],
+        ) from error
+    check_depth(document, limits()["MAX_JSON_DEPTH"], path)
+    return document
+
+
+def parse_ndjson(data: bytes) -> list[Any]:
+    """One JSON document per non-empty line."""
+    documents = []
+    for number, line in enumerate(data.splitlines()):
+        if line.strip():
+            documents.append(parse_json(line, f"/{number}"))
+    return documents
+
+
+def check_depth(document: Any, max_depth: int, path: str = "") -> None:
+    """Refuse documents nested deeper than ``max_depth`` containers (iterative, no recursion)."""
+    stack: list[tuple[Any, int]] = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > max_depth:
+            raise Problem(
+                status=400,
+                slug="too-deep",
+                title="The JSON document is nested too deeply",
+                detail=f"Nesting deeper than {max_depth} levels is refused.",
+                errors=[FieldError(path or "/", f"nesting exceeds {max_depth} levels")],
+            )
+        for child in children:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))

@@ -1,0 +1,128 @@
+"""RFC 9457 problem documents: the one shape every error of this service takes.
+
+``type`` is a stable URN per kind of problem (documented in docs/problems.md); ``errors``
+names each offending field as a JSON Pointer into the request body.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.http import HttpResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+TYPE_PREFIX = "urn:lineage-catalog:problem:"
+
+
+@dataclass
+class FieldError:
+    path: str  # JSON Pointer, e.g. "/run/runId" or "/3/eventTime" inside a batch
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "message": self.message}
+
+
+@dataclass
+class Problem(Exception):
+    """An error answered with a problem document; raised anywhere under a view."""
+
+    status: int
+    slug: str
+    title: str
+    detail: str = ""
+    errors: list[FieldError] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "type": TYPE_PREFIX + self.slug,
+            "title": self.title,
+            "status": self.status,
+        }
+        if self.detail:
+            body["detail"] = self.detail
+        if self.errors:
+            body["errors"] = [error.as_dict() for error in self.errors]
+        return body
+
+
+def invalid_event(errors: list[FieldError], detail: str = "") -> Problem:
+    return Problem(
+        status=400,
+        slug="invalid-event",
+        title="The event is not a valid OpenLineage event",
+        detail=detail or f"{len(errors)} field(s) failed validation; see errors.",
+        errors=errors,
+    )
+
+
+def problem_response(problem: Problem) -> HttpResponse:
+    """A plain Django response, for code paths outside DRF (middleware, ingest hot path)."""
+    import orjson
+
+    response = HttpResponse(
+        orjson.dumps(problem.as_dict()), status=problem.status, content_type=PROBLEM_CONTENT_TYPE
+    )
+    for name, value in problem.headers.items():
+        response[name] = value
+    return response
+
+
+_DRF_SLUGS = {
+    status.HTTP_401_UNAUTHORIZED: ("unauthenticated", "Authentication required"),
+    status.HTTP_403_FORBIDDEN: ("forbidden", "Not allowed"),
+    status.HTTP_404_NOT_FOUND: ("not-found", "Not found"),
+    status.HTTP_405_METHOD_NOT_ALLOWED: ("method-not-allowed", "Method not allowed"),
+    status.HTTP_406_NOT_ACCEPTABLE: ("not-acceptable", "Not acceptable"),
+    status.HTTP_415_UNSUPPORTED_MEDIA_TYPE: ("unsupported-media-type", "Unsupported media type"),
+    status.HTTP_429_TOO_MANY_REQUESTS: ("throttled", "Too many requests"),
+}
+
+
+def _flatten(detail: Any, prefix: str = "") -> list[FieldError]:
+    if isinstance(detail, dict):
+        out: list[FieldError] = []
+        for key, value in detail.items():
+            path = prefix if key == "non_field_errors" else f"{prefix}/{key}"
+            out.extend(_flatten(value, path))
+        return out
+    if isinstance(detail, list):
+        if all(isinstance(item, str) for item in detail):
+            return [FieldError(prefix or "/", str(item)) for item in detail]
+        out = []
+        for index, item in enumerate(detail):
+            out.extend(_flatten(item, f"{prefix}/{index}"))
+        return out
+    return [FieldError(prefix or "/", str(detail))]
+
+
+def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF exception handler: every error becomes a problem document."""
+    if isinstance(exc, Problem):
+        return Response(
+            exc.as_dict(),
+            status=exc.status,
+            headers=exc.headers,
+            content_type=PROBLEM_CONTENT_TYPE,
+        )
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        problem = Problem(
+            status=response.status_code,
+            slug="invalid-request",
+            title="The request is not valid",
+            detail="One or more fields failed validation; see errors.",
+            errors=_flatten(exc.detail),
+        )
+    else:
+        slug, title = _DRF_SLUGS.get(response.status_code, ("error", "Request failed"))
+        detail = exc.detail if isinstance(exc, exceptions.APIException) else ""
+        problem = Problem(status=response.status_code, slug=slug, title=title, detail=str(detail))
+    response.data = problem.as_dict()
+    response.content_type = PROBLEM_CONTENT_TYPE
+    return response

@@ -1,0 +1,140 @@
+"""Write-side services: storing events and managing tokens. Each owns its transaction."""
+
+import hashlib
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import orjson
+from django.db import connection, transaction
+from django.utils import timezone
+
+from ingest.enqueue import enqueue_derivation_on_commit
+from ingest.models import ApiToken, TokenScope
+from ingest.validation import EventRecord
+
+_INSERT_EVENTS = """
+INSERT INTO ingest_event (
+    kind, event_type, event_time, run_id, job_namespace, job_name, producer, schema_url,
+    payload, payload_raw, digest, derivation_status, received_at
+)
+SELECT k, et, t, r, jns, jn, p, s, pl::jsonb, raw, d, 'pending', now()
+FROM unnest(
+    %s::text[], %s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::text[],
+    %s::text[], %s::text[], %s::text[], %s::bytea[], %s::bytea[]
+) WITH ORDINALITY AS u(k, et, t, r, jns, jn, p, s, pl, raw, d, ord)
+ORDER BY ord
+ON CONFLICT (digest) DO NOTHING
+RETURNING id, digest
+"""
+_NUL_ESCAPE = b"\\u0000"
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    id: int
+    created: bool  # False: the same event was already stored; ``id`` is the first copy's
+
+
+@dataclass(frozen=True)
+class _Row:
+    record: EventRecord
+    payload_text: str
+    payload_raw: bytes | None
+    digest: bytes
+
+
+def _serialise(record: EventRecord) -> _Row:
+    canonical = orjson.dumps(record.payload, option=orjson.OPT_SORT_KEYS)
+    digest = hashlib.sha256(record.kind.encode() + b"\n" + canonical).digest()
+    raw = None
+    if _NUL_ESCAPE in canonical:
+        # jsonb refuses U+0000: keep the exact JSON aside and a searchable copy in jsonb.
+        raw = canonical
+        canonical = canonical.replace(_NUL_ESCAPE, b"\\ufffd")
+    return _Row(record, canonical.decode(), raw, digest)
+
+
+def event_size(record: EventRecord) -> int:
+    return len(orjson.dumps(record.payload))
+
+
+def record_events(records: Sequence[EventRecord]) -> list[StoredEvent]:
+    """Store events exactly once each (by digest) and enqueue the new ones for derivation.
+
+    Returns one ``StoredEvent`` per input, in input order; repeats (in this call or from
+    earlier ones) get the id of the copy already stored and ``created=False``.
+    """
+    if not records:
+        return []
+    rows = [_serialise(record) for record in records]
+    columns: list[list[object]] = [[] for _ in range(11)]
+    for row in rows:
+        record = row.record
+        for column, value in zip(
+            columns,
+            (
+                record.kind,
+                record.event_type,
+                record.event_time,
+                record.run_id,
+                record.job_namespace,
+                record.job_name,
+                record.producer,
+                record.schema_url,
+                row.payload_text,
+                row.payload_raw,
+                row.digest,
+            ),
+            strict=True,
+        ):
+            column.append(value)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_INSERT_EVENTS, columns)
+        created_ids = {bytes(digest): event_id for event_id, digest in cursor.fetchall()}
+        existing_ids: dict[bytes, int] = {}
+        missing = list({row.digest for row in rows if row.digest not in created_ids})
+        if missing:
+            cursor.execute(
+                "SELECT digest, id FROM ingest_event WHERE digest = ANY(%s::bytea[])", [missing]
+            )
+            existing_ids = {bytes(digest): event_id for digest, event_id in cursor.fetchall()}
+        enqueue_derivation_on_commit(sorted(created_ids.values()))
+
+    results = []
+    first_use: set[bytes] = set()
+    for row in rows:
+        if row.digest in created_ids and row.digest not in first_use:
+            first_use.add(row.digest)
+            results.append(StoredEvent(created_ids[row.digest], True))
+        else:
+            event_id = created_ids.get(row.digest) or existing_ids[row.digest]
+            results.append(StoredEvent(event_id, False))
+    return results
+
+
+# --- tokens ---------------------------------------------------------------------------------
+
+
+def hash_token(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def create_token(name: str, scope: str) -> tuple[ApiToken, str]:
+    """Create a token; returns it with its secret, which is not stored and cannot be shown again."""
+    if scope not in TokenScope.values:
+        raise ValueError(f"scope must be one of {', '.join(TokenScope.values)}")
+    secret = f"lc_{scope}_{secrets.token_urlsafe(32)}"
+    token = ApiToken.objects.create(
+        name=name, scope=scope, prefix=secret[: len(scope) + 8], key_hash=hash_token(secret)
+    )
+    return token, secret
+
+
+def revoke_token(token_id: int, when: datetime | None = None) -> bool:
+    """Revoke a token; False when it does not exist or was already revoked."""
+    updated = ApiToken.objects.filter(id=token_id, revoked_at__isnull=True).update(
+        revoked_at=when or timezone.now()
+    )
+    return updated == 1

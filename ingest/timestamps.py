@@ -1,0 +1,39 @@
+"""Lenient timestamp parsing, for the forms real OpenLineage producers send.
+
+Accepted: ISO 8601 / RFC 3339 with ``Z`` or an offset, without a zone (taken as UTC, as
+Marquez does), with a space instead of ``T``, with 1-9 fractional digits (nanoseconds are
+truncated to microseconds), and epoch numbers (seconds, or milliseconds when large).
+"""
+
+import re
+from datetime import UTC, datetime
+
+_FRACTION = re.compile(r"(\.\d{6})\d+")
+_COMPACT_OFFSET = re.compile(r"([+-]\d{2})(\d{2})$")
+_EPOCH_MILLIS_THRESHOLD = 10**11  # later than year 5138 in seconds: must be milliseconds
+
+
+def parse_timestamp(value: object) -> datetime | None:
+    """A timezone-aware datetime, or None when ``value`` is not a timestamp we understand."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        seconds = value / 1000 if abs(value) >= _EPOCH_MILLIS_THRESHOLD else value
+        try:
+            return datetime.fromtimestamp(seconds, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if not isinstance(value, str) or not 8 <= len(value) <= 64:
+        return None
+    text = value.strip()
+    text = _FRACTION.sub(r"\1", text)
+    if text.endswith(("z", "Z")):
+        text = text[:-1] + "+00:00"
+    text = _COMPACT_OFFSET.sub(r"\1:\2", text) if "T" in text or " " in text else text
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed

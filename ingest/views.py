@@ -1,0 +1,277 @@
+"""The ingest endpoints. Each parses its body, validates, and calls ``record_events``.
+
+Status codes follow what OpenLineage clients expect: 201 stored, 200 already stored (or a
+batch report), 4xx only for what can never be accepted, 503 when the database is away.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ingest.adapters import edge_record, metadata_record
+from ingest.authentication import BearerTokenAuthentication, HasIngestScope
+from ingest.parsing import (
+    JSON_TYPES,
+    NDJSON_TYPES,
+    limits,
+    parse_json,
+    parse_ndjson,
+    read_body,
+    require_media_type,
+    too_large,
+)
+from ingest.problems import FieldError, Problem, invalid_event
+from ingest.services import event_size, record_events
+from ingest.validation import EventRecord, validate_openlineage
+
+Validator = Callable[[Any, str], EventRecord]
+
+
+class StoredSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="Id of the stored event (of the first copy).")
+    status = serializers.ChoiceField(choices=["created", "duplicate"])
+
+
+class StoredManySerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["created", "duplicate"])
+    results = StoredSerializer(many=True)
+
+
+class BatchSummarySerializer(serializers.Serializer):
+    received = serializers.IntegerField()
+    successful = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    retriable = serializers.IntegerField()
+    non_retriable = serializers.IntegerField()
+
+
+class FailedEventSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    reason = serializers.CharField()
+    retriable = serializers.BooleanField()
+
+
+class BatchResultSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["success", "partial_success"])
+    summary = BatchSummarySerializer()
+    failed_events = FailedEventSerializer(many=True)
+
+
+class ProblemSerializer(serializers.Serializer):
+    type = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    detail = serializers.CharField(required=False)
+    errors = serializers.ListField(child=serializers.DictField(), required=False)
+
+
+class EdgeSerializer(serializers.Serializer):
+    """Documentation of the edge payload; validation is done by ``ingest.adapters``."""
+
+    source_table = serializers.CharField(help_text="e.g. mlflow.Production.credit_risk")
+    target_table = serializers.CharField(help_text="e.g. iceberg.gold.predictions")
+    lineage_type = serializers.CharField(required=False, help_text="e.g. direct, model_scoring")
+    pipeline = serializers.CharField(required=False, help_text="e.g. dagster:<job>:<run id>")
+
+
+class MetadataSerializer(serializers.Serializer):
+    resource = serializers.CharField(required=False, help_text="Defaults to a random id.")
+    subject = serializers.CharField()
+    action = serializers.CharField()
+    timestamp = serializers.DateTimeField(required=False, help_text="Defaults to now.")
+    additionalValues = serializers.DictField(child=serializers.CharField(), required=False)  # noqa: N815
+
+
+ERRORS = {
+    400: OpenApiResponse(ProblemSerializer, description="Invalid: each offending field path."),
+    401: OpenApiResponse(ProblemSerializer, description="No or unknown token."),
+    403: OpenApiResponse(ProblemSerializer, description="Token of the wrong scope."),
+    413: OpenApiResponse(ProblemSerializer, description="Body or inflated body too large."),
+    415: OpenApiResponse(ProblemSerializer, description="Wrong Content-Type or encoding."),
+    503: OpenApiResponse(ProblemSerializer, description="Database unavailable; retry later."),
+}
+
+
+class IngestView(APIView):
+    authentication_classes = [BearerTokenAuthentication]
+    permission_classes = [HasIngestScope]
+    parser_classes: list[Any] = []  # bodies are read by ingest.parsing, within its limits
+
+    def store(self, records: list[EventRecord]) -> Response:
+        stored = record_events(records)
+        if len(stored) == 1:
+            only = stored[0]
+            return Response(
+                {"id": only.id, "status": "created" if only.created else "duplicate"},
+                status=201 if only.created else 200,
+            )
+        results = [
+            {"id": item.id, "status": "created" if item.created else "duplicate"} for item in stored
+        ]
+        any_created = any(item.created for item in stored)
+        return Response(
+            {"status": "created" if any_created else "duplicate", "results": results},
+            status=201 if any_created else 200,
+        )
+
+    def validate_all(self, documents: list[Any], validate: Validator) -> list[EventRecord]:
+        """All-or-nothing validation: one bad item refuses the request, naming every error."""
+        records: list[EventRecord] = []
+        errors: list[FieldError] = []
+        for index, document in enumerate(documents):
+            try:
+                records.append(validate(document, f"/{index}"))
+            except Problem as problem:
+                errors.extend(problem.errors)
+        if errors:
+            raise invalid_event(errors)
+        return records
+
+    def documents(self, request: Request) -> tuple[Any, bool]:
+        """The parsed JSON body, and whether it was an array."""
+        require_media_type(request, JSON_TYPES)
+        document = parse_json(read_body(request))
+        return document, isinstance(document, list)
+
+
+class LineageView(IngestView):
+    @extend_schema(
+        operation_id="post_lineage_event",
+        summary="Store one OpenLineage event",
+        description=(
+            "The OpenLineage HTTP transport target. Accepts a RunEvent, DatasetEvent or "
+            "JobEvent (an array of them is tolerated and stored all-or-nothing). "
+            "`Content-Encoding: gzip` is accepted. The same event sent twice is stored once."
+        ),
+        tags=["ingest"],
+        request={"application/json": {"type": "object", "additionalProperties": True}},
+        responses={
+            201: StoredSerializer,
+            200: OpenApiResponse(StoredSerializer, description="The same event was already stored."),
+            **ERRORS,
+        },
+        examples=[OpenApiExample("Stored", value={"id": 42, "status": "created"}, response_only=True)],
+    )
+    def post(self, request: Request) -> Response:
+        document, is_array = self.documents(request)
+        if is_array:
+            if not document:
+                raise invalid_event([FieldError("/", "the array is empty")])
+            return self.store(self.validate_all(document, validate_openlineage))
+        return self.store([validate_openlineage(document)])
+
+
+class LineageBatchView(IngestView):
+    @extend_schema(
+        operation_id="post_lineage_batch",
+        summary="Store a batch of OpenLineage events",
+        description=(
+            "A JSON array of events, or NDJSON (`application/x-ndjson`), gzip accepted. Valid "
+            "events are stored even when others fail; the answer is the OpenLineage batch "
+            "report with one entry per failed event."
+        ),
+        tags=["ingest"],
+        request={
+            "application/json": {"type": "array", "items": {"type": "object"}},
+            "application/x-ndjson": {"type": "string"},
+        },
+        responses={200: BatchResultSerializer, **ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        media = require_media_type(request, JSON_TYPES | NDJSON_TYPES)
+        body = read_body(request)
+        if media in NDJSON_TYPES:
+            documents = parse_ndjson(body)
+        else:
+            documents = parse_json(body)
+            if not isinstance(documents, list):
+                raise invalid_event([FieldError("/", "a batch must be a JSON array of events")])
+        if len(documents) > limits()["MAX_BATCH_EVENTS"]:
+            raise too_large(f"At most {limits()['MAX_BATCH_EVENTS']} events per batch.")
+        max_event = limits()["MAX_EVENT_BYTES"]
+        records: list[EventRecord] = []
+        failed: list[dict[str, Any]] = []
+        for index, document in enumerate(documents):
+            try:
+                record = validate_openlineage(document, f"/{index}")
+                if event_size(record) > max_event:
+                    raise too_large(f"The event is larger than {max_event} bytes.")
+                records.append(record)
+            except Problem as problem:
+                failed.append({"index": index, "reason": _reason(problem), "retriable": False})
+        record_events(records)
+        return Response(
+            {
+                "status": "partial_success" if failed else "success",
+                "summary": {
+                    "received": len(documents),
+                    "successful": len(records),
+                    "failed": len(failed),
+                    "retriable": 0,
+                    "non_retriable": len(failed),
+                },
+                "failed_events": failed,
+            }
+        )
+
+
+def _reason(problem: Problem) -> str:
+    if not problem.errors:
+        return problem.detail or problem.title
+    return "; ".join(f"{error.path}: {error.message}" for error in problem.errors[:20])
+
+
+class EdgeView(IngestView):
+    @extend_schema(
+        operation_id="post_lineage_edge",
+        summary="Store a simple lineage edge",
+        description=(
+            "The edge pipelines post from their success path, e.g. "
+            "`mlflow.Production.credit_risk` → `iceberg.gold.predictions` with pipeline "
+            "`dagster:<job>:<run id>`. An array of edges is stored all-or-nothing."
+        ),
+        tags=["ingest"],
+        request=EdgeSerializer,
+        responses={201: StoredSerializer, 200: StoredSerializer, **ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        document, is_array = self.documents(request)
+        if is_array:
+            return self.store(self.validate_all(document, edge_record))
+        return self.store([edge_record(document)])
+
+
+class MetadataView(IngestView):
+    @extend_schema(
+        operation_id="post_metadata",
+        summary="Store generic metadata/audit records",
+        description=(
+            "One MetadataModel record or an array: resource (default: a random id), subject, "
+            "action, timestamp (default: now), additionalValues (string → string)."
+        ),
+        tags=["ingest"],
+        request=MetadataSerializer,
+        responses={201: StoredManySerializer, **ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        document, is_array = self.documents(request)
+        documents = document if is_array else [document]
+        if not documents:
+            raise invalid_event([FieldError("/", "the array is empty")])
+        records = self.validate_all(documents, metadata_record)
+        stored = record_events(records)
+        return Response(
+            {
+                "ids": [item.id for item in stored],
+                "results": [
+                    {"id": item.id, "status": "created" if item.created else "duplicate"}
+                    for item in stored
+                ],
+            },
+            status=201,
+        )

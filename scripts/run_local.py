@@ -1,0 +1,178 @@
+"""`make run`: the whole system on one machine, from nothing configured.
+
+Finds PostgreSQL and Redis (DATABASE_URL / REDIS_URL, else the local defaults; an embedded
+PostgreSQL from the `pgserver` package when none is reachable), creates the database if it
+is missing, migrates, makes sure a local admin and an ingest token exist, then runs the web
+server, a Celery worker and the scheduler together until Ctrl-C, which stops all three.
+
+The local admin password and token are kept in .local/credentials.json (git-ignored) so that
+every run prints working credentials without resetting them.
+"""
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCAL = ROOT / ".local"
+CREDENTIALS = LOCAL / "credentials.json"
+BIN = Path(sys.executable).parent
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/lineage_catalog"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def say(message: str) -> None:
+    print(f"[make run] {message}", flush=True)
+
+
+def database_url() -> str:
+    import psycopg
+
+    url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    parts = urlsplit(url)
+    database = parts.path.lstrip("/") or "lineage_catalog"
+    maintenance = urlunsplit(parts._replace(path="/postgres"))
+    try:
+        with psycopg.connect(maintenance, autocommit=True, connect_timeout=3) as connection:
+            exists = connection.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", [database]
+            ).fetchone()
+            if not exists:
+                say(f"creating database {database!r}")
+                connection.execute(f'CREATE DATABASE "{database}"')
+        return url
+    except psycopg.OperationalError as error:
+        if "DATABASE_URL" in os.environ:
+            sys.exit(f"[make run] DATABASE_URL is set but PostgreSQL is not reachable: {error}")
+        return embedded_database_url(database)
+
+
+def embedded_database_url(database: str) -> str:
+    say("no PostgreSQL on 127.0.0.1:5432; starting an embedded one (pgserver)")
+    subprocess.run([BIN / "python", "-m", "pip", "install", "--quiet", "pgserver"], check=True)
+    import pgserver  # type: ignore[import-not-found]
+
+    server = pgserver.get_server(LOCAL / "pgdata", cleanup_mode=None)
+    server.psql(f'CREATE DATABASE "{database}";') if database not in server.psql(
+        "SELECT datname FROM pg_database;"
+    ) else None
+    return server.get_uri(database)
+
+
+def redis_url() -> str:
+    import redis
+
+    url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError as error:
+        say(f"warning: Redis at {url} is not reachable ({error}); ingest still works, "
+            "derivation waits for Redis")
+    return url
+
+
+def manage(*args: str, env: dict[str, str], capture: bool = False) -> str:
+    result = subprocess.run(
+        [BIN / "python", "manage.py", *args], cwd=ROOT, env=env, check=True,
+        capture_output=capture, text=True,
+    )
+    return result.stdout if capture else ""
+
+
+def ensure_credentials(env: dict[str, str]) -> dict[str, str]:
+    LOCAL.mkdir(exist_ok=True)
+    saved = json.loads(CREDENTIALS.read_text()) if CREDENTIALS.exists() else {}
+    password = saved.get("admin_password") or secrets.token_urlsafe(12)
+    script = (
+        "from django.contrib.auth import get_user_model\n"
+        "User = get_user_model()\n"
+        "user, _ = User.objects.get_or_create(username='admin', defaults={'email': 'admin@localhost'})\n"
+        "user.is_staff = user.is_superuser = True\n"
+        f"user.set_password({password!r})\n"
+        "user.save()\n"
+    )
+    manage("shell", "-c", script, env=env)
+    token = saved.get("ingest_token")
+    check = (
+        "from ingest.models import ApiToken\nfrom ingest.services import hash_token\n"
+        f"print(ApiToken.objects.active().filter(key_hash=hash_token({token!r})).exists())"
+    )
+    if not token or manage("shell", "-c", check, env=env, capture=True).strip() != "True":
+        token = manage("create_token", "--scope", "ingest", "--name", "make run", "--quiet",
+                       env=env, capture=True).strip()
+    saved = {"admin_user": "admin", "admin_password": password, "ingest_token": token}
+    CREDENTIALS.write_text(json.dumps(saved, indent=2))
+    CREDENTIALS.chmod(0o600)
+    return saved
+
+
+def main() -> None:
+    port = os.environ.get("PORT", "8000")
+    env = dict(os.environ)
+    env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
+    env["DATABASE_URL"] = database_url()
+    env["REDIS_URL"] = redis_url()
+    manage("migrate", "--no-input", env=env)
+    credentials = ensure_credentials(env)
+
+    processes = [
+        subprocess.Popen(
+            [BIN / "gunicorn", "config.wsgi", "--bind", f"0.0.0.0:{port}", "--workers", "2",
+             "--threads", "4", "--access-logfile", "-", "--reload"],
+            cwd=ROOT, env=env,
+        ),
+        subprocess.Popen(
+            [BIN / "celery", "-A", "config", "worker", "--loglevel", "INFO",
+             "--concurrency", "2"],
+            cwd=ROOT, env=env,
+        ),
+        subprocess.Popen(
+            [BIN / "celery", "-A", "config", "beat", "--loglevel", "INFO",
+             "--schedule", str(LOCAL / "celerybeat-schedule")],
+            cwd=ROOT, env=env,
+        ),
+    ]
+    url = f"http://127.0.0.1:{port}"
+    time.sleep(2)
+    print(
+        "\n"
+        f"  Lineage Catalog is running at {url}/\n"
+        f"  Admin:        {url}/admin/  user 'admin'  password {credentials['admin_password']}\n"
+        f"  API docs:     {url}/api/docs/\n"
+        f"  Ingest token: {credentials['ingest_token']}\n"
+        f"  Try:          curl -H 'Authorization: Bearer {credentials['ingest_token']}' "
+        f"-H 'Content-Type: application/json' -d @event.json {url}/api/v1/lineage\n"
+        "  Ctrl-C stops the web server, the worker and the scheduler.\n",
+        flush=True,
+    )
+
+    def stop(*_: object) -> None:
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for process in processes:
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+        sys.exit(0)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    while True:
+        for process in processes:
+            if process.poll() is not None:
+                say(f"{process.args[0]} exited with {process.returncode}; stopping")
+                stop()
+        time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()
