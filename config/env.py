@@ -18,7 +18,9 @@ def _raw(name: str) -> str | None:
         try:
             return Path(file_path).read_text().strip()
         except OSError as error:
-            raise ImproperlyConfigured(f"{name}_FILE={file_path!r} cannot be read: {error}") from error
+            raise ImproperlyConfigured(
+                f"{name}_FILE={file_path!r} cannot be read: {error}"
+            ) from error
     return os.environ.get(name)
 
 
@@ -26,7 +28,9 @@ def env_str(name: str, default: object = _MISSING) -> str:
     value = _raw(name)
     if value is None or value == "":
         if default is _MISSING:
-            raise ImproperlyConfigured(f"The environment variable {name} (or {name}_FILE) is required.")
+            raise ImproperlyConfigured(
+                f"The environment variable {name} (or {name}_FILE) is required."
+            )
         return str(default)
     return value
 

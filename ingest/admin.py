@@ -46,8 +46,16 @@ class EventTypeFilter(admin.SimpleListFilter):
 
 @admin.register(Event)
 class EventAdmin(admin.ModelAdmin):
-    list_display = ("id", "kind", "event_type", "job_label", "run_id", "event_time",
-                    "received_at", "derivation_status")
+    list_display = (
+        "id",
+        "kind",
+        "event_type",
+        "job_label",
+        "run_id",
+        "event_time",
+        "received_at",
+        "derivation_status",
+    )
     list_filter = ("kind", EventTypeFilter, "derivation_status", ReceivedWithinFilter)
     search_fields = ("run_id", "job_name", "producer")
     search_help_text = "Exact runId, job name or producer URL, or #id."
@@ -55,9 +63,22 @@ class EventAdmin(admin.ModelAdmin):
     show_full_result_count = False
     sortable_by = ("id",)
     list_per_page = 50
-    fields = ("id", "kind", "event_type", "event_time", "received_at", "run_id",
-              "job_namespace", "job_name", "producer", "schema_url", "derivation_status",
-              "derived_at", "derivation_error", "payload_pretty")
+    fields = (
+        "id",
+        "kind",
+        "event_type",
+        "event_time",
+        "received_at",
+        "run_id",
+        "job_namespace",
+        "job_name",
+        "producer",
+        "schema_url",
+        "derivation_status",
+        "derived_at",
+        "derivation_error",
+        "payload_pretty",
+    )
     readonly_fields = fields
 
     @admin.display(description="job")

@@ -51,5 +51,6 @@ def readyz(request: HttpRequest) -> JsonResponse:
         checks["database"] = f"unavailable: {type(error).__name__}"
         ready = False
     checks["broker"] = _broker_state()
-    return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks},
-                        status=200 if ready else 503)
+    return JsonResponse(
+        {"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503
+    )

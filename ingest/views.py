@@ -84,7 +84,7 @@ class MetadataSerializer(serializers.Serializer):
     subject = serializers.CharField()
     action = serializers.CharField()
     timestamp = serializers.DateTimeField(required=False, help_text="Defaults to now.")
-    additionalValues = serializers.DictField(child=serializers.CharField(), required=False)  # noqa: N815
+    additionalValues = serializers.DictField(child=serializers.CharField(), required=False)
 
 
 ERRORS = {
@@ -152,10 +152,14 @@ class LineageView(IngestView):
         request={"application/json": {"type": "object", "additionalProperties": True}},
         responses={
             201: StoredSerializer,
-            200: OpenApiResponse(StoredSerializer, description="The same event was already stored."),
+            200: OpenApiResponse(
+                StoredSerializer, description="The same event was already stored."
+            ),
             **ERRORS,
         },
-        examples=[OpenApiExample("Stored", value={"id": 42, "status": "created"}, response_only=True)],
+        examples=[
+            OpenApiExample("Stored", value={"id": 42, "status": "created"}, response_only=True)
+        ],
     )
     def post(self, request: Request) -> Response:
         document, is_array = self.documents(request)

@@ -72,15 +72,21 @@ def redis_url() -> str:
     try:
         redis.Redis.from_url(url, socket_connect_timeout=2).ping()
     except redis.RedisError as error:
-        say(f"warning: Redis at {url} is not reachable ({error}); ingest still works, "
-            "derivation waits for Redis")
+        say(
+            f"warning: Redis at {url} is not reachable ({error}); ingest still works, "
+            "derivation waits for Redis"
+        )
     return url
 
 
 def manage(*args: str, env: dict[str, str], capture: bool = False) -> str:
     result = subprocess.run(
-        [BIN / "python", "manage.py", *args], cwd=ROOT, env=env, check=True,
-        capture_output=capture, text=True,
+        [BIN / "python", "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=capture,
+        text=True,
     )
     return result.stdout if capture else ""
 
@@ -92,7 +98,7 @@ def ensure_credentials(env: dict[str, str]) -> dict[str, str]:
     script = (
         "from django.contrib.auth import get_user_model\n"
         "User = get_user_model()\n"
-        "user, _ = User.objects.get_or_create(username='admin', defaults={'email': 'admin@localhost'})\n"
+        "user, _ = User.objects.get_or_create(username='admin')\n"
         "user.is_staff = user.is_superuser = True\n"
         f"user.set_password({password!r})\n"
         "user.save()\n"
@@ -104,8 +110,16 @@ def ensure_credentials(env: dict[str, str]) -> dict[str, str]:
         f"print(ApiToken.objects.active().filter(key_hash=hash_token({token!r})).exists())"
     )
     if not token or manage("shell", "-c", check, env=env, capture=True).strip() != "True":
-        token = manage("create_token", "--scope", "ingest", "--name", "make run", "--quiet",
-                       env=env, capture=True).strip()
+        token = manage(
+            "create_token",
+            "--scope",
+            "ingest",
+            "--name",
+            "make run",
+            "--quiet",
+            env=env,
+            capture=True,
+        ).strip()
     saved = {"admin_user": "admin", "admin_password": password, "ingest_token": token}
     CREDENTIALS.write_text(json.dumps(saved, indent=2))
     CREDENTIALS.chmod(0o600)
@@ -123,19 +137,40 @@ def main() -> None:
 
     processes = [
         subprocess.Popen(
-            [BIN / "gunicorn", "config.wsgi", "--bind", f"0.0.0.0:{port}", "--workers", "2",
-             "--threads", "4", "--access-logfile", "-", "--reload"],
-            cwd=ROOT, env=env,
+            [
+                BIN / "gunicorn",
+                "config.wsgi",
+                "--bind",
+                f"0.0.0.0:{port}",
+                "--workers",
+                "2",
+                "--threads",
+                "4",
+                "--access-logfile",
+                "-",
+                "--reload",
+            ],
+            cwd=ROOT,
+            env=env,
         ),
         subprocess.Popen(
-            [BIN / "celery", "-A", "config", "worker", "--loglevel", "INFO",
-             "--concurrency", "2"],
-            cwd=ROOT, env=env,
+            [BIN / "celery", "-A", "config", "worker", "--loglevel", "INFO", "--concurrency", "2"],
+            cwd=ROOT,
+            env=env,
         ),
         subprocess.Popen(
-            [BIN / "celery", "-A", "config", "beat", "--loglevel", "INFO",
-             "--schedule", str(LOCAL / "celerybeat-schedule")],
-            cwd=ROOT, env=env,
+            [
+                BIN / "celery",
+                "-A",
+                "config",
+                "beat",
+                "--loglevel",
+                "INFO",
+                "--schedule",
+                str(LOCAL / "celerybeat-schedule"),
+            ],
+            cwd=ROOT,
+            env=env,
         ),
     ]
     url = f"http://127.0.0.1:{port}"

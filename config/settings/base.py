@@ -70,7 +70,9 @@ DATABASES = {
 }
 DATABASES["default"].setdefault("OPTIONS", {})
 # A request that cannot reach PostgreSQL must fail fast with a 503, not hang a worker.
-DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5))
+DATABASES["default"]["OPTIONS"].setdefault(
+    "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5)
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -15,8 +15,14 @@ class Command(BaseCommand):
         parser.add_argument("token", help="Token id or prefix (e.g. lc_ingest_AbC1).")
 
     def handle(self, *args: Any, token: str, **options: Any) -> None:
-        matches = ApiToken.objects.filter(id=int(token)) if token.isdigit() else (
-            ApiToken.objects.filter(prefix=token[:16]) if len(token) >= 8 else ApiToken.objects.none()
+        matches = (
+            ApiToken.objects.filter(id=int(token))
+            if token.isdigit()
+            else (
+                ApiToken.objects.filter(prefix=token[:16])
+                if len(token) >= 8
+                else ApiToken.objects.none()
+            )
         )
         found = list(matches[:2])
         if len(found) != 1:

@@ -1,0 +1,54 @@
+"""Shared fixtures: tokens, HTTP clients, the OpenLineage corpus."""
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from ingest.authentication import clear_token_cache
+from ingest.services import create_token
+
+CORPUS = Path(
+    os.environ.get(
+        "LINEAGE_CORPUS",
+        Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "openlineage",
+    )
+)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_token_cache() -> Iterator[None]:
+    clear_token_cache()
+    yield
+    clear_token_cache()
+
+
+@pytest.fixture
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.fail(f"The OpenLineage corpus is missing at {CORPUS} (set LINEAGE_CORPUS).")
+    return CORPUS
+
+
+@pytest.fixture
+def ingest_token(db: None) -> str:
+    return create_token("test ingest", "ingest")[1]
+
+
+@pytest.fixture
+def read_token(db: None) -> str:
+    return create_token("test read", "read")[1]
+
+
+@pytest.fixture
+def ingest_client(ingest_token: str) -> Client:
+    """A client that sends the ingest token on every request."""
+    return Client(HTTP_AUTHORIZATION=f"Bearer {ingest_token}")
+
+
+@pytest.fixture
+def read_client(read_token: str) -> Client:
+    """A client that sends the read token on every request."""
+    return Client(HTTP_AUTHORIZATION=f"Bearer {read_token}")
