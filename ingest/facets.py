@@ -14,6 +14,8 @@ import jsonschema_rs
 import orjson
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+# jsonschema messages can quote the whole offending value; keep problem documents readable.
+_MAX_MESSAGE = 240
 
 # The base facet each standard facet extends tells where it may appear.
 _POSITION_BY_BASE = {
@@ -34,6 +36,22 @@ def _base_of(definitions: dict[str, Any], name: str) -> str | None:
     return None
 
 
+def _relax_for_older_producers(document: dict[str, Any]) -> None:
+    """Accept facets as the still-common 1-0-x producers write them.
+
+    DataQualityMetricsInputDatasetFacet now requires ``columnMetrics``; producers built on
+    the 1-0-x facet (the OpenLineage proxy's own fixtures among them) send ``rowCount``
+    alone. Either one is accepted; a facet with neither is still refused.
+    """
+    definition = document.get("$defs", {}).get("DataQualityMetricsInputDatasetFacet")
+    if definition is None:
+        return
+    for part in definition.get("allOf", []):
+        if part.get("required") == ["columnMetrics"]:
+            del part["required"]
+            part["anyOf"] = [{"required": ["columnMetrics"]}, {"required": ["rowCount"]}]
+
+
 @cache
 def _validators() -> dict[tuple[str, str], Any]:
     core = orjson.loads((SCHEMA_DIR / "OpenLineage.json").read_bytes())
@@ -41,6 +59,7 @@ def _validators() -> dict[tuple[str, str], Any]:
     facet_files = []
     for path in sorted((SCHEMA_DIR / "facets").glob("*.json")):
         document = orjson.loads(path.read_bytes())
+        _relax_for_older_producers(document)
         resources.append((document["$id"], document))
         facet_files.append(document)
     registry = jsonschema_rs.Registry(resources)
@@ -73,5 +92,8 @@ def facet_errors(position: str, facets: dict[str, Any], path: str) -> list[tuple
                 "/" + str(part).replace("~", "~0").replace("/", "~1")
                 for part in error.instance_path
             )
-            problems.append((f"{path}/{key}{pointer}", error.message))
+            message = error.message
+            if len(message) > _MAX_MESSAGE:
+                message = message[: _MAX_MESSAGE - 1] + "…"
+            problems.append((f"{path}/{key}{pointer}", message))
     return problems

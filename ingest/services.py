@@ -90,7 +90,9 @@ def record_events(records: Sequence[EventRecord]) -> list[StoredEvent]:
             strict=True,
         ):
             column.append(value)
-    with transaction.atomic(), connection.cursor() as cursor:
+    # savepoint=False: at the top level this is the request's one transaction; nested in a
+    # caller's transaction a failure must abort the caller too, not be half-kept.
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(_INSERT_EVENTS, columns)
         created_ids = {bytes(digest): event_id for event_id, digest in cursor.fetchall()}
         existing_ids: dict[bytes, int] = {}

@@ -264,10 +264,12 @@ class MetadataView(IngestView):
     )
     def post(self, request: Request) -> Response:
         document, is_array = self.documents(request)
-        documents = document if is_array else [document]
-        if not documents:
+        if is_array and not document:
             raise invalid_event([FieldError("/", "the array is empty")])
-        records = self.validate_all(documents, metadata_record)
+        if is_array:
+            records = self.validate_all(document, metadata_record)
+        else:
+            records = [metadata_record(document)]
         stored = record_events(records)
         return Response(
             {

@@ -133,6 +133,7 @@ def main() -> None:
     env["DATABASE_URL"] = database_url()
     env["REDIS_URL"] = redis_url()
     manage("migrate", "--no-input", env=env)
+    manage("collectstatic", "--no-input", "--verbosity", "0", env=env)
     credentials = ensure_credentials(env)
 
     processes = [

@@ -1,0 +1,108 @@
+"""Ingest depends on PostgreSQL only: broker outages are invisible, database outages are 503s."""
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from celery import current_app
+from django.db import connections
+from django.test import Client
+
+from ingest import enqueue
+from ingest.models import DerivationStatus, Event
+from ingest.services import create_token
+from tests.ingest.helpers import LINEAGE, post_json, run_event
+
+CLOSED_PORT = "9"  # discard: nothing listens there on the test machines
+
+
+@pytest.fixture
+def broker_unreachable() -> Iterator[None]:
+    original = current_app.conf.broker_url
+    current_app.conf.broker_url = f"redis://127.0.0.1:{CLOSED_PORT}/0"
+    current_app._pool = None  # the connection pool caches the broker address
+    enqueue._skip_broker_until = 0.0
+    yield
+    current_app.conf.broker_url = original
+    current_app._pool = None
+    enqueue._skip_broker_until = 0.0
+
+
+@pytest.mark.django_db
+def test_ingest_answers_201_when_the_broker_is_down(
+    ingest_client, broker_unreachable, django_capture_on_commit_callbacks
+) -> None:
+    started = time.monotonic()
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        first = post_json(ingest_client, LINEAGE, run_event())
+    with django_capture_on_commit_callbacks(execute=True):
+        second = post_json(ingest_client, LINEAGE, run_event())
+    elapsed = time.monotonic() - started
+    assert (first.status_code, second.status_code) == (201, 201)
+    assert len(callbacks) == 1  # the publish was attempted after commit
+    assert enqueue._skip_broker_until > 0  # ...failed, and later requests skip the broker
+    assert elapsed < 5, f"a broker outage must not stall ingest ({elapsed:.1f}s)"
+    statuses = set(Event.objects.values_list("derivation_status", flat=True))
+    assert statuses == {DerivationStatus.PENDING}  # left for the periodic sweep
+
+
+@pytest.mark.django_db
+def test_enqueue_happens_only_after_commit(
+    ingest_client, django_capture_on_commit_callbacks
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = post_json(ingest_client, LINEAGE, run_event())
+        assert response.status_code == 201
+    assert len(callbacks) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_database_down_is_a_503_with_retry_after_and_recovers() -> None:
+    secret = create_token("db down", "ingest")[1]
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    connection = connections["default"]
+    original_port = connection.settings_dict["PORT"]
+    connection.close()
+    connection.settings_dict["PORT"] = CLOSED_PORT
+    try:
+        response = post_json(client, LINEAGE, run_event())
+        assert response.status_code == 503
+        assert response["Retry-After"] == "5"
+        assert response.json()["type"] == "urn:lineage-catalog:problem:database-unavailable"
+    finally:
+        connection.close()
+        connection.settings_dict["PORT"] = original_port
+    assert post_json(client, LINEAGE, run_event()).status_code == 201
+    assert Event.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_healthz_is_always_ok() -> None:
+    response = Client().get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+@pytest.mark.django_db
+def test_readyz_reports_database_migrations_and_broker() -> None:
+    response = Client().get("/readyz")
+    assert response.status_code == 200
+    checks = response.json()["checks"]
+    assert checks["database"] == "ok"
+    assert checks["migrations"] == "ok"
+    assert checks["broker"] == "ok"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_readyz_is_503_without_the_database() -> None:
+    connection = connections["default"]
+    original_port = connection.settings_dict["PORT"]
+    connection.close()
+    connection.settings_dict["PORT"] = CLOSED_PORT
+    try:
+        response = Client().get("/readyz")
+    finally:
+        connection.close()
+        connection.settings_dict["PORT"] = original_port
+    assert response.status_code == 503
+    assert response.json()["checks"]["database"].startswith("unavailable")

@@ -1,0 +1,146 @@
+"""The batch endpoint's partial success, NDJSON, edges and metadata records."""
+
+import gzip
+
+import orjson
+import pytest
+
+from ingest.models import Event, EventKind
+from tests.ingest.helpers import (
+    BATCH,
+    EDGES,
+    METADATA,
+    error_paths,
+    post_gzip,
+    post_json,
+    run_event,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_batch_stores_valid_events_and_reports_each_failure(ingest_client) -> None:
+    good = [run_event(), run_event()]
+    bad_time = run_event(eventTime="not a time")
+    bad_job = run_event(job={"namespace": "n"})
+    response = post_json(ingest_client, BATCH, [good[0], bad_time, good[1], bad_job, 7])
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "partial_success"
+    assert body["summary"] == {
+        "received": 5,
+        "successful": 2,
+        "failed": 3,
+        "retriable": 0,
+        "non_retriable": 3,
+    }
+    assert [failure["index"] for failure in body["failed_events"]] == [1, 3, 4]
+    assert "/1/eventTime" in body["failed_events"][0]["reason"]
+    assert "/3/job/name" in body["failed_events"][1]["reason"]
+    assert all(failure["retriable"] is False for failure in body["failed_events"])
+    assert [event.payload for event in Event.objects.order_by("id")] == good
+
+
+def test_batch_all_valid_is_success_and_duplicates_count_as_successful(ingest_client) -> None:
+    event = run_event()
+    response = post_json(ingest_client, BATCH, [event, event, run_event()])
+    assert response.json()["status"] == "success"
+    assert response.json()["summary"]["successful"] == 3
+    assert Event.objects.count() == 2
+
+
+def test_batch_accepts_ndjson_and_gzip(ingest_client) -> None:
+    events = [run_event(), run_event(), run_event()]
+    ndjson = b"\n".join(orjson.dumps(event) for event in events) + b"\n\n"
+    response = ingest_client.post(
+        BATCH,
+        data=gzip.compress(ndjson),
+        content_type="application/x-ndjson",
+        HTTP_CONTENT_ENCODING="gzip",
+    )
+    assert response.status_code == 200
+    assert response.json()["summary"]["successful"] == 3
+    assert post_gzip(ingest_client, BATCH, [run_event()]).json()["status"] == "success"
+    assert Event.objects.count() == 4
+
+
+def test_batch_body_must_be_an_array(ingest_client) -> None:
+    response = post_json(ingest_client, BATCH, run_event())
+    assert response.status_code == 400
+    assert error_paths(response) == {"/"}
+
+
+def test_batch_query_count_does_not_grow_with_its_size(
+    ingest_client, django_assert_num_queries
+) -> None:
+    post_json(ingest_client, BATCH, [run_event()])  # warms the token cache
+    stored = [run_event() for _ in range(5)]
+    post_json(ingest_client, BATCH, stored)
+    # 1. one INSERT ... SELECT FROM unnest(...) for all 500 events
+    # 2. one SELECT by digest for the 5 already stored
+    with django_assert_num_queries(2):
+        response = post_json(ingest_client, BATCH, stored + [run_event() for _ in range(495)])
+    assert response.json()["summary"]["successful"] == 500
+    assert Event.objects.count() == 501
+
+
+def test_edge_is_stored_as_an_edge_event(ingest_client) -> None:
+    edge = {
+        "source_table": "mlflow.Production.credit_risk",
+        "target_table": "iceberg.gold.predictions",
+        "lineage_type": "model_scoring",
+        "pipeline": "dagster:score_credit:8f1c",
+    }
+    response = post_json(ingest_client, EDGES, edge)
+    assert response.status_code == 201
+    stored = Event.objects.get(id=response.json()["id"])
+    assert (stored.kind, stored.payload, stored.job_name) == (
+        EventKind.EDGE,
+        edge,
+        "dagster:score_credit:8f1c",
+    )
+    assert stored.event_time is not None
+    again = post_json(ingest_client, EDGES, edge)
+    assert again.status_code == 200
+
+
+def test_edge_without_tables_is_refused_with_paths(ingest_client) -> None:
+    response = post_json(ingest_client, EDGES, {"source_table": "", "pipeline": 3})
+    assert response.status_code == 400
+    assert error_paths(response) == {"/source_table", "/target_table", "/pipeline"}
+    assert not Event.objects.exists()
+
+
+def test_metadata_records_get_defaults_and_ids(ingest_client) -> None:
+    records = [
+        {"subject": "model:credit_risk", "action": "promoted", "additionalValues": {"to": "prod"}},
+        {
+            "resource": "run-42",
+            "subject": "dataset:orders",
+            "action": "validated",
+            "timestamp": "2026-11-29T09:00:00Z",
+        },
+    ]
+    response = post_json(ingest_client, METADATA, records)
+    assert response.status_code == 201
+    ids = response.json()["ids"]
+    first, second = (Event.objects.get(id=event_id) for event_id in ids)
+    assert first.kind == EventKind.METADATA
+    assert len(first.payload["resource"]) == 32
+    assert first.payload["additionalValues"] == {"to": "prod"}
+    assert "timestamp" in first.payload
+    assert second.payload["resource"] == "run-42"
+    assert second.event_time.isoformat() == "2026-11-29T09:00:00+00:00"
+
+
+def test_metadata_single_record_and_errors(ingest_client) -> None:
+    response = post_json(ingest_client, METADATA, {"subject": "s", "action": "a"})
+    assert response.status_code == 201
+    assert len(response.json()["ids"]) == 1
+    bad = post_json(
+        ingest_client,
+        METADATA,
+        {"subject": "s", "timestamp": "soon", "additionalValues": {"k": 1}},
+    )
+    assert bad.status_code == 400
+    assert error_paths(bad) == {"/action", "/timestamp", "/additionalValues/k"}
