@@ -1,0 +1,586 @@
+"""The catalog derived from the raw event log (see docs/derivation.md).
+
+Everything here except ``AliasRule`` is derived from ``ingest.Event`` and can be rebuilt
+with ``manage.py rederive``. Natural keys are enforced by unique constraints on bounded
+columns: names of unbounded length are keyed by a sha256 (``key_hash``), never by the text.
+
+Facts (``RunDataset``, ``ColumnLineageFact``, ``JobDataset``, ``EventDataset``) point at
+``DatasetAlias`` rows, which never merge, so a dataset merge only moves aliases and
+recomputes the aggregates (``LineageEdge``, ``ColumnLineageEdge``, ``DatasetField``).
+"""
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex, HashIndex
+from django.db import models
+from django.db.models.functions import Now
+
+from catalog.querysets import (
+    AliasQuerySet,
+    ColumnLineageEdgeQuerySet,
+    DatasetQuerySet,
+    JobQuerySet,
+    LineageEdgeQuerySet,
+    MetadataRecordQuerySet,
+    RunQuerySet,
+)
+
+
+class RunState(models.TextChoices):
+    """OpenLineage event types as run states; see ADR 0021 for how one is chosen."""
+
+    START = "START", "Started"
+    RUNNING = "RUNNING", "Running"
+    COMPLETE = "COMPLETE", "Completed"
+    FAIL = "FAIL", "Failed"
+    ABORT = "ABORT", "Aborted"
+    OTHER = "OTHER", "Other"
+    # A run known only from another run's parent facet.
+    UNKNOWN = "UNKNOWN", "Unknown (placeholder)"
+
+
+TERMINAL_STATES = frozenset({RunState.COMPLETE, RunState.FAIL, RunState.ABORT})
+
+
+class Job(models.Model):
+    """A job, keyed by (namespace, name)."""
+
+    namespace = models.TextField()
+    name = models.TextField()
+    # sha256(namespace + "\0" + name): the natural key (names have no length limit).
+    key_hash = models.BinaryField(max_length=32, editable=False)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+    )
+    # True until one of the job's own events (not a child's parent facet) is derived.
+    is_placeholder = models.BooleanField(default=True)
+    # Latest value of each job facet (sql, sourceCode, jobType, ownership, documentation, ...).
+    facets = models.JSONField(default=dict, blank=True)
+    # Per facet key: [eventTime ISO, event digest hex] of the event that gave the value.
+    facet_versions = models.JSONField(default=dict, blank=True, editable=False)
+    processing_type = models.CharField(max_length=16, blank=True, default="")  # BATCH/STREAMING
+    job_type = models.CharField(max_length=64, blank=True, default="")  # e.g. DAG, TASK, JOB
+    integration = models.CharField(max_length=64, blank=True, default="")  # e.g. SPARK
+    description = models.TextField(blank=True, default="")
+    first_seen = models.DateTimeField(null=True, blank=True)
+    last_seen = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        db_table = "catalog_job"
+        ordering = ["namespace", "name"]
+        constraints = [
+            # Natural key; derivation upserts with ON CONFLICT (key_hash).
+            models.UniqueConstraint(fields=["key_hash"], name="catalog_job_key_uniq"),
+        ]
+        indexes = [
+            # Jobs of a namespace (API filter, namespaces list counts); hash: unbounded text.
+            HashIndex(fields=["namespace"], name="catalog_job_namespace_hash"),
+            # Recently active jobs (API "seen since", default ordering of dashboards).
+            models.Index(fields=["last_seen", "id"], name="catalog_job_last_seen_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class Run(models.Model):
+    """One run of a job, keyed by its runId (UUID; other strings are mapped by uuid5)."""
+
+    run_uuid = models.UUIDField()
+    # The runId as producers sent it (differs from run_uuid when it was not a UUID).
+    run_id_text = models.TextField()
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="runs")
+    parent_run = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="child_runs"
+    )
+    is_placeholder = models.BooleanField(default=True)
+    state = models.CharField(max_length=8, choices=RunState.choices, default=RunState.UNKNOWN)
+    # eventTime of the event that decided ``state``.
+    state_time = models.DateTimeField(null=True, blank=True)
+    # Internal: [terminal 0/1, eventTime ISO, type rank, digest hex] of the deciding event.
+    state_version = models.JSONField(default=list, blank=True, editable=False)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    duration = models.DurationField(null=True, blank=True)
+    nominal_start_time = models.DateTimeField(null=True, blank=True)
+    nominal_end_time = models.DateTimeField(null=True, blank=True)
+    error_message = models.TextField(blank=True, default="")
+    is_streaming = models.BooleanField(default=False)
+    # Latest eventTime of any of the run's events (for streaming runs: the last heartbeat).
+    last_event_time = models.DateTimeField(null=True, blank=True)
+    first_event_time = models.DateTimeField(null=True, blank=True)
+    # Earliest eventTime of a START event (started_at falls back to first_event_time).
+    first_start_time = models.DateTimeField(null=True, blank=True)
+    facets = models.JSONField(default=dict, blank=True)
+    facet_versions = models.JSONField(default=dict, blank=True, editable=False)
+    # Internal: version of the event that decided ``job`` (the run's own latest event).
+    job_version = models.JSONField(default=list, blank=True, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        db_table = "catalog_run"
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            # Natural key; derivation upserts with ON CONFLICT (run_uuid).
+            models.UniqueConstraint(fields=["run_uuid"], name="catalog_run_uuid_uniq"),
+        ]
+        indexes = [
+            # Run history of a job, newest first (job detail, jobs/{id}/runs, latest run).
+            models.Index(fields=["job", "-started_at", "-id"], name="catalog_run_job_started_idx"),
+            # Runs list filtered by state and ordered by start (API /runs?state=).
+            models.Index(fields=["state", "-started_at"], name="catalog_run_state_idx"),
+            # Child runs of a parent run (run detail).
+            models.Index(
+                fields=["parent_run"],
+                name="catalog_run_parent_idx",
+                condition=models.Q(parent_run__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_uuid} ({self.state})"
+
+
+class Dataset(models.Model):
+    """A dataset with a stable id; every name it was ever called is a ``DatasetAlias``."""
+
+    # The alias that sorts first (namespace, name): the display name and the merge rule's key.
+    namespace = models.TextField()
+    name = models.TextField()
+    facets = models.JSONField(default=dict, blank=True)
+    facet_versions = models.JSONField(default=dict, blank=True, editable=False)
+    description = models.TextField(blank=True, default="")
+    # From the latest lifecycleStateChange facet (CREATE, ALTER, DROP, RENAME, OVERWRITE, ...).
+    lifecycle_state = models.CharField(max_length=16, blank=True, default="")
+    lifecycle_changed_at = models.DateTimeField(null=True, blank=True)
+    is_dropped = models.BooleanField(default=False)
+    first_seen = models.DateTimeField(null=True, blank=True)
+    last_seen = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DatasetQuerySet.as_manager()
+
+    class Meta:
+        db_table = "catalog_dataset"
+        ordering = ["namespace", "name", "id"]
+        indexes = [
+            # Datasets of a namespace (API filter, namespaces list); hash: unbounded text.
+            HashIndex(fields=["namespace"], name="catalog_dataset_ns_hash"),
+            # Recently seen datasets (API "seen since").
+            models.Index(fields=["last_seen", "id"], name="catalog_dataset_seen_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class AliasReason(models.TextChoices):
+    EVENT = "event", "Named in an event"
+    SYMLINK = "symlink", "symlinks facet"
+    RENAME = "rename", "lifecycleStateChange RENAME previousIdentifier"
+    RULE = "rule", "Alias rule"
+    EDGE = "edge", "Edge API table name"
+
+
+class DatasetAlias(models.Model):
+    """One (namespace, name), normalised, and the dataset it currently belongs to."""
+
+    namespace = models.TextField()
+    name = models.TextField()
+    # sha256(namespace + "\0" + name) of the normalised name: the lookup key.
+    key_hash = models.BinaryField(max_length=32, editable=False)
+    dataset = models.ForeignKey(
+        Dataset, null=True, on_delete=models.SET_NULL, related_name="aliases"
+    )
+    # Why the alias exists: the first (by eventTime, then digest) reason that named it.
+    reason = models.CharField(max_length=8, choices=AliasReason.choices)
+    reason_event = models.ForeignKey(
+        "ingest.Event", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason_rule = models.ForeignKey(
+        "catalog.AliasRule", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Free text: the facet path, the symlink's other name, the rule name.
+    reason_detail = models.TextField(blank=True, default="")
+    # Internal: [reason rank, eventTime ISO, digest hex] of the reason kept.
+    reason_version = models.JSONField(default=list, blank=True, editable=False)
+    first_seen = models.DateTimeField(null=True, blank=True)
+    last_seen = models.DateTimeField(null=True, blank=True)
+
+    objects = AliasQuerySet.as_manager()
+
+    class Meta:
+        db_table = "catalog_dataset_alias"
+        ordering = ["namespace", "name"]
+        verbose_name_plural = "dataset aliases"
+        constraints = [
+            # Lookup key (datasets/lookup) and the upsert target of derivation.
+            models.UniqueConstraint(fields=["key_hash"], name="catalog_alias_key_uniq"),
+        ]
+        indexes = [
+            # Aliases of a dataset (dataset detail, merges repoint them).
+            models.Index(fields=["dataset"], name="catalog_alias_dataset_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class AliasLink(models.Model):
+    """An equivalence between two aliases (undirected: stored with alias_a.id < alias_b.id)."""
+
+    alias_a = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    alias_b = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=8, choices=AliasReason.choices)
+    reason_event = models.ForeignKey(
+        "ingest.Event", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason_rule = models.ForeignKey(
+        "catalog.AliasRule", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        db_table = "catalog_alias_link"
+        constraints = [
+            # One row per pair; upserted with ON CONFLICT DO NOTHING.
+            models.UniqueConstraint(fields=["alias_a", "alias_b"], name="catalog_alias_link_uniq"),
+        ]
+        indexes = [
+            # Links of an alias from its second side (the unique index covers alias_a).
+            models.Index(fields=["alias_b"], name="catalog_alias_link_b_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.alias_a_id} ≡ {self.alias_b_id} ({self.reason})"
+
+
+class AliasRuleAction(models.TextChoices):
+    EQUATE = "equate", "Equate: both names are aliases of one dataset"
+    REWRITE = "rewrite", "Rewrite: the name is replaced before it is stored"
+
+
+class AliasRule(models.Model):
+    """A steward's rule: names matching (namespace, name_pattern) map to (target ...).
+
+    ``name_pattern`` is a Python regular expression matched against the whole name;
+    ``target_name`` is its replacement template (``\\1``, ``\\g<table>``). Not derived:
+    stewards edit rules in the admin or load them with ``manage.py load_alias_rules``;
+    a ``rederive`` applies changed rules to the whole log.
+    """
+
+    slug = models.SlugField(max_length=100)
+    description = models.TextField(blank=True, default="")
+    action = models.CharField(
+        max_length=8, choices=AliasRuleAction.choices, default=AliasRuleAction.EQUATE
+    )
+    namespace = models.CharField(max_length=500)
+    name_pattern = models.CharField(max_length=1000, default="(.*)")
+    target_namespace = models.CharField(max_length=500)
+    target_name = models.CharField(max_length=1000, default="\\1")
+    priority = models.IntegerField(default=100)  # lower first; ties by slug
+    enabled = models.BooleanField(default=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(db_default=Now(), editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "catalog_alias_rule"
+        ordering = ["priority", "slug"]
+        constraints = [
+            # Rules are loaded from files by slug (upsert by slug).
+            models.UniqueConstraint(fields=["slug"], name="catalog_alias_rule_slug_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Direction(models.TextChoices):
+    INPUT = "input", "Input"
+    OUTPUT = "output", "Output"
+
+
+class RunDataset(models.Model):
+    """A dataset read or written by a run, accumulated over all the run's events."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="datasets")
+    alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    direction = models.CharField(max_length=6, choices=Direction.choices)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    class Meta:
+        db_table = "catalog_run_dataset"
+        constraints = [
+            # One row per (run, alias, direction); upserted with LEAST/GREATEST times.
+            models.UniqueConstraint(
+                fields=["run", "alias", "direction"], name="catalog_run_dataset_uniq"
+            ),
+        ]
+        indexes = [
+            # Runs that read/wrote an alias (merges recompute their edges; dataset detail).
+            models.Index(fields=["alias", "direction"], name="catalog_run_ds_alias_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} {self.direction} alias {self.alias_id}"
+
+
+class JobDataset(models.Model):
+    """A dataset a job declares (JobEvent, static lineage) or its runs touched."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="datasets")
+    alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    direction = models.CharField(max_length=6, choices=Direction.choices)
+    declared = models.BooleanField(default=False)  # True when a JobEvent declared it
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    class Meta:
+        db_table = "catalog_job_dataset"
+        constraints = [
+            # One row per (job, alias, direction); upserted.
+            models.UniqueConstraint(
+                fields=["job", "alias", "direction"], name="catalog_job_dataset_uniq"
+            ),
+        ]
+        indexes = [
+            # Jobs that read/write a dataset (dataset detail: producing jobs).
+            models.Index(fields=["alias", "direction"], name="catalog_job_ds_alias_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id} {self.direction} alias {self.alias_id}"
+
+
+class LineageEdge(models.Model):
+    """dataset → dataset through a job, aggregated over every run that produced it."""
+
+    source = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="out_edges")
+    target = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="in_edges")
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="edges")
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    last_run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    run_count = models.IntegerField(default=0)
+    # From the edge API (``lineage_type``, ``pipeline``) of the last run; "" for OpenLineage.
+    lineage_type = models.CharField(max_length=100, blank=True, default="")
+    pipeline = models.TextField(blank=True, default="")
+
+    objects = LineageEdgeQuerySet.as_manager()
+
+    class Meta:
+        db_table = "catalog_lineage_edge"
+        constraints = [
+            # Natural key; edges are recomputed for the touched keys with ON CONFLICT.
+            models.UniqueConstraint(
+                fields=["source", "target", "job"], name="catalog_lineage_edge_uniq"
+            ),
+        ]
+        indexes = [
+            # Upstream traversal: edges into a dataset.
+            models.Index(fields=["target", "last_seen"], name="catalog_edge_target_idx"),
+            # Jobs' edges (job node in the graph, job detail).
+            models.Index(fields=["job"], name="catalog_edge_job_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} → {self.target_id} via job {self.job_id}"
+
+
+class LineageEdgeRun(models.Model):
+    """One run's contribution to an edge: the edge history (graph as of a time, diffs)."""
+
+    edge = models.ForeignKey(LineageEdge, on_delete=models.CASCADE, related_name="runs")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="edge_runs")
+    # When both ends were first / last named by the run's events.
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    class Meta:
+        db_table = "catalog_lineage_edge_run"
+        constraints = [
+            # One row per (edge, run); the edge's run_count is the number of rows.
+            models.UniqueConstraint(fields=["edge", "run"], name="catalog_edge_run_uniq"),
+        ]
+        indexes = [
+            # Edges produced by a run (recomputed when the run gets new events).
+            models.Index(fields=["run"], name="catalog_edge_run_run_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"edge {self.edge_id} in run {self.run_id}"
+
+
+class ColumnLineageFact(models.Model):
+    """One columnLineage entry seen in a run's output facets (per output alias and field)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    target_alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    target_field = models.TextField()
+    source_alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    source_field = models.TextField()
+    transformation_type = models.CharField(max_length=32, blank=True, default="")
+    transformation_subtype = models.CharField(max_length=64, blank=True, default="")
+    transformation_description = models.TextField(blank=True, default="")
+    masking = models.BooleanField(default=False)
+    # sha256 of (target_field, source_field, type, subtype): bounded key for the text.
+    key_hash = models.BinaryField(max_length=32, editable=False)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    class Meta:
+        db_table = "catalog_column_lineage_fact"
+        constraints = [
+            # One row per run, alias pair and field pair + transformation; upserted.
+            models.UniqueConstraint(
+                fields=["run", "target_alias", "source_alias", "key_hash"],
+                name="catalog_column_fact_uniq",
+            ),
+        ]
+        indexes = [
+            # Facts about an alias (merges recompute the column edges of its runs).
+            models.Index(fields=["target_alias"], name="catalog_colfact_target_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_field} → {self.target_field} (run {self.run_id})"
+
+
+class ColumnLineageEdge(models.Model):
+    """source dataset.field → target dataset.field through a job, aggregated over runs."""
+
+    source = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    source_field = models.TextField()
+    target = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    target_field = models.TextField()
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="+")
+    transformation_type = models.CharField(max_length=32, blank=True, default="")
+    transformation_subtype = models.CharField(max_length=64, blank=True, default="")
+    transformation_description = models.TextField(blank=True, default="")
+    masking = models.BooleanField(default=False)
+    key_hash = models.BinaryField(max_length=32, editable=False)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    last_run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    run_count = models.IntegerField(default=0)
+
+    objects = ColumnLineageEdgeQuerySet.as_manager()
+
+    class Meta:
+        db_table = "catalog_column_lineage_edge"
+        constraints = [
+            # Natural key (fields hashed into key_hash with the transformation).
+            models.UniqueConstraint(
+                fields=["target", "source", "job", "key_hash"], name="catalog_column_edge_uniq"
+            ),
+        ]
+        indexes = [
+            # Downstream column traversal: edges out of a dataset.
+            models.Index(fields=["source"], name="catalog_coledge_source_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id}.{self.source_field} → {self.target_id}.{self.target_field}"
+
+
+class DatasetField(models.Model):
+    """A field of a dataset's current schema (nested fields flattened as a.b.c)."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="fields")
+    ordinal = models.IntegerField()
+    name = models.TextField()
+    type = models.TextField(blank=True, default="")
+    description = models.TextField(blank=True, default="")
+
+    class Meta:
+        db_table = "catalog_dataset_field"
+        ordering = ["dataset", "ordinal"]
+        constraints = [
+            # Fields of a dataset in schema order; replaced as a whole when the schema changes.
+            models.UniqueConstraint(
+                fields=["dataset", "ordinal"], name="catalog_dataset_field_uniq"
+            ),
+        ]
+        indexes = [
+            # Search by column name (equality; hash because names are unbounded).
+            HashIndex(fields=["name"], name="catalog_field_name_hash"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.type}"
+
+
+class EventDatasetRole(models.TextChoices):
+    INPUT = "input", "Input"
+    OUTPUT = "output", "Output"
+    DATASET = "dataset", "DatasetEvent subject"
+    SYMLINK = "symlink", "Symlink"
+
+
+class EventDataset(models.Model):
+    """Which events named which alias: "the events of a dataset" (API /events?dataset=)."""
+
+    alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    event = models.ForeignKey("ingest.Event", on_delete=models.CASCADE, related_name="+")
+    role = models.CharField(max_length=8, choices=EventDatasetRole.choices)
+
+    class Meta:
+        db_table = "catalog_event_dataset"
+        constraints = [
+            # One row per (alias, event, role); also serves "events of an alias" by prefix.
+            models.UniqueConstraint(
+                fields=["alias", "event", "role"], name="catalog_event_dataset_uniq"
+            ),
+        ]
+        indexes = [
+            # Rederive --since deletes the links of re-derived events.
+            models.Index(fields=["event"], name="catalog_event_ds_event_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"event {self.event_id} {self.role} alias {self.alias_id}"
+
+
+class MetadataRecord(models.Model):
+    """A generic metadata record (``/api/v1/metadata``), indexed for search."""
+
+    event = models.OneToOneField("ingest.Event", on_delete=models.CASCADE, related_name="+")
+    resource = models.TextField()
+    subject = models.TextField()
+    action = models.TextField()
+    timestamp = models.DateTimeField()
+    additional_values = models.JSONField(default=dict, blank=True)
+
+    objects = MetadataRecordQuerySet.as_manager()
+
+    class Meta:
+        db_table = "catalog_metadata_record"
+        ordering = ["-timestamp", "-id"]
+        indexes = [
+            # Equality filters (?resource=, ?subject=, ?action=); hash: unbounded text.
+            HashIndex(fields=["resource"], name="catalog_meta_resource_hash"),
+            HashIndex(fields=["subject"], name="catalog_meta_subject_hash"),
+            HashIndex(fields=["action"], name="catalog_meta_action_hash"),
+            # Time ranges (?since=&until=) and the default newest-first order.
+            models.Index(fields=["-timestamp", "-id"], name="catalog_meta_time_idx"),
+            # ?key=value filters: additional_values @> {"key": "value"}.
+            GinIndex(
+                fields=["additional_values"],
+                name="catalog_meta_values_gin",
+                opclasses=["jsonb_path_ops"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} {self.action} {self.resource}"

@@ -1,0 +1,132 @@
+"""Dataset and job names: normalisation as OpenLineage clients do, keys, run ids.
+
+Pure functions (no database) so that derivation, lookups and tests agree on one spelling.
+See docs/derivation.md, "Names".
+"""
+
+import hashlib
+import re
+import uuid
+from urllib.parse import urlsplit
+
+# Default ports dropped from namespaces (the naming spec writes them only when not default).
+DEFAULT_PORTS = {
+    "postgres": 5432,
+    "postgresql": 5432,
+    "mysql": 3306,
+    "hive": 9083,
+    "trino": 8080,
+    "kafka": 9092,
+    "redshift": 5439,
+    "mssql": 1433,
+    "sqlserver": 1433,
+    "oracle": 1521,
+    "db2": 50000,
+    "teradata": 1025,
+    "cassandra": 9042,
+    "mongodb": 27017,
+    "clickhouse": 8123,
+}
+# Schemes that are spellings of another (Hadoop's S3 connectors, the PostgreSQL JDBC name).
+SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3", "postgresql": "postgres", "gcs": "gs"}
+# Storage schemes whose namespace is a bucket/host and whose name is a path.
+PATH_SCHEMES = {"s3", "gs", "abfss", "wasbs", "hdfs", "file", "dbfs"}
+
+# The namespace under which /api/v1/lineage/edges table names are stored; the name is the
+# table string exactly as posted (``mlflow.Production.credit_risk``). See ADR 0022.
+EDGE_API_NAMESPACE = "table"
+# The namespace of jobs named by an edge's ``pipeline`` when it has no ``scheme:`` prefix.
+EDGE_API_JOB_NAMESPACE = "edge-api"
+
+_RUN_ID_NAMESPACE = uuid.UUID("6f1c9d62-4b1e-5d2a-9a4e-2f0c7b9e1d35")
+_MULTI_SLASH = re.compile(r"/{2,}")
+
+
+def normalise_namespace(namespace: str) -> str:
+    """One spelling per namespace: ``s3a://bucket/`` → ``s3://bucket``.
+
+    Schemes and hosts are lower-cased, scheme spellings unified (s3a/s3n → s3), credentials
+    and trailing slashes dropped. OpenLineage's naming spec writes database namespaces with
+    their port (``postgres://host:5432``), so a missing default port is added, never removed.
+    """
+    text = namespace.strip()
+    if "://" not in text:
+        return text.rstrip("/") or text
+    scheme, rest = text.split("://", 1)
+    scheme = scheme.lower()
+    scheme = SCHEME_ALIASES.get(scheme, scheme)
+    authority, _, path = rest.partition("/")
+    if "@" in authority:  # credentials never belong in a name
+        authority = authority.rsplit("@", 1)[1]
+    if authority.startswith("["):  # IPv6 literal: keep as written
+        authority = authority.lower()
+    else:
+        host, _, port = authority.partition(":")
+        host = host.lower()
+        default = DEFAULT_PORTS.get(scheme)
+        if not port and default is not None and host:
+            port = str(default)
+        authority = f"{host}:{port}" if port else host
+    path = path.strip("/")
+    result = f"{scheme}://{authority}"
+    if path:
+        result += "/" + _MULTI_SLASH.sub("/", path)
+    return result
+
+
+def normalise_name(namespace: str, name: str) -> str:
+    """Paths: one leading slash as the spec writes them, no trailing slash, no ``//``."""
+    text = name.strip()
+    scheme = namespace.split("://", 1)[0] if "://" in namespace else ""
+    if scheme in PATH_SCHEMES:
+        if "://" in text:  # a full URI as name (seen from some listeners): keep its path
+            text = urlsplit(text).path or text
+        text = _MULTI_SLASH.sub("/", text)
+        if len(text) > 1:
+            text = text.rstrip("/")
+        if scheme in {"s3", "gs", "abfss", "wasbs"}:
+            # Object stores: the key without a leading slash (spec: s3://bucket + path/to/obj).
+            text = text.lstrip("/") or "/"
+        elif not text.startswith("/"):
+            text = "/" + text
+    return text
+
+
+def normalise(namespace: str, name: str) -> tuple[str, str]:
+    namespace = normalise_namespace(namespace)
+    return namespace, normalise_name(namespace, name)
+
+
+def key_hash(namespace: str, name: str) -> bytes:
+    """The bounded natural key of (namespace, name): sha256 over both, NUL-separated."""
+    return hashlib.sha256(namespace.encode() + b"\0" + name.encode()).digest()
+
+
+def run_uuid(run_id: str, job_namespace: str, job_name: str) -> uuid.UUID:
+    """A runId as a UUID: itself when it is one, else uuid5 over (job namespace, name, runId).
+
+    Non-UUID runIds (``run_id``, Airflow ``dag.task.2024-01-01``) are only unique within a
+    job, so the job is part of the mapping.
+    """
+    try:
+        return uuid.UUID(run_id)
+    except (ValueError, AttributeError, TypeError):
+        return uuid.uuid5(_RUN_ID_NAMESPACE, f"{job_namespace}\0{job_name}\0{run_id}")
+
+
+def edge_table(table: str) -> tuple[str, str]:
+    """An edge-API table string as an alias: (EDGE_API_NAMESPACE, the string as posted)."""
+    return EDGE_API_NAMESPACE, table.strip()
+
+
+def split_pipeline(pipeline: str | None) -> tuple[str, str, str | None]:
+    """``dagster:<job>:<run>`` → ("dagster", job, run); ``x`` → ("edge-api", "x", None)."""
+    text = (pipeline or "").strip()
+    if not text:
+        return EDGE_API_JOB_NAMESPACE, "unnamed", None
+    parts = text.split(":", 2)
+    if len(parts) == 3 and all(parts):
+        return parts[0], parts[1], parts[2]
+    if len(parts) == 2 and all(parts):
+        return parts[0], parts[1], None
+    return EDGE_API_JOB_NAMESPACE, text, None
