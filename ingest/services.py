@@ -7,18 +7,27 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import orjson
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from ingest.enqueue import enqueue_derivation_on_commit
 from ingest.models import ApiToken, TokenScope
 from ingest.validation import EventRecord
 
-_INSERT_EVENTS = """
-INSERT INTO ingest_event (
-    kind, event_type, event_time, run_id, job_namespace, job_name, producer, schema_url,
-    payload, payload_raw, digest, derivation_status, received_at
+_COLUMNS = (
+    "kind, event_type, event_time, run_id, job_namespace, job_name, producer, schema_url, "
+    "payload, payload_raw, digest, derivation_status, received_at"
 )
+# One event: scalar parameters (adapting arrays costs more than the insert itself).
+_INSERT_ONE = f"""
+INSERT INTO ingest_event ({_COLUMNS})
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, 'pending', now())
+ON CONFLICT (digest) DO NOTHING
+RETURNING id, digest
+"""
+# Many events: one statement over parallel arrays, ids assigned in input order.
+_INSERT_MANY = f"""
+INSERT INTO ingest_event ({_COLUMNS})
 SELECT k, et, t, r, jns, jn, p, s, pl::jsonb, raw, d, 'pending', now()
 FROM unnest(
     %s::text[], %s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::text[],
@@ -56,6 +65,23 @@ def _serialise(record: EventRecord) -> _Row:
     return _Row(record, canonical.decode(), raw, digest)
 
 
+def _values(row: _Row) -> tuple[object, ...]:
+    record = row.record
+    return (
+        record.kind,
+        record.event_type,
+        record.event_time,
+        record.run_id,
+        record.job_namespace,
+        record.job_name,
+        record.producer,
+        record.schema_url,
+        row.payload_text,
+        row.payload_raw,
+        row.digest,
+    )
+
+
 def event_size(record: EventRecord) -> int:
     return len(orjson.dumps(record.payload))
 
@@ -69,31 +95,15 @@ def record_events(records: Sequence[EventRecord]) -> list[StoredEvent]:
     if not records:
         return []
     rows = [_serialise(record) for record in records]
-    columns: list[list[object]] = [[] for _ in range(11)]
-    for row in rows:
-        record = row.record
-        for column, value in zip(
-            columns,
-            (
-                record.kind,
-                record.event_type,
-                record.event_time,
-                record.run_id,
-                record.job_namespace,
-                record.job_name,
-                record.producer,
-                record.schema_url,
-                row.payload_text,
-                row.payload_raw,
-                row.digest,
-            ),
-            strict=True,
-        ):
-            column.append(value)
-    # savepoint=False: at the top level this is the request's one transaction; nested in a
-    # caller's transaction a failure must abort the caller too, not be half-kept.
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        cursor.execute(_INSERT_EVENTS, columns)
+    values = [_values(row) for row in rows]
+    # No explicit transaction: the INSERT is one statement, atomic on its own, and in
+    # autocommit mode it commits at once (one round trip instead of BEGIN/INSERT/COMMIT).
+    # Called inside a caller's transaction, it simply joins it.
+    with connection.cursor() as cursor:
+        if len(values) == 1:
+            cursor.execute(_INSERT_ONE, values[0])
+        else:
+            cursor.execute(_INSERT_MANY, [list(column) for column in zip(*values, strict=True)])
         created_ids = {bytes(digest): event_id for event_id, digest in cursor.fetchall()}
         existing_ids: dict[bytes, int] = {}
         missing = list({row.digest for row in rows if row.digest not in created_ids})
@@ -102,7 +112,7 @@ def record_events(records: Sequence[EventRecord]) -> list[StoredEvent]:
                 "SELECT digest, id FROM ingest_event WHERE digest = ANY(%s::bytea[])", [missing]
             )
             existing_ids = {bytes(digest): event_id for digest, event_id in cursor.fetchall()}
-        enqueue_derivation_on_commit(sorted(created_ids.values()))
+    enqueue_derivation_on_commit(sorted(created_ids.values()))
 
     results = []
     first_use: set[bytes] = set()

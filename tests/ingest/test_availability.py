@@ -35,15 +35,33 @@ def test_ingest_answers_201_when_the_broker_is_down(
     started = time.monotonic()
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         first = post_json(ingest_client, LINEAGE, run_event())
+    assert enqueue.wait_until_published(timeout=10)
     with django_capture_on_commit_callbacks(execute=True):
         second = post_json(ingest_client, LINEAGE, run_event())
     elapsed = time.monotonic() - started
     assert (first.status_code, second.status_code) == (201, 201)
-    assert len(callbacks) == 1  # the publish was attempted after commit
-    assert enqueue._skip_broker_until > 0  # ...failed, and later requests skip the broker
+    assert len(callbacks) == 1  # the hand-over to the publisher happened after commit
+    assert enqueue._skip_broker_until > 0  # the publish failed and the publisher backs off
     assert elapsed < 5, f"a broker outage must not stall ingest ({elapsed:.1f}s)"
     statuses = set(Event.objects.values_list("derivation_status", flat=True))
     assert statuses == {DerivationStatus.PENDING}  # left for the periodic sweep
+
+
+@pytest.mark.django_db
+def test_published_task_carries_the_new_event_ids(
+    ingest_client, django_capture_on_commit_callbacks, monkeypatch
+) -> None:
+    sent: list[tuple[str, list]] = []
+    monkeypatch.setattr(
+        current_app, "send_task", lambda name, args: sent.append((name, args))
+    )  # the broker itself is exercised by the catalog's end-to-end tests
+    with django_capture_on_commit_callbacks(execute=True):
+        ids = [post_json(ingest_client, LINEAGE, run_event()).json()["id"] for _ in range(3)]
+    assert enqueue.wait_until_published(timeout=10)
+    assert [name for name, _ in sent] == ["catalog.derive_events"] * len(sent)
+    published = [event_id for _, (batch,) in sent for event_id in batch]
+    assert set(ids) <= set(published)  # earlier tests' ids may ride along
+    assert len(published) == len(set(published))
 
 
 @pytest.mark.django_db

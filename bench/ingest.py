@@ -1,0 +1,241 @@
+"""Ingest throughput against a running server, as ratios of the bare-PostgreSQL ceiling.
+
+Measures, in one run on one machine and database server:
+  1. single-event POST /api/v1/lineage from --clients concurrent keep-alive clients;
+  2. POST /api/v1/lineage/batch with batches of --batch-size events;
+  3. the ceiling: psycopg inserting the same payloads into a table shaped like ingest_event
+     (same columns, indexes and unique digest), one INSERT+COMMIT per event over 4
+     connections, and COPY in batches of 1000;
+and prints events/s for each and ingest/ceiling ratios.
+
+Usage: .venv/bin/python bench/ingest.py [--events 4000] [--url URL --token TOKEN]
+Without --url it migrates a scratch database (lineage_bench) and starts gunicorn itself.
+"""
+
+import argparse
+import hashlib
+import http.client
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import orjson
+import psycopg
+
+from bench.common import (
+    DEFAULT_CORPUS,
+    bench_env,
+    load_templates,
+    make_events,
+    manage,
+    percentile,
+    recreate_database,
+    running_server,
+)
+
+CEILING_TABLE = "bench_ceiling_event"
+
+
+def post_all(
+    url: str,
+    token: str,
+    path: str,
+    bodies: list[bytes],
+    clients: int,
+    content_type: str = "application/json",
+) -> tuple[float, list[float]]:
+    """POST every body, ``clients`` keep-alive connections in parallel; (seconds, latencies)."""
+    parts = urlsplit(url)
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    next_index = iter(range(len(bodies)))
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": content_type}
+
+    def client() -> None:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        while True:
+            with lock:
+                index = next(next_index, None)
+            if index is None:
+                break
+            started = time.perf_counter()
+            connection.request("POST", path, body=bodies[index], headers=headers)
+            response = connection.getresponse()
+            response.read()
+            elapsed = time.perf_counter() - started
+            with lock:
+                latencies.append(elapsed)
+                if response.status not in (200, 201):
+                    errors.append(f"{response.status}")
+        connection.close()
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    if errors:
+        raise SystemExit(f"{len(errors)} requests failed, e.g. status {errors[0]}")
+    return seconds, latencies
+
+
+def ceiling_rows(bodies: list[bytes]) -> list[tuple]:
+    rows = []
+    for body in bodies:
+        event = orjson.loads(body)
+        canonical = orjson.dumps(event, option=orjson.OPT_SORT_KEYS)
+        rows.append(
+            (
+                "run",
+                event.get("eventType"),
+                event["eventTime"],
+                event["run"]["runId"],
+                event["job"]["namespace"],
+                event["job"]["name"],
+                event["producer"],
+                event.get("schemaURL"),
+                canonical.decode(),
+                hashlib.sha256(b"run\n" + canonical).digest(),
+                "pending",
+            )
+        )
+    return rows
+
+
+def reset_ceiling_table(database_url: str) -> None:
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        connection.execute(f"DROP TABLE IF EXISTS {CEILING_TABLE}")
+        connection.execute(f"CREATE TABLE {CEILING_TABLE} (LIKE ingest_event INCLUDING ALL)")
+
+
+INSERT = (
+    f"INSERT INTO {CEILING_TABLE} (kind, event_type, event_time, run_id, job_namespace, "
+    "job_name, producer, schema_url, payload, digest, derivation_status, received_at) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, now())"
+)
+
+
+def ceiling_single(database_url: str, rows: list[tuple], connections: int = 4) -> float:
+    reset_ceiling_table(database_url)
+    lock = threading.Lock()
+    next_index = iter(range(len(rows)))
+
+    def worker() -> None:
+        with psycopg.connect(database_url) as connection:
+            while True:
+                with lock:
+                    index = next(next_index, None)
+                if index is None:
+                    return
+                connection.execute(INSERT, rows[index])
+                connection.commit()
+
+    threads = [threading.Thread(target=worker) for _ in range(connections)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return len(rows) / (time.perf_counter() - started)
+
+
+def ceiling_copy(database_url: str, rows: list[tuple], batch: int = 1000) -> float:
+    reset_ceiling_table(database_url)
+    columns = (
+        "kind, event_type, event_time, run_id, job_namespace, job_name, producer, "
+        "schema_url, payload, digest, derivation_status"
+    )
+    started = time.perf_counter()
+    with psycopg.connect(database_url) as connection:
+        for offset in range(0, len(rows), batch):
+            with connection.cursor().copy(f"COPY {CEILING_TABLE} ({columns}) FROM STDIN") as copy:
+                for row in rows[offset : offset + batch]:
+                    copy.write_row(row)
+            connection.commit()
+    return len(rows) / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=4000)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers when self-hosted")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="gunicorn threads per worker (>1: gthread)"
+    )
+    parser.add_argument("--url", help="an already running server (else one is started)")
+    parser.add_argument("--token", help="ingest token for --url")
+    parser.add_argument(
+        "--database-url", default="postgres://postgres@127.0.0.1:5432/lineage_bench"
+    )
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    args = parser.parse_args()
+
+    templates = load_templates(args.corpus)
+    single_bodies = make_events(templates, args.events, seed=1)
+    batch_events = make_events(templates, args.events, seed=2)
+    batch_bodies = [
+        b"[" + b",".join(batch_events[offset : offset + args.batch_size]) + b"]"
+        for offset in range(0, len(batch_events), args.batch_size)
+    ]
+    sizes = [len(body) for body in single_bodies]
+    print(
+        f"{args.events} events per test, {min(sizes)}-{max(sizes)} bytes "
+        f"(mean {sum(sizes) // len(sizes)}), {args.clients} clients, batches of "
+        f"{args.batch_size}"
+    )
+
+    if args.url:
+        if not args.token:
+            raise SystemExit("--token is required with --url")
+        results = run_ingest(args.url, args.token, single_bodies, batch_bodies, args)
+    else:
+        recreate_database(args.database_url)
+        env = bench_env(args.database_url)
+        manage(env, "migrate", "--no-input")
+        token = manage(
+            env, "create_token", "--scope", "ingest", "--name", "bench", "--quiet"
+        ).strip()
+        with running_server(env, workers=args.workers, threads=args.threads) as url:
+            results = run_ingest(url, token, single_bodies, batch_bodies, args)
+
+    rows = ceiling_rows(single_bodies)
+    single_ceiling = ceiling_single(args.database_url, rows)
+    copy_ceiling = ceiling_copy(args.database_url, rows)
+    reset_ceiling_table(args.database_url)
+    single_rate, single_latencies, batch_rate = results
+    print(
+        f"single POST  : {single_rate:8.0f} events/s  "
+        f"(p50 {percentile(single_latencies, 0.5) * 1000:.1f} ms, "
+        f"p95 {percentile(single_latencies, 0.95) * 1000:.1f} ms)"
+    )
+    print(f"batch POST   : {batch_rate:8.0f} events/s")
+    print(f"ceiling INSERT+COMMIT x4 : {single_ceiling:8.0f} events/s")
+    print(f"ceiling COPY x1000       : {copy_ceiling:8.0f} events/s")
+    print(f"ratio single/insert-ceiling: {single_rate / single_ceiling:.2f} (target >= 0.35)")
+    print(f"ratio batch/copy-ceiling   : {batch_rate / copy_ceiling:.2f} (target >= 0.40)")
+
+
+def run_ingest(
+    url: str,
+    token: str,
+    single_bodies: list[bytes],
+    batch_bodies: list[bytes],
+    args: argparse.Namespace,
+) -> tuple[float, list[float], float]:
+    warmup = make_events(load_templates(args.corpus), 200, seed=3)
+    post_all(url, token, "/api/v1/lineage", warmup, args.clients)
+    seconds, latencies = post_all(url, token, "/api/v1/lineage", single_bodies, args.clients)
+    single_rate = len(single_bodies) / seconds
+    batch_seconds, _ = post_all(url, token, "/api/v1/lineage/batch", batch_bodies, 2)
+    batch_rate = args.events / batch_seconds
+    return single_rate, latencies, batch_rate
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""Reading event files for ``manage.py backfill``: formats, chunking and resumable progress.
+
+Formats, detected from content rather than file names: a JSON object (one event), a JSON
+array of events, NDJSON (one event per line), any of them gzipped. Rows of a Marquez
+``lineage_events`` export (``{"event": {...}, ...}``) are unwrapped to their event.
+"""
+
+import gzip
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+GZIP_MAGIC = b"\x1f\x8b"
+EVENT_SUFFIXES = (".json", ".ndjson", ".jsonl", ".gz")
+
+
+@dataclass
+class Item:
+    """One document read from a file, with where it came from for error reports."""
+
+    location: str
+    document: Any = None
+    error: str | None = None
+
+
+@dataclass
+class Progress:
+    """Counts of a backfill, and the state that makes it resumable."""
+
+    stored: int = 0
+    duplicate: int = 0
+    refused: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, str] = field(default_factory=dict)
+
+    def refuse(self, location: str, reason: str) -> None:
+        self.refused += 1
+        self.reasons[reason] = self.reasons.get(reason, 0) + 1
+        self.examples.setdefault(reason, location)
+
+
+def event_files(paths: list[Path]) -> list[Path]:
+    """Files named on the command line, and event files found under named folders, sorted."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(
+                sorted(
+                    candidate
+                    for candidate in path.rglob("*")
+                    if candidate.is_file() and candidate.name.endswith(EVENT_SUFFIXES)
+                )
+            )
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise FileNotFoundError(f"{path} does not exist")
+    return found
+
+
+def _unwrap(document: Any) -> Any:
+    if isinstance(document, dict) and "eventTime" not in document:
+        inner = document.get("event")
+        if isinstance(inner, dict):
+            return inner
+        if isinstance(inner, str):
+            return orjson.loads(inner)
+    return document
+
+
+def read_items(path: Path) -> Iterator[Item]:
+    """Every document in ``path``, in file order (unparseable ones as errors)."""
+    raw = path.read_bytes()
+    if raw[:2] == GZIP_MAGIC:
+        raw = gzip.decompress(raw)
+    stripped = raw.lstrip()
+    if stripped[:1] in (b"[", b"{"):
+        try:
+            document = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            document = None  # not one document: maybe NDJSON
+        else:
+            documents = document if isinstance(document, list) else [document]
+            for index, item in enumerate(documents):
+                yield _item(f"{path}[{index}]", item)
+            return
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        location = f"{path}:{number}"
+        try:
+            yield _item(location, orjson.loads(line))
+        except orjson.JSONDecodeError as error:
+            yield Item(location, error=f"invalid JSON: {error}")
+
+
+def _item(location: str, document: Any) -> Item:
+    try:
+        return Item(location, _unwrap(document))
+    except orjson.JSONDecodeError as error:
+        return Item(location, error=f"invalid JSON in 'event': {error}")
+
+
+class StateFile:
+    """Which files are done and how far the current one got; written after every chunk."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.state: dict[str, Any] = {"done": [], "current": None, "offset": 0}
+        if path is not None and path.exists():
+            self.state = orjson.loads(path.read_bytes())
+
+    def is_done(self, file: Path) -> bool:
+        return str(file.resolve()) in self.state["done"]
+
+    def resume_offset(self, file: Path) -> int:
+        return self.state["offset"] if self.state["current"] == str(file.resolve()) else 0
+
+    def advance(self, file: Path, offset: int) -> None:
+        self.state["current"], self.state["offset"] = str(file.resolve()), offset
+        self._write()
+
+    def finish(self, file: Path) -> None:
+        self.state["done"].append(str(file.resolve()))
+        self.state["current"], self.state["offset"] = None, 0
+        self._write()
+
+    def _write(self) -> None:
+        if self.path is not None:
+            temporary = self.path.with_suffix(".tmp")
+            temporary.write_bytes(orjson.dumps(self.state))
+            temporary.replace(self.path)

@@ -1,0 +1,121 @@
+"""manage.py backfill PATH...: load events from files into the raw log, deduplicated.
+
+Resumable: progress is kept in a state file (``--state``, default ``.backfill-state.json``)
+after every chunk, so an interrupted run continues where it stopped; and because ingest is
+idempotent, re-reading a chunk twice stores nothing twice.
+"""
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ingest.backfill import Item, Progress, StateFile, event_files, read_items
+from ingest.problems import Problem
+from ingest.services import record_events
+from ingest.validation import EventRecord, validate_openlineage
+
+
+def _reason(problem: Problem) -> str:
+    if problem.errors:
+        first = problem.errors[0]
+        return f"{first.path}: {first.message}"
+    return problem.detail or problem.title
+
+
+class Command(BaseCommand):
+    help = "Load OpenLineage events from JSON, JSON-array, NDJSON or gzipped files or folders."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("paths", nargs="+", type=Path)
+        parser.add_argument("--chunk-size", type=int, default=1000)
+        parser.add_argument(
+            "--state",
+            type=Path,
+            default=Path(".backfill-state.json"),
+            help="Progress file that makes an interrupted backfill resumable.",
+        )
+        parser.add_argument("--restart", action="store_true", help="Ignore saved progress.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            files = event_files(options["paths"])
+        except FileNotFoundError as error:
+            raise CommandError(str(error)) from error
+        if not files:
+            raise CommandError("No event files found (*.json, *.ndjson, *.jsonl, *.gz).")
+        if options["restart"] and options["state"].exists():
+            options["state"].unlink()
+        state = StateFile(options["state"])
+        progress = Progress()
+        started = time.monotonic()
+        for file in files:
+            if state.is_done(file):
+                self.stdout.write(f"skip {file} (done in an earlier run)")
+                continue
+            self._load(file, state, progress, options["chunk_size"], started)
+            state.finish(file)
+        self._report(progress, time.monotonic() - started)
+
+    def _load(
+        self, file: Path, state: StateFile, progress: Progress, chunk_size: int, started: float
+    ) -> None:
+        skip = state.resume_offset(file)
+        if skip:
+            self.stdout.write(f"resume {file} after {skip} events")
+        chunk: list[EventRecord] = []
+        offset = 0
+        for item in read_items(file):
+            offset += 1
+            if offset <= skip:
+                continue
+            record = self._validate(item, progress)
+            if record is not None:
+                chunk.append(record)
+            if len(chunk) >= chunk_size:
+                self._store(chunk, progress)
+                chunk = []
+                state.advance(file, offset)
+                self._show(progress, started)
+        self._store(chunk, progress)
+        self._show(progress, started)
+
+    def _validate(self, item: Item, progress: Progress) -> EventRecord | None:
+        if item.error is not None:
+            progress.refuse(item.location, item.error)
+            return None
+        try:
+            return validate_openlineage(item.document)
+        except Problem as problem:
+            progress.refuse(item.location, _reason(problem))
+            return None
+
+    def _store(self, chunk: list[EventRecord], progress: Progress) -> None:
+        for stored in record_events(chunk):
+            if stored.created:
+                progress.stored += 1
+            else:
+                progress.duplicate += 1
+
+    def _show(self, progress: Progress, started: float) -> None:
+        total = progress.stored + progress.duplicate + progress.refused
+        rate = total / max(time.monotonic() - started, 1e-6)
+        line = (
+            f"\r{total} events: {progress.stored} stored, {progress.duplicate} duplicate, "
+            f"{progress.refused} refused ({rate:,.0f}/s)"
+        )
+        if sys.stderr.isatty():
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
+    def _report(self, progress: Progress, elapsed: float) -> None:
+        if sys.stderr.isatty():
+            sys.stderr.write("\n")
+        self.stdout.write(
+            f"stored {progress.stored}, duplicate {progress.duplicate}, "
+            f"refused {progress.refused} in {elapsed:.1f}s"
+        )
+        for reason, count in sorted(progress.reasons.items(), key=lambda pair: -pair[1]):
+            self.stdout.write(f"  refused {count}x: {reason} (e.g. {progress.examples[reason]})")
