@@ -1,0 +1,78 @@
+"""Configuration from the environment, OpenLineage's own variables first."""
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+_FALSE = {"0", "false", "no", "off"}
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def _flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return default
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    return default
+
+
+def _number(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything the collector needs; ``Config.from_env()`` reads it, keywords override."""
+
+    url: str | None = None
+    endpoint: str = "api/v1/lineage"
+    api_key: str | None = None
+    namespace: str = "default"
+    disabled: bool = False
+    silent_fail: bool = True
+    timeout: float = 2.0
+    queue_size: int = 10_000
+    batch_size: int = 100
+    flush_interval: float = 0.5
+    exit_flush_timeout: float = 2.0
+    max_statement_chars: int = 100_000
+    parse_budget: float = 0.25
+    capture_s3_metadata_calls: bool = False
+    transport: Any = field(default=None, compare=False)
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> "Config":
+        """Read ``OPENLINEAGE_*`` and ``LINEAGE_*`` variables; keyword arguments win."""
+        config = cls(
+            url=os.environ.get("OPENLINEAGE_URL") or None,
+            endpoint=os.environ.get("OPENLINEAGE_ENDPOINT") or "api/v1/lineage",
+            api_key=os.environ.get("OPENLINEAGE_API_KEY") or None,
+            namespace=os.environ.get("OPENLINEAGE_NAMESPACE") or "default",
+            disabled=_flag("OPENLINEAGE_DISABLED", False),
+            silent_fail=_flag("LINEAGE_SILENT_FAIL", True),
+            timeout=_number("LINEAGE_TIMEOUT", 2.0),
+            queue_size=int(_number("LINEAGE_QUEUE_SIZE", 10_000)),
+            exit_flush_timeout=_number("LINEAGE_EXIT_FLUSH_TIMEOUT", 2.0),
+            capture_s3_metadata_calls=_flag("LINEAGE_CAPTURE_S3_METADATA", False),
+        )
+        return replace(config, **overrides)
+
+    @property
+    def batch_url(self) -> str | None:
+        """Where batches are posted: ``{url}/{endpoint}/batch``."""
+        if not self.url:
+            return None
+        return f"{self.url.rstrip('/')}/{self.endpoint.strip('/')}/batch"
+
+    def api_url(self, path: str) -> str | None:
+        """A catalog URL outside the lineage endpoint (edges, metadata)."""
+        if not self.url:
+            return None
+        return f"{self.url.rstrip('/')}/{path.lstrip('/')}"

@@ -1,0 +1,161 @@
+"""boto3/botocore: wrap ``BaseClient._make_api_call`` and s3transfer's managed transfers.
+
+Patching the base class reaches every session and every client, including clients created
+before installation (their classes inherit ``_make_api_call``). Managed transfers run
+their S3 calls on s3transfer's own pool threads, where the job context is not set, so the
+transfer itself is recorded on the calling thread and reported when it succeeds.
+"""
+
+import functools
+from typing import Any
+
+from lineage_collector.aws import CAPTURED
+from lineage_collector.context import AWS, IO, JobRun, current_run
+from lineage_collector.errors import counters
+from lineage_collector.naming import s3_dataset
+from lineage_collector.runtime import RUNTIME
+
+_originals: dict[tuple[Any, str], Any] = {}
+_ALWAYS = frozenset({"StartQueryExecution", "GetQueryExecution"})
+
+
+def _queue(item: tuple[Any, ...]) -> None:
+    if len(RUNTIME.queue) < RUNTIME.capacity:
+        RUNTIME.queue.append(item)
+        if RUNTIME.needs_start:
+            RUNTIME.start_worker()
+    else:
+        RUNTIME.dropped()
+
+
+def _wants(operation: str, run: JobRun | None, response: Any) -> bool:
+    if operation not in CAPTURED or not RUNTIME.active:
+        return False
+    if operation == "GetQueryExecution":
+        # Polling loops call this many times; only a terminal state is worth a tuple.
+        state = response.get("QueryExecution", {}).get("Status", {}).get("State")
+        return state in ("SUCCEEDED", "FAILED", "CANCELLED")
+    return run is not None or operation in _ALWAYS
+
+
+def _wrap_sync(original: Any) -> Any:
+    @functools.wraps(original)
+    def _make_api_call(self: Any, operation_name: str, api_params: Any) -> Any:
+        response = original(self, operation_name, api_params)
+        run = current_run.get()
+        if _wants(operation_name, run, response):
+            _queue((AWS, run, operation_name, api_params, response, self))
+        return response
+
+    return _make_api_call
+
+
+def _wrap_async(original: Any) -> Any:
+    @functools.wraps(original)
+    async def _make_api_call(self: Any, operation_name: str, api_params: Any) -> Any:
+        response = await original(self, operation_name, api_params)
+        run = current_run.get()
+        if _wants(operation_name, run, response):
+            _queue((AWS, run, operation_name, api_params, response, self))
+        return response
+
+    return _make_api_call
+
+
+class _TransferDone:
+    """An s3transfer subscriber that reports the transfer's datasets once it succeeded."""
+
+    def __init__(self, run: JobRun, inputs: tuple[Any, ...], outputs: tuple[Any, ...]) -> None:
+        self.run, self.inputs, self.outputs = run, inputs, outputs
+
+    # s3transfer calls on_queued/on_progress/on_done by name, with keyword arguments.
+    def on_queued(self, **kwargs: Any) -> None:
+        return None
+
+    def on_progress(self, **kwargs: Any) -> None:
+        return None
+
+    def on_done(self, future: Any, **kwargs: Any) -> None:
+        try:
+            future.result()
+        except Exception:
+            return  # a failed transfer is not lineage
+        _queue((IO, self.run, self.inputs, self.outputs))
+
+
+def _wrap_transfer(original: Any, kind: str) -> Any:
+    @functools.wraps(original)
+    def transfer(self: Any, *args: Any, **kwargs: Any) -> Any:
+        run = current_run.get()
+        if run is not None and RUNTIME.active:
+            try:
+                subscriber = _transfer_subscriber(run, kind, args, kwargs)
+                kwargs["subscribers"] = [*(kwargs.get("subscribers") or []), subscriber]
+            except Exception:
+                counters.bump("errors.transfer_hook")
+        return original(self, *args, **kwargs)
+
+    return transfer
+
+
+def _transfer_subscriber(
+    run: JobRun, kind: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> _TransferDone:
+    # TransferManager.upload(fileobj, bucket, key, ...), download(bucket, key, fileobj, ...),
+    # copy(copy_source, bucket, key, ...).
+    if kind == "upload":
+        bucket, key = _argument(args, kwargs, 1, "bucket"), _argument(args, kwargs, 2, "key")
+        return _TransferDone(run, (), (s3_dataset(bucket, key),))
+    if kind == "download":
+        bucket, key = _argument(args, kwargs, 0, "bucket"), _argument(args, kwargs, 1, "key")
+        return _TransferDone(run, (s3_dataset(bucket, key),), ())
+    source = _argument(args, kwargs, 0, "copy_source")
+    bucket, key = _argument(args, kwargs, 1, "bucket"), _argument(args, kwargs, 2, "key")
+    return _TransferDone(
+        run, (s3_dataset(source["Bucket"], source["Key"]),), (s3_dataset(bucket, key),)
+    )
+
+
+def _argument(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str) -> Any:
+    return args[index] if len(args) > index else kwargs[name]
+
+
+def _patch(owner: Any, attribute: str, wrapper: Any) -> None:
+    key = (owner, attribute)
+    if key in _originals:
+        return
+    original = getattr(owner, attribute)
+    _originals[key] = original
+    setattr(owner, attribute, wrapper(original))
+
+
+def install_boto3() -> bool:
+    """Capture S3 and Athena calls of every boto3/botocore client; False without botocore."""
+    try:
+        from botocore.client import BaseClient
+    except ImportError:
+        return False
+    _patch(BaseClient, "_make_api_call", _wrap_sync)
+    try:
+        from s3transfer.manager import TransferManager
+    except ImportError:
+        pass
+    else:
+        for kind in ("upload", "download", "copy"):
+            _patch(
+                TransferManager, kind, lambda original, kind=kind: _wrap_transfer(original, kind)
+            )
+    try:
+        from aiobotocore.client import AioBaseClient
+    except ImportError:
+        pass
+    else:
+        _patch(AioBaseClient, "_make_api_call", _wrap_async)
+    counters.bump("hooks.boto3")
+    return True
+
+
+def uninstall_boto3() -> None:
+    for (owner, attribute), original in list(_originals.items()):
+        setattr(owner, attribute, original)
+        del _originals[(owner, attribute)]

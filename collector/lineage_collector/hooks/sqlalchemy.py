@@ -1,0 +1,59 @@
+"""SQLAlchemy: one class-level ``after_cursor_execute`` listener on ``Engine``.
+
+Listening on the class covers engines created before and after installation; the event
+fires only after the DBAPI call succeeded, so failed statements are never lineage.
+"""
+
+from typing import Any
+
+from lineage_collector.context import SQL, current_run
+from lineage_collector.errors import counters
+from lineage_collector.runtime import RUNTIME
+
+_installed = False
+
+
+def _after_cursor_execute(
+    connection: Any,
+    cursor: Any,
+    statement: str,
+    parameters: Any,
+    context: Any,
+    executemany: bool,
+) -> None:
+    # The hot path: one ContextVar read, one length check, one append. Nothing else.
+    run = current_run.get()
+    if run is None or not RUNTIME.active:
+        return
+    if len(RUNTIME.queue) < RUNTIME.capacity:
+        RUNTIME.queue.append((SQL, run, statement, connection.engine))
+        if RUNTIME.needs_start:
+            RUNTIME.start_worker()
+    else:
+        RUNTIME.dropped()
+
+
+def install_sqlalchemy() -> bool:
+    """Listen on every SQLAlchemy engine; False when SQLAlchemy is not installed."""
+    global _installed
+    try:
+        from sqlalchemy import event
+        from sqlalchemy.engine import Engine
+    except ImportError:
+        return False
+    if not _installed:
+        event.listen(Engine, "after_cursor_execute", _after_cursor_execute)
+        _installed = True
+        counters.bump("hooks.sqlalchemy")
+    return True
+
+
+def uninstall_sqlalchemy() -> None:
+    global _installed
+    if not _installed:
+        return
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    event.remove(Engine, "after_cursor_execute", _after_cursor_execute)
+    _installed = False

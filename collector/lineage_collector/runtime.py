@@ -1,0 +1,167 @@
+"""The process-wide collector state: the bounded queue the hooks append to, and its worker.
+
+The calling thread's whole contribution is ``queue.append(tuple)`` after a length check:
+``collections.deque.append`` is atomic under the GIL, so hooks take no lock. Everything
+else (SQL parsing, naming, event building, JSON, gzip, HTTP) happens on one daemon thread,
+which is rebuilt lazily in a child after ``fork`` (gunicorn ``--preload``, Celery prefork).
+"""
+
+import atexit
+import os
+import threading
+import time
+from collections import deque
+from typing import Any
+
+from lineage_collector.config import Config
+from lineage_collector.errors import CollectorError, counters, logger, report
+
+
+class Runtime:
+    """The queue, the worker and the configuration; one instance per process (``RUNTIME``)."""
+
+    def __init__(self) -> None:
+        self.config = Config()
+        self.active = False  # hooks enqueue only while True
+        self.queue: deque[tuple[Any, ...]] = deque()
+        self.capacity = self.config.queue_size
+        self.needs_start = False
+        self.worker: threading.Thread | None = None
+        self.processor: Any = None
+        self.busy = False
+        self.stopping = False
+        self.wake = threading.Event()
+
+    # -- calling-thread side ------------------------------------------------------------------
+    def put(self, item: tuple[Any, ...]) -> bool:
+        """Queue ``item``; False (and a count) when the collector is off or the queue is full."""
+        if not self.active:
+            return False
+        if self.needs_start:
+            self.start_worker()
+        if len(self.queue) >= self.capacity:
+            self.dropped()
+            return False
+        self.queue.append(item)
+        return True
+
+    def dropped(self) -> None:
+        counters.bump("queue.dropped")
+        if not self.config.silent_fail:
+            raise CollectorError("the lineage queue is full")
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def configure(self, config: Config) -> None:
+        from lineage_collector.processor import Processor
+        from lineage_collector.transport import transport_for
+
+        self.stop_worker(timeout=config.exit_flush_timeout)
+        self.config = config
+        self.capacity = config.queue_size
+        self.queue = deque()
+        self.processor = Processor(config, transport_for(config))
+        self.active = not config.disabled
+        self.needs_start = self.active
+
+    def start_worker(self) -> None:
+        """Start the worker thread (once per process; called lazily from :meth:`put`)."""
+        self.needs_start = False
+        self.stopping = False
+        self.worker = threading.Thread(target=self._run, name="lineage-collector", daemon=True)
+        self.worker.start()
+
+    def stop_worker(self, timeout: float) -> None:
+        worker = self.worker
+        self.active = False
+        if worker is not None and worker.is_alive():
+            self.flush(timeout)
+            self.stopping = True
+            self.wake.set()
+            worker.join(timeout=max(timeout, 0.1))
+        self.worker = None
+
+    def after_fork_in_child(self) -> None:
+        """The parent's thread does not exist here: start afresh, without its queued items."""
+        self.queue = deque()
+        self.worker = None
+        self.busy = False
+        self.wake = threading.Event()
+        if self.processor is not None:
+            self.processor = self.processor.fresh_copy()
+        self.needs_start = self.active
+
+    # -- worker side --------------------------------------------------------------------------
+    def _run(self) -> None:
+        processor = self.processor
+        while not self.stopping:
+            try:
+                worked = self._drain(processor)
+                processor.maybe_send(time.monotonic())
+                if not worked:
+                    self.wake.wait(0.05)
+                    self.wake.clear()
+            except Exception as error:  # the worker must survive anything
+                report("worker", error)
+                time.sleep(0.05)
+
+    def _drain(self, processor: Any) -> bool:
+        worked = False
+        queue = self.queue
+        for _ in range(1000):  # yield to sending regularly under a flood
+            self.busy = True
+            try:
+                item = queue.popleft()
+            except IndexError:
+                break
+            worked = True
+            try:
+                processor.handle(item)
+            except Exception as error:
+                report("process", error)
+        self.busy = False
+        return worked
+
+    def idle(self) -> bool:
+        processor = self.processor
+        return not self.queue and not self.busy and (processor is None or processor.idle())
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait up to ``timeout`` s until everything queued is sent; True when it all was."""
+        if self.processor is None:
+            return True
+        if self.worker is None or not self.worker.is_alive():
+            if self.needs_start and self.queue:
+                self.start_worker()
+            elif not self.queue and self.processor.idle():
+                return True
+        deadline = time.monotonic() + timeout
+        self.processor.flush_requested = True
+        while time.monotonic() < deadline:
+            if self.idle():
+                break
+            self.wake.set()
+            time.sleep(0.005)
+        done = not self.queue and not self.busy and self.processor.sent_everything()
+        self.processor.flush_requested = False
+        if not self.config.silent_fail and counters.first_error is not None:
+            error = counters.first_error
+            counters.first_error = None
+            raise CollectorError(f"lineage collection failed: {error}") from error
+        return done
+
+
+RUNTIME = Runtime()
+
+
+def _exit_flush() -> None:
+    # Bounded: a catalog that is down must not hold the process at exit.
+    if RUNTIME.active and RUNTIME.worker is not None:
+        try:
+            RUNTIME.flush(RUNTIME.config.exit_flush_timeout)
+        except Exception as error:
+            logger.debug("lineage_collector.exit_flush_failed error=%s", error)
+
+
+atexit.register(_exit_flush)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=RUNTIME.after_fork_in_child)

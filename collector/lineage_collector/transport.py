@@ -1,0 +1,203 @@
+"""Getting events out of the process: batching, backoff and a circuit breaker (worker only).
+
+Transports have one method, ``send(events) -> None``, and raise on failure; the
+:class:`Sender` decides when to send, how long to back off and when to stop trying.
+"""
+
+import gzip
+import http.client
+import json
+import logging
+import random
+import time
+from collections import deque
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from lineage_collector.config import Config
+from lineage_collector.errors import report
+
+event_logger = logging.getLogger("lineage_collector.events")
+
+_MAX_PENDING = 10_000
+_MAX_ATTEMPTS = 3
+_BREAKER_FAILURES = 5
+_BREAKER_SECONDS = 30.0
+_MAX_BACKOFF = 30.0
+
+
+class Transport(Protocol):
+    def send(self, events: list[dict[str, Any]]) -> None: ...
+
+
+class Rejected(Exception):
+    """The catalog refused the batch for good (a 4xx other than 408/429): do not retry."""
+
+
+class HttpTransport:
+    """gzip JSON batches to ``/api/v1/lineage/batch`` on one kept-alive connection."""
+
+    def __init__(self, url: str, api_key: str | None, timeout: float) -> None:
+        parts = urlsplit(url)
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname or "localhost"
+        self.port = parts.port
+        self.path = parts.path or "/"
+        self.timeout = timeout
+        self.headers = {
+            "Content-Type": "application/json",
+            "Content-Encoding": "gzip",
+            "User-Agent": "lineage-collector",
+        }
+        if api_key:
+            self.headers["Authorization"] = f"Bearer {api_key}"
+        self.connection: http.client.HTTPConnection | None = None
+
+    def _connect(self) -> http.client.HTTPConnection:
+        if self.connection is None:
+            factory = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
+            self.connection = factory(self.host, self.port, timeout=self.timeout)
+        return self.connection
+
+    def send(self, events: list[dict[str, Any]]) -> None:
+        body = gzip.compress(
+            json.dumps(events, separators=(",", ":"), default=str).encode(), compresslevel=5
+        )
+        connection = self._connect()
+        try:
+            connection.request("POST", self.path, body=body, headers=self.headers)
+            response = connection.getresponse()
+            text = response.read(64_000)
+        except Exception:
+            self.close()
+            raise
+        if response.status in (408, 429) or response.status >= 500:
+            raise ConnectionError(f"catalog answered {response.status}")
+        if response.status >= 400:
+            raise Rejected(f"catalog refused the batch ({response.status}): {text[:300]!r}")
+        if response.getheader("Connection", "").lower() == "close":
+            self.close()
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+
+class LoggingTransport:
+    """Logs every event as JSON on ``lineage_collector.events`` (development, no catalog)."""
+
+    def send(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            event_logger.info(json.dumps(event, separators=(",", ":"), default=str))
+
+
+class MemoryTransport:
+    """Keeps the events in a list (tests, and checking what a service emits)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def send(self, events: list[dict[str, Any]]) -> None:
+        self.events.extend(events)
+
+
+class OpenLineageTransport:
+    """Sends through openlineage-python's configured transport (``openlineage.yml`` etc.)."""
+
+    def __init__(self) -> None:
+        from openlineage.client import OpenLineageClient
+
+        self.client = OpenLineageClient()
+
+    def send(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            self.client.transport.emit(event)
+
+
+def transport_for(config: Config) -> Any:
+    """The configured transport: an explicit one, the OpenLineage client, HTTP, or logging."""
+    if config.transport == "openlineage":
+        return OpenLineageTransport()
+    if config.transport is not None:
+        return config.transport
+    if config.batch_url:
+        return HttpTransport(config.batch_url, config.api_key, config.timeout)
+    return LoggingTransport()
+
+
+class Sender:
+    """Buffers events and sends them in batches; never raises, never blocks the host."""
+
+    def __init__(self, transport: Any, config: Config, counters: Any) -> None:
+        self.transport = transport
+        self.config = config
+        self.counters = counters
+        self.pending: deque[dict[str, Any]] = deque()
+        self.oldest = 0.0
+        self.failures = 0
+        self.attempts = 0  # on the batch at the head of ``pending``
+        self.next_attempt = 0.0
+
+    def add(self, event: dict[str, Any]) -> None:
+        if not self.pending:
+            self.oldest = time.monotonic()
+        if len(self.pending) >= _MAX_PENDING:
+            self.pending.popleft()
+            self.counters.bump("events.dropped")
+        self.pending.append(event)
+
+    def idle(self) -> bool:
+        """Nothing left to send, or nothing that can be sent now (backing off, circuit open)."""
+        return not self.pending or time.monotonic() < self.next_attempt
+
+    def sent_everything(self) -> bool:
+        return not self.pending
+
+    def maybe_send(self, now: float, force: bool = False) -> None:
+        while self.pending and now >= self.next_attempt:
+            due = force or len(self.pending) >= self.config.batch_size
+            if not due and now - self.oldest < self.config.flush_interval:
+                return
+            if not self._send_one_batch(now):
+                return
+            now = time.monotonic()
+
+    def _send_one_batch(self, now: float) -> bool:
+        batch = [
+            self.pending[index] for index in range(min(self.config.batch_size, len(self.pending)))
+        ]
+        try:
+            self.transport.send(batch)
+        except Rejected as error:
+            self._drop(len(batch), "events.rejected")
+            report("send.rejected", error)
+            return True
+        except Exception as error:
+            self._failed(now, len(batch), error)
+            return False
+        self._drop(len(batch), "events.sent")
+        self.failures = 0
+        return True
+
+    def _drop(self, count: int, counter: str) -> None:
+        for _ in range(count):
+            self.pending.popleft()
+        self.counters.bump(counter, count)
+        self.attempts = 0
+        self.oldest = time.monotonic()
+
+    def _failed(self, now: float, size: int, error: Exception) -> None:
+        self.failures += 1
+        self.attempts += 1
+        report("send", error)
+        if self.attempts >= _MAX_ATTEMPTS:
+            self._drop(size, "events.dropped_after_retries")
+        if self.failures >= _BREAKER_FAILURES:
+            # Circuit open: no request at all for a while, then one trial batch.
+            self.counters.bump("circuit.opened")
+            self.next_attempt = now + _BREAKER_SECONDS
+            self.failures = _BREAKER_FAILURES - 1
+            return
+        backoff = min(_MAX_BACKOFF, 0.5 * 2 ** (self.failures - 1))
+        self.next_attempt = now + backoff * random.uniform(0.5, 1.0)

@@ -1,0 +1,220 @@
+"""The job API: START/COMPLETE/FAIL, names, parents, upstream jobs and context isolation."""
+
+import asyncio
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import SimpleNamespace
+
+import lineage_collector as lc
+import pytest
+from lineage_collector.hooks import celery as celery_hooks
+
+SPEC = Path(__file__).resolve().parents[2] / "ingest" / "schemas"
+
+
+def test_job_decorator_emits_start_then_complete_named_after_flow(captured):
+    @lc.job("process-orders", flow="etl-pipeline")
+    def process_orders():
+        return 42
+
+    assert process_orders() == 42
+    events = captured.of("etl-pipeline.process-orders")
+    assert [event["eventType"] for event in events] == ["START", "COMPLETE"]
+    assert events[0]["run"]["runId"] == events[1]["run"]["runId"]
+    parent = events[0]["run"]["facets"]["parent"]
+    assert parent["job"] == {"namespace": "tests", "name": "etl-pipeline"}
+    assert events[0]["job"]["namespace"] == "tests"
+
+
+def test_jobs_of_one_flow_share_the_flow_parent_run(captured):
+    with lc.job("extract", flow="nightly"):
+        pass
+    with lc.job("load", flow="nightly"):
+        pass
+    first = captured.complete("nightly.extract")["run"]["facets"]["parent"]["run"]["runId"]
+    second = captured.complete("nightly.load")["run"]["facets"]["parent"]["run"]["runId"]
+    assert first == second
+
+
+def test_failing_job_emits_fail_with_message_and_reraises_the_same_exception(captured):
+    error = ValueError("bad row 7")
+
+    @lc.job("load")
+    def load():
+        raise error
+
+    with pytest.raises(ValueError) as raised:
+        load()
+    assert raised.value is error
+    (fail,) = captured.of("load", "FAIL")
+    facet = fail["run"]["facets"]["errorMessage"]
+    assert facet["message"] == "ValueError: bad row 7"
+    assert facet["programmingLanguage"] == "PYTHON"
+    assert "bad row 7" in facet["stackTrace"]
+    assert not captured.of("load", "COMPLETE")
+
+
+def test_nested_job_gets_the_enclosing_run_as_parent(captured):
+    with lc.job("outer") as outer, lc.job("inner"):
+        assert lc.current_job().name == "inner"
+    assert lc.current_job() is None
+    parent = captured.complete("inner")["run"]["facets"]["parent"]
+    assert parent["run"]["runId"] == outer.run_id
+    assert parent["job"]["name"] == "outer"
+
+
+def test_upstream_jobs_are_recorded_as_job_dependencies(captured):
+    with lc.job("report", upstream_jobs=["extract", ("other-namespace", "load")]):
+        pass
+    facet = captured.complete("report")["run"]["facets"]["jobDependencies"]
+    assert [item["job"] for item in facet["upstream"]] == [
+        {"namespace": "tests", "name": "extract"},
+        {"namespace": "other-namespace", "name": "load"},
+    ]
+
+
+def test_two_concurrent_asyncio_tasks_never_see_each_others_job(captured):
+    seen: dict[str, list[str]] = {"a": [], "b": []}
+
+    async def worker(label: str) -> None:
+        async with lc.job(f"task-{label}"):
+            for _ in range(5):
+                seen[label].append(lc.current_job().name)
+                await asyncio.sleep(0)
+
+    @lc.job("async-decorated")
+    async def decorated() -> str:
+        await asyncio.sleep(0)
+        return lc.current_job().name
+
+    async def main() -> str:
+        await asyncio.gather(worker("a"), worker("b"))
+        return await decorated()
+
+    assert asyncio.run(main()) == "async-decorated"
+    assert set(seen["a"]) == {"task-a"}
+    assert set(seen["b"]) == {"task-b"}
+    assert captured.of("async-decorated", "COMPLETE")
+
+
+def test_two_threads_never_see_each_others_job(captured):
+    barrier = threading.Barrier(2)
+    seen: dict[str, set[str]] = {}
+
+    def worker(label: str) -> None:
+        with lc.job(f"thread-{label}"):
+            barrier.wait()
+            seen[label] = {lc.current_job().name for _ in range(100)}
+            lc.add_output(f"s3://bucket/{label}/file.csv")
+
+    threads = [threading.Thread(target=worker, args=(label,)) for label in "ab"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen == {"a": {"thread-a"}, "b": {"thread-b"}}
+    assert captured.io("thread-a")[1] == {("s3://bucket", "a")}
+    assert captured.io("thread-b")[1] == {("s3://bucket", "b")}
+
+
+def test_propagate_and_submit_carry_the_job_into_pool_threads(captured):
+    def write(part: int) -> str | None:
+        lc.add_output(f"s3://out/part{part}/data.csv")
+        job = lc.current_job()
+        return job.name if job else None
+
+    with lc.job("fan-out"), ThreadPoolExecutor(4) as pool:
+        carried = list(pool.map(lc.propagate(write), range(3)))
+        submitted = lc.submit(pool, write, 3).result()
+        bare = pool.submit(lambda: lc.current_job()).result()
+    assert carried == ["fan-out"] * 3
+    assert submitted == "fan-out"
+    assert bare is None
+    assert captured.io("fan-out")[1] == {("s3://out", f"part{part}") for part in range(4)}
+
+
+def test_set_job_and_clear_job_frame_a_request_like_middleware_does(captured):
+    run = lc.set_job("GET /orders")
+    lc.add_input(("postgres://db:5432", "shop.public.orders"))
+    lc.clear_job(run)
+    assert lc.current_job() is None
+    inputs, _ = captured.io("GET /orders")
+    assert inputs == {("postgres://db:5432", "shop.public.orders")}
+
+
+def test_clear_job_with_an_error_emits_fail(captured):
+    run = lc.set_job("POST /orders")
+    lc.clear_job(run, error=RuntimeError("boom"))
+    (fail,) = captured.of("POST /orders", "FAIL")
+    assert fail["run"]["facets"]["errorMessage"]["message"] == "RuntimeError: boom"
+
+
+def test_celery_headers_carry_the_parent_and_signals_run_the_task_as_a_job(captured):
+    headers: dict = {}
+    with lc.job("publisher") as publisher:
+        celery_hooks._before_publish(headers=headers)
+    assert lc.extract_parent(headers) == ("tests", "publisher", publisher.run_id)
+
+    task = SimpleNamespace(
+        name="tasks.resize", request=SimpleNamespace(lineage_parent=headers["lineage_parent"])
+    )
+    celery_hooks._prerun(task_id="t1", task=task)
+    lc.add_output("s3://images/resized/a.png")
+    celery_hooks._postrun(task_id="t1")
+    event = captured.complete("tasks.resize")
+    assert event["run"]["facets"]["parent"]["run"]["runId"] == publisher.run_id
+    assert lc.current_job() is None
+
+    celery_hooks._prerun(task_id="t2", task=task)
+    celery_hooks._failure(task_id="t2", exception=KeyError("x"))
+    celery_hooks._postrun(task_id="t2")
+    assert captured.of("tasks.resize", "FAIL")
+
+
+def test_add_input_outside_a_job_is_counted_not_raised(captured):
+    lc.add_input("s3://bucket/orders/x.csv")
+    assert lc.stats()["manual.outside_job"] == 1
+
+
+def test_emit_lineage_without_a_job_emits_one_complete_event(captured):
+    run_id = lc.emit_lineage(
+        inputs=["s3://raw/orders/2026/11/29/a.json"],
+        outputs=[("postgres://db:5432", "shop.public.orders")],
+        job_name="manual-import",
+    )
+    event = captured.complete("manual-import")
+    assert event["run"]["runId"] == run_id
+    assert event["inputs"][0]["name"] == "orders"
+    assert event["outputs"][0]["namespace"] == "postgres://db:5432"
+
+
+def test_events_validate_against_the_openlineage_2_0_2_schema(captured):
+    jsonschema = pytest.importorskip("jsonschema")
+    referencing = pytest.importorskip("referencing")
+    if not SPEC.is_dir():
+        pytest.skip("the spec schemas ship with the catalog (ingest/schemas)")
+    core = json.loads((SPEC / "OpenLineage.json").read_text())
+    facets = [json.loads(path.read_text()) for path in sorted((SPEC / "facets").glob("*.json"))]
+    resources = [(doc["$id"], referencing.Resource.from_contents(doc)) for doc in [core, *facets]]
+    registry = referencing.Registry().with_resources(resources)
+    by_key = {key: doc for doc in facets for key in doc.get("properties", {})}
+
+    @lc.job("validated", flow="flow", upstream_jobs=["up"])
+    def failing():
+        lc.add_input("s3://in/a/b.csv")
+        raise OSError("disk")
+
+    with pytest.raises(OSError):
+        failing()
+    events = captured.of("flow.validated")
+    assert len(events) == 2
+    for event in events:
+        jsonschema.Draft202012Validator(core, registry=registry).validate(event)
+        for key, value in {**event["run"]["facets"], **event["job"]["facets"]}.items():
+            document = by_key[key]
+            schema = {"$ref": document["properties"][key]["$ref"]}
+            if schema["$ref"].startswith("#"):
+                schema = {"$ref": document["$id"] + schema["$ref"]}
+            jsonschema.Draft202012Validator(schema, registry=registry).validate(value)
