@@ -144,17 +144,19 @@ def _url_parts(url: Any) -> tuple[str, str | None, int | None, str | None, dict[
         query = {key: str(value) for key, value in dict(getattr(url, "query", {})).items()}
         return url.drivername, url.host, url.port, url.database, query
     text = str(url)
-    parts = urlsplit(text)
+    # Driver names such as "redshift+redshift_connector" are not valid URL schemes.
+    scheme, _, rest = text.partition("://")
+    parts = urlsplit(f"db://{rest}")
     query: dict[str, str] = {}
     for pair in parts.query.split("&"):
         if "=" in pair:
             key, value = pair.split("=", 1)
             query[key] = unquote(value)
     database = unquote(parts.path[1:]) if parts.path.startswith("/") else None
-    if parts.scheme.startswith("sqlite"):
+    if scheme.startswith("sqlite"):
         # sqlite:///relative.db and sqlite:////absolute.db keep their path verbatim.
         database = unquote(text.split(":///", 1)[1]) if ":///" in text else None
-    return parts.scheme, parts.hostname, parts.port, database or None, query
+    return scheme, parts.hostname, parts.port, database or None, query
 
 
 def athena_namespace(region: str) -> str:

@@ -1,0 +1,196 @@
+"""parse_sql and dataset naming: what the collector reports for a statement and a connection."""
+
+import pytest
+from lineage_collector import DatasetName, Table, dataset_name, parse_sql
+from lineage_collector.sql import SqlParser
+
+
+def tables(items) -> set[str]:
+    return {str(item) for item in items}
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "inputs", "outputs"),
+    [
+        (
+            "SELECT * FROM orders o JOIN customers c ON c.id = o.customer_id",
+            "postgres",
+            {"orders", "customers"},
+            set(),
+        ),
+        (
+            "INSERT INTO daily SELECT day, sum(total) FROM orders GROUP BY day",
+            "postgres",
+            {"orders"},
+            {"daily"},
+        ),
+        (
+            "UPDATE stock SET qty = (SELECT sum(q) FROM moves) WHERE id = %s",
+            "postgres",
+            {"moves"},
+            {"stock"},
+        ),
+        (
+            "DELETE FROM sessions WHERE user_id IN (SELECT id FROM banned)",
+            "postgres",
+            {"banned"},
+            {"sessions"},
+        ),
+        (
+            "MERGE INTO dim USING staging s ON dim.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET name = s.name",
+            "postgres",
+            {"staging"},
+            {"dim"},
+        ),
+        (
+            "CREATE TABLE sales.summary AS SELECT * FROM sales.orders",
+            "postgres",
+            {"sales.orders"},
+            {"sales.summary"},
+        ),
+        (
+            "CREATE OR REPLACE VIEW v_orders AS SELECT * FROM orders",
+            "postgres",
+            {"orders"},
+            {"v_orders"},
+        ),
+        ("SELECT * INTO archive FROM orders", "tsql", {"orders"}, {"archive"}),
+        ("INSERT OVERWRITE TABLE t SELECT * FROM s", "hive", {"s"}, {"t"}),
+        (
+            "WITH recent AS (SELECT * FROM orders), big AS (SELECT * FROM recent) "
+            "INSERT INTO report SELECT * FROM big JOIN (SELECT * FROM refunds) r ON true",
+            "postgres",
+            {"orders", "refunds"},
+            {"report"},
+        ),
+        ('SELECT * FROM "MixedCase".Orders', "postgres", {"MixedCase.orders"}, set()),
+        ("select * from db.orders", "snowflake", {"DB.ORDERS"}, set()),
+        (
+            "/* report */ SELECT a FROM t -- trailing\n WHERE b = :b AND c = %(c)s",
+            "postgres",
+            {"t"},
+            set(),
+        ),
+        (
+            "UNLOAD (SELECT * FROM db.t) TO 's3://bucket/exports/t/' WITH (format = 'PARQUET')",
+            "athena",
+            {"db.t"},
+            set(),
+        ),
+        ("SELECT * FROM pg_catalog.pg_class", "postgres", set(), set()),
+    ],
+)
+def test_parse_sql_reports_real_tables_and_never_cte_names(sql, dialect, inputs, outputs):
+    lineage = parse_sql(sql, dialect=dialect)
+    assert tables(lineage.inputs) == inputs
+    assert tables(lineage.outputs) == outputs
+
+
+@pytest.mark.parametrize("sql", ["BEGIN", "SET search_path TO x", "SHOW ALL", "COMMIT", "select 1"])
+def test_statements_without_lineage_are_skipped(sql):
+    assert not parse_sql(sql)
+
+
+def test_unload_and_copy_are_peeled_to_their_query_and_location():
+    unload = parse_sql(
+        "UNLOAD ('select * from s.t where a = ''x''') TO 's3://b/out/' IAM_ROLE 'r'", "redshift"
+    )
+    assert unload.inputs == (Table(None, "s", "t"),)
+    assert unload.output_locations == ("s3://b/out/",)
+    copy = parse_sql("COPY s.events FROM 's3://raw/events/' IAM_ROLE 'r' JSON 'auto'", "redshift")
+    assert copy.outputs == (Table(None, "s", "events"),)
+    assert copy.input_locations == ("s3://raw/events/",)
+
+
+def test_default_schema_fills_unqualified_tables():
+    lineage = parse_sql("SELECT * FROM orders JOIN x.items ON true", default_schema="shop")
+    assert tables(lineage.inputs) == {"shop.orders", "x.items"}
+
+
+def test_parser_caches_by_statement_and_caps_size():
+    parser = SqlParser(max_chars=100)
+    first = parser.parse("SELECT * FROM orders WHERE id = ?", "postgres")
+    assert parser.parse("SELECT * FROM orders WHERE id = ?", "postgres") is first
+    assert not parser.parse("SELECT * FROM t WHERE x IN (" + "1," * 100 + "1)", "postgres")
+
+
+def test_parser_budget_skips_new_statements_once_spent():
+    parser = SqlParser(budget_per_second=0.0)
+    parser.parse("SELECT * FROM a", "postgres")  # the first one opens the window
+    assert not parser.parse("SELECT * FROM b", "postgres")
+
+
+def test_unparseable_sql_is_empty_not_an_error():
+    assert not SqlParser().parse("SELECT FROM WHERE (((", "postgres")
+
+
+@pytest.mark.parametrize(
+    ("url", "table", "expected"),
+    [
+        (
+            "postgresql+psycopg://u:p@db.internal/shop",
+            "orders",
+            ("postgres://db.internal:5432", "shop.public.orders"),
+        ),
+        (
+            "postgresql://u@db:6432/shop",
+            "Sales.Orders",
+            ("postgres://db:6432", "shop.sales.orders"),
+        ),
+        (
+            "mysql+pymysql://u@mysql.local/shop",
+            "orders",
+            ("mysql://mysql.local:3306", "shop.orders"),
+        ),
+        (
+            "mssql+pyodbc://u@sql.local/shop",
+            "orders",
+            ("mssql://sql.local:1433", "shop.dbo.orders"),
+        ),
+        (
+            "redshift+redshift_connector://u@analytics.abc123.eu-west-1.redshift.amazonaws.com:5439/dev",
+            "public.orders",
+            ("redshift://analytics.eu-west-1:5439", "dev.public.orders"),
+        ),
+        (
+            "snowflake://u@myorg-acct/analytics/raw",
+            "orders",
+            ("snowflake://myorg-acct", "ANALYTICS.RAW.ORDERS"),
+        ),
+        (
+            "bigquery://my-project/dataset",
+            "dataset.orders",
+            ("bigquery", "my-project.dataset.orders"),
+        ),
+        (
+            "awsathena+rest://@athena.eu-west-1.amazonaws.com:443/sales",
+            "orders",
+            ("awsathena://athena.eu-west-1.amazonaws.com", "AwsDataCatalog.sales.orders"),
+        ),
+        ("sqlite:////data/app.db", "orders", ("sqlite:///data/app.db", "orders")),
+    ],
+)
+def test_dataset_name_follows_the_openlineage_naming_spec(url, table, expected):
+    assert dataset_name(url, table) == DatasetName(*expected)
+
+
+@pytest.mark.parametrize(
+    ("uri", "name"),
+    [
+        ("s3://out/orders/2026/11/29/part-0.parquet", "orders"),
+        ("s3://out/orders/dt=2026-11-29/hour=03/part-0.parquet", "orders"),
+        ("s3://out/warehouse/orders/region=eu/dt=1/x.csv", "warehouse/orders"),
+        ("s3://out/report.csv", "report.csv"),
+        ("s3://out/2026/11/29/x.csv", "/"),
+        ("s3a://out/exports/t/", "exports/t"),
+    ],
+)
+def test_s3_paths_become_prefix_datasets_without_partition_folders(uri, name):
+    assert dataset_name(uri) == DatasetName(f"s3://{uri.split('/')[2]}", name)
+
+
+def test_dataset_name_reads_dataset_uris():
+    assert dataset_name("postgres://db:5432/shop.public.orders") == DatasetName(
+        "postgres://db:5432", "shop.public.orders"
+    )
