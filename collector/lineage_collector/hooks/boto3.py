@@ -7,6 +7,7 @@ transfer itself is recorded on the calling thread and reported when it succeeds.
 """
 
 import functools
+import inspect
 from typing import Any
 
 from lineage_collector.aws import CAPTURED
@@ -84,40 +85,37 @@ class _TransferDone:
 
 
 def _wrap_transfer(original: Any, kind: str) -> Any:
+    signature = inspect.signature(original)
+
     @functools.wraps(original)
     def transfer(self: Any, *args: Any, **kwargs: Any) -> Any:
         run = current_run.get()
-        if run is not None and RUNTIME.active:
-            try:
-                subscriber = _transfer_subscriber(run, kind, args, kwargs)
-                kwargs["subscribers"] = [*(kwargs.get("subscribers") or []), subscriber]
-            except Exception:
-                counters.bump("errors.transfer_hook")
-        return original(self, *args, **kwargs)
+        if run is None or not RUNTIME.active:
+            return original(self, *args, **kwargs)
+        try:
+            # Bind by name: callers pass subscribers positionally (boto3 does) or by keyword.
+            bound = signature.bind(self, *args, **kwargs)
+            arguments = bound.arguments
+            subscriber = _transfer_subscriber(run, kind, arguments)
+            arguments["subscribers"] = [*(arguments.get("subscribers") or []), subscriber]
+            call_args, call_kwargs = bound.args, bound.kwargs
+        except Exception:
+            counters.bump("errors.transfer_hook")
+            return original(self, *args, **kwargs)
+        return original(*call_args, **call_kwargs)
 
     return transfer
 
 
-def _transfer_subscriber(
-    run: JobRun, kind: str, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> _TransferDone:
-    # TransferManager.upload(fileobj, bucket, key, ...), download(bucket, key, fileobj, ...),
-    # copy(copy_source, bucket, key, ...).
+def _transfer_subscriber(run: JobRun, kind: str, arguments: dict[str, Any]) -> _TransferDone:
+    """TransferManager.upload/download/copy arguments to the transfer's datasets."""
+    target = s3_dataset(arguments["bucket"], arguments["key"])
     if kind == "upload":
-        bucket, key = _argument(args, kwargs, 1, "bucket"), _argument(args, kwargs, 2, "key")
-        return _TransferDone(run, (), (s3_dataset(bucket, key),))
+        return _TransferDone(run, (), (target,))
     if kind == "download":
-        bucket, key = _argument(args, kwargs, 0, "bucket"), _argument(args, kwargs, 1, "key")
-        return _TransferDone(run, (s3_dataset(bucket, key),), ())
-    source = _argument(args, kwargs, 0, "copy_source")
-    bucket, key = _argument(args, kwargs, 1, "bucket"), _argument(args, kwargs, 2, "key")
-    return _TransferDone(
-        run, (s3_dataset(source["Bucket"], source["Key"]),), (s3_dataset(bucket, key),)
-    )
-
-
-def _argument(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str) -> Any:
-    return args[index] if len(args) > index else kwargs[name]
+        return _TransferDone(run, (target,), ())
+    source = arguments["copy_source"]
+    return _TransferDone(run, (s3_dataset(source["Bucket"], source["Key"]),), (target,))
 
 
 def _patch(owner: Any, attribute: str, wrapper: Any) -> None:

@@ -1,0 +1,172 @@
+"""boto3 capture: S3 calls and managed transfers on every client, Athena on SUCCEEDED only."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import lineage_collector as lc
+import pytest
+
+boto3 = pytest.importorskip("boto3")
+moto = pytest.importorskip("moto")
+from botocore.stub import Stubber  # noqa: E402
+
+ATHENA = "awsathena://athena.eu-west-1.amazonaws.com"
+
+
+@pytest.fixture(autouse=True)
+def _aws_credentials(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+
+
+@pytest.fixture
+def s3():
+    with moto.mock_aws():
+        client = boto3.client("s3", region_name="eu-west-1")
+        for bucket in ("raw", "out"):
+            client.create_bucket(
+                Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "eu-west-1"}
+            )
+        client.put_object(Bucket="raw", Key="orders/2026/11/29/part-0.json", Body=b"{}")
+        yield client
+
+
+def test_s3_reads_writes_and_copies_on_a_client_created_before_install(s3, captured):
+    lc.uninstall_boto3()
+    early = boto3.session.Session().client("s3", region_name="eu-west-1")
+    lc.install_boto3()
+    with lc.job("copy-orders"):
+        early.get_object(Bucket="raw", Key="orders/2026/11/29/part-0.json")["Body"].read()
+        s3.put_object(Bucket="out", Key="orders/dt=2026-11-29/part-0.parquet", Body=b"x")
+        s3.copy_object(
+            Bucket="out",
+            Key="archive/orders/part-0.json",
+            CopySource={"Bucket": "raw", "Key": "orders/2026/11/29/part-0.json"},
+        )
+        s3.head_object(Bucket="raw", Key="orders/2026/11/29/part-0.json")  # not lineage
+        s3.list_objects_v2(Bucket="raw", Prefix="orders/")  # not lineage
+    inputs, outputs = captured.io("copy-orders")
+    assert inputs == {("s3://raw", "orders")}
+    assert outputs == {("s3://out", "orders"), ("s3://out", "archive/orders")}
+
+
+def test_managed_transfers_running_on_pool_threads_are_captured(s3, captured, tmp_path):
+    source = tmp_path / "report.csv"
+    source.write_text("a,b\n1,2\n")
+    with lc.job("transfer"):
+        s3.upload_file(str(source), "out", "reports/2026/11/report.csv")
+        s3.download_file("raw", "orders/2026/11/29/part-0.json", str(tmp_path / "d.json"))
+    inputs, outputs = captured.io("transfer")
+    assert inputs == {("s3://raw", "orders")}
+    assert outputs == {("s3://out", "reports")}
+
+
+def test_failed_s3_calls_are_not_lineage(s3, captured):
+    with lc.job("missing"), pytest.raises(s3.exceptions.NoSuchKey):
+        s3.get_object(Bucket="raw", Key="nope/file.csv")
+    assert captured.io("missing") == (set(), set())
+
+
+def athena_client():
+    return boto3.client("athena", region_name="eu-west-1")
+
+
+def execution(query_id: str, query: str, state: str, database: str = "sales") -> dict:
+    return {
+        "QueryExecution": {
+            "QueryExecutionId": query_id,
+            "Query": query,
+            "StatementType": "DML",
+            "QueryExecutionContext": {"Database": database, "Catalog": "AwsDataCatalog"},
+            "ResultConfiguration": {"OutputLocation": f"s3://results/{query_id}.csv"},
+            "Status": {"State": state},
+        }
+    }
+
+
+def run_query(client, stubber, query_id: str, query: str, states: list[str]) -> None:
+    stubber.add_response("start_query_execution", {"QueryExecutionId": query_id})
+    for state in states:
+        stubber.add_response("get_query_execution", execution(query_id, query, state))
+    client.start_query_execution(QueryString=query, QueryExecutionContext={"Database": "sales"})
+    for _ in states:
+        client.get_query_execution(QueryExecutionId=query_id)
+
+
+def test_athena_queries_are_lineage_only_when_they_succeed_and_union_in_a_job(captured):
+    client = athena_client()
+    with Stubber(client) as stubber, lc.job("athena"):
+        run_query(
+            client,
+            stubber,
+            "q1",
+            "SELECT * FROM orders JOIN raw.customers c ON true",
+            ["RUNNING", "SUCCEEDED"],
+        )
+        run_query(
+            client, stubber, "q2", "CREATE TABLE daily AS SELECT * FROM orders", ["SUCCEEDED"]
+        )
+        run_query(client, stubber, "q3", "INSERT INTO audit SELECT * FROM failed_src", ["FAILED"])
+        run_query(client, stubber, "q4", "INSERT INTO never SELECT * FROM polled", [])
+        run_query(client, stubber, "q5", "INSERT INTO gone SELECT * FROM cancelled", ["CANCELLED"])
+        run_query(
+            client,
+            stubber,
+            "q6",
+            "UNLOAD (SELECT * FROM orders) TO 's3://exports/orders/' WITH (format = 'PARQUET')",
+            ["SUCCEEDED", "SUCCEEDED"],
+        )
+        run_query(
+            client, stubber, "q7", "CREATE VIEW v_orders AS SELECT * FROM orders", ["SUCCEEDED"]
+        )
+    inputs, outputs = captured.io("athena")
+    assert inputs == {
+        (ATHENA, "AwsDataCatalog.sales.orders"),
+        (ATHENA, "AwsDataCatalog.raw.customers"),
+    }
+    assert outputs == {
+        (ATHENA, "AwsDataCatalog.sales.daily"),
+        (ATHENA, "AwsDataCatalog.sales.v_orders"),
+        ("s3://exports", "orders"),
+    }
+
+
+def test_athena_result_polled_outside_the_job_context_still_belongs_to_the_job(captured):
+    client = athena_client()
+    with Stubber(client) as stubber:
+        stubber.add_response("start_query_execution", {"QueryExecutionId": "late"})
+        stubber.add_response(
+            "get_query_execution", execution("late", "INSERT INTO t2 SELECT * FROM t1", "SUCCEEDED")
+        )
+        with lc.job("starter"):
+            client.start_query_execution(QueryString="INSERT INTO t2 SELECT * FROM t1")
+            lc.flush(2)  # the START is processed before polling begins
+            pool = ThreadPoolExecutor(1)
+            pool.submit(client.get_query_execution, QueryExecutionId="late").result()
+            pool.shutdown()
+    inputs, outputs = captured.io("starter")
+    assert inputs == {(ATHENA, "AwsDataCatalog.sales.t1")}
+    assert outputs == {(ATHENA, "AwsDataCatalog.sales.t2")}
+
+
+def test_parallel_athena_queries_in_a_pool_with_propagate(captured):
+    client = athena_client()
+    queries = {
+        f"p{index}": f"INSERT INTO out_{index} SELECT * FROM in_{index}" for index in range(4)
+    }
+    with Stubber(client) as stubber:
+        # The stubber answers in order, so queue start/get pairs and call them in pairs.
+        for query_id, query in queries.items():
+            stubber.add_response("start_query_execution", {"QueryExecutionId": query_id})
+            stubber.add_response("get_query_execution", execution(query_id, query, "SUCCEEDED"))
+
+        def run(item):
+            query_id, query = item
+            client.start_query_execution(QueryString=query)
+            client.get_query_execution(QueryExecutionId=query_id)
+
+        with lc.job("parallel"), ThreadPoolExecutor(1) as pool:
+            list(pool.map(lc.propagate(run), queries.items()))
+    inputs, outputs = captured.io("parallel")
+    assert inputs == {(ATHENA, f"AwsDataCatalog.sales.in_{index}") for index in range(4)}
+    assert outputs == {(ATHENA, f"AwsDataCatalog.sales.out_{index}") for index in range(4)}
