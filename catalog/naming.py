@@ -75,7 +75,7 @@ def normalise_namespace(namespace: str) -> str:
 
 
 def normalise_name(namespace: str, name: str) -> str:
-    """Paths: one leading slash as the spec writes them, no trailing slash, no ``//``."""
+    """Paths: no trailing slash, no ``//``; object-store keys without a leading slash."""
     text = name.strip()
     scheme = namespace.split("://", 1)[0] if "://" in namespace else ""
     if scheme in PATH_SCHEMES:
@@ -87,8 +87,6 @@ def normalise_name(namespace: str, name: str) -> str:
         if scheme in {"s3", "gs", "abfss", "wasbs"}:
             # Object stores: the key without a leading slash (spec: s3://bucket + path/to/obj).
             text = text.lstrip("/") or "/"
-        elif not text.startswith("/"):
-            text = "/" + text
     return text
 
 

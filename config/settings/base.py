@@ -113,7 +113,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "max_retries": 0,
 }
 CELERY_TASK_DEFAULT_QUEUE = "lineage"
-CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+    # Derive events still pending after a few seconds (broker down, lost message, killed
+    # worker). Overlapping sweeps are harmless: events are claimed with SKIP LOCKED.
+    "catalog-sweep-underived": {
+        "task": "catalog.sweep_underived",
+        "schedule": 5.0,
+        "kwargs": {"older_than_seconds": 5.0},
+        "options": {"expires": 5.0},
+    },
+}
 
 # --- REST framework and OpenAPI -----------------------------------------------------------
 REST_FRAMEWORK = {

@@ -1,0 +1,190 @@
+"""One derivation batch: claim events, derive them in one short transaction, mark them.
+
+Claiming is ``SELECT ... FOR UPDATE SKIP LOCKED`` inside the derivation transaction: two
+workers never derive the same event, and a worker killed mid-batch simply rolls back, which
+leaves its events pending for the sweep (ADR 0024).
+"""
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import orjson
+from django.db import InterfaceError, OperationalError, connection, transaction
+
+from catalog.derivation.datasets import derive_aliases
+from catalog.derivation.edges import recompute_edges, store_facts, store_metadata
+from catalog.derivation.facts import BadEvent, Extractor, Facts, RawEvent
+from catalog.derivation.jobs_runs import derive_jobs, derive_runs
+from catalog.rules import RuleSet, active_rules
+
+logger = logging.getLogger(__name__)
+
+BATCH_SIZE = 500
+# PostgreSQL SQLSTATEs worth retrying at once: deadlock, serialization failure.
+_RETRY_NOW = {"40P01", "40001"}
+_EVENT_COLUMNS = (
+    "id, kind, event_type, event_time, run_id, job_namespace, job_name, payload, digest"
+)
+_CLAIM_IDS = f"""
+SELECT {_EVENT_COLUMNS} FROM ingest_event
+WHERE id = ANY(%s) AND derivation_status = 'pending'
+ORDER BY id FOR UPDATE SKIP LOCKED
+"""
+# Uses ingest_event_pending_idx (partial index on id where pending).
+_CLAIM_PENDING = f"""
+SELECT {_EVENT_COLUMNS} FROM ingest_event
+WHERE derivation_status = 'pending' AND received_at <= now() - make_interval(secs => %s)
+ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
+"""
+_MARK_DERIVED = """
+UPDATE ingest_event SET derivation_status = 'derived', derived_at = now(), derivation_error = NULL
+WHERE id = ANY(%s)
+"""
+_MARK_FAILED = """
+UPDATE ingest_event e
+SET derivation_status = 'failed', derived_at = now(), derivation_error = f.error
+FROM unnest(%s::bigint[], %s::text[]) AS f(id, error) WHERE e.id = f.id
+"""
+
+
+@dataclass
+class BatchResult:
+    claimed: int = 0
+    derived: int = 0
+    failed: int = 0
+    errors: dict[int, str] = field(default_factory=dict)
+
+    def __iadd__(self, other: "BatchResult") -> "BatchResult":
+        self.claimed += other.claimed
+        self.derived += other.derived
+        self.failed += other.failed
+        self.errors.update(other.errors)
+        return self
+
+
+T = TypeVar("T")
+
+
+def _sqlstate(error: BaseException) -> str | None:
+    cause = error.__cause__
+    return getattr(cause, "sqlstate", None) if cause is not None else None
+
+
+def retrying(operation: Callable[[], T], attempts: int = 5) -> T:
+    """Run ``operation`` (a whole transaction) again after a deadlock or serialization error."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return operation()
+        except OperationalError as error:
+            if _sqlstate(error) not in _RETRY_NOW or attempt == attempts:
+                raise
+            logger.info("derive_retry attempt=%d sqlstate=%s", attempt, _sqlstate(error))
+            time.sleep(0.01 * attempt)
+    raise AssertionError("unreachable")
+
+
+def _row_to_event(row: Sequence[Any]) -> RawEvent:
+    payload = row[7]
+    if isinstance(payload, str | bytes):
+        payload = orjson.loads(payload)
+    return RawEvent(
+        id=row[0],
+        kind=row[1],
+        event_type=row[2],
+        event_time=row[3],
+        run_id=row[4],
+        job_namespace=row[5],
+        job_name=row[6],
+        payload=payload,
+        digest=bytes(row[8]),
+    )
+
+
+def extract_all(events: list[RawEvent], rules: RuleSet) -> tuple[Facts, dict[int, str]]:
+    """Facts of the readable events, and the reasons of the unreadable ones."""
+    failed: dict[int, str] = {}
+    while True:
+        extractor = Extractor(rules)
+        try:
+            for event in events:
+                if event.id not in failed:
+                    current = event
+                    extractor.add(event)
+            return extractor.facts, failed
+        except BadEvent as error:
+            failed[current.id] = f"BadEvent: {error}"
+
+
+def apply_facts(facts: Facts) -> None:
+    """Write the facts of a batch. Locks: jobs, runs, aliases, datasets, each in id order."""
+    job_ids = derive_jobs(facts)
+    run_ids, moved = derive_runs(facts, job_ids)
+    aliases, merged_runs = derive_aliases(facts)
+    touched = store_facts(facts, job_ids, run_ids, aliases)
+    recompute_edges(touched | merged_runs | set(moved), moved)
+    store_metadata(facts)
+
+
+def _derive(events: list[RawEvent], rules: RuleSet) -> tuple[list[int], dict[int, str]]:
+    facts, failed = extract_all(events, rules)
+    good = [event for event in events if event.id not in failed]
+    try:
+        with transaction.atomic():
+            apply_facts(facts)
+        return [event.id for event in good], failed
+    except (OperationalError, InterfaceError):
+        raise  # transient: the whole batch rolls back and is retried
+    except Exception:
+        logger.warning("derive_batch_failed events=%d retrying_one_by_one", len(good))
+    derived = []
+    for event in good:  # find the poison: each event in its own savepoint
+        try:
+            with transaction.atomic():
+                apply_facts(extract_all([event], rules)[0])
+            derived.append(event.id)
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception as error:
+            failed[event.id] = f"{type(error).__name__}: {error}"[:4000]
+    return derived, failed
+
+
+def derive_claimed(claim_sql: str, params: list[Any]) -> BatchResult:
+    """Claim events with ``claim_sql``, derive and mark them, all in one transaction."""
+
+    def run() -> BatchResult:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(claim_sql, params)
+            events = [_row_to_event(row) for row in cursor.fetchall()]
+            if not events:
+                return BatchResult()
+            derived, failed = _derive(events, active_rules())
+            if derived:
+                cursor.execute(_MARK_DERIVED, [derived])
+            if failed:
+                ids = sorted(failed)
+                cursor.execute(_MARK_FAILED, [ids, [failed[event_id] for event_id in ids]])
+                for event_id in ids:
+                    logger.warning(
+                        "derive_event_failed event=%d error=%s", event_id, failed[event_id]
+                    )
+            return BatchResult(len(events), len(derived), len(failed), failed)
+
+    return retrying(run)
+
+
+def derive_event_ids(event_ids: Sequence[int], batch_size: int = BATCH_SIZE) -> BatchResult:
+    """Derive the pending events among ``event_ids`` (others are skipped)."""
+    total = BatchResult()
+    ids = sorted({int(event_id) for event_id in event_ids})
+    for start in range(0, len(ids), batch_size):
+        total += derive_claimed(_CLAIM_IDS, [ids[start : start + batch_size]])
+    return total
+
+
+def derive_pending_batch(older_than_seconds: float, batch_size: int = BATCH_SIZE) -> BatchResult:
+    """Derive one batch of events pending for more than ``older_than_seconds``."""
+    return derive_claimed(_CLAIM_PENDING, [older_than_seconds, batch_size])

@@ -1,0 +1,317 @@
+"""Aliases, their equivalences, datasets (grouping and deterministic merges), facets, fields.
+
+Each alias belongs to exactly one dataset; aliases linked by a symlink, a rename or a rule
+belong to the same one. Grouping is a union: links are only ever added (a rederive starts
+from none), so the final grouping is the connected components of all links, whatever the
+order. A dataset's display name, and the survivor of a merge, is its alias that sorts
+first by (namespace, name): the same whatever the order of events (ADR 0020).
+"""
+
+from typing import Any
+
+from django.db import connection
+
+from catalog.derivation.facts import AliasKey, Facts
+from catalog.derivation.jobs_runs import merge_facets
+from catalog.derivation.locks import locked
+from catalog.models import (
+    AliasLink,
+    ColumnLineageEdge,
+    Dataset,
+    DatasetAlias,
+    DatasetField,
+    LineageEdge,
+    LineageEdgeRun,
+)
+from catalog.naming import key_hash
+from ingest.timestamps import parse_timestamp
+
+ALIAS_FIELDS = [
+    "dataset",
+    "reason",
+    "reason_event",
+    "reason_rule",
+    "reason_detail",
+    "reason_version",
+    "first_seen",
+    "last_seen",
+]
+DATASET_FIELDS = [
+    "namespace",
+    "name",
+    "facets",
+    "facet_versions",
+    "description",
+    "lifecycle_state",
+    "lifecycle_changed_at",
+    "is_dropped",
+    "first_seen",
+    "last_seen",
+    "updated_at",
+]
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, item: int) -> int:
+        self.parent.setdefault(item, item)
+        while self.parent[item] != item:
+            self.parent[item] = self.parent[self.parent[item]]
+            item = self.parent[item]
+        return item
+
+    def union(self, a: int, b: int) -> None:
+        root_a, root_b = self.find(a), self.find(b)
+        if root_a != root_b:
+            self.parent[max(root_a, root_b)] = min(root_a, root_b)
+
+
+def _min(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _max(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def derive_aliases(facts: Facts) -> tuple[dict[AliasKey, DatasetAlias], set[int]]:
+    """Upsert aliases, link them, group them into datasets.
+
+    Returns (alias key → locked alias, ids of runs whose edges must be recomputed because
+    a dataset they touched was merged away).
+    """
+    if not facts.aliases:
+        return {}, set()
+    hashes = {key_hash(*key): key for key in facts.aliases}
+    new_rows = []
+    for digest, key in sorted(hashes.items()):
+        fact = facts.aliases[key]
+        (rank, time, event_digest), reason, event_id, rule_id, detail = fact.reason
+        new_rows.append(
+            DatasetAlias(
+                namespace=key[0],
+                name=key[1],
+                key_hash=digest,
+                reason=reason,
+                reason_event_id=event_id,
+                reason_rule_id=rule_id,
+                reason_detail=detail,
+                reason_version=[rank, time, event_digest],
+                first_seen=fact.first_seen,
+                last_seen=fact.last_seen,
+            )
+        )
+    DatasetAlias.objects.bulk_create(new_rows, ignore_conflicts=True)
+    aliases = {
+        hashes[bytes(alias.key_hash)]: alias
+        for alias in locked(DatasetAlias.objects.filter(key_hash__in=list(hashes)))
+    }
+    for key, alias in aliases.items():
+        fact = facts.aliases[key]
+        (rank, time, event_digest), reason, event_id, rule_id, detail = fact.reason
+        if [rank, time, event_digest] < alias.reason_version:
+            alias.reason, alias.reason_detail = reason, detail
+            alias.reason_event_id, alias.reason_rule_id = event_id, rule_id
+            alias.reason_version = [rank, time, event_digest]
+        alias.first_seen = _min(alias.first_seen, fact.first_seen)
+        alias.last_seen = _max(alias.last_seen, fact.last_seen)
+
+    _store_links(facts, aliases)
+    recompute_runs = _group(facts, aliases)
+    DatasetAlias.objects.bulk_update(list(aliases.values()), ALIAS_FIELDS)
+    return aliases, recompute_runs
+
+
+def _store_links(facts: Facts, aliases: dict[AliasKey, DatasetAlias]) -> None:
+    rows = {}
+    for (a, b), (reason, event_id, rule_id) in facts.links.items():
+        first, second = sorted((aliases[a].id, aliases[b].id))
+        rows.setdefault(
+            (first, second),
+            AliasLink(
+                alias_a_id=first,
+                alias_b_id=second,
+                reason=reason,
+                reason_event_id=event_id,
+                reason_rule_id=rule_id,
+            ),
+        )
+    if rows:
+        AliasLink.objects.bulk_create([rows[pair] for pair in sorted(rows)], ignore_conflicts=True)
+
+
+def _group(facts: Facts, aliases: dict[AliasKey, DatasetAlias]) -> set[int]:
+    """Give every alias a dataset; merge datasets that links join. Returns runs to redo."""
+    union = _UnionFind()
+    for alias in aliases.values():
+        union.find(alias.id)
+    for a, b in facts.links:
+        union.union(aliases[a].id, aliases[b].id)
+    components: dict[int, list[DatasetAlias]] = {}
+    for alias in aliases.values():
+        components.setdefault(union.find(alias.id), []).append(alias)
+
+    dataset_ids = {alias.dataset_id for alias in aliases.values() if alias.dataset_id}
+    datasets = {
+        dataset.id: dataset for dataset in locked(Dataset.objects.filter(id__in=dataset_ids))
+    }
+    created = []
+    for members in components.values():
+        if not any(alias.dataset_id for alias in members):
+            first = min(members, key=lambda alias: (alias.namespace, alias.name))
+            dataset = Dataset(namespace=first.namespace, name=first.name)
+            created.append((dataset, members))
+    if created:
+        Dataset.objects.bulk_create([dataset for dataset, _ in created])
+        for dataset, members in created:
+            datasets[dataset.id] = dataset
+            for alias in members:
+                alias.dataset_id = dataset.id
+
+    recompute_runs: set[int] = set()
+    merged: set[int] = set()
+    for members in components.values():
+        owners = sorted(
+            {datasets[alias.dataset_id] for alias in members if alias.dataset_id},
+            key=lambda dataset: (dataset.namespace, dataset.name, dataset.id),
+        )
+        survivor = owners[0]
+        for alias in members:
+            if alias.dataset_id is None:
+                alias.dataset_id = survivor.id
+        for loser in owners[1:]:
+            recompute_runs |= merge_datasets(survivor, loser)
+            merged.add(survivor.id)
+            for alias in aliases.values():
+                if alias.dataset_id == loser.id:
+                    alias.dataset_id = survivor.id
+            del datasets[loser.id]
+        for alias in members:
+            if (alias.namespace, alias.name) < (survivor.namespace, survivor.name):
+                survivor.namespace, survivor.name = alias.namespace, alias.name
+    facts_by_dataset: dict[int, list[AliasKey]] = {}
+    for key, alias in aliases.items():
+        facts_by_dataset.setdefault(alias.dataset_id, []).append(key)
+    _merge_dataset_facts(facts, aliases, datasets, facts_by_dataset, merged)
+    return recompute_runs
+
+
+def merge_datasets(survivor: Dataset, loser: Dataset) -> set[int]:
+    """Fold ``loser`` into ``survivor`` (both locked) and delete it.
+
+    Aliases are repointed; facets merged per key by version; the aggregates that pointed at
+    the loser (edges, column edges, fields) are deleted and the ids of the runs whose
+    edges must be recomputed are returned. Facts point at aliases, so nothing else moves.
+    """
+    merge_facets(survivor.facets, survivor.facet_versions, _versioned(loser))
+    survivor.first_seen = _min(survivor.first_seen, loser.first_seen)
+    survivor.last_seen = _max(survivor.last_seen, loser.last_seen)
+    if (loser.namespace, loser.name) < (survivor.namespace, survivor.name):
+        survivor.namespace, survivor.name = loser.namespace, loser.name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE catalog_dataset_alias SET dataset_id = %s WHERE dataset_id = %s RETURNING id",
+            [survivor.id, loser.id],
+        )
+        alias_ids = [row[0] for row in cursor.fetchall()]
+        cursor.execute(
+            """
+            SELECT run_id FROM catalog_run_dataset WHERE alias_id = ANY(%s)
+            UNION SELECT run_id FROM catalog_column_lineage_fact
+            WHERE target_alias_id = ANY(%s) OR source_alias_id = ANY(%s)
+            """,
+            [alias_ids, alias_ids, alias_ids],
+        )
+        runs = {row[0] for row in cursor.fetchall()}
+    edges = LineageEdge.objects.filter(source_id=loser.id) | LineageEdge.objects.filter(
+        target_id=loser.id
+    )
+    LineageEdgeRun.objects.filter(edge__in=edges).delete()
+    edges.delete()
+    (
+        ColumnLineageEdge.objects.filter(source_id=loser.id)
+        | ColumnLineageEdge.objects.filter(target_id=loser.id)
+    ).delete()
+    DatasetField.objects.filter(dataset_id=loser.id).delete()
+    Dataset.objects.filter(id=loser.id).delete()
+    return runs
+
+
+def _versioned(dataset: Dataset) -> dict[str, Any]:
+    return {
+        key: (tuple(dataset.facet_versions[key]), value)
+        for key, value in dataset.facets.items()
+        if key in dataset.facet_versions
+    }
+
+
+def _merge_dataset_facts(
+    facts: Facts,
+    aliases: dict[AliasKey, DatasetAlias],
+    datasets: dict[int, Dataset],
+    keys_by_dataset: dict[int, list[AliasKey]],
+    merged: set[int],
+) -> None:
+    schema_changed = [
+        datasets[dataset_id] for dataset_id in sorted(merged) if dataset_id in datasets
+    ]
+    for dataset_id, keys in keys_by_dataset.items():
+        dataset = datasets[dataset_id]
+        for key in keys:
+            alias = aliases[key]
+            dataset.first_seen = _min(dataset.first_seen, alias.first_seen)
+            dataset.last_seen = _max(dataset.last_seen, alias.last_seen)
+            new = facts.dataset_facets.get(key)
+            if new:
+                changed = merge_facets(dataset.facets, dataset.facet_versions, new)
+                if "schema" in changed and dataset not in schema_changed:
+                    schema_changed.append(dataset)
+        documentation = dataset.facets.get("documentation")
+        if isinstance(documentation, dict):
+            dataset.description = str(documentation.get("description") or "")
+        lifecycle = dataset.facets.get("lifecycleStateChange")
+        if isinstance(lifecycle, dict):
+            dataset.lifecycle_state = str(lifecycle.get("lifecycleStateChange") or "")[:16]
+            dataset.lifecycle_changed_at = parse_timestamp(
+                dataset.facet_versions["lifecycleStateChange"][0]
+            )
+            dataset.is_dropped = dataset.lifecycle_state == "DROP"
+    Dataset.objects.bulk_update(list(datasets.values()), DATASET_FIELDS)
+    refresh_fields(schema_changed)
+
+
+def refresh_fields(datasets: list[Dataset]) -> None:
+    """Replace the fields of ``datasets`` by those of their current schema facet."""
+    if not datasets:
+        return
+    DatasetField.objects.filter(dataset__in=[dataset.id for dataset in datasets]).delete()
+    rows = []
+    for dataset in datasets:
+        schema = dataset.facets.get("schema")
+        fields = schema.get("fields") if isinstance(schema, dict) else None
+        for ordinal, (name, type_, description) in enumerate(_flatten(fields or [])):
+            rows.append(
+                DatasetField(
+                    dataset_id=dataset.id,
+                    ordinal=ordinal,
+                    name=name,
+                    type=type_,
+                    description=description,
+                )
+            )
+    DatasetField.objects.bulk_create(rows)
+
+
+def _flatten(fields: Any, prefix: str = "") -> list[tuple[str, str, str]]:
+    result: list[tuple[str, str, str]] = []
+    if not isinstance(fields, list):
+        return result
+    for field in fields:
+        if not isinstance(field, dict) or not isinstance(field.get("name"), str):
+            continue
+        name = prefix + field["name"]
+        result.append((name, str(field.get("type") or ""), str(field.get("description") or "")))
+        result.extend(_flatten(field.get("fields"), name + "."))
+    return result

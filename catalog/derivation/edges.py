@@ -1,0 +1,287 @@
+"""Per-run facts (datasets read/written, column lineage) and the edges aggregated from them.
+
+Facts are upserted with LEAST/GREATEST so that they only ever grow. Edges are then
+*recomputed* for the touched runs from the facts: a run's edges are a pure function of its
+datasets and its job, and an edge's times and counts a pure function of its runs. That is
+what makes the result independent of event order and batching (ADR 0023).
+"""
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+
+from catalog.derivation.facts import AliasKey, Facts, JobKey
+from catalog.models import DatasetAlias
+
+_UPSERT_RUN_DATASETS = """
+INSERT INTO catalog_run_dataset (run_id, alias_id, direction, first_seen, last_seen)
+SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::timestamptz[], %s::timestamptz[])
+ON CONFLICT (run_id, alias_id, direction) DO UPDATE SET
+    first_seen = LEAST(catalog_run_dataset.first_seen, EXCLUDED.first_seen),
+    last_seen = GREATEST(catalog_run_dataset.last_seen, EXCLUDED.last_seen)
+"""
+_UPSERT_JOB_DATASETS = """
+INSERT INTO catalog_job_dataset (job_id, alias_id, direction, first_seen, last_seen, declared)
+SELECT * FROM unnest(
+    %s::bigint[], %s::bigint[], %s::text[], %s::timestamptz[], %s::timestamptz[], %s::bool[]
+)
+ON CONFLICT (job_id, alias_id, direction) DO UPDATE SET
+    first_seen = LEAST(catalog_job_dataset.first_seen, EXCLUDED.first_seen),
+    last_seen = GREATEST(catalog_job_dataset.last_seen, EXCLUDED.last_seen),
+    declared = catalog_job_dataset.declared OR EXCLUDED.declared
+"""
+_INSERT_EVENT_DATASETS = """
+INSERT INTO catalog_event_dataset (alias_id, event_id, role)
+SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[])
+ON CONFLICT DO NOTHING
+"""
+_UPSERT_COLUMN_FACTS = """
+INSERT INTO catalog_column_lineage_fact (
+    run_id, target_alias_id, source_alias_id, key_hash, target_field, source_field,
+    transformation_type, transformation_subtype, transformation_description, masking,
+    first_seen, last_seen
+)
+SELECT * FROM unnest(
+    %s::bigint[], %s::bigint[], %s::bigint[], %s::bytea[], %s::text[], %s::text[],
+    %s::text[], %s::text[], %s::text[], %s::bool[], %s::timestamptz[], %s::timestamptz[]
+)
+ON CONFLICT (run_id, target_alias_id, source_alias_id, key_hash) DO UPDATE SET
+    first_seen = LEAST(catalog_column_lineage_fact.first_seen, EXCLUDED.first_seen),
+    last_seen = GREATEST(catalog_column_lineage_fact.last_seen, EXCLUDED.last_seen)
+"""
+_INSERT_METADATA = """
+INSERT INTO catalog_metadata_record (
+    event_id, resource, subject, action, timestamp, additional_values
+)
+SELECT e, r, s, a, t, v::jsonb FROM unnest(
+    %s::bigint[], %s::text[], %s::text[], %s::text[], %s::timestamptz[], %s::text[]
+) AS u(e, r, s, a, t, v)
+ON CONFLICT (event_id) DO NOTHING
+"""
+# A run's edges: every (input dataset, output dataset) pair of the run, through its job.
+_RUN_EDGES = """
+SELECT i.run_id, ai.dataset_id, ao.dataset_id, r.job_id,
+       GREATEST(MIN(i.first_seen), MIN(o.first_seen)), GREATEST(MAX(i.last_seen), MAX(o.last_seen))
+FROM catalog_run_dataset i
+JOIN catalog_run_dataset o ON o.run_id = i.run_id AND o.direction = 'output'
+JOIN catalog_dataset_alias ai ON ai.id = i.alias_id
+JOIN catalog_dataset_alias ao ON ao.id = o.alias_id
+JOIN catalog_run r ON r.id = i.run_id
+WHERE i.run_id = ANY(%s) AND i.direction = 'input'
+GROUP BY i.run_id, ai.dataset_id, ao.dataset_id, r.job_id
+"""
+_UPSERT_EDGES = """
+INSERT INTO catalog_lineage_edge (
+    source_id, target_id, job_id, first_seen, last_seen, run_count, lineage_type, pipeline
+)
+SELECT s, t, j, f, l, 0, '', '' FROM unnest(
+    %s::bigint[], %s::bigint[], %s::bigint[], %s::timestamptz[], %s::timestamptz[]
+) AS u(s, t, j, f, l)
+ON CONFLICT (source_id, target_id, job_id) DO UPDATE SET run_count = catalog_lineage_edge.run_count
+RETURNING id, source_id, target_id, job_id
+"""
+_DELETE_EDGE_RUNS = """
+DELETE FROM catalog_lineage_edge_run WHERE run_id = ANY(%s) RETURNING edge_id
+"""
+_INSERT_EDGE_RUNS = """
+INSERT INTO catalog_lineage_edge_run (edge_id, run_id, first_seen, last_seen)
+SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::timestamptz[], %s::timestamptz[])
+"""
+# An edge's aggregate is a pure function of its runs; the last run is the one seen last,
+# ties broken by run UUID (not by id, which depends on arrival order).
+_AGGREGATE_EDGES = """
+UPDATE catalog_lineage_edge e SET
+    first_seen = a.first_seen, last_seen = a.last_seen, run_count = a.run_count,
+    last_run_id = a.last_run_id, lineage_type = a.lineage_type, pipeline = a.pipeline
+FROM (
+    SELECT er.edge_id, MIN(er.first_seen) AS first_seen, MAX(er.last_seen) AS last_seen,
+           COUNT(*) AS run_count,
+           (ARRAY_AGG(er.run_id ORDER BY er.last_seen DESC, r.run_uuid DESC))[1] AS last_run_id,
+           (ARRAY_AGG(COALESCE(r.facets->'lineageCatalog_edge'->>'lineage_type', '')
+                      ORDER BY er.last_seen DESC, r.run_uuid DESC))[1] AS lineage_type,
+           (ARRAY_AGG(COALESCE(r.facets->'lineageCatalog_edge'->>'pipeline', '')
+                      ORDER BY er.last_seen DESC, r.run_uuid DESC))[1] AS pipeline
+    FROM catalog_lineage_edge_run er JOIN catalog_run r ON r.id = er.run_id
+    WHERE er.edge_id = ANY(%s)
+    GROUP BY er.edge_id
+) a
+WHERE e.id = a.edge_id
+"""
+_DELETE_EMPTY_EDGES = """
+DELETE FROM catalog_lineage_edge e WHERE e.id = ANY(%s)
+AND NOT EXISTS (SELECT 1 FROM catalog_lineage_edge_run er WHERE er.edge_id = e.id)
+"""
+# Column edges are recomputed per (target dataset, job) from all facts of that pair.
+_COLUMN_KEYS = """
+SELECT DISTINCT at.dataset_id, r.job_id
+FROM catalog_column_lineage_fact f
+JOIN catalog_run r ON r.id = f.run_id
+JOIN catalog_dataset_alias at ON at.id = f.target_alias_id
+WHERE f.run_id = ANY(%s)
+ORDER BY 1, 2
+"""
+_OLD_COLUMN_KEYS = """
+SELECT DISTINCT at.dataset_id, k.job_id
+FROM unnest(%s::bigint[], %s::bigint[]) AS k(run_id, job_id)
+JOIN catalog_column_lineage_fact f ON f.run_id = k.run_id
+JOIN catalog_dataset_alias at ON at.id = f.target_alias_id
+"""
+_DELETE_COLUMN_EDGES = """
+DELETE FROM catalog_column_lineage_edge ce
+USING unnest(%s::bigint[], %s::bigint[]) AS k(target_id, job_id)
+WHERE ce.target_id = k.target_id AND ce.job_id = k.job_id
+"""
+_INSERT_COLUMN_EDGES = """
+INSERT INTO catalog_column_lineage_edge (
+    target_id, source_id, job_id, key_hash, target_field, source_field, transformation_type,
+    transformation_subtype, transformation_description, masking, first_seen, last_seen,
+    last_run_id, run_count
+)
+SELECT at.dataset_id, src.dataset_id, r.job_id, f.key_hash, f.target_field, f.source_field,
+       f.transformation_type, f.transformation_subtype, f.transformation_description, f.masking,
+       MIN(f.first_seen), MAX(f.last_seen),
+       (ARRAY_AGG(f.run_id ORDER BY f.last_seen DESC, r.run_uuid DESC))[1],
+       COUNT(DISTINCT f.run_id)
+FROM unnest(%s::bigint[], %s::bigint[]) AS k(target_id, job_id)
+JOIN catalog_dataset_alias at ON at.dataset_id = k.target_id
+JOIN catalog_column_lineage_fact f ON f.target_alias_id = at.id
+JOIN catalog_run r ON r.id = f.run_id AND r.job_id = k.job_id
+JOIN catalog_dataset_alias src ON src.id = f.source_alias_id
+GROUP BY at.dataset_id, src.dataset_id, r.job_id, f.key_hash, f.target_field, f.source_field,
+         f.transformation_type, f.transformation_subtype, f.transformation_description, f.masking
+"""
+
+
+def _columns(rows: list[tuple], width: int) -> list[list[Any]]:
+    columns: list[list[Any]] = [[] for _ in range(width)]
+    for row in rows:
+        for column, value in zip(columns, row, strict=True):
+            column.append(value)
+    return columns
+
+
+def store_facts(
+    facts: Facts,
+    job_ids: dict[JobKey, int],
+    run_ids: dict[uuid.UUID, int],
+    aliases: dict[AliasKey, DatasetAlias],
+) -> set[int]:
+    """Upsert the per-run and per-job facts; returns the ids of runs whose edges changed."""
+    touched: set[int] = set()
+    with connection.cursor() as cursor:
+        run_rows = sorted(
+            (run_ids[run], aliases[alias].id, direction, first, last)
+            for (run, alias, direction), (first, last) in facts.run_datasets.items()
+        )
+        if run_rows:
+            cursor.execute(_UPSERT_RUN_DATASETS, _columns(run_rows, 5))
+            touched.update(row[0] for row in run_rows)
+        job_rows = sorted(
+            (job_ids[job], aliases[alias].id, direction, first, last, declared)
+            for (job, alias, direction), (first, last, declared) in facts.job_datasets.items()
+        )
+        if job_rows:
+            cursor.execute(_UPSERT_JOB_DATASETS, _columns(job_rows, 6))
+        event_rows = sorted(
+            (aliases[alias].id, event_id, role) for alias, event_id, role in facts.event_datasets
+        )
+        if event_rows:
+            cursor.execute(_INSERT_EVENT_DATASETS, _columns(event_rows, 3))
+        column_rows = sorted(
+            (
+                run_ids[run],
+                aliases[target].id,
+                aliases[source].id,
+                digest,
+                values["target_field"],
+                values["source_field"],
+                values["transformation_type"],
+                values["transformation_subtype"],
+                values["transformation_description"],
+                values["masking"],
+                values["first_seen"],
+                values["last_seen"],
+            )
+            for (run, target, source, digest), values in facts.column_facts.items()
+        )
+        if column_rows:
+            cursor.execute(_UPSERT_COLUMN_FACTS, _columns(column_rows, 12))
+            touched.update(row[0] for row in column_rows)
+    return touched
+
+
+def store_metadata(facts: Facts) -> None:
+    if not facts.metadata:
+        return
+    import orjson
+
+    rows = sorted(
+        (
+            record["event_id"],
+            record["resource"],
+            record["subject"],
+            record["action"],
+            record["timestamp"],
+            orjson.dumps(record["additional_values"]).decode(),
+        )
+        for record in facts.metadata
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(_INSERT_METADATA, _columns(rows, 6))
+
+
+def recompute_edges(run_ids: set[int], old_jobs: dict[int, int] | None = None) -> None:
+    """Rebuild the edges of ``run_ids`` from their facts, then the touched aggregates.
+
+    ``old_jobs`` maps runs whose job changed to their previous job, whose column edges are
+    recomputed too.
+    """
+    if not run_ids:
+        return
+    runs = sorted(run_ids)
+    with connection.cursor() as cursor:
+        cursor.execute(_RUN_EDGES, [runs])
+        pairs: list[tuple[int, int, int, int, datetime, datetime]] = cursor.fetchall()
+        edge_keys: dict[tuple[int, int, int], tuple[datetime, datetime]] = {}
+        for _, source, target, job, first, last in pairs:
+            known = edge_keys.get((source, target, job))
+            edge_keys[(source, target, job)] = (
+                (first, last) if known is None else (min(known[0], first), max(known[1], last))
+            )
+        edge_ids: dict[tuple[int, int, int], int] = {}
+        if edge_keys:
+            keys = sorted(edge_keys)
+            cursor.execute(
+                _UPSERT_EDGES,
+                [
+                    [key[0] for key in keys],
+                    [key[1] for key in keys],
+                    [key[2] for key in keys],
+                    [edge_keys[key][0] for key in keys],
+                    [edge_keys[key][1] for key in keys],
+                ],
+            )
+            edge_ids = {(s, t, j): edge_id for edge_id, s, t, j in cursor.fetchall()}
+        cursor.execute(_DELETE_EDGE_RUNS, [runs])
+        affected = {row[0] for row in cursor.fetchall()} | set(edge_ids.values())
+        if pairs:
+            rows = sorted(
+                (edge_ids[(source, target, job)], run, first, last)
+                for run, source, target, job, first, last in pairs
+            )
+            cursor.execute(_INSERT_EDGE_RUNS, _columns(rows, 4))
+        if affected:
+            edges = sorted(affected)
+            cursor.execute(_AGGREGATE_EDGES, [edges])
+            cursor.execute(_DELETE_EMPTY_EDGES, [edges])
+        cursor.execute(_COLUMN_KEYS, [runs])
+        keys = cursor.fetchall()
+        if old_jobs:
+            cursor.execute(_OLD_COLUMN_KEYS, [list(old_jobs), list(old_jobs.values())])
+            keys = sorted(set(keys) | set(cursor.fetchall()))
+        if keys:
+            targets, jobs = [key[0] for key in keys], [key[1] for key in keys]
+            cursor.execute(_DELETE_COLUMN_EDGES, [targets, jobs])
+            cursor.execute(_INSERT_COLUMN_EDGES, [targets, jobs])

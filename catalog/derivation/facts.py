@@ -1,0 +1,515 @@
+"""Events → facts: a pure-Python reading of a batch of raw events (no database).
+
+Every fact carries a *version*: ``(eventTime ISO, digest hex)`` of the event it came from,
+so that the database merge can keep "the latest" or "the first" independently of the
+order in which events arrive (see docs/derivation.md, "Order independence").
+"""
+
+import hashlib
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from catalog import naming
+from catalog.rules import RuleSet
+
+Version = tuple[str, str]  # (eventTime as fixed-width ISO UTC, event digest hex)
+JobKey = tuple[str, str]
+AliasKey = tuple[str, str]
+
+TERMINAL = {"COMPLETE": 3, "FAIL": 5, "ABORT": 4}
+# Ties on eventTime are broken by this rank (higher wins), then by digest.
+NON_TERMINAL = {"RUNNING": 2, "START": 1, "OTHER": 0}
+# Alias reasons, strongest first: an event naming a dataset beats a derived name.
+REASON_RANK = {"event": 0, "edge": 0, "symlink": 1, "rename": 2, "rule": 3}
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def iso(moment: datetime | None) -> str:
+    return (moment or EPOCH).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class BadEvent(ValueError):
+    """The event's content cannot be derived (recorded as failed, never retried)."""
+
+
+@dataclass(frozen=True)
+class RawEvent:
+    id: int
+    kind: str
+    event_type: str | None
+    event_time: datetime | None
+    run_id: str | None
+    job_namespace: str | None
+    job_name: str | None
+    payload: Any
+    digest: bytes
+
+    @property
+    def version(self) -> Version:
+        return iso(self.event_time), self.digest.hex()
+
+
+@dataclass
+class JobFact:
+    key: JobKey
+    own: bool
+    times: list[datetime] = field(default_factory=list)
+    # facet key → (version, value); the latest version wins.
+    facets: dict[str, tuple[Version, Any]] = field(default_factory=dict)
+    parent: tuple[Version, JobKey] | None = None
+
+
+@dataclass
+class RunFact:
+    run_uuid: uuid.UUID
+    run_id_text: str
+    # (own 0/1, version) → job key; the greatest wins (own events beat parent facets).
+    job: tuple[tuple[int, Version], JobKey]
+    own: bool
+    state: tuple[int, str, int, str] | None = None  # (terminal, time, rank, digest)
+    state_type: str = ""
+    state_time: datetime | None = None
+    first_event: datetime | None = None
+    last_event: datetime | None = None
+    first_start: datetime | None = None
+    streaming: bool = False
+    facets: dict[str, tuple[Version, Any]] = field(default_factory=dict)
+    parent: tuple[Version, uuid.UUID] | None = None
+
+
+@dataclass
+class AliasFact:
+    key: AliasKey
+    reason: tuple[tuple[int, str, str], str, int | None, int | None, str]
+    # ((rank, time, digest), reason, event id, rule id, detail); the smallest wins.
+    first_seen: datetime | None
+    last_seen: datetime | None
+
+
+@dataclass
+class Facts:
+    jobs: dict[JobKey, JobFact] = field(default_factory=dict)
+    runs: dict[uuid.UUID, RunFact] = field(default_factory=dict)
+    aliases: dict[AliasKey, AliasFact] = field(default_factory=dict)
+    # (alias, alias) → (reason, event id, rule id)
+    links: dict[tuple[AliasKey, AliasKey], tuple[str, int | None, int | None]] = field(
+        default_factory=dict
+    )
+    dataset_facets: dict[AliasKey, dict[str, tuple[Version, Any]]] = field(default_factory=dict)
+    # (run, alias, direction) → (first, last)
+    run_datasets: dict[tuple[uuid.UUID, AliasKey, str], tuple[datetime, datetime]] = field(
+        default_factory=dict
+    )
+    # (job, alias, direction) → (first, last, declared)
+    job_datasets: dict[tuple[JobKey, AliasKey, str], tuple[datetime, datetime, bool]] = field(
+        default_factory=dict
+    )
+    # (run, target alias, source alias, key hash) → row values
+    column_facts: dict[tuple[uuid.UUID, AliasKey, AliasKey, bytes], dict[str, Any]] = field(
+        default_factory=dict
+    )
+    event_datasets: set[tuple[AliasKey, int, str]] = field(default_factory=set)
+    metadata: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _min(a: datetime | None, b: datetime | None) -> datetime | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _max(a: datetime | None, b: datetime | None) -> datetime | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _merge_facets(
+    into: dict[str, tuple[Version, Any]], facets: Any, version: Version, skip: Iterable[str] = ()
+) -> None:
+    if not isinstance(facets, dict):
+        return
+    for key, value in facets.items():
+        if key in skip:
+            continue
+        current = into.get(key)
+        if current is None or version > current[0]:
+            into[key] = (version, value)
+
+
+def _text(value: Any, limit: int | None = None) -> str:
+    text = value if isinstance(value, str) else "" if value is None else str(value)
+    return text[:limit] if limit else text
+
+
+class Extractor:
+    """Accumulates the facts of many events; ``add`` raises BadEvent for poison events."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        self.facts = Facts()
+
+    # --- names -------------------------------------------------------------------------
+
+    def alias(
+        self,
+        namespace: Any,
+        name: Any,
+        event: RawEvent,
+        reason: str,
+        detail: str = "",
+        rule_id: int | None = None,
+    ) -> AliasKey:
+        if not isinstance(namespace, str) or not isinstance(name, str) or not name.strip():
+            raise BadEvent(f"dataset without a string namespace and name: {namespace!r} {name!r}")
+        key = self.rules.rewrite(*naming.normalise(namespace, name))
+        self._note_alias(key, event, reason, detail, rule_id)
+        for rule, *target in self.rules.equivalents(*key):
+            target_key = (target[0], target[1])
+            self._note_alias(target_key, event, "rule", rule.slug, rule.id)
+            self.link(key, target_key, "rule", event, rule.id)
+        return key
+
+    def _note_alias(
+        self, key: AliasKey, event: RawEvent, reason: str, detail: str, rule_id: int | None
+    ) -> None:
+        time, digest = event.version
+        candidate = ((REASON_RANK[reason], time, digest), reason, event.id, rule_id, detail)
+        current = self.facts.aliases.get(key)
+        if current is None:
+            self.facts.aliases[key] = AliasFact(key, candidate, event.event_time, event.event_time)
+            return
+        if candidate[0] < current.reason[0]:
+            current.reason = candidate
+        current.first_seen = _min(current.first_seen, event.event_time)
+        current.last_seen = _max(current.last_seen, event.event_time)
+
+    def link(
+        self, a: AliasKey, b: AliasKey, reason: str, event: RawEvent, rule_id: int | None = None
+    ) -> None:
+        if a == b:
+            return
+        pair = (a, b) if a < b else (b, a)
+        self.facts.links.setdefault(pair, (reason, event.id, rule_id))
+
+    def job(self, namespace: Any, name: Any, own: bool) -> JobFact:
+        if not isinstance(namespace, str) or not isinstance(name, str) or not name:
+            raise BadEvent(f"job without a string namespace and name: {namespace!r} {name!r}")
+        key = (namespace, name)
+        fact = self.facts.jobs.get(key)
+        if fact is None:
+            fact = self.facts.jobs[key] = JobFact(key, own)
+        fact.own = fact.own or own
+        return fact
+
+    # --- events ------------------------------------------------------------------------
+
+    def add(self, event: RawEvent) -> None:
+        payload = event.payload
+        if not isinstance(payload, dict):
+            raise BadEvent("payload is not an object")
+        if event.kind == "run":
+            self._run_event(event, payload)
+        elif event.kind == "job":
+            self._job_event(event, payload)
+        elif event.kind == "dataset":
+            self._dataset_event(event, payload)
+        elif event.kind == "edge":
+            self._edge_event(event, payload)
+        elif event.kind == "metadata":
+            self._metadata_event(event, payload)
+        else:
+            raise BadEvent(f"unknown event kind {event.kind!r}")
+
+    def _job_facts(self, event: RawEvent, job_payload: Any) -> JobFact:
+        if not isinstance(job_payload, dict):
+            raise BadEvent("job is not an object")
+        job = self.job(job_payload.get("namespace"), job_payload.get("name"), own=True)
+        job.times.append(event.event_time or EPOCH)
+        _merge_facets(job.facets, job_payload.get("facets"), event.version)
+        return job
+
+    def _run_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
+        job = self._job_facts(event, payload.get("job"))
+        run_payload = payload.get("run")
+        if not isinstance(run_payload, dict) or not isinstance(run_payload.get("runId"), str):
+            raise BadEvent("run without a string runId")
+        run_id = run_payload["runId"]
+        run = self._run(run_id, job.key, own=True, version=event.version)
+        time = event.event_time or EPOCH
+        run.first_event = _min(run.first_event, time)
+        run.last_event = _max(run.last_event, time)
+        event_type = (payload.get("eventType") or "OTHER").upper()
+        if event_type == "START":
+            run.first_start = _min(run.first_start, time)
+        terminal = event_type in TERMINAL
+        rank = TERMINAL.get(event_type, NON_TERMINAL.get(event_type, 0))
+        state = (int(terminal), event.version[0], rank, event.version[1])
+        if run.state is None or state > run.state:
+            run.state, run.state_type, run.state_time = state, event_type, time
+        job_type = (job.facets.get("jobType") or (None, {}))[1]
+        if isinstance(job_type, dict) and job_type.get("processingType") == "STREAMING":
+            run.streaming = True
+        run_facets = run_payload.get("facets")
+        _merge_facets(run.facets, run_facets, event.version)
+        parent = run_facets.get("parent") if isinstance(run_facets, dict) else None
+        if isinstance(parent, dict):
+            self._parent(event, run, job, parent)
+        for direction in ("inputs", "outputs"):
+            self._io(event, payload.get(direction), direction[:-1], run=run, job=job)
+
+    def _run(self, run_id: str, job_key: JobKey, own: bool, version: Version) -> RunFact:
+        run_uuid = naming.run_uuid(run_id, *job_key)
+        job_version = ((int(own), version), job_key)
+        fact = self.facts.runs.get(run_uuid)
+        if fact is None:
+            fact = self.facts.runs[run_uuid] = RunFact(run_uuid, run_id, job_version, own)
+        elif job_version[0] > fact.job[0]:
+            fact.job = job_version
+        fact.own = fact.own or own
+        if own and fact.run_id_text != run_id:
+            fact.run_id_text = run_id
+        return fact
+
+    def _parent(self, event: RawEvent, run: RunFact, job: JobFact, parent: dict) -> None:
+        parent_job = parent.get("job") or {}
+        parent_run = parent.get("run") or {}
+        if not isinstance(parent_job, dict) or not isinstance(parent_run, dict):
+            return
+        namespace, name = parent_job.get("namespace"), parent_job.get("name")
+        if not isinstance(namespace, str) or not isinstance(name, str) or not name:
+            return
+        parent_fact = self.job(namespace, name, own=False)
+        if (namespace, name) != job.key and (job.parent is None or event.version > job.parent[0]):
+            job.parent = (event.version, parent_fact.key)
+        parent_run_id = parent_run.get("runId")
+        if isinstance(parent_run_id, str) and parent_run_id:
+            placeholder = self._run(parent_run_id, parent_fact.key, own=False, version=("", ""))
+            if placeholder.run_uuid != run.run_uuid and (
+                run.parent is None or event.version > run.parent[0]
+            ):
+                run.parent = (event.version, placeholder.run_uuid)
+
+    def _io(
+        self,
+        event: RawEvent,
+        datasets: Any,
+        direction: str,
+        run: RunFact | None = None,
+        job: JobFact | None = None,
+        declared: bool = False,
+    ) -> None:
+        if datasets is None:
+            return
+        if not isinstance(datasets, list):
+            raise BadEvent(f"{direction}s is not an array")
+        time = event.event_time or EPOCH
+        for position, dataset in enumerate(datasets):
+            if not isinstance(dataset, dict):
+                raise BadEvent(f"{direction}s/{position} is not an object")
+            key = self._dataset(event, dataset, direction, f"{direction}s/{position}")
+            if run is not None:
+                self._span(self.facts.run_datasets, (run.run_uuid, key, direction), time)
+                if direction == "output":
+                    self._column_lineage(event, run, key, dataset)
+            if job is not None:
+                job_key = (job.key, key, direction)
+                first, last, was_declared = self.facts.job_datasets.get(
+                    job_key, (time, time, False)
+                )
+                self.facts.job_datasets[job_key] = (
+                    min(first, time),
+                    max(last, time),
+                    was_declared or declared,
+                )
+
+    @staticmethod
+    def _span(into: dict, key: Any, time: datetime) -> None:
+        first, last = into.get(key, (time, time))
+        into[key] = (min(first, time), max(last, time))
+
+    def _dataset(self, event: RawEvent, dataset: dict[str, Any], role: str, path: str) -> AliasKey:
+        key = self.alias(dataset.get("namespace"), dataset.get("name"), event, "event", path)
+        self.facts.event_datasets.add((key, event.id, role))
+        facets = dataset.get("facets")
+        if isinstance(facets, dict):
+            into = self.facts.dataset_facets.setdefault(key, {})
+            _merge_facets(into, facets, event.version, skip=("columnLineage",))
+            self._symlinks(event, key, facets.get("symlinks"))
+            self._lifecycle(event, key, facets.get("lifecycleStateChange"))
+        return key
+
+    def _symlinks(self, event: RawEvent, key: AliasKey, symlinks: Any) -> None:
+        identifiers = symlinks.get("identifiers") if isinstance(symlinks, dict) else None
+        if not isinstance(identifiers, list):
+            return
+        for identifier in identifiers:
+            if not isinstance(identifier, dict):
+                continue
+            namespace, name = identifier.get("namespace"), identifier.get("name")
+            if not isinstance(namespace, str) or not isinstance(name, str) or not name.strip():
+                continue
+            detail = f"symlink {identifier.get('type') or ''} of {key[0]} {key[1]}".strip()
+            other = self.alias(namespace, name, event, "symlink", detail)
+            self.facts.event_datasets.add((other, event.id, "symlink"))
+            self.link(key, other, "symlink", event)
+
+    def _lifecycle(self, event: RawEvent, key: AliasKey, facet: Any) -> None:
+        if not isinstance(facet, dict) or facet.get("lifecycleStateChange") != "RENAME":
+            return
+        previous = facet.get("previousIdentifier")
+        if isinstance(previous, dict):
+            namespace, name = previous.get("namespace"), previous.get("name")
+            if isinstance(namespace, str) and isinstance(name, str) and name.strip():
+                other = self.alias(namespace, name, event, "rename", f"renamed to {key[1]}")
+                self.link(key, other, "rename", event)
+
+    def _column_lineage(
+        self, event: RawEvent, run: RunFact, target: AliasKey, dataset: dict[str, Any]
+    ) -> None:
+        facets = dataset.get("facets")
+        facet = facets.get("columnLineage") if isinstance(facets, dict) else None
+        fields = facet.get("fields") if isinstance(facet, dict) else None
+        if not isinstance(fields, dict):
+            return
+        time = event.event_time or EPOCH
+        for target_field, spec in fields.items():
+            if not isinstance(spec, dict):
+                continue
+            for source in spec.get("inputFields") or []:
+                if not isinstance(source, dict) or not isinstance(source.get("field"), str):
+                    continue
+                try:
+                    source_key = self.alias(
+                        source.get("namespace"), source.get("name"), event, "event", "columnLineage"
+                    )
+                except BadEvent:
+                    continue
+                transformations = source.get("transformations") or [
+                    {
+                        "type": spec.get("transformationType") or "",
+                        "subtype": "",
+                        "description": spec.get("transformationDescription") or "",
+                    }
+                ]
+                for transformation in transformations:
+                    if not isinstance(transformation, dict):
+                        continue
+                    self._column_fact(
+                        run, target, target_field, source_key, source["field"], transformation, time
+                    )
+
+    def _column_fact(
+        self,
+        run: RunFact,
+        target: AliasKey,
+        target_field: str,
+        source: AliasKey,
+        source_field: str,
+        transformation: dict[str, Any],
+        time: datetime,
+    ) -> None:
+        values = {
+            "target_field": target_field,
+            "source_field": source_field,
+            "transformation_type": _text(transformation.get("type"), 32),
+            "transformation_subtype": _text(transformation.get("subtype"), 64),
+            "transformation_description": _text(transformation.get("description")),
+            "masking": bool(transformation.get("masking")),
+        }
+        digest = hashlib.sha256(
+            "\0".join(
+                [
+                    target_field,
+                    source_field,
+                    values["transformation_type"],
+                    values["transformation_subtype"],
+                    values["transformation_description"],
+                    str(values["masking"]),
+                ]
+            ).encode()
+        ).digest()
+        key = (run.run_uuid, target, source, digest)
+        current = self.facts.column_facts.get(key)
+        if current is None:
+            self.facts.column_facts[key] = {**values, "first_seen": time, "last_seen": time}
+        else:
+            current["first_seen"] = min(current["first_seen"], time)
+            current["last_seen"] = max(current["last_seen"], time)
+
+    def _job_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
+        job = self._job_facts(event, payload.get("job"))
+        for direction in ("inputs", "outputs"):
+            self._io(event, payload.get(direction), direction[:-1], job=job, declared=True)
+
+    def _dataset_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
+        dataset = payload.get("dataset")
+        if not isinstance(dataset, dict):
+            raise BadEvent("dataset is not an object")
+        self._dataset(event, dataset, "dataset", "dataset")
+
+    def _edge_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
+        namespace, name, run_id = naming.split_pipeline(payload.get("pipeline"))
+        job = self.job(namespace, name, own=True)
+        time = event.event_time or EPOCH
+        job.times.append(time)
+        # An edge without a run in its pipeline is its own one-event run.
+        run = self._run(run_id or f"edge:{event.digest.hex()}", job.key, True, event.version)
+        run.first_event = _min(run.first_event, time)
+        run.last_event = _max(run.last_event, time)
+        state = (1, event.version[0], TERMINAL["COMPLETE"], event.version[1])
+        if run.state is None or state > run.state:
+            run.state, run.state_type, run.state_time = state, "COMPLETE", time
+        edge_facet = {
+            "lineage_type": _text(payload.get("lineage_type"), 100),
+            "pipeline": _text(payload.get("pipeline")),
+        }
+        _merge_facets(run.facets, {"lineageCatalog_edge": edge_facet}, event.version)
+        keys = {}
+        for role, column in (("input", "source_table"), ("output", "target_table")):
+            table = payload.get(column)
+            if not isinstance(table, str) or not table.strip():
+                raise BadEvent(f"{column} is not a non-empty string")
+            keys[role] = self.alias(*naming.edge_table(table), event, "edge", column)
+            self.facts.event_datasets.add((keys[role], event.id, role))
+            self._span(self.facts.run_datasets, (run.run_uuid, keys[role], role), time)
+            first, last, declared = self.facts.job_datasets.get(
+                (job.key, keys[role], role), (time, time, False)
+            )
+            self.facts.job_datasets[(job.key, keys[role], role)] = (
+                min(first, time),
+                max(last, time),
+                declared,
+            )
+
+    def _metadata_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
+        values = payload.get("additionalValues") or {}
+        if not isinstance(values, dict):
+            raise BadEvent("additionalValues is not an object")
+        self.facts.metadata.append(
+            {
+                "event_id": event.id,
+                "resource": _text(payload.get("resource")),
+                "subject": _text(payload.get("subject")),
+                "action": _text(payload.get("action")),
+                "timestamp": event.event_time or EPOCH,
+                "additional_values": values,
+            }
+        )
+
+
+def extract(events: Iterable[RawEvent], rules: RuleSet) -> Facts:
+    """All facts of ``events``; raises BadEvent naming the first poison event's problem."""
+    extractor = Extractor(rules)
+    for event in events:
+        extractor.add(event)
+    return extractor.facts
+
+
+def iter_poison(events: Iterable[RawEvent], rules: RuleSet) -> Iterator[tuple[RawEvent, str]]:
+    """Events whose content cannot be read, each with its reason."""
+    for event in events:
+        try:
+            Extractor(rules).add(event)
+        except BadEvent as error:
+            yield event, str(error)

@@ -1,0 +1,191 @@
+"""Jobs and runs: upsert by natural key, lock in primary-key order, merge facts by version."""
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from catalog.derivation.facts import Facts, JobKey, Version, iso
+from catalog.derivation.locks import locked
+from catalog.models import TERMINAL_STATES, Job, Run, RunState
+from catalog.naming import key_hash
+from ingest.timestamps import parse_timestamp
+
+JOB_FIELDS = [
+    "is_placeholder",
+    "facets",
+    "facet_versions",
+    "processing_type",
+    "job_type",
+    "integration",
+    "description",
+    "first_seen",
+    "last_seen",
+    "parent",
+    "updated_at",
+]
+RUN_FIELDS = [
+    "run_id_text",
+    "job",
+    "parent_run",
+    "is_placeholder",
+    "state",
+    "state_time",
+    "state_version",
+    "started_at",
+    "ended_at",
+    "duration",
+    "nominal_start_time",
+    "nominal_end_time",
+    "error_message",
+    "is_streaming",
+    "last_event_time",
+    "first_event_time",
+    "first_start_time",
+    "facets",
+    "facet_versions",
+    "job_version",
+    "updated_at",
+]
+
+
+def merge_facets(
+    facets: dict[str, Any], versions: dict[str, Any], new: dict[str, tuple[Version, Any]]
+) -> set[str]:
+    """Keep, per facet key, the value of the greatest version; returns the keys changed."""
+    changed = set()
+    for key, (version, value) in new.items():
+        current = versions.get(key)
+        if current is None or list(version) > current:
+            versions[key] = list(version)
+            if facets.get(key) != value:
+                changed.add(key)
+            facets[key] = value
+    return changed
+
+
+def _min(a: datetime | None, b: datetime | None) -> datetime | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _max(a: datetime | None, b: datetime | None) -> datetime | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def derive_jobs(facts: Facts) -> dict[JobKey, int]:
+    """Upsert every job named in the batch (placeholders too); returns key → id."""
+    if not facts.jobs:
+        return {}
+    hashes = {key_hash(*key): key for key in facts.jobs}
+    Job.objects.bulk_create(
+        [
+            Job(namespace=key[0], name=key[1], key_hash=digest)
+            for digest, key in sorted(hashes.items())
+        ],
+        ignore_conflicts=True,
+    )
+    jobs = list(locked(Job.objects.filter(key_hash__in=list(hashes))))
+    ids = {hashes[bytes(job.key_hash)]: job.id for job in jobs}
+    changed = []
+    for job in jobs:
+        fact = facts.jobs[hashes[bytes(job.key_hash)]]
+        if fact.own:
+            job.is_placeholder = False
+        merge_facets(job.facets, job.facet_versions, fact.facets)
+        if fact.times:
+            job.first_seen = _min(job.first_seen, min(fact.times))
+            job.last_seen = _max(job.last_seen, max(fact.times))
+        if fact.parent is not None:
+            version, parent_key = fact.parent
+            current = job.facet_versions.get("_parent")
+            if current is None or list(version) > current:
+                job.facet_versions["_parent"] = list(version)
+                job.parent_id = ids[parent_key]
+        job_type = _dict(job.facets.get("jobType"))
+        job.processing_type = str(job_type.get("processingType") or "")[:16]
+        job.job_type = str(job_type.get("jobType") or "")[:64]
+        job.integration = str(job_type.get("integration") or "")[:64]
+        job.description = str(_dict(job.facets.get("documentation")).get("description") or "")
+        changed.append(job)
+    Job.objects.bulk_update(changed, JOB_FIELDS)
+    return ids
+
+
+def derive_runs(
+    facts: Facts, job_ids: dict[JobKey, int]
+) -> tuple[dict[uuid.UUID, int], dict[int, int]]:
+    """Upsert and merge runs; returns (uuid → id, run id → previous job of runs moved)."""
+    if not facts.runs:
+        return {}, {}
+    Run.objects.bulk_create(
+        [
+            Run(
+                run_uuid=fact.run_uuid,
+                run_id_text=fact.run_id_text,
+                job_id=job_ids[fact.job[1]],
+                state=RunState.UNKNOWN,
+            )
+            for fact in sorted(facts.runs.values(), key=lambda fact: fact.run_uuid)
+        ],
+        ignore_conflicts=True,
+    )
+    runs = list(locked(Run.objects.filter(run_uuid__in=list(facts.runs))))
+    ids = {run.run_uuid: run.id for run in runs}
+    job_changed: dict[int, int] = {}
+    for run in runs:
+        fact = facts.runs[run.run_uuid]
+        (own, version), job_key = fact.job
+        job_version = [own, *version]
+        if not run.job_version or job_version > run.job_version:
+            run.job_version = job_version
+            if run.job_id != job_ids[job_key]:
+                job_changed[run.id] = run.job_id
+                run.job_id = job_ids[job_key]
+        if fact.own:
+            run.is_placeholder = False
+            run.run_id_text = fact.run_id_text
+        if fact.state is not None and (
+            not run.state_version or list(fact.state) > run.state_version[:4]
+        ):
+            run.state_version = [*fact.state, fact.state_type]
+            run.state_time = fact.state_time
+        run.first_event_time = _min(run.first_event_time, fact.first_event)
+        run.last_event_time = _max(run.last_event_time, fact.last_event)
+        run.first_start_time = _min(run.first_start_time, fact.first_start)
+        run.is_streaming = run.is_streaming or fact.streaming
+        merge_facets(run.facets, run.facet_versions, fact.facets)
+        if fact.parent is not None:
+            version, parent_uuid = fact.parent
+            current = run.facet_versions.get("_parent")
+            if current is None or list(version) > current:
+                run.facet_versions["_parent"] = list(version)
+                run.parent_run_id = ids[parent_uuid]
+        _derived_run_fields(run)
+    Run.objects.bulk_update(runs, RUN_FIELDS)
+    return ids, job_changed
+
+
+def _derived_run_fields(run: Run) -> None:
+    """Fields that are pure functions of the merged facts (see ADR 0021)."""
+    if run.state_version:
+        event_type = run.state_version[4]
+        state = event_type if event_type in RunState.values else RunState.OTHER
+        if run.is_streaming and state not in TERMINAL_STATES:
+            state = RunState.RUNNING
+        run.state = state
+    else:
+        run.state = RunState.UNKNOWN
+    run.started_at = run.first_start_time or run.first_event_time
+    run.ended_at = run.state_time if run.state in TERMINAL_STATES else None
+    run.duration = run.ended_at - run.started_at if run.ended_at and run.started_at else None
+    nominal = _dict(run.facets.get("nominalTime"))
+    run.nominal_start_time = parse_timestamp(nominal.get("nominalStartTime"))
+    run.nominal_end_time = parse_timestamp(nominal.get("nominalEndTime"))
+    error = _dict(run.facets.get("errorMessage"))
+    run.error_message = str(error.get("message") or "")
+
+
+__all__ = ["derive_jobs", "derive_runs", "iso", "merge_facets"]

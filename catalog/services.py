@@ -1,0 +1,134 @@
+"""Catalog write services: derive events, sweep the backlog, rebuild from the log.
+
+Each owns its transactions (one short transaction per derivation batch); tasks and
+commands only parse their input and call one of these.
+"""
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from django.db import connection, transaction
+
+from catalog.derivation.batch import (
+    BATCH_SIZE,
+    BatchResult,
+    derive_event_ids,
+    derive_pending_batch,
+)
+from catalog.rules import load_alias_rules, read_rules_file
+
+logger = logging.getLogger(__name__)
+
+# Events pending for longer than this are the sweep's (younger ones are in the broker).
+SWEEP_AFTER_SECONDS = 5.0
+# A sweep stops starting new batches after this long; the next beat tick continues.
+SWEEP_TIME_BUDGET_SECONDS = 4.0
+
+# Derived tables, emptied by a full rederive (AliasRule is steward input and is kept).
+DERIVED_TABLES = [
+    "catalog_lineage_edge_run",
+    "catalog_lineage_edge",
+    "catalog_column_lineage_edge",
+    "catalog_column_lineage_fact",
+    "catalog_run_dataset",
+    "catalog_job_dataset",
+    "catalog_event_dataset",
+    "catalog_dataset_field",
+    "catalog_alias_link",
+    "catalog_dataset_alias",
+    "catalog_dataset",
+    "catalog_run",
+    "catalog_job",
+    "catalog_metadata_record",
+]
+
+__all__ = [
+    "BatchResult",
+    "derive_events",
+    "load_alias_rules",
+    "read_rules_file",
+    "rederive",
+    "sweep_underived",
+]
+
+
+def derive_events(event_ids: Sequence[int]) -> BatchResult:
+    """Derive the given events if still pending (safe to call twice, concurrently)."""
+    result = derive_event_ids(event_ids)
+    logger.info(
+        "derive_events claimed=%d derived=%d failed=%d",
+        result.claimed,
+        result.derived,
+        result.failed,
+    )
+    return result
+
+
+def sweep_underived(
+    older_than_seconds: float = SWEEP_AFTER_SECONDS,
+    time_budget_seconds: float = SWEEP_TIME_BUDGET_SECONDS,
+    batch_size: int = BATCH_SIZE,
+) -> BatchResult:
+    """Derive events that are still pending after ``older_than_seconds``, batch by batch."""
+    total = BatchResult()
+    deadline = time.monotonic() + time_budget_seconds
+    while True:
+        result = derive_pending_batch(older_than_seconds, batch_size)
+        total += result
+        if result.claimed < batch_size or time.monotonic() >= deadline:
+            break
+    if total.claimed:
+        logger.info(
+            "sweep_underived claimed=%d derived=%d failed=%d",
+            total.claimed,
+            total.derived,
+            total.failed,
+        )
+    return total
+
+
+def rederive(
+    since: datetime | None = None,
+    batch_size: int = BATCH_SIZE,
+    progress: Callable[[BatchResult], None] | None = None,
+) -> BatchResult:
+    """Rebuild the catalog from the raw log.
+
+    Without ``since``: empty every derived table, mark every event pending and derive them
+    all, which is by construction the state a clean derivation gives. With ``since``: mark
+    the events with eventTime >= ``since`` pending, with every event of the runs they
+    belong to, and derive them again on top of the current catalog (derivation only ever
+    adds, so this applies changed code or new rules to that range; a full rederive is what
+    drops state that should no longer exist, e.g. after an alias rule was removed).
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        if since is None:
+            cursor.execute(f"TRUNCATE {', '.join(DERIVED_TABLES)}")
+            cursor.execute(
+                "UPDATE ingest_event SET derivation_status = 'pending', derived_at = NULL, "
+                "derivation_error = NULL WHERE derivation_status <> 'pending'"
+            )
+        else:
+            cursor.execute(
+                """
+                UPDATE ingest_event SET derivation_status = 'pending', derived_at = NULL,
+                    derivation_error = NULL
+                WHERE derivation_status <> 'pending' AND (
+                    event_time >= %s
+                    OR run_id IN (SELECT run_id FROM ingest_event
+                                  WHERE event_time >= %s AND run_id IS NOT NULL)
+                )
+                """,
+                [since, since],
+            )
+    total = BatchResult()
+    while True:
+        result = derive_pending_batch(0, batch_size)
+        total += result
+        if progress is not None:
+            progress(total)
+        if result.claimed == 0:
+            break
+    return total

@@ -1,0 +1,37 @@
+"""Celery tasks: take ids, call one service, safe to run twice."""
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError
+
+from catalog import services
+
+# Transient database trouble (connection lost, deadlock, failover) is retried with
+# backoff; bad data never raises out of the services (it is recorded on the event).
+TRANSIENT = (OperationalError, InterfaceError)
+
+
+@shared_task(
+    name="catalog.derive_events",
+    autoretry_for=TRANSIENT,
+    retry_backoff=True,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    max_retries=8,
+    acks_late=True,
+)
+def derive_events(event_ids: list[int]) -> int:
+    """Derive ``event_ids`` (those already derived or claimed elsewhere are skipped)."""
+    return services.derive_events(event_ids).derived
+
+
+@shared_task(
+    name="catalog.sweep_underived",
+    autoretry_for=TRANSIENT,
+    retry_backoff=True,
+    retry_backoff_max=30,
+    max_retries=3,
+    ignore_result=True,
+)
+def sweep_underived(older_than_seconds: float = services.SWEEP_AFTER_SECONDS) -> int:
+    """Derive what the broker never delivered (Redis down, worker killed, lost message)."""
+    return services.sweep_underived(older_than_seconds=older_than_seconds).derived
