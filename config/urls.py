@@ -5,6 +5,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from ingest.health import healthz, readyz
+from ingest.metrics import metrics_view
 
 urlpatterns = [
     path("api/v1/", include("ingest.urls")),
@@ -14,4 +15,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
 ]

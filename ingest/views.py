@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from ingest.adapters import edge_record, metadata_record
 from ingest.authentication import BearerTokenAuthentication, HasIngestScope
+from ingest.metrics import count_ingested, count_refused
 from ingest.parsing import (
     JSON_TYPES,
     NDJSON_TYPES,
@@ -104,6 +105,7 @@ class IngestView(APIView):
 
     def store(self, records: list[EventRecord]) -> Response:
         stored = record_events(records)
+        count_ingested(records, stored)
         if len(stored) == 1:
             only = stored[0]
             return Response(
@@ -208,7 +210,8 @@ class LineageBatchView(IngestView):
                 records.append(record)
             except Problem as problem:
                 failed.append({"index": index, "reason": _reason(problem), "retriable": False})
-        record_events(records)
+        count_ingested(records, record_events(records))
+        count_refused("unknown", len(failed))
         return Response(
             {
                 "status": "partial_success" if failed else "success",
@@ -271,6 +274,7 @@ class MetadataView(IngestView):
         else:
             records = [metadata_record(document)]
         stored = record_events(records)
+        count_ingested(records, stored)
         return Response(
             {
                 "ids": [item.id for item in stored],

@@ -1,0 +1,195 @@
+"""Prometheus metrics: request latency, ingest outcomes, derivation backlog, task failures.
+
+Counters and histograms live in the process that observes them. Under gunicorn (several
+worker processes) and Celery prefork they are merged through prometheus_client's
+multiprocess mode when ``PROMETHEUS_MULTIPROC_DIR`` is set (the Helm chart sets it); without
+it each process reports its own values, which is right for ``make run`` and the tests.
+
+The backlog and failure gauges are not kept in memory at all: they are read from
+``ingest_event`` at scrape time, so every pod reports the same, true numbers. Each query
+walks a partial index and is capped, so a scrape costs the same however big the table is.
+See docs/adr/0011-metrics.md.
+"""
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from django.db import DatabaseError, connection, transaction
+from django.http import HttpRequest, HttpResponse
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+logger = logging.getLogger(__name__)
+
+# The classic text format, which every Prometheus version reads (generate_latest writes it).
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# Backlog counts stop at this many events: beyond it the number is "very large" anyway and
+# counting further would make a scrape proportional to the backlog.
+COUNT_CAP = 100_000
+
+REQUEST_LATENCY = Histogram(
+    "lineage_http_request_duration_seconds",
+    "Time from the first middleware to the response, by URL route.",
+    ["method", "route", "status"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+)
+INGESTED_EVENTS = Counter(
+    "lineage_ingest_events_total",
+    "Events received by ingest, by kind and outcome (created, duplicate, refused).",
+    ["kind", "outcome"],
+)
+TASK_FAILURES = Counter(
+    "lineage_celery_task_failures_total",
+    "Celery tasks that raised, by task name (per worker pod).",
+    ["task"],
+)
+
+
+# --- Recording ------------------------------------------------------------------------------
+
+
+def count_ingested(records: Sequence[Any], stored: Sequence[Any]) -> None:
+    """Count stored events by kind: ``created`` or ``duplicate`` (already in the log)."""
+    for record, item in zip(records, stored, strict=False):
+        INGESTED_EVENTS.labels(record.kind, "created" if item.created else "duplicate").inc()
+
+
+def count_refused(kind: str, number: int) -> None:
+    """Count events refused by validation (``kind`` is the endpoint's kind of event)."""
+    if number:
+        INGESTED_EVENTS.labels(kind, "refused").inc(number)
+
+
+class RequestLatencyMiddleware:
+    """Observe every request's duration, labelled by its URL pattern (bounded cardinality)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        response = self.get_response(request)
+        match = getattr(request, "resolver_match", None)
+        route = match.route if match is not None and match.route else "unmatched"
+        REQUEST_LATENCY.labels(request.method or "", route, str(response.status_code)).observe(
+            time.perf_counter() - started
+        )
+        return response
+
+
+# --- Celery ---------------------------------------------------------------------------------
+
+
+def _on_task_failure(sender: Any = None, **kwargs: Any) -> None:
+    TASK_FAILURES.labels(getattr(sender, "name", None) or "unknown").inc()
+
+
+def _serve_worker_metrics(**kwargs: Any) -> None:
+    """In the worker's main process: serve the merged metrics of its pool processes."""
+    port = os.environ.get("LINEAGE_WORKER_METRICS_PORT")
+    if not port:
+        return
+    from prometheus_client import start_http_server
+
+    start_http_server(int(port), registry=process_registry())
+    logger.info("worker_metrics_serving", extra={"port": int(port)})
+
+
+def _mark_pool_process_dead(pid: int | None = None, **kwargs: Any) -> None:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        multiprocess.mark_process_dead(pid or os.getpid())
+
+
+def connect_celery_signals() -> None:
+    """Connected when the worker imports this module (``CELERY_IMPORTS``)."""
+    from celery import signals
+
+    signals.task_failure.connect(_on_task_failure, weak=False)
+    signals.worker_ready.connect(_serve_worker_metrics, weak=False)
+    signals.worker_process_shutdown.connect(_mark_pool_process_dead, weak=False)
+
+
+connect_celery_signals()
+
+
+# --- Gauges read from the database at scrape time -------------------------------------------
+
+_BACKLOG_SQL = f"""
+SELECT
+  (SELECT count(*) FROM (
+     SELECT 1 FROM ingest_event WHERE derivation_status = 'pending' LIMIT {COUNT_CAP}) AS p),
+  (SELECT extract(epoch FROM now() - received_at) FROM ingest_event
+     WHERE derivation_status = 'pending' ORDER BY id LIMIT 1),
+  (SELECT count(*) FROM (
+     SELECT 1 FROM ingest_event WHERE derivation_status = 'failed' LIMIT {COUNT_CAP}) AS f)
+"""
+
+
+class DerivationCollector(Collector):
+    """Backlog, lag and failures of derivation, from ``ingest_event``'s partial indexes."""
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        up = GaugeMetricFamily(
+            "lineage_metrics_database_up", "1 when the scrape could read the database."
+        )
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                # A scrape never waits on a busy database for long.
+                cursor.execute("SET LOCAL statement_timeout = 2000")
+                cursor.execute(_BACKLOG_SQL)
+                pending, oldest_age, failed = cursor.fetchone()
+        except DatabaseError as error:
+            logger.warning("metrics_database_unavailable", extra={"error": type(error).__name__})
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        yield GaugeMetricFamily(
+            "lineage_derivation_backlog_events",
+            f"Events waiting for derivation (capped at {COUNT_CAP}).",
+            value=pending,
+        )
+        yield GaugeMetricFamily(
+            "lineage_derivation_lag_seconds",
+            "Age of the oldest event waiting for derivation (0 when none waits).",
+            value=float(oldest_age or 0),
+        )
+        yield GaugeMetricFamily(
+            "lineage_derivation_failed_events",
+            f"Events whose derivation failed (capped at {COUNT_CAP}).",
+            value=failed,
+        )
+
+
+_database_registry = CollectorRegistry(auto_describe=False)
+_database_registry.register(DerivationCollector())
+
+
+def process_registry() -> CollectorRegistry:
+    """This process's metrics, or all processes' when multiprocess mode is on."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return registry
+    return REGISTRY
+
+
+def render_metrics() -> bytes:
+    return generate_latest(process_registry()) + generate_latest(_database_registry)
+
+
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """``GET /metrics`` in the Prometheus text format."""
+    return HttpResponse(render_metrics(), content_type=CONTENT_TYPE)
