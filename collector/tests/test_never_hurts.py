@@ -1,0 +1,260 @@
+"""The collector never hurts its host: catalog down, slow or failing; full queue; fork; exit."""
+
+import gzip
+import json
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import lineage_collector as lc
+import pytest
+from lineage_collector.config import Config
+from lineage_collector.errors import counters
+from lineage_collector.runtime import RUNTIME
+from lineage_collector.transport import Sender
+
+
+class Catalog:
+    """A fake catalog on 127.0.0.1: records requests; ``mode`` is ok, error or slow."""
+
+    def __init__(self) -> None:
+        self.mode = "ok"
+        self.delay = 3.0
+        self.requests: list[dict] = []
+        catalog = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                catalog.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": json.loads(body)}
+                )
+                if catalog.mode == "slow":
+                    time.sleep(catalog.delay)
+                status = 500 if catalog.mode == "error" else 200
+                answer = b'{"status": "success"}'
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def events(self) -> list[dict]:
+        return [event for request in self.requests for event in request["body"]]
+
+
+@pytest.fixture
+def catalog():
+    server = Catalog()
+    yield server
+    server.server.shutdown()
+    server.server.server_close()
+
+
+@pytest.fixture
+def installed():
+    counters.reset()
+
+    def install(**overrides):
+        overrides.setdefault("flush_interval", 0.01)
+        return lc.install(namespace="tests", **overrides)
+
+    yield install
+    lc.uninstall()
+
+
+def closed_port_url() -> str:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def test_batches_are_gzip_json_arrays_posted_with_the_bearer_token(catalog, installed):
+    installed(url=catalog.url, api_key="lc_ingest_secret")
+    with lc.job("shipped"):
+        lc.add_output("s3://out/a/b.csv")
+    assert lc.flush(5)
+    (request,) = catalog.requests
+    assert request["path"] == "/api/v1/lineage/batch"
+    assert request["headers"]["Authorization"] == "Bearer lc_ingest_secret"
+    assert request["headers"]["Content-Type"] == "application/json"
+    assert [event["eventType"] for event in request["body"]] == ["START", "COMPLETE"]
+    assert lc.stats()["events.sent"] == 2
+
+
+@pytest.mark.parametrize("mode", ["down", "slow", "error"])
+def test_catalog_down_slow_or_failing_changes_neither_result_nor_latency(
+    mode, catalog, installed, tmp_path
+):
+    sa = pytest.importorskip("sqlalchemy")
+    catalog.mode = mode
+    installed(url=closed_port_url() if mode == "down" else catalog.url, timeout=0.5)
+    engine = sa.create_engine(f"sqlite:///{tmp_path}/db.sqlite")
+    with engine.begin() as connection:
+        connection.exec_driver_sql("CREATE TABLE t (a int)")
+        connection.exec_driver_sql("INSERT INTO t VALUES (1), (2)")
+
+    @lc.job("query")
+    def query() -> int:
+        with engine.connect() as connection:
+            return sum(row[0] for row in connection.exec_driver_sql("SELECT a FROM t"))
+
+    durations = []
+    for _ in range(30):
+        started = time.perf_counter()
+        assert query() == 3
+        durations.append(time.perf_counter() - started)
+        time.sleep(0.01)  # let the worker try (and fail) to send meanwhile
+    assert max(durations) < 0.05, durations
+    started = time.perf_counter()
+    assert lc.flush(0.3) is False
+    assert time.perf_counter() - started < 1.0
+    assert lc.stats().get("errors.send", 0) >= 1
+
+
+def test_a_full_queue_drops_and_counts_instead_of_blocking(installed, monkeypatch):
+    installed(queue_size=3)
+    monkeypatch.setattr(RUNTIME, "start_worker", lambda: None)  # nobody drains the queue
+    RUNTIME.needs_start = False
+    with lc.job("flood"):
+        for index in range(10):
+            lc.add_output(f"s3://out/{index}/x.csv")
+    assert len(RUNTIME.queue) == 3
+    assert lc.stats()["queue.dropped"] == 9  # 10 outputs + the END, minus 2 free slots
+
+
+def test_strict_mode_raises_what_silent_mode_swallows(catalog, installed, monkeypatch):
+    monkeypatch.setenv("LINEAGE_SILENT_FAIL", "false")
+    catalog.mode = "error"
+    installed(url=catalog.url)
+    with lc.job("strict"):
+        pass
+    with pytest.raises(lc.CollectorError):
+        lc.flush(2)
+
+
+def test_disabled_collector_hooks_nothing_and_sends_nothing(catalog, installed, monkeypatch):
+    monkeypatch.setenv("OPENLINEAGE_DISABLED", "true")
+    installed(url=catalog.url)
+    with lc.job("off"):
+        lc.add_output("s3://out/x/y.csv")
+    assert lc.flush(0.5)
+    assert catalog.requests == []
+
+
+def test_the_circuit_opens_after_repeated_failures_and_stops_requests():
+    calls = []
+
+    class Failing:
+        def send(self, events):
+            calls.append(len(events))
+            raise ConnectionError("down")
+
+    sender = Sender(Failing(), Config(batch_size=1), counters)
+    for index in range(20):
+        sender.add({"index": index})
+    now = time.monotonic()
+    for step in range(200):
+        sender.maybe_send(now + step * 0.5, force=True)  # 100 s of worker loops
+    # 5 failures open the circuit for 30 s, then one trial per opening.
+    assert len(calls) < 15
+    assert counters.values["circuit.opened"] >= 1
+
+
+def test_lineage_still_flows_from_a_forked_child(catalog, installed):
+    installed(url=catalog.url)
+    with lc.job("parent"):
+        pass
+    assert lc.flush(5)
+    pid = os.fork()
+    if pid == 0:  # the child: its own worker must be rebuilt from scratch
+        code = 1
+        try:
+            with lc.job("child"):
+                lc.add_output("s3://out/child/x.csv")
+            code = 0 if lc.flush(5) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    child = [event for event in catalog.events() if event["job"]["name"] == "child"]
+    assert [event["eventType"] for event in child] == ["START", "COMPLETE"]
+    assert [event["job"]["name"] for event in catalog.events()].count("parent") == 2
+
+
+def test_the_process_exits_promptly_when_the_catalog_hangs(catalog):
+    catalog.mode = "slow"
+    catalog.delay = 30
+    script = textwrap.dedent(
+        """
+        import lineage_collector as lc
+        lc.install()
+        with lc.job("exiting"):
+            lc.add_output("s3://out/x/y.csv")
+        """
+    )
+    environment = {
+        **os.environ,
+        "OPENLINEAGE_URL": catalog.url,
+        "LINEAGE_TIMEOUT": "20",
+        "LINEAGE_EXIT_FLUSH_TIMEOUT": "0.5",
+    }
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", script], env=environment, check=True, timeout=20)
+    assert time.perf_counter() - started < 5
+
+
+def test_emit_edge_posts_the_edge_and_answers_false_instead_of_raising(catalog, installed):
+    installed(url=catalog.url, api_key="k")
+    assert lc.emit_edge(
+        "mlflow.Production.credit_risk",
+        "iceberg.gold.predictions",
+        "model_scoring",
+        "dagster:score:42",
+    )
+    assert catalog.requests[-1]["path"] == "/api/v1/lineage/edges"
+    assert catalog.requests[-1]["body"] == {
+        "source_table": "mlflow.Production.credit_risk",
+        "target_table": "iceberg.gold.predictions",
+        "lineage_type": "model_scoring",
+        "pipeline": "dagster:score:42",
+    }
+    catalog.mode = "error"
+    assert lc.emit_edge("a.b.c", "d.e.f") is False
+    installed(url=closed_port_url())
+    assert lc.emit_edge("a.b.c", "d.e.f") is False
+
+
+def test_metadata_api_posts_records_or_logs_them(catalog, installed, caplog):
+    installed(url=catalog.url)
+    record = lc.MetadataModel(
+        subject="alice",
+        action="approved",
+        resource="model-7",
+        additional_values={"stage": "Production"},
+    )
+    assert lc.MetadataAPI().send(record)
+    assert catalog.requests[-1]["path"] == "/api/v1/metadata"
+    assert catalog.requests[-1]["body"]["additionalValues"] == {"stage": "Production"}
+    with caplog.at_level(logging.INFO, logger="lineage_collector.metadata"):
+        assert lc.MetadataAPI("logging").send([record, record])
+    assert caplog.text.count("approved") == 2
+    catalog.mode = "error"
+    assert lc.MetadataAPI().send(record) is False
