@@ -4,6 +4,8 @@
 Everything here can be set through the Helm chart's values; see docs/deploy.md.
 """
 
+from typing import Any, cast
+
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_str
@@ -48,11 +50,10 @@ MIDDLEWARE = ["ingest.metrics.RequestLatencyMiddleware", *MIDDLEWARE]
 
 # Structured logs: JSON lines on stdout unless LOG_FORMAT=plain.
 LOG_FORMAT = env_str("LOG_FORMAT", "json")
-if LOG_FORMAT not in LOGGING["formatters"]:
-    raise ImproperlyConfigured(
-        f"LOG_FORMAT={LOG_FORMAT!r}: use one of {sorted(LOGGING['formatters'])}."
-    )
-LOGGING["handlers"]["console"]["formatter"] = LOG_FORMAT
+_formatters = cast(dict[str, Any], LOGGING["formatters"])
+if LOG_FORMAT not in _formatters:
+    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r}: use one of {sorted(_formatters)}.")
+cast(dict[str, dict[str, Any]], LOGGING["handlers"])["console"]["formatter"] = LOG_FORMAT
 # Celery workers log through Django's LOGGING (JSON), not through their own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # The worker imports these at start: ingest.metrics counts task failures and serves the
