@@ -13,6 +13,9 @@ from typing import Any
 
 import orjson
 
+from ingest.parsing import parse_json
+from ingest.problems import Problem
+
 GZIP_MAGIC = b"\x1f\x8b"
 EVENT_SUFFIXES = (".json", ".ndjson", ".jsonl", ".gz")
 
@@ -67,7 +70,7 @@ def _unwrap(document: Any) -> Any:
         if isinstance(inner, dict):
             return inner
         if isinstance(inner, str):
-            return orjson.loads(inner)
+            return parse_json(inner.encode())
     return document
 
 
@@ -79,9 +82,9 @@ def read_items(path: Path) -> Iterator[Item]:
     stripped = raw.lstrip()
     if stripped[:1] in (b"[", b"{"):
         try:
-            document = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            document = None  # not one document: maybe NDJSON
+            document = parse_json(raw)
+        except Problem:
+            pass  # not one document: maybe NDJSON
         else:
             documents = document if isinstance(document, list) else [document]
             for index, item in enumerate(documents):
@@ -92,16 +95,16 @@ def read_items(path: Path) -> Iterator[Item]:
             continue
         location = f"{path}:{number}"
         try:
-            yield _item(location, orjson.loads(line))
-        except orjson.JSONDecodeError as error:
-            yield Item(location, error=f"invalid JSON: {error}")
+            yield _item(location, parse_json(line))
+        except Problem as problem:
+            yield Item(location, error=f"invalid JSON: {problem.detail or problem.title}")
 
 
 def _item(location: str, document: Any) -> Item:
     try:
         return Item(location, _unwrap(document))
-    except orjson.JSONDecodeError as error:
-        return Item(location, error=f"invalid JSON in 'event': {error}")
+    except Problem as problem:
+        return Item(location, error=f"invalid JSON in 'event': {problem.detail}")
 
 
 class StateFile:

@@ -4,6 +4,8 @@
 except for their derivation status, never deleted.
 """
 
+import json
+
 from django.contrib.postgres.indexes import BrinIndex, HashIndex
 from django.db import models
 from django.db.models.functions import Now
@@ -39,8 +41,9 @@ class Event(models.Model):
     job_name = models.TextField(null=True, blank=True)
     producer = models.TextField(null=True, blank=True)
     schema_url = models.TextField(null=True, blank=True)
-    # The event as received. Where jsonb cannot hold it (a string with U+0000), this holds a
-    # copy with U+0000 replaced by U+FFFD and ``payload_raw`` the exact received JSON.
+    # The event as received. Where jsonb cannot hold it exactly (U+0000 in a string, floats
+    # with an exponent), this is a close copy (U+0000 → U+FFFD) and ``payload_raw`` holds the
+    # exact JSON; ``received_payload`` returns whichever is exact.
     payload = models.JSONField()
     payload_raw = models.BinaryField(null=True, editable=False)
     # sha256 of kind + canonical JSON (sorted keys); the idempotency key of ingest.
@@ -93,11 +96,9 @@ class Event(models.Model):
 
     @property
     def received_payload(self) -> object:
-        """The event exactly as received (decodes ``payload_raw`` when jsonb could not hold it)."""
+        """The event exactly as received (``payload_raw`` when jsonb could not hold it)."""
         if self.payload_raw is not None:
-            import orjson
-
-            return orjson.loads(bytes(self.payload_raw))
+            return json.loads(bytes(self.payload_raw))  # stdlib: keeps big integers exact
         return self.payload
 
 

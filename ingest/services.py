@@ -1,6 +1,8 @@
 """Write-side services: storing events and managing tokens. Each owns its transaction."""
 
 import hashlib
+import json
+import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +40,10 @@ ON CONFLICT (digest) DO NOTHING
 RETURNING id, digest
 """
 _NUL_ESCAPE = b"\\u0000"
+# What jsonb cannot hold exactly: U+0000 (refused) and floats with an exponent (jsonb's
+# numeric prints 1e308 as 1 followed by 308 zeros, which reads back as an integer). An
+# exponent inside a string matches too; that only costs a redundant exact copy.
+_NOT_JSONB_EXACT = re.compile(rb"\\u0000|\d[eE][+-]?\d")
 
 
 @dataclass(frozen=True)
@@ -54,15 +60,31 @@ class _Row:
     digest: bytes
 
 
+def canonical_json(payload: object) -> bytes:
+    """Compact JSON with sorted keys: what is stored, and what the digest is taken over."""
+    try:
+        return orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        # Integers beyond 64 bits (valid JSON, kept exact by the parser): the stdlib writes them.
+        return json.dumps(
+            payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode()
+
+
 def _serialise(record: EventRecord) -> _Row:
-    canonical = orjson.dumps(record.payload, option=orjson.OPT_SORT_KEYS)
+    canonical = canonical_json(record.payload)
     digest = hashlib.sha256(record.kind.encode() + b"\n" + canonical).digest()
     raw = None
-    if _NUL_ESCAPE in canonical:
-        # jsonb refuses U+0000: keep the exact JSON aside and a searchable copy in jsonb.
+    if _NOT_JSONB_EXACT.search(canonical):
+        # Keep the exact JSON aside, and a searchable copy in jsonb (U+0000 → U+FFFD).
         raw = canonical
         canonical = canonical.replace(_NUL_ESCAPE, b"\\ufffd")
     return _Row(record, canonical.decode(), raw, digest)
+
+
+def _text(value: str | None) -> str | None:
+    # PostgreSQL text refuses U+0000; the exact value is kept in payload_raw.
+    return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
 
 
 def _values(row: _Row) -> tuple[object, ...]:
@@ -71,11 +93,11 @@ def _values(row: _Row) -> tuple[object, ...]:
         record.kind,
         record.event_type,
         record.event_time,
-        record.run_id,
-        record.job_namespace,
-        record.job_name,
-        record.producer,
-        record.schema_url,
+        _text(record.run_id),
+        _text(record.job_namespace),
+        _text(record.job_name),
+        _text(record.producer),
+        _text(record.schema_url),
         row.payload_text,
         row.payload_raw,
         row.digest,
@@ -83,7 +105,7 @@ def _values(row: _Row) -> tuple[object, ...]:
 
 
 def event_size(record: EventRecord) -> int:
-    return len(orjson.dumps(record.payload))
+    return len(canonical_json(record.payload))
 
 
 def record_events(records: Sequence[EventRecord]) -> list[StoredEvent]:

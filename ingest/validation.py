@@ -50,9 +50,7 @@ class _Checker:
         if not isinstance(value, str):
             self.add(f"{path}/{key}", f"must be a string, not {type(value).__name__}")
             return None
-        if required and not value:
-            self.add(f"{path}/{key}", "must not be empty")
-        return value
+        return value  # empty strings are schema-valid (no minLength in the spec)
 
     def obj(self, container: dict[str, Any], key: str, path: str, required: bool) -> Any:
         value = container.get(key)

@@ -1,6 +1,7 @@
 """Small builders for ingest tests."""
 
 import gzip
+import json
 import uuid
 from typing import Any
 
@@ -29,8 +30,16 @@ def run_event(**overrides: Any) -> dict[str, Any]:
     return event
 
 
+def dumps(document: Any) -> bytes:
+    """JSON as a client would send it (the stdlib for integers beyond 64 bits)."""
+    try:
+        return orjson.dumps(document)
+    except orjson.JSONEncodeError:
+        return json.dumps(document, ensure_ascii=False).encode()
+
+
 def post_json(client: Client | _Client, url: str, document: Any, **extra: Any) -> Any:
-    return client.post(url, data=orjson.dumps(document), content_type="application/json", **extra)
+    return client.post(url, data=dumps(document), content_type="application/json", **extra)
 
 
 def post_gzip(client: Client, url: str, document: Any, **extra: Any) -> Any:

@@ -1,0 +1,199 @@
+"""Hostile and odd input: always a clear 4xx or an exact round trip, never a 5xx."""
+
+import gzip
+import io
+import json
+from typing import Any
+
+import orjson
+import pytest
+from django.conf import settings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from ingest.models import Event
+from tests.ingest.helpers import BATCH, EDGES, LINEAGE, METADATA, error_paths, post_json, run_event
+from tests.strategies import any_event, json_values
+
+pytestmark = pytest.mark.django_db
+FUZZ = hypothesis_settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def _post_raw(client: Any, body: bytes, url: str = LINEAGE, **extra: Any) -> Any:
+    return client.post(url, data=body, content_type="application/json", **extra)
+
+
+@FUZZ
+@given(event=any_event)
+def test_every_schema_valid_event_is_accepted_and_read_back_equal(ingest_client, event) -> None:
+    response = post_json(ingest_client, LINEAGE, event)
+    assert response.status_code in (200, 201), response.content
+    assert Event.objects.get(id=response.json()["id"]).received_payload == event
+
+
+@FUZZ
+@given(document=json_values)
+def test_arbitrary_json_never_causes_a_5xx(ingest_client, document) -> None:
+    for url in (LINEAGE, BATCH, EDGES, METADATA):
+        response = post_json(ingest_client, url, document)
+        assert response.status_code < 500, (url, response.content)
+
+
+@FUZZ
+@given(event=any_event, path_choice=st.integers(min_value=0), value=json_values)
+def test_a_wrong_value_anywhere_is_a_4xx_or_accepted_never_a_5xx(
+    ingest_client, event, path_choice: int, value
+) -> None:
+    """Replace one value somewhere in a valid event with an arbitrary JSON value."""
+    containers: list[tuple[Any, Any]] = []
+    stack: list[Any] = [event]
+    while stack:
+        node = stack.pop()
+        keys = list(node.keys()) if isinstance(node, dict) else range(len(node))
+        for key in keys:
+            containers.append((node, key))
+            if isinstance(node[key], dict | list):
+                stack.append(node[key])
+    node, key = containers[path_choice % len(containers)]
+    node[key] = value
+    response = post_json(ingest_client, LINEAGE, event)
+    assert response.status_code in (200, 201, 400), response.content
+    if response.status_code == 400:
+        assert response.json()["errors"]
+
+
+@FUZZ
+@given(body=st.binary(min_size=1, max_size=200))
+def test_random_bytes_are_a_4xx(ingest_client, body: bytes) -> None:
+    assert _post_raw(ingest_client, body).status_code in (400, 413)
+    gzipped = _post_raw(ingest_client, body, HTTP_CONTENT_ENCODING="gzip")
+    assert gzipped.status_code in (400, 413)
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b'{"eventTime": "2026-01-01T00:00:00Z", "eventTime": "x"}', "invalid-json"),
+        (b'{"a": NaN}', "invalid-json"),
+        (b'{"a": Infinity}', "invalid-json"),
+        (b'{"a": -1e999}', "invalid-json"),
+        (b'{"a": "\\udc00 lone low surrogate"}', "invalid-json"),
+        (b'{"a": "\xc3\x28 invalid utf-8"}', "invalid-json"),
+        (b'{"a": 1,}', "invalid-json"),
+        (b"\xef\xbb\xbf{}", "invalid-json"),  # a UTF-8 BOM is not JSON
+        (b"{}", "invalid-event"),
+        (b"null", "invalid-event"),
+        (b"12", "invalid-event"),
+    ],
+)
+def test_hostile_documents_get_a_problem_and_store_nothing(
+    ingest_client, body: bytes, problem: str
+) -> None:
+    response = _post_raw(ingest_client, body)
+    assert response.status_code == 400
+    assert response.json()["type"] == f"urn:lineage-catalog:problem:{problem}"
+    assert not Event.objects.exists()
+
+
+def test_duplicate_keys_are_refused_naming_the_key(ingest_client) -> None:
+    body = orjson.dumps(run_event())[:-1] + b', "producer": "someone else"}'
+    response = _post_raw(ingest_client, body)
+    assert response.status_code == 400
+    assert "producer" in response.json()["detail"]
+
+
+def test_wrong_types_at_every_level_are_named(ingest_client) -> None:
+    event = run_event(run=[], job="job", inputs={}, outputs=[1])
+    response = post_json(ingest_client, LINEAGE, event)
+    assert response.status_code == 400
+    assert error_paths(response) == {"/run", "/job", "/inputs", "/outputs/0"}
+    facets_wrong = run_event()
+    facets_wrong["run"]["facets"] = []
+    facets_wrong["inputs"][0]["facets"] = "x"
+    response = post_json(ingest_client, LINEAGE, facets_wrong)
+    assert error_paths(response) == {"/run/facets", "/inputs/0/facets"}
+
+
+def test_big_integers_and_exponent_floats_round_trip_exactly(ingest_client) -> None:
+    event = run_event()
+    event["run"]["facets"] = {
+        "x_numbers": {
+            "big": 2**80,
+            "negative": -(2**70),
+            "huge": 1.7976931348623157e308,
+            "tiny": 5e-324,
+            "plain": 0.1,
+        },
+    }
+    response = post_json(ingest_client, LINEAGE, event)
+    assert response.status_code == 201
+    assert Event.objects.get().received_payload == event
+
+
+def test_huge_strings_and_arrays_within_limits_are_accepted(ingest_client) -> None:
+    event = run_event()
+    event["job"]["facets"] = {"x_blob": {"text": "é" * 2_000_000}}
+    event["run"]["facets"] = {"x_list": {"items": list(range(200_000))}}
+    response = post_json(ingest_client, LINEAGE, event)
+    assert response.status_code == 201
+    assert Event.objects.get().received_payload == event
+
+
+def test_nul_in_keys_and_values_round_trips(ingest_client) -> None:
+    event = run_event()
+    event["run"]["facets"] = {"x\u0000key": {"v": "\u0000" * 3}}
+    response = post_json(ingest_client, LINEAGE, event)
+    assert response.status_code == 201
+    assert Event.objects.get().received_payload == event
+
+
+def test_deep_nesting_just_inside_the_limit_is_accepted(ingest_client) -> None:
+    event = run_event()
+    depth = settings.LINEAGE["MAX_JSON_DEPTH"] - 4  # event, run, facets, facet add 4 levels
+    nested: Any = 1
+    for _ in range(depth - 1):
+        nested = [nested]
+    event["run"]["facets"] = {"x_deep": {"v": nested}}
+    assert post_json(ingest_client, LINEAGE, event).status_code == 201
+
+
+def test_extremely_deep_nesting_is_refused_without_recursion_errors(ingest_client) -> None:
+    body = b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    response = _post_raw(ingest_client, body)
+    assert response.status_code == 400
+
+
+def test_gzip_with_trailing_garbage_and_gzip_of_invalid_json(ingest_client) -> None:
+    response = _post_raw(ingest_client, gzip.compress(b"{not json"), HTTP_CONTENT_ENCODING="gzip")
+    assert response.json()["type"] == "urn:lineage-catalog:problem:invalid-json"
+
+
+def test_batch_of_mixed_hostile_items_stores_only_the_valid_ones(ingest_client) -> None:
+    good = run_event()
+    body = json.dumps([good, {"eventTime": 1}, [], None, "x", run_event(eventType="DONE")])
+    response = ingest_client.post(BATCH, data=body, content_type="application/json")
+    assert response.status_code == 200
+    assert response.json()["summary"]["successful"] == 1
+    assert [event.payload for event in Event.objects.all()] == [good]
+
+
+def test_ndjson_with_one_broken_line_is_refused_whole(ingest_client) -> None:
+    body = orjson.dumps(run_event()) + b"\n{broken\n"
+    response = ingest_client.post(BATCH, data=body, content_type="application/x-ndjson")
+    assert response.status_code == 400
+    assert error_paths(response) == {"/1"}
+    assert not Event.objects.exists()
+
+
+def test_chunked_body_without_content_length_is_still_limited(ingest_client) -> None:
+    limit = 4096
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(settings.LINEAGE, "MAX_REQUEST_BYTES", limit)
+        body = orjson.dumps(run_event(padding="x" * (2 * limit)))
+        response = ingest_client.generic(
+            "POST", LINEAGE, data=io.BytesIO(body).read(), content_type="application/json"
+        )
+    assert response.status_code == 413
