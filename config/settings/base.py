@@ -165,6 +165,30 @@ LINEAGE = {
     "ALLOW_ANONYMOUS_INGEST": env_bool("LINEAGE_ALLOW_ANONYMOUS_INGEST", False),
     # Celery task that ingest enqueues after commit (ingest knows only its name).
     "DERIVE_TASK": "catalog.derive_events",
+    # Keys whose values are redacted from payloads on every read path (substring match,
+    # case-insensitive); the raw log keeps them. See ingest/redaction.py.
+    "REDACT_KEYS": env_list(
+        "LINEAGE_REDACT_KEYS",
+        [
+            "password",
+            "passwd",
+            "pwd",
+            "secret",
+            "token",
+            "apikey",
+            "api_key",
+            "api-key",
+            "access_key",
+            "accesskey",
+            "private_key",
+            "privatekey",
+            "credential",
+            "authorization",
+            "sasl.jaas.config",
+            "connection_string",
+            "connectionstring",
+        ],
+    ),
     # After a failed publish, skip the broker for this many seconds; the sweep catches up.
     "ENQUEUE_BACKOFF_SECONDS": env_int("LINEAGE_ENQUEUE_BACKOFF_SECONDS", 5),
 }

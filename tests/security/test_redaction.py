@@ -1,0 +1,49 @@
+"""Secrets in payloads are redacted on every read path; the raw log keeps them."""
+
+from pathlib import Path
+
+import orjson
+import pytest
+from django.test import override_settings
+
+from ingest.redaction import REDACTED, redact
+from tests.conftest import CORPUS
+
+
+def test_debezium_connector_password_is_redacted() -> None:
+    event = orjson.loads((Path(CORPUS) / "debezium" / "debezium_event.json").read_bytes())
+    text = orjson.dumps(redact(event)).decode()
+    assert "database.password=postgres" not in text
+    assert f"database.password={REDACTED}" in text
+    assert "database.hostname=postgres" in text  # not a secret: kept
+    assert event == orjson.loads((Path(CORPUS) / "debezium" / "debezium_event.json").read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"password": "hunter2"}, {"password": REDACTED}),
+        ({"DB_PASSWORD": "x", "user": "me"}, {"DB_PASSWORD": REDACTED, "user": "me"}),
+        ({"aws_secret_access_key": 42}, {"aws_secret_access_key": REDACTED}),
+        ({"Authorization": "Bearer abc"}, {"Authorization": REDACTED}),
+        (["api_key: abc", "region=eu"], [f"api_key: {REDACTED}", "region=eu"]),
+        ("postgres://app:s3cr3t@db:5432/shop", f"postgres://app:{REDACTED}@db:5432/shop"),
+        ("s3://bucket/path@version", "s3://bucket/path@version"),
+        ({"token": {"nested": "kept as structure"}}, {"token": {"nested": "kept as structure"}}),
+        ({"tokens_count": 3}, {"tokens_count": REDACTED}),
+    ],
+)
+def test_secret_shapes_are_redacted(value, expected) -> None:
+    assert redact(value) == expected
+
+
+def test_the_key_list_is_a_setting() -> None:
+    from django.conf import settings
+
+    with override_settings(LINEAGE={**settings.LINEAGE, "REDACT_KEYS": ["internal_id"]}):
+        assert redact({"internal_id": "1", "password": "p"}) == {
+            "internal_id": REDACTED,
+            "password": "p",
+        }
+    with override_settings(LINEAGE={**settings.LINEAGE, "REDACT_KEYS": []}):
+        assert redact({"password": "p"}) == {"password": "p"}
