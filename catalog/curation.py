@@ -1,0 +1,429 @@
+"""Steward curation: preview alias rules, merge datasets, re-derive events in the background.
+
+Stewards never edit derived rows. Every curation is stored as steward input that the
+derivation reads (an ``AliasRule``, which a full ``rederive`` keeps), recorded in the admin
+log (``LogEntry``: who, when, what) and then applied by re-deriving the events concerned
+with the catalog's own services. See docs/admin.md and ADRs 0040-0043.
+"""
+
+import json
+import logging
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import redis
+from celery import shared_task
+from django.conf import settings
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.db import InterfaceError, OperationalError, connection, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from catalog import naming, services
+from catalog.models import AliasRule, AliasRuleAction, Dataset, DatasetAlias
+from catalog.rules import RuleSet, compile_rule
+from ingest.models import Event
+
+logger = logging.getLogger(__name__)
+
+# A preview scans the aliases of one namespace; it shows at most this many matches.
+PREVIEW_LIMIT = 200
+# Aliases of a namespace read for a preview (a sequential read of one namespace's rows).
+PREVIEW_SCAN_LIMIT = 500_000
+# Applying a rule re-derives one event per matched alias; up to this many run in the request.
+APPLY_INLINE_LIMIT = 200
+# The "re-derive selected events" action takes at most this many ids (use "since" beyond).
+MAX_SELECTED_EVENTS = 10_000
+REDERIVE_BATCH = 500
+# Progress of background re-derives lives in Redis for a week (the LogEntry is permanent).
+PROGRESS_TTL_SECONDS = 7 * 24 * 3600
+PROGRESS_KEY = "lineage:admin:rederive:{}"
+
+
+# --- alias rule preview ------------------------------------------------------------------
+
+
+@dataclass
+class PreviewRow:
+    alias: DatasetAlias
+    target_namespace: str
+    target_name: str
+    target_alias: DatasetAlias | None
+    regroups: bool  # True when the alias would join another dataset
+
+
+@dataclass
+class RulePreview:
+    rows: list[PreviewRow] = field(default_factory=list)
+    matched: int = 0
+    regrouped: int = 0
+    datasets_merged: int = 0
+    scanned: int = 0
+    truncated: bool = False
+    error: str = ""
+
+
+def preview_rule(rule: AliasRule) -> RulePreview:
+    """Which existing aliases ``rule`` (saved or not) matches, and where each would go.
+
+    For an *equate* rule the matched alias and its target become one dataset; for a
+    *rewrite* rule new events name the target instead. Other enabled rules are applied to
+    the target as the derivation would, so the preview shows the final name.
+    """
+    preview = RulePreview()
+    try:
+        compiled = compile_rule(rule)
+    except re.error as error:
+        preview.error = f"invalid name pattern: {error}"
+        return preview
+    others = RuleSet(
+        compile_rule(other) for other in AliasRule.objects.filter(enabled=True).exclude(id=rule.id)
+    )
+    candidates = (
+        DatasetAlias.objects.filter(namespace=compiled.namespace)
+        .order_by()
+        .values_list("id", "name", "dataset_id")[:PREVIEW_SCAN_LIMIT]
+    )
+    matches: list[tuple[int, int | None, str, str]] = []
+    for alias_id, name, dataset_id in candidates.iterator(chunk_size=5000):
+        preview.scanned += 1
+        target = compiled.apply(compiled.namespace, name)
+        if target is None or target == (compiled.namespace, name):
+            continue
+        target = others.rewrite(*target)
+        preview.matched += 1
+        matches.append((alias_id, dataset_id, *target))
+    preview.truncated = preview.scanned >= PREVIEW_SCAN_LIMIT or preview.matched > PREVIEW_LIMIT
+    shown = matches[:PREVIEW_LIMIT]
+    aliases = DatasetAlias.objects.select_related("dataset").in_bulk([row[0] for row in shown])
+    targets = {
+        bytes(alias.key_hash): alias
+        for alias in DatasetAlias.objects.select_related("dataset").filter(
+            key_hash__in=[naming.key_hash(row[2], row[3]) for row in shown]
+        )
+    }
+    merged_pairs = set()
+    for alias_id, dataset_id, target_namespace, target_name in shown:
+        target_alias = targets.get(naming.key_hash(target_namespace, target_name))
+        regroups = bool(
+            target_alias is not None
+            and target_alias.dataset_id is not None
+            and target_alias.dataset_id != dataset_id
+        )
+        if rule.action == AliasRuleAction.REWRITE and target_alias is None:
+            regroups = True  # the name changes: future events land on a new alias
+        if regroups and target_alias is not None:
+            merged_pairs.add(tuple(sorted((dataset_id or 0, target_alias.dataset_id or 0))))
+        preview.regrouped += regroups
+        preview.rows.append(
+            PreviewRow(aliases[alias_id], target_namespace, target_name, target_alias, regroups)
+        )
+    preview.datasets_merged = len(merged_pairs)
+    return preview
+
+
+# --- applying rules and merges ------------------------------------------------------------
+
+
+def sample_events_for_rule(rule: AliasRule, limit: int = MAX_SELECTED_EVENTS) -> list[int]:
+    """One event per alias the rule matches: re-deriving it creates the rule's link.
+
+    Derivation only ever adds links, so one event naming an alias is enough to join it to
+    its target; the rest of the alias's events would add nothing.
+    """
+    compiled = compile_rule(rule)
+    alias_ids = [
+        alias_id
+        for alias_id, name in DatasetAlias.objects.filter(namespace=compiled.namespace)
+        .order_by()
+        .values_list("id", "name")[:PREVIEW_SCAN_LIMIT]
+        .iterator(chunk_size=5000)
+        if compiled.apply(compiled.namespace, name) is not None
+    ]
+    return _first_event_per_alias(alias_ids, limit)
+
+
+def _first_event_per_alias(alias_ids: Sequence[int], limit: int) -> list[int]:
+    if not alias_ids:
+        return []
+    with connection.cursor() as cursor:
+        # One index probe per alias on catalog_event_dataset_uniq (alias, event, role).
+        cursor.execute(
+            """
+            SELECT (SELECT min(event_id) FROM catalog_event_dataset WHERE alias_id = a.id)
+            FROM unnest(%s::bigint[]) AS a(id) LIMIT %s
+            """,
+            [list(alias_ids), limit],
+        )
+        return sorted({row[0] for row in cursor.fetchall() if row[0] is not None})
+
+
+def apply_rule(rule: AliasRule, user: Any) -> tuple[int, int | None]:
+    """Re-derive what the rule changes, after commit. Returns (events, background job id).
+
+    A few events are re-derived in the request so the steward sees the regrouping at once;
+    more go to a background re-derive with progress (job id is its LogEntry id).
+    """
+    if not rule.enabled:
+        return 0, None
+    event_ids = sample_events_for_rule(rule)
+    if not event_ids:
+        return 0, None
+    if len(event_ids) <= APPLY_INLINE_LIMIT:
+        transaction.on_commit(lambda: rederive_event_ids(event_ids))
+        return len(event_ids), None
+    job_id = schedule_rederive(user, event_ids=event_ids, reason=f"apply alias rule {rule.slug}")
+    return len(event_ids), job_id
+
+
+def merge_datasets(user: Any, survivor: Dataset, other: Dataset) -> AliasRule:
+    """Make ``other`` and ``survivor`` one dataset, as a steward-asserted equate rule.
+
+    The rule (created_by, created_at) is the durable assertion: derivation applies it to
+    every event naming ``other``'s display name, and a full rederive keeps it because rules
+    are steward input, not derived rows. The events naming ``other`` are re-derived now.
+    """
+    if survivor.pk == other.pk:
+        raise ValueError("choose two different datasets")
+    slug = _unique_slug(f"steward-merge-{other.pk}-into-{survivor.pk}")
+    rule = AliasRule.objects.create(
+        slug=slug,
+        description=(
+            f"Steward merge by {user.get_username()} on {timezone.now():%Y-%m-%d %H:%M} UTC: "
+            f"{other.namespace}/{other.name} is {survivor.namespace}/{survivor.name}."
+        ),
+        action=AliasRuleAction.EQUATE,
+        namespace=other.namespace,
+        name_pattern=re.escape(other.name),
+        target_namespace=survivor.namespace,
+        target_name=other_name_template(survivor.name),
+        priority=50,
+        enabled=True,
+        created_by=user,
+    )
+    # The rule fires on events naming other's display alias: re-derive one of those.
+    alias_ids = list(
+        DatasetAlias.objects.filter(
+            dataset=other, key_hash=naming.key_hash(other.namespace, other.name)
+        ).values_list("id", flat=True)
+    ) or list(DatasetAlias.objects.filter(dataset=other).values_list("id", flat=True))
+    event_ids = _first_event_per_alias(alias_ids, MAX_SELECTED_EVENTS)
+    log_curation(user, rule, f"merged dataset #{other.pk} into #{survivor.pk}", rule=rule.slug)
+    if event_ids:
+        transaction.on_commit(lambda: rederive_event_ids(event_ids))
+    return rule
+
+
+def other_name_template(name: str) -> str:
+    """A replacement template that yields ``name`` literally (backslashes escaped)."""
+    return name.replace("\\", "\\\\")
+
+
+def _unique_slug(base: str) -> str:
+    slug = slugify(base)[:90]
+    candidate, suffix = slug, 1
+    while AliasRule.objects.filter(slug=candidate).exists():
+        suffix += 1
+        candidate = f"{slug}-{suffix}"
+    return candidate
+
+
+def log_curation(user: Any, obj: Any, message: str, **details: Any) -> LogEntry:
+    """Record a curation in the admin log (Django's LogEntry: user, time, object, message)."""
+    return LogEntry.objects.log_actions(
+        user_id=user.pk,
+        queryset=[obj],
+        action_flag=CHANGE,
+        change_message=json.dumps([{"curation": {"message": message, **details}}]),
+        single_object=True,
+    )
+
+
+# --- re-derive ------------------------------------------------------------------------------
+
+
+def rederive_event_ids(event_ids: Sequence[int], progress_key: str | None = None) -> dict:
+    """Mark ``event_ids`` pending and derive them again on top of the current catalog."""
+    ids = sorted({int(event_id) for event_id in event_ids})
+    totals = {"total": len(ids), "claimed": 0, "derived": 0, "failed": 0}
+    for start in range(0, len(ids), REDERIVE_BATCH):
+        chunk = ids[start : start + REDERIVE_BATCH]
+        Event.objects.filter(id__in=chunk).update(
+            derivation_status="pending", derived_at=None, derivation_error=None
+        )
+        result = services.derive_events(chunk)
+        totals["claimed"] += result.claimed
+        totals["derived"] += result.derived
+        totals["failed"] += result.failed
+        if progress_key:
+            _write_progress(progress_key, state="running", **totals)
+    return totals
+
+
+def schedule_rederive(
+    user: Any,
+    event_ids: Sequence[int] | None = None,
+    since: datetime | None = None,
+    reason: str = "",
+) -> int:
+    """Record the request in the admin log and run it in the background after commit.
+
+    Returns the job id (the LogEntry's id), which the progress page shows.
+    """
+    if (event_ids is None) == (since is None):
+        raise ValueError("give either event ids or a since time")
+    ids = sorted({int(event_id) for event_id in event_ids or []})
+    if len(ids) > MAX_SELECTED_EVENTS:
+        raise ValueError(f"at most {MAX_SELECTED_EVENTS} events at once; use 'since' instead")
+    description = (
+        f"re-derive {len(ids)} event(s)"
+        if since is None
+        else f"re-derive since {since:%Y-%m-%d %H:%M:%S%z}"
+    )
+    entry = LogEntry.objects.create(
+        user_id=user.pk,
+        content_type=ContentType.objects.get_for_model(Event),
+        object_id=None,
+        object_repr=description[:200],
+        action_flag=CHANGE,
+        change_message=json.dumps(
+            [
+                {
+                    "curation": {
+                        "message": description,
+                        "rederive": True,
+                        "events": ids[:50],
+                        "event_count": len(ids),
+                        "since": since.isoformat() if since else None,
+                        "reason": reason,
+                    }
+                }
+            ]
+        ),
+    )
+    key = PROGRESS_KEY.format(entry.pk)
+    _write_progress(key, state="queued", total=len(ids) if since is None else -1, queued_at=_now())
+    since_text = since.isoformat() if since else None
+    transaction.on_commit(
+        lambda: _publish(entry.pk, ids if since is None else None, since_text, key)
+    )
+    return entry.pk
+
+
+def _publish(job_id: int, ids: list[int] | None, since: str | None, key: str) -> None:
+    try:
+        rederive_in_background.apply_async(args=[job_id, ids, since])
+    except Exception as error:  # broker down: say so on the progress page
+        logger.warning("curation_rederive_publish_failed job=%d error=%s", job_id, error)
+        _write_progress(key, state="not queued (broker unavailable)", error=str(error)[:500])
+
+
+@shared_task(
+    name="catalog.curation_rederive",
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=5,
+    acks_late=True,
+)
+def rederive_in_background(job_id: int, event_ids: list[int] | None, since: str | None) -> None:
+    """Re-derive selected events, or everything since a time, reporting progress.
+
+    Safe to run twice: re-deriving is idempotent; progress simply restarts.
+    """
+    key = PROGRESS_KEY.format(job_id)
+    if not LogEntry.objects.filter(pk=job_id).exists():
+        return
+    _write_progress(key, state="running", started_at=_now())
+    try:
+        if event_ids is not None:
+            totals = rederive_event_ids(event_ids, progress_key=key)
+        else:
+            moment = datetime.fromisoformat(since) if since else None
+
+            def report(total: Any) -> None:
+                _write_progress(
+                    key,
+                    state="running",
+                    claimed=total.claimed,
+                    derived=total.derived,
+                    failed=total.failed,
+                )
+
+            result = services.rederive(since=moment, progress=report)
+            totals = {
+                "claimed": result.claimed,
+                "derived": result.derived,
+                "failed": result.failed,
+                "total": result.claimed,
+            }
+    except (OperationalError, InterfaceError):
+        _write_progress(key, state="retrying")
+        raise
+    except Exception as error:
+        _write_progress(key, state="failed", error=f"{type(error).__name__}: {error}"[:500])
+        raise
+    _write_progress(key, state="done", finished_at=_now(), **totals)
+
+
+def _now() -> str:
+    return timezone.now().isoformat(timespec="seconds")
+
+
+def _redis() -> redis.Redis:
+    return redis.Redis.from_url(
+        settings.REDIS_URL, socket_connect_timeout=0.5, socket_timeout=2, decode_responses=True
+    )
+
+
+def _write_progress(key: str, **values: Any) -> None:
+    try:
+        client = _redis()
+        client.hset(key, mapping={name: str(value) for name, value in values.items()})
+        client.expire(key, PROGRESS_TTL_SECONDS)
+    except redis.RedisError as error:  # progress is a courtesy; the work goes on
+        logger.warning("curation_progress_unavailable key=%s error=%s", key, error)
+
+
+def read_progress(job_id: int) -> dict[str, str]:
+    try:
+        return _redis().hgetall(PROGRESS_KEY.format(job_id))
+    except redis.RedisError as error:
+        return {"state": "unknown (Redis unavailable)", "error": str(error)[:200]}
+
+
+def recent_rederives(limit: int = 20) -> list[tuple[LogEntry, dict[str, str]]]:
+    """The latest background re-derives with their progress (newest first)."""
+    entries = (
+        LogEntry.objects.filter(
+            content_type=ContentType.objects.get_for_model(Event),
+            change_message__contains='"rederive": true',
+        )
+        .select_related("user")
+        .order_by("-action_time")[:limit]
+    )
+    return [(entry, read_progress(entry.pk)) for entry in entries]
+
+
+def wait_for(job_id: int, timeout: float = 30.0) -> dict[str, str]:
+    """Poll a job's progress until it is done or failed (tests and scripts)."""
+    deadline = time.monotonic() + timeout
+    progress = read_progress(job_id)
+    while progress.get("state") not in {"done", "failed"} and time.monotonic() < deadline:
+        time.sleep(0.1)
+        progress = read_progress(job_id)
+    return progress
+
+
+__all__ = [
+    "RulePreview",
+    "apply_rule",
+    "merge_datasets",
+    "preview_rule",
+    "rederive_event_ids",
+    "schedule_rederive",
+]

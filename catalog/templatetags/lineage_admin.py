@@ -1,0 +1,13 @@
+"""Template tags of the steward admin (the dashboard on the admin index)."""
+
+from django import template
+
+from catalog.admin_dashboard import Dashboard, get_dashboard
+
+register = template.Library()
+
+
+@register.simple_tag
+def lineage_dashboard() -> Dashboard:
+    """The (cached, bounded) dashboard figures; see catalog/admin_dashboard.py."""
+    return get_dashboard()
