@@ -64,7 +64,16 @@ class Processor:
 
     def fresh_copy(self) -> "Processor":
         """A new processor for a forked child: same configuration, no inherited state."""
+        after_fork = getattr(self.transport, "after_fork", None)
+        if after_fork is not None:
+            after_fork()
         return Processor(self.config, self.transport)
+
+    def close(self) -> None:
+        """Release the transport's connection (keep-alive sockets hold server threads)."""
+        close = getattr(self.transport, "close", None)
+        if close is not None:
+            close()
 
     def idle(self) -> bool:
         return self.sender.idle()

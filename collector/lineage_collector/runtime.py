@@ -79,6 +79,11 @@ class Runtime:
             self.wake.set()
             worker.join(timeout=max(timeout, 0.1))
         self.worker = None
+        if self.processor is not None:
+            try:
+                self.processor.close()
+            except Exception as error:
+                report("close", error)
 
     def after_fork_in_child(self) -> None:
         """The parent's thread does not exist here: start afresh, without its queued items."""

@@ -53,6 +53,10 @@ class HttpTransport:
             self.headers["Authorization"] = f"Bearer {api_key}"
         self.connection: http.client.HTTPConnection | None = None
 
+    def after_fork(self) -> None:
+        """Forget the parent's socket without closing it: the parent still uses it."""
+        self.connection = None
+
     def _connect(self) -> http.client.HTTPConnection:
         if self.connection is None:
             factory = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
