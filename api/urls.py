@@ -1,3 +1,24 @@
-"""Read-side routes (filled in by the read API)."""
+"""Read-side routes: the URL space of docs/api.md (no trailing slashes, like ingest)."""
 
-urlpatterns: list = []
+from django.urls import path
+from rest_framework.routers import SimpleRouter
+
+from api.views import catalog, events, lineage, search
+
+router = SimpleRouter(trailing_slash=False)
+router.register("jobs", catalog.JobViewSet, basename="jobs")
+router.register("runs", catalog.RunViewSet, basename="runs")
+router.register("datasets", catalog.DatasetViewSet, basename="datasets")
+router.register("events", events.EventViewSet, basename="events")
+
+urlpatterns = [
+    path("namespaces", catalog.NamespaceList.as_view(), name="namespaces"),
+    path("lineage/graph", lineage.LineageGraph.as_view(), name="lineage-graph"),
+    path("lineage/diff", lineage.LineageDiff.as_view(), name="lineage-diff"),
+    path("search", search.Search.as_view(), name="search"),
+    path("events/export", events.EventExport.as_view(), name="events-export"),
+    path("metadata", events.MetadataRecordList.as_view(), name="metadata-list"),
+    path("jobs/<str:pk>/runs", catalog.JobRunList.as_view(), name="jobs-runs"),
+    path("stats", events.Stats.as_view(), name="stats"),
+    *router.urls,
+]

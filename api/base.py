@@ -1,0 +1,75 @@
+"""The base of every read endpoint: authentication, permission, throttling, pagination.
+
+Viewsets stay a few lines (queryset, serializer, filterset), as in NetBox's
+``NetBoxModelViewSet``: everything shared lives here.
+"""
+
+from typing import Any
+
+from django.conf import settings
+from django_filters.rest_framework import DjangoFilterBackend
+from rest_framework import authentication, viewsets
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from api.pagination import CursorPage
+from ingest.authentication import BearerTokenAuthentication, HasReadScope
+
+
+class ReadRateThrottle(ScopedRateThrottle):
+    """DRF's scoped throttle, off unless ``DEFAULT_THROTTLE_RATES["read"]`` is configured.
+
+    ``ScopedRateThrottle`` raises ``ImproperlyConfigured`` for a scope without a rate; the
+    read API is unthrottled by default (one trusted UI), so a missing rate means "no limit".
+    """
+
+    scope_attr = "throttle_scope"
+
+    def get_rate(self) -> str | None:
+        rates = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES") or {}
+        return rates.get(self.scope)
+
+    def allow_request(self, request: Any, view: Any) -> bool:
+        self.scope = getattr(view, self.scope_attr, None) or ""
+        if not self.scope or not self.get_rate():
+            return True
+        self.rate = self.get_rate()
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        return super(ScopedRateThrottle, self).allow_request(request, view)
+
+
+class ReadAccessMixin:
+    """Read token (``Authorization: Bearer``) or a logged-in staff session."""
+
+    authentication_classes = [BearerTokenAuthentication, authentication.SessionAuthentication]
+    permission_classes = [HasReadScope]
+    throttle_classes = [ReadRateThrottle]
+    throttle_scope = "read"
+
+
+class ReadAPIView(ReadAccessMixin, APIView):
+    """A read endpoint that is not a model list (graph, search, stats, export)."""
+
+
+class ReadOnlyViewSet(ReadAccessMixin, viewsets.ReadOnlyModelViewSet):
+    """List + detail over one model; subclasses set queryset, serializers and filterset.
+
+    ``select_related``/``prefetch_related`` belong in ``queryset`` (list) and
+    ``detail_queryset`` (detail, usually richer): the pinned query counts in
+    tests/api prove there is no N+1.
+    """
+
+    pagination_class = CursorPage
+    filter_backends = [DjangoFilterBackend]
+    detail_queryset: Any = None
+    detail_serializer_class: Any = None
+
+    def get_queryset(self) -> Any:
+        if self.action == "retrieve" and self.detail_queryset is not None:
+            return self.detail_queryset.all()
+        return super().get_queryset()
+
+    def get_serializer_class(self) -> Any:
+        if self.action == "retrieve" and self.detail_serializer_class is not None:
+            return self.detail_serializer_class
+        return super().get_serializer_class()

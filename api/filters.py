@@ -1,0 +1,181 @@
+"""django-filter FilterSets: natural-key filters (namespace, name) and explicit ``_id`` filters.
+
+Every filter maps to an indexed predicate or is combined with one (see the model indexes and
+api's own migrations): a list never scans a big table to filter it.
+"""
+
+from typing import Any
+
+import django_filters as filters
+from django.db.models import Exists, OuterRef, QuerySet
+
+from api.problems import bad_parameter
+from catalog import naming
+from catalog.models import (
+    AliasReason,
+    Dataset,
+    DatasetAlias,
+    EventDataset,
+    Job,
+    JobDataset,
+    Run,
+    RunState,
+)
+from catalog.rules import active_rules
+from ingest.models import DerivationStatus, Event, EventKind
+
+
+def _alias_key(namespace: str, name: str) -> bytes:
+    """The lookup key of a name as derivation stores it (normalised, rewrite rules applied)."""
+    return naming.key_hash(*active_rules().rewrite(*naming.normalise(namespace, name)))
+
+
+class TimeWindowMixin(filters.FilterSet):
+    seen_since = filters.IsoDateTimeFilter(
+        field_name="last_seen", lookup_expr="gte", help_text="Last seen at or after (ISO 8601)."
+    )
+    seen_until = filters.IsoDateTimeFilter(
+        field_name="first_seen", lookup_expr="lt", help_text="First seen before (ISO 8601)."
+    )
+
+
+class JobFilterSet(TimeWindowMixin):
+    namespace = filters.CharFilter(help_text="Exact namespace.")
+    name = filters.CharFilter(help_text="Exact name.")
+    name_prefix = filters.CharFilter(
+        field_name="name", lookup_expr="startswith", help_text="Name starts with."
+    )
+    parent_id = filters.NumberFilter(field_name="parent_id", help_text="Parent job id.")
+    parent_namespace = filters.CharFilter(field_name="parent__namespace")
+    parent_name = filters.CharFilter(field_name="parent__name")
+    state = filters.ChoiceFilter(
+        choices=RunState.choices,
+        method="filter_state",
+        help_text="State of the job's latest run.",
+    )
+    is_placeholder = filters.BooleanFilter(
+        help_text="Jobs known only as another job's parent (true) or from their own events."
+    )
+    integration = filters.CharFilter()
+    job_type = filters.CharFilter()
+
+    class Meta:
+        model = Job
+        fields: list[str] = []
+
+    def filter_state(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
+        return queryset.filter(
+            Exists(
+                Run.objects.filter(
+                    job=OuterRef("pk"), state=value, id=latest.values("id")[:1]
+                ).values("id")
+            )
+        )
+
+
+class DatasetFilterSet(TimeWindowMixin):
+    namespace = filters.CharFilter(help_text="Exact namespace of the display name.")
+    name = filters.CharFilter(help_text="Exact display name.")
+    name_prefix = filters.CharFilter(field_name="name", lookup_expr="startswith")
+    alias_namespace = filters.CharFilter(
+        method="filter_alias", help_text="With alias_name: datasets with this alias (any name)."
+    )
+    alias_name = filters.CharFilter(method="filter_alias")
+    alias_reason = filters.ChoiceFilter(
+        choices=AliasReason.choices,
+        method="filter_alias_reason",
+        help_text="Datasets having at least one alias for this reason.",
+    )
+    lifecycle_state = filters.CharFilter()
+    is_dropped = filters.BooleanFilter()
+    job_id = filters.NumberFilter(method="filter_job", help_text="Read or written by this job.")
+    producer_job_id = filters.NumberFilter(method="filter_job", help_text="Written by this job.")
+    consumer_job_id = filters.NumberFilter(method="filter_job", help_text="Read by this job.")
+
+    class Meta:
+        model = Dataset
+        fields: list[str] = []
+
+    def filter_alias(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        namespace, alias_name = _pair(self.data, "alias_namespace", "alias_name")
+        if name == "alias_name":
+            return queryset  # applied once, by alias_namespace
+        return queryset.filter(aliases__key_hash=_alias_key(namespace, alias_name))
+
+    def filter_alias_reason(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(
+            Exists(DatasetAlias.objects.filter(dataset=OuterRef("pk"), reason=value))
+        )
+
+    def filter_job(self, queryset: QuerySet, name: str, value: Any) -> QuerySet:
+        links = JobDataset.objects.filter(job_id=int(value), alias__dataset=OuterRef("pk"))
+        if name == "producer_job_id":
+            links = links.filter(direction="output")
+        elif name == "consumer_job_id":
+            links = links.filter(direction="input")
+        return queryset.filter(Exists(links))
+
+
+class RunFilterSet(filters.FilterSet):
+    job_id = filters.NumberFilter(help_text="Runs of this job id.")
+    job_namespace = filters.CharFilter(field_name="job__namespace")
+    job_name = filters.CharFilter(field_name="job__name")
+    state = filters.MultipleChoiceFilter(choices=RunState.choices, help_text="Repeatable.")
+    started_since = filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
+    started_until = filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="lt")
+    parent_run_id = filters.UUIDFilter(field_name="parent_run__run_uuid")
+    is_streaming = filters.BooleanFilter()
+
+    class Meta:
+        model = Run
+        fields: list[str] = []
+
+
+class EventFilterSet(filters.FilterSet):
+    since = filters.IsoDateTimeFilter(
+        field_name="event_time", lookup_expr="gte", help_text="eventTime at or after."
+    )
+    until = filters.IsoDateTimeFilter(
+        field_name="event_time", lookup_expr="lt", help_text="eventTime before."
+    )
+    received_since = filters.IsoDateTimeFilter(field_name="received_at", lookup_expr="gte")
+    received_until = filters.IsoDateTimeFilter(field_name="received_at", lookup_expr="lt")
+    event_type = filters.CharFilter(help_text="START, RUNNING, COMPLETE, FAIL, ABORT, OTHER.")
+    kind = filters.ChoiceFilter(choices=EventKind.choices)
+    producer = filters.CharFilter()
+    job_namespace = filters.CharFilter()
+    job_name = filters.CharFilter()
+    run_id = filters.CharFilter(help_text="The runId exactly as sent.")
+    derivation_status = filters.ChoiceFilter(choices=DerivationStatus.choices)
+    dataset_id = filters.NumberFilter(
+        method="filter_dataset", help_text="Events naming any alias of this dataset."
+    )
+    dataset_namespace = filters.CharFilter(
+        method="filter_dataset_alias", help_text="With dataset_name: events naming this alias."
+    )
+    dataset_name = filters.CharFilter(method="filter_dataset_alias")
+
+    class Meta:
+        model = Event
+        fields: list[str] = []
+
+    def filter_dataset(self, queryset: QuerySet, name: str, value: Any) -> QuerySet:
+        links = EventDataset.objects.filter(alias__dataset_id=int(value))
+        return queryset.filter(id__in=links.values("event_id"))
+
+    def filter_dataset_alias(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        namespace, dataset_name = _pair(self.data, "dataset_namespace", "dataset_name")
+        if name == "dataset_name":
+            return queryset  # applied once, by dataset_namespace
+        links = EventDataset.objects.filter(alias__key_hash=_alias_key(namespace, dataset_name))
+        return queryset.filter(id__in=links.values("event_id"))
+
+
+def _pair(data: Any, first: str, second: str) -> tuple[str, str]:
+    """Two parameters that only make sense together (a namespace and a name)."""
+    one, two = data.get(first, ""), data.get(second, "")
+    if not one or not two:
+        missing = second if one else first
+        raise bad_parameter(missing, f"{first} and {second} are used together.")
+    return one, two

@@ -1,0 +1,93 @@
+"""Pagination: keyset cursors for every model list, a bounded offset for ranked results.
+
+See docs/adr/0030-read-api-pagination.md. A cursor page costs the same at page 10,000 as at
+page 1 because the cursor is a position in an index (``id < 12345``), never an OFFSET.
+"""
+
+from typing import Any
+
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import CursorPagination, LimitOffsetPagination
+
+from ingest.problems import Problem
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
+# Ranked results (search) cannot be keyset-paginated; deeper pages are refused, not slow.
+MAX_OFFSET = 1000
+
+
+class CursorPage(CursorPagination):
+    """``?cursor=`` (opaque, from ``next``/``previous``) and ``?limit=`` (1-500, default 50).
+
+    Views set ``cursor_ordering`` (a unique column first, so positions never tie); the
+    default is newest first by primary key.
+    """
+
+    page_size = DEFAULT_PAGE_SIZE
+    page_size_query_param = "limit"
+    max_page_size = MAX_PAGE_SIZE
+    ordering = "-id"
+
+    def get_ordering(self, request: Any, queryset: Any, view: Any) -> tuple[str, ...]:
+        ordering = getattr(view, "cursor_ordering", None) or self.ordering
+        return (ordering,) if isinstance(ordering, str) else tuple(ordering)
+
+    def get_page_size(self, request: Any) -> int:
+        return _page_size(request, self.page_size_query_param, self.page_size)
+
+    def paginate_queryset(self, queryset: Any, request: Any, view: Any = None) -> Any:
+        try:
+            return super().paginate_queryset(queryset, request, view)
+        except NotFound as error:
+            raise Problem(
+                status=400,
+                slug="invalid-cursor",
+                title="The cursor is not valid",
+                detail="Use the `next` or `previous` link of an earlier page.",
+            ) from error
+
+
+class OffsetPage(LimitOffsetPagination):
+    """``?limit=`` (1-500) and ``?offset=`` (at most 1000), for ranked or tiny lists."""
+
+    default_limit = DEFAULT_PAGE_SIZE
+    max_limit = MAX_PAGE_SIZE
+
+    def get_limit(self, request: Any) -> int:
+        return _page_size(request, self.limit_query_param, self.default_limit)
+
+    def get_offset(self, request: Any) -> int:
+        raw = request.query_params.get(self.offset_query_param, "0")
+        try:
+            offset = int(raw)
+        except ValueError:
+            offset = -1
+        if not 0 <= offset <= MAX_OFFSET:
+            raise _bad_parameter(self.offset_query_param, f"an integer from 0 to {MAX_OFFSET}")
+        return offset
+
+
+def _page_size(request: Any, parameter: str, default: int) -> int:
+    raw = request.query_params.get(parameter)
+    if raw is None or raw == "":
+        return default
+    try:
+        size = int(raw)
+    except ValueError:
+        size = 0
+    if not 1 <= size <= MAX_PAGE_SIZE:
+        raise _bad_parameter(parameter, f"an integer from 1 to {MAX_PAGE_SIZE}")
+    return size
+
+
+def _bad_parameter(name: str, expected: str) -> Problem:
+    from ingest.problems import FieldError
+
+    return Problem(
+        status=400,
+        slug="invalid-request",
+        title="The request is not valid",
+        detail=f"`{name}` must be {expected}.",
+        errors=[FieldError(f"/{name}", f"Expected {expected}.")],
+    )

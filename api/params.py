@@ -1,0 +1,69 @@
+"""Query-parameter parsing for the non-model endpoints; bad values are 400 problems."""
+
+from datetime import UTC, datetime
+
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+from rest_framework.request import Request
+
+from api.problems import bad_parameter
+
+
+def moment(request: Request, name: str) -> datetime | None:
+    """An ISO 8601 date or date-time; zone-less values are UTC."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = parse_datetime(raw)
+        if value is None:
+            day = parse_date(raw)
+            value = datetime(day.year, day.month, day.day) if day else None
+    except ValueError:
+        value = None
+    if value is None:
+        raise bad_parameter(name, "expected an ISO 8601 date-time, e.g. 2026-11-01T00:00:00Z.")
+    if timezone.is_naive(value):
+        value = value.replace(tzinfo=UTC)
+    return value
+
+
+def integer(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise bad_parameter(name, f"expected an integer from {low} to {high}.")
+    return value
+
+
+def boolean(request: Request, name: str, default: bool = False) -> bool:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    lowered = raw.lower()
+    if lowered in {"true", "1", "yes"}:
+        return True
+    if lowered in {"false", "0", "no"}:
+        return False
+    raise bad_parameter(name, "expected true or false.")
+
+
+def choice(request: Request, name: str, choices: tuple[str, ...], default: str) -> str:
+    raw = request.query_params.get(name) or default
+    if raw not in choices:
+        raise bad_parameter(name, f"expected one of {', '.join(choices)}.")
+    return raw
+
+
+def required(request: Request, name: str) -> str:
+    raw = request.query_params.get(name, "")
+    if not raw.strip():
+        raise bad_parameter(name, "this parameter is required.")
+    if "\x00" in raw:
+        raise bad_parameter(name, "NUL characters are not allowed.")
+    return raw

@@ -1,0 +1,314 @@
+"""Response shapes of the catalog resources (read-only; the api never writes)."""
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from catalog.models import Dataset, DatasetAlias, DatasetField, Job, Run
+from ingest.models import Event
+from ingest.redaction import redact
+
+
+class JobRefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Job
+        fields = ["id", "namespace", "name"]
+
+
+class DatasetRefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Dataset
+        fields = ["id", "namespace", "name"]
+
+
+class RunRefSerializer(serializers.Serializer):
+    run_id = serializers.UUIDField(help_text="The run's id (UUID) in this API.")
+    state = serializers.CharField()
+    started_at = serializers.DateTimeField(allow_null=True)
+
+
+class AliasSerializer(serializers.ModelSerializer):
+    """A name the dataset is known by, and why (the first reason that named it)."""
+
+    reason_rule = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+
+    class Meta:
+        model = DatasetAlias
+        fields = [
+            "namespace",
+            "name",
+            "reason",
+            "reason_detail",
+            "reason_event_id",
+            "reason_rule",
+            "first_seen",
+            "last_seen",
+        ]
+
+
+class ShortAliasSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DatasetAlias
+        fields = ["namespace", "name", "reason"]
+
+
+class FieldSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DatasetField
+        fields = ["ordinal", "name", "type", "description"]
+
+
+class NamespaceSerializer(serializers.Serializer):
+    namespace = serializers.CharField()
+    jobs = serializers.IntegerField(help_text="Jobs in this namespace.")
+    datasets = serializers.IntegerField(help_text="Datasets whose display name is here.")
+
+
+class JobSerializer(serializers.ModelSerializer):
+    latest_run = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Job
+        fields = [
+            "id",
+            "namespace",
+            "name",
+            "is_placeholder",
+            "parent_id",
+            "processing_type",
+            "job_type",
+            "integration",
+            "description",
+            "first_seen",
+            "last_seen",
+            "latest_run",
+        ]
+
+    @extend_schema_field(RunRefSerializer(allow_null=True))
+    def get_latest_run(self, job: Job) -> dict[str, Any] | None:
+        run_uuid = getattr(job, "latest_run_uuid", None)
+        if run_uuid is None:
+            return None
+        return {
+            "run_id": str(run_uuid),
+            "state": job.latest_run_state,  # type: ignore[attr-defined]
+            "started_at": serializers.DateTimeField().to_representation(job.latest_run_started)  # type: ignore[attr-defined]
+            if job.latest_run_started  # type: ignore[attr-defined]
+            else None,
+        }
+
+
+class JobDatasetSerializer(serializers.Serializer):
+    dataset = DatasetRefSerializer(source="alias.dataset", allow_null=True)
+    alias = ShortAliasSerializer()
+    declared = serializers.BooleanField(help_text="Declared by a JobEvent (static lineage).")
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+
+
+class RedactedJSONField(serializers.JSONField):
+    """Facets come from events: secrets in them are redacted like payloads."""
+
+    def to_representation(self, value: Any) -> Any:
+        return redact(value)
+
+
+class JobDetailSerializer(JobSerializer):
+    facets = RedactedJSONField()
+    parent = JobRefSerializer(allow_null=True)
+    children = serializers.SerializerMethodField()
+    inputs = serializers.SerializerMethodField()
+    outputs = serializers.SerializerMethodField()
+
+    class Meta(JobSerializer.Meta):
+        fields = [*JobSerializer.Meta.fields, "facets", "parent", "children", "inputs", "outputs"]
+
+    @extend_schema_field(JobRefSerializer(many=True))
+    def get_children(self, job: Job) -> list[dict[str, Any]]:
+        return JobRefSerializer(self.context["children"], many=True).data
+
+    @extend_schema_field(JobDatasetSerializer(many=True))
+    def get_inputs(self, job: Job) -> list[dict[str, Any]]:
+        return JobDatasetSerializer(self.context["inputs"], many=True).data
+
+    @extend_schema_field(JobDatasetSerializer(many=True))
+    def get_outputs(self, job: Job) -> list[dict[str, Any]]:
+        return JobDatasetSerializer(self.context["outputs"], many=True).data
+
+
+class RunSerializer(serializers.ModelSerializer):
+    run_id = serializers.UUIDField(source="run_uuid", help_text="The run's id in this API.")
+    run_id_as_sent = serializers.CharField(source="run_id_text")
+    job = JobRefSerializer()
+    parent_run_id = serializers.SerializerMethodField()
+    duration_seconds = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = [
+            "run_id",
+            "run_id_as_sent",
+            "job",
+            "state",
+            "state_time",
+            "started_at",
+            "ended_at",
+            "duration_seconds",
+            "nominal_start_time",
+            "nominal_end_time",
+            "parent_run_id",
+            "error_message",
+            "is_streaming",
+            "is_placeholder",
+            "first_event_time",
+            "last_event_time",
+        ]
+
+    @extend_schema_field(OpenApiTypes.UUID)
+    def get_parent_run_id(self, run: Run) -> str | None:
+        parent = getattr(run, "parent_uuid", None)
+        return str(parent) if parent else None
+
+    @extend_schema_field(OpenApiTypes.DOUBLE)
+    def get_duration_seconds(self, run: Run) -> float | None:
+        return run.duration.total_seconds() if run.duration is not None else None
+
+
+class RunDatasetSerializer(serializers.Serializer):
+    dataset = DatasetRefSerializer(source="alias.dataset", allow_null=True)
+    alias = ShortAliasSerializer()
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+
+
+class RunEventRefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Event
+        fields = ["id", "event_type", "event_time", "received_at", "derivation_status"]
+
+
+class RunDetailSerializer(RunSerializer):
+    facets = RedactedJSONField()
+    inputs = serializers.SerializerMethodField()
+    outputs = serializers.SerializerMethodField()
+    events = serializers.SerializerMethodField()
+    child_run_ids = serializers.SerializerMethodField()
+
+    class Meta(RunSerializer.Meta):
+        fields = [
+            *RunSerializer.Meta.fields,
+            "facets",
+            "inputs",
+            "outputs",
+            "events",
+            "child_run_ids",
+        ]
+
+    @extend_schema_field(RunDatasetSerializer(many=True))
+    def get_inputs(self, run: Run) -> list[dict[str, Any]]:
+        return RunDatasetSerializer(self.context["inputs"], many=True).data
+
+    @extend_schema_field(RunDatasetSerializer(many=True))
+    def get_outputs(self, run: Run) -> list[dict[str, Any]]:
+        return RunDatasetSerializer(self.context["outputs"], many=True).data
+
+    @extend_schema_field(RunEventRefSerializer(many=True))
+    def get_events(self, run: Run) -> list[dict[str, Any]]:
+        return RunEventRefSerializer(self.context["events"], many=True).data
+
+    @extend_schema_field(serializers.ListField(child=serializers.UUIDField()))
+    def get_child_run_ids(self, run: Run) -> list[str]:
+        return [str(value) for value in self.context["children"]]
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    aliases = ShortAliasSerializer(many=True, source="prefetched_aliases")
+
+    class Meta:
+        model = Dataset
+        fields = [
+            "id",
+            "namespace",
+            "name",
+            "description",
+            "lifecycle_state",
+            "is_dropped",
+            "first_seen",
+            "last_seen",
+            "aliases",
+        ]
+
+
+class DatasetJobSerializer(serializers.Serializer):
+    job = JobRefSerializer()
+    declared = serializers.BooleanField()
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+
+
+class DatasetDetailSerializer(DatasetSerializer):
+    aliases = AliasSerializer(many=True, source="prefetched_aliases")
+    fields = FieldSerializer(many=True, source="prefetched_fields")
+    facets = RedactedJSONField()
+    producing_jobs = serializers.SerializerMethodField()
+    consuming_jobs = serializers.SerializerMethodField()
+
+    class Meta(DatasetSerializer.Meta):
+        fields = [
+            *DatasetSerializer.Meta.fields,
+            "lifecycle_changed_at",
+            "facets",
+            "fields",
+            "producing_jobs",
+            "consuming_jobs",
+        ]
+
+    @extend_schema_field(DatasetJobSerializer(many=True))
+    def get_producing_jobs(self, dataset: Dataset) -> list[dict[str, Any]]:
+        return DatasetJobSerializer(self.context["producing"], many=True).data
+
+    @extend_schema_field(DatasetJobSerializer(many=True))
+    def get_consuming_jobs(self, dataset: Dataset) -> list[dict[str, Any]]:
+        return DatasetJobSerializer(self.context["consuming"], many=True).data
+
+
+class EventSerializer(serializers.ModelSerializer):
+    payload = serializers.SerializerMethodField(
+        help_text="The event exactly as received, with secret values redacted."
+    )
+
+    class Meta:
+        model = Event
+        fields = [
+            "id",
+            "received_at",
+            "kind",
+            "event_type",
+            "event_time",
+            "run_id",
+            "job_namespace",
+            "job_name",
+            "producer",
+            "derivation_status",
+            "derivation_error",
+            "derived_at",
+            "payload",
+        ]
+
+    @extend_schema_field(OpenApiTypes.ANY)
+    def get_payload(self, event: Event) -> Any:
+        return redact(event.received_payload)
+
+
+class MetadataRecordSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    event_id = serializers.IntegerField()
+    resource = serializers.CharField()
+    subject = serializers.CharField()
+    action = serializers.CharField()
+    timestamp = serializers.DateTimeField()
+    additionalValues = serializers.JSONField(  # the ingest payload spells it so
+        source="additional_values", help_text="The record's additionalValues (str → str)."
+    )

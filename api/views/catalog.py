@@ -1,0 +1,302 @@
+"""Namespaces, jobs, runs and datasets: lists with filters and cursors, rich details."""
+
+from typing import Any
+from uuid import UUID
+
+from django.db.models import Count, OuterRef, Prefetch, Subquery
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import generics, mixins
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from api import params
+from api.base import ReadAccessMixin, ReadAPIView, ReadOnlyViewSet
+from api.filters import DatasetFilterSet, JobFilterSet, RunFilterSet
+from api.pagination import CursorPage, OffsetPage
+from api.problems import COMMON, WITH_404, not_found
+from api.serializers import (
+    DatasetDetailSerializer,
+    DatasetSerializer,
+    JobDetailSerializer,
+    JobSerializer,
+    NamespaceSerializer,
+    RunDetailSerializer,
+    RunSerializer,
+)
+from catalog.models import Dataset, DatasetAlias, DatasetField, Job, JobDataset, Run, RunDataset
+from ingest.models import Event
+
+# Detail pages list related rows up to these bounds (invariant 7); the lists behind them
+# are paginated endpoints (e.g. /runs?job_id=, /datasets?producer_job_id=).
+RELATED_LIMIT = 200
+
+
+def _with_latest_run(queryset: Any) -> Any:
+    latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
+    return queryset.annotate(
+        latest_run_uuid=Subquery(latest.values("run_uuid")[:1]),
+        latest_run_state=Subquery(latest.values("state")[:1]),
+        latest_run_started=Subquery(latest.values("started_at")[:1]),
+    )
+
+
+class NamespaceList(ReadAPIView):
+    """Namespaces seen, with counts of jobs and datasets."""
+
+    pagination_class = OffsetPage
+
+    @extend_schema(
+        operation_id="namespaces_list",
+        responses={200: NamespaceSerializer(many=True), **COMMON},
+        parameters=[
+            OpenApiParameter("limit", int, description="Page size, 1-500 (default 50)."),
+            OpenApiParameter("offset", int, description="0-1000."),
+        ],
+    )
+    def get(self, request: Request) -> Response:
+        # Two GROUP BYs over the namespace columns: a namespace list is what the UI starts
+        # from, and a few hundred thousand rows aggregate in milliseconds (ADR 0030).
+        counts: dict[str, dict[str, Any]] = {}
+        for model, key in ((Job, "jobs"), (Dataset, "datasets")):
+            rows = model.objects.order_by().values("namespace").annotate(n=Count("id"))
+            for row in rows:
+                entry = counts.setdefault(
+                    row["namespace"], {"namespace": row["namespace"], "jobs": 0, "datasets": 0}
+                )
+                entry[key] = row["n"]
+        ordered = [counts[name] for name in sorted(counts)]
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(ordered, request, view=self)
+        return paginator.get_paginated_response(NamespaceSerializer(page, many=True).data)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Jobs", responses={200: JobSerializer(many=True), **COMMON}),
+    retrieve=extend_schema(summary="One job", responses={200: JobDetailSerializer, **WITH_404}),
+)
+class JobViewSet(ReadOnlyViewSet):
+    """Jobs, oldest id first; the detail has facets, parent/children, inputs/outputs."""
+
+    queryset = _with_latest_run(Job.objects.all())
+    detail_queryset = _with_latest_run(Job.objects.select_related("parent"))
+    serializer_class = JobSerializer
+    detail_serializer_class = JobDetailSerializer
+    filterset_class = JobFilterSet
+    cursor_ordering = "id"
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        context = super().get_serializer_context()
+        if self.action == "retrieve":
+            job_id = self.kwargs["pk"]
+            context["children"] = list(
+                Job.objects.filter(parent_id=job_id).order_by("id")[:RELATED_LIMIT]
+            )
+            links = JobDataset.objects.filter(job_id=job_id).select_related("alias__dataset")
+            context["inputs"] = list(links.filter(direction="input").order_by("id")[:RELATED_LIMIT])
+            context["outputs"] = list(
+                links.filter(direction="output").order_by("id")[:RELATED_LIMIT]
+            )
+        return context
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        job = self.get_object()
+        return Response(self.get_serializer(job).data)
+
+    def get_object(self) -> Any:
+        _positive(self.kwargs["pk"], "job")
+        return super().get_object()
+
+
+def _positive(value: str, what: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 0 < number < 2**63:
+        raise not_found(f"No {what} has id {value}.")
+    return number
+
+
+def _runs() -> Any:
+    parent = Run.objects.filter(pk=OuterRef("parent_run_id")).values("run_uuid")[:1]
+    return Run.objects.select_related("job").annotate(parent_uuid=Subquery(parent))
+
+
+class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView):
+    """/jobs/{id}/runs: the run history of one job, newest run row first."""
+
+    queryset = _runs()
+    serializer_class = RunSerializer
+    filterset_class = RunFilterSet
+    filter_backends = [DjangoFilterBackend]
+    pagination_class = CursorPage
+    cursor_ordering = "-id"
+
+    @extend_schema(
+        operation_id="jobs_runs_list",
+        summary="Run history of a job",
+        description="The same filters as /runs.",
+        responses={200: RunSerializer(many=True), **WITH_404},
+    )
+    def get(self, request: Request, pk: str) -> Response:
+        job_id = _positive(pk, "job")
+        if not Job.objects.filter(pk=job_id).exists():
+            raise not_found(f"No job has id {pk}.")
+        return self.list(request)
+
+    def get_queryset(self) -> Any:
+        return super().get_queryset().filter(job_id=self.kwargs["pk"])
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Runs", responses={200: RunSerializer(many=True), **COMMON}),
+    retrieve=extend_schema(
+        summary="One run",
+        responses={200: RunDetailSerializer, **WITH_404},
+        parameters=[OpenApiParameter("run_id", str, OpenApiParameter.PATH)],
+    ),
+)
+class RunViewSet(ReadOnlyViewSet):
+    """Runs, newest row first; a run is addressed by its runId (UUID)."""
+
+    queryset = _runs()
+    serializer_class = RunSerializer
+    detail_serializer_class = RunDetailSerializer
+    filterset_class = RunFilterSet
+    lookup_field = "run_uuid"
+    lookup_url_kwarg = "run_id"
+    cursor_ordering = "-id"
+
+    def get_object(self) -> Any:
+        try:
+            run_uuid = UUID(self.kwargs["run_id"])
+        except ValueError:
+            raise not_found("A runId is a UUID.") from None
+        run = self.get_queryset().filter(run_uuid=run_uuid).first()
+        if run is None:
+            raise not_found(f"No run has runId {run_uuid}.")
+        return run
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        run = self.get_object()
+        links = list(
+            RunDataset.objects.filter(run=run)
+            .select_related("alias__dataset")
+            .order_by("direction", "id")[: 2 * RELATED_LIMIT]
+        )
+        context = {
+            **self.get_serializer_context(),
+            "inputs": [link for link in links if link.direction == "input"],
+            "outputs": [link for link in links if link.direction == "output"],
+            # Events that made the run: by runId as sent (hash index), bounded.
+            "events": list(
+                Event.objects.filter(run_id=run.run_id_text)
+                .only("id", "event_type", "event_time", "received_at", "derivation_status")
+                .order_by("event_time", "id")[:RELATED_LIMIT]
+            ),
+            "children": list(
+                Run.objects.filter(parent_run=run)
+                .order_by("id")
+                .values_list("run_uuid", flat=True)[:RELATED_LIMIT]
+            ),
+        }
+        return Response(RunDetailSerializer(run, context=context).data)
+
+
+def _datasets(detail: bool) -> Any:
+    aliases = DatasetAlias.objects.order_by("namespace", "name", "id")
+    if detail:
+        aliases = aliases.select_related("reason_rule")
+    prefetches = [Prefetch("aliases", queryset=aliases, to_attr="prefetched_aliases")]
+    if detail:
+        prefetches.append(
+            Prefetch(
+                "fields",
+                queryset=DatasetField.objects.order_by("ordinal"),
+                to_attr="prefetched_fields",
+            )
+        )
+    return Dataset.objects.prefetch_related(*prefetches)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Datasets", responses={200: DatasetSerializer(many=True), **COMMON}),
+    retrieve=extend_schema(
+        summary="One dataset", responses={200: DatasetDetailSerializer, **WITH_404}
+    ),
+)
+class DatasetViewSet(ReadOnlyViewSet):
+    """Datasets with every alias; the detail adds schema, facets and the jobs around it."""
+
+    queryset = _datasets(detail=False)
+    detail_queryset = _datasets(detail=True)
+    serializer_class = DatasetSerializer
+    detail_serializer_class = DatasetDetailSerializer
+    filterset_class = DatasetFilterSet
+    cursor_ordering = "id"
+
+    def get_object(self) -> Any:
+        _positive(self.kwargs["pk"], "dataset")
+        return super().get_object()
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return self._detail(self.get_object())
+
+    def _detail(self, dataset: Dataset) -> Response:
+        alias_ids = [alias.id for alias in dataset.prefetched_aliases]  # type: ignore[attr-defined]
+        links = (
+            JobDataset.objects.filter(alias_id__in=alias_ids)
+            .select_related("job")
+            .order_by("direction", "job_id", "id")
+        )
+        context = {
+            **self.get_serializer_context(),
+            "producing": _per_job(links.filter(direction="output")[: 4 * RELATED_LIMIT]),
+            "consuming": _per_job(links.filter(direction="input")[: 4 * RELATED_LIMIT]),
+        }
+        return Response(DatasetDetailSerializer(dataset, context=context).data)
+
+    @extend_schema(
+        summary="Resolve a name to its dataset",
+        description=(
+            "Any alias the dataset was ever called resolves to it. The input is normalised "
+            "as derivation does (scheme spellings, default ports, slashes) and steward "
+            "rewrite rules apply, so `s3a://bucket/` and `s3://bucket` find the same "
+            "dataset. Edge-API table strings live in namespace `table`."
+        ),
+        parameters=[
+            OpenApiParameter("namespace", str, required=True),
+            OpenApiParameter("name", str, required=True),
+        ],
+        responses={200: DatasetDetailSerializer, **WITH_404},
+        filters=False,
+    )
+    @action(detail=False, methods=["get"], pagination_class=None, filterset_class=None)
+    def lookup(self, request: Request) -> Response:
+        namespace = params.required(request, "namespace")
+        name = params.required(request, "name")
+        dataset = self.detail_queryset.for_alias(namespace, name).first()
+        if dataset is None:
+            raise not_found(f"No dataset is known as {namespace} {name}.")
+        return self._detail(dataset)
+
+    def filter_queryset(self, queryset: Any) -> Any:
+        if self.action == "lookup":
+            return queryset
+        return super().filter_queryset(queryset)
+
+
+def _per_job(links: Any) -> list[JobDataset]:
+    """One entry per job (a job may read several aliases of a merged dataset)."""
+    seen: dict[int, JobDataset] = {}
+    for link in links:
+        kept = seen.get(link.job_id)
+        if kept is None:
+            seen[link.job_id] = link
+        else:
+            kept.first_seen = min(kept.first_seen, link.first_seen)
+            kept.last_seen = max(kept.last_seen, link.last_seen)
+            kept.declared = kept.declared or link.declared
+    return list(seen.values())[:RELATED_LIMIT]

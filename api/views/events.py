@@ -1,0 +1,304 @@
+"""The raw log: /events (paginated), /events/export (NDJSON stream), /metadata, /stats."""
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import orjson
+from django.db import connection
+from django.db.models import Q
+from django.http import StreamingHttpResponse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from api import params
+from api.base import ReadAPIView, ReadOnlyViewSet
+from api.filters import EventFilterSet
+from api.pagination import CursorPage
+from api.problems import COMMON, WITH_404, bad_parameter
+from api.serializers import EventSerializer, MetadataRecordSerializer
+from catalog.models import MetadataRecord
+from ingest.models import DerivationStatus, Event, EventKind
+from ingest.redaction import redact
+
+EVENT_EXAMPLE = {
+    "id": 1042,
+    "received_at": "2026-11-01T10:00:00.120000Z",
+    "kind": "run",
+    "event_type": "COMPLETE",
+    "event_time": "2026-11-01T10:00:00Z",
+    "run_id": "0195f1c4-6a0e-7c8e-9d4f-3b2a1c0d9e8f",
+    "job_namespace": "airflow",
+    "job_name": "etl.load_orders",
+    "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/airflow",
+    "derivation_status": "derived",
+    "derivation_error": None,
+    "derived_at": "2026-11-01T10:00:01Z",
+    "payload": {"eventType": "COMPLETE", "eventTime": "2026-11-01T10:00:00Z", "...": "..."},
+}
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="The raw event log",
+        description="Newest first. Each item is the event exactly as received (`payload`) "
+        "plus its id, receive time and derivation status.",
+        responses={200: EventSerializer(many=True), **COMMON},
+        examples=[OpenApiExample("event", value=EVENT_EXAMPLE, response_only=True)],
+    ),
+    retrieve=extend_schema(summary="One raw event", responses={200: EventSerializer, **WITH_404}),
+)
+class EventViewSet(ReadOnlyViewSet):
+    queryset = Event.objects.all()
+    serializer_class = EventSerializer
+    filterset_class = EventFilterSet
+    cursor_ordering = "-id"
+
+    def get_object(self) -> Any:
+        from api.views.catalog import _positive
+
+        _positive(self.kwargs["pk"], "event")
+        return super().get_object()
+
+
+OPENLINEAGE_KINDS = (EventKind.RUN, EventKind.DATASET, EventKind.JOB)
+EXPORT_CHUNK = 1000
+
+
+def _export_lines(queryset: Any) -> Iterator[bytes]:
+    """Keyset chunks in (event_time, id) order: constant memory in Python and PostgreSQL.
+
+    A server-side cursor would hold a snapshot (and, outside a transaction, a WITH HOLD
+    copy of the result) for as long as the client reads; keyset chunks hold nothing.
+    """
+    last: tuple[Any, int] | None = None
+    while True:
+        chunk = queryset
+        if last is not None:
+            chunk = chunk.filter(Q(event_time__gt=last[0]) | Q(event_time=last[0], id__gt=last[1]))
+        rows = list(
+            chunk.order_by("event_time", "id").values_list(
+                "id", "event_time", "payload", "payload_raw"
+            )[:EXPORT_CHUNK]
+        )
+        for _id, _time, payload, raw in rows:
+            document = orjson.loads(bytes(raw)) if raw is not None else payload
+            yield orjson.dumps(redact(document)) + b"\n"
+        if len(rows) < EXPORT_CHUNK:
+            return
+        last = (rows[-1][1], rows[-1][0])
+
+
+class EventExport(ReadAPIView):
+    """OpenLineage out: raw RunEvents, DatasetEvents and JobEvents as NDJSON."""
+
+    @extend_schema(
+        operation_id="events_export",
+        summary="Export raw OpenLineage events as NDJSON",
+        description=(
+            "Streams the stored OpenLineage events (RunEvent, DatasetEvent, JobEvent; not "
+            "edge-API or metadata records) whose eventTime is in [since, until), in eventTime "
+            "order, one JSON document per line, exactly as received. `manage.py backfill` "
+            "and any OpenLineage consumer accept the output."
+        ),
+        parameters=[
+            OpenApiParameter("since", OpenApiTypes.DATETIME, description="eventTime >= since"),
+            OpenApiParameter("until", OpenApiTypes.DATETIME, description="eventTime < until"),
+            OpenApiParameter(
+                "namespace",
+                str,
+                description="Job namespace (Run/JobEvents) or dataset namespace (DatasetEvents).",
+            ),
+        ],
+        responses={
+            (200, "application/x-ndjson"): OpenApiResponse(
+                response=OpenApiTypes.STR, description="One OpenLineage event per line."
+            ),
+            **COMMON,
+        },
+    )
+    def get(self, request: Request) -> StreamingHttpResponse:
+        since = params.moment(request, "since")
+        until = params.moment(request, "until")
+        namespace = request.query_params.get("namespace", "")
+        if "\x00" in namespace:
+            raise bad_parameter("namespace", "NUL characters are not allowed.")
+        queryset = Event.objects.filter(kind__in=OPENLINEAGE_KINDS, event_time__isnull=False)
+        if since is not None:
+            queryset = queryset.filter(event_time__gte=since)
+        if until is not None:
+            queryset = queryset.filter(event_time__lt=until)
+        if namespace:
+            queryset = queryset.filter(
+                Q(job_namespace=namespace)
+                | Q(kind=EventKind.DATASET, payload__dataset__namespace=namespace)
+            )
+        response = StreamingHttpResponse(
+            _export_lines(queryset), content_type="application/x-ndjson"
+        )
+        response["Content-Disposition"] = 'attachment; filename="openlineage-events.ndjson"'
+        return response
+
+
+class MetadataPage(CursorPage):
+    ordering = ("-timestamp", "-id")
+
+
+def _ingest_metadata_view(request: Any, *args: Any, **kwargs: Any) -> Any:
+    from ingest.views import MetadataView
+
+    return MetadataView.as_view()(request, *args, **kwargs)
+
+
+RESERVED_METADATA_PARAMS = {"resource", "subject", "action", "since", "until", "cursor", "limit"}
+
+
+class MetadataRecordList(ReadAPIView):
+    """Metadata records, newest first; any extra ``key=value`` matches additionalValues.
+
+    ``/api/v1/metadata`` is also the ingest endpoint (POST, ingest token): every method but
+    GET and HEAD is handed, untouched, to ``ingest.views.MetadataView``, so this route may
+    come before or after ingest's in the URLconf.
+    """
+
+    pagination_class = MetadataPage
+
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        if request.method not in ("GET", "HEAD"):
+            return _ingest_metadata_view(request, *args, **kwargs)
+        return super().dispatch(request, *args, **kwargs)
+
+    @extend_schema(
+        operation_id="metadata_list",
+        summary="Search metadata records",
+        description=(
+            "Every parameter other than the ones listed is a filter on `additionalValues`: "
+            "`?model_version=7&stage=Production` returns records whose additionalValues hold "
+            "both pairs."
+        ),
+        parameters=[
+            OpenApiParameter("resource", str),
+            OpenApiParameter("subject", str),
+            OpenApiParameter("action", str),
+            OpenApiParameter("since", OpenApiTypes.DATETIME, description="timestamp >= since"),
+            OpenApiParameter("until", OpenApiTypes.DATETIME, description="timestamp < until"),
+            OpenApiParameter("cursor", str, description="From `next`/`previous`."),
+            OpenApiParameter("limit", int, description="Page size, 1-500 (default 50)."),
+        ],
+        responses={200: MetadataRecordSerializer(many=True), **COMMON},
+    )
+    def get(self, request: Request) -> Response:
+        values = {
+            key: value
+            for key, value in request.query_params.items()
+            if key not in RESERVED_METADATA_PARAMS
+        }
+        for key, value in [*values.items(), *request.query_params.items()]:
+            if "\x00" in key or "\x00" in value:
+                raise bad_parameter(key.replace("\x00", ""), "NUL characters are not allowed.")
+        queryset = MetadataRecord.objects.search(
+            resource=request.query_params.get("resource"),
+            subject=request.query_params.get("subject"),
+            action=request.query_params.get("action"),
+            since=params.moment(request, "since"),
+            until=params.moment(request, "until"),
+            values=values or None,
+        )
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(queryset, request, view=self)
+        return paginator.get_paginated_response(MetadataRecordSerializer(page, many=True).data)
+
+
+class StatsSerializer(serializers.Serializer):
+    estimated_rows = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Planner estimates (pg_class.reltuples) per table: cheap, approximate.",
+    )
+    ingest_rate = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Events received in the last minute and the last hour.",
+    )
+    pending_events = serializers.IntegerField(help_text="Underived events (capped).")
+    failed_events = serializers.IntegerField(help_text="Events whose derivation failed (capped).")
+    counts_capped_at = serializers.IntegerField()
+    derivation_lag_seconds = serializers.FloatField(
+        allow_null=True, help_text="Age of the oldest underived event; null when none."
+    )
+    oldest_pending_event_id = serializers.IntegerField(allow_null=True)
+
+
+STATS_TABLES = {
+    "events": "ingest_event",
+    "jobs": "catalog_job",
+    "runs": "catalog_run",
+    "datasets": "catalog_dataset",
+    "dataset_aliases": "catalog_dataset_alias",
+    "lineage_edges": "catalog_lineage_edge",
+    "column_lineage_edges": "catalog_column_lineage_edge",
+    "metadata_records": "catalog_metadata_record",
+}
+# Backlog counts stop here: counting a million pending rows is itself a full scan.
+COUNT_CAP = 100_000
+
+
+class Stats(ReadAPIView):
+    """Counts, ingest rate, derivation lag, underived and failed events; all bounded."""
+
+    @extend_schema(operation_id="stats", responses={200: StatsSerializer, **COMMON})
+    def get(self, request: Request) -> Response:
+        now = timezone.now()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT relname, GREATEST(reltuples, 0)::bigint FROM pg_class "
+                "WHERE relname = ANY(%s) AND relkind IN ('r', 'p')",
+                [list(STATS_TABLES.values())],
+            )
+            estimates = dict(cursor.fetchall())
+            # Partial indexes on pending/failed make these index-only walks, capped.
+            cursor.execute(
+                "SELECT (SELECT count(*) FROM (SELECT 1 FROM ingest_event "
+                "  WHERE derivation_status = 'pending' LIMIT %(cap)s) AS p),"
+                " (SELECT count(*) FROM (SELECT 1 FROM ingest_event "
+                "  WHERE derivation_status = 'failed' LIMIT %(cap)s) AS f),"
+                " (SELECT count(*) FROM (SELECT 1 FROM ingest_event "
+                "  WHERE received_at >= %(minute)s LIMIT %(cap)s) AS m),"
+                " (SELECT count(*) FROM (SELECT 1 FROM ingest_event "
+                "  WHERE received_at >= %(hour)s LIMIT %(cap)s) AS h)",
+                {
+                    "cap": COUNT_CAP,
+                    "minute": now - timedelta(minutes=1),
+                    "hour": now - timedelta(hours=1),
+                },
+            )
+            pending, failed, last_minute, last_hour = cursor.fetchone()
+        oldest = (
+            Event.objects.filter(derivation_status=DerivationStatus.PENDING)
+            .order_by("id")
+            .values("id", "received_at")
+            .first()
+        )
+        return Response(
+            {
+                "estimated_rows": {
+                    key: int(estimates.get(table, 0)) for key, table in STATS_TABLES.items()
+                },
+                "ingest_rate": {"last_minute": last_minute, "last_hour": last_hour},
+                "pending_events": pending,
+                "failed_events": failed,
+                "counts_capped_at": COUNT_CAP,
+                "derivation_lag_seconds": (now - oldest["received_at"]).total_seconds()
+                if oldest
+                else None,
+                "oldest_pending_event_id": oldest["id"] if oldest else None,
+            }
+        )

@@ -1,0 +1,279 @@
+"""/lineage/graph and /lineage/diff: bounded walks over the lineage (catalog.graph)."""
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from api import params
+from api.base import ReadAPIView
+from api.problems import WITH_404, bad_parameter, not_found
+from catalog import graph as lineage
+
+DIRECTIONS = ("upstream", "downstream", "both")
+
+
+class AliasRefSerializer(serializers.Serializer):
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class GraphNodeSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="dataset:<id> or job:<id>")
+    type = serializers.ChoiceField(choices=["dataset", "job"])
+    dataset_id = serializers.IntegerField(required=False)
+    job_id = serializers.IntegerField(required=False)
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+    depth = serializers.IntegerField(help_text="Dataset hops from the root.")
+    aliases = AliasRefSerializer(many=True, help_text="Every name of a dataset; [] for jobs.")
+    is_dropped = serializers.BooleanField()
+    first_seen = serializers.DateTimeField(allow_null=True)
+    last_seen = serializers.DateTimeField(allow_null=True)
+
+
+class GraphEdgeSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="<source>-><target>")
+    kind = serializers.ChoiceField(
+        choices=["input", "output"], help_text="input: dataset → job; output: job → dataset."
+    )
+    source = serializers.CharField()
+    target = serializers.CharField()
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+    last_run_id = serializers.UUIDField(allow_null=True)
+    run_count = serializers.IntegerField()
+    lineage_types = serializers.ListField(
+        child=serializers.CharField(), help_text="Edge-API lineage_type values, if any."
+    )
+
+
+class ColumnEdgeSerializer(serializers.Serializer):
+    source = serializers.CharField()
+    source_field = serializers.CharField()
+    target = serializers.CharField()
+    target_field = serializers.CharField()
+    job = serializers.CharField()
+    transformation_type = serializers.CharField(allow_blank=True)
+    transformation_subtype = serializers.CharField(allow_blank=True)
+    transformation_description = serializers.CharField(allow_blank=True)
+    masking = serializers.BooleanField()
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+    run_count = serializers.IntegerField()
+    last_run_id = serializers.UUIDField(allow_null=True)
+
+
+class GraphSerializer(serializers.Serializer):
+    root = serializers.CharField()
+    nodes = GraphNodeSerializer(many=True)
+    edges = GraphEdgeSerializer(many=True)
+    column_edges = ColumnEdgeSerializer(
+        many=True, required=False, help_text="Only with columns=true."
+    )
+    truncated = serializers.BooleanField()
+    cut = serializers.DictField(
+        child=serializers.JSONField(),
+        help_text="What a bound cut: `depth` {limit, nodes_with_more}, `max_nodes` {limit, "
+        "omitted_datasets, omitted_is_lower_bound}, `edges` {limit}. Empty when complete.",
+    )
+
+
+class NodeDiffSerializer(serializers.Serializer):
+    added = GraphNodeSerializer(many=True)
+    removed = GraphNodeSerializer(many=True)
+
+
+class EdgeDiffSerializer(serializers.Serializer):
+    added = GraphEdgeSerializer(many=True)
+    removed = GraphEdgeSerializer(many=True)
+
+
+class DiffSerializer(serializers.Serializer):
+    root = serializers.CharField()
+    to = serializers.DateTimeField()
+    nodes = NodeDiffSerializer()
+    edges = EdgeDiffSerializer()
+    truncated = serializers.BooleanField(help_text="Either of the two walks was cut.")
+
+
+# "from" is a Python keyword: declared after the class body.
+DiffSerializer._declared_fields["from"] = serializers.DateTimeField()
+
+
+NODE = OpenApiParameter(
+    "node", str, required=True, description="dataset:<id> or job:<id>, e.g. dataset:12."
+)
+WALK_PARAMETERS = [
+    NODE,
+    OpenApiParameter("direction", str, enum=list(DIRECTIONS), description="Default both."),
+    OpenApiParameter(
+        "depth",
+        int,
+        description=f"Dataset hops, 1-{lineage.MAX_DEPTH} (default {lineage.DEFAULT_DEPTH}).",
+    ),
+    OpenApiParameter(
+        "max_nodes",
+        int,
+        description=f"Datasets + jobs, 1-{lineage.MAX_MAX_NODES} "
+        f"(default {lineage.DEFAULT_MAX_NODES}).",
+    ),
+]
+
+GRAPH_EXAMPLE = {
+    "root": "dataset:1",
+    "nodes": [
+        {
+            "id": "dataset:1",
+            "type": "dataset",
+            "dataset_id": 1,
+            "namespace": "postgres://db:5432",
+            "name": "shop.public.orders",
+            "depth": 0,
+            "aliases": [
+                {"namespace": "postgres://db:5432", "name": "shop.public.orders", "reason": "event"}
+            ],
+            "is_dropped": False,
+            "first_seen": "2026-11-01T10:00:00Z",
+            "last_seen": "2026-11-02T10:00:00Z",
+        },
+        {
+            "id": "job:4",
+            "type": "job",
+            "job_id": 4,
+            "namespace": "airflow",
+            "name": "etl.orders_daily",
+            "depth": 1,
+            "aliases": [],
+            "is_dropped": False,
+            "first_seen": "2026-11-01T10:00:00Z",
+            "last_seen": "2026-11-02T10:00:00Z",
+        },
+    ],
+    "edges": [
+        {
+            "id": "dataset:1->job:4",
+            "kind": "input",
+            "source": "dataset:1",
+            "target": "job:4",
+            "first_seen": "2026-11-01T10:00:00Z",
+            "last_seen": "2026-11-02T10:00:00Z",
+            "last_run_id": "0195f1c4-6a0e-7c8e-9d4f-3b2a1c0d9e8f",
+            "run_count": 2,
+            "lineage_types": [],
+        }
+    ],
+    "truncated": True,
+    "cut": {"depth": {"limit": 1, "nodes_with_more": ["dataset:9"]}},
+}
+
+
+def _walk_request(request: Request) -> lineage.GraphRequest:
+    raw = params.required(request, "node")
+    try:
+        root = lineage.NodeRef.parse(raw)
+    except ValueError as error:
+        raise bad_parameter("node", str(error)) from None
+    return lineage.GraphRequest(
+        root=root,
+        direction=params.choice(request, "direction", DIRECTIONS, "both"),  # type: ignore[arg-type]
+        depth=params.integer(request, "depth", lineage.DEFAULT_DEPTH, 1, lineage.MAX_DEPTH),
+        max_nodes=params.integer(
+            request, "max_nodes", lineage.DEFAULT_MAX_NODES, 1, lineage.MAX_MAX_NODES
+        ),
+    )
+
+
+def _graph_dict(graph: lineage.Graph) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "root": str(graph.root),
+        "nodes": graph.nodes,
+        "edges": graph.edges,
+        "truncated": graph.truncated,
+        "cut": graph.cut,
+    }
+    if graph.column_edges is not None:
+        body["column_edges"] = graph.column_edges
+    return body
+
+
+class LineageGraph(ReadAPIView):
+    @extend_schema(
+        operation_id="lineage_graph",
+        summary="The lineage graph around a dataset or a job",
+        description=(
+            "Nodes are datasets and jobs; edges are `input` (dataset → job) and `output` "
+            "(job → dataset), aggregated over every run. `depth` counts dataset hops, "
+            "`max_nodes` datasets and jobs together; nearer nodes are kept first. When a "
+            "bound cuts the graph, `truncated` is true and `cut` says what was cut. Cycles "
+            "are walked once per depth and end at the bound."
+        ),
+        parameters=[
+            *WALK_PARAMETERS,
+            OpenApiParameter(
+                "as_of", OpenApiTypes.DATETIME, description="The graph as it was known then."
+            ),
+            OpenApiParameter(
+                "since", OpenApiTypes.DATETIME, description="Only edges seen at or after."
+            ),
+            OpenApiParameter("columns", bool, description="Add column-level edges."),
+        ],
+        responses={200: GraphSerializer, **WITH_404},
+        examples=[OpenApiExample("graph", value=GRAPH_EXAMPLE, response_only=True)],
+    )
+    def get(self, request: Request) -> Response:
+        walk = _walk_request(request)
+        walk.as_of = params.moment(request, "as_of")
+        walk.since = params.moment(request, "since")
+        walk.columns = params.boolean(request, "columns")
+        try:
+            graph = lineage.lineage_graph(walk)
+        except lineage.UnknownNode:
+            raise not_found(f"No {walk.root.kind} has id {walk.root.id}.") from None
+        return Response(GraphSerializer(_graph_dict(graph)).data)
+
+
+class LineageDiff(ReadAPIView):
+    @extend_schema(
+        operation_id="lineage_diff",
+        summary="Nodes and edges added and removed around a node between two times",
+        description=(
+            "Added: in the graph as of `to` but not as of `from`. Removed: in the graph as "
+            "of `from`, and its job produced lineage in (from, to] without producing this "
+            "edge again (the job stopped reading or writing the dataset). A node is removed "
+            "when all its edges are."
+        ),
+        parameters=[
+            *WALK_PARAMETERS,
+            OpenApiParameter("from", OpenApiTypes.DATETIME, required=True),
+            OpenApiParameter("to", OpenApiTypes.DATETIME, required=True),
+        ],
+        responses={200: DiffSerializer, **WITH_404},
+    )
+    def get(self, request: Request) -> Response:
+        walk = _walk_request(request)
+        start = params.moment(request, "from")
+        end = params.moment(request, "to")
+        if start is None:
+            raise bad_parameter("from", "this parameter is required.")
+        if end is None:
+            raise bad_parameter("to", "this parameter is required.")
+        if end < start:
+            raise bad_parameter("to", "must not be before `from`.")
+        try:
+            diff = lineage.lineage_diff(walk, start, end)
+        except lineage.UnknownNode:
+            raise not_found(f"No {walk.root.kind} has id {walk.root.id}.") from None
+        body = {
+            "root": str(walk.root),
+            "from": start,
+            "to": end,
+            "nodes": {"added": diff.nodes_added, "removed": diff.nodes_removed},
+            "edges": {"added": diff.edges_added, "removed": diff.edges_removed},
+            "truncated": diff.before.truncated or diff.after.truncated,
+        }
+        return Response(DiffSerializer(body).data)

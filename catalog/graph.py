@@ -1,0 +1,523 @@
+"""Lineage graph reads: a bounded walk over ``LineageEdge`` (dataset → dataset via a job).
+
+The walk is one recursive SQL query per direction (so at most two), whatever the graph's
+size; the rest is a fixed handful of queries over the nodes it found. Bounds (invariant 7):
+``depth`` counts dataset hops, ``max_nodes`` counts datasets and jobs together; when a bound
+cuts the graph the result says so and names what was cut. See docs/adr/0031.
+
+The result is bipartite, as OpenLineage draws lineage: ``dataset → job`` edges (kind
+``input``) and ``job → dataset`` edges (kind ``output``), each aggregated over the
+``LineageEdge`` rows behind it (first/last seen, last run, run count).
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from django.db import connection
+
+from catalog.models import Dataset, DatasetAlias, Job
+
+Direction = Literal["upstream", "downstream", "both"]
+
+DEFAULT_DEPTH = 3
+MAX_DEPTH = 10
+DEFAULT_MAX_NODES = 200
+MAX_MAX_NODES = 2000
+# Edges among the chosen nodes and column edges are capped too (multiple jobs per pair).
+EDGES_PER_NODE = 20
+# "What was cut" lists at most this many node ids.
+CUT_LIST_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class NodeRef:
+    kind: Literal["dataset", "job"]
+    id: int
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.id}"
+
+    @classmethod
+    def parse(cls, text: str) -> "NodeRef":
+        """``dataset:12`` or ``job:7``; ValueError otherwise."""
+        kind, _, number = text.partition(":")
+        if kind not in ("dataset", "job") or not number.isdigit():
+            raise ValueError("expected dataset:<id> or job:<id>")
+        value = int(number)
+        if not 0 < value < 2**63:
+            raise ValueError("the id is out of range")
+        return cls(kind, value)  # type: ignore[arg-type]
+
+
+@dataclass
+class GraphRequest:
+    root: NodeRef
+    direction: Direction = "both"
+    depth: int = DEFAULT_DEPTH
+    max_nodes: int = DEFAULT_MAX_NODES
+    as_of: datetime | None = None
+    since: datetime | None = None
+    columns: bool = False
+
+
+@dataclass
+class Graph:
+    root: NodeRef
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    edges: list[dict[str, Any]] = field(default_factory=list)
+    column_edges: list[dict[str, Any]] | None = None
+    truncated: bool = False
+    cut: dict[str, Any] = field(default_factory=dict)
+    # Internal: the LineageEdge ids behind each bipartite edge (for diffs).
+    edge_sources: dict[str, list[int]] = field(default_factory=dict)
+
+
+class UnknownNode(LookupError):
+    pass
+
+
+def _edge_filters(request: GraphRequest, alias: str = "e") -> tuple[str, dict[str, Any]]:
+    sql = ""
+    values: dict[str, Any] = {}
+    if request.as_of is not None:
+        sql += f" AND {alias}.first_seen <= %(as_of)s"
+        values["as_of"] = request.as_of
+    if request.since is not None:
+        sql += f" AND {alias}.last_seen >= %(since)s"
+        values["since"] = request.since
+    return sql, values
+
+
+_WALK = """
+WITH RECURSIVE walk(dataset_id, depth) AS (
+    SELECT unnest(%(start)s::bigint[]), %(start_depth)s::int
+  UNION
+    SELECT e.{next}, w.depth + 1
+    FROM walk w JOIN catalog_lineage_edge e ON e.{here} = w.dataset_id
+    WHERE w.depth < %(depth)s {filters}
+)
+SELECT dataset_id, depth FROM walk LIMIT %(row_limit)s
+"""
+
+
+def _walk(
+    start: list[int], start_depth: int, upstream: bool, request: GraphRequest
+) -> tuple[dict[int, int], bool]:
+    """Datasets reachable from ``start`` → {id: least depth}; True when the row cap hit.
+
+    UNION (not UNION ALL) drops repeated (dataset, depth) pairs, so cycles end at the depth
+    bound and each dataset appears at most depth+1 times. PostgreSQL evaluates a recursive
+    query lazily, so the LIMIT stops the walk itself: with ``(max_nodes + 1) * (depth + 1)``
+    rows the walk has either finished or found more than max_nodes distinct datasets.
+    """
+    if not start:
+        return {}, False
+    filters, values = _edge_filters(request)
+    here, following = ("target_id", "source_id") if upstream else ("source_id", "target_id")
+    row_limit = (request.max_nodes + 1) * (request.depth + 1)
+    sql = _WALK.format(next=following, here=here, filters=filters)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                **values,
+                "start": start,
+                "start_depth": start_depth,
+                "depth": request.depth,
+                "row_limit": row_limit,
+            },
+        )
+        rows = cursor.fetchall()
+    found: dict[int, int] = {}
+    for dataset_id, depth in rows:
+        if dataset_id not in found or depth < found[dataset_id]:
+            found[dataset_id] = depth
+    return found, len(rows) >= row_limit
+
+
+def _job_start(job_id: int, upstream: bool, request: GraphRequest) -> list[int]:
+    filters, values = _edge_filters(request)
+    column = "source_id" if upstream else "target_id"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT DISTINCT e.{column} FROM catalog_lineage_edge e "
+            f"WHERE e.job_id = %(job)s {filters} ORDER BY 1 LIMIT %(limit)s",
+            {**values, "job": job_id, "limit": request.max_nodes + 1},
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+_EDGES_NOW = """
+SELECT e.id, e.source_id, e.target_id, e.job_id, e.first_seen, e.last_seen, e.run_count,
+       r.run_uuid, e.lineage_type
+FROM catalog_lineage_edge e LEFT JOIN catalog_run r ON r.id = e.last_run_id
+WHERE {where} {filters}
+ORDER BY e.id LIMIT %(limit)s
+"""
+
+# As of T: the edge's history is its runs' contributions (LineageEdgeRun) up to T.
+_EDGES_AS_OF = """
+SELECT e.id, e.source_id, e.target_id, e.job_id,
+       COALESCE(h.first_seen, e.first_seen), COALESCE(h.last_seen, LEAST(e.last_seen, %(as_of)s)),
+       COALESCE(NULLIF(h.runs, 0), e.run_count), r.run_uuid, e.lineage_type
+FROM catalog_lineage_edge e
+CROSS JOIN LATERAL (
+    SELECT min(er.first_seen) AS first_seen, max(LEAST(er.last_seen, %(as_of)s)) AS last_seen,
+           count(*) AS runs
+    FROM catalog_lineage_edge_run er WHERE er.edge_id = e.id AND er.first_seen <= %(as_of)s
+) h
+LEFT JOIN LATERAL (
+    SELECT er.run_id FROM catalog_lineage_edge_run er
+    WHERE er.edge_id = e.id AND er.first_seen <= %(as_of)s
+    ORDER BY er.last_seen DESC, er.run_id DESC LIMIT 1
+) lr ON true
+LEFT JOIN catalog_run r ON r.id = COALESCE(lr.run_id, e.last_run_id)
+WHERE {where} {filters}
+ORDER BY e.id LIMIT %(limit)s
+"""
+
+
+def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) -> list[tuple]:
+    filters, values = _edge_filters(request)
+    where = "(e.source_id = ANY(%(ids)s) AND e.target_id = ANY(%(ids)s))"
+    if root_job is not None:
+        where = (
+            f"({where} OR (e.job_id = %(job)s AND "
+            "(e.source_id = ANY(%(ids)s) OR e.target_id = ANY(%(ids)s))))"
+        )
+    template = _EDGES_AS_OF if request.as_of is not None else _EDGES_NOW
+    with connection.cursor() as cursor:
+        cursor.execute(
+            template.format(where=where, filters=filters),
+            {
+                **values,
+                "ids": dataset_ids,
+                "job": root_job,
+                "limit": EDGES_PER_NODE * request.max_nodes,
+            },
+        )
+        return cursor.fetchall()
+
+
+def _has_more(dataset_ids: list[int], upstream: bool, request: GraphRequest) -> list[int]:
+    """Of ``dataset_ids`` (at the depth bound), those with lineage beyond it."""
+    if not dataset_ids:
+        return []
+    filters, values = _edge_filters(request)
+    column = "target_id" if upstream else "source_id"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT d FROM unnest(%(ids)s::bigint[]) AS d WHERE EXISTS "
+            f"(SELECT 1 FROM catalog_lineage_edge e WHERE e.{column} = d {filters}) "
+            "ORDER BY d LIMIT %(limit)s",
+            {**values, "ids": dataset_ids, "limit": CUT_LIST_LIMIT},
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def lineage_graph(request: GraphRequest) -> Graph:
+    """The graph around ``request.root``; raises UnknownNode when the root does not exist."""
+    root = request.root
+    directions = {
+        "upstream": [True],
+        "downstream": [False],
+        "both": [True, False],
+    }[request.direction]
+    root_job: Job | None = None
+    if root.kind == "job":
+        root_job = Job.objects.filter(pk=root.id).first()
+        if root_job is None:
+            raise UnknownNode(str(root))
+    elif not Dataset.objects.filter(pk=root.id).exists():
+        raise UnknownNode(str(root))
+
+    depths: dict[int, int] = {}
+    directions_of: dict[int, set[bool]] = defaultdict(set)
+    row_cap_hit = False
+    for upstream in directions:
+        if root.kind == "dataset":
+            start, start_depth = [root.id], 0
+        else:
+            start, start_depth = _job_start(root.id, upstream, request), 1
+        found, capped = _walk(start, start_depth, upstream, request)
+        row_cap_hit = row_cap_hit or capped
+        for dataset_id, depth in found.items():
+            directions_of[dataset_id].add(upstream)
+            if dataset_id not in depths or depth < depths[dataset_id]:
+                depths[dataset_id] = depth
+
+    ordered = sorted(depths, key=lambda dataset_id: (depths[dataset_id], dataset_id))
+    budget = request.max_nodes - (1 if root_job is not None else 0)
+    candidates = ordered[:budget]
+    edge_rows = _edges(candidates, root_job.id if root_job else None, request)
+
+    # Greedy, nearest first: a dataset comes in with the jobs linking it to what is already in.
+    chosen: set[int] = set()
+    jobs: set[int] = {root_job.id} if root_job else set()
+    rows_by_dataset: dict[int, list[tuple]] = defaultdict(list)
+    for row in edge_rows:
+        rows_by_dataset[row[1]].append(row)
+        if row[2] != row[1]:
+            rows_by_dataset[row[2]].append(row)
+    omitted = 0
+    for dataset_id in candidates:
+        new_jobs = {
+            row[3]
+            for row in rows_by_dataset[dataset_id]
+            if row[3] not in jobs and {row[1], row[2]} - {dataset_id} <= chosen
+        }
+        if len(chosen) + len(jobs) + 1 + len(new_jobs) > request.max_nodes:
+            omitted = len(ordered) - len(chosen)
+            break
+        chosen.add(dataset_id)
+        jobs |= new_jobs
+    else:
+        omitted = len(ordered) - len(chosen)
+
+    graph = Graph(root=root)
+    _assemble(graph, request, chosen, jobs, depths, edge_rows, root_job)
+
+    cut: dict[str, Any] = {}
+    if omitted or row_cap_hit:
+        cut["max_nodes"] = {
+            "limit": request.max_nodes,
+            "omitted_datasets": omitted,
+            "omitted_is_lower_bound": row_cap_hit,
+        }
+    if len(edge_rows) >= EDGES_PER_NODE * request.max_nodes:
+        cut["edges"] = {"limit": EDGES_PER_NODE * request.max_nodes}
+    at_bound = sorted(d for d in chosen if depths[d] >= request.depth)
+    beyond: set[int] = set()
+    for upstream in directions:
+        side = [d for d in at_bound if upstream in directions_of[d]]
+        beyond.update(_has_more(side, upstream, request))
+    if beyond:
+        cut["depth"] = {
+            "limit": request.depth,
+            "nodes_with_more": [f"dataset:{d}" for d in sorted(beyond)[:CUT_LIST_LIMIT]],
+        }
+    graph.truncated = bool(cut)
+    graph.cut = cut
+    if request.columns:
+        graph.column_edges = _column_edges(sorted(chosen), request)
+    return graph
+
+
+def _assemble(
+    graph: Graph,
+    request: GraphRequest,
+    chosen: set[int],
+    jobs: set[int],
+    depths: dict[int, int],
+    edge_rows: list[tuple],
+    root_job: Job | None,
+) -> None:
+    aggregated: dict[tuple[str, int, int], dict[str, Any]] = {}
+    root_job_id = root_job.id if root_job else None
+    for edge_id, source, target, job_id, first, last, runs, run_uuid, lineage_type in edge_rows:
+        if job_id not in jobs:
+            continue
+        both_in = source in chosen and target in chosen
+        halves = []
+        if source in chosen and (both_in or job_id == root_job_id):
+            halves.append(("input", source, job_id))
+        if target in chosen and (both_in or job_id == root_job_id):
+            halves.append(("output", target, job_id))
+        for kind, dataset_id, jid in halves:
+            key = (kind, dataset_id, jid)
+            entry = aggregated.get(key)
+            if entry is None:
+                entry = aggregated[key] = {
+                    "kind": kind,
+                    "source": f"dataset:{dataset_id}" if kind == "input" else f"job:{jid}",
+                    "target": f"job:{jid}" if kind == "input" else f"dataset:{dataset_id}",
+                    "first_seen": first,
+                    "last_seen": last,
+                    "last_run_id": run_uuid,
+                    "run_count": 0,
+                    "lineage_types": set(),
+                    "_edges": [],
+                }
+            entry["first_seen"] = min(entry["first_seen"], first)
+            if last >= entry["last_seen"]:
+                entry["last_seen"], entry["last_run_id"] = last, run_uuid
+            entry["run_count"] = max(entry["run_count"], runs)
+            if lineage_type:
+                entry["lineage_types"].add(lineage_type)
+            entry["_edges"].append(edge_id)
+    edges = []
+    for key in sorted(aggregated, key=lambda k: (k[0], k[1], k[2])):
+        entry = aggregated[key]
+        entry["id"] = f"{entry['source']}->{entry['target']}"
+        entry["lineage_types"] = sorted(entry["lineage_types"])
+        graph.edge_sources[entry["id"]] = entry.pop("_edges")
+        edges.append(entry)
+    graph.edges = edges
+
+    dataset_nodes = []
+    aliases: dict[int, list[dict[str, str]]] = defaultdict(list)
+    for alias in (
+        DatasetAlias.objects.filter(dataset_id__in=chosen)
+        .order_by("dataset_id", "namespace", "name", "id")
+        .values("dataset_id", "namespace", "name", "reason")
+    ):
+        aliases[alias.pop("dataset_id")].append(alias)
+    for dataset in Dataset.objects.filter(id__in=chosen).order_by("id"):
+        dataset_nodes.append(
+            {
+                "id": f"dataset:{dataset.id}",
+                "type": "dataset",
+                "dataset_id": dataset.id,
+                "namespace": dataset.namespace,
+                "name": dataset.name,
+                "depth": depths[dataset.id],
+                "aliases": aliases[dataset.id],
+                "is_dropped": dataset.is_dropped,
+                "first_seen": dataset.first_seen,
+                "last_seen": dataset.last_seen,
+            }
+        )
+    # A job's depth: one more than the nearest dataset it links (root job: 0).
+    job_depth: dict[int, int] = {}
+    for entry in edges:
+        dataset_ref, job_ref = (
+            (entry["source"], entry["target"])
+            if entry["kind"] == "input"
+            else (entry["target"], entry["source"])
+        )
+        jid = int(job_ref.split(":")[1])
+        distance = depths[int(dataset_ref.split(":")[1])] + 1
+        job_depth[jid] = min(job_depth.get(jid, distance), distance)
+    if root_job_id is not None:
+        job_depth[root_job_id] = 0
+    job_nodes = [
+        {
+            "id": f"job:{job.id}",
+            "type": "job",
+            "job_id": job.id,
+            "namespace": job.namespace,
+            "name": job.name,
+            "depth": job_depth.get(job.id, 0),
+            "aliases": [],
+            "is_dropped": False,
+            "first_seen": job.first_seen,
+            "last_seen": job.last_seen,
+        }
+        for job in Job.objects.filter(id__in=jobs).order_by("id")
+    ]
+    graph.nodes = dataset_nodes + job_nodes
+
+
+def _column_edges(dataset_ids: list[int], request: GraphRequest) -> list[dict[str, Any]]:
+    filters, values = _edge_filters(request, alias="c")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.source_id, c.source_field, c.target_id, c.target_field, c.job_id, "
+            "c.transformation_type, c.transformation_subtype, c.transformation_description, "
+            "c.masking, c.first_seen, c.last_seen, c.run_count, r.run_uuid "
+            "FROM catalog_column_lineage_edge c LEFT JOIN catalog_run r ON r.id = c.last_run_id "
+            "WHERE c.source_id = ANY(%(ids)s) AND c.target_id = ANY(%(ids)s) "
+            f"{filters} ORDER BY c.target_id, c.target_field, c.source_id, c.source_field, c.id "
+            "LIMIT %(limit)s",
+            {**values, "ids": dataset_ids, "limit": EDGES_PER_NODE * request.max_nodes},
+        )
+        rows = cursor.fetchall()
+    return [
+        {
+            "source": f"dataset:{row[0]}",
+            "source_field": row[1],
+            "target": f"dataset:{row[2]}",
+            "target_field": row[3],
+            "job": f"job:{row[4]}",
+            "transformation_type": row[5],
+            "transformation_subtype": row[6],
+            "transformation_description": row[7],
+            "masking": row[8],
+            "first_seen": row[9],
+            "last_seen": row[10],
+            "run_count": row[11],
+            "last_run_id": row[12],
+        }
+        for row in rows
+    ]
+
+
+@dataclass
+class GraphDiff:
+    before: Graph
+    after: Graph
+    nodes_added: list[dict[str, Any]]
+    nodes_removed: list[dict[str, Any]]
+    edges_added: list[dict[str, Any]]
+    edges_removed: list[dict[str, Any]]
+
+
+def lineage_diff(request: GraphRequest, start: datetime, end: datetime) -> GraphDiff:
+    """What changed around ``request.root`` between ``start`` and ``end`` (ADR 0031).
+
+    Added: in the graph as of ``end`` and not as of ``start``. Removed: in the graph as of
+    ``start``, not produced again in (start, end] although its job did produce lineage in
+    that window: the job ran and no longer reads or writes that dataset. (Edges are never
+    deleted, so "removed" is about what the job stopped doing, not about rows.)
+    """
+    before = lineage_graph(GraphRequest(**{**request.__dict__, "as_of": start, "since": None}))
+    after = lineage_graph(GraphRequest(**{**request.__dict__, "as_of": end, "since": None}))
+    before_edges = {edge["id"]: edge for edge in before.edges}
+    after_edges = {edge["id"]: edge for edge in after.edges}
+    edges_added = [edge for key, edge in after_edges.items() if key not in before_edges]
+
+    underlying = sorted({i for key in before_edges for i in before.edge_sources[key]})
+    jobs = sorted({_job_of(edge) for edge in before.edges})
+    reseen: set[int] = set()
+    active_jobs: set[int] = set()
+    if underlying:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT DISTINCT er.edge_id FROM catalog_lineage_edge_run er "
+                "WHERE er.edge_id = ANY(%(ids)s) AND er.last_seen > %(start)s "
+                "AND er.first_seen <= %(end)s",
+                {"ids": underlying, "start": start, "end": end},
+            )
+            reseen = {row[0] for row in cursor.fetchall()}
+            cursor.execute(
+                "SELECT j.id FROM unnest(%(jobs)s::bigint[]) AS j(id) WHERE EXISTS ("
+                " SELECT 1 FROM catalog_lineage_edge e JOIN catalog_lineage_edge_run er"
+                " ON er.edge_id = e.id WHERE e.job_id = j.id AND er.last_seen > %(start)s"
+                " AND er.first_seen <= %(end)s)",
+                {"jobs": jobs, "start": start, "end": end},
+            )
+            active_jobs = {row[0] for row in cursor.fetchall()}
+    edges_removed = [
+        edge
+        for key, edge in before_edges.items()
+        if _job_of(edge) in active_jobs and not set(before.edge_sources[key]) & reseen
+    ]
+    removed_ids = {edge["id"] for edge in edges_removed}
+    still_linked = {
+        end_ref
+        for edge in before.edges
+        if edge["id"] not in removed_ids
+        for end_ref in (edge["source"], edge["target"])
+    }
+    before_nodes = {node["id"] for node in before.nodes}
+    removed_refs = {ref for edge in edges_removed for ref in (edge["source"], edge["target"])}
+    root = str(request.root)
+    return GraphDiff(
+        before=before,
+        after=after,
+        nodes_added=[node for node in after.nodes if node["id"] not in before_nodes],
+        nodes_removed=[
+            node
+            for node in before.nodes
+            if node["id"] != root and node["id"] in removed_refs and node["id"] not in still_linked
+        ],
+        edges_added=edges_added,
+        edges_removed=edges_removed,
+    )
+
+
+def _job_of(edge: dict[str, Any]) -> int:
+    ref = edge["target"] if edge["kind"] == "input" else edge["source"]
+    return int(ref.split(":")[1])

@@ -1,0 +1,148 @@
+"""Catalog search: PostgreSQL full-text plus trigram similarity, ranked (docs/adr/0032).
+
+What is searched, and with which index (migration 0003_read_api_search_indexes):
+- every dataset alias name (trigram, so a typo still finds the table) and its namespace and
+  name words (full-text);
+- job names (trigram) and job namespace, name and description words (full-text);
+- dataset descriptions (full-text, English stemming);
+- column names of current schemas (trigram).
+Each branch reads at most ``CANDIDATES_PER_BRANCH`` index hits, so a query that matches half
+the catalog (a namespace) costs the same as one that matches ten rows; results are the best
+hit per dataset or job, ranked by score.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection, transaction
+
+CANDIDATES_PER_BRANCH = 500
+# Trigram word similarity needed by the typo branch (pg_trgm's default is 0.6).
+WORD_SIMILARITY_THRESHOLD = 0.45
+MAX_QUERY_LENGTH = 200
+
+# The indexed expressions; the migration creates expression indexes on exactly these.
+ALIAS_WORDS = (
+    "to_tsvector('simple', regexp_replace(a.namespace || ' ' || a.name, '[^[:alnum:]]+', ' ', 'g'))"  # noqa: E501
+)
+JOB_WORDS = "(to_tsvector('simple', regexp_replace(j.namespace || ' ' || j.name, '[^[:alnum:]]+', ' ', 'g')) || to_tsvector('english', j.description))"  # noqa: E501
+DATASET_DESCRIPTION = "to_tsvector('english', d.description)"
+
+_SEARCH = f"""
+WITH hits AS (
+  (SELECT 'dataset' AS type, a.dataset_id AS id, 'alias' AS field,
+          a.namespace || ' ' || a.name AS value,
+          GREATEST(word_similarity(%(q)s, a.name), similarity(%(q)s, a.name))
+          + CASE WHEN lower(a.name) = %(lq)s OR right(lower(a.name), %(lqlen)s + 1)
+                 IN ('.' || %(lq)s, '/' || %(lq)s) THEN 0.5 ELSE 0 END AS score
+   FROM catalog_dataset_alias a
+   WHERE %(q)s <%% a.name AND a.dataset_id IS NOT NULL
+   LIMIT %(cap)s)
+  UNION ALL
+  (SELECT 'dataset', a.dataset_id, 'alias', a.namespace || ' ' || a.name,
+          0.5 + ts_rank({ALIAS_WORDS}, to_tsquery('simple', %(words)s))
+   FROM catalog_dataset_alias a
+   WHERE {ALIAS_WORDS} @@ to_tsquery('simple', %(words)s) AND a.dataset_id IS NOT NULL
+   LIMIT %(cap)s)
+  UNION ALL
+  (SELECT 'job', j.id, 'name', j.namespace || ' ' || j.name,
+          GREATEST(word_similarity(%(q)s, j.name), similarity(%(q)s, j.name))
+          + CASE WHEN lower(j.name) = %(lq)s OR right(lower(j.name), %(lqlen)s + 1)
+                 IN ('.' || %(lq)s, '/' || %(lq)s) THEN 0.5 ELSE 0 END
+   FROM catalog_job j
+   WHERE %(q)s <%% j.name
+   LIMIT %(cap)s)
+  UNION ALL
+  (SELECT 'job', j.id, 'words', j.namespace || ' ' || j.name,
+          0.45 + ts_rank({JOB_WORDS}, to_tsquery('simple', %(words)s))
+   FROM catalog_job j
+   WHERE {JOB_WORDS} @@ to_tsquery('simple', %(words)s)
+   LIMIT %(cap)s)
+  UNION ALL
+  (SELECT 'dataset', d.id, 'description', left(d.description, 200),
+          0.4 + ts_rank({DATASET_DESCRIPTION}, websearch_to_tsquery('english', %(q)s))
+   FROM catalog_dataset d
+   WHERE {DATASET_DESCRIPTION} @@ websearch_to_tsquery('english', %(q)s)
+   LIMIT %(cap)s)
+  UNION ALL
+  (SELECT 'dataset', f.dataset_id, 'column', f.name,
+          0.8 * GREATEST(word_similarity(%(q)s, f.name), similarity(%(q)s, f.name))
+   FROM catalog_dataset_field f
+   WHERE %(q)s <%% f.name
+   LIMIT %(cap)s)
+),
+best AS (
+  SELECT DISTINCT ON (type, id) type, id, field, value, score
+  FROM hits ORDER BY type, id, score DESC, field
+)
+SELECT b.type, b.id, b.field, b.value, round(b.score::numeric, 4)::float8,
+       COALESCE(d.namespace, j.namespace), COALESCE(d.name, j.name)
+FROM best b
+LEFT JOIN catalog_dataset d ON b.type = 'dataset' AND d.id = b.id
+LEFT JOIN catalog_job j ON b.type = 'job' AND j.id = b.id
+WHERE COALESCE(d.id, j.id) IS NOT NULL {{type_filter}}
+ORDER BY b.score DESC, b.type, b.id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    type: str
+    id: int
+    namespace: str
+    name: str
+    matched_field: str
+    matched_value: str
+    score: float
+
+
+def _words(query: str) -> str:
+    """Every word of the query must match, the last one as a prefix (type-ahead)."""
+    import re
+
+    words = [word for word in re.split(r"[^\w]+", query.lower()) if word]
+    if not words:
+        return ""
+    terms = [f"'{word}'" for word in words[:-1]] + [f"'{words[-1]}':*"]
+    return " & ".join(terms)
+
+
+def search_catalog(
+    query: str, limit: int, offset: int = 0, kind: str | None = None
+) -> list[SearchHit]:
+    """Ranked datasets and jobs for ``query``; ``kind`` restricts to "dataset" or "job"."""
+    text = query.strip()[:MAX_QUERY_LENGTH]
+    words = _words(text) or "''"
+    type_filter = "AND b.type = %(kind)s" if kind else ""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
+            [str(WORD_SIMILARITY_THRESHOLD)],
+        )
+        cursor.execute(
+            _SEARCH.format(type_filter=type_filter),
+            {
+                "q": text,
+                "lq": text.lower(),
+                "lqlen": len(text),
+                "words": words,
+                "cap": CANDIDATES_PER_BRANCH,
+                "limit": limit,
+                "offset": offset,
+                "kind": kind,
+            },
+        )
+        rows: list[Any] = cursor.fetchall()
+    return [
+        SearchHit(
+            type=row[0],
+            id=row[1],
+            matched_field=row[2],
+            matched_value=row[3],
+            score=row[4],
+            namespace=row[5],
+            name=row[6],
+        )
+        for row in rows
+    ]
