@@ -1,5 +1,7 @@
 """parse_sql and dataset naming: what the collector reports for a statement and a connection."""
 
+import time
+
 import pytest
 from lineage_collector import DatasetName, Table, dataset_name, parse_sql
 from lineage_collector.sql import SqlParser
@@ -115,10 +117,14 @@ def test_parser_caches_by_statement_and_caps_size():
     assert not parser.parse("SELECT * FROM t WHERE x IN (" + "1," * 100 + "1)", "postgres")
 
 
-def test_parser_budget_skips_new_statements_once_spent():
-    parser = SqlParser(budget_per_second=0.0)
-    parser.parse("SELECT * FROM a", "postgres")  # the first one opens the window
-    assert not parser.parse("SELECT * FROM b", "postgres")
+def test_parser_over_its_time_budget_waits_for_the_next_second_instead_of_dropping():
+    parser = SqlParser(budget_per_second=0.001)
+    parser._window_start = time.perf_counter() - 0.8  # 0.2 s left in a spent window
+    parser._window_spent = 1.0
+    started = time.perf_counter()
+    lineage = parser.parse("SELECT * FROM b", "postgres")
+    assert time.perf_counter() - started >= 0.15
+    assert tables(lineage.inputs) == {"b"}
 
 
 def test_unparseable_sql_is_empty_not_an_error():
