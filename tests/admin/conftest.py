@@ -1,0 +1,175 @@
+"""A small derived catalog and users of each role, for the admin tests."""
+
+import uuid
+from typing import Any
+
+import orjson
+import pytest
+from django.apps import apps
+from django.contrib.auth.models import Group, User
+from django.core.cache import cache
+from django.test import Client
+
+from catalog import services
+from catalog.admin_dashboard import CACHE_KEY
+from catalog.permissions import READERS, STEWARDS, ensure_steward_groups
+from ingest.models import Event
+
+LAKE = "s3://lake"
+DB = "postgres://db:5432"
+PRODUCER = "https://example.com/admin-tests"
+
+
+def run_event(
+    job: str,
+    event_type: str,
+    run_id: str,
+    inputs: list[tuple[str, str]] = (),  # type: ignore[assignment]
+    outputs: list[tuple[str, str]] = (),  # type: ignore[assignment]
+    time: str = "2026-11-29T10:00:00.000Z",
+    output_facets: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "eventType": event_type,
+        "eventTime": time,
+        "run": {"runId": run_id},
+        "job": {"namespace": "etl", "name": job},
+        "inputs": [{"namespace": ns, "name": name} for ns, name in inputs],
+        "outputs": [
+            {"namespace": ns, "name": name, "facets": output_facets or {}} for ns, name in outputs
+        ],
+        "producer": PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+    }
+
+
+def ingest_and_derive(client: Client, events: list[dict[str, Any]]) -> list[int]:
+    response = client.post(
+        "/api/v1/lineage/batch", data=orjson.dumps(events), content_type="application/json"
+    )
+    assert response.status_code in (200, 201, 207), response.content
+    record = {"resource": "orders", "subject": "dataset:orders", "action": "validated"}
+    response = client.post(
+        "/api/v1/metadata", data=orjson.dumps(record), content_type="application/json"
+    )
+    assert response.status_code == 201, response.content
+    ids = list(Event.objects.order_by("id").values_list("id", flat=True))
+    services.derive_events(ids)
+    return ids
+
+
+def lineage_events() -> list[dict[str, Any]]:
+    """orders (db) → load_orders → lake/orders → report (FAIL) → lake/orders_report;
+    lake/raw/orders_v1 and lake/raw/orders_v2 are loaded by a legacy job; the warehouse
+    names lake/orders also as hive (symlink), so that dataset has two aliases."""
+    load, report, legacy = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+    facet = "https://openlineage.io/spec/facets/1-0-1/"
+    schema_and_columns = {
+        "schema": {
+            "_producer": PRODUCER,
+            "_schemaURL": facet + "SchemaDatasetFacet.json",
+            "fields": [{"name": "id", "type": "bigint"}, {"name": "total", "type": "numeric"}],
+        },
+        "columnLineage": {
+            "_producer": PRODUCER,
+            "_schemaURL": facet + "ColumnLineageDatasetFacet.json",
+            "fields": {
+                "total": {
+                    "inputFields": [
+                        {"namespace": DB, "name": "shop.public.orders", "field": "amount"}
+                    ]
+                }
+            },
+        },
+    }
+    symlinks = {
+        **schema_and_columns,
+        "symlinks": {
+            "_producer": PRODUCER,
+            "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/SymlinksDatasetFacet.json",
+            "identifiers": [
+                {"namespace": "hive://metastore:9083", "name": "lake.orders", "type": "TABLE"}
+            ],
+        },
+    }
+    return [
+        run_event("load_orders", "START", load, [(DB, "shop.public.orders")], [(LAKE, "orders")]),
+        run_event(
+            "load_orders",
+            "COMPLETE",
+            load,
+            [(DB, "shop.public.orders")],
+            [(LAKE, "orders")],
+            time="2026-11-29T10:05:00.000Z",
+            output_facets=symlinks,
+        ),
+        run_event("report", "FAIL", report, [(LAKE, "orders")], [(LAKE, "orders_report")]),
+        run_event(
+            "legacy_load",
+            "COMPLETE",
+            legacy,
+            [(DB, "shop.public.orders")],
+            [(LAKE, "raw/orders_v1")],
+        ),
+        run_event("legacy_load", "COMPLETE", str(uuid.uuid4()), [], [(LAKE, "raw/orders_v2")]),
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dashboard() -> None:
+    cache.delete(CACHE_KEY)  # the dashboard is cached for a minute per process
+
+
+@pytest.fixture
+def catalog(ingest_client: Client) -> list[int]:
+    """The derived catalog of ``lineage_events()``; returns the event ids."""
+    return ingest_and_derive(ingest_client, lineage_events())
+
+
+@pytest.fixture
+def groups(db: None) -> None:
+    # The data migration made them; a transactional test's flush removes them again.
+    ensure_steward_groups(apps)
+
+
+def _user(name: str, group: str | None = None, superuser: bool = False) -> User:
+    user = User.objects.create_user(name, password="pw", is_staff=True, is_superuser=superuser)
+    if group:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def steward(groups: None) -> User:
+    return _user("steward", STEWARDS)
+
+
+@pytest.fixture
+def reader(groups: None) -> User:
+    return _user("reader", READERS)
+
+
+@pytest.fixture
+def superuser(db: None) -> User:
+    return _user("root", superuser=True)
+
+
+@pytest.fixture
+def steward_client(steward: User) -> Client:
+    client = Client()
+    client.force_login(steward)
+    return client
+
+
+@pytest.fixture
+def reader_client(reader: User) -> Client:
+    client = Client()
+    client.force_login(reader)
+    return client
+
+
+@pytest.fixture
+def super_client(superuser: User) -> Client:
+    client = Client()
+    client.force_login(superuser)
+    return client
