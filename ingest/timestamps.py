@@ -35,5 +35,10 @@ def parse_timestamp(value: object) -> datetime | None:
     except ValueError:
         return None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed
+        return parsed.replace(tzinfo=UTC)
+    try:
+        # Normalised to UTC here so that a time at the edge of the calendar with an offset
+        # (9999-12-31T23:59:59-14:00) is refused at ingest instead of failing every read.
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        return None

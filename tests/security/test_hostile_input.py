@@ -98,6 +98,16 @@ def test_hostile_documents_get_a_problem_and_store_nothing(
     assert not Event.objects.exists()
 
 
+@pytest.mark.parametrize(
+    "event_time",
+    ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00", "10000-01-01T00:00:00Z"],
+)
+def test_times_beyond_the_calendar_are_refused(ingest_client, event_time: str) -> None:
+    response = post_json(ingest_client, LINEAGE, run_event(eventTime=event_time))
+    assert response.status_code == 400
+    assert error_paths(response) == {"/eventTime"}
+
+
 def test_duplicate_keys_are_refused_naming_the_key(ingest_client) -> None:
     body = orjson.dumps(run_event())[:-1] + b', "producer": "someone else"}'
     response = _post_raw(ingest_client, body)
