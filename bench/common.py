@@ -5,6 +5,7 @@ Benchmarks talk only to 127.0.0.1 and stop by themselves.
 
 import os
 import random
+import secrets
 import socket
 import subprocess
 import sys
@@ -34,7 +35,7 @@ def bench_env(database_url: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings.production",
-        DJANGO_SECRET_KEY="bench-" + "x" * 40,
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(48),
         DJANGO_SECURE_SSL_REDIRECT="false",
         DJANGO_SECURE_COOKIES="false",
         DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",

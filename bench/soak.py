@@ -1,0 +1,356 @@
+"""Soak: sustained mixed load on the whole system, with latency, errors, lag and memory.
+
+Starts its own system on a scratch database (gunicorn with the production settings and
+config/gunicorn.conf.py, one Celery worker, Celery beat), then for --duration seconds runs
+at once:
+  - single-event ingest through the official openlineage-python HTTP transport (gzip);
+  - batch ingest (100 events per POST to /api/v1/lineage/batch, gzip);
+  - read API traffic: dataset list, dataset detail, lineage graph (depth 3), search,
+    events page;
+and every --sample seconds records the derivation backlog and lag and the resident
+memory of the web and worker process trees. Prints throughput, p50/p95/p99 latency and
+error counts per operation, the lag and memory series, and whether memory kept growing.
+
+Usage: .venv/bin/python -m bench.soak [--duration 600] [--ingest-rate 150] [--read-rate 30]
+Only 127.0.0.1 is contacted; every request loop stops at the deadline.
+"""
+
+import argparse
+import gzip
+import itertools
+import os
+import random
+import subprocess
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import orjson
+import psutil
+import psycopg
+import requests
+from openlineage.client.transport.http import (
+    ApiKeyTokenProvider,
+    HttpCompression,
+    HttpConfig,
+    HttpTransport,
+)
+
+from bench.common import (
+    BIN,
+    DEFAULT_CORPUS,
+    ROOT,
+    bench_env,
+    free_port,
+    load_templates,
+    make_events,
+    manage,
+    percentile,
+    recreate_database,
+)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.latencies: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, list[str]] = defaultdict(list)
+        self.events = 0
+
+    def record(self, operation: str, seconds: float, error: str | None = None) -> None:
+        with self.lock:
+            self.latencies[operation].append(seconds)
+            if error:
+                self.errors[operation].append(error)
+
+
+def paced(rate: float, deadline: float):
+    """Yield at ``rate`` per second until ``deadline`` (never faster, skips if behind)."""
+    interval = 1.0 / rate
+    next_at = time.monotonic()
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            return
+        if now < next_at:
+            time.sleep(next_at - now)
+        next_at = max(next_at + interval, time.monotonic() - interval)
+        yield
+
+
+def ingest_single(url: str, token: str, bodies, rate: float, deadline: float, rec: Recorder):
+    transport = HttpTransport(
+        HttpConfig(
+            url=url,
+            endpoint="api/v1/lineage",
+            auth=ApiKeyTokenProvider({"apiKey": token}),
+            compression=HttpCompression.GZIP,
+            timeout=10.0,
+            retry={"total": 0},
+        )
+    )
+    for _ in paced(rate, deadline):
+        event = orjson.loads(next(bodies))
+        started = time.perf_counter()
+        try:
+            response = transport.emit(event)
+            error = None if response.status_code in (200, 201) else str(response.status_code)
+        except Exception as exception:  # recorded as an error, never hidden
+            error = type(exception).__name__
+        rec.record("ingest single (openlineage-python)", time.perf_counter() - started, error)
+        with rec.lock:
+            rec.events += 1
+
+
+def ingest_batch(url: str, token: str, bodies, every: float, deadline: float, rec: Recorder):
+    session = requests.Session()
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "Content-Encoding": "gzip",
+    }
+    for _ in paced(1.0 / every, deadline):
+        body = gzip.compress(b"[" + b",".join(next(bodies) for _ in range(100)) + b"]")
+        started = time.perf_counter()
+        try:
+            response = session.post(
+                f"{url}/api/v1/lineage/batch", data=body, headers=headers, timeout=30
+            )
+            ok = response.status_code == 200 and response.json()["summary"]["failed"] == 0
+            error = None if ok else f"{response.status_code} {response.text[:100]}"
+        except Exception as exception:
+            error = type(exception).__name__
+        rec.record("ingest batch of 100", time.perf_counter() - started, error)
+        with rec.lock:
+            rec.events += 100
+
+
+def reads(url: str, token: str, rate: float, deadline: float, rec: Recorder, seed: int):
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {token}"
+    rng = random.Random(seed)
+    dataset_ids: list[int] = []
+    words = ["orders", "shakespeare", "wordcount", "bigquery", "spark", "ordrs", "table"]
+    for _ in paced(rate, deadline):
+        if not dataset_ids or rng.random() < 0.05:
+            path = "/api/v1/datasets?limit=50"
+            operation = "read dataset list"
+        else:
+            choice = rng.random()
+            dataset = rng.choice(dataset_ids)
+            if choice < 0.3:
+                path, operation = f"/api/v1/datasets/{dataset}", "read dataset detail"
+            elif choice < 0.6:
+                path = f"/api/v1/lineage/graph?node=dataset:{dataset}&direction=both&depth=3"
+                operation = "read lineage graph depth 3"
+            elif choice < 0.85:
+                path, operation = f"/api/v1/search?q={rng.choice(words)}", "read search"
+            else:
+                path, operation = "/api/v1/events?limit=50", "read events page"
+        started = time.perf_counter()
+        try:
+            response = session.get(url + path, timeout=30)
+            error = None if response.status_code == 200 else str(response.status_code)
+            if operation == "read dataset list" and response.status_code == 200:
+                dataset_ids = [item["id"] for item in response.json().get("results", [])]
+        except Exception as exception:
+            error = type(exception).__name__
+        rec.record(operation, time.perf_counter() - started, error)
+
+
+def tree_rss(process: subprocess.Popen) -> int:
+    try:
+        root = psutil.Process(process.pid)
+        return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+    except psutil.NoSuchProcess:
+        return 0
+
+
+def sample(database_url: str, web, worker, every: float, deadline: float, out: list):
+    started = time.monotonic()
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        while time.monotonic() < deadline + every:
+            pending, oldest = connection.execute(
+                "SELECT count(*), EXTRACT(EPOCH FROM now() - min(received_at)) "
+                "FROM ingest_event WHERE derivation_status = 'pending'"
+            ).fetchone()
+            lag_row = connection.execute(
+                "SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM "
+                "derived_at - received_at)) FROM ingest_event "
+                "WHERE derived_at > now() - make_interval(secs => %s)",
+                [every],
+            ).fetchone()
+            out.append(
+                {
+                    "t": time.monotonic() - started,
+                    "pending": pending,
+                    "oldest_pending_s": float(oldest or 0),
+                    "lag_p95_s": float(lag_row[0] or 0),
+                    "web_rss_mb": tree_rss(web) / 2**20,
+                    "worker_rss_mb": tree_rss(worker) / 2**20,
+                }
+            )
+            time.sleep(every)
+
+
+def start(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=600)
+    parser.add_argument("--ingest-rate", type=float, default=150, help="single events/s")
+    parser.add_argument("--batch-every", type=float, default=2.0, help="seconds per batch")
+    parser.add_argument("--read-rate", type=float, default=30, help="read requests/s")
+    parser.add_argument("--sample", type=float, default=15)
+    parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/lineage_soak")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--logs", type=Path, default=Path("/tmp/lineage-soak"))
+    args = parser.parse_args()
+
+    args.logs.mkdir(parents=True, exist_ok=True)
+    recreate_database(args.database_url)
+    env = bench_env(args.database_url)
+    env.update(REDIS_URL="redis://127.0.0.1:6379/7", PORT=str(free_port()), LOG_LEVEL="WARNING")
+    manage(env, "migrate", "--no-input")
+    ingest_token = manage(env, "create_token", "--scope", "ingest", "--quiet").strip()
+    read_token = manage(env, "create_token", "--scope", "read", "--quiet").strip()
+    url = f"http://127.0.0.1:{env['PORT']}"
+    web = start(
+        [str(BIN / "gunicorn"), "--config", "config/gunicorn.conf.py", "config.wsgi"],
+        env,
+        args.logs / "web.log",
+    )
+    worker = start(
+        [
+            str(BIN / "celery"),
+            "-A",
+            "config",
+            "worker",
+            "--concurrency",
+            "1",
+            "--loglevel",
+            "WARNING",
+        ],
+        env,
+        args.logs / "worker.log",
+    )
+    beat = start(
+        [
+            str(BIN / "celery"),
+            "-A",
+            "config",
+            "beat",
+            "--loglevel",
+            "WARNING",
+            "--schedule",
+            str(args.logs / "beat-schedule"),
+        ],
+        env,
+        args.logs / "beat.log",
+    )
+    try:
+        time.sleep(4)
+        templates = load_templates(args.corpus)
+        expected = int(args.duration * (args.ingest_rate + 100 / args.batch_every)) + 1000
+        bodies = itertools.cycle(make_events(templates, expected, seed=int(time.time())))
+        lock = threading.Lock()
+
+        def next_body():
+            with lock:
+                return next(bodies)
+
+        class Bodies:
+            def __next__(self):
+                return next_body()
+
+        rec = Recorder()
+        samples: list[dict] = []
+        deadline = time.monotonic() + args.duration
+        threads = [
+            threading.Thread(
+                target=ingest_single,
+                args=(url, ingest_token, Bodies(), args.ingest_rate / 2, deadline, rec),
+            )
+            for _ in range(2)
+        ] + [
+            threading.Thread(
+                target=ingest_batch,
+                args=(url, ingest_token, Bodies(), args.batch_every, deadline, rec),
+            ),
+            threading.Thread(
+                target=reads, args=(url, read_token, args.read_rate, deadline, rec, 1)
+            ),
+            threading.Thread(
+                target=sample, args=(args.database_url, web, worker, args.sample, deadline, samples)
+            ),
+        ]
+        started = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.monotonic() - started
+        report(rec, samples, elapsed, args)
+    finally:
+        for process in (beat, worker, web):
+            try:
+                os.killpg(process.pid, 15)
+                process.wait(timeout=20)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(process.pid, 9)
+
+
+def report(rec: Recorder, samples: list[dict], elapsed: float, args) -> None:
+    print(
+        f"soak: {elapsed:.0f} s, {rec.events} events sent "
+        f"({rec.events / elapsed:.0f} events/s), read rate target {args.read_rate}/s"
+    )
+    print(
+        f"{'operation':38} {'count':>7} {'per s':>7} {'p50 ms':>8} {'p95 ms':>8} "
+        f"{'p99 ms':>8} {'errors':>7}"
+    )
+    total_errors = 0
+    for operation in sorted(rec.latencies):
+        values = rec.latencies[operation]
+        errors = len(rec.errors[operation])
+        total_errors += errors
+        print(
+            f"{operation:38} {len(values):7d} {len(values) / elapsed:7.1f} "
+            f"{percentile(values, 0.5) * 1000:8.1f} {percentile(values, 0.95) * 1000:8.1f} "
+            f"{percentile(values, 0.99) * 1000:8.1f} {errors:7d}"
+        )
+        if errors:
+            print(f"    e.g. {rec.errors[operation][:3]}")
+    print(f"errors: {total_errors}")
+    print(
+        f"{'t s':>6} {'pending':>8} {'oldest s':>9} {'lag p95 s':>10} {'web MB':>8} "
+        f"{'worker MB':>10}"
+    )
+    for row in samples:
+        print(
+            f"{row['t']:6.0f} {row['pending']:8d} {row['oldest_pending_s']:9.1f} "
+            f"{row['lag_p95_s']:10.2f} {row['web_rss_mb']:8.0f} {row['worker_rss_mb']:10.0f}"
+        )
+    if len(samples) >= 4:
+        half = len(samples) // 2
+        for key in ("web_rss_mb", "worker_rss_mb"):
+            first = max(row[key] for row in samples[1:half])
+            second = max(row[key] for row in samples[half:])
+            print(
+                f"{key}: max in first half {first:.0f}, second half {second:.0f} "
+                f"({'stable' if second <= first * 1.10 else 'GREW'})"
+            )
+
+
+if __name__ == "__main__":
+    main()
