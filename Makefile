@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml $(wildcard collector/pyproject.toml)
 	touch $(STAMP)
 
 install: $(STAMP)
+	@(command -v chromium && command -v chromedriver) >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium chromium-driver) || echo "chromium not installed: the admin browser test will skip"
 
 run: install
 	@scripts/ensure_services.sh

@@ -1,0 +1,138 @@
+"""A steward's session in a real browser: Debian's chromium, headless, driven by selenium.
+
+Logs in, opens a dataset, follows its lineage links, previews and saves an alias rule and
+checks the regrouping. Skips (never passes) when chromium or its driver is not installed;
+``make test`` installs both (apt) and selenium (the ``dev`` extra).
+"""
+
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+
+from catalog.models import DatasetAlias
+from catalog.permissions import STEWARDS
+
+from .conftest import ingest_and_derive, lineage_events
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=1400,1000",
+]
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    from selenium.webdriver.chrome.service import Service
+
+    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
+        pytest.skip(f"chromium/chromedriver not installed ({CHROMIUM}, {CHROMEDRIVER})")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    driver.implicitly_wait(5)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _and_wait(driver: Any, action: Any) -> None:
+    """Do something that loads a new page and wait until the old one is gone."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old_page = driver.find_element(By.TAG_NAME, "html")
+    action()
+    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(old_page))
+
+
+def _click_link(driver: Any, text: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    xpath = f"//div[@id='content']//a[normalize-space()='{text}']"
+    _and_wait(driver, driver.find_element(By.XPATH, xpath).click)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_steward_navigates_lineage_and_regroups_with_a_rule(
+    browser: Any, live_server: Any, ingest_client: Client, groups: None
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    ingest_and_derive(ingest_client, lineage_events())
+    user = User.objects.create_user("stew", password="a-long-pass-phrase", is_staff=True)
+    user.groups.add(Group.objects.get(name=STEWARDS))
+
+    # Log in.
+    browser.get(f"{live_server.url}/admin/login/")
+    browser.find_element(By.NAME, "username").send_keys("stew")
+    browser.find_element(By.NAME, "password").send_keys("a-long-pass-phrase")
+    _and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click)
+    assert browser.find_element(By.ID, "lineage-dashboard")  # the dashboard on the index
+
+    # Find the dataset by one of its names, open it.
+    browser.get(f"{live_server.url}/admin/catalog/dataset/")
+    search = browser.find_element(By.ID, "searchbar")
+    search.send_keys("s3://lake/orders")
+    _and_wait(browser, search.submit)
+    _and_wait(browser, browser.find_element(By.LINK_TEXT, "lake.orders").click)
+    assert "hive://metastore:9083/lake.orders" in browser.title
+    page = browser.find_element(By.ID, "content").text
+    assert "s3://lake/orders" in page  # its second alias
+
+    # Follow lineage: upstream dataset, then back downstream, then the producing run's job.
+    _click_link(browser, "postgres://db:5432/shop.public.orders")
+    assert "shop.public.orders" in browser.title
+    _click_link(browser, "hive://metastore:9083/lake.orders")
+    assert "lake.orders" in browser.title
+    _click_link(browser, "etl/load_orders")
+    assert "etl/load_orders" in browser.title
+
+    # Write an alias rule, preview what it regroups, then save it.
+    browser.get(f"{live_server.url}/admin/catalog/aliasrule/add/")
+    fields = {
+        "slug": "legacy-orders",
+        "namespace": "s3://lake",
+        "name_pattern": r"raw/(orders)_v\d+",
+        "target_namespace": "s3://lake",
+    }
+    for name, value in fields.items():
+        element = browser.find_element(By.NAME, name)
+        element.clear()
+        element.send_keys(value)
+    target = browser.find_element(By.NAME, "target_name")
+    target.clear()
+    target.send_keys("orders")
+    _and_wait(browser, browser.find_element(By.ID, "preview-button").click)
+    table = browser.find_element(By.ID, "rule-preview-table").text
+    assert "s3://lake/raw/orders_v1" in table and "s3://lake/raw/orders_v2" in table
+    assert "2 would move" in browser.find_element(By.ID, "rule-preview-summary").text
+    assert not DatasetAlias.objects.filter(reason="rule").exists()  # nothing saved yet
+    _and_wait(browser, browser.find_element(By.NAME, "_save").click)
+    assert "was added successfully" in browser.find_element(By.CSS_SELECTOR, "ul.messagelist").text
+
+    # The regrouping: the dataset now lists the legacy names among its aliases.
+    target_dataset = DatasetAlias.objects.get(namespace="s3://lake", name="orders").dataset_id
+    browser.get(f"{live_server.url}/admin/catalog/dataset/{target_dataset}/change/")
+    aliases = browser.find_element(By.CSS_SELECTOR, "table.lc-related").text
+    assert "s3://lake/raw/orders_v1" in aliases
+    assert "s3://lake/raw/orders_v2" in aliases
+    assert DatasetAlias.objects.get(name="raw/orders_v2").dataset_id == target_dataset
