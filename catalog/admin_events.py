@@ -1,0 +1,231 @@
+"""The event log admin with links into the catalog, the re-derive views, the admin log.
+
+Registered from catalog/admin.py (see ADR 0044: ingest must not import catalog).
+"""
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.models import LogEntry
+from django.core.exceptions import PermissionDenied
+from django.db.models import Exists, OuterRef, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from catalog import curation
+from catalog.admin import NEVER_FACETS
+from catalog.admin_support import (
+    HiddenIdFilter,
+    changelist_url,
+    link,
+    related_table,
+)
+from catalog.models import (
+    EventDataset,
+    Job,
+    Run,
+)
+from ingest.admin import EventAdmin
+from ingest.models import Event
+
+# --- events: the raw log, linked to what it derived -----------------------------------------
+
+
+class EventDatasetFilter(HiddenIdFilter):
+    """``?dataset=<id>``: events that named one of the dataset's aliases."""
+
+    parameter_name = "dataset"
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        dataset_id = self.id_value()
+        if dataset_id is None:
+            return queryset
+        named = EventDataset.objects.filter(event=OuterRef("pk"), alias__dataset_id=dataset_id)
+        return queryset.filter(Exists(named))
+
+
+class EventAliasFilter(HiddenIdFilter):
+    """``?alias=<id>``: events that named the alias (catalog_event_dataset_uniq prefix)."""
+
+    parameter_name = "alias"
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        alias_id = self.id_value()
+        if alias_id is None:
+            return queryset
+        return queryset.filter(
+            id__in=EventDataset.objects.filter(alias_id=alias_id).values("event_id")
+        )
+
+
+class RederiveSinceForm(forms.Form):
+    since = forms.DateTimeField(
+        help_text="UTC, e.g. 2026-11-28 00:00. Events with eventTime from then on, and every "
+        "event of their runs, are derived again on top of the current catalog."
+    )
+
+
+admin.site.unregister(Event)
+
+
+@admin.register(Event)
+class CatalogEventAdmin(EventAdmin):
+    """The ingest Event admin plus links into the catalog (ingest itself knows no catalog)."""
+
+    list_display = (*EventAdmin.list_display, "error_summary")
+    list_filter = (*EventAdmin.list_filter, EventDatasetFilter, EventAliasFilter)
+    show_facets = NEVER_FACETS
+    fields = (*EventAdmin.fields[:-1], "catalog_links", EventAdmin.fields[-1])
+    readonly_fields = fields
+    actions = ["rederive_selected"]
+
+    def get_urls(self) -> list[Any]:
+        urls = [
+            path(
+                "rederive/",
+                self.admin_site.admin_view(self.rederive_view),
+                name="catalog_rederive",
+            ),
+            path(
+                "rederive/<int:job_id>/",
+                self.admin_site.admin_view(self.rederive_progress_view),
+                name="catalog_rederive_progress",
+            ),
+        ]
+        return urls + super().get_urls()
+
+    def has_rederive_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("ingest.rederive_event")
+
+    @admin.display(description="derivation error")
+    def error_summary(self, event: Event) -> str:
+        return (event.derivation_error or "")[:120]
+
+    @admin.display(description="derived into")
+    def catalog_links(self, event: Event) -> str:
+        parts = []
+        if event.job_name:
+            job = Job.objects.for_name(event.job_namespace or "", event.job_name).first()
+            parts.append(format_html("job: {}", link(job)))
+        if event.run_id:
+            run = Run.objects.for_run_id(
+                event.run_id, event.job_namespace or "", event.job_name or ""
+            ).first()
+            parts.append(format_html("run: {}", link(run, run.run_uuid if run else None)))
+        parts.append(
+            related_table(
+                EventDataset.objects.filter(event=event)
+                .select_related("alias__dataset")
+                .order_by("role", "id"),
+                [
+                    ("role", lambda row: row.role),
+                    ("dataset", lambda row: link(row.alias.dataset)),
+                    ("as alias", lambda row: link(row.alias)),
+                ],
+                empty="no datasets",
+            )
+        )
+        return format_html(
+            "<div>{}</div>", format_html_join("<br>", "{}", ((part,) for part in parts))
+        )
+
+    @admin.action(
+        description="Re-derive selected events (in the background)", permissions=["rederive"]
+    )
+    def rederive_selected(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        ids = list(
+            queryset.order_by().values_list("id", flat=True)[: curation.MAX_SELECTED_EVENTS + 1]
+        )
+        if len(ids) > curation.MAX_SELECTED_EVENTS:
+            self.message_user(
+                request,
+                f"More than {curation.MAX_SELECTED_EVENTS} events: use “re-derive since”.",
+                messages.ERROR,
+            )
+            return None
+        job_id = curation.schedule_rederive(request.user, event_ids=ids, reason="admin action")
+        return HttpResponseRedirect(reverse("admin:catalog_rederive_progress", args=[job_id]))
+
+    def rederive_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_rederive_permission(request):
+            raise PermissionDenied
+        form = RederiveSinceForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            job_id = curation.schedule_rederive(
+                request.user, since=form.cleaned_data["since"], reason="admin: since"
+            )
+            return HttpResponseRedirect(reverse("admin:catalog_rederive_progress", args=[job_id]))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Re-derive events",
+            "form": form,
+            "jobs": curation.recent_rederives(),
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/catalog/rederive.html", context)
+
+    def rederive_progress_view(self, request: HttpRequest, job_id: int) -> HttpResponse:
+        if not (self.has_rederive_permission(request) or self.has_view_permission(request)):
+            raise PermissionDenied
+        entry = LogEntry.objects.select_related("user").filter(pk=job_id).first()
+        if entry is None:
+            return HttpResponseRedirect(reverse("admin:catalog_rederive"))
+        progress = curation.read_progress(job_id)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Re-derive #{job_id}: {entry.object_repr}",
+            "entry": entry,
+            "progress": progress,
+            "finished": progress.get("state") in {"done", "failed"},
+            "opts": self.model._meta,
+            "events_url": changelist_url(Event),
+        }
+        return TemplateResponse(request, "admin/catalog/rederive_progress.html", context)
+
+
+# --- the admin log: every curation, with who and when ---------------------------------------
+
+
+@admin.register(LogEntry)
+class LogEntryAdmin(admin.ModelAdmin):
+    list_display = ("action_time", "user", "content_type", "object_link", "action_flag", "message")
+    list_filter = ("action_flag", "content_type")
+    list_select_related = ("user", "content_type")
+    search_fields = ("object_repr", "change_message")
+    ordering = ("-action_time",)
+    show_full_result_count = False
+    show_facets = NEVER_FACETS
+
+    @admin.display(description="object")
+    def object_link(self, entry: LogEntry) -> str:
+        url = entry.get_admin_url()
+        return (
+            format_html('<a href="{}">{}</a>', url, entry.object_repr) if url else entry.object_repr
+        )
+
+    @admin.display(description="change")
+    def message(self, entry: LogEntry) -> str:
+        try:
+            parts = json.loads(entry.change_message)
+        except ValueError:
+            parts = None
+        if isinstance(parts, list):
+            curations = [
+                part["curation"] for part in parts if isinstance(part, dict) and "curation" in part
+            ]
+            if curations:
+                return "; ".join(str(part.get("message", "")) for part in curations)
+        return entry.get_change_message()
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
