@@ -29,6 +29,12 @@ class ReadRateThrottle(ScopedRateThrottle):
         rates = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES") or {}
         return rates.get(self.scope)
 
+    def get_cache_key(self, request: Any, view: Any) -> str:
+        # Per token (TokenPrincipal has no pk) or per user; anonymous requests never get here.
+        user = request.user
+        ident = f"token-{user.token_id}" if hasattr(user, "token_id") else f"user-{user.pk}"
+        return self.cache_format % {"scope": self.scope, "ident": ident}
+
     def allow_request(self, request: Any, view: Any) -> bool:
         self.scope = getattr(view, self.scope_attr, None) or ""
         if not self.scope or not self.get_rate():

@@ -7,7 +7,7 @@ api's own migrations): a list never scans a big table to filter it.
 from typing import Any
 
 import django_filters as filters
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from api.problems import bad_parameter
 from catalog import naming
@@ -64,14 +64,10 @@ class JobFilterSet(TimeWindowMixin):
         fields: list[str] = []
 
     def filter_state(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
-        return queryset.filter(
-            Exists(
-                Run.objects.filter(
-                    job=OuterRef("pk"), state=value, id=latest.values("id")[:1]
-                ).values("id")
-            )
-        )
+        if "latest_run_state" not in queryset.query.annotations:
+            latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
+            queryset = queryset.annotate(latest_run_state=Subquery(latest.values("state")[:1]))
+        return queryset.filter(latest_run_state=value)
 
 
 class DatasetFilterSet(TimeWindowMixin):

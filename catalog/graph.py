@@ -468,7 +468,12 @@ def lineage_diff(request: GraphRequest, start: datetime, end: datetime) -> Graph
     after_edges = {edge["id"]: edge for edge in after.edges}
     edges_added = [edge for key, edge in after_edges.items() if key not in before_edges]
 
-    underlying = sorted({i for key in before_edges for i in before.edge_sources[key]})
+    # A bipartite edge is re-seen when any LineageEdge behind it (then or now) ran again.
+    behind = {
+        key: set(before.edge_sources[key]) | set(after.edge_sources.get(key, []))
+        for key in before_edges
+    }
+    underlying = sorted({i for ids in behind.values() for i in ids})
     jobs = sorted({_job_of(edge) for edge in before.edges})
     reseen: set[int] = set()
     active_jobs: set[int] = set()
@@ -492,7 +497,7 @@ def lineage_diff(request: GraphRequest, start: datetime, end: datetime) -> Graph
     edges_removed = [
         edge
         for key, edge in before_edges.items()
-        if _job_of(edge) in active_jobs and not set(before.edge_sources[key]) & reseen
+        if _job_of(edge) in active_jobs and not behind[key] & reseen
     ]
     removed_ids = {edge["id"] for edge in edges_removed}
     still_linked = {

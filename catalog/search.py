@@ -23,9 +23,9 @@ MAX_QUERY_LENGTH = 200
 
 # The indexed expressions; the migration creates expression indexes on exactly these.
 ALIAS_WORDS = (
-    "to_tsvector('simple', regexp_replace(a.namespace || ' ' || a.name, '[^[:alnum:]]+', ' ', 'g'))"  # noqa: E501
+    "to_tsvector('simple', regexp_replace(a.namespace || ' ' || a.name, '[^[:alnum:]]+', ' ', 'g'))"
 )
-JOB_WORDS = "(to_tsvector('simple', regexp_replace(j.namespace || ' ' || j.name, '[^[:alnum:]]+', ' ', 'g')) || to_tsvector('english', j.description))"  # noqa: E501
+JOB_WORDS = "(to_tsvector('simple', regexp_replace(j.namespace || ' ' || j.name, '[^[:alnum:]]+', ' ', 'g')) || to_tsvector('simple', j.description))"  # noqa: E501
 DATASET_DESCRIPTION = "to_tsvector('english', d.description)"
 
 _SEARCH = f"""

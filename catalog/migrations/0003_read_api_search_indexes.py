@@ -24,12 +24,12 @@ INDEXES = [
     ),
     # Typo-tolerant job name search; also serves /jobs?name_prefix= (LIKE 'x%').
     ("catalog_job_name_trgm", "catalog_job", "USING gin (name gin_trgm_ops)"),
-    # Word search over job namespace, name and description.
+    # Word search over job namespace, name and description (no stemming: one query config).
     (
         "catalog_job_words_fts",
         "catalog_job",
         "USING gin ((to_tsvector('simple', regexp_replace(namespace || ' ' || name, "
-        "'[^[:alnum:]]+', ' ', 'g')) || to_tsvector('english', description)))",
+        "'[^[:alnum:]]+', ' ', 'g')) || to_tsvector('simple', description)))",
     ),
     # Dataset descriptions (English stemming).
     (

@@ -175,3 +175,8 @@ def make_metadata(resource: str, subject: str, action: str, when: datetime, **va
         timestamp=when,
         additional_values=values,
     )
+
+
+def iso(moment: datetime) -> str:
+    """A URL-safe ISO 8601 UTC time (``+00:00`` would arrive as a space)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

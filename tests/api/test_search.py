@@ -1,0 +1,65 @@
+"""/search: names, aliases, namespaces, descriptions, columns; ranked; typos still match."""
+
+import pytest
+
+from tests.api.conftest import results
+from tests.api.factories import add_alias, add_fields, make_dataset, make_job
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def catalog():
+    customers = make_dataset("shop.public.customers", description="People who bought something")
+    orders = make_dataset("shop.public.orders")
+    add_alias(orders, "hive://meta:9083", "legacy.sales_orders")
+    add_fields(orders, "order_id", "shipping_address")
+    job = make_job("nightly.customer_rollup", description="Aggregates revenue per segment")
+    make_dataset("marketing.campaigns", namespace="snowflake://acme")
+    return {"customers": customers, "orders": orders, "job": job}
+
+
+def hits(api, query):
+    return results(api.get(f"/api/v1/search?q={query}"))
+
+
+def test_exact_name_ranks_first(api, catalog):
+    found = hits(api, "customers")
+    assert (found[0]["type"], found[0]["id"]) == ("dataset", catalog["customers"].id)
+    assert found[0]["score"] >= found[-1]["score"]
+
+
+def test_typo_still_finds_the_table(api, catalog):
+    found = hits(api, "custmers")
+    assert found[0]["id"] == catalog["customers"].id
+
+
+def test_alias_column_description_namespace_and_job(api, catalog):
+    assert hits(api, "sales_orders")[0]["id"] == catalog["orders"].id
+    column = hits(api, "shipping_address")[0]
+    assert (column["id"], column["matched_field"]) == (catalog["orders"].id, "column")
+    assert hits(api, "bought")[0]["id"] == catalog["customers"].id
+    assert hits(api, "snowflake")[0]["name"] == "marketing.campaigns"
+    job = hits(api, "rollup")[0]
+    assert (job["type"], job["id"]) == ("job", catalog["job"].id)
+    assert hits(api, "revenue segment")[0]["type"] == "job"
+
+
+def test_type_filter_and_pagination(api, catalog):
+    assert {hit["type"] for hit in hits(api, "customer&type=job")} == {"job"}
+    first = api.get("/api/v1/search?q=shop&limit=1").json()
+    assert len(first["results"]) == 1 and first["next"]
+    second = api.get(first["next"]).json()
+    assert second["results"][0]["id"] != first["results"][0]["id"]
+    assert second["previous"]
+
+
+@pytest.mark.parametrize("query", ["", "q=", "q=x&limit=0", "q=x&offset=5000", "q=x&type=y"])
+def test_bad_search_is_400(api, query):
+    assert api.get(f"/api/v1/search?{query}").status_code == 400
+
+
+def test_search_queries(api, catalog, django_assert_num_queries):
+    # 1 SAVEPOINT/BEGIN, 2 SET LOCAL threshold, 3 the ranked query, 4 RELEASE/COMMIT
+    with django_assert_num_queries(4):
+        hits(api, "orders")
