@@ -40,6 +40,7 @@ class CompiledRule:
 
 class RuleSet:
     def __init__(self, rules: Iterable[CompiledRule]) -> None:
+        rules = list(rules)
         self.rewrites = [rule for rule in rules if rule.action == "rewrite"]
         self.equates = [rule for rule in rules if rule.action == "equate"]
 

@@ -105,7 +105,11 @@ def rederive(
     """
     with transaction.atomic(), connection.cursor() as cursor:
         if since is None:
+            # Check deferred foreign keys now: TRUNCATE refuses tables with pending checks
+            # (only the case when called inside an outer transaction, e.g. tests).
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
             cursor.execute(f"TRUNCATE {', '.join(DERIVED_TABLES)}")
+            cursor.execute("SET CONSTRAINTS ALL DEFERRED")
             cursor.execute(
                 "UPDATE ingest_event SET derivation_status = 'pending', derived_at = NULL, "
                 "derivation_error = NULL WHERE derivation_status <> 'pending'"

@@ -247,7 +247,9 @@ class Extractor:
         state = (int(terminal), event.version[0], rank, event.version[1])
         if run.state is None or state > run.state:
             run.state, run.state_type, run.state_time = state, event_type, time
-        job_type = (job.facets.get("jobType") or (None, {}))[1]
+        # Streaming is a property of this event's own job facets (not of the batch's).
+        job_facets = payload["job"].get("facets")
+        job_type = job_facets.get("jobType") if isinstance(job_facets, dict) else None
         if isinstance(job_type, dict) and job_type.get("processingType") == "STREAMING":
             run.streaming = True
         run_facets = run_payload.get("facets")

@@ -1,0 +1,178 @@
+"""Corpus loading and a canonical dump of the catalog, for comparing derivations."""
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+from django.db import connection
+
+from catalog.models import (
+    ColumnLineageEdge,
+    DatasetAlias,
+    DatasetField,
+    Job,
+    LineageEdge,
+    MetadataRecord,
+    Run,
+)
+from ingest.adapters import edge_record, metadata_record
+from ingest.models import Event
+from ingest.problems import Problem
+from ingest.services import record_events
+from ingest.validation import EventRecord, validate_openlineage
+from tests.conftest import CORPUS
+from tests.ingest.corpus import corpus_files
+
+
+def corpus_records(root: Path = CORPUS) -> list[EventRecord]:
+    """Every complete, valid event of the corpus, as ingest would store it."""
+    records = []
+    for item in corpus_files(root):
+        if not item.parses or item.invalid_on_purpose:
+            continue
+        document = orjson.loads((root / item.path).read_bytes())
+        for event in document if isinstance(document, list) else [document]:
+            try:
+                records.append(validate_openlineage(event))
+            except Problem:
+                continue
+    return records
+
+
+def store(records: list[EventRecord]) -> list[int]:
+    return [stored.id for stored in record_events(records)]
+
+
+def openlineage(payload: dict[str, Any]) -> EventRecord:
+    return validate_openlineage(payload)
+
+
+def edge(payload: dict[str, Any]) -> EventRecord:
+    return edge_record(payload)
+
+
+def metadata(payload: dict[str, Any]) -> EventRecord:
+    return metadata_record(payload)
+
+
+def _time(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def canonical_dump() -> dict[str, Any]:
+    """The catalog by natural keys only (no ids, no arrival-dependent event ids)."""
+    digests = dict(Event.objects.values_list("id", "digest"))
+
+    def event_key(event_id: int | None) -> str | None:
+        return bytes(digests[event_id]).hex() if event_id else None
+
+    jobs = {job.id: (job.namespace, job.name) for job in Job.objects.all()}
+    runs = {run.id: str(run.run_uuid) for run in Run.objects.all()}
+    aliases = list(DatasetAlias.objects.all())
+    members: dict[int, list[tuple[str, str]]] = {}
+    for alias in aliases:
+        members.setdefault(alias.dataset_id, []).append((alias.namespace, alias.name))
+    dataset_key = {dataset_id: min(names) for dataset_id, names in members.items()}
+    from catalog.models import Dataset
+
+    dump: dict[str, Any] = {
+        "jobs": sorted(
+            (
+                job.namespace,
+                job.name,
+                jobs.get(job.parent_id),
+                job.is_placeholder,
+                orjson.dumps(job.facets, option=orjson.OPT_SORT_KEYS).decode(),
+                job.processing_type,
+                _time(job.first_seen),
+                _time(job.last_seen),
+            )
+            for job in Job.objects.all()
+        ),
+        "runs": sorted(
+            (
+                str(run.run_uuid),
+                run.run_id_text,
+                jobs[run.job_id],
+                runs.get(run.parent_run_id),
+                run.state,
+                _time(run.started_at),
+                _time(run.ended_at),
+                _time(run.nominal_start_time),
+                run.error_message,
+                run.is_streaming,
+                _time(run.last_event_time),
+                orjson.dumps(run.facets, option=orjson.OPT_SORT_KEYS).decode(),
+            )
+            for run in Run.objects.all()
+        ),
+        "datasets": sorted(
+            (
+                dataset_key[dataset.id],
+                (dataset.namespace, dataset.name),
+                sorted(members[dataset.id]),
+                orjson.dumps(dataset.facets, option=orjson.OPT_SORT_KEYS).decode(),
+                dataset.lifecycle_state,
+                _time(dataset.first_seen),
+                _time(dataset.last_seen),
+            )
+            for dataset in Dataset.objects.all()
+        ),
+        "aliases": sorted(
+            (
+                alias.namespace,
+                alias.name,
+                alias.reason,
+                event_key(alias.reason_event_id),
+                alias.reason_detail,
+                _time(alias.first_seen),
+            )
+            for alias in aliases
+        ),
+        "fields": sorted(
+            (dataset_key[field.dataset_id], field.ordinal, field.name, field.type)
+            for field in DatasetField.objects.all()
+        ),
+        "edges": sorted(
+            (
+                dataset_key[edge.source_id],
+                dataset_key[edge.target_id],
+                jobs[edge.job_id],
+                _time(edge.first_seen),
+                _time(edge.last_seen),
+                runs.get(edge.last_run_id),
+                edge.run_count,
+                edge.lineage_type,
+            )
+            for edge in LineageEdge.objects.all()
+        ),
+        "column_edges": sorted(
+            (
+                dataset_key[edge.source_id],
+                edge.source_field,
+                dataset_key[edge.target_id],
+                edge.target_field,
+                jobs[edge.job_id],
+                edge.transformation_type,
+                edge.transformation_subtype,
+                edge.run_count,
+                _time(edge.last_seen),
+            )
+            for edge in ColumnLineageEdge.objects.all()
+        ),
+        "metadata": sorted(
+            (record.resource, record.subject, record.action, _time(record.timestamp))
+            for record in MetadataRecord.objects.all()
+        ),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT r.run_uuid::text, a.namespace, a.name, rd.direction, rd.first_seen, "
+            "rd.last_seen FROM catalog_run_dataset rd JOIN catalog_run r ON r.id = rd.run_id "
+            "JOIN catalog_dataset_alias a ON a.id = rd.alias_id"
+        )
+        dump["run_datasets"] = sorted(
+            (row[0], row[1], row[2], row[3], _time(row[4]), _time(row[5]))
+            for row in cursor.fetchall()
+        )
+    return dump

@@ -1,0 +1,119 @@
+"""Invariant 3: any permutation, duplication and batching of the events gives one catalog."""
+
+import uuid
+
+import pytest
+from django.db import connection
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from catalog.services import DERIVED_TABLES, derive_events
+from ingest.models import Event
+from ingest.services import record_events
+from tests.catalog.conftest import dataset, facet, run_event
+from tests.catalog.helpers import canonical_dump, corpus_records, edge, openlineage
+from tests.conftest import CORPUS
+
+pytestmark = pytest.mark.django_db
+
+RUN_A, RUN_B, RUN_C = (str(uuid.UUID(int=n)) for n in (1, 2, 3))
+
+
+def _synthetic() -> list:
+    """Late starts, merges from both sides, a rename, edges: the order-sensitive cases."""
+    table = {"namespace": "hive://m:9083", "name": "db.t", "type": "TABLE"}
+    other = {"namespace": "s3://other", "name": "t", "type": "LOCATION"}
+    parent = {"parent": facet(run={"runId": RUN_C}, job={"namespace": "x", "name": "parent"})}
+    events = [
+        run_event("START", 0, RUN_A, inputs=[dataset("s3://in", "a")], run_facets=parent),
+        run_event(
+            "COMPLETE",
+            10,
+            RUN_A,
+            outputs=[dataset("s3://lake", "t", symlinks=facet(identifiers=[table]))],
+        ),
+        run_event("RUNNING", 20, RUN_A, run_facets={"x": {"v": 1}}),
+        run_event("START", 5, RUN_B, job=("ns", "two"), inputs=[dataset("hive://m", "db.t")]),
+        run_event(
+            "FAIL",
+            9,
+            RUN_B,
+            job=("ns", "two"),
+            outputs=[dataset("s3://out", "z")],
+            run_facets={"errorMessage": facet(message="boom", programmingLanguage="py")},
+        ),
+        run_event("COMPLETE", 9, RUN_B, job=("ns", "two")),
+        run_event("COMPLETE", 30, RUN_C, job=("x", "parent")),
+        run_event(
+            "COMPLETE",
+            40,
+            str(uuid.UUID(int=4)),
+            job=("ns", "three"),
+            outputs=[
+                dataset(
+                    "s3://other",
+                    "t",
+                    symlinks=facet(identifiers=[table]),
+                    lifecycleStateChange=facet(
+                        lifecycleStateChange="RENAME",
+                        previousIdentifier={"namespace": "s3://old", "name": "t"},
+                    ),
+                )
+            ],
+        ),
+        run_event(
+            "COMPLETE",
+            50,
+            str(uuid.UUID(int=5)),
+            job=("ns", "four"),
+            inputs=[dataset("s3://in", "a", symlinks=facet(identifiers=[other]))],
+            outputs=[dataset("s3://out", "z")],
+        ),
+    ]
+    records = [openlineage(event) for event in events]
+    records.append(
+        edge({"source_table": "a.b.c", "target_table": "d.e.f", "pipeline": "dagster:j:1"})
+    )
+    return records
+
+
+@pytest.fixture(scope="module")
+def stream() -> list:
+    corpus = corpus_records(CORPUS) if CORPUS.is_dir() else []
+    return _synthetic() + corpus[:60]
+
+
+def _reset() -> None:
+    with connection.cursor() as cursor:
+        for table in DERIVED_TABLES:
+            cursor.execute(f"DELETE FROM {table}")
+    Event.objects.all().delete()
+
+
+def _derive(records: list, order: list[int], batches: list[int], duplicates: list[int]) -> dict:
+    _reset()
+    ids = [stored.id for stored in record_events([records[index] for index in order])]
+    position = 0
+    sizes = iter(batches)
+    while position < len(ids):
+        size = next(sizes, 7)
+        derive_events(ids[position : position + size])
+        position += size
+    for index in duplicates:  # redelivery of an event derived before: derived once more
+        Event.objects.filter(id=ids[index % len(ids)]).update(derivation_status="pending")
+        derive_events([ids[index % len(ids)]])
+    return canonical_dump()
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_any_permutation_duplication_and_batching_gives_the_same_catalog(stream, data) -> None:
+    reference = _derive(stream, list(range(len(stream))), [len(stream)], [])
+    order = data.draw(st.permutations(range(len(stream))))
+    batches = data.draw(st.lists(st.integers(1, 40), max_size=20))
+    duplicates = data.draw(st.lists(st.integers(0, len(stream) - 1), max_size=10))
+    assert _derive(stream, list(order), batches, duplicates) == reference

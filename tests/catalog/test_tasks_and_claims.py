@@ -1,0 +1,203 @@
+"""Enqueue after commit, the sweep, claims, poison events, retries, concurrency, query counts."""
+
+import threading
+import uuid
+
+import pytest
+from django.db import connection
+from kombu.exceptions import OperationalError as BrokerError
+
+from catalog import tasks
+from catalog.models import LineageEdge, Run, RunState
+from catalog.services import derive_events, sweep_underived
+from ingest import enqueue
+from ingest.models import Event
+from tests.catalog.conftest import dataset, run_event
+from tests.catalog.helpers import canonical_dump, corpus_records, openlineage, store
+
+
+def _post(client, event: dict) -> None:
+    response = client.post("/api/v1/lineage", event, content_type="application/json")
+    assert response.status_code in (200, 201), response.content
+
+
+@pytest.mark.django_db
+def test_ingest_enqueues_the_derive_task_after_commit_and_running_it_twice_changes_nothing(
+    ingest_client, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    sent = []
+    monkeypatch.setattr(
+        enqueue.current_app, "send_task", lambda name, args: sent.append((name, args))
+    )
+    run_id = str(uuid.uuid4())
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(
+            ingest_client,
+            run_event(
+                "COMPLETE",
+                1,
+                run_id,
+                outputs=[dataset("s3://b", "o")],
+                inputs=[dataset("s3://b", "i")],
+            ),
+        )
+    assert enqueue.wait_until_published()
+    assert [name for name, _ in sent] == ["catalog.derive_events"]
+    # The task registered under the name ingest publishes, run here (same transaction).
+    from celery import current_app
+
+    assert current_app.tasks[sent[0][0]].apply(args=sent[0][1]).get() == 1
+    assert Run.objects.get(run_uuid=run_id).state == RunState.COMPLETE
+    before = canonical_dump()
+    assert tasks.derive_events.apply(args=sent[0][1]).get() == 0  # already derived: skipped
+    Event.objects.update(derivation_status="pending")  # a redelivery after a lost ack
+    assert tasks.derive_events.apply(args=sent[0][1]).get() == 1
+    assert canonical_dump() == before
+
+
+@pytest.mark.django_db
+def test_with_the_broker_down_ingest_answers_and_the_sweep_derives_everything_once(
+    ingest_client, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    def broker_down(*args, **kwargs):
+        raise BrokerError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(enqueue.current_app, "send_task", broker_down)
+    with django_capture_on_commit_callbacks(execute=True):
+        for second in range(5):
+            _post(ingest_client, run_event("COMPLETE", second, str(uuid.uuid4())))
+    assert Event.objects.filter(derivation_status="pending").count() == 5
+    assert sweep_underived(older_than_seconds=3600).claimed == 0  # too young for the sweep
+    result = tasks.sweep_underived.apply(kwargs={"older_than_seconds": 0}).get()
+    assert result == 5
+    assert sweep_underived(older_than_seconds=0).claimed == 0  # none twice
+    assert Run.objects.count() == 5
+
+
+@pytest.mark.django_db
+def test_poison_event_is_marked_failed_and_does_not_block_the_others() -> None:
+    good = store([openlineage(run_event("COMPLETE", 1, str(uuid.uuid4()))) for _ in range(3)])
+    poison = store([openlineage(run_event("COMPLETE", 2, str(uuid.uuid4())))])[0]
+    # Real producers cannot get this past ingest validation; the log is what it is.
+    Event.objects.filter(id=poison).update(payload={"run": {"runId": 7}, "job": {}})
+    result = derive_events([*good, poison])
+    assert (result.derived, result.failed) == (3, 1)
+    failed = Event.objects.get(id=poison)
+    assert failed.derivation_status == "failed" and "BadEvent" in failed.derivation_error
+    assert Event.objects.filter(derivation_status="derived").count() == 3
+    assert derive_events([poison]).claimed == 0  # not retried forever
+
+
+@pytest.mark.django_db
+def test_database_error_in_one_event_isolates_it_in_a_savepoint(monkeypatch) -> None:
+    from catalog.derivation import batch
+
+    ids = store([openlineage(run_event("COMPLETE", n, str(uuid.uuid4()))) for n in range(3)])
+    real = batch.apply_facts
+
+    def apply_facts(facts):
+        if any(fact.first_event and fact.first_event.second == 1 for fact in facts.runs.values()):
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1/0")
+        return real(facts)
+
+    monkeypatch.setattr(batch, "apply_facts", apply_facts)
+    result = derive_events(ids)
+    assert (result.derived, result.failed) == (2, 1)
+    assert "DataError" in next(iter(result.errors.values()))
+
+
+@pytest.mark.django_db
+def test_derivation_batch_query_count_does_not_grow_with_the_batch(
+    django_assert_max_num_queries,
+) -> None:
+    def batch(size: int, first: int = 0) -> list[int]:
+        return store(
+            [
+                openlineage(
+                    run_event(
+                        "COMPLETE",
+                        n,
+                        str(uuid.uuid4()),
+                        inputs=[dataset("s3://in", f"t{n}")],
+                        outputs=[dataset("s3://out", f"t{n}")],
+                    )
+                )
+                for n in range(first, first + size)
+            ]
+        )
+
+    small, large = batch(5), batch(200, first=5)
+    # claim; rules; jobs insert+lock+update; runs insert+lock+update; aliases insert+lock;
+    # datasets lock+insert+update; alias update; run/job/event dataset upserts; run edges;
+    # edge upsert; edge-run delete+insert; edge aggregate+cleanup; column keys; mark derived
+    # (+ savepoint create/release around the batch).
+    with django_assert_max_num_queries(30) as small_queries:
+        derive_events(small)
+    with django_assert_max_num_queries(30) as large_queries:
+        derive_events(large)
+    assert len(large_queries) == len(small_queries)
+    assert LineageEdge.objects.count() == 205
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_workers_on_the_same_run_and_datasets_raise_no_integrity_error() -> None:
+    errors: list[BaseException] = []
+    for round_ in range(3):
+        run_id = str(uuid.uuid4())
+        symlink = {
+            "identifiers": [
+                {"namespace": "hive://m:9083", "name": f"db.t{round_}", "type": "TABLE"}
+            ]
+        }
+        events = [
+            openlineage(
+                run_event(
+                    kind,
+                    second,
+                    run_id,
+                    inputs=[dataset("s3://shared", "in")],
+                    outputs=[
+                        dataset(
+                            "s3://shared",
+                            f"out{round_}",
+                            symlinks={"_producer": "p", "_schemaURL": "s", **symlink},
+                        )
+                    ],
+                )
+            )
+            for second, kind in enumerate(["START", "RUNNING", "RUNNING", "COMPLETE"] * 2)
+        ]
+        ids = store(events)
+        barrier = threading.Barrier(len(ids))
+
+        def work(event_id: int, barrier: threading.Barrier) -> None:
+            try:
+                barrier.wait()
+                derive_events([event_id])
+            except BaseException as error:
+                errors.append(error)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=work, args=(event_id, barrier)) for event_id in ids]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not errors, errors
+        assert Run.objects.get(run_uuid=run_id).state == RunState.COMPLETE
+    assert not Event.objects.exclude(derivation_status="derived").exists()
+    assert LineageEdge.objects.count() == 3
+
+
+@pytest.mark.django_db
+def test_corpus_in_one_batch_equals_one_event_at_a_time(corpus) -> None:
+    ids = store(corpus_records(corpus))
+    derive_events(ids)
+    at_once = canonical_dump()
+    Event.objects.update(derivation_status="pending")
+    from catalog.services import rederive
+
+    rederive(batch_size=1)
+    assert canonical_dump() == at_once
