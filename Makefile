@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 8000
 
-.PHONY: run test install lint typecheck schema clean
+.PHONY: run test install browser audit lint typecheck schema clean
 
 $(STAMP): pyproject.toml $(wildcard collector/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,18 +15,27 @@ $(STAMP): pyproject.toml $(wildcard collector/pyproject.toml)
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The admin browser test drives Debian's chromium; only `make test` needs it.
+browser:
 	@(command -v chromium && command -v chromedriver) >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium chromium-driver) || echo "chromium not installed: the admin browser test will skip"
 
 run: install
 	@scripts/ensure_services.sh
 	PORT=$(PORT) $(BIN)/python scripts/run_local.py
 
-test: install
+test: install browser
 	@scripts/ensure_services.sh
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python manage.py makemigrations --check --dry-run --settings=config.settings.test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Known-vulnerability audit of the installed dependencies (needs PyPI's JSON API or OSV,
+# which this workplace cannot reach; see docs/security.md).
+audit: install
+	$(BIN)/python -m pip install --quiet pip-audit
+	$(BIN)/pip-audit --strict --progress-spinner off
 
 lint:
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
