@@ -4,9 +4,11 @@ Every filter maps to an indexed predicate or is combined with one (see the model
 api's own migrations): a list never scans a big table to filter it.
 """
 
+from datetime import UTC, datetime
 from typing import Any
 
 import django_filters as filters
+from django import forms
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from api.problems import bad_parameter
@@ -25,16 +27,44 @@ from catalog.rules import active_rules
 from ingest.models import DerivationStatus, Event, EventKind
 
 
+class UtcDateTimeField(filters.fields.IsoDateTimeField):
+    """ISO 8601, converted to UTC here: PostgreSQL refuses offsets beyond ±15:59."""
+
+    def to_python(self, value: Any) -> datetime | None:
+        parsed = super().to_python(value)
+        if parsed is None:
+            return None
+        try:
+            return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        except (OverflowError, ValueError):
+            raise forms.ValidationError("The time is out of range.", code="invalid") from None
+
+
+class MomentFilter(filters.IsoDateTimeFilter):
+    field_class = UtcDateTimeField
+
+
+class IdFilter(filters.NumberFilter):
+    """A primary key: an integer PostgreSQL's bigint can hold (else 400, not a DataError)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", 2**63 - 1)
+        super().__init__(*args, **kwargs)
+
+
 def _alias_key(namespace: str, name: str) -> bytes:
     """The lookup key of a name as derivation stores it (normalised, rewrite rules applied)."""
     return naming.key_hash(*active_rules().rewrite(*naming.normalise(namespace, name)))
 
 
 class TimeWindowMixin(filters.FilterSet):
-    seen_since = filters.IsoDateTimeFilter(
+    seen_since = MomentFilter(
         field_name="last_seen", lookup_expr="gte", help_text="Last seen at or after (ISO 8601)."
     )
-    seen_until = filters.IsoDateTimeFilter(
+    seen_until = MomentFilter(
         field_name="first_seen", lookup_expr="lt", help_text="First seen before (ISO 8601)."
     )
 
@@ -45,7 +75,7 @@ class JobFilterSet(TimeWindowMixin):
     name_prefix = filters.CharFilter(
         field_name="name", lookup_expr="startswith", help_text="Name starts with."
     )
-    parent_id = filters.NumberFilter(field_name="parent_id", help_text="Parent job id.")
+    parent_id = IdFilter(field_name="parent_id", help_text="Parent job id.")
     parent_namespace = filters.CharFilter(field_name="parent__namespace")
     parent_name = filters.CharFilter(field_name="parent__name")
     state = filters.ChoiceFilter(
@@ -85,9 +115,9 @@ class DatasetFilterSet(TimeWindowMixin):
     )
     lifecycle_state = filters.CharFilter()
     is_dropped = filters.BooleanFilter()
-    job_id = filters.NumberFilter(method="filter_job", help_text="Read or written by this job.")
-    producer_job_id = filters.NumberFilter(method="filter_job", help_text="Written by this job.")
-    consumer_job_id = filters.NumberFilter(method="filter_job", help_text="Read by this job.")
+    job_id = IdFilter(method="filter_job", help_text="Read or written by this job.")
+    producer_job_id = IdFilter(method="filter_job", help_text="Written by this job.")
+    consumer_job_id = IdFilter(method="filter_job", help_text="Read by this job.")
 
     class Meta:
         model = Dataset
@@ -114,12 +144,12 @@ class DatasetFilterSet(TimeWindowMixin):
 
 
 class RunFilterSet(filters.FilterSet):
-    job_id = filters.NumberFilter(help_text="Runs of this job id.")
+    job_id = IdFilter(help_text="Runs of this job id.")
     job_namespace = filters.CharFilter(field_name="job__namespace")
     job_name = filters.CharFilter(field_name="job__name")
     state = filters.MultipleChoiceFilter(choices=RunState.choices, help_text="Repeatable.")
-    started_since = filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
-    started_until = filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="lt")
+    started_since = MomentFilter(field_name="started_at", lookup_expr="gte")
+    started_until = MomentFilter(field_name="started_at", lookup_expr="lt")
     parent_run_id = filters.UUIDFilter(field_name="parent_run__run_uuid")
     is_streaming = filters.BooleanFilter()
 
@@ -129,14 +159,12 @@ class RunFilterSet(filters.FilterSet):
 
 
 class EventFilterSet(filters.FilterSet):
-    since = filters.IsoDateTimeFilter(
+    since = MomentFilter(
         field_name="event_time", lookup_expr="gte", help_text="eventTime at or after."
     )
-    until = filters.IsoDateTimeFilter(
-        field_name="event_time", lookup_expr="lt", help_text="eventTime before."
-    )
-    received_since = filters.IsoDateTimeFilter(field_name="received_at", lookup_expr="gte")
-    received_until = filters.IsoDateTimeFilter(field_name="received_at", lookup_expr="lt")
+    until = MomentFilter(field_name="event_time", lookup_expr="lt", help_text="eventTime before.")
+    received_since = MomentFilter(field_name="received_at", lookup_expr="gte")
+    received_until = MomentFilter(field_name="received_at", lookup_expr="lt")
     event_type = filters.CharFilter(help_text="START, RUNNING, COMPLETE, FAIL, ABORT, OTHER.")
     kind = filters.ChoiceFilter(choices=EventKind.choices)
     producer = filters.CharFilter()
@@ -144,7 +172,7 @@ class EventFilterSet(filters.FilterSet):
     job_name = filters.CharFilter()
     run_id = filters.CharFilter(help_text="The runId exactly as sent.")
     derivation_status = filters.ChoiceFilter(choices=DerivationStatus.choices)
-    dataset_id = filters.NumberFilter(
+    dataset_id = IdFilter(
         method="filter_dataset", help_text="Events naming any alias of this dataset."
     )
     dataset_namespace = filters.CharFilter(

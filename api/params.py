@@ -23,9 +23,11 @@ def moment(request: Request, name: str) -> datetime | None:
         value = None
     if value is None:
         raise bad_parameter(name, "expected an ISO 8601 date-time, e.g. 2026-11-01T00:00:00Z.")
-    if timezone.is_naive(value):
-        value = value.replace(tzinfo=UTC)
-    return value
+    try:
+        # PostgreSQL refuses offsets beyond ±15:59: normalise to UTC here.
+        return value.replace(tzinfo=UTC) if timezone.is_naive(value) else value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise bad_parameter(name, "the time is out of range.") from None
 
 
 def integer(request: Request, name: str, default: int, low: int, high: int) -> int:

@@ -49,9 +49,15 @@ FORBIDDEN = _problem(403, "forbidden", "Not allowed", "This token's scope does n
 NOT_FOUND = _problem(404, "not-found", "Not found", "No dataset has this id.")
 THROTTLED = _problem(429, "throttled", "Too many requests", "Request was throttled.")
 
-# What every read endpoint may answer besides its success.
-COMMON = {400: BAD_REQUEST, 401: UNAUTHENTICATED, 403: FORBIDDEN, 429: THROTTLED}
-WITH_404 = {**COMMON, 404: NOT_FOUND}
+PROBLEM = "application/problem+json"
+# What every read endpoint may answer besides its success (errors: application/problem+json).
+COMMON = {
+    (400, PROBLEM): BAD_REQUEST,
+    (401, PROBLEM): UNAUTHENTICATED,
+    (403, PROBLEM): FORBIDDEN,
+    (429, PROBLEM): THROTTLED,
+}
+WITH_404 = {**COMMON, (404, PROBLEM): NOT_FOUND}
 
 
 def not_found(detail: str) -> Problem:

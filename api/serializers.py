@@ -166,12 +166,12 @@ class RunSerializer(serializers.ModelSerializer):
             "last_event_time",
         ]
 
-    @extend_schema_field(OpenApiTypes.UUID)
+    @extend_schema_field(serializers.UUIDField(allow_null=True))
     def get_parent_run_id(self, run: Run) -> str | None:
         parent = getattr(run, "parent_uuid", None)
         return str(parent) if parent else None
 
-    @extend_schema_field(OpenApiTypes.DOUBLE)
+    @extend_schema_field(serializers.FloatField(allow_null=True))
     def get_duration_seconds(self, run: Run) -> float | None:
         return run.duration.total_seconds() if run.duration is not None else None
 
