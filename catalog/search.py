@@ -113,7 +113,7 @@ def search_catalog(
 ) -> list[SearchHit]:
     """Ranked datasets and jobs for ``query``; ``kind`` restricts to "dataset" or "job"."""
     text = query.strip()[:MAX_QUERY_LENGTH]
-    words = _words(text) or "''"
+    words = _words(text)  # "" is an empty tsquery: it matches nothing
     type_filter = "AND b.type = %(kind)s" if kind else ""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(

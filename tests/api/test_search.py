@@ -63,3 +63,8 @@ def test_search_queries(api, catalog, django_assert_num_queries):
     # 1 SAVEPOINT/BEGIN, 2 SET LOCAL threshold, 3 the ranked query, 4 RELEASE/COMMIT
     with django_assert_num_queries(4):
         hits(api, "orders")
+
+
+@pytest.mark.parametrize("query", ["%25", "'", "!!", "a:*|b", "%E2%9C%93"])
+def test_punctuation_only_queries_are_answered(api, catalog, query):
+    assert api.get(f"/api/v1/search?q={query}").status_code == 200
