@@ -13,7 +13,7 @@ from django.db import connection
 
 from catalog.derivation.facts import AliasKey, Facts
 from catalog.derivation.jobs_runs import merge_facets
-from catalog.derivation.locks import locked
+from catalog.derivation.locks import bulk_update, locked
 from catalog.models import (
     AliasLink,
     ColumnLineageEdge,
@@ -120,7 +120,7 @@ def derive_aliases(facts: Facts) -> tuple[dict[AliasKey, DatasetAlias], set[int]
 
     _store_links(facts, aliases)
     recompute_runs = _group(facts, aliases)
-    DatasetAlias.objects.bulk_update(list(aliases.values()), ALIAS_FIELDS)
+    bulk_update(list(aliases.values()), ALIAS_FIELDS)
     return aliases, recompute_runs
 
 
@@ -278,7 +278,7 @@ def _merge_dataset_facts(
                 dataset.facet_versions["lifecycleStateChange"][0]
             )
             dataset.is_dropped = dataset.lifecycle_state == "DROP"
-    Dataset.objects.bulk_update(list(datasets.values()), DATASET_FIELDS)
+    bulk_update(list(datasets.values()), DATASET_FIELDS)
     refresh_fields(schema_changed)
 
 

@@ -5,7 +5,7 @@ from datetime import datetime
 from typing import Any
 
 from catalog.derivation.facts import Facts, JobKey, Version, iso
-from catalog.derivation.locks import locked
+from catalog.derivation.locks import bulk_update, locked
 from catalog.models import TERMINAL_STATES, Job, Run, RunState
 from catalog.naming import key_hash
 from ingest.timestamps import parse_timestamp
@@ -110,7 +110,7 @@ def derive_jobs(facts: Facts) -> dict[JobKey, int]:
         job.integration = str(job_type.get("integration") or "")[:64]
         job.description = str(_dict(job.facets.get("documentation")).get("description") or "")
         changed.append(job)
-    Job.objects.bulk_update(changed, JOB_FIELDS)
+    bulk_update(changed, JOB_FIELDS)
     return ids
 
 
@@ -164,7 +164,7 @@ def derive_runs(
                 run.facet_versions["_parent"] = list(version)
                 run.parent_run_id = ids[parent_uuid]
         _derived_run_fields(run)
-    Run.objects.bulk_update(runs, RUN_FIELDS)
+    bulk_update(runs, RUN_FIELDS)
     return ids, job_changed
 
 

@@ -1,0 +1,146 @@
+"""Derivation throughput for one worker, and derivation lag under sustained ingest.
+
+Measures, on a scratch database (recreated), in this process:
+  1. throughput: N corpus-like events (bench/common.py's Spark templates, four events per
+     run) stored first, then derived by one worker loop in batches of --batch-size;
+  2. lag: a producer stores single events (one transaction each, as single-event ingest
+     does) at --rate events/s for --seconds while one worker derives what is pending; lag is
+     derived_at - received_at of every event, reported as p50/p95/max.
+Prints both figures. No broker: the worker polls exactly as the sweep does, so the lag
+includes no queue time (the broker only adds its own delivery latency).
+
+Usage: .venv/bin/python bench/derive.py [--events 5000] [--rate 1000] [--seconds 20]
+"""
+
+import argparse
+import os
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import DEFAULT_CORPUS, load_templates, make_events, percentile
+
+DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_derive"
+
+
+def _setup(database_url: str) -> None:
+    from bench.common import recreate_database
+
+    recreate_database(database_url)
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    import ingest.services
+
+    # Derivation is driven here, not through the broker.
+    ingest.services.enqueue_derivation_on_commit = lambda event_ids: None
+
+
+def _records(count: int, seed: int) -> list:
+    from ingest.validation import validate_openlineage
+
+    templates = load_templates(DEFAULT_CORPUS)
+    events = [orjson.loads(raw) for raw in make_events(templates, count, seed=seed)]
+    kinds = ["START", "RUNNING", "RUNNING", "COMPLETE"]
+    for index, event in enumerate(events):  # four events per run, as Spark sends them
+        event["run"]["runId"] = str(uuid.UUID(int=seed * 10**9 + index // 4))
+        event["eventType"] = kinds[index % 4]
+        event["job"]["name"] = event["job"]["name"].rsplit(".", 1)[0] + f".{index // 4 % 97}"
+    return [validate_openlineage(event) for event in events]
+
+
+def _drain(batch_size: int, stop: threading.Event | None = None) -> int:
+    from django.db import connection
+
+    from catalog.derivation.batch import derive_pending_batch
+
+    derived = 0
+    try:
+        while True:
+            result = derive_pending_batch(0, batch_size)
+            derived += result.derived
+            if result.claimed == 0:
+                if stop is None or stop.is_set():
+                    return derived
+                time.sleep(0.005)
+    finally:
+        if stop is not None:
+            connection.close()
+
+
+def throughput(count: int, batch_size: int) -> float:
+    from ingest.services import record_events
+
+    records = _records(count, seed=1)
+    for start in range(0, len(records), 1000):
+        record_events(records[start : start + 1000])
+    began = time.perf_counter()
+    derived = _drain(batch_size)
+    elapsed = time.perf_counter() - began
+    assert derived == count, (derived, count)
+    return count / elapsed
+
+
+def lag(rate: float, seconds: float, batch_size: int) -> tuple[float, list[float]]:
+    from django.db import connection
+
+    from ingest.services import record_events
+
+    records = _records(int(rate * seconds), seed=2)
+    stop = threading.Event()
+    worker = threading.Thread(target=_drain, args=(batch_size, stop))
+    worker.start()
+    began = time.perf_counter()
+    for index, record in enumerate(records):
+        target = began + index / rate
+        pause = target - time.perf_counter()
+        if pause > 0:
+            time.sleep(pause)
+        record_events([record])
+    produced = len(records) / (time.perf_counter() - began)
+    stop.set()
+    worker.join()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT EXTRACT(EPOCH FROM derived_at - received_at) FROM ingest_event "
+            "WHERE derivation_status = 'derived' AND id > (SELECT max(id) FROM ingest_event) - %s",
+            [len(records)],
+        )
+        lags = sorted(float(row[0]) for row in cursor.fetchall())
+    return produced, lags
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database-url", default=DEFAULT_DATABASE)
+    parser.add_argument("--events", type=int, default=5000)
+    parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--rate", type=float, default=1000.0, help="single-event ingest rate")
+    parser.add_argument("--seconds", type=float, default=20.0)
+    options = parser.parse_args()
+    _setup(options.database_url)
+    rate = throughput(options.events, options.batch_size)
+    print(f"derivation throughput, one worker: {rate:,.0f} events/s ({options.events} events)")
+    produced, lags = lag(options.rate, options.seconds, options.batch_size)
+    print(
+        f"lag under sustained single-event ingest at {produced:,.0f} events/s "
+        f"(asked {options.rate:,.0f}) for {options.seconds:.0f} s: "
+        f"p50 {percentile(lags, 0.5) * 1000:.0f} ms, p95 {percentile(lags, 0.95) * 1000:.0f} ms, "
+        f"max {lags[-1] * 1000:.0f} ms over {len(lags)} events"
+    )
+
+
+if __name__ == "__main__":
+    main()
