@@ -40,6 +40,9 @@ def bench_env(database_url: str) -> dict[str, str]:
         DJANGO_SECURE_COOKIES="false",
         DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
         DATABASE_URL=database_url,
+        # Its own Redis database, so a bench run without workers leaves no tasks behind for
+        # `make run`'s worker (redis db 0) to chew through.
+        REDIS_URL="redis://127.0.0.1:6379/8",
         LOG_LEVEL="WARNING",
     )
     return env

@@ -8,6 +8,8 @@ from django.db import connection
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
+from ingest.redaction import redact
+
 COUNT_CAP = 10_000
 
 
@@ -34,6 +36,6 @@ class EstimatedCountPaginator(Paginator):
 
 
 def pretty_json(value: Any) -> str:
-    """Read-only, pretty-printed JSON for change pages."""
-    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    """Read-only, pretty-printed JSON for change pages, with secrets redacted."""
+    text = json.dumps(redact(value), indent=2, sort_keys=True, ensure_ascii=False)
     return format_html('<pre style="white-space: pre-wrap; max-width: 100em">{}</pre>', text)

@@ -47,3 +47,18 @@ def test_the_key_list_is_a_setting() -> None:
         }
     with override_settings(LINEAGE={**settings.LINEAGE, "REDACT_KEYS": []}):
         assert redact({"password": "p"}) == {"password": "p"}
+
+
+@pytest.mark.django_db
+def test_admin_payload_view_redacts_secrets(admin_client, ingest_client) -> None:
+    from ingest.models import Event
+
+    raw = (Path(CORPUS) / "debezium" / "debezium_event.json").read_bytes()
+    response = ingest_client.post("/api/v1/lineage", data=raw, content_type="application/json")
+    assert response.status_code == 201
+    event = Event.objects.get()
+    assert "database.password=postgres" in orjson.dumps(event.received_payload).decode()
+    page = admin_client.get(f"/admin/ingest/event/{event.id}/change/")
+    assert page.status_code == 200
+    assert "database.password=postgres" not in page.content.decode()
+    assert f"database.password={REDACTED}" in page.content.decode()
