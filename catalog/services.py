@@ -47,6 +47,7 @@ DERIVED_TABLES = [
 __all__ = [
     "BatchResult",
     "derive_events",
+    "drain_pending",
     "load_alias_rules",
     "read_rules_file",
     "rederive",
@@ -63,6 +64,25 @@ def derive_events(event_ids: Sequence[int]) -> BatchResult:
         result.derived,
         result.failed,
     )
+    return result
+
+
+def drain_pending(batch_size: int = BATCH_SIZE) -> BatchResult:
+    """Derive one batch of whatever is pending, however new.
+
+    The derive task calls this after its own ids: ingest publishes many small tasks (one
+    per burst per web process), and a one-event batch costs ~8 ms against ~0.9 ms per
+    event in a batch of 500, so the first task of a burst derives the burst and the tasks
+    behind it find their events already derived (one cheap query each).
+    """
+    result = derive_pending_batch(0, batch_size)
+    if result.claimed:
+        logger.info(
+            "drain_pending claimed=%d derived=%d failed=%d",
+            result.claimed,
+            result.derived,
+            result.failed,
+        )
     return result
 
 

@@ -20,8 +20,9 @@ TRANSIENT = (OperationalError, InterfaceError)
     acks_late=True,
 )
 def derive_events(event_ids: list[int]) -> int:
-    """Derive ``event_ids`` (those already derived or claimed elsewhere are skipped)."""
-    return services.derive_events(event_ids).derived
+    """Derive ``event_ids`` (those already derived or claimed elsewhere are skipped), then
+    one batch of anything else pending, so bursts of small tasks derive in large batches."""
+    return services.derive_events(event_ids).derived + services.drain_pending().derived
 
 
 @shared_task(

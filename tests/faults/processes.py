@@ -307,7 +307,7 @@ def beat(env: dict[str, str], log: Path, schedule: Path) -> Service:
     ).start()
 
 
-_DERIVED = re.compile(r"(?:derive_events|sweep_underived) claimed=\d+ derived=(\d+)")
+_DERIVED = re.compile(r"(?:derive_events|drain_pending|sweep_underived) claimed=\d+ derived=(\d+)")
 
 
 def derived_total(*services: Service) -> int:
