@@ -83,7 +83,7 @@ ON CONFLICT (source_id, target_id, job_id) DO UPDATE SET run_count = catalog_lin
 RETURNING id, source_id, target_id, job_id
 """
 _DELETE_EDGE_RUNS = """
-DELETE FROM catalog_lineage_edge_run WHERE run_id = ANY(%s) RETURNING edge_id
+DELETE FROM catalog_lineage_edge_run WHERE run_id = ANY(%s) RETURNING edge_id, run_id
 """
 _INSERT_EDGE_RUNS = """
 INSERT INTO catalog_lineage_edge_run (edge_id, run_id, first_seen, last_seen)
@@ -107,6 +107,36 @@ FROM (
     WHERE er.edge_id = ANY(%s)
     GROUP BY er.edge_id
 ) a
+WHERE e.id = a.edge_id
+"""
+# The common case, in time independent of an edge's history: fold this batch's runs into
+# the stored aggregate (first/last seen only widen; new (edge, run) pairs add to the count;
+# the last run is the greater of the stored one and the batch's best by (last_seen,
+# run_uuid)). Equal, by construction, to _AGGREGATE_EDGES whenever no run left the edge.
+_FOLD_EDGES = """
+UPDATE catalog_lineage_edge e SET
+    first_seen = LEAST(e.first_seen, b.first_seen),
+    last_seen = GREATEST(e.last_seen, b.last_seen),
+    run_count = e.run_count + a.added,
+    last_run_id = CASE WHEN b.wins THEN b.run_id ELSE e.last_run_id END,
+    lineage_type = CASE WHEN b.wins THEN b.lineage_type ELSE e.lineage_type END,
+    pipeline = CASE WHEN b.wins THEN b.pipeline ELSE e.pipeline END
+FROM unnest(%s::bigint[], %s::int[]) AS a(edge_id, added),
+LATERAL (
+    SELECT MIN(er.first_seen) OVER () AS first_seen, MAX(er.last_seen) OVER () AS last_seen,
+           er.run_id,
+           COALESCE(r.facets->'lineageCatalog_edge'->>'lineage_type', '') AS lineage_type,
+           COALESCE(r.facets->'lineageCatalog_edge'->>'pipeline', '') AS pipeline,
+           (SELECT cur.id IS NULL OR er.last_seen > cur_edge.last_seen
+                   OR (er.last_seen = cur_edge.last_seen AND r.run_uuid >= cur.run_uuid)
+            FROM catalog_lineage_edge cur_edge
+            LEFT JOIN catalog_run cur ON cur.id = cur_edge.last_run_id
+            WHERE cur_edge.id = a.edge_id) AS wins
+    FROM catalog_lineage_edge_run er JOIN catalog_run r ON r.id = er.run_id
+    WHERE er.edge_id = a.edge_id AND er.run_id = ANY(%s)
+    ORDER BY er.last_seen DESC, r.run_uuid DESC
+    LIMIT 1
+) b
 WHERE e.id = a.edge_id
 """
 _DELETE_EMPTY_EDGES = """
@@ -265,17 +295,26 @@ def recompute_edges(run_ids: set[int], old_jobs: dict[int, int] | None = None) -
             )
             edge_ids = {(s, t, j): edge_id for edge_id, s, t, j in cursor.fetchall()}
         cursor.execute(_DELETE_EDGE_RUNS, [runs])
-        affected = {row[0] for row in cursor.fetchall()} | set(edge_ids.values())
-        if pairs:
-            rows = sorted(
-                (edge_ids[(source, target, job)], run, first, last)
-                for run, source, target, job, first, last in pairs
-            )
+        before = {(edge, run) for edge, run in cursor.fetchall()}
+        rows = sorted(
+            (edge_ids[(source, target, job)], run, first, last)
+            for run, source, target, job, first, last in pairs
+        )
+        if rows:
             cursor.execute(_INSERT_EDGE_RUNS, _columns(rows, 4))
-        if affected:
-            edges = sorted(affected)
-            cursor.execute(_AGGREGATE_EDGES, [edges])
-            cursor.execute(_DELETE_EMPTY_EDGES, [edges])
+        after = {(edge, run) for edge, run, _, _ in rows}
+        # Edges that lost a run (its job changed, datasets merged) are recomputed in full;
+        # every other touched edge folds in what this batch added.
+        lost = sorted({edge for edge, _ in before - after})
+        if lost:
+            cursor.execute(_AGGREGATE_EDGES, [lost])
+            cursor.execute(_DELETE_EMPTY_EDGES, [lost])
+        added: dict[int, int] = dict.fromkeys({edge for edge, _ in after}, 0)
+        for edge, _ in after - before:
+            added[edge] += 1
+        folded = sorted(set(added) - set(lost))
+        if folded:
+            cursor.execute(_FOLD_EDGES, [folded, [added[edge] for edge in folded], runs])
         cursor.execute(_COLUMN_KEYS, [runs])
         keys = cursor.fetchall()
         if old_jobs:
