@@ -538,12 +538,34 @@ class DatasetAliasAdmin(FastAdmin):
     )
     readonly_fields = fields
 
+    actions = ["split_action"]
+
     def get_search_results(self, request: HttpRequest, queryset: QuerySet, term: str) -> Any:
         if not term.strip():
             return queryset, False
         if (pk := _search_id(term)) is not None:
             return queryset.filter(id=pk), False
         return queryset.filter(key_hash__in=name_keys(term)), False
+
+    def has_split_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("catalog.merge_dataset")
+
+    @admin.action(
+        description="Split the selected aliases off into datasets of their own",
+        permissions=["split"],
+    )
+    def split_action(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for alias in queryset.order_by("id")[:20]:
+            try:
+                rule = curation.split_alias(request.user, alias)
+            except ValueError as error:
+                self.message_user(request, f"{alias}: {error}", messages.WARNING)
+                continue
+            self.message_user(
+                request,
+                format_html("Split {} off as steward rule {}.", alias, link(rule)),
+                messages.SUCCESS,
+            )
 
     @admin.display(description="alias")
     def alias_name(self, alias: DatasetAlias) -> str:

@@ -219,6 +219,60 @@ def merge_datasets(user: Any, survivor: Dataset, other: Dataset) -> AliasRule:
     return rule
 
 
+def split_alias(user: Any, alias: DatasetAlias) -> AliasRule:
+    """Split ``alias`` off its dataset into a dataset of its own, as a steward assertion.
+
+    The durable part is a *detach* rule (created_by, created_at): derivation never links a
+    detached name to another, so a full rederive gives the same split. The alias moves at
+    once, the edges of the runs that used it are recomputed, and the events of both
+    datasets' aliases (up to MAX_SELECTED_EVENTS, newest first) are re-derived so each
+    dataset gets back exactly its own facets.
+    """
+    from catalog.derivation.datasets import detach_alias
+    from catalog.derivation.edges import recompute_edges
+
+    if alias.dataset_id is None or not (
+        DatasetAlias.objects.filter(dataset_id=alias.dataset_id).exclude(id=alias.id).exists()
+    ):
+        raise ValueError("this alias is already the only name of its dataset")
+    old_dataset = alias.dataset_id
+    with transaction.atomic():
+        rule = AliasRule.objects.create(
+            slug=_unique_slug(f"steward-split-{alias.pk}"),
+            description=(
+                f"Steward split by {user.get_username()} on {timezone.now():%Y-%m-%d %H:%M} "
+                f"UTC: {alias.namespace}/{alias.name} left dataset #{old_dataset}."
+            ),
+            action=AliasRuleAction.DETACH,
+            namespace=alias.namespace,
+            name_pattern=re.escape(alias.name),
+            target_namespace=alias.namespace,
+            target_name=other_name_template(alias.name),
+            priority=10,
+            enabled=True,
+            created_by=user,
+        )
+        alias_ids = list(
+            DatasetAlias.objects.filter(dataset_id=old_dataset).values_list("id", flat=True)
+        )
+        recompute_edges(detach_alias(alias.pk))
+        log_curation(
+            user, alias, f"split alias #{alias.pk} off dataset #{old_dataset}", rule=rule.slug
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT event_id FROM catalog_event_dataset WHERE alias_id = ANY(%s) "
+            "ORDER BY event_id DESC LIMIT %s",
+            [alias_ids, MAX_SELECTED_EVENTS],
+        )
+        event_ids = [row[0] for row in cursor.fetchall()]
+    if len(event_ids) <= APPLY_INLINE_LIMIT:
+        transaction.on_commit(lambda: rederive_event_ids(event_ids))
+    else:
+        schedule_rederive(user, event_ids=event_ids, reason=f"split alias {rule.slug}")
+    return rule
+
+
 def other_name_template(name: str) -> str:
     """A replacement template that yields ``name`` literally (backslashes escaped)."""
     return name.replace("\\", "\\\\")

@@ -261,6 +261,8 @@ class AliasLink(models.Model):
 class AliasRuleAction(models.TextChoices):
     EQUATE = "equate", "Equate: both names are aliases of one dataset"
     REWRITE = "rewrite", "Rewrite: the name is replaced before it is stored"
+    # A steward's split: symlinks, renames and equate rules never join the name to another.
+    DETACH = "detach", "Detach: the name stays its own dataset"
 
 
 class AliasRule(models.Model):

@@ -3,7 +3,9 @@
 A rule matches a normalised namespace exactly and the whole name against ``name_pattern``
 (a Python regular expression); ``target_name`` is the replacement template. Rules apply in
 (priority, slug) order: every matching *rewrite* rule applies once, in turn, then every
-matching *equate* rule adds one equivalent name. Rules are read once per derivation batch.
+matching *equate* rule adds one equivalent name. A matching *detach* rule (a steward's
+split) keeps the name out of every link, so it stays its own dataset. Rules are read once
+per derivation batch.
 """
 
 import json
@@ -43,6 +45,7 @@ class RuleSet:
         rules = list(rules)
         self.rewrites = [rule for rule in rules if rule.action == "rewrite"]
         self.equates = [rule for rule in rules if rule.action == "equate"]
+        self.detaches = [rule for rule in rules if rule.action == "detach"]
 
     def rewrite(self, namespace: str, name: str) -> tuple[str, str]:
         for rule in self.rewrites:
@@ -59,8 +62,14 @@ class RuleSet:
                 found.append((rule, *self.rewrite(*result)))
         return found
 
+    def is_detached(self, namespace: str, name: str) -> bool:
+        return any(
+            rule.namespace == namespace and rule.pattern.fullmatch(name) is not None
+            for rule in self.detaches
+        )
+
     def __bool__(self) -> bool:
-        return bool(self.rewrites or self.equates)
+        return bool(self.rewrites or self.equates or self.detaches)
 
 
 def compile_rule(rule: Any) -> CompiledRule:

@@ -9,7 +9,7 @@ first by (namespace, name): the same whatever the order of events (ADR 0020).
 
 from typing import Any
 
-from django.db import connection
+from django.db import connection, models
 
 from catalog.derivation.facts import AliasKey, Facts
 from catalog.derivation.jobs_runs import merge_facets
@@ -315,3 +315,49 @@ def _flatten(fields: Any, prefix: str = "") -> list[tuple[str, str, str]]:
         result.append((name, str(field.get("type") or ""), str(field.get("description") or "")))
         result.extend(_flatten(field.get("fields"), name + "."))
     return result
+
+
+def detach_alias(alias_id: int) -> set[int]:
+    """Move an alias out of its dataset into a dataset of its own (a steward's split).
+
+    The caller has stored the detach rule that keeps derivation from joining it again. The
+    new dataset starts from the alias's own name and times; the old one keeps the alias
+    that now sorts first as its name and forgets its facets (some came through this
+    alias): re-deriving the events of both datasets' aliases (the caller's job) rebuilds
+    them as a full rederive would. Returns the runs whose edges must be recomputed (every
+    run that read or wrote the alias).
+    """
+    alias = locked(DatasetAlias.objects.filter(id=alias_id)).first()
+    if alias is None or alias.dataset_id is None:
+        return set()
+    old = locked(Dataset.objects.filter(id=alias.dataset_id)).get()
+    others = DatasetAlias.objects.filter(dataset_id=old.id).exclude(id=alias.id)
+    first_other = others.order_by("namespace", "name").first()
+    if first_other is None:
+        return set()  # already alone
+    new = Dataset.objects.create(
+        namespace=alias.namespace,
+        name=alias.name,
+        first_seen=alias.first_seen,
+        last_seen=alias.last_seen,
+    )
+    DatasetAlias.objects.filter(id=alias.id).update(dataset_id=new.id)
+    AliasLink.objects.filter(alias_a_id=alias.id).delete()
+    AliasLink.objects.filter(alias_b_id=alias.id).delete()
+    spans = others.aggregate(first=models.Min("first_seen"), last=models.Max("last_seen"))
+    old.namespace, old.name = first_other.namespace, first_other.name
+    old.first_seen, old.last_seen = spans["first"], spans["last"]
+    old.facets, old.facet_versions, old.description = {}, {}, ""
+    old.lifecycle_state, old.lifecycle_changed_at, old.is_dropped = "", None, False
+    old.save()
+    refresh_fields([old, new])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT run_id FROM catalog_run_dataset WHERE alias_id = %s
+            UNION SELECT run_id FROM catalog_column_lineage_fact
+            WHERE target_alias_id = %s OR source_alias_id = %s
+            """,
+            [alias.id, alias.id, alias.id],
+        )
+        return {row[0] for row in cursor.fetchall()}

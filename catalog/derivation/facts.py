@@ -187,8 +187,8 @@ class Extractor:
     def link(
         self, a: AliasKey, b: AliasKey, reason: str, event: RawEvent, rule_id: int | None = None
     ) -> None:
-        if a == b:
-            return
+        if a == b or self.rules.is_detached(*a) or self.rules.is_detached(*b):
+            return  # a detached name (steward split) is joined to nothing
         pair = (a, b) if a < b else (b, a)
         self.facts.links.setdefault(pair, (reason, event.id, rule_id))
 
