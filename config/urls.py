@@ -8,8 +8,10 @@ from ingest.health import healthz, readyz
 from ingest.metrics import metrics_view
 
 urlpatterns = [
-    path("api/v1/", include("ingest.urls")),
+    # The read API first: /api/v1/metadata is both a read (GET, api) and an ingest (POST)
+    # endpoint, and the read view hands every other method to ingest's view.
     path("api/v1/", include("api.urls")),
+    path("api/v1/", include("ingest.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("admin/", admin.site.urls),

@@ -145,7 +145,6 @@ def test_export_bad_time_is_400(api):
     assert api.get("/api/v1/events/export?since=soon").status_code == 400
 
 
-@pytest.mark.urls("tests.api.urls_read_first")
 def test_metadata_search(api):
     first = make_metadata("model-1", "alice", "deploy", at(1), stage="Production", version="7")
     second = make_metadata("model-1", "bob", "train", at(2), stage="Staging")
@@ -163,7 +162,6 @@ def test_metadata_search(api):
     assert api.get("/api/v1/metadata?since=never").status_code == 400
 
 
-@pytest.mark.urls("tests.api.urls_read_first")
 def test_metadata_list_queries(api, django_assert_num_queries):
     make_metadata("m", "s", "a", at(1))
     # 1 records page
@@ -171,7 +169,6 @@ def test_metadata_list_queries(api, django_assert_num_queries):
         api.get("/api/v1/metadata")
 
 
-@pytest.mark.urls("tests.api.urls_read_first")
 def test_metadata_post_still_reaches_ingest(ingest_client):
     response = ingest_client.post(
         "/api/v1/metadata",
@@ -181,11 +178,6 @@ def test_metadata_post_still_reaches_ingest(ingest_client):
     assert response.status_code == 201
 
 
-@pytest.mark.xfail(
-    reason="config/urls.py includes ingest.urls before api.urls, so ingest's POST-only "
-    "MetadataView answers GET /api/v1/metadata; api.urls must come first (owner: config).",
-    strict=False,
-)
 def test_metadata_get_is_routed_to_the_read_api(api):
     assert api.get("/api/v1/metadata").status_code == 200
 
