@@ -6,6 +6,7 @@ token, and the test checks the raw log and then what derivation makes of it.
 """
 
 import json
+import urllib.parse
 import urllib.request
 import uuid
 from datetime import UTC, datetime
@@ -185,3 +186,44 @@ def test_an_instrumented_pipeline_lands_in_the_catalog(live_server, collector, p
     assert writers == {"shop-etl.load-orders"}
     lake = Dataset.objects.for_alias("s3://lake", "orders").get()
     assert LineageEdge.objects.filter(source=orders, target=lake).exists()
+
+    # ...and the read API serves the same catalog over HTTP to a read token.
+    reader = ReadApi(live_server.url, create_token("e2e reader", "read")[1])
+    found = reader.get("/api/v1/datasets/lookup", namespace=PG, name=f"{database}.public.orders")
+    assert found["id"] == orders.id
+    detail = reader.get(f"/api/v1/datasets/{orders.id}")
+    assert {(alias["namespace"], alias["name"]) for alias in detail["aliases"]} == {
+        (PG, f"{database}.public.orders")
+    }
+    assert {item["job"]["name"] for item in detail["producing_jobs"]} == {"shop-etl.load-orders"}
+    assert {item["job"]["name"] for item in detail["consuming_jobs"]} == {
+        "shop-etl.export-orders",
+        "orders_report.execute_insert",
+    }
+    graph = reader.get(
+        "/api/v1/lineage/graph", node=f"dataset:{orders.id}", direction="downstream", depth=1
+    )
+    downstream = {
+        (node["namespace"], node["name"]) for node in graph["nodes"] if node["type"] == "dataset"
+    }
+    assert {("s3://lake", "orders"), ("s3://reports", "orders_report")} <= downstream
+    jobs = reader.get("/api/v1/jobs", namespace="shop")["results"]
+    assert {job["name"] for job in jobs} >= {"shop-etl.load-orders", "shop-etl.export-orders"}
+    runs = reader.get("/api/v1/runs", job_name="shop-etl.export-orders")["results"]
+    assert [run["state"] for run in runs] == ["COMPLETE"]
+
+
+class ReadApi:
+    """GETs against the live server with a read token."""
+
+    def __init__(self, base_url: str, token: str) -> None:
+        self.base_url, self.token = base_url, token
+
+    def get(self, path: str, **params: object) -> dict:
+        query = f"?{urllib.parse.urlencode(params)}" if params else ""
+        request = urllib.request.Request(
+            f"{self.base_url}{path}{query}", headers={"Authorization": f"Bearer {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.status == 200
+            return json.loads(response.read())
