@@ -16,15 +16,22 @@ from tests.ingest.helpers import LINEAGE, post_json, run_event
 CLOSED_PORT = "9"  # discard: nothing listens there on the test machines
 
 
+def _forget_broker_connections() -> None:
+    # Celery caches connections in two pools; both remember the broker address.
+    current_app._pool = None
+    current_app.amqp._producer_pool = None
+
+
 @pytest.fixture
 def broker_unreachable() -> Iterator[None]:
+    assert enqueue.wait_until_published(timeout=10)  # nothing of earlier tests in flight
     original = current_app.conf.broker_url
     current_app.conf.broker_url = f"redis://127.0.0.1:{CLOSED_PORT}/0"
-    current_app._pool = None  # the connection pool caches the broker address
+    _forget_broker_connections()
     enqueue._skip_broker_until = 0.0
     yield
     current_app.conf.broker_url = original
-    current_app._pool = None
+    _forget_broker_connections()
     enqueue._skip_broker_until = 0.0
 
 
