@@ -17,7 +17,6 @@ TRANSIENT = (OperationalError, InterfaceError)
     retry_backoff_max=60,
     retry_jitter=True,
     max_retries=8,
-    acks_late=True,
 )
 def derive_events(event_ids: list[int]) -> int:
     """Derive ``event_ids`` (those already derived or claimed elsewhere are skipped), then

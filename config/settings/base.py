@@ -101,8 +101,11 @@ REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 CELERY_RESULT_BACKEND = None  # tasks report through the database, never through results
 CELERY_TASK_IGNORE_RESULT = True
-CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for another worker
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Messages are acknowledged on receipt. Derivation needs no redelivery: a worker killed
+# mid-task leaves its events pending in PostgreSQL and the sweep derives them. Late acks
+# also crashed the worker (kombu 5.7 + redis-py 8) when a task finished while Redis was
+# down: the ack ran on a closed connection (tests/faults found it).
+CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Publishing happens on the ingest request path: when Redis is down it must fail in well
 # under a second instead of retrying; the periodic sweep derives whatever was not enqueued.
