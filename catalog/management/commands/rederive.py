@@ -27,8 +27,10 @@ class Command(BaseCommand):
             if since is None:
                 raise CommandError(f"--since {options['since']!r} is not an ISO 8601 time")
 
+        verbosity = options["verbosity"]
+
         def progress(total: BatchResult) -> None:
-            if self.verbosity >= 2:
+            if verbosity >= 2:
                 self.stdout.write(f"derived {total.derived} failed {total.failed}")
 
         total = rederive(since=since, batch_size=options["batch_size"], progress=progress)
