@@ -7,6 +7,7 @@ JSON nesting depth is checked before anything walks the document recursively.
 
 import json
 import zlib
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -20,7 +21,7 @@ NDJSON_TYPES = {"application/x-ndjson", "application/ndjson", "application/jsonl
 _INFLATE_STEP = 256 * 1024
 
 
-def limits() -> dict[str, Any]:
+def limits() -> Mapping[str, Any]:
     return settings.LINEAGE
 
 

@@ -1,6 +1,7 @@
 """Settings shared by every environment. Values come from the environment (see config/env.py)."""
 
 from pathlib import Path
+from typing import Any, TypedDict
 
 import dj_database_url
 
@@ -130,7 +131,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
 }
 
 # --- REST framework and OpenAPI -----------------------------------------------------------
-REST_FRAMEWORK = {
+REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
@@ -153,7 +154,23 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Ingest limits and behaviour ----------------------------------------------------------
-LINEAGE = {
+
+
+class LineageSettings(TypedDict):
+    """The shape of ``LINEAGE``, so ``settings.LINEAGE["..."]`` is typed where it is read."""
+
+    MAX_REQUEST_BYTES: int
+    MAX_DECOMPRESSED_BYTES: int
+    MAX_EVENT_BYTES: int
+    MAX_JSON_DEPTH: int
+    MAX_BATCH_EVENTS: int
+    ALLOW_ANONYMOUS_INGEST: bool
+    DERIVE_TASK: str
+    REDACT_KEYS: list[str]
+    ENQUEUE_BACKOFF_SECONDS: int
+
+
+LINEAGE: LineageSettings = {
     # Largest request body accepted on the wire (bytes, after any gzip).
     "MAX_REQUEST_BYTES": env_int("LINEAGE_MAX_REQUEST_BYTES", 16 * 1024 * 1024),
     # Largest body after gzip inflation; a gzip bomb stops here without being inflated further.
