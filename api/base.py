@@ -4,12 +4,15 @@ Viewsets stay a few lines (queryset, serializer, filterset), as in NetBox's
 ``NetBoxModelViewSet``: everything shared lives here.
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
 from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import authentication, viewsets
-from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.permissions import BasePermission, OperandHolder, SingleOperandHolder
+from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
 from api.pagination import CursorPage
@@ -26,7 +29,9 @@ class ReadRateThrottle(ScopedRateThrottle):
     scope_attr = "throttle_scope"
 
     def get_rate(self) -> str | None:
-        rates = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES") or {}
+        if self.scope is None:  # set by allow_request before any rate is looked up
+            return None
+        rates: dict[str, str | None] = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES") or {}
         return rates.get(self.scope)
 
     def get_cache_key(self, request: Any, view: Any) -> str:
@@ -47,9 +52,14 @@ class ReadRateThrottle(ScopedRateThrottle):
 class ReadAccessMixin:
     """Read token (``Authorization: Bearer``) or a logged-in staff session."""
 
-    authentication_classes = [BearerTokenAuthentication, authentication.SessionAuthentication]
-    permission_classes = [HasReadScope]
-    throttle_classes = [ReadRateThrottle]
+    authentication_classes: Sequence[type[BaseAuthentication]] = [
+        BearerTokenAuthentication,
+        authentication.SessionAuthentication,
+    ]
+    permission_classes: Sequence[type[BasePermission] | OperandHolder | SingleOperandHolder] = [
+        HasReadScope
+    ]
+    throttle_classes: Sequence[type[BaseThrottle]] = [ReadRateThrottle]
     throttle_scope = "read"
 
 

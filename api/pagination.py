@@ -27,7 +27,7 @@ class CursorPage(CursorPagination):
     page_size = DEFAULT_PAGE_SIZE
     page_size_query_param = "limit"
     max_page_size = MAX_PAGE_SIZE
-    ordering = "-id"
+    ordering: str | list[str] | tuple[str, ...] = "-id"
 
     def get_ordering(self, request: Any, queryset: Any, view: Any) -> tuple[str, ...]:
         ordering = getattr(view, "cursor_ordering", None) or self.ordering

@@ -18,7 +18,8 @@ class ReadProblemSerializer(serializers.Serializer):
     title = serializers.CharField()
     status = serializers.IntegerField()
     detail = serializers.CharField(required=False)
-    errors = FieldErrorSerializer(many=True, required=False)
+    # Only the stubs see Serializer.errors here: the serializer metaclass pops declared fields.
+    errors = FieldErrorSerializer(many=True, required=False)  # type: ignore[assignment]
 
 
 def _problem(status: int, slug: str, title: str, detail: str) -> OpenApiResponse:

@@ -1,14 +1,19 @@
 """Response shapes of the catalog resources (read-only; the api never writes)."""
 
-from typing import Any
+from typing import Any, cast
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from catalog.models import Dataset, DatasetAlias, DatasetField, Job, Run
+from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run
 from ingest.models import Event
 from ingest.redaction import redact
+
+
+def _many(serializer: type[serializers.BaseSerializer[Any]], items: Any) -> list[dict[str, Any]]:
+    """``serializer(items, many=True).data``: a list (the stubs type it as one item's dict)."""
+    return cast(list[dict[str, Any]], serializer(items, many=True).data)
 
 
 class JobRefSerializer(serializers.ModelSerializer):
@@ -32,7 +37,9 @@ class RunRefSerializer(serializers.Serializer):
 class AliasSerializer(serializers.ModelSerializer):
     """A name the dataset is known by, and why (the first reason that named it)."""
 
-    reason_rule = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    reason_rule: serializers.SlugRelatedField[AliasRule] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = DatasetAlias
@@ -127,15 +134,15 @@ class JobDetailSerializer(JobSerializer):
 
     @extend_schema_field(JobRefSerializer(many=True))
     def get_children(self, job: Job) -> list[dict[str, Any]]:
-        return JobRefSerializer(self.context["children"], many=True).data
+        return _many(JobRefSerializer, self.context["children"])
 
     @extend_schema_field(JobDatasetSerializer(many=True))
     def get_inputs(self, job: Job) -> list[dict[str, Any]]:
-        return JobDatasetSerializer(self.context["inputs"], many=True).data
+        return _many(JobDatasetSerializer, self.context["inputs"])
 
     @extend_schema_field(JobDatasetSerializer(many=True))
     def get_outputs(self, job: Job) -> list[dict[str, Any]]:
-        return JobDatasetSerializer(self.context["outputs"], many=True).data
+        return _many(JobDatasetSerializer, self.context["outputs"])
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -208,15 +215,15 @@ class RunDetailSerializer(RunSerializer):
 
     @extend_schema_field(RunDatasetSerializer(many=True))
     def get_inputs(self, run: Run) -> list[dict[str, Any]]:
-        return RunDatasetSerializer(self.context["inputs"], many=True).data
+        return _many(RunDatasetSerializer, self.context["inputs"])
 
     @extend_schema_field(RunDatasetSerializer(many=True))
     def get_outputs(self, run: Run) -> list[dict[str, Any]]:
-        return RunDatasetSerializer(self.context["outputs"], many=True).data
+        return _many(RunDatasetSerializer, self.context["outputs"])
 
     @extend_schema_field(RunEventRefSerializer(many=True))
     def get_events(self, run: Run) -> list[dict[str, Any]]:
-        return RunEventRefSerializer(self.context["events"], many=True).data
+        return _many(RunEventRefSerializer, self.context["events"])
 
     @extend_schema_field(serializers.ListField(child=serializers.UUIDField()))
     def get_child_run_ids(self, run: Run) -> list[str]:
@@ -224,7 +231,10 @@ class RunDetailSerializer(RunSerializer):
 
 
 class DatasetSerializer(serializers.ModelSerializer):
-    aliases = ShortAliasSerializer(many=True, source="prefetched_aliases")
+    # A list serializer at runtime (many=True); the detail serializer swaps in a richer child.
+    aliases: serializers.BaseSerializer[Any] = ShortAliasSerializer(
+        many=True, source="prefetched_aliases"
+    )
 
     class Meta:
         model = Dataset
@@ -250,7 +260,8 @@ class DatasetJobSerializer(serializers.Serializer):
 
 class DatasetDetailSerializer(DatasetSerializer):
     aliases = AliasSerializer(many=True, source="prefetched_aliases")
-    fields = FieldSerializer(many=True, source="prefetched_fields")
+    # Only the stubs see Serializer.fields here: the serializer metaclass pops declared fields.
+    fields = FieldSerializer(many=True, source="prefetched_fields")  # type: ignore[assignment]
     facets = RedactedJSONField()
     producing_jobs = serializers.SerializerMethodField()
     consuming_jobs = serializers.SerializerMethodField()
@@ -267,11 +278,11 @@ class DatasetDetailSerializer(DatasetSerializer):
 
     @extend_schema_field(DatasetJobSerializer(many=True))
     def get_producing_jobs(self, dataset: Dataset) -> list[dict[str, Any]]:
-        return DatasetJobSerializer(self.context["producing"], many=True).data
+        return _many(DatasetJobSerializer, self.context["producing"])
 
     @extend_schema_field(DatasetJobSerializer(many=True))
     def get_consuming_jobs(self, dataset: Dataset) -> list[dict[str, Any]]:
-        return DatasetJobSerializer(self.context["consuming"], many=True).data
+        return _many(DatasetJobSerializer, self.context["consuming"])
 
 
 class EventSerializer(serializers.ModelSerializer):

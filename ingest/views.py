@@ -68,7 +68,8 @@ class ProblemSerializer(serializers.Serializer):
     title = serializers.CharField()
     status = serializers.IntegerField()
     detail = serializers.CharField(required=False)
-    errors = serializers.ListField(child=serializers.DictField(), required=False)
+    # Only the stubs see Serializer.errors here: the serializer metaclass pops declared fields.
+    errors = serializers.ListField(child=serializers.DictField(), required=False)  # type: ignore[assignment]
 
 
 class EdgeSerializer(serializers.Serializer):

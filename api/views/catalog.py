@@ -87,7 +87,7 @@ class JobViewSet(ReadOnlyViewSet):
     cursor_ordering = "id"
 
     def get_serializer_context(self) -> dict[str, Any]:
-        context = super().get_serializer_context()
+        context = dict(super().get_serializer_context())  # the stubs return a Mapping
         if self.action == "retrieve":
             job_id = self.kwargs["pk"]
             context["children"] = list(
@@ -209,7 +209,9 @@ def _datasets(detail: bool) -> Any:
     aliases = DatasetAlias.objects.order_by("namespace", "name", "id")
     if detail:
         aliases = aliases.select_related("reason_rule")
-    prefetches = [Prefetch("aliases", queryset=aliases, to_attr="prefetched_aliases")]
+    prefetches: list[Prefetch[Any, Any, Any]] = [
+        Prefetch("aliases", queryset=aliases, to_attr="prefetched_aliases")
+    ]
     if detail:
         prefetches.append(
             Prefetch(

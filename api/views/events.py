@@ -201,7 +201,8 @@ class MetadataRecordList(ReadAPIView):
         values = {
             key: value
             for key, value in request.query_params.items()
-            if key not in RESERVED_METADATA_PARAMS
+            # QueryDict items are the last value of each key: a str for any query string
+            if key not in RESERVED_METADATA_PARAMS and isinstance(value, str)
         }
         for key, value in [*values.items(), *request.query_params.items()]:
             if "\x00" in key or "\x00" in value:

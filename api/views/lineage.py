@@ -41,7 +41,8 @@ class GraphEdgeSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(
         choices=["input", "output"], help_text="input: dataset → job; output: job → dataset."
     )
-    source = serializers.CharField()
+    # Only the stubs see Field.source here: the serializer metaclass pops declared fields.
+    source = serializers.CharField()  # type: ignore[assignment]
     target = serializers.CharField()
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
@@ -53,7 +54,8 @@ class GraphEdgeSerializer(serializers.Serializer):
 
 
 class ColumnEdgeSerializer(serializers.Serializer):
-    source = serializers.CharField()
+    # Only the stubs see Field.source here: the serializer metaclass pops declared fields.
+    source = serializers.CharField()  # type: ignore[assignment]
     source_field = serializers.CharField()
     target = serializers.CharField()
     target_field = serializers.CharField()
@@ -69,7 +71,8 @@ class ColumnEdgeSerializer(serializers.Serializer):
 
 
 class GraphSerializer(serializers.Serializer):
-    root = serializers.CharField()
+    # Only the stubs see Field.root here: the serializer metaclass pops declared fields.
+    root = serializers.CharField()  # type: ignore[assignment]
     nodes = GraphNodeSerializer(many=True)
     edges = GraphEdgeSerializer(many=True)
     column_edges = ColumnEdgeSerializer(
@@ -94,7 +97,8 @@ class EdgeDiffSerializer(serializers.Serializer):
 
 
 class DiffSerializer(serializers.Serializer):
-    root = serializers.CharField()
+    # Only the stubs see Field.root here: the serializer metaclass pops declared fields.
+    root = serializers.CharField()  # type: ignore[assignment]
     to = serializers.DateTimeField()
     nodes = NodeDiffSerializer()
     edges = EdgeDiffSerializer()
