@@ -7,7 +7,7 @@ ordering on indexed columns only, related rows as small tables with a link to th
 """
 
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 from django.contrib import admin, messages
@@ -49,6 +49,9 @@ from catalog.models import (
 )
 from ingest.admin_utils import pretty_json
 from ingest.models import Event
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldGroups
 
 admin.site.index_template = "admin/lineage_index.html"
 admin.site.site_header = "Lineage Catalog"
@@ -826,7 +829,7 @@ class AliasRuleAdmin(admin.ModelAdmin):
     actions = ["disable_rules", "enable_rules"]
     change_form_template = "admin/catalog/aliasrule/change_form.html"
 
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> "_FieldGroups":
         return [*AliasRuleForm.Meta.fields, *self.readonly_fields]
 
     def changeform_view(
@@ -849,7 +852,7 @@ class AliasRuleAdmin(admin.ModelAdmin):
     ) -> HttpResponse:
         """Validate the posted rule and show what it would regroup, without saving."""
         add = object_id is None
-        obj = None if add else self.get_object(request, unquote(object_id))
+        obj = None if object_id is None else self.get_object(request, unquote(object_id))
         if add and not self.has_add_permission(request):
             raise PermissionDenied
         if not add and (obj is None or not self.has_change_permission(request, obj)):
@@ -863,7 +866,8 @@ class AliasRuleAdmin(admin.ModelAdmin):
         fieldsets = self.get_fieldsets(request, obj)
         admin_form = helpers.AdminForm(
             form,
-            list(fieldsets),
+            # As Django's own changeform_view does; the stubs type the two sides differently.
+            cast(list[tuple[Any, dict[str, list[str]]]], list(fieldsets)),
             self.get_prepopulated_fields(request, obj),
             self.get_readonly_fields(request, obj),
             model_admin=self,
@@ -891,6 +895,8 @@ class AliasRuleAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: AliasRule, form: Any, change: bool) -> None:
         if obj.created_by_id is None:
+            if not request.user.is_authenticated:  # the admin only serves staff users
+                raise PermissionDenied
             obj.created_by = request.user
         super().save_model(request, obj, form, change)
         events, job_id = curation.apply_rule(obj, request.user)

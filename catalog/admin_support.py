@@ -6,7 +6,7 @@ formset would load every related row of a dataset with a million events.
 """
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlencode
 
 from django.contrib import admin
@@ -107,7 +107,7 @@ class FastAdmin(admin.ModelAdmin):
     paginator = EstimatedCountPaginator
     show_full_result_count = False
     list_per_page = 50
-    sortable_by: Sequence[str] = ()
+    sortable_by: ClassVar[tuple[str, ...]] = ()
     readonly: bool = True
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:

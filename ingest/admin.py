@@ -1,7 +1,7 @@
 """Admin for the raw event log and API tokens. Read-only: the log is never edited."""
 
 from datetime import timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
@@ -46,7 +46,7 @@ class EventTypeFilter(admin.SimpleListFilter):
 
 @admin.register(Event)
 class EventAdmin(admin.ModelAdmin):
-    list_display = (
+    list_display: tuple[str, ...] = (
         "id",
         "kind",
         "event_type",
@@ -56,14 +56,19 @@ class EventAdmin(admin.ModelAdmin):
         "received_at",
         "derivation_status",
     )
-    list_filter = ("kind", EventTypeFilter, "derivation_status", ReceivedWithinFilter)
+    list_filter: ClassVar[tuple[str | type[admin.SimpleListFilter], ...]] = (
+        "kind",
+        EventTypeFilter,
+        "derivation_status",
+        ReceivedWithinFilter,
+    )
     search_fields = ("run_id", "job_name", "producer")
     search_help_text = "Exact runId, job name or producer URL, or #id."
     paginator = EstimatedCountPaginator
     show_full_result_count = False
     sortable_by = ("id",)
     list_per_page = 50
-    fields = (
+    fields: ClassVar[tuple[str, ...]] = (
         "id",
         "kind",
         "event_type",

@@ -5,6 +5,7 @@ from typing import Any
 
 from django.core.paginator import Paginator
 from django.db import connection
+from django.db.models import QuerySet
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
@@ -19,6 +20,8 @@ class EstimatedCountPaginator(Paginator):
     Unfiltered: PostgreSQL's planner estimate (pg_class.reltuples). Filtered: an exact count
     capped at ``COUNT_CAP`` rows, so a broad filter costs at most a bounded index scan.
     """
+
+    object_list: QuerySet[Any]  # the admin changelist always paginates a queryset
 
     @cached_property
     def count(self) -> int:
