@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import redis
 from celery import shared_task
@@ -90,6 +90,7 @@ def preview_rule(rule: AliasRule) -> RulePreview:
         .values_list("id", "name", "dataset_id")[:PREVIEW_SCAN_LIMIT]
     )
     matches: list[tuple[int, int | None, str, str]] = []
+    dataset_id: int | None  # the alias's dataset foreign key is nullable
     for alias_id, name, dataset_id in candidates.iterator(chunk_size=5000):
         preview.scanned += 1
         target = compiled.apply(compiled.namespace, name)
@@ -445,7 +446,8 @@ def _write_progress(key: str, **values: Any) -> None:
 
 def read_progress(job_id: int) -> dict[str, str]:
     try:
-        return _redis().hgetall(PROGRESS_KEY.format(job_id))
+        # The client decodes responses (decode_responses=True), which redis-py's types miss.
+        return cast(dict[str, str], _redis().hgetall(PROGRESS_KEY.format(job_id)))
     except redis.RedisError as error:
         return {"state": "unknown (Redis unavailable)", "error": str(error)[:200]}
 

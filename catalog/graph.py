@@ -363,7 +363,9 @@ def _assemble(
         .order_by("dataset_id", "namespace", "name", "id")
         .values("dataset_id", "namespace", "name", "reason")
     ):
-        aliases[alias.pop("dataset_id")].append(alias)
+        aliases[alias["dataset_id"]].append(
+            {"namespace": alias["namespace"], "name": alias["name"], "reason": alias["reason"]}
+        )
     for dataset in Dataset.objects.filter(id__in=chosen).order_by("id"):
         dataset_nodes.append(
             {
@@ -392,7 +394,7 @@ def _assemble(
         job_depth[jid] = min(job_depth.get(jid, distance), distance)
     if root_job_id is not None:
         job_depth[root_job_id] = 0
-    job_nodes = [
+    job_nodes: list[dict[str, Any]] = [
         {
             "id": f"job:{job.id}",
             "type": "job",

@@ -87,7 +87,7 @@ def _text(value: str | None) -> str | None:
     return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
 
 
-def _values(row: _Row) -> tuple[object, ...]:
+def _values(row: _Row) -> tuple[str | bytes | datetime | None, ...]:
     record = row.record
     return (
         record.kind,

@@ -125,7 +125,7 @@ def derive_aliases(facts: Facts) -> tuple[dict[AliasKey, DatasetAlias], set[int]
 
 
 def _store_links(facts: Facts, aliases: dict[AliasKey, DatasetAlias]) -> None:
-    rows = {}
+    rows: dict[tuple[int, int], AliasLink] = {}
     for (a, b), (reason, event_id, rule_id) in facts.links.items():
         first, second = sorted((aliases[a].id, aliases[b].id))
         rows.setdefault(
@@ -193,6 +193,7 @@ def _group(facts: Facts, aliases: dict[AliasKey, DatasetAlias]) -> set[int]:
                 survivor.namespace, survivor.name = alias.namespace, alias.name
     facts_by_dataset: dict[int, list[AliasKey]] = {}
     for key, alias in aliases.items():
+        assert alias.dataset_id is not None  # every alias was given a dataset above
         facts_by_dataset.setdefault(alias.dataset_id, []).append(key)
     _merge_dataset_facts(facts, aliases, datasets, facts_by_dataset, merged)
     return recompute_runs

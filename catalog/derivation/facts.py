@@ -411,23 +411,27 @@ class Extractor:
         transformation: dict[str, Any],
         time: datetime,
     ) -> None:
+        transformation_type = _text(transformation.get("type"), 32)
+        transformation_subtype = _text(transformation.get("subtype"), 64)
+        transformation_description = _text(transformation.get("description"))
+        masking = bool(transformation.get("masking"))
         values = {
             "target_field": target_field,
             "source_field": source_field,
-            "transformation_type": _text(transformation.get("type"), 32),
-            "transformation_subtype": _text(transformation.get("subtype"), 64),
-            "transformation_description": _text(transformation.get("description")),
-            "masking": bool(transformation.get("masking")),
+            "transformation_type": transformation_type,
+            "transformation_subtype": transformation_subtype,
+            "transformation_description": transformation_description,
+            "masking": masking,
         }
         digest = hashlib.sha256(
             "\0".join(
                 [
                     target_field,
                     source_field,
-                    values["transformation_type"],
-                    values["transformation_subtype"],
-                    values["transformation_description"],
-                    str(values["masking"]),
+                    transformation_type,
+                    transformation_subtype,
+                    transformation_description,
+                    str(masking),
                 ]
             ).encode()
         ).digest()

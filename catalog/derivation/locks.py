@@ -6,7 +6,7 @@ order, so two workers touching the same rows wait for each other instead of dead
 
 import orjson
 from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db.models import Field, Model, QuerySet
 
 
 def locked(queryset: QuerySet) -> QuerySet:
@@ -27,6 +27,8 @@ def bulk_update(objects: list[Model], fields: list[str]) -> None:
     names = ["id"]
     for name in fields:
         field = meta.get_field(name)
+        if not isinstance(field, Field) or field.column is None:
+            raise ValueError(f"{model.__name__}.{name} is not a column")  # a caller's typo
         column = field.column
         if name == "updated_at":
             assignments.append(f"{column} = now()")
