@@ -28,6 +28,7 @@ test: install browser
 	@scripts/ensure_services.sh
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy config ingest catalog api
 	$(BIN)/python manage.py makemigrations --check --dry-run --settings=config.settings.test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
