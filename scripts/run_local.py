@@ -136,44 +136,44 @@ def main() -> None:
     manage("collectstatic", "--no-input", "--verbosity", "0", env=env)
     credentials = ensure_credentials(env)
 
-    processes = [
-        subprocess.Popen(
-            [
-                BIN / "gunicorn",
-                "config.wsgi",
-                "--bind",
-                f"0.0.0.0:{port}",
-                "--workers",
-                "2",
-                "--threads",
-                "4",
-                "--access-logfile",
-                "-",
-                "--reload",
-            ],
-            cwd=ROOT,
-            env=env,
-        ),
-        subprocess.Popen(
-            [BIN / "celery", "-A", "config", "worker", "--loglevel", "INFO", "--concurrency", "2"],
-            cwd=ROOT,
-            env=env,
-        ),
-        subprocess.Popen(
-            [
-                BIN / "celery",
-                "-A",
-                "config",
-                "beat",
-                "--loglevel",
-                "INFO",
-                "--schedule",
-                str(LOCAL / "celerybeat-schedule"),
-            ],
-            cwd=ROOT,
-            env=env,
-        ),
-    ]
+    commands = {
+        "web": [
+            str(BIN / "gunicorn"),
+            "config.wsgi",
+            "--bind",
+            f"0.0.0.0:{port}",
+            "--workers",
+            "2",
+            "--threads",
+            "4",
+            "--access-logfile",
+            "-",
+            "--reload",
+        ],
+        "worker": [
+            str(BIN / "celery"),
+            "-A",
+            "config",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "2",
+        ],
+        "scheduler": [
+            str(BIN / "celery"),
+            "-A",
+            "config",
+            "beat",
+            "--loglevel",
+            "INFO",
+            "--schedule",
+            str(LOCAL / "celerybeat-schedule"),
+        ],
+    }
+    processes = {
+        name: subprocess.Popen(command, cwd=ROOT, env=env) for name, command in commands.items()
+    }
     url = f"http://127.0.0.1:{port}"
     time.sleep(2)
     print(
@@ -189,11 +189,11 @@ def main() -> None:
     )
 
     def stop(*_: object) -> None:
-        for process in processes:
+        for process in processes.values():
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 10
-        for process in processes:
+        for process in processes.values():
             try:
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -202,11 +202,19 @@ def main() -> None:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    # Like a process supervisor (Kubernetes restarts pods): a process that dies is started
+    # again; one that keeps dying (5 times in a minute) stops the whole system.
+    restarts: list[float] = []
     while True:
-        for process in processes:
+        for name, process in processes.items():
             if process.poll() is not None:
-                say(f"{process.args[0]} exited with {process.returncode}; stopping")
-                stop()
+                now = time.monotonic()
+                restarts = [moment for moment in restarts if now - moment < 60] + [now]
+                if len(restarts) > 5:
+                    say(f"{name} keeps exiting (last code {process.returncode}); stopping")
+                    stop()
+                say(f"{name} exited with {process.returncode}; starting it again")
+                processes[name] = subprocess.Popen(commands[name], cwd=ROOT, env=env)
         time.sleep(1)
 
 
