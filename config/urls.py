@@ -19,3 +19,7 @@ urlpatterns = [
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
 ]
+
+# Programs get problem documents for unknown URLs too, not HTML.
+handler404 = "ingest.problems.not_found"
+handler500 = "ingest.problems.server_error"

@@ -7,7 +7,7 @@ names each offending field as a JSON Pointer into the request body.
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -126,3 +126,29 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     response.data = problem.as_dict()
     response.content_type = PROBLEM_CONTENT_TYPE
     return response
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler404: a problem document under /api/, Django's page elsewhere."""
+    if _is_api(request):
+        return problem_response(
+            Problem(status=404, slug="not-found", title="Not found", detail="No such resource.")
+        )
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: a problem document under /api/ (never HTML to a program)."""
+    if _is_api(request):
+        return problem_response(
+            Problem(status=500, slug="server-error", title="Internal server error")
+        )
+    from django.views.defaults import server_error as default_server_error
+
+    return default_server_error(request)

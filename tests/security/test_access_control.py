@@ -116,3 +116,20 @@ def test_admin_requires_a_staff_login_with_csrf() -> None:
     )
     assert accepted.status_code == 302
     assert browser.get("/admin/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/no-such-thing", "/api/v1/runs/a.b", "/api/v1/datasets/1/x"]
+)
+def test_unknown_api_urls_are_problem_documents(path: str) -> None:
+    reader = _bearer(create_token("reader", "read")[1])
+    response = reader.get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["type"] == "urn:lineage-catalog:problem:not-found"
+
+
+def test_unknown_pages_outside_the_api_stay_html() -> None:
+    response = Client().get("/no-such-page")
+    assert response.status_code == 404
+    assert "problem+json" not in response["Content-Type"]
