@@ -31,6 +31,7 @@ _publisher: threading.Thread | None = None
 _publisher_pid = 0
 _publisher_lock = threading.Lock()
 _idle = threading.Event()
+_idle.set()  # nothing in flight until the first hand-over
 _skip_broker_until = 0.0
 
 
