@@ -62,3 +62,32 @@ def test_admin_payload_view_redacts_secrets(admin_client, ingest_client) -> None
     assert page.status_code == 200
     assert "database.password=postgres" not in page.content.decode()
     assert f"database.password={REDACTED}" in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_no_read_endpoint_reflects_the_debezium_password(ingest_client, read_client) -> None:
+    from catalog.models import Run
+    from catalog.services import derive_events
+    from ingest.models import Event
+
+    raw = (Path(CORPUS) / "debezium" / "debezium_event.json").read_bytes()
+    assert ingest_client.post("/api/v1/lineage", data=raw, content_type="application/json")
+    event = Event.objects.get()
+    derive_events([event.id])
+    run = Run.objects.get()
+    paths = [
+        "/api/v1/events",
+        f"/api/v1/events/{event.id}",
+        "/api/v1/events/export",
+        f"/api/v1/runs/{run.run_uuid}",
+        f"/api/v1/jobs/{run.job_id}",
+        f"/api/v1/jobs/{run.job_id}/runs",
+        "/api/v1/runs",
+    ]
+    for path in paths:
+        response = read_client.get(path)
+        assert response.status_code == 200, path
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert b"database.password=postgres" not in body, path
+    detail = read_client.get(f"/api/v1/events/{event.id}").content.decode()
+    assert f"database.password={REDACTED}" in detail
