@@ -191,21 +191,14 @@ def merge_datasets(user: Any, survivor: Dataset, other: Dataset) -> AliasRule:
     """
     if survivor.pk == other.pk:
         raise ValueError("choose two different datasets")
-    slug = _unique_slug(f"steward-merge-{other.pk}-into-{survivor.pk}")
-    rule = AliasRule.objects.create(
-        slug=slug,
-        description=(
-            f"Steward merge by {user.get_username()} on {timezone.now():%Y-%m-%d %H:%M} UTC: "
-            f"{other.namespace}/{other.name} is {survivor.namespace}/{survivor.name}."
-        ),
-        action=AliasRuleAction.EQUATE,
-        namespace=other.namespace,
-        name_pattern=re.escape(other.name),
-        target_namespace=survivor.namespace,
-        target_name=other_name_template(survivor.name),
+    rule = _steward_rule(
+        user,
+        f"steward-merge-{other.pk}-into-{survivor.pk}",
+        AliasRuleAction.EQUATE,
+        (other.namespace, other.name),
+        (survivor.namespace, survivor.name),
         priority=50,
-        enabled=True,
-        created_by=user,
+        what=f"merge: {other.namespace}/{other.name} is {survivor.namespace}/{survivor.name}.",
     )
     # The rule fires on events naming other's display alias: re-derive one of those.
     alias_ids = list(
@@ -238,20 +231,14 @@ def split_alias(user: Any, alias: DatasetAlias) -> AliasRule:
         raise ValueError("this alias is already the only name of its dataset")
     old_dataset = alias.dataset_id
     with transaction.atomic():
-        rule = AliasRule.objects.create(
-            slug=_unique_slug(f"steward-split-{alias.pk}"),
-            description=(
-                f"Steward split by {user.get_username()} on {timezone.now():%Y-%m-%d %H:%M} "
-                f"UTC: {alias.namespace}/{alias.name} left dataset #{old_dataset}."
-            ),
-            action=AliasRuleAction.DETACH,
-            namespace=alias.namespace,
-            name_pattern=re.escape(alias.name),
-            target_namespace=alias.namespace,
-            target_name=other_name_template(alias.name),
+        rule = _steward_rule(
+            user,
+            f"steward-split-{alias.pk}",
+            AliasRuleAction.DETACH,
+            (alias.namespace, alias.name),
+            (alias.namespace, alias.name),
             priority=10,
-            enabled=True,
-            created_by=user,
+            what=f"split: {alias.namespace}/{alias.name} left dataset #{old_dataset}.",
         )
         alias_ids = list(
             DatasetAlias.objects.filter(dataset_id=old_dataset).values_list("id", flat=True)
@@ -272,6 +259,32 @@ def split_alias(user: Any, alias: DatasetAlias) -> AliasRule:
     else:
         schedule_rederive(user, event_ids=event_ids, reason=f"split alias {rule.slug}")
     return rule
+
+
+def _steward_rule(
+    user: Any,
+    slug: str,
+    action: str,
+    name: tuple[str, str],
+    target: tuple[str, str],
+    priority: int,
+    what: str,
+) -> AliasRule:
+    """A rule asserted by a steward for exactly one name, saying who, when and what."""
+    return AliasRule.objects.create(
+        slug=_unique_slug(slug),
+        description=(
+            f"Steward {what} By {user.get_username()} on {timezone.now():%Y-%m-%d %H:%M} UTC."
+        ),
+        action=action,
+        namespace=name[0],
+        name_pattern=re.escape(name[1]),
+        target_namespace=target[0],
+        target_name=other_name_template(target[1]),
+        priority=priority,
+        enabled=True,
+        created_by=user,
+    )
 
 
 def other_name_template(name: str) -> str:
