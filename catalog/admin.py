@@ -47,6 +47,7 @@ from catalog.models import (
     RunDataset,
     RunState,
 )
+from catalog.rules import RULE_FIELDS
 from ingest.admin_utils import pretty_json
 from ingest.models import Event
 
@@ -784,17 +785,7 @@ class MetadataRecordAdmin(FastAdmin):
 class AliasRuleForm(forms.ModelForm):
     class Meta:
         model = AliasRule
-        fields = (
-            "slug",
-            "description",
-            "action",
-            "namespace",
-            "name_pattern",
-            "target_namespace",
-            "target_name",
-            "priority",
-            "enabled",
-        )
+        fields = ("slug", *RULE_FIELDS)
 
     def clean_name_pattern(self) -> str:
         import re

@@ -30,6 +30,7 @@ from catalog.models import (
     Run,
 )
 from ingest.admin import EventAdmin
+from ingest.admin_utils import ReadOnlyAdminMixin
 from ingest.models import Event
 
 # --- events: the raw log, linked to what it derived -----------------------------------------
@@ -191,7 +192,7 @@ class CatalogEventAdmin(EventAdmin):
 
 
 @admin.register(LogEntry)
-class LogEntryAdmin(admin.ModelAdmin):
+class LogEntryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("action_time", "user", "content_type", "object_link", "action_flag", "message")
     list_filter = ("action_flag", "content_type")
     list_select_related = ("user", "content_type")
@@ -220,12 +221,3 @@ class LogEntryAdmin(admin.ModelAdmin):
             if curations:
                 return "; ".join(str(part.get("message", "")) for part in curations)
         return entry.get_change_message()
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
-from ingest.admin_utils import EstimatedCountPaginator, pretty_json
+from ingest.admin_utils import EstimatedCountPaginator, ReadOnlyAdminMixin, pretty_json
 from ingest.models import ApiToken, Event
 from ingest.services import create_token, revoke_token
 
@@ -45,7 +45,7 @@ class EventTypeFilter(admin.SimpleListFilter):
 
 
 @admin.register(Event)
-class EventAdmin(admin.ModelAdmin):
+class EventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display: tuple[str, ...] = (
         "id",
         "kind",
@@ -109,15 +109,6 @@ class EventAdmin(admin.ModelAdmin):
             | queryset.filter(producer=term)
         )
         return matches, False
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(ApiToken)

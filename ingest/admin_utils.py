@@ -6,6 +6,7 @@ from typing import Any
 from django.core.paginator import Paginator
 from django.db import connection
 from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
@@ -36,6 +37,19 @@ class EstimatedCountPaginator(Paginator):
             if row and row[0] > COUNT_CAP:
                 return int(row[0])
         return queryset.order_by()[: COUNT_CAP + 1].count()
+
+
+class ReadOnlyAdminMixin:
+    """For pages that show records nobody edits here (the raw log, the admin log)."""
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 def pretty_json(value: Any) -> str:
