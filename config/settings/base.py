@@ -151,6 +151,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SERVE_AUTHENTICATION": [],
+    # Several responses have a "status" field with different choices: name each set.
+    "ENUM_NAME_OVERRIDES": {
+        "StoredStatusEnum": ["created", "duplicate"],
+        "BatchStatusEnum": ["success", "partial_success"],
+    },
 }
 
 # --- Ingest limits and behaviour ----------------------------------------------------------
