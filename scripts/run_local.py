@@ -53,16 +53,20 @@ def database_url() -> str:
         return embedded_database_url(database)
 
 
+_embedded_server = None  # kept referenced: pgserver stops the server when it is collected
+
+
 def embedded_database_url(database: str) -> str:
+    """An embedded PostgreSQL (the pgserver package) in .local/pgdata, stopped on exit."""
+    global _embedded_server
     say("no PostgreSQL on 127.0.0.1:5432; starting an embedded one (pgserver)")
     subprocess.run([BIN / "python", "-m", "pip", "install", "--quiet", "pgserver"], check=True)
     import pgserver  # type: ignore[import-not-found]
 
-    server = pgserver.get_server(LOCAL / "pgdata", cleanup_mode=None)
-    server.psql(f'CREATE DATABASE "{database}";') if database not in server.psql(
-        "SELECT datname FROM pg_database;"
-    ) else None
-    return server.get_uri(database)
+    _embedded_server = pgserver.get_server(LOCAL / "pgdata")
+    if database not in _embedded_server.psql("SELECT datname FROM pg_database;"):
+        _embedded_server.psql(f'CREATE DATABASE "{database}";')
+    return str(_embedded_server.get_uri(database))
 
 
 def redis_url() -> str:
