@@ -57,11 +57,14 @@ class StoredEvent:
 
 
 @dataclass(frozen=True)
-class _Row:
+class SerialisedEvent:
+    """An event in the form it is stored: canonical JSON, its digest and its size."""
+
     record: EventRecord
     payload_text: str
     payload_raw: bytes | None
     digest: bytes
+    size: int  # bytes of canonical JSON (the per-event limit applies to this)
 
 
 def canonical_json(payload: object) -> bytes:
@@ -75,15 +78,16 @@ def canonical_json(payload: object) -> bytes:
         ).encode()
 
 
-def _serialise(record: EventRecord) -> _Row:
+def serialise(record: EventRecord) -> SerialisedEvent:
     canonical = canonical_json(record.payload)
+    size = len(canonical)
     digest = hashlib.sha256(record.kind.encode() + b"\n" + canonical).digest()
     raw = None
     if _NOT_JSONB_EXACT.search(canonical):
         # Keep the exact JSON aside, and a searchable copy in jsonb (U+0000 → U+FFFD).
         raw = canonical
         canonical = canonical.replace(_NUL_ESCAPE, b"\\ufffd")
-    return _Row(record, canonical.decode(), raw, digest)
+    return SerialisedEvent(record, canonical.decode(), raw, digest, size)
 
 
 def _server_binding_cursor() -> Any:
@@ -104,7 +108,7 @@ def _text(value: str | None) -> str | None:
     return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
 
 
-def _values(row: _Row) -> tuple[str | bytes | datetime | None, ...]:
+def _values(row: SerialisedEvent) -> tuple[str | bytes | datetime | None, ...]:
     record = row.record
     return (
         record.kind,
@@ -121,19 +125,16 @@ def _values(row: _Row) -> tuple[str | bytes | datetime | None, ...]:
     )
 
 
-def event_size(record: EventRecord) -> int:
-    return len(canonical_json(record.payload))
-
-
-def record_events(records: Sequence[EventRecord]) -> list[StoredEvent]:
+def record_events(events: Sequence[EventRecord | SerialisedEvent]) -> list[StoredEvent]:
     """Store events exactly once each (by digest) and enqueue the new ones for derivation.
 
     Returns one ``StoredEvent`` per input, in input order; repeats (in this call or from
-    earlier ones) get the id of the copy already stored and ``created=False``.
+    earlier ones) get the id of the copy already stored and ``created=False``. Events
+    already serialised (to check their size) are not serialised again.
     """
-    if not records:
+    if not events:
         return []
-    rows = [_serialise(record) for record in records]
+    rows = [event if isinstance(event, SerialisedEvent) else serialise(event) for event in events]
     values = [_values(row) for row in rows]
     # No explicit transaction: the INSERT is one statement, atomic on its own, and in
     # autocommit mode it commits at once (one round trip instead of BEGIN/INSERT/COMMIT).

@@ -27,7 +27,7 @@ from ingest.parsing import (
     too_large,
 )
 from ingest.problems import FieldError, Problem, invalid_event
-from ingest.services import event_size, record_events
+from ingest.services import SerialisedEvent, record_events, serialise
 from ingest.validation import EventRecord, validate_openlineage
 
 Validator = Callable[[Any, str], EventRecord]
@@ -201,24 +201,24 @@ class LineageBatchView(IngestView):
         if len(documents) > limits()["MAX_BATCH_EVENTS"]:
             raise too_large(f"At most {limits()['MAX_BATCH_EVENTS']} events per batch.")
         max_event = limits()["MAX_EVENT_BYTES"]
-        records: list[EventRecord] = []
+        accepted: list[SerialisedEvent] = []
         failed: list[dict[str, Any]] = []
         for index, document in enumerate(documents):
             try:
-                record = validate_openlineage(document, f"/{index}")
-                if event_size(record) > max_event:
+                event = serialise(validate_openlineage(document, f"/{index}"))
+                if event.size > max_event:
                     raise too_large(f"The event is larger than {max_event} bytes.")
-                records.append(record)
+                accepted.append(event)
             except Problem as problem:
                 failed.append({"index": index, "reason": _reason(problem), "retriable": False})
-        count_ingested(records, record_events(records))
+        count_ingested([event.record for event in accepted], record_events(accepted))
         count_refused("unknown", len(failed))
         return Response(
             {
                 "status": "partial_success" if failed else "success",
                 "summary": {
                     "received": len(documents),
-                    "successful": len(records),
+                    "successful": len(accepted),
                     "failed": len(failed),
                     "retriable": 0,
                     "non_retriable": len(failed),

@@ -144,3 +144,17 @@ def test_metadata_single_record_and_errors(ingest_client) -> None:
     )
     assert bad.status_code == 400
     assert error_paths(bad) == {"/action", "/timestamp", "/additionalValues/k"}
+
+
+def test_an_event_over_the_per_event_limit_fails_alone_in_a_batch(ingest_client) -> None:
+    from django.conf import settings
+    from django.test import override_settings
+
+    small, big = run_event(), run_event(padding="x" * 5000)
+    with override_settings(LINEAGE={**settings.LINEAGE, "MAX_EVENT_BYTES": 4096}):
+        response = post_json(ingest_client, BATCH, [small, big])
+    body = response.json()
+    assert body["status"] == "partial_success"
+    assert body["failed_events"][0]["index"] == 1
+    assert "4096" in body["failed_events"][0]["reason"]
+    assert [event.payload for event in Event.objects.all()] == [small]
