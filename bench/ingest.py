@@ -102,7 +102,7 @@ def wrk_single(
             "wrk",
             f"-t{threads}",
             f"-c{clients}",
-            f"-d{seconds}s",
+            f"-d{max(1, round(seconds))}s",
             "--latency",
             "-s",
             str(Path(__file__).with_name("wrk_post.lua")),
