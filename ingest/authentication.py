@@ -10,6 +10,7 @@ is written at most once a minute per token and process.
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -123,3 +124,12 @@ class HasReadScope(_ScopePermission):
         if isinstance(user, TokenPrincipal):
             return super().has_permission(request, view)
         return bool(getattr(user, "is_staff", False))
+
+
+def authorize_ingest(request: Any) -> None:
+    """What DRF does for the ingest views, for a plain Django request (ingest/fastpath.py):
+    authenticate the bearer token and check its scope; raises DRF's 401/403 exceptions."""
+    result = BearerTokenAuthentication().authenticate(request)
+    request.user = result[0] if result else None
+    if not HasIngestScope().has_permission(request, None):
+        raise exceptions.PermissionDenied(HasIngestScope.message)

@@ -82,6 +82,15 @@ _DRF_SLUGS = {
 }
 
 
+def api_problem(error: exceptions.APIException) -> Problem:
+    """The problem document of a DRF authentication or permission error (outside DRF)."""
+    slug, title = _DRF_SLUGS.get(error.status_code, ("error", "Request failed"))
+    problem = Problem(status=error.status_code, slug=slug, title=title, detail=str(error.detail))
+    if error.status_code == 401:
+        problem.headers["WWW-Authenticate"] = 'Bearer realm="lineage-catalog"'
+    return problem
+
+
 def _flatten(detail: Any, prefix: str = "") -> list[FieldError]:
     if isinstance(detail, dict):
         out: list[FieldError] = []

@@ -7,6 +7,7 @@ batch report), 4xx only for what can never be accepted, 503 when the database is
 from collections.abc import Callable
 from typing import Any
 
+from django.http import HttpRequest
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -99,47 +100,66 @@ ERRORS = {
 }
 
 
+def stored_answer(records: list[EventRecord]) -> tuple[int, dict[str, Any]]:
+    """Store ``records``; (HTTP status, body): 201 when anything was new, else 200."""
+    stored = record_events(records)
+    count_ingested(records, stored)
+    if len(stored) == 1:
+        only = stored[0]
+        return (201 if only.created else 200), {
+            "id": only.id,
+            "status": "created" if only.created else "duplicate",
+        }
+    results = [
+        {"id": item.id, "status": "created" if item.created else "duplicate"} for item in stored
+    ]
+    any_created = any(item.created for item in stored)
+    return (201 if any_created else 200), {
+        "status": "created" if any_created else "duplicate",
+        "results": results,
+    }
+
+
+def validate_all(documents: list[Any], validate: Validator) -> list[EventRecord]:
+    """All-or-nothing validation: one bad item refuses the request, naming every error."""
+    records: list[EventRecord] = []
+    errors: list[FieldError] = []
+    for index, document in enumerate(documents):
+        try:
+            records.append(validate(document, f"/{index}"))
+        except Problem as problem:
+            errors.extend(problem.errors)
+    if errors:
+        raise invalid_event(errors)
+    return records
+
+
+def json_documents(request: HttpRequest | Request) -> tuple[Any, bool]:
+    """The parsed JSON body, and whether it was an array."""
+    require_media_type(request, JSON_TYPES)
+    document = parse_json(read_body(request))
+    return document, isinstance(document, list)
+
+
+def lineage_answer(request: HttpRequest | Request) -> tuple[int, dict[str, Any]]:
+    """``POST /api/v1/lineage``: one event (or an array, all-or-nothing). Shared by the DRF
+    view and the WSGI fast path (ingest/fastpath.py)."""
+    document, is_array = json_documents(request)
+    if is_array:
+        if not document:
+            raise invalid_event([FieldError("/", "the array is empty")])
+        return stored_answer(validate_all(document, validate_openlineage))
+    return stored_answer([validate_openlineage(document)])
+
+
 class IngestView(APIView):
     authentication_classes = [BearerTokenAuthentication]
     permission_classes = [HasIngestScope]
     parser_classes: list[Any] = []  # bodies are read by ingest.parsing, within its limits
 
     def store(self, records: list[EventRecord]) -> Response:
-        stored = record_events(records)
-        count_ingested(records, stored)
-        if len(stored) == 1:
-            only = stored[0]
-            return Response(
-                {"id": only.id, "status": "created" if only.created else "duplicate"},
-                status=201 if only.created else 200,
-            )
-        results = [
-            {"id": item.id, "status": "created" if item.created else "duplicate"} for item in stored
-        ]
-        any_created = any(item.created for item in stored)
-        return Response(
-            {"status": "created" if any_created else "duplicate", "results": results},
-            status=201 if any_created else 200,
-        )
-
-    def validate_all(self, documents: list[Any], validate: Validator) -> list[EventRecord]:
-        """All-or-nothing validation: one bad item refuses the request, naming every error."""
-        records: list[EventRecord] = []
-        errors: list[FieldError] = []
-        for index, document in enumerate(documents):
-            try:
-                records.append(validate(document, f"/{index}"))
-            except Problem as problem:
-                errors.extend(problem.errors)
-        if errors:
-            raise invalid_event(errors)
-        return records
-
-    def documents(self, request: Request) -> tuple[Any, bool]:
-        """The parsed JSON body, and whether it was an array."""
-        require_media_type(request, JSON_TYPES)
-        document = parse_json(read_body(request))
-        return document, isinstance(document, list)
+        status, body = stored_answer(records)
+        return Response(body, status=status)
 
 
 class LineageView(IngestView):
@@ -165,12 +185,8 @@ class LineageView(IngestView):
         ],
     )
     def post(self, request: Request) -> Response:
-        document, is_array = self.documents(request)
-        if is_array:
-            if not document:
-                raise invalid_event([FieldError("/", "the array is empty")])
-            return self.store(self.validate_all(document, validate_openlineage))
-        return self.store([validate_openlineage(document)])
+        status, body = lineage_answer(request)
+        return Response(body, status=status)
 
 
 class LineageBatchView(IngestView):
@@ -248,9 +264,9 @@ class EdgeView(IngestView):
         responses={201: StoredSerializer, 200: StoredSerializer, **ERRORS},
     )
     def post(self, request: Request) -> Response:
-        document, is_array = self.documents(request)
+        document, is_array = json_documents(request)
         if is_array:
-            return self.store(self.validate_all(document, edge_record))
+            return self.store(validate_all(document, edge_record))
         return self.store([edge_record(document)])
 
 
@@ -267,11 +283,11 @@ class MetadataView(IngestView):
         responses={201: StoredManySerializer, **ERRORS},
     )
     def post(self, request: Request) -> Response:
-        document, is_array = self.documents(request)
+        document, is_array = json_documents(request)
         if is_array and not document:
             raise invalid_event([FieldError("/", "the array is empty")])
         if is_array:
-            records = self.validate_all(document, metadata_record)
+            records = validate_all(document, metadata_record)
         else:
             records = [metadata_record(document)]
         stored = record_events(records)
