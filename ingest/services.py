@@ -44,10 +44,11 @@ ON CONFLICT (digest) DO NOTHING
 RETURNING id, digest
 """
 _NUL_ESCAPE = b"\\u0000"
-# What jsonb cannot hold exactly: U+0000 (refused) and floats with an exponent (jsonb's
-# numeric prints 1e308 as 1 followed by 308 zeros, which reads back as an integer). An
-# exponent inside a string matches too; that only costs a redundant exact copy.
-_NOT_JSONB_EXACT = re.compile(rb"\\u0000|\d[eE][+-]?\d")
+# What jsonb cannot hold exactly: U+0000 (refused) and numbers written with an exponent
+# (jsonb's numeric prints 1e+308 as 1 followed by 308 zeros, which reads back as an
+# integer). In compact JSON a number follows ":", "," or "["; hex strings such as UUIDs
+# ("3e5d...") are quoted, so they do not match.
+_EXPONENT_NUMBER = re.compile(rb"[:,\[]-?\d+(?:\.\d+)?[eE]")
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def serialise(record: EventRecord) -> SerialisedEvent:
     size = len(canonical)
     digest = hashlib.sha256(record.kind.encode() + b"\n" + canonical).digest()
     raw = None
-    if _NOT_JSONB_EXACT.search(canonical):
+    if _NUL_ESCAPE in canonical or _EXPONENT_NUMBER.search(canonical):
         # Keep the exact JSON aside, and a searchable copy in jsonb (U+0000 → U+FFFD).
         raw = canonical
         canonical = canonical.replace(_NUL_ESCAPE, b"\\ufffd")

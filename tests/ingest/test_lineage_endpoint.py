@@ -265,3 +265,16 @@ def test_first_request_with_a_token_looks_it_up_and_records_its_use(
     # 1. SELECT the token by hash, 2. UPDATE last_used_at, 3. INSERT the event
     with django_assert_num_queries(3):
         assert post_json(ingest_client, LINEAGE, run_event()).status_code == 201
+
+
+def test_an_exact_copy_is_kept_only_when_jsonb_cannot_hold_the_event(ingest_client) -> None:
+    # Hex strings such as runIds are not numbers: no redundant copy for them.
+    plain = run_event(run={"runId": "3e5d12d6-0838-4013-a6a0-7dd1306f0ebd"})
+    post_json(ingest_client, LINEAGE, plain)
+    assert Event.objects.get(run_id=plain["run"]["runId"]).payload_raw is None
+    exponent = run_event()
+    exponent["run"]["facets"] = {"x_stats": {"rows": 1e300}}
+    post_json(ingest_client, LINEAGE, exponent)
+    stored = Event.objects.get(run_id=exponent["run"]["runId"])
+    assert stored.payload_raw is not None
+    assert stored.received_payload == exponent
