@@ -16,6 +16,9 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from ingest.admin_utils import planner_estimate
+from ingest.models import Event
+
 CACHE_KEY = "lineage:admin:dashboard"
 CACHE_SECONDS = 60
 COUNT_CAP = 100_000
@@ -93,29 +96,15 @@ def build_dashboard(now: datetime | None = None) -> Dashboard:
             (hour, per_hour.get(hour, 0))
             for hour in (start + timedelta(hours=offset) for offset in range(HOURS))
         ]
-        # Backlog and lag: the partial index ingest_event_pending_idx, capped.
-        cursor.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM ingest_event "
-            "WHERE derivation_status = 'pending' LIMIT %s) AS capped",
-            [COUNT_CAP],
-        )
-        dashboard.backlog = cursor.fetchone()[0]
-        dashboard.backlog_capped = dashboard.backlog >= COUNT_CAP
-        cursor.execute(
-            "SELECT received_at FROM ingest_event WHERE derivation_status = 'pending' "
-            "ORDER BY id LIMIT 1"
-        )
-        row = cursor.fetchone()
-        if row is not None:
-            dashboard.lag_seconds = max((now - row[0]).total_seconds(), 0.0)
-        # Failures: the partial index ingest_event_failed_idx, capped.
-        cursor.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM ingest_event "
-            "WHERE derivation_status = 'failed' LIMIT %s) AS capped",
-            [COUNT_CAP],
-        )
-        dashboard.failed = cursor.fetchone()[0]
-        dashboard.failed_capped = dashboard.failed >= COUNT_CAP
+        backlog = Event.objects.derivation_backlog()
+        dashboard.backlog = backlog.pending
+        dashboard.backlog_capped = backlog.pending >= backlog.cap
+        if backlog.oldest_pending_received_at is not None:
+            dashboard.lag_seconds = max(
+                (now - backlog.oldest_pending_received_at).total_seconds(), 0.0
+            )
+        dashboard.failed = backlog.failed
+        dashboard.failed_capped = backlog.failed >= backlog.cap
         cursor.execute(
             "SELECT id, coalesce(job_name, kind), left(coalesce(derivation_error, ''), 200) "
             "FROM ingest_event WHERE derivation_status = 'failed' ORDER BY id DESC LIMIT 5"
@@ -150,12 +139,9 @@ def build_dashboard(now: datetime | None = None) -> Dashboard:
 
 def estimated_count(cursor: Any, table: str) -> int:
     """The planner's estimate for big tables, an exact count for small ones."""
-    cursor.execute(
-        "SELECT GREATEST(reltuples, 0)::bigint FROM pg_class WHERE relname = %s", [table]
-    )
-    row = cursor.fetchone()
-    if row and row[0] > COUNT_CAP:
-        return int(row[0])
+    estimate = planner_estimate(table, COUNT_CAP)
+    if estimate is not None:
+        return estimate
     cursor.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %s) AS capped", [COUNT_CAP])
     return int(cursor.fetchone()[0])
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.db import DatabaseError, connection, transaction
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 from prometheus_client import (
     REGISTRY,
     CollectorRegistry,
@@ -30,13 +31,13 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from ingest.models import Event
+from ingest.querysets import DerivationBacklog
+
 logger = logging.getLogger(__name__)
 
 # The classic text format, which every Prometheus version reads (generate_latest writes it).
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-# Backlog counts stop at this many events: beyond it the number is "very large" anyway and
-# counting further would make a scrape proportional to the backlog.
-COUNT_CAP = 100_000
 
 REQUEST_LATENCY = Histogram(
     "lineage_http_request_duration_seconds",
@@ -125,15 +126,12 @@ connect_celery_signals()
 
 # --- Gauges read from the database at scrape time -------------------------------------------
 
-_BACKLOG_SQL = f"""
-SELECT
-  (SELECT count(*) FROM (
-     SELECT 1 FROM ingest_event WHERE derivation_status = 'pending' LIMIT {COUNT_CAP}) AS p),
-  (SELECT extract(epoch FROM now() - received_at) FROM ingest_event
-     WHERE derivation_status = 'pending' ORDER BY id LIMIT 1),
-  (SELECT count(*) FROM (
-     SELECT 1 FROM ingest_event WHERE derivation_status = 'failed' LIMIT {COUNT_CAP}) AS f)
-"""
+
+def backlog_age(backlog: DerivationBacklog) -> float:
+    """Seconds the oldest pending event has waited (0 when none waits)."""
+    if backlog.oldest_pending_received_at is None:
+        return 0.0
+    return max((timezone.now() - backlog.oldest_pending_received_at).total_seconds(), 0.0)
 
 
 class DerivationCollector(Collector):
@@ -144,11 +142,11 @@ class DerivationCollector(Collector):
             "lineage_metrics_database_up", "1 when the scrape could read the database."
         )
         try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                # A scrape never waits on a busy database for long.
-                cursor.execute("SET LOCAL statement_timeout = 2000")
-                cursor.execute(_BACKLOG_SQL)
-                pending, oldest_age, failed = cursor.fetchone()
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    # A scrape never waits on a busy database for long.
+                    cursor.execute("SET LOCAL statement_timeout = 2000")
+                backlog = Event.objects.derivation_backlog()
         except DatabaseError as error:
             logger.warning("metrics_database_unavailable", extra={"error": type(error).__name__})
             up.add_metric([], 0)
@@ -158,18 +156,18 @@ class DerivationCollector(Collector):
         yield up
         yield GaugeMetricFamily(
             "lineage_derivation_backlog_events",
-            f"Events waiting for derivation (capped at {COUNT_CAP}).",
-            value=pending,
+            f"Events waiting for derivation (capped at {backlog.cap}).",
+            value=backlog.pending,
         )
         yield GaugeMetricFamily(
             "lineage_derivation_lag_seconds",
             "Age of the oldest event waiting for derivation (0 when none waits).",
-            value=float(oldest_age or 0),
+            value=backlog_age(backlog),
         )
         yield GaugeMetricFamily(
             "lineage_derivation_failed_events",
-            f"Events whose derivation failed (capped at {COUNT_CAP}).",
-            value=failed,
+            f"Events whose derivation failed (capped at {backlog.cap}).",
+            value=backlog.failed,
         )
 
 

@@ -28,7 +28,8 @@ from api.pagination import CursorPage
 from api.problems import COMMON, WITH_404, bad_parameter
 from api.serializers import EventSerializer, MetadataRecordSerializer
 from catalog.models import MetadataRecord
-from ingest.models import DerivationStatus, Event, EventKind
+from ingest.models import Event, EventKind
+from ingest.querysets import BACKLOG_COUNT_CAP
 from ingest.redaction import redact
 
 EVENT_EXAMPLE = {
@@ -248,8 +249,6 @@ STATS_TABLES = {
     "column_lineage_edges": "catalog_column_lineage_edge",
     "metadata_records": "catalog_metadata_record",
 }
-# Backlog counts stop here: counting a million pending rows is itself a full scan.
-COUNT_CAP = 100_000
 
 
 class Stats(ReadAPIView):
@@ -265,41 +264,30 @@ class Stats(ReadAPIView):
                 [list(STATS_TABLES.values())],
             )
             estimates = dict(cursor.fetchall())
-            # Partial indexes on pending/failed make these index-only walks, capped.
             cursor.execute(
                 "SELECT (SELECT count(*) FROM (SELECT 1 FROM ingest_event "
-                "  WHERE derivation_status = 'pending' LIMIT %(cap)s) AS p),"
-                " (SELECT count(*) FROM (SELECT 1 FROM ingest_event "
-                "  WHERE derivation_status = 'failed' LIMIT %(cap)s) AS f),"
-                " (SELECT count(*) FROM (SELECT 1 FROM ingest_event "
                 "  WHERE received_at >= %(minute)s LIMIT %(cap)s) AS m),"
                 " (SELECT count(*) FROM (SELECT 1 FROM ingest_event "
                 "  WHERE received_at >= %(hour)s LIMIT %(cap)s) AS h)",
                 {
-                    "cap": COUNT_CAP,
+                    "cap": BACKLOG_COUNT_CAP,
                     "minute": now - timedelta(minutes=1),
                     "hour": now - timedelta(hours=1),
                 },
             )
-            pending, failed, last_minute, last_hour = cursor.fetchone()
-        oldest = (
-            Event.objects.filter(derivation_status=DerivationStatus.PENDING)
-            .order_by("id")
-            .values("id", "received_at")
-            .first()
-        )
+            last_minute, last_hour = cursor.fetchone()
+        backlog = Event.objects.derivation_backlog()
+        oldest_at = backlog.oldest_pending_received_at
         return Response(
             {
                 "estimated_rows": {
                     key: int(estimates.get(table, 0)) for key, table in STATS_TABLES.items()
                 },
                 "ingest_rate": {"last_minute": last_minute, "last_hour": last_hour},
-                "pending_events": pending,
-                "failed_events": failed,
-                "counts_capped_at": COUNT_CAP,
-                "derivation_lag_seconds": (now - oldest["received_at"]).total_seconds()
-                if oldest
-                else None,
-                "oldest_pending_event_id": oldest["id"] if oldest else None,
+                "pending_events": backlog.pending,
+                "failed_events": backlog.failed,
+                "counts_capped_at": backlog.cap,
+                "derivation_lag_seconds": (now - oldest_at).total_seconds() if oldest_at else None,
+                "oldest_pending_event_id": backlog.oldest_pending_id,
             }
         )
