@@ -28,15 +28,21 @@ class EstimatedCountPaginator(Paginator):
     def count(self) -> int:
         queryset = self.object_list
         if not queryset.query.where:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT GREATEST(reltuples, 0)::bigint FROM pg_class WHERE relname = %s",
-                    [queryset.model._meta.db_table],
-                )
-                row = cursor.fetchone()
-            if row and row[0] > COUNT_CAP:
-                return int(row[0])
+            estimate = planner_estimate(queryset.model._meta.db_table, COUNT_CAP)
+            if estimate is not None:
+                return estimate
         return queryset.order_by()[: COUNT_CAP + 1].count()
+
+
+def planner_estimate(table: str, above: int) -> int | None:
+    """PostgreSQL's estimate of ``table``'s rows (pg_class.reltuples) when it is above
+    ``above``; None when the table is small enough to count exactly."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT GREATEST(reltuples, 0)::bigint FROM pg_class WHERE relname = %s", [table]
+        )
+        row = cursor.fetchone()
+    return int(row[0]) if row and row[0] > above else None
 
 
 class ReadOnlyAdminMixin:
