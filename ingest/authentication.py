@@ -18,6 +18,7 @@ from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 
 from ingest.models import ApiToken, TokenScope
+from ingest.problems import BEARER_CHALLENGE
 from ingest.services import hash_token
 
 _CACHE_SECONDS = 5.0
@@ -85,7 +86,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         return principal, secret
 
     def authenticate_header(self, request: Request) -> str:
-        return 'Bearer realm="lineage-catalog"'
+        return BEARER_CHALLENGE
 
 
 class _ScopePermission(permissions.BasePermission):

@@ -14,6 +14,8 @@ from rest_framework.views import exception_handler
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 TYPE_PREFIX = "urn:lineage-catalog:problem:"
+# The WWW-Authenticate challenge of a 401 (ingest.authentication and the ingest fast path).
+BEARER_CHALLENGE = 'Bearer realm="lineage-catalog"'
 
 
 @dataclass
@@ -82,12 +84,16 @@ _DRF_SLUGS = {
 }
 
 
+def _status_problem(status: int, detail: str) -> Problem:
+    slug, title = _DRF_SLUGS.get(status, ("error", "Request failed"))
+    return Problem(status=status, slug=slug, title=title, detail=detail)
+
+
 def api_problem(error: exceptions.APIException) -> Problem:
     """The problem document of a DRF authentication or permission error (outside DRF)."""
-    slug, title = _DRF_SLUGS.get(error.status_code, ("error", "Request failed"))
-    problem = Problem(status=error.status_code, slug=slug, title=title, detail=str(error.detail))
+    problem = _status_problem(error.status_code, str(error.detail))
     if error.status_code == 401:
-        problem.headers["WWW-Authenticate"] = 'Bearer realm="lineage-catalog"'
+        problem.headers["WWW-Authenticate"] = BEARER_CHALLENGE
     return problem
 
 
@@ -129,9 +135,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
             errors=_flatten(exc.detail),
         )
     else:
-        slug, title = _DRF_SLUGS.get(response.status_code, ("error", "Request failed"))
         detail = exc.detail if isinstance(exc, exceptions.APIException) else ""
-        problem = Problem(status=response.status_code, slug=slug, title=title, detail=str(detail))
+        problem = _status_problem(response.status_code, str(detail))
     response.data = problem.as_dict()
     response.content_type = PROBLEM_CONTENT_TYPE
     return response
