@@ -21,7 +21,7 @@ import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "openlineage"
+DEFAULT_CORPUS = ROOT / "tests" / "fixtures" / "openlineage"
 TEMPLATE_DIRS = ("spark/dataproc-bigquery-1.23.0", "spark/dataproc-hive-simple-1.23.0")
 
 

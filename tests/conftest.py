@@ -10,11 +10,9 @@ from django.test import Client
 from ingest.authentication import clear_token_cache
 from ingest.services import create_token
 
+# Real OpenLineage events kept in the repository; SOURCES.md there names each file's origin.
 CORPUS = Path(
-    os.environ.get(
-        "LINEAGE_CORPUS",
-        Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "openlineage",
-    )
+    os.environ.get("LINEAGE_CORPUS", Path(__file__).resolve().parent / "fixtures" / "openlineage")
 )
 
 
