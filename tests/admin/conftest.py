@@ -1,6 +1,7 @@
 """A small derived catalog and users of each role, for the admin tests."""
 
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -18,6 +19,13 @@ from ingest.models import Event
 LAKE = "s3://lake"
 DB = "postgres://db:5432"
 PRODUCER = "https://example.com/admin-tests"
+# Relative to now: the dashboard shows the last 24 hours, so a fixed date would expire.
+BASE_TIME = (datetime.now(UTC) - timedelta(hours=2)).replace(minute=0, second=0, microsecond=0)
+
+
+def at(minutes: int) -> str:
+    """The event time `minutes` after BASE_TIME, as a producer writes it."""
+    return (BASE_TIME + timedelta(minutes=minutes)).isoformat(timespec="milliseconds")
 
 
 def run_event(
@@ -26,12 +34,12 @@ def run_event(
     run_id: str,
     inputs: list[tuple[str, str]] = (),  # type: ignore[assignment]
     outputs: list[tuple[str, str]] = (),  # type: ignore[assignment]
-    time: str = "2026-11-29T10:00:00.000Z",
+    time: str | None = None,
     output_facets: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "eventType": event_type,
-        "eventTime": time,
+        "eventTime": time or at(0),
         "run": {"runId": run_id},
         "job": {"namespace": "etl", "name": job},
         "inputs": [{"namespace": ns, "name": name} for ns, name in inputs],
@@ -100,7 +108,7 @@ def lineage_events() -> list[dict[str, Any]]:
             load,
             [(DB, "shop.public.orders")],
             [(LAKE, "orders")],
-            time="2026-11-29T10:05:00.000Z",
+            time=at(5),
             output_facets=symlinks,
         ),
         run_event("report", "FAIL", report, [(LAKE, "orders")], [(LAKE, "orders_report")]),
