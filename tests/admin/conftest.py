@@ -1,6 +1,7 @@
 """A small derived catalog and users of each role, for the admin tests."""
 
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -11,13 +12,20 @@ from django.core.cache import cache
 from django.test import Client
 
 from catalog import services
-from catalog.admin_dashboard import CACHE_KEY
+from catalog.admin.dashboard import CACHE_KEY
 from catalog.permissions import READERS, STEWARDS, ensure_steward_groups
 from ingest.models import Event
 
 LAKE = "s3://lake"
 DB = "postgres://db:5432"
 PRODUCER = "https://example.com/admin-tests"
+# The events happen an hour ago, not on a fixed date: the dashboard shows the last 24 hours.
+START = (datetime.now(UTC) - timedelta(hours=1)).replace(second=0, microsecond=0)
+
+
+def at(minutes: int) -> str:
+    """An eventTime ``minutes`` after START, as OpenLineage writes it."""
+    return (START + timedelta(minutes=minutes)).isoformat(timespec="milliseconds")
 
 
 def run_event(
@@ -26,12 +34,12 @@ def run_event(
     run_id: str,
     inputs: list[tuple[str, str]] = (),  # type: ignore[assignment]
     outputs: list[tuple[str, str]] = (),  # type: ignore[assignment]
-    time: str = "2026-11-29T10:00:00.000Z",
+    time: str | None = None,
     output_facets: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "eventType": event_type,
-        "eventTime": time,
+        "eventTime": time or at(0),
         "run": {"runId": run_id},
         "job": {"namespace": "etl", "name": job},
         "inputs": [{"namespace": ns, "name": name} for ns, name in inputs],
@@ -100,7 +108,7 @@ def lineage_events() -> list[dict[str, Any]]:
             load,
             [(DB, "shop.public.orders")],
             [(LAKE, "orders")],
-            time="2026-11-29T10:05:00.000Z",
+            time=at(5),
             output_facets=symlinks,
         ),
         run_event("report", "FAIL", report, [(LAKE, "orders")], [(LAKE, "orders_report")]),

@@ -1,6 +1,7 @@
 """Curation through the admin: rule preview, save and regroup, merges, background re-derive."""
 
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 from celery import current_app
@@ -11,6 +12,7 @@ from django.test import Client
 from catalog import curation
 from catalog.models import AliasRule, Dataset, DatasetAlias
 from ingest.models import Event
+from tests.admin.conftest import START
 
 RULE = {
     "slug": "legacy-orders",
@@ -147,7 +149,8 @@ def test_rederive_since_a_time(
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         response = steward_client.post(
-            "/admin/ingest/event/rederive/", {"since": "2026-11-29 10:04"}
+            "/admin/ingest/event/rederive/",
+            {"since": f"{START + timedelta(minutes=4):%Y-%m-%d %H:%M}"},
         )
     assert response.status_code == 302
     job_id = int(response["Location"].rstrip("/").rsplit("/", 1)[1])
