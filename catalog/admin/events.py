@@ -1,7 +1,4 @@
-"""The event log admin with links into the catalog, the re-derive views, the admin log.
-
-Registered from catalog/admin.py (see ADR 0044: ingest must not import catalog).
-"""
+"""The event log admin with links into the catalog, the re-derive views, the admin log."""
 
 import json
 from typing import Any
@@ -17,8 +14,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from catalog import curation
-from catalog.admin import NEVER_FACETS
-from catalog.admin_support import (
+from catalog.admin.support import (
+    NEVER_FACETS,
     HiddenIdFilter,
     changelist_url,
     link,
@@ -30,7 +27,7 @@ from catalog.models import (
     Run,
 )
 from ingest.admin import EventAdmin
-from ingest.admin_utils import ReadOnlyAdminMixin
+from ingest.admin.base import ReadOnlyAdminMixin
 from ingest.models import Event
 
 # --- events: the raw log, linked to what it derived -----------------------------------------

@@ -17,9 +17,10 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from catalog import naming
-from ingest.admin_utils import EstimatedCountPaginator
+from ingest.admin.base import EstimatedCountPaginator
 
 RELATED_LIMIT = 20
+NEVER_FACETS = admin.ShowFacets.NEVER
 
 
 def admin_url(obj: Model) -> str:
@@ -99,6 +100,11 @@ def name_keys(term: str) -> list[bytes]:
             keys.append(naming.key_hash(*naming.normalise(namespace, name)))
             keys.append(naming.key_hash(namespace, name))
     return sorted(set(keys))
+
+
+def search_id(term: str) -> int | None:
+    term = term.strip()
+    return int(term[1:]) if term.startswith("#") and term[1:].isdigit() else None
 
 
 class FastAdmin(admin.ModelAdmin):

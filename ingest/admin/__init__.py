@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
-from ingest.admin_utils import EstimatedCountPaginator, ReadOnlyAdminMixin, pretty_json
+from ingest.admin.base import EstimatedCountPaginator, ReadOnlyAdminMixin, pretty_json
 from ingest.models import ApiToken, Event
 from ingest.services import create_token, revoke_token
 

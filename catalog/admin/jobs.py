@@ -1,0 +1,273 @@
+"""Jobs and runs in the steward admin."""
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.contrib import admin
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+
+from catalog import naming
+from catalog.admin.support import (
+    NEVER_FACETS,
+    FastAdmin,
+    HiddenIdFilter,
+    changelist_link,
+    link,
+    name_keys,
+    related_table,
+    search_id,
+)
+from catalog.models import (
+    Job,
+    JobDataset,
+    LineageEdge,
+    LineageEdgeRun,
+    Run,
+    RunDataset,
+    RunState,
+)
+from ingest.admin.base import pretty_json
+from ingest.models import Event
+
+if TYPE_CHECKING:
+    pass
+
+
+class StartedWithinFilter(admin.SimpleListFilter):
+    """Time windows on started_at (with the state filter: catalog_run_state_idx)."""
+
+    title = "started"
+    parameter_name = "started_within"
+    WINDOWS = {"1h": timedelta(hours=1), "24h": timedelta(days=1), "7d": timedelta(days=7)}
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("today", "Today"), ("1h", "Last hour"), ("24h", "Last 24 hours"), ("7d", "7 days")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() == "today":
+            midnight = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
+            return queryset.filter(started_at__gte=midnight)
+        window = self.WINDOWS.get(self.value() or "")
+        return queryset.filter(started_at__gte=timezone.now() - window) if window else queryset
+
+
+class RunStateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state__exact"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return list(RunState.choices)
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(state=self.value()) if self.value() else queryset
+
+
+# --- jobs and runs --------------------------------------------------------------------------
+
+
+@admin.register(Job)
+class JobAdmin(FastAdmin):
+    list_display = ("name", "namespace", "job_type", "integration", "is_placeholder", "last_seen")
+    list_filter = ("is_placeholder",)
+    search_fields = ("name",)
+    search_help_text = "Exact namespace/name, exact namespace, or #id."
+    ordering = ("-last_seen", "-id")  # catalog_job_last_seen_idx
+    sortable_by = ("last_seen",)
+    show_facets = NEVER_FACETS
+    fields = (
+        "namespace",
+        "name",
+        "parent_link",
+        "is_placeholder",
+        "job_type",
+        "processing_type",
+        "integration",
+        "description",
+        "first_seen",
+        "last_seen",
+        "runs_table",
+        "edges_table",
+        "datasets_table",
+        "children_table",
+        "facets_pretty",
+    )
+    readonly_fields = fields
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet, term: str) -> Any:
+        if not term.strip():
+            return queryset, False
+        if (pk := search_id(term)) is not None:
+            return queryset.filter(id=pk), False
+        return queryset.filter(Q(key_hash__in=name_keys(term)) | Q(namespace=term.strip())), False
+
+    @admin.display(description="parent job")
+    def parent_link(self, job: Job) -> str:
+        return link(job.parent)
+
+    @admin.display(description="latest runs")
+    def runs_table(self, job: Job) -> str:
+        runs = Run.objects.filter(job=job).order_by("-started_at", "-id")
+        return related_table(
+            runs,
+            [
+                ("run", lambda run: link(run, run.run_uuid)),
+                ("state", lambda run: run.get_state_display()),
+                ("started", lambda run: run.started_at),
+                ("ended", lambda run: run.ended_at),
+            ],
+            more=(Run, {"job": job.pk}),
+        )
+
+    @admin.display(description="lineage edges")
+    def edges_table(self, job: Job) -> str:
+        edges = LineageEdge.objects.filter(job=job).select_related("source", "target")
+        return related_table(
+            edges.order_by("-last_seen", "-id"),
+            [
+                ("from", lambda edge: link(edge.source)),
+                ("to", lambda edge: link(edge.target)),
+                ("runs", lambda edge: edge.run_count),
+                ("last seen", lambda edge: link(edge, edge.last_seen)),
+            ],
+            more=(LineageEdge, {"job": job.pk}),
+        )
+
+    @admin.display(description="datasets read and written")
+    def datasets_table(self, job: Job) -> str:
+        rows = JobDataset.objects.filter(job=job).select_related("alias__dataset")
+        return related_table(
+            rows.order_by("direction", "-last_seen"),
+            [
+                ("direction", lambda row: row.direction),
+                ("dataset", lambda row: link(row.alias.dataset)),
+                ("as alias", lambda row: link(row.alias)),
+                ("declared", lambda row: "yes" if row.declared else ""),
+            ],
+        )
+
+    @admin.display(description="child jobs")
+    def children_table(self, job: Job) -> str:
+        return related_table(
+            Job.objects.filter(parent=job).order_by("id"),
+            [("job", link), ("last seen", lambda child: child.last_seen)],
+            more=(Job, {"parent": job.pk}),
+        )
+
+    @admin.display(description="facets")
+    def facets_pretty(self, job: Job) -> str:
+        return pretty_json(job.facets)
+
+
+class ProducedDatasetFilter(HiddenIdFilter):
+    """``?produced=<dataset id>``: runs that wrote one of the dataset's aliases."""
+
+    parameter_name = "produced"
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        dataset_id = self.id_value()
+        if dataset_id is None:
+            return queryset
+        writes = RunDataset.objects.filter(
+            run=OuterRef("pk"), direction="output", alias__dataset_id=dataset_id
+        )
+        return queryset.filter(Exists(writes))
+
+
+@admin.register(Run)
+class RunAdmin(FastAdmin):
+    list_display = ("run_uuid", "job_link", "state", "started_at", "ended_at", "duration")
+    list_filter = (RunStateFilter, StartedWithinFilter, ProducedDatasetFilter)
+    list_select_related = ("job",)
+    search_fields = ("run_uuid",)
+    search_help_text = "Exact runId (UUID) or #id."
+    show_facets = NEVER_FACETS
+    fields = (
+        "run_uuid",
+        "run_id_text",
+        "job_link",
+        "parent_link",
+        "state",
+        "state_time",
+        "started_at",
+        "ended_at",
+        "duration",
+        "nominal_start_time",
+        "nominal_end_time",
+        "error_message",
+        "is_streaming",
+        "first_event_time",
+        "last_event_time",
+        "datasets_table",
+        "edges_table",
+        "children_table",
+        "events_link",
+        "facets_pretty",
+    )
+    readonly_fields = fields
+
+    def get_ordering(self, request: HttpRequest) -> tuple[str, ...]:
+        # With a state: catalog_run_state_idx (state, -started_at). Otherwise newest rows
+        # by id: a started_at sort over every run would read the whole table.
+        if request.GET.get("state__exact") or request.GET.get("job"):
+            return ("-started_at", "-id")
+        return ("-id",)
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet, term: str) -> Any:
+        if not term.strip():
+            return queryset, False
+        if (pk := search_id(term)) is not None:
+            return queryset.filter(id=pk), False
+        try:
+            return queryset.filter(run_uuid=naming.run_uuid(term.strip(), "", "")), False
+        except ValueError:
+            return queryset.none(), False
+
+    @admin.display(description="job")
+    def job_link(self, run: Run) -> str:
+        return link(run.job)
+
+    @admin.display(description="parent run")
+    def parent_link(self, run: Run) -> str:
+        return link(run.parent_run)
+
+    @admin.display(description="datasets read and written")
+    def datasets_table(self, run: Run) -> str:
+        rows = RunDataset.objects.filter(run=run).select_related("alias__dataset")
+        return related_table(
+            rows.order_by("direction", "id"),
+            [
+                ("direction", lambda row: row.direction),
+                ("dataset", lambda row: link(row.alias.dataset)),
+                ("as alias", lambda row: link(row.alias)),
+                ("last seen", lambda row: row.last_seen),
+            ],
+        )
+
+    @admin.display(description="lineage edges produced")
+    def edges_table(self, run: Run) -> str:
+        rows = LineageEdgeRun.objects.filter(run=run).select_related("edge__source", "edge__target")
+        return related_table(
+            rows.order_by("id"),
+            [
+                ("from", lambda row: link(row.edge.source)),
+                ("to", lambda row: link(row.edge.target)),
+                ("edge", lambda row: link(row.edge, f"edge #{row.edge_id}")),
+            ],
+        )
+
+    @admin.display(description="child runs")
+    def children_table(self, run: Run) -> str:
+        return related_table(
+            Run.objects.filter(parent_run=run).select_related("job").order_by("id"),
+            [("run", lambda child: link(child, child.run_uuid)), ("job", lambda c: link(c.job))],
+        )
+
+    @admin.display(description="events")
+    def events_link(self, run: Run) -> str:
+        return changelist_link(Event, "events of this run", q=run.run_id_text)
+
+    @admin.display(description="facets")
+    def facets_pretty(self, run: Run) -> str:
+        return pretty_json(run.facets)
