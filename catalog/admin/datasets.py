@@ -12,14 +12,11 @@ from django.utils.html import format_html
 
 from catalog import curation
 from catalog.admin.support import (
-    NEVER_FACETS,
-    FastAdmin,
     HiddenIdFilter,
     changelist_link,
     link,
     name_keys,
     related_table,
-    search_id,
 )
 from catalog.models import (
     AliasLink,
@@ -32,7 +29,7 @@ from catalog.models import (
     Run,
     RunDataset,
 )
-from ingest.admin.base import pretty_json
+from ingest.admin.base import BoundedAdmin, IdSearchMixin, pretty_json
 from ingest.models import Event
 
 if TYPE_CHECKING:
@@ -59,14 +56,13 @@ class SeveralAliasesFilter(admin.SimpleListFilter):
 
 
 @admin.register(Dataset)
-class DatasetAdmin(FastAdmin):
+class DatasetAdmin(IdSearchMixin, BoundedAdmin):
     list_display = ("display_name", "namespace", "alias_count", "lifecycle_state", "last_seen")
     list_filter = (SeveralAliasesFilter, "is_dropped")
     search_fields = ("name",)
     search_help_text = "Any exact namespace/name it was called, exact namespace, or #id."
     ordering = ("-last_seen", "-id")  # catalog_dataset_seen_idx
     sortable_by = ("last_seen",)
-    show_facets = NEVER_FACETS
     actions = ["merge_action"]
     fields = (
         "namespace",
@@ -99,13 +95,9 @@ class DatasetAdmin(FastAdmin):
         )
         return super().get_queryset(request).annotate(alias_total=Subquery(count))
 
-    def get_search_results(self, request: HttpRequest, queryset: QuerySet, term: str) -> Any:
-        if not term.strip():
-            return queryset, False
-        if (pk := search_id(term)) is not None:
-            return queryset.filter(id=pk), False
+    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
         by_alias = DatasetAlias.objects.filter(key_hash__in=name_keys(term)).values("dataset_id")
-        return queryset.filter(Q(id__in=by_alias) | Q(namespace=term.strip())), False
+        return queryset.filter(Q(id__in=by_alias) | Q(namespace=term))
 
     def has_merge_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("catalog.merge_dataset")
@@ -246,7 +238,7 @@ class AliasDatasetFilter(HiddenIdFilter):
 
 
 @admin.register(DatasetAlias)
-class DatasetAliasAdmin(FastAdmin):
+class DatasetAliasAdmin(IdSearchMixin, BoundedAdmin):
     list_display = (
         "alias_name",
         "namespace",
@@ -260,7 +252,6 @@ class DatasetAliasAdmin(FastAdmin):
     search_fields = ("name",)
     search_help_text = "Exact namespace/name, or #id."
     ordering = ("-id",)
-    show_facets = NEVER_FACETS
     fields = (
         "namespace",
         "name",
@@ -278,12 +269,8 @@ class DatasetAliasAdmin(FastAdmin):
 
     actions = ["split_action"]
 
-    def get_search_results(self, request: HttpRequest, queryset: QuerySet, term: str) -> Any:
-        if not term.strip():
-            return queryset, False
-        if (pk := search_id(term)) is not None:
-            return queryset.filter(id=pk), False
-        return queryset.filter(key_hash__in=name_keys(term)), False
+    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
+        return queryset.filter(key_hash__in=name_keys(term))
 
     def has_split_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("catalog.merge_dataset")
@@ -348,13 +335,12 @@ class DatasetAliasAdmin(FastAdmin):
 
 
 @admin.register(AliasLink)
-class AliasLinkAdmin(FastAdmin):
+class AliasLinkAdmin(BoundedAdmin):
     list_display = ("id", "alias_a", "alias_b", "reason", "reason_rule")
     list_filter = ("reason",)
     list_select_related = ("alias_a", "alias_b", "reason_rule")
     raw_id_fields = ("alias_a", "alias_b", "reason_event", "reason_rule")
     ordering = ("-id",)
-    show_facets = NEVER_FACETS
 
 
 class FieldDatasetFilter(AliasDatasetFilter):
@@ -362,45 +348,39 @@ class FieldDatasetFilter(AliasDatasetFilter):
 
 
 @admin.register(DatasetField)
-class DatasetFieldAdmin(FastAdmin):
+class DatasetFieldAdmin(IdSearchMixin, BoundedAdmin):
     list_display = ("name", "type", "dataset", "ordinal")
     list_filter = (FieldDatasetFilter,)
     list_select_related = ("dataset",)
     search_fields = ("name",)
-    search_help_text = "Exact column name."
+    search_help_text = "Exact column name, or #id."
     raw_id_fields = ("dataset",)
     ordering = ("-id",)
-    show_facets = NEVER_FACETS
 
-    def get_search_results(self, request: HttpRequest, queryset: QuerySet, term: str) -> Any:
-        # catalog_field_name_hash: equality only.
-        return (queryset.filter(name=term.strip()), False) if term.strip() else (queryset, False)
+    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
+        return queryset.filter(name=term)  # catalog_field_name_hash: equality only
 
     def get_ordering(self, request: HttpRequest) -> tuple[str, ...]:
         return ("ordinal",) if request.GET.get("dataset") else ("-id",)
 
 
 @admin.register(MetadataRecord)
-class MetadataRecordAdmin(FastAdmin):
+class MetadataRecordAdmin(IdSearchMixin, BoundedAdmin):
     list_display = ("subject", "action", "resource", "timestamp", "event_link")
     search_fields = ("subject",)
-    search_help_text = "Exact subject, action or resource."
+    search_help_text = "Exact subject, action or resource, or #id."
     ordering = ("-timestamp", "-id")  # catalog_meta_time_idx
     sortable_by = ("timestamp",)
-    show_facets = NEVER_FACETS
     fields = ("subject", "action", "resource", "timestamp", "event_link", "values_pretty")
     readonly_fields = fields
 
-    def get_search_results(self, request: HttpRequest, queryset: QuerySet, term: str) -> Any:
-        term = term.strip()
-        if not term:
-            return queryset, False
+    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
         # Each is a hash-indexed equality (catalog_meta_*_hash).
         return (
             queryset.filter(subject=term)
             | queryset.filter(action=term)
             | queryset.filter(resource=term)
-        ), False
+        )
 
     @admin.display(description="event")
     def event_link(self, record: MetadataRecord) -> str:

@@ -15,7 +15,6 @@ from django.utils.html import format_html, format_html_join
 
 from catalog import curation
 from catalog.admin.support import (
-    NEVER_FACETS,
     HiddenIdFilter,
     changelist_url,
     link,
@@ -27,7 +26,7 @@ from catalog.models import (
     Run,
 )
 from ingest.admin import EventAdmin
-from ingest.admin.base import ReadOnlyAdminMixin
+from ingest.admin.base import BoundedAdmin
 from ingest.models import Event
 
 # --- events: the raw log, linked to what it derived -----------------------------------------
@@ -76,7 +75,6 @@ class CatalogEventAdmin(EventAdmin):
 
     list_display = (*EventAdmin.list_display, "error_summary")
     list_filter = (*EventAdmin.list_filter, EventDatasetFilter, EventAliasFilter)
-    show_facets = NEVER_FACETS
     fields = (*EventAdmin.fields[:-1], "catalog_links", EventAdmin.fields[-1])
     readonly_fields = fields
     actions = ["rederive_selected"]
@@ -189,14 +187,12 @@ class CatalogEventAdmin(EventAdmin):
 
 
 @admin.register(LogEntry)
-class LogEntryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class LogEntryAdmin(BoundedAdmin):
     list_display = ("action_time", "user", "content_type", "object_link", "action_flag", "message")
     list_filter = ("action_flag", "content_type")
     list_select_related = ("user", "content_type")
     search_fields = ("object_repr", "change_message")
     ordering = ("-action_time",)
-    show_full_result_count = False
-    show_facets = NEVER_FACETS
 
     @admin.display(description="object")
     def object_link(self, entry: LogEntry) -> str:

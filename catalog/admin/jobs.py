@@ -1,23 +1,18 @@
 """Jobs and runs in the steward admin."""
 
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.contrib import admin
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import HttpRequest
-from django.utils import timezone
 
 from catalog import naming
 from catalog.admin.support import (
-    NEVER_FACETS,
-    FastAdmin,
     HiddenIdFilter,
     changelist_link,
     link,
     name_keys,
     related_table,
-    search_id,
 )
 from catalog.models import (
     Job,
@@ -28,54 +23,40 @@ from catalog.models import (
     RunDataset,
     RunState,
 )
-from ingest.admin.base import pretty_json
+from ingest.admin.base import (
+    BoundedAdmin,
+    ChoicesFilter,
+    IdSearchMixin,
+    WindowFilter,
+    pretty_json,
+)
 from ingest.models import Event
 
 if TYPE_CHECKING:
     pass
 
 
-class StartedWithinFilter(admin.SimpleListFilter):
-    """Time windows on started_at (with the state filter: catalog_run_state_idx)."""
-
+class StartedWithinFilter(WindowFilter):
     title = "started"
     parameter_name = "started_within"
-    WINDOWS = {"1h": timedelta(hours=1), "24h": timedelta(days=1), "7d": timedelta(days=7)}
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("today", "Today"), ("1h", "Last hour"), ("24h", "Last 24 hours"), ("7d", "7 days")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        if self.value() == "today":
-            midnight = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
-            return queryset.filter(started_at__gte=midnight)
-        window = self.WINDOWS.get(self.value() or "")
-        return queryset.filter(started_at__gte=timezone.now() - window) if window else queryset
+    column = "started_at"  # with the state filter: catalog_run_state_idx
 
 
-class RunStateFilter(admin.SimpleListFilter):
+class RunStateFilter(ChoicesFilter):
     title = "state"
     parameter_name = "state__exact"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return list(RunState.choices)
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(state=self.value()) if self.value() else queryset
-
-
-# --- jobs and runs --------------------------------------------------------------------------
+    column = "state"
+    options = list(RunState.choices)
 
 
 @admin.register(Job)
-class JobAdmin(FastAdmin):
+class JobAdmin(IdSearchMixin, BoundedAdmin):
     list_display = ("name", "namespace", "job_type", "integration", "is_placeholder", "last_seen")
     list_filter = ("is_placeholder",)
     search_fields = ("name",)
     search_help_text = "Exact namespace/name, exact namespace, or #id."
     ordering = ("-last_seen", "-id")  # catalog_job_last_seen_idx
     sortable_by = ("last_seen",)
-    show_facets = NEVER_FACETS
     fields = (
         "namespace",
         "name",
@@ -95,12 +76,8 @@ class JobAdmin(FastAdmin):
     )
     readonly_fields = fields
 
-    def get_search_results(self, request: HttpRequest, queryset: QuerySet, term: str) -> Any:
-        if not term.strip():
-            return queryset, False
-        if (pk := search_id(term)) is not None:
-            return queryset.filter(id=pk), False
-        return queryset.filter(Q(key_hash__in=name_keys(term)) | Q(namespace=term.strip())), False
+    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
+        return queryset.filter(Q(key_hash__in=name_keys(term)) | Q(namespace=term))
 
     @admin.display(description="parent job")
     def parent_link(self, job: Job) -> str:
@@ -176,13 +153,12 @@ class ProducedDatasetFilter(HiddenIdFilter):
 
 
 @admin.register(Run)
-class RunAdmin(FastAdmin):
+class RunAdmin(IdSearchMixin, BoundedAdmin):
     list_display = ("run_uuid", "job_link", "state", "started_at", "ended_at", "duration")
     list_filter = (RunStateFilter, StartedWithinFilter, ProducedDatasetFilter)
     list_select_related = ("job",)
     search_fields = ("run_uuid",)
     search_help_text = "Exact runId (UUID) or #id."
-    show_facets = NEVER_FACETS
     fields = (
         "run_uuid",
         "run_id_text",
@@ -214,15 +190,11 @@ class RunAdmin(FastAdmin):
             return ("-started_at", "-id")
         return ("-id",)
 
-    def get_search_results(self, request: HttpRequest, queryset: QuerySet, term: str) -> Any:
-        if not term.strip():
-            return queryset, False
-        if (pk := search_id(term)) is not None:
-            return queryset.filter(id=pk), False
+    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
         try:
-            return queryset.filter(run_uuid=naming.run_uuid(term.strip(), "", "")), False
+            return queryset.filter(run_uuid=naming.run_uuid(term, "", ""))
         except ValueError:
-            return queryset.none(), False
+            return queryset.none()
 
     @admin.display(description="job")
     def job_link(self, run: Run) -> str:

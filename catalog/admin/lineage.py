@@ -7,8 +7,6 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from catalog.admin.support import (
-    NEVER_FACETS,
-    FastAdmin,
     HiddenIdFilter,
     link,
     related_table,
@@ -21,6 +19,7 @@ from catalog.models import (
     LineageEdgeRun,
     RunDataset,
 )
+from ingest.admin.base import BoundedAdmin
 
 if TYPE_CHECKING:
     pass
@@ -48,12 +47,11 @@ class EdgeJobFilter(EdgeEndFilter):
 
 
 @admin.register(LineageEdge)
-class LineageEdgeAdmin(FastAdmin):
+class LineageEdgeAdmin(BoundedAdmin):
     list_display = ("id", "source_link", "target_link", "job_link", "run_count", "last_seen")
     list_filter = (EdgeSourceFilter, EdgeTargetFilter, EdgeJobFilter)
     list_select_related = ("source", "target", "job")
     ordering = ("-id",)
-    show_facets = NEVER_FACETS
     fields = (
         "source_link",
         "target_link",
@@ -98,30 +96,27 @@ class LineageEdgeAdmin(FastAdmin):
 
 
 @admin.register(ColumnLineageEdge)
-class ColumnLineageEdgeAdmin(FastAdmin):
+class ColumnLineageEdgeAdmin(BoundedAdmin):
     list_display = ("id", "source", "source_field", "target", "target_field", "transformation_type")
     list_filter = (EdgeSourceFilter,)
     list_select_related = ("source", "target")
     raw_id_fields = ("source", "target", "job", "last_run")
     ordering = ("-id",)
-    show_facets = NEVER_FACETS
 
 
 @admin.register(LineageEdgeRun)
-class LineageEdgeRunAdmin(FastAdmin):
+class LineageEdgeRunAdmin(BoundedAdmin):
     list_display = ("id", "edge", "run", "first_seen", "last_seen")
     raw_id_fields = ("edge", "run")
     ordering = ("-id",)
-    show_facets = NEVER_FACETS
 
 
 @admin.register(RunDataset, JobDataset, EventDataset)
-class FactAdmin(FastAdmin):
+class FactAdmin(BoundedAdmin):
     """Derived facts: the raw material of edges, shown for debugging with raw ids."""
 
     list_display = ("id", "__str__")
     ordering = ("-id",)
-    show_facets = NEVER_FACETS
 
     def get_raw_id_fields(self, request: HttpRequest) -> tuple[str, ...]:
         return tuple(field.name for field in self.model._meta.fields if field.is_relation)
