@@ -2,12 +2,12 @@
 
 from django import template
 
-from catalog.admin_dashboard import Dashboard, get_dashboard
+from catalog.admin.dashboard import Dashboard, get_dashboard
 
 register = template.Library()
 
 
 @register.simple_tag
 def lineage_dashboard() -> Dashboard:
-    """The (cached, bounded) dashboard figures; see catalog/admin_dashboard.py."""
+    """The (cached, bounded) dashboard figures; see catalog/admin/dashboard.py."""
     return get_dashboard()

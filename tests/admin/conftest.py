@@ -12,20 +12,20 @@ from django.core.cache import cache
 from django.test import Client
 
 from catalog import services
-from catalog.admin_dashboard import CACHE_KEY
+from catalog.admin.dashboard import CACHE_KEY
 from catalog.permissions import READERS, STEWARDS, ensure_steward_groups
 from ingest.models import Event
 
 LAKE = "s3://lake"
 DB = "postgres://db:5432"
 PRODUCER = "https://example.com/admin-tests"
-# Relative to now: the dashboard shows the last 24 hours, so a fixed date would expire.
-BASE_TIME = (datetime.now(UTC) - timedelta(hours=2)).replace(minute=0, second=0, microsecond=0)
+# The events happen an hour ago, not on a fixed date: the dashboard shows the last 24 hours.
+START = (datetime.now(UTC) - timedelta(hours=1)).replace(second=0, microsecond=0)
 
 
 def at(minutes: int) -> str:
-    """The event time `minutes` after BASE_TIME, as a producer writes it."""
-    return (BASE_TIME + timedelta(minutes=minutes)).isoformat(timespec="milliseconds")
+    """An eventTime ``minutes`` after START, as OpenLineage writes it."""
+    return (START + timedelta(minutes=minutes)).isoformat(timespec="milliseconds")
 
 
 def run_event(

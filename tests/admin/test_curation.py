@@ -12,7 +12,7 @@ from django.test import Client
 from catalog import curation
 from catalog.models import AliasRule, Dataset, DatasetAlias
 from ingest.models import Event
-from tests.admin.conftest import BASE_TIME
+from tests.admin.conftest import START
 
 RULE = {
     "slug": "legacy-orders",
@@ -147,9 +147,11 @@ def test_rederive_since_a_time(
     eager_tasks: None,
     django_capture_on_commit_callbacks,
 ) -> None:
-    since = (BASE_TIME + timedelta(minutes=4)).strftime("%Y-%m-%d %H:%M")
     with django_capture_on_commit_callbacks(execute=True):
-        response = steward_client.post("/admin/ingest/event/rederive/", {"since": since})
+        response = steward_client.post(
+            "/admin/ingest/event/rederive/",
+            {"since": f"{START + timedelta(minutes=4):%Y-%m-%d %H:%M}"},
+        )
     assert response.status_code == 302
     job_id = int(response["Location"].rstrip("/").rsplit("/", 1)[1])
     progress = curation.wait_for(job_id, timeout=5)

@@ -172,3 +172,27 @@ def test_failed_derivation_shows_why(everything: None, super_client: Client) -> 
     )
     page = super_client.get("/admin/ingest/event/?derivation_status__exact=failed")
     assert "BadEvent: no dataset name" in page.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("model", [Job, Run, Dataset, DatasetAlias, DatasetField, Event])
+def test_hash_id_finds_exactly_that_row_in_every_searchable_admin(
+    model: type, everything: None, super_client: Client
+) -> None:
+    wanted = model.objects.order_by("-id").first()
+    meta = model._meta
+    response = super_client.get(
+        f"/admin/{meta.app_label}/{meta.model_name}/", {"q": f"#{wanted.pk}"}
+    )
+    assert [row.pk for row in response.context["cl"].result_list] == [wanted.pk]
+
+
+@pytest.mark.django_db
+def test_one_window_filter_on_received_and_started(everything: None, super_client: Client) -> None:
+    def listed(url: str, **window: str) -> int:
+        return len(super_client.get(url, window).context["cl"].result_list)
+
+    # The fixture's events were received just now, about their runs started an hour ago.
+    assert listed("/admin/ingest/event/", received_within="1h") == Event.objects.count() > 0
+    assert listed("/admin/catalog/run/", started_within="24h") == Run.objects.count() > 0
+    assert listed("/admin/catalog/run/", started_within="1h") == 0

@@ -3,7 +3,7 @@
 import pytest
 from django.test import Client
 
-from catalog.admin_dashboard import build_dashboard
+from catalog.admin.dashboard import build_dashboard
 from catalog.models import AliasRule, Dataset
 
 

@@ -1,7 +1,4 @@
-"""The event log admin with links into the catalog, the re-derive views, the admin log.
-
-Registered from catalog/admin.py (see ADR 0044: ingest must not import catalog).
-"""
+"""The event log admin with links into the catalog, the re-derive views, the admin log."""
 
 import json
 from typing import Any
@@ -17,8 +14,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from catalog import curation
-from catalog.admin import NEVER_FACETS
-from catalog.admin_support import (
+from catalog.admin.support import (
     HiddenIdFilter,
     changelist_url,
     link,
@@ -30,7 +26,7 @@ from catalog.models import (
     Run,
 )
 from ingest.admin import EventAdmin
-from ingest.admin_utils import ReadOnlyAdminMixin
+from ingest.admin.base import BoundedAdmin
 from ingest.models import Event
 
 # --- events: the raw log, linked to what it derived -----------------------------------------
@@ -79,7 +75,6 @@ class CatalogEventAdmin(EventAdmin):
 
     list_display = (*EventAdmin.list_display, "error_summary")
     list_filter = (*EventAdmin.list_filter, EventDatasetFilter, EventAliasFilter)
-    show_facets = NEVER_FACETS
     fields = (*EventAdmin.fields[:-1], "catalog_links", EventAdmin.fields[-1])
     readonly_fields = fields
     actions = ["rederive_selected"]
@@ -192,14 +187,12 @@ class CatalogEventAdmin(EventAdmin):
 
 
 @admin.register(LogEntry)
-class LogEntryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class LogEntryAdmin(BoundedAdmin):
     list_display = ("action_time", "user", "content_type", "object_link", "action_flag", "message")
     list_filter = ("action_flag", "content_type")
     list_select_related = ("user", "content_type")
     search_fields = ("object_repr", "change_message")
     ordering = ("-action_time",)
-    show_full_result_count = False
-    show_facets = NEVER_FACETS
 
     @admin.display(description="object")
     def object_link(self, entry: LogEntry) -> str:

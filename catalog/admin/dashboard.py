@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from ingest.admin_utils import planner_estimate
+from ingest.admin.base import planner_estimate
 from ingest.models import Event
 
 CACHE_KEY = "lineage:admin:dashboard"

@@ -1,4 +1,6 @@
-"""Building blocks of the steward admin: links, bounded related tables, name search.
+"""Building blocks of the catalog admin: links, bounded related tables, name search.
+
+The shared base admin, "#id" search and window filter are in ingest/admin/base.py.
 
 Related rows are shown as small read-only tables (at most ``RELATED_LIMIT`` rows, one query
 each, LIMIT n+1) with a link to the filtered changelist that holds the rest: an inline
@@ -6,7 +8,7 @@ formset would load every related row of a dataset with a million events.
 """
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin
@@ -17,7 +19,6 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from catalog import naming
-from ingest.admin_utils import EstimatedCountPaginator
 
 RELATED_LIMIT = 20
 
@@ -99,25 +100,6 @@ def name_keys(term: str) -> list[bytes]:
             keys.append(naming.key_hash(*naming.normalise(namespace, name)))
             keys.append(naming.key_hash(namespace, name))
     return sorted(set(keys))
-
-
-class FastAdmin(admin.ModelAdmin):
-    """Defaults for tables with millions of rows: no counts, indexed order only, read-only."""
-
-    paginator = EstimatedCountPaginator
-    show_full_result_count = False
-    list_per_page = 50
-    sortable_by: ClassVar[tuple[str, ...]] = ()
-    readonly: bool = True
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False if self.readonly else super().has_add_permission(request, *args)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False if self.readonly else super().has_change_permission(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False if self.readonly else super().has_delete_permission(request, obj)
 
 
 class HiddenIdFilter(admin.SimpleListFilter):

@@ -1,0 +1,392 @@
+"""Datasets, the names they are known by (aliases), their fields and metadata records."""
+
+from typing import TYPE_CHECKING, Any
+
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
+
+from catalog import curation
+from catalog.admin.support import (
+    HiddenIdFilter,
+    changelist_link,
+    link,
+    name_keys,
+    related_table,
+)
+from catalog.models import (
+    AliasLink,
+    Dataset,
+    DatasetAlias,
+    DatasetField,
+    JobDataset,
+    LineageEdge,
+    MetadataRecord,
+    Run,
+    RunDataset,
+)
+from ingest.admin.base import BoundedAdmin, IdSearchMixin, pretty_json
+from ingest.models import Event
+
+if TYPE_CHECKING:
+    pass
+
+
+# --- datasets and aliases -------------------------------------------------------------------
+
+
+class SeveralAliasesFilter(admin.SimpleListFilter):
+    """Datasets known under more than one name (EXISTS ... OFFSET 1 per dataset, indexed)."""
+
+    title = "aliases"
+    parameter_name = "aliases"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("several", "More than one alias")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() != "several":
+            return queryset
+        second = DatasetAlias.objects.filter(dataset=OuterRef("pk")).order_by()[1:2]
+        return queryset.filter(Exists(second))
+
+
+@admin.register(Dataset)
+class DatasetAdmin(IdSearchMixin, BoundedAdmin):
+    list_display = ("display_name", "namespace", "alias_count", "lifecycle_state", "last_seen")
+    list_filter = (SeveralAliasesFilter, "is_dropped")
+    search_fields = ("name",)
+    search_help_text = "Any exact namespace/name it was called, exact namespace, or #id."
+    ordering = ("-last_seen", "-id")  # catalog_dataset_seen_idx
+    sortable_by = ("last_seen",)
+    actions = ["merge_action"]
+    fields = (
+        "namespace",
+        "name",
+        "description",
+        "lifecycle_state",
+        "lifecycle_changed_at",
+        "is_dropped",
+        "first_seen",
+        "last_seen",
+        "aliases_table",
+        "upstream_table",
+        "downstream_table",
+        "producing_runs",
+        "consuming_jobs",
+        "fields_table",
+        "events_link",
+        "facets_pretty",
+    )
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # A correlated count per listed row (50 index probes), not a GROUP BY over the table.
+        count = (
+            DatasetAlias.objects.filter(dataset=OuterRef("pk"))
+            .order_by()
+            .values("dataset")
+            .annotate(total=Count("id"))
+            .values("total")
+        )
+        return super().get_queryset(request).annotate(alias_total=Subquery(count))
+
+    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
+        by_alias = DatasetAlias.objects.filter(key_hash__in=name_keys(term)).values("dataset_id")
+        return queryset.filter(Q(id__in=by_alias) | Q(namespace=term))
+
+    def has_merge_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("catalog.merge_dataset")
+
+    @admin.display(description="dataset")
+    def display_name(self, dataset: Dataset) -> str:
+        return dataset.name
+
+    @admin.display(description="aliases")
+    def alias_count(self, dataset: Dataset) -> Any:
+        total = getattr(dataset, "alias_total", None) or 0
+        return changelist_link(DatasetAlias, str(total), dataset=dataset.pk)
+
+    @admin.display(description="aliases (names it is known by)")
+    def aliases_table(self, dataset: Dataset) -> str:
+        return related_table(
+            DatasetAlias.objects.filter(dataset=dataset)
+            .select_related("reason_rule")
+            .order_by("id"),
+            [
+                ("alias", link),
+                ("why", lambda alias: alias.get_reason_display()),
+                ("detail", lambda alias: alias.reason_detail),
+                ("rule", lambda alias: link(alias.reason_rule) if alias.reason_rule_id else ""),
+                ("first seen", lambda alias: alias.first_seen),
+            ],
+            more=(DatasetAlias, {"dataset": dataset.pk}),
+        )
+
+    @admin.display(description="upstream (edges into this dataset)")
+    def upstream_table(self, dataset: Dataset) -> str:
+        edges = LineageEdge.objects.filter(target=dataset).select_related("source", "job")
+        return related_table(
+            edges.order_by("-last_seen", "-id"),
+            [
+                ("from", lambda edge: link(edge.source)),
+                ("via job", lambda edge: link(edge.job)),
+                ("runs", lambda edge: edge.run_count),
+                ("edge", lambda edge: link(edge, f"last seen {edge.last_seen:%Y-%m-%d %H:%M}")),
+            ],
+            more=(LineageEdge, {"target": dataset.pk}),
+        )
+
+    @admin.display(description="downstream (edges out of this dataset)")
+    def downstream_table(self, dataset: Dataset) -> str:
+        edges = LineageEdge.objects.filter(source=dataset).select_related("target", "job")
+        return related_table(
+            edges.order_by("id"),
+            [
+                ("to", lambda edge: link(edge.target)),
+                ("via job", lambda edge: link(edge.job)),
+                ("runs", lambda edge: edge.run_count),
+                ("edge", lambda edge: link(edge, f"last seen {edge.last_seen:%Y-%m-%d %H:%M}")),
+            ],
+            more=(LineageEdge, {"source": dataset.pk}),
+        )
+
+    @admin.display(description="producing runs")
+    def producing_runs(self, dataset: Dataset) -> str:
+        writes = RunDataset.objects.filter(alias__dataset=dataset, direction="output")
+        return related_table(
+            writes.select_related("run__job").order_by("-last_seen", "-id"),
+            [
+                ("run", lambda row: link(row.run, row.run.run_uuid)),
+                ("job", lambda row: link(row.run.job)),
+                ("state", lambda row: row.run.get_state_display()),
+                ("written", lambda row: row.last_seen),
+            ],
+            more=(Run, {"produced": dataset.pk}),
+        )
+
+    @admin.display(description="jobs that read or write it")
+    def consuming_jobs(self, dataset: Dataset) -> str:
+        rows = JobDataset.objects.filter(alias__dataset=dataset).select_related("job")
+        return related_table(
+            rows.order_by("-last_seen", "-id"),
+            [("job", lambda row: link(row.job)), ("direction", lambda row: row.direction)],
+        )
+
+    @admin.display(description="schema fields")
+    def fields_table(self, dataset: Dataset) -> str:
+        return related_table(
+            DatasetField.objects.filter(dataset=dataset).order_by("ordinal"),
+            [("name", lambda f: f.name), ("type", lambda f: f.type), ("", lambda f: f.description)],
+            limit=50,
+            more=(DatasetField, {"dataset": dataset.pk}),
+        )
+
+    @admin.display(description="events")
+    def events_link(self, dataset: Dataset) -> str:
+        return changelist_link(Event, "events that named this dataset", dataset=dataset.pk)
+
+    @admin.display(description="facets")
+    def facets_pretty(self, dataset: Dataset) -> str:
+        return pretty_json(dataset.facets)
+
+    @admin.action(description="Merge the two selected datasets…", permissions=["merge"])
+    def merge_action(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        datasets = list(queryset.order_by("namespace", "name", "id")[:3])
+        if len(datasets) != 2:
+            self.message_user(request, "Select exactly two datasets to merge.", messages.ERROR)
+            return None
+        if request.POST.get("confirm") == "yes":
+            by_id = {str(dataset.pk): dataset for dataset in datasets}
+            survivor = by_id.get(request.POST.get("survivor", ""), datasets[0])
+            other = datasets[1] if survivor is datasets[0] else datasets[0]
+            rule = curation.merge_datasets(request.user, survivor, other)
+            self.message_user(
+                request,
+                format_html(
+                    "Merged {} into {} as steward rule {}; its events are being re-derived.",
+                    other,
+                    survivor,
+                    link(rule),
+                ),
+                messages.SUCCESS,
+            )
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Merge two datasets",
+            "datasets": datasets,
+            "opts": self.model._meta,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "queryset": datasets,
+        }
+        return TemplateResponse(request, "admin/catalog/dataset/merge.html", context)
+
+
+class AliasDatasetFilter(HiddenIdFilter):
+    """``?dataset=<id>`` comes from links; a hidden filter keeps the sidebar free of it."""
+
+    parameter_name = "dataset"
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        dataset_id = self.id_value()
+        return queryset if dataset_id is None else queryset.filter(dataset_id=dataset_id)
+
+
+@admin.register(DatasetAlias)
+class DatasetAliasAdmin(IdSearchMixin, BoundedAdmin):
+    list_display = (
+        "alias_name",
+        "namespace",
+        "dataset_link",
+        "reason",
+        "reason_detail",
+        "first_seen",
+    )
+    list_filter = ("reason", AliasDatasetFilter)
+    list_select_related = ("dataset",)
+    search_fields = ("name",)
+    search_help_text = "Exact namespace/name, or #id."
+    ordering = ("-id",)
+    fields = (
+        "namespace",
+        "name",
+        "dataset_link",
+        "reason",
+        "reason_detail",
+        "reason_event_link",
+        "reason_rule_link",
+        "first_seen",
+        "last_seen",
+        "links_table",
+        "events_link",
+    )
+    readonly_fields = fields
+
+    actions = ["split_action"]
+
+    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
+        return queryset.filter(key_hash__in=name_keys(term))
+
+    def has_split_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("catalog.merge_dataset")
+
+    @admin.action(
+        description="Split the selected aliases off into datasets of their own",
+        permissions=["split"],
+    )
+    def split_action(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for alias in queryset.order_by("id")[:20]:
+            try:
+                rule = curation.split_alias(request.user, alias)
+            except ValueError as error:
+                self.message_user(request, f"{alias}: {error}", messages.WARNING)
+                continue
+            self.message_user(
+                request,
+                format_html("Split {} off as steward rule {}.", alias, link(rule)),
+                messages.SUCCESS,
+            )
+
+    @admin.display(description="alias")
+    def alias_name(self, alias: DatasetAlias) -> str:
+        return alias.name
+
+    @admin.display(description="dataset")
+    def dataset_link(self, alias: DatasetAlias) -> str:
+        return link(alias.dataset)
+
+    @admin.display(description="named first by event")
+    def reason_event_link(self, alias: DatasetAlias) -> str:
+        if alias.reason_event_id is None:
+            return "—"
+        url = reverse("admin:ingest_event_change", args=[alias.reason_event_id])
+        return format_html('<a href="{}">event #{}</a>', url, alias.reason_event_id)
+
+    @admin.display(description="rule")
+    def reason_rule_link(self, alias: DatasetAlias) -> str:
+        return link(alias.reason_rule)
+
+    @admin.display(description="equivalences (why it is grouped with other names)")
+    def links_table(self, alias: DatasetAlias) -> str:
+        rows = AliasLink.objects.filter(Q(alias_a=alias) | Q(alias_b=alias)).select_related(
+            "alias_a", "alias_b", "reason_rule"
+        )
+        return related_table(
+            rows.order_by("id"),
+            [
+                (
+                    "other name",
+                    lambda row: link(row.alias_b if row.alias_a_id == alias.pk else row.alias_a),
+                ),
+                ("why", lambda row: row.get_reason_display()),
+                ("rule", lambda row: link(row.reason_rule) if row.reason_rule_id else ""),
+                ("event", lambda row: row.reason_event_id or ""),
+            ],
+        )
+
+    @admin.display(description="events")
+    def events_link(self, alias: DatasetAlias) -> str:
+        return changelist_link(Event, "events that named this alias", alias=alias.pk)
+
+
+@admin.register(AliasLink)
+class AliasLinkAdmin(BoundedAdmin):
+    list_display = ("id", "alias_a", "alias_b", "reason", "reason_rule")
+    list_filter = ("reason",)
+    list_select_related = ("alias_a", "alias_b", "reason_rule")
+    raw_id_fields = ("alias_a", "alias_b", "reason_event", "reason_rule")
+    ordering = ("-id",)
+
+
+class FieldDatasetFilter(AliasDatasetFilter):
+    pass
+
+
+@admin.register(DatasetField)
+class DatasetFieldAdmin(IdSearchMixin, BoundedAdmin):
+    list_display = ("name", "type", "dataset", "ordinal")
+    list_filter = (FieldDatasetFilter,)
+    list_select_related = ("dataset",)
+    search_fields = ("name",)
+    search_help_text = "Exact column name, or #id."
+    raw_id_fields = ("dataset",)
+    ordering = ("-id",)
+
+    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
+        return queryset.filter(name=term)  # catalog_field_name_hash: equality only
+
+    def get_ordering(self, request: HttpRequest) -> tuple[str, ...]:
+        return ("ordinal",) if request.GET.get("dataset") else ("-id",)
+
+
+@admin.register(MetadataRecord)
+class MetadataRecordAdmin(IdSearchMixin, BoundedAdmin):
+    list_display = ("subject", "action", "resource", "timestamp", "event_link")
+    search_fields = ("subject",)
+    search_help_text = "Exact subject, action or resource, or #id."
+    ordering = ("-timestamp", "-id")  # catalog_meta_time_idx
+    sortable_by = ("timestamp",)
+    fields = ("subject", "action", "resource", "timestamp", "event_link", "values_pretty")
+    readonly_fields = fields
+
+    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
+        # Each is a hash-indexed equality (catalog_meta_*_hash).
+        return (
+            queryset.filter(subject=term)
+            | queryset.filter(action=term)
+            | queryset.filter(resource=term)
+        )
+
+    @admin.display(description="event")
+    def event_link(self, record: MetadataRecord) -> str:
+        url = reverse("admin:ingest_event_change", args=[record.event_id])
+        return format_html('<a href="{}">#{}</a>', url, record.event_id)
+
+    @admin.display(description="additional values")
+    def values_pretty(self, record: MetadataRecord) -> str:
+        return pretty_json(record.additional_values)

@@ -1,0 +1,245 @@
+"""Jobs and runs in the steward admin."""
+
+from typing import TYPE_CHECKING
+
+from django.contrib import admin
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.http import HttpRequest
+
+from catalog import naming
+from catalog.admin.support import (
+    HiddenIdFilter,
+    changelist_link,
+    link,
+    name_keys,
+    related_table,
+)
+from catalog.models import (
+    Job,
+    JobDataset,
+    LineageEdge,
+    LineageEdgeRun,
+    Run,
+    RunDataset,
+    RunState,
+)
+from ingest.admin.base import (
+    BoundedAdmin,
+    ChoicesFilter,
+    IdSearchMixin,
+    WindowFilter,
+    pretty_json,
+)
+from ingest.models import Event
+
+if TYPE_CHECKING:
+    pass
+
+
+class StartedWithinFilter(WindowFilter):
+    title = "started"
+    parameter_name = "started_within"
+    column = "started_at"  # with the state filter: catalog_run_state_idx
+
+
+class RunStateFilter(ChoicesFilter):
+    title = "state"
+    parameter_name = "state__exact"
+    column = "state"
+    options = list(RunState.choices)
+
+
+@admin.register(Job)
+class JobAdmin(IdSearchMixin, BoundedAdmin):
+    list_display = ("name", "namespace", "job_type", "integration", "is_placeholder", "last_seen")
+    list_filter = ("is_placeholder",)
+    search_fields = ("name",)
+    search_help_text = "Exact namespace/name, exact namespace, or #id."
+    ordering = ("-last_seen", "-id")  # catalog_job_last_seen_idx
+    sortable_by = ("last_seen",)
+    fields = (
+        "namespace",
+        "name",
+        "parent_link",
+        "is_placeholder",
+        "job_type",
+        "processing_type",
+        "integration",
+        "description",
+        "first_seen",
+        "last_seen",
+        "runs_table",
+        "edges_table",
+        "datasets_table",
+        "children_table",
+        "facets_pretty",
+    )
+    readonly_fields = fields
+
+    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
+        return queryset.filter(Q(key_hash__in=name_keys(term)) | Q(namespace=term))
+
+    @admin.display(description="parent job")
+    def parent_link(self, job: Job) -> str:
+        return link(job.parent)
+
+    @admin.display(description="latest runs")
+    def runs_table(self, job: Job) -> str:
+        runs = Run.objects.filter(job=job).order_by("-started_at", "-id")
+        return related_table(
+            runs,
+            [
+                ("run", lambda run: link(run, run.run_uuid)),
+                ("state", lambda run: run.get_state_display()),
+                ("started", lambda run: run.started_at),
+                ("ended", lambda run: run.ended_at),
+            ],
+            more=(Run, {"job": job.pk}),
+        )
+
+    @admin.display(description="lineage edges")
+    def edges_table(self, job: Job) -> str:
+        edges = LineageEdge.objects.filter(job=job).select_related("source", "target")
+        return related_table(
+            edges.order_by("-last_seen", "-id"),
+            [
+                ("from", lambda edge: link(edge.source)),
+                ("to", lambda edge: link(edge.target)),
+                ("runs", lambda edge: edge.run_count),
+                ("last seen", lambda edge: link(edge, edge.last_seen)),
+            ],
+            more=(LineageEdge, {"job": job.pk}),
+        )
+
+    @admin.display(description="datasets read and written")
+    def datasets_table(self, job: Job) -> str:
+        rows = JobDataset.objects.filter(job=job).select_related("alias__dataset")
+        return related_table(
+            rows.order_by("direction", "-last_seen"),
+            [
+                ("direction", lambda row: row.direction),
+                ("dataset", lambda row: link(row.alias.dataset)),
+                ("as alias", lambda row: link(row.alias)),
+                ("declared", lambda row: "yes" if row.declared else ""),
+            ],
+        )
+
+    @admin.display(description="child jobs")
+    def children_table(self, job: Job) -> str:
+        return related_table(
+            Job.objects.filter(parent=job).order_by("id"),
+            [("job", link), ("last seen", lambda child: child.last_seen)],
+            more=(Job, {"parent": job.pk}),
+        )
+
+    @admin.display(description="facets")
+    def facets_pretty(self, job: Job) -> str:
+        return pretty_json(job.facets)
+
+
+class ProducedDatasetFilter(HiddenIdFilter):
+    """``?produced=<dataset id>``: runs that wrote one of the dataset's aliases."""
+
+    parameter_name = "produced"
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        dataset_id = self.id_value()
+        if dataset_id is None:
+            return queryset
+        writes = RunDataset.objects.filter(
+            run=OuterRef("pk"), direction="output", alias__dataset_id=dataset_id
+        )
+        return queryset.filter(Exists(writes))
+
+
+@admin.register(Run)
+class RunAdmin(IdSearchMixin, BoundedAdmin):
+    list_display = ("run_uuid", "job_link", "state", "started_at", "ended_at", "duration")
+    list_filter = (RunStateFilter, StartedWithinFilter, ProducedDatasetFilter)
+    list_select_related = ("job",)
+    search_fields = ("run_uuid",)
+    search_help_text = "Exact runId (UUID) or #id."
+    fields = (
+        "run_uuid",
+        "run_id_text",
+        "job_link",
+        "parent_link",
+        "state",
+        "state_time",
+        "started_at",
+        "ended_at",
+        "duration",
+        "nominal_start_time",
+        "nominal_end_time",
+        "error_message",
+        "is_streaming",
+        "first_event_time",
+        "last_event_time",
+        "datasets_table",
+        "edges_table",
+        "children_table",
+        "events_link",
+        "facets_pretty",
+    )
+    readonly_fields = fields
+
+    def get_ordering(self, request: HttpRequest) -> tuple[str, ...]:
+        # With a state: catalog_run_state_idx (state, -started_at). Otherwise newest rows
+        # by id: a started_at sort over every run would read the whole table.
+        if request.GET.get("state__exact") or request.GET.get("job"):
+            return ("-started_at", "-id")
+        return ("-id",)
+
+    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
+        try:
+            return queryset.filter(run_uuid=naming.run_uuid(term, "", ""))
+        except ValueError:
+            return queryset.none()
+
+    @admin.display(description="job")
+    def job_link(self, run: Run) -> str:
+        return link(run.job)
+
+    @admin.display(description="parent run")
+    def parent_link(self, run: Run) -> str:
+        return link(run.parent_run)
+
+    @admin.display(description="datasets read and written")
+    def datasets_table(self, run: Run) -> str:
+        rows = RunDataset.objects.filter(run=run).select_related("alias__dataset")
+        return related_table(
+            rows.order_by("direction", "id"),
+            [
+                ("direction", lambda row: row.direction),
+                ("dataset", lambda row: link(row.alias.dataset)),
+                ("as alias", lambda row: link(row.alias)),
+                ("last seen", lambda row: row.last_seen),
+            ],
+        )
+
+    @admin.display(description="lineage edges produced")
+    def edges_table(self, run: Run) -> str:
+        rows = LineageEdgeRun.objects.filter(run=run).select_related("edge__source", "edge__target")
+        return related_table(
+            rows.order_by("id"),
+            [
+                ("from", lambda row: link(row.edge.source)),
+                ("to", lambda row: link(row.edge.target)),
+                ("edge", lambda row: link(row.edge, f"edge #{row.edge_id}")),
+            ],
+        )
+
+    @admin.display(description="child runs")
+    def children_table(self, run: Run) -> str:
+        return related_table(
+            Run.objects.filter(parent_run=run).select_related("job").order_by("id"),
+            [("run", lambda child: link(child, child.run_uuid)), ("job", lambda c: link(c.job))],
+        )
+
+    @admin.display(description="events")
+    def events_link(self, run: Run) -> str:
+        return changelist_link(Event, "events of this run", q=run.run_id_text)
+
+    @admin.display(description="facets")
+    def facets_pretty(self, run: Run) -> str:
+        return pretty_json(run.facets)

@@ -1,0 +1,122 @@
+"""Lineage edges (dataset, column) and the derived facts they are made of."""
+
+from typing import TYPE_CHECKING
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from catalog.admin.support import (
+    HiddenIdFilter,
+    link,
+    related_table,
+)
+from catalog.models import (
+    ColumnLineageEdge,
+    EventDataset,
+    JobDataset,
+    LineageEdge,
+    LineageEdgeRun,
+    RunDataset,
+)
+from ingest.admin.base import BoundedAdmin
+
+if TYPE_CHECKING:
+    pass
+
+
+# --- lineage --------------------------------------------------------------------------------
+
+
+class EdgeEndFilter(HiddenIdFilter):
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        value = self.id_value()
+        return queryset if value is None else queryset.filter(**{self.parameter_name: value})
+
+
+class EdgeSourceFilter(EdgeEndFilter):
+    parameter_name = "source"
+
+
+class EdgeTargetFilter(EdgeEndFilter):
+    parameter_name = "target"
+
+
+class EdgeJobFilter(EdgeEndFilter):
+    parameter_name = "job"
+
+
+@admin.register(LineageEdge)
+class LineageEdgeAdmin(BoundedAdmin):
+    list_display = ("id", "source_link", "target_link", "job_link", "run_count", "last_seen")
+    list_filter = (EdgeSourceFilter, EdgeTargetFilter, EdgeJobFilter)
+    list_select_related = ("source", "target", "job")
+    ordering = ("-id",)
+    fields = (
+        "source_link",
+        "target_link",
+        "job_link",
+        "first_seen",
+        "last_seen",
+        "last_run_link",
+        "run_count",
+        "lineage_type",
+        "pipeline",
+        "runs_table",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="from")
+    def source_link(self, edge: LineageEdge) -> str:
+        return link(edge.source)
+
+    @admin.display(description="to")
+    def target_link(self, edge: LineageEdge) -> str:
+        return link(edge.target)
+
+    @admin.display(description="job")
+    def job_link(self, edge: LineageEdge) -> str:
+        return link(edge.job)
+
+    @admin.display(description="last run")
+    def last_run_link(self, edge: LineageEdge) -> str:
+        return link(edge.last_run)
+
+    @admin.display(description="runs that produced it")
+    def runs_table(self, edge: LineageEdge) -> str:
+        rows = LineageEdgeRun.objects.filter(edge=edge).select_related("run")
+        return related_table(
+            rows.order_by("-last_seen", "-id"),
+            [
+                ("run", lambda row: link(row.run, row.run.run_uuid)),
+                ("state", lambda row: row.run.get_state_display()),
+                ("seen", lambda row: row.last_seen),
+            ],
+        )
+
+
+@admin.register(ColumnLineageEdge)
+class ColumnLineageEdgeAdmin(BoundedAdmin):
+    list_display = ("id", "source", "source_field", "target", "target_field", "transformation_type")
+    list_filter = (EdgeSourceFilter,)
+    list_select_related = ("source", "target")
+    raw_id_fields = ("source", "target", "job", "last_run")
+    ordering = ("-id",)
+
+
+@admin.register(LineageEdgeRun)
+class LineageEdgeRunAdmin(BoundedAdmin):
+    list_display = ("id", "edge", "run", "first_seen", "last_seen")
+    raw_id_fields = ("edge", "run")
+    ordering = ("-id",)
+
+
+@admin.register(RunDataset, JobDataset, EventDataset)
+class FactAdmin(BoundedAdmin):
+    """Derived facts: the raw material of edges, shown for debugging with raw ids."""
+
+    list_display = ("id", "__str__")
+    ordering = ("-id",)
+
+    def get_raw_id_fields(self, request: HttpRequest) -> tuple[str, ...]:
+        return tuple(field.name for field in self.model._meta.fields if field.is_relation)
