@@ -61,9 +61,14 @@ def _compile(pattern: str, name_regex: str) -> re.Pattern[str]:
     return re.compile(f"^{regex}$")
 
 
-# Raw paths: one segment per name. Decoded paths: a name runs to the next keyword.
+# Raw paths: one segment per name. Decoded paths: a name runs to the next keyword, so the
+# routes with the most fixed text are tried first (".../daily/versions" is not a dataset
+# named "daily/versions"; "events/lineage" is not the events of namespace "lineage").
 _RAW = [(_compile(pattern, "[^/]+"), handler) for pattern, handler in ROUTES]
-_DECODED = [(_compile(pattern, ".+?"), handler) for pattern, handler in ROUTES]
+_DECODED = [
+    (_compile(pattern, ".+?"), handler)
+    for pattern, handler in sorted(ROUTES, key=lambda route: -len(_PLACEHOLDER.sub("", route[0])))
+]
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ def raw_rest(meta: dict[str, Any], decoded_path: str, decoded_rest: str) -> str 
     if not raw:
         return None
     raw = raw.split("?", 1)[0]
-    if "://" in raw.split("/", 1)[0] + "/":  # absolute-form request target
+    if raw.lower().startswith(("http://", "https://")):  # absolute-form request target
         raw = "/" + raw.split("://", 1)[1].partition("/")[2]
     prefix = decoded_path[: len(decoded_path) - len(decoded_rest)]
     if not raw.startswith(prefix):
