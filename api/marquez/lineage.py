@@ -75,13 +75,12 @@ def lineage(request: Request) -> dict[str, Any]:
     node = _node(request)
     if node.kind == "datasetField":
         raise MarquezError(400, "Use /column-lineage for datasetField nodes.")
+    depth = _depth(request)
     root = _root(node)
     ref = NodeRef("job" if isinstance(root, Job) else "dataset", root.id)
     try:
         graph = lineage_graph(
-            GraphRequest(
-                root=ref, direction="both", depth=_depth(request), max_nodes=DEFAULT_MAX_NODES
-            )
+            GraphRequest(root=ref, direction="both", depth=depth, max_nodes=DEFAULT_MAX_NODES)
         )
     except UnknownNode:  # deleted between the lookup and the walk
         raise not_found(node.name) from None
@@ -104,7 +103,7 @@ def lineage(request: Request) -> dict[str, Any]:
     ):
         for row, data in zip(rows, shaped, strict=True):
             marquez_id = paths.node_id(kind, data["namespace"], data["name"])
-            ids[f"{kind}:{row.id}"] = marquez_id
+            ids[f"{kind}:{row.pk}"] = marquez_id
             nodes[marquez_id] = {
                 "id": marquez_id,
                 "type": kind.upper(),
@@ -172,9 +171,9 @@ def _start_fields(node: paths.NodeId, root: Dataset | Job) -> set[Field]:
 
 def column_lineage(request: Request) -> dict[str, Any]:
     node = _node(request)
-    root = _root(node)
     depth = _depth(request)
     downstream = _boolean(request, "withDownstream")
+    root = _root(node)
     start = _start_fields(node, root)
     if not start:
         raise not_found(f"Column lineage for '{request.query_params['nodeId']}'")

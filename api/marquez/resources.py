@@ -32,6 +32,7 @@ def _namespace_rows(namespace: str | None = None) -> list[dict[str, Any]]:
         rows = model.objects.order_by()
         if namespace is not None:
             rows = rows.filter(namespace=namespace)
+        row: Any
         for row in rows.values("namespace").annotate(
             created=Min("first_seen"), updated=Max("last_seen")
         ):
@@ -190,9 +191,11 @@ def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]
         for output in link["event__payload__outputs"] or []:
             if not isinstance(output, dict):
                 continue
-            name = (output.get("namespace"), output.get("name"))
-            if all(isinstance(part, str) for part in name) and naming.normalise(*name) in names:
-                facets[link["event__run_id"]].update(output.get("facets") or {})
+            space, name = output.get("namespace"), output.get("name")
+            if not (isinstance(space, str) and isinstance(name, str)):
+                continue
+            if naming.normalise(space, name) in names:
+                facets[str(link["event__run_id"])].update(output.get("facets") or {})
     run_shapes = {data["id"]: data for data in shapes.runs_data(list(runs.values()))}
     answer = []
     for write in writes:

@@ -218,7 +218,7 @@ def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
             }
         )
     lineage: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for row in (
+    for edge in (
         ColumnLineageEdge.objects.filter(target_id__in=ids)
         .order_by("target_id", "target_field", "source__namespace", "source__name", "source_field")
         .values(
@@ -231,13 +231,13 @@ def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
             "transformation_description",
         )[: RELATED_LIMIT * max(len(ids), 1)]
     ):
-        lineage[row["target_id"]][row["target_field"]].append(
+        lineage[edge["target_id"]][edge["target_field"]].append(
             {
-                "namespace": row["source__namespace"],
-                "dataset": row["source__name"],
-                "field": row["source_field"],
-                "transformationDescription": row["transformation_description"] or None,
-                "transformationType": row["transformation_type"] or None,
+                "namespace": edge["source__namespace"],
+                "dataset": edge["source__name"],
+                "field": edge["source_field"],
+                "transformationDescription": edge["transformation_description"] or None,
+                "transformationType": edge["transformation_type"] or None,
             }
         )
     modified = dict(

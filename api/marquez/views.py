@@ -78,7 +78,7 @@ class MarquezView(APIView):
             raise self._read_only()
         return Response(HANDLERS[route.handler](request, **route.kwargs))
 
-    def http_method_not_allowed(self, request: Request, *args: Any, **kwargs: Any) -> Any:
+    def http_method_not_allowed(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         raise self._read_only()
 
     @staticmethod
