@@ -4,6 +4,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.db import OperationalError, connection, transaction
 from django.http import HttpRequest, HttpResponse
 from django.urls import resolve
 from django.views.decorators.csrf import csrf_exempt
@@ -45,6 +46,7 @@ HANDLERS: dict[str, Callable[..., Any]] = {
 assert {handler for _, handler in paths.ROUTES if handler} == set(HANDLERS)
 
 _ingest = LineageView.as_view()
+READ_TIMEOUT_MS = 10_000
 
 
 def settings_value(key: str) -> Any:
@@ -76,7 +78,22 @@ class MarquezView(APIView):
     def get(self, request: Request, route: paths.Route) -> Response:
         if not route.handler:
             raise self._read_only()
-        return Response(HANDLERS[route.handler](request, **route.kwargs))
+        # Every answer is bounded in time: offset pages, namespace filters without an index
+        # (events of a job namespace) and the charts' aggregates run under a timeout.
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SET LOCAL statement_timeout = %s", [READ_TIMEOUT_MS])
+                body = HANDLERS[route.handler](request, **route.kwargs)
+        except OperationalError as error:
+            if getattr(error.__cause__, "sqlstate", None) != "57014":  # query_canceled
+                raise
+            raise MarquezError(
+                503,
+                "The query took too long.",
+                f"Reads here stop after {READ_TIMEOUT_MS} ms; narrow the request (a namespace, "
+                "a time range, a smaller depth).",
+            ) from None
+        return Response(body)
 
     def http_method_not_allowed(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         raise self._read_only()
