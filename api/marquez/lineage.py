@@ -99,7 +99,7 @@ def lineage(request: Request) -> dict[str, Any]:
     nodes: dict[str, dict[str, Any]] = {}
     for kind, rows, shaped in (
         ("dataset", dataset_rows, shapes.datasets_data(dataset_rows)),
-        ("job", job_rows, shapes.jobs_data(job_rows)),
+        ("job", job_rows, shapes.jobs_data(job_rows, latest_runs=1)),
     ):
         for row, data in zip(rows, shaped, strict=True):
             marquez_id = paths.node_id(kind, data["namespace"], data["name"])

@@ -134,9 +134,10 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
 # --- jobs -----------------------------------------------------------------------------
 
 
-def jobs_data(jobs: list[Job]) -> list[dict[str, Any]]:
+def jobs_data(jobs: list[Job], latest_runs: int = LATEST_RUNS) -> list[dict[str, Any]]:
     """Jobs (``parent`` selected) with latestRun, latestRuns (≤10), inputs and outputs:
-    two queries for the whole page."""
+    two queries for the whole page. ``latest_runs=1``: latestRun only (graph nodes, as
+    Marquez's lineage graph gives them), which keeps a 200-node graph cheap."""
     ids = [job.id for job in jobs]
     latest: dict[int, list[Run]] = defaultdict(list)
     # One index range per job (catalog_run_job_started_idx), whatever its run history.
@@ -144,7 +145,7 @@ def jobs_data(jobs: list[Job]) -> list[dict[str, Any]]:
         "SELECT r.* FROM unnest(%s::bigint[]) AS j(id) CROSS JOIN LATERAL ("
         " SELECT * FROM catalog_run r WHERE r.job_id = j.id AND r.started_at IS NOT NULL"
         " ORDER BY r.started_at DESC, r.id DESC LIMIT %s) r",
-        [ids, LATEST_RUNS],
+        [ids, latest_runs],
     )
     for run in ranked:
         latest[run.job_id].append(run)
@@ -161,7 +162,11 @@ def jobs_data(jobs: list[Job]) -> list[dict[str, Any]]:
         io[link["job_id"]][link["direction"]].append(
             {"namespace": link["alias__dataset__namespace"], "name": link["alias__dataset__name"]}
         )
-    return [_job(job, latest[job.id], io[job.id]) for job in jobs]
+    answer = [_job(job, latest[job.id], io[job.id]) for job in jobs]
+    if latest_runs < LATEST_RUNS:
+        for data in answer:
+            del data["latestRuns"]
+    return answer
 
 
 def _job(job: Job, runs: list[Run], io: dict[str, list[dict[str, str]]]) -> dict[str, Any]:
