@@ -1,12 +1,12 @@
 """Raw events, the UI's activity charts, search, tags and sources in Marquez's shapes."""
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.db import connection
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
+from django.utils.dateparse import parse_date, parse_datetime
 from rest_framework.request import Request
 
 from api.marquez import paths, shapes
@@ -172,6 +172,7 @@ def search(request: Request) -> dict[str, Any]:
     namespace = request.query_params.get("namespace")
     if namespace:
         hits = [hit for hit in hits if hit.namespace == namespace]
+    after, before = _day(request, "after"), _day(request, "before")
     updated = {
         ("dataset", row[0]): row[1]
         for row in Dataset.objects.filter(
@@ -183,6 +184,14 @@ def search(request: Request) -> dict[str, Any]:
             "id", "last_seen"
         )
     }
+    if after or before:
+        hits = [
+            hit
+            for hit in hits
+            if (seen := updated.get((hit.type, hit.id))) is not None
+            and (after is None or seen.date() >= after)
+            and (before is None or seen.date() <= before)
+        ]
     results = [
         {
             "type": hit.type.upper(),
@@ -198,6 +207,17 @@ def search(request: Request) -> dict[str, Any]:
     else:
         results.sort(key=lambda item: item["updatedAt"] or "", reverse=True)
     return {"totalCount": len(results), "results": results}
+
+
+def _day(request: Request, name: str) -> date | None:
+    """Marquez's search ``before``/``after``: a YYYY-MM-DD day (inclusive here)."""
+    raw = request.query_params.get(name, "")
+    if raw == "":
+        return None
+    value = parse_date(raw)
+    if value is None:
+        raise MarquezError(400, f"{name} must be a YYYY-MM-DD date (got {raw!r}).")
+    return value
 
 
 def tags(request: Request) -> dict[str, Any]:

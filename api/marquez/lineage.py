@@ -156,17 +156,33 @@ def _step(frontier: set[Field], upstream: bool) -> list[tuple[Any, ...]]:
 
 def _start_fields(node: paths.NodeId, root: Dataset | Job) -> set[Field]:
     if isinstance(root, Job):
+        # The job's column edges, reached through its outputs (column edges are indexed by
+        # target dataset, not by job).
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT DISTINCT target_id, target_field FROM catalog_column_lineage_edge "
-                "WHERE job_id = %s ORDER BY 1, 2 LIMIT %s",
-                [root.id, MAX_FIELDS],
+                "SELECT DISTINCT c.target_id, c.target_field FROM catalog_column_lineage_edge c"
+                " WHERE c.job_id = %(job)s AND c.target_id IN (SELECT a.dataset_id FROM"
+                " catalog_job_dataset jd JOIN catalog_dataset_alias a ON a.id = jd.alias_id"
+                " WHERE jd.job_id = %(job)s AND jd.direction = 'output')"
+                " ORDER BY 1, 2 LIMIT %(limit)s",
+                {"job": root.id, "limit": MAX_FIELDS},
             )
             return {(row[0], row[1]) for row in cursor.fetchall()}
     if node.kind == "datasetField":
         return {(root.id, node.field)}
+    # The dataset's schema fields and any field column lineage names (a dataset may have
+    # lineage facets without a schema facet).
     fields = DatasetField.objects.filter(dataset=root).order_by("ordinal")[:MAX_FIELDS]
-    return {(root.id, name) for name in fields.values_list("name", flat=True)}
+    start = {(root.id, name) for name in fields.values_list("name", flat=True)}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "(SELECT target_field FROM catalog_column_lineage_edge WHERE target_id = %(id)s"
+            " LIMIT %(limit)s) UNION (SELECT source_field FROM catalog_column_lineage_edge"
+            " WHERE source_id = %(id)s LIMIT %(limit)s)",
+            {"id": root.id, "limit": MAX_FIELDS},
+        )
+        start |= {(root.id, row[0]) for row in cursor.fetchall()}
+    return set(sorted(start)[:MAX_FIELDS])
 
 
 def column_lineage(request: Request) -> dict[str, Any]:

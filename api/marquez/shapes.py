@@ -12,8 +12,6 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Max
-
 from catalog.models import (
     ColumnLineageEdge,
     Dataset,
@@ -200,7 +198,8 @@ def _job(job: Job, runs: list[Run], io: dict[str, list[dict[str, str]]]) -> dict
 
 
 def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
-    """Datasets with schema fields, column lineage and lastModifiedAt: three queries."""
+    """Datasets with schema fields, column lineage, lastModifiedAt and currentVersion:
+    three queries for the whole page."""
     ids = [dataset.id for dataset in datasets]
     fields: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for row in (
@@ -239,18 +238,21 @@ def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
                 "transformationType": edge["transformation_type"] or None,
             }
         )
-    modified = dict(
-        RunDataset.objects.filter(alias__dataset_id__in=ids, direction="output")
-        .values("alias__dataset_id")
-        .annotate(at=Max("last_seen"))
-        .values_list("alias__dataset_id", "at")
-    )
+    # The newest write of each dataset: its time is lastModifiedAt, its run the current
+    # version (a dataset version is the run that wrote it, see dataset_versions).
+    latest = {
+        row["alias__dataset_id"]: (row["last_seen"], str(row["run__run_uuid"]))
+        for row in RunDataset.objects.filter(alias__dataset_id__in=ids, direction="output")
+        .order_by("alias__dataset_id", "-last_seen", "-id")
+        .distinct("alias__dataset_id")
+        .values("alias__dataset_id", "last_seen", "run__run_uuid")
+    }
     return [
         dataset_data(
             dataset,
             fields[dataset.id],
             [{"name": name, "inputFields": inputs} for name, inputs in lineage[dataset.id].items()],
-            modified.get(dataset.id),
+            *latest.get(dataset.id, (None, None)),
         )
         for dataset in datasets
     ]
@@ -261,6 +263,7 @@ def dataset_data(
     fields: list[dict[str, Any]],
     column_lineage: list[dict[str, Any]],
     last_modified: datetime | None,
+    current_version: str | None,
 ) -> dict[str, Any]:
     facets = redact(dataset.facets)
     source = _facet(facets, "dataSource").get("name")
@@ -280,7 +283,7 @@ def dataset_data(
         "lifecycleState": dataset.lifecycle_state or None,
         "description": dataset.description or None,
         "facets": facets,
-        "currentVersion": None,
+        "currentVersion": current_version,
         "columnLineage": column_lineage,
         "deleted": dataset.is_dropped,
     }

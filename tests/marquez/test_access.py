@@ -155,7 +155,7 @@ def test_graph_query_counts_are_pinned(world, mz):
     mz.get("/tags")
     assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 16
     assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 17
-    assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 7
+    assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 8
 
 
 @pytest.mark.parametrize("host", ["marquez.example.com", "MARQUEZ.example.com:8000"])

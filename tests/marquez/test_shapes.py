@@ -1,6 +1,7 @@
 """Each endpoint's body carries the fields Marquez's OpenAPI document and UI name, with values
 derived from the world in conftest.py (ingested through the mount, derived)."""
 
+import itertools
 from datetime import UTC, datetime
 from urllib.parse import quote
 
@@ -167,6 +168,7 @@ def test_datasets_and_detail(world, mz):
     assert daily["type"] == "DB_TABLE" and daily["physicalName"] == "raw/orders/daily"
     assert daily["sourceName"] == S3 and daily["deleted"] is False
     assert daily["lastModifiedAt"] == "2026-11-01T10:05:00Z"
+    assert daily["currentVersion"] == LOAD_RUN  # the run that last wrote it
     assert daily["columnLineage"][1] == {
         "name": "total",
         "inputFields": [
@@ -260,6 +262,10 @@ def test_search(world, mz):
     assert jobs and {r["type"] for r in jobs} == {"JOB"}
     assert jobs[0]["nodeId"] == "job:airflow-prod:etl.load_orders"
     assert mz.get("/search").status_code == 400
+    # before/after (YYYY-MM-DD) filter on when the job or dataset was last seen.
+    assert ok(mz.get("/search", q="orders", after="2026-11-02"))["results"] == []
+    assert len(ok(mz.get("/search", q="orders", before="2026-11-01"))["results"]) == 3
+    assert mz.get("/search", q="orders", after="soon").status_code == 400
 
 
 def test_events_lineage(world, mz):
@@ -333,3 +339,21 @@ def test_marquez_lineage_events_backfill_then_read(tmp_path, mz):
     derive_events(list(Event.objects.values_list("id", flat=True)))
     runs = ok(mz.get(f"/namespaces/{JOB_NS}/jobs/etl.load_orders/runs"))["runs"]
     assert [(run["id"], run["state"]) for run in runs] == [(LOAD_RUN, "COMPLETED")]
+
+
+def test_column_lineage_without_a_schema_and_its_depth_bound(mz):
+    """Column edges name fields no schema facet listed; a 12-hop chain asked at the client's
+    depth 20 is walked to the catalog's 10 levels and says it was cut."""
+    from catalog.graph import MAX_DEPTH
+    from tests.api.factories import make_column_edge, make_dataset, make_job
+
+    job = make_job("chain")
+    tables = [make_dataset(f"chain.t{index}", namespace="warehouse") for index in range(13)]
+    for source, target in itertools.pairwise(tables):
+        make_column_edge(source, "c", target, "c", job)
+    body = ok(mz.get("/column-lineage", nodeId="dataset:warehouse:chain.t12", depth="20"))
+    fields = {node["data"]["dataset"] for node in body["graph"]}
+    assert fields == {f"chain.t{index}" for index in range(12 - MAX_DEPTH, 13)}
+    assert body["truncated"] is True
+    short = ok(mz.get("/column-lineage", nodeId="dataset:warehouse:chain.t2", depth="20"))
+    assert len(short["graph"]) == 3 and short["truncated"] is False
