@@ -157,7 +157,8 @@ def _dataset(namespace: str, name: str) -> Dataset:
 
 def datasets(request: Request, namespace: str) -> dict[str, Any]:
     limit, offset = limit_offset(request)
-    queryset = Dataset.objects.filter(namespace=namespace)
+    # Datasets are listed under their normalised namespace (s3a://lake/ is s3://lake).
+    queryset = Dataset.objects.filter(namespace=naming.normalise_namespace(namespace))
     page = list(queryset.order_by("id")[offset : offset + limit])
     return {"datasets": shapes.datasets_data(page), "totalCount": total_count(queryset)}
 

@@ -118,6 +118,9 @@ def entry(request: HttpRequest, rest: str = "") -> HttpResponse:
         return error_response(404, "The Marquez-compatible API is switched off.")
     raw = paths.raw_rest(request.META, request.path, rest)
     route = paths.resolve(rest, raw)
+    if route is None and raw is not None:
+        # A proxy in front may have decoded %2F already: read names as the decoded path does.
+        route = paths.resolve(rest, None)
     if route is None:
         if getattr(request, "urlconf", None) == "api.marquez.hosts":
             # Plain /api/v1/ on a Marquez host: paths Marquez lacks stay the catalog's own.

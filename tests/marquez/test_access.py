@@ -70,6 +70,12 @@ def test_unknown_paths_and_writes(read_client, mz):
         assert response.json()["code"] == 405 and "read-only" in response.json()["message"]
 
 
+def test_a_proxy_that_decoded_the_path_still_routes(world, read_client):
+    path = "/marquez/api/v1/namespaces/s3://lake/datasets/raw/orders/daily/versions"
+    response = read_client.get(path, RAW_URI=path)
+    assert response.status_code == 200 and response.json()["totalCount"] == 1
+
+
 def test_post_lineage_is_our_ingest(client):
     response = client.post("/marquez/api/v1/lineage", {}, content_type="application/json")
     assert response.status_code == 401  # ingest's own answer: an ingest token is required

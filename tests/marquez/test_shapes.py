@@ -164,6 +164,7 @@ def test_datasets_and_detail(world, mz):
     for dataset in body["datasets"]:
         assert set(dataset) >= DATASET
         assert all(set(field) >= FIELD for field in dataset["fields"])
+    assert ok(mz.get(f"/namespaces/{q('s3a://lake/')}/datasets"))["totalCount"] == 1
     daily = ok(mz.get(f"/namespaces/{q(S3)}/datasets/{q('raw/orders/daily')}"))
     assert daily["type"] == "DB_TABLE" and daily["physicalName"] == "raw/orders/daily"
     assert daily["sourceName"] == S3 and daily["deleted"] is False
