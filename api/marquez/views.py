@@ -62,12 +62,21 @@ class MarquezReadAccess(HasReadScope):
         return super().has_permission(request, view)
 
 
+class MarquezThrottle(ReadRateThrottle):
+    """The read throttle; anonymous reads (when allowed) are counted per client address."""
+
+    def get_cache_key(self, request: Any, view: Any) -> str:
+        if request.user is None:
+            return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+        return super().get_cache_key(request, view)
+
+
 class MarquezView(APIView):
     """GET on a resolved route; every other method is a Marquez write: 405."""
 
     authentication_classes = [BearerTokenAuthentication, authentication.SessionAuthentication]
     permission_classes = [MarquezReadAccess]
-    throttle_classes = [ReadRateThrottle]
+    throttle_classes = [MarquezThrottle]
     throttle_scope = "read"
     renderer_classes = [JSONRenderer]
     schema = None  # not part of /api/schema/: Marquez publishes its own (docs/marquez.md)

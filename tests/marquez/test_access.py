@@ -49,6 +49,20 @@ def test_anonymous_reads_only_when_switched_on():
     assert MarquezClient(Client()).get("/tags").status_code == 401
 
 
+def test_anonymous_reads_are_throttled_per_address():
+    from django.conf import settings
+    from django.core.cache import cache
+
+    cache.clear()
+    rates = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"read": "2/min"}}
+    with marquez(ALLOW_ANONYMOUS_READS=True), override_settings(REST_FRAMEWORK=rates):
+        anonymous = MarquezClient(Client(REMOTE_ADDR="10.0.0.7"))
+        assert [anonymous.get("/tags").status_code for _ in range(3)] == [200, 200, 429]
+        assert anonymous.get("/tags").json()["code"] == 429
+        assert MarquezClient(Client(REMOTE_ADDR="10.0.0.8")).get("/tags").status_code == 200
+    cache.clear()
+
+
 def test_the_mount_can_be_switched_off(mz):
     with marquez(ENABLED=False):
         response = mz.get("/tags")
