@@ -92,7 +92,7 @@ def server(transactional_db: None) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for(lambda: port_open(port), 30, "gunicorn")
+        wait_for(lambda: port_open(port), 60, "gunicorn")
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
