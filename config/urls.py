@@ -12,6 +12,8 @@ urlpatterns = [
     # endpoint, and the read view hands every other method to ingest's view.
     path("api/v1/", include("api.urls")),
     path("api/v1/", include("ingest.urls")),
+    # Marquez's read API for its web UI and Python client (docs/marquez.md).
+    path("marquez/api/v1/", include("api.marquez.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("admin/", admin.site.urls),

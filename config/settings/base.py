@@ -40,6 +40,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Serves the Marquez mount at plain /api/v1/ on MARQUEZ_API["HOSTS"] (docs/marquez.md).
+    "api.marquez.hosts.MarquezHostsMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -217,6 +219,16 @@ LINEAGE: LineageSettings = {
     # After a failed publish, skip the broker for this many seconds; the sweep catches up.
     "ENQUEUE_BACKOFF_SECONDS": env_int("LINEAGE_ENQUEUE_BACKOFF_SECONDS", 5),
 }
+# The Marquez-compatible read API (api/marquez, docs/marquez.md, ADR 0033).
+MARQUEZ_API: dict[str, Any] = {
+    # Serve /marquez/api/v1/ (Marquez's web UI and marquez-python against this catalog).
+    "ENABLED": env_bool("LINEAGE_MARQUEZ_API", True),
+    # Host names on which the mount is also served at plain /api/v1/ (for Marquez's UI).
+    "HOSTS": [host.lower() for host in env_list("LINEAGE_MARQUEZ_HOSTS", [])],
+    # Trusted networks only: reads without a token, as LINEAGE_ALLOW_ANONYMOUS_INGEST.
+    "ALLOW_ANONYMOUS_READS": env_bool("LINEAGE_MARQUEZ_ALLOW_ANONYMOUS_READS", False),
+}
+
 # Django's own limit must not cut a body before ingest can answer it with a 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = LINEAGE["MAX_REQUEST_BYTES"] + 1
 

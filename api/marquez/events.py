@@ -1,0 +1,233 @@
+"""Raw events, the UI's activity charts, search, tags and sources in Marquez's shapes."""
+
+from datetime import date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.db import connection
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+from rest_framework.request import Request
+
+from api.marquez import paths, shapes
+from api.marquez.errors import MarquezError, not_found
+from api.marquez.paging import MAX_LIMIT, limit_offset, total_count
+from catalog.models import Dataset, Job
+from catalog.search import search_catalog
+from ingest.models import Event, EventKind
+from ingest.redaction import redact
+
+OPENLINEAGE_KINDS = (EventKind.RUN, EventKind.DATASET, EventKind.JOB)
+
+
+def _moment(request: Request, name: str) -> datetime | None:
+    raw = request.query_params.get(name, "")
+    if raw == "":
+        return None  # the UI sends before=&after= when no range is picked
+    value = parse_datetime(raw.replace(" ", "+"))
+    if value is None:
+        raise MarquezError(400, f"{name} must be an ISO 8601 date-time (got {raw!r}).")
+    return value if timezone.is_aware(value) else value.replace(tzinfo=ZoneInfo("UTC"))
+
+
+def events(request: Request, namespace: str | None = None) -> dict[str, Any]:
+    """OpenLineage events as received, secrets redacted (ingest.redaction.redact)."""
+    limit, offset = limit_offset(request)
+    direction = request.query_params.get("sortDirection", "desc").lower() or "desc"
+    if direction not in ("asc", "desc"):
+        raise MarquezError(400, "sortDirection must be asc or desc.")
+    queryset = Event.objects.filter(kind__in=OPENLINEAGE_KINDS)
+    after, before = _moment(request, "after"), _moment(request, "before")
+    if after is not None:
+        queryset = queryset.filter(event_time__gte=after)
+    if before is not None:
+        queryset = queryset.filter(event_time__lte=before)
+    if namespace is not None:
+        queryset = queryset.filter(job_namespace=namespace)
+    order = ("event_time", "id") if direction == "asc" else ("-event_time", "-id")
+    page = queryset.order_by(*order).only("id", "payload", "payload_raw")[offset : offset + limit]
+    return {
+        "events": [redact(event.received_payload) for event in page],
+        "totalCount": total_count(queryset),
+    }
+
+
+# --- the UI's activity charts ---------------------------------------------------------
+
+
+def _window(request: Request) -> tuple[str, int, ZoneInfo]:
+    period = request.query_params.get("period", "DAY").upper()
+    if period not in ("DAY", "WEEK"):
+        raise MarquezError(400, "period must be DAY or WEEK.")
+    try:
+        zone = ZoneInfo(request.query_params.get("timezone") or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        raise MarquezError(400, "timezone must be an IANA time zone name.") from None
+    # DAY: the last 24 hours by hour; WEEK: the last 7 days by day (as Marquez draws them).
+    return ("hour", 24, zone) if period == "DAY" else ("day", 7, zone)
+
+
+def _buckets(unit: str, count: int, zone: ZoneInfo) -> list[tuple[datetime, datetime]]:
+    now = timezone.now().astimezone(zone)
+    if unit == "hour":
+        end = now.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+        step = timedelta(hours=1)
+    else:
+        end = now.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+        step = timedelta(days=1)
+    return [
+        (end - step * (count - index), end - step * (count - index - 1)) for index in range(count)
+    ]
+
+
+def _bucket_counts(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    # Runs under the view's statement timeout (api/marquez/views.py): a day or a week of
+    # events is aggregated in PostgreSQL, never loaded.
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall())
+
+
+def _bucket_index(bounds: list[tuple[datetime, datetime]], moment: datetime) -> int | None:
+    for index, (start, end) in enumerate(bounds):
+        if start <= moment < end:
+            return index
+    return None
+
+
+def stats_lineage_events(request: Request) -> list[dict[str, Any]]:
+    unit, count, zone = _window(request)
+    bounds = _buckets(unit, count, zone)
+    rows = _bucket_counts(
+        "SELECT date_trunc(%(unit)s, event_time AT TIME ZONE %(zone)s), event_type, count(*) "
+        "FROM ingest_event WHERE event_time >= %(start)s AND event_time < %(end)s "
+        "AND kind = 'run' GROUP BY 1, 2",
+        {"unit": unit, "zone": zone.key, "start": bounds[0][0], "end": bounds[-1][1]},
+    )
+    answer = [
+        {
+            "startInterval": start.isoformat(),
+            "endInterval": end.isoformat(),
+            "start": 0,
+            "complete": 0,
+            "fail": 0,
+            "abort": 0,
+        }
+        for start, end in bounds
+    ]
+    for local, event_type, number in rows:
+        index = _bucket_index(bounds, local.replace(tzinfo=zone))
+        key = (event_type or "").lower()
+        if index is not None and key in ("start", "complete", "fail", "abort"):
+            answer[index][key] += number
+    return answer
+
+
+def stats_assets(request: Request, asset: str) -> list[dict[str, Any]]:
+    """New jobs or datasets per interval (first seen in it); sources: the catalog keeps none."""
+    if asset not in ("jobs", "datasets", "sources"):
+        raise not_found(f"Statistics '{asset}'")
+    unit, count, zone = _window(request)
+    bounds = _buckets(unit, count, zone)
+    answer = [
+        {"startInterval": start.isoformat(), "endInterval": end.isoformat(), "count": 0}
+        for start, end in bounds
+    ]
+    if asset == "sources":
+        return answer
+    table = "catalog_job" if asset == "jobs" else "catalog_dataset"
+    rows = _bucket_counts(
+        f"SELECT date_trunc(%(unit)s, first_seen AT TIME ZONE %(zone)s), count(*) FROM {table} "
+        "WHERE first_seen >= %(start)s AND first_seen < %(end)s GROUP BY 1",
+        {"unit": unit, "zone": zone.key, "start": bounds[0][0], "end": bounds[-1][1]},
+    )
+    for local, number in rows:
+        index = _bucket_index(bounds, local.replace(tzinfo=zone))
+        if index is not None:
+            answer[index]["count"] += number
+    return answer
+
+
+# --- search, tags, sources --------------------------------------------------------------
+
+
+def search(request: Request) -> dict[str, Any]:
+    """The catalog's ranked search (catalog.search), answered in Marquez's result shape.
+
+    Marquez's ``%``/``_`` wildcards are not needed by a fuzzy search: ``%`` is dropped.
+    """
+    query = request.query_params.get("q", "").replace("%", " ").strip()
+    if not query:
+        raise MarquezError(400, "q is required.")
+    kind = request.query_params.get("filter", "").upper()
+    if kind not in ("", "ALL", "DATASET", "JOB"):
+        raise MarquezError(400, "filter must be DATASET or JOB.")
+    sort = request.query_params.get("sort", "NAME").upper()
+    if sort not in ("NAME", "UPDATE_AT", "UPDATED_AT"):
+        raise MarquezError(400, "sort must be NAME or UPDATE_AT.")
+    limit, _ = limit_offset(request)
+    hits = search_catalog(
+        query, min(limit, MAX_LIMIT), 0, kind.lower() if kind in ("DATASET", "JOB") else None
+    )
+    namespace = request.query_params.get("namespace")
+    if namespace:
+        hits = [hit for hit in hits if hit.namespace == namespace]
+    after, before = _day(request, "after"), _day(request, "before")
+    updated = {
+        ("dataset", row[0]): row[1]
+        for row in Dataset.objects.filter(
+            id__in=[h.id for h in hits if h.type == "dataset"]
+        ).values_list("id", "last_seen")
+    } | {
+        ("job", row[0]): row[1]
+        for row in Job.objects.filter(id__in=[h.id for h in hits if h.type == "job"]).values_list(
+            "id", "last_seen"
+        )
+    }
+    if after or before:
+        hits = [
+            hit
+            for hit in hits
+            if (seen := updated.get((hit.type, hit.id))) is not None
+            and (after is None or seen.date() >= after)
+            and (before is None or seen.date() <= before)
+        ]
+    results = [
+        {
+            "type": hit.type.upper(),
+            "name": hit.name,
+            "namespace": hit.namespace,
+            "nodeId": paths.node_id(hit.type, hit.namespace, hit.name),
+            "updatedAt": shapes.ts(updated.get((hit.type, hit.id))),
+        }
+        for hit in hits
+    ]
+    if sort == "NAME":
+        results.sort(key=lambda item: (item["name"], item["namespace"], item["type"]))
+    else:
+        results.sort(key=lambda item: item["updatedAt"] or "", reverse=True)
+    return {"totalCount": len(results), "results": results}
+
+
+def _day(request: Request, name: str) -> date | None:
+    """Marquez's search ``before``/``after``: a YYYY-MM-DD day (inclusive here)."""
+    raw = request.query_params.get(name, "")
+    if raw == "":
+        return None
+    value = parse_date(raw)
+    if value is None:
+        raise MarquezError(400, f"{name} must be a YYYY-MM-DD date (got {raw!r}).")
+    return value
+
+
+def tags(request: Request) -> dict[str, Any]:
+    """The catalog has no tags of its own (the UI lists them on every page)."""
+    return {"tags": []}
+
+
+def sources(request: Request) -> dict[str, Any]:
+    return {"sources": []}
+
+
+def source(request: Request, source: str) -> dict[str, Any]:
+    raise not_found(f"Source '{source}'")

@@ -1,0 +1,307 @@
+"""Catalog rows as Marquez's objects (Namespace, Job, Run, Dataset, DatasetVersion).
+
+Each builder takes a page of rows and answers with a fixed handful of queries whatever the
+page size (the pinned counts in tests/marquez prove it), so lists, details and graph nodes
+share one shape. Field names follow Marquez's published OpenAPI document and what its UI
+reads; values the catalog does not have are Marquez's empty values (``[]``, ``{}``, null).
+Facets come from events: they go through the one redaction function like every read path.
+"""
+
+import uuid
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from catalog.models import (
+    ColumnLineageEdge,
+    Dataset,
+    DatasetField,
+    Job,
+    JobDataset,
+    Run,
+    RunDataset,
+)
+from ingest.redaction import redact
+
+# Marquez's run states from OpenLineage's event types (ADR 0021 decides ours).
+RUN_STATE = {
+    "START": "RUNNING",
+    "RUNNING": "RUNNING",
+    "COMPLETE": "COMPLETED",
+    "FAIL": "FAILED",
+    "ABORT": "ABORTED",
+    "OTHER": "NEW",
+    "UNKNOWN": "NEW",
+}
+OUR_STATES: dict[str, list[str]] = defaultdict(list)
+for _ours, _theirs in RUN_STATE.items():
+    OUR_STATES[_theirs].append(_ours)
+
+LATEST_RUNS = 10  # Marquez's latestRuns
+RELATED_LIMIT = 200  # inputs/outputs and column lineage per object (invariant 7)
+STREAM_SCHEMES = ("kafka://", "pulsar://", "kinesis://", "pubsub://", "eventhub://")
+# A stable UUID namespace for the versions this catalog does not keep (job versions).
+_VERSIONS = uuid.UUID("6b1f0a52-3c1e-5d7a-9a4e-0c2f7b8d9e10")
+
+
+def ts(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def job_version(namespace: str, name: str) -> str:
+    """The catalog keeps one current version of a job: a stable id derived from its name."""
+    return str(uuid.uuid5(_VERSIONS, f"{namespace}\0{name}"))
+
+
+def job_type(job: Job) -> str:
+    return "STREAM" if job.processing_type.upper().startswith("STREAM") else "BATCH"
+
+
+def dataset_type(namespace: str) -> str:
+    return "STREAM" if namespace.lower().startswith(STREAM_SCHEMES) else "DB_TABLE"
+
+
+def _facet(facets: dict[str, Any], name: str) -> dict[str, Any]:
+    value = facets.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+# --- runs -----------------------------------------------------------------------------
+
+
+def run_data(run: Run, namespace: str, name: str) -> dict[str, Any]:
+    duration = run.duration
+    return {
+        "id": str(run.run_uuid),
+        "createdAt": ts(run.first_event_time or run.started_at),
+        "updatedAt": ts(run.last_event_time or run.updated_at),
+        "nominalStartTime": ts(run.nominal_start_time),
+        "nominalEndTime": ts(run.nominal_end_time),
+        "state": RUN_STATE.get(run.state, "NEW"),
+        "startedAt": ts(run.started_at),
+        "endedAt": ts(run.ended_at),
+        "durationMs": int(duration.total_seconds() * 1000) if duration is not None else None,
+        "args": {},
+        "jobVersion": {
+            "namespace": namespace,
+            "name": name,
+            "version": job_version(namespace, name),
+        },
+        "facets": redact(run.facets),
+    }
+
+
+def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
+    """Runs (``job`` selected) with the dataset versions they read and wrote (one query).
+
+    A dataset version is the run that wrote it, so an output's version is this run's id; an
+    input's version is not tracked and is null.
+    """
+    by_run: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(
+        lambda: {"input": [], "output": []}
+    )
+    links = (
+        RunDataset.objects.filter(run_id__in=[run.id for run in runs], alias__dataset__isnull=False)
+        .order_by("run_id", "direction", "alias__dataset_id")
+        .values("run_id", "direction", "alias__dataset__namespace", "alias__dataset__name")
+        .distinct()[: RELATED_LIMIT * max(len(runs), 1)]
+    )
+    uuids = {run.id: str(run.run_uuid) for run in runs}
+    for link in links:
+        by_run[link["run_id"]][link["direction"]].append(
+            {
+                "datasetVersionId": {
+                    "namespace": link["alias__dataset__namespace"],
+                    "name": link["alias__dataset__name"],
+                    "version": uuids[link["run_id"]] if link["direction"] == "output" else None,
+                },
+                "facets": {},
+            }
+        )
+    answer = []
+    for run in runs:
+        data = run_data(run, run.job.namespace, run.job.name)
+        data["inputDatasetVersions"] = by_run[run.id]["input"]
+        data["outputDatasetVersions"] = by_run[run.id]["output"]
+        answer.append(data)
+    return answer
+
+
+# --- jobs -----------------------------------------------------------------------------
+
+
+def jobs_data(jobs: list[Job], latest_runs: int = LATEST_RUNS) -> list[dict[str, Any]]:
+    """Jobs (``parent`` selected) with latestRun, latestRuns (≤10), inputs and outputs:
+    two queries for the whole page. ``latest_runs=1``: latestRun only (graph nodes, as
+    Marquez's lineage graph gives them), which keeps a 200-node graph cheap."""
+    ids = [job.id for job in jobs]
+    latest: dict[int, list[Run]] = defaultdict(list)
+    # One index range per job (catalog_run_job_started_idx), whatever its run history.
+    ranked = Run.objects.raw(
+        "SELECT r.* FROM unnest(%s::bigint[]) AS j(id) CROSS JOIN LATERAL ("
+        " SELECT * FROM catalog_run r WHERE r.job_id = j.id AND r.started_at IS NOT NULL"
+        " ORDER BY r.started_at DESC, r.id DESC LIMIT %s) r",
+        [ids, latest_runs],
+    )
+    for run in ranked:
+        latest[run.job_id].append(run)
+    io: dict[int, dict[str, list[dict[str, str]]]] = defaultdict(
+        lambda: {"input": [], "output": []}
+    )
+    links = (
+        JobDataset.objects.filter(job_id__in=ids, alias__dataset__isnull=False)
+        .order_by("job_id", "direction", "alias__dataset__namespace", "alias__dataset__name")
+        .values("job_id", "direction", "alias__dataset__namespace", "alias__dataset__name")
+        .distinct()[: RELATED_LIMIT * max(len(ids), 1)]
+    )
+    for link in links:
+        io[link["job_id"]][link["direction"]].append(
+            {"namespace": link["alias__dataset__namespace"], "name": link["alias__dataset__name"]}
+        )
+    answer = [_job(job, latest[job.id], io[job.id]) for job in jobs]
+    if latest_runs < LATEST_RUNS:
+        for data in answer:
+            del data["latestRuns"]
+    return answer
+
+
+def _job(job: Job, runs: list[Run], io: dict[str, list[dict[str, str]]]) -> dict[str, Any]:
+    facets = redact(job.facets)
+    documentation = _facet(facets, "documentation").get("description")
+    location = _facet(facets, "sourceCodeLocation").get("url")
+    run_shapes = [run_data(run, job.namespace, job.name) for run in runs]
+    return {
+        "id": {"namespace": job.namespace, "name": job.name},
+        "type": job_type(job),
+        "name": job.name,
+        "simpleName": job.name.rsplit(".", 1)[-1],
+        "parentJobName": job.parent.name if job.parent_id and job.parent else None,
+        "parentJobUuid": None,
+        "createdAt": ts(job.first_seen),
+        "updatedAt": ts(job.last_seen or job.updated_at),
+        "namespace": job.namespace,
+        "inputs": io["input"],
+        "outputs": io["output"],
+        "location": location,
+        "description": job.description or documentation or None,
+        "latestRun": run_shapes[0] if run_shapes else None,
+        "latestRuns": run_shapes,
+        "tags": [],
+        "facets": facets,
+        "currentVersion": job_version(job.namespace, job.name),
+    }
+
+
+# --- datasets -------------------------------------------------------------------------
+
+
+def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
+    """Datasets with schema fields, column lineage, lastModifiedAt and currentVersion:
+    three queries for the whole page."""
+    ids = [dataset.id for dataset in datasets]
+    fields: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for row in (
+        DatasetField.objects.filter(dataset_id__in=ids)
+        .order_by("dataset_id", "ordinal")
+        .values("dataset_id", "name", "type", "description")
+    ):
+        fields[row["dataset_id"]].append(
+            {
+                "name": row["name"],
+                "type": row["type"] or None,
+                "tags": [],
+                "description": row["description"] or None,
+            }
+        )
+    lineage: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for edge in (
+        ColumnLineageEdge.objects.filter(target_id__in=ids)
+        .order_by("target_id", "target_field", "source__namespace", "source__name", "source_field")
+        .values(
+            "target_id",
+            "target_field",
+            "source__namespace",
+            "source__name",
+            "source_field",
+            "transformation_type",
+            "transformation_description",
+        )[: RELATED_LIMIT * max(len(ids), 1)]
+    ):
+        lineage[edge["target_id"]][edge["target_field"]].append(
+            {
+                "namespace": edge["source__namespace"],
+                "dataset": edge["source__name"],
+                "field": edge["source_field"],
+                "transformationDescription": edge["transformation_description"] or None,
+                "transformationType": edge["transformation_type"] or None,
+            }
+        )
+    # The newest write of each dataset: its time is lastModifiedAt, its run the current
+    # version (a dataset version is the run that wrote it, see dataset_versions).
+    latest = {
+        row["alias__dataset_id"]: (row["last_seen"], str(row["run__run_uuid"]))
+        for row in RunDataset.objects.filter(alias__dataset_id__in=ids, direction="output")
+        .order_by("alias__dataset_id", "-last_seen", "-id")
+        .distinct("alias__dataset_id")
+        .values("alias__dataset_id", "last_seen", "run__run_uuid")
+    }
+    return [
+        dataset_data(
+            dataset,
+            fields[dataset.id],
+            [{"name": name, "inputFields": inputs} for name, inputs in lineage[dataset.id].items()],
+            *latest.get(dataset.id, (None, None)),
+        )
+        for dataset in datasets
+    ]
+
+
+def dataset_data(
+    dataset: Dataset,
+    fields: list[dict[str, Any]],
+    column_lineage: list[dict[str, Any]],
+    last_modified: datetime | None,
+    current_version: str | None,
+) -> dict[str, Any]:
+    facets = redact(dataset.facets)
+    source = _facet(facets, "dataSource").get("name")
+    return {
+        "id": {"namespace": dataset.namespace, "name": dataset.name},
+        "type": dataset_type(dataset.namespace),
+        "name": dataset.name,
+        "physicalName": dataset.name,
+        "createdAt": ts(dataset.first_seen),
+        "updatedAt": ts(dataset.last_seen or dataset.updated_at),
+        "namespace": dataset.namespace,
+        "sourceName": source if isinstance(source, str) and source else dataset.namespace,
+        "fields": fields,
+        "tags": [],
+        "lastModifiedAt": ts(last_modified),
+        "lastLifecycleState": dataset.lifecycle_state or None,
+        "lifecycleState": dataset.lifecycle_state or None,
+        "description": dataset.description or None,
+        "facets": facets,
+        "currentVersion": current_version,
+        "columnLineage": column_lineage,
+        "deleted": dataset.is_dropped,
+    }
+
+
+def schema_fields(facets: dict[str, Any]) -> list[dict[str, Any]]:
+    """Fields of an event's ``schema`` dataset facet, as Marquez lists them."""
+    answer = []
+    for item in _facet(facets, "schema").get("fields") or []:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            answer.append(
+                {
+                    "name": item["name"],
+                    "type": item.get("type") if isinstance(item.get("type"), str) else None,
+                    "tags": [],
+                    "description": item.get("description")
+                    if isinstance(item.get("description"), str)
+                    else None,
+                }
+            )
+    return answer

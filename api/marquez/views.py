@@ -1,0 +1,141 @@
+"""The mount's one entry point: raw-path routing, ingest hand-off, auth, Marquez errors."""
+
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.db import OperationalError, connection, transaction
+from django.http import HttpRequest, HttpResponse
+from django.urls import resolve
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework import authentication
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.base import ReadRateThrottle
+from api.marquez import events, lineage, paths, resources
+from api.marquez.errors import MarquezError, error_response, marquez_exception_handler
+from ingest.authentication import BearerTokenAuthentication, HasReadScope
+from ingest.views import LineageView
+
+HANDLERS: dict[str, Callable[..., Any]] = {
+    "namespaces": resources.namespaces,
+    "namespace": resources.namespace,
+    "all_jobs": resources.all_jobs,
+    "jobs": resources.jobs,
+    "job": resources.job,
+    "job_runs": resources.job_runs,
+    "run": resources.run,
+    "run_facets": resources.run_facets,
+    "datasets": resources.datasets,
+    "dataset": resources.dataset,
+    "dataset_versions": resources.dataset_versions,
+    "dataset_version": resources.dataset_version,
+    "lineage": lineage.lineage,
+    "column_lineage": lineage.column_lineage,
+    "search": events.search,
+    "tags": events.tags,
+    "sources": events.sources,
+    "source": events.source,
+    "events": events.events,
+    "stats_lineage_events": events.stats_lineage_events,
+    "stats_assets": events.stats_assets,
+}
+assert {handler for _, handler in paths.ROUTES if handler} == set(HANDLERS)
+
+_ingest = LineageView.as_view()
+READ_TIMEOUT_MS = 10_000
+
+
+def settings_value(key: str) -> Any:
+    return settings.MARQUEZ_API[key]
+
+
+class MarquezReadAccess(HasReadScope):
+    """A read token or a staff session, like /api/v1/; anonymous only when configured."""
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        if request.user is None and settings_value("ALLOW_ANONYMOUS_READS"):
+            return True
+        return super().has_permission(request, view)
+
+
+class MarquezThrottle(ReadRateThrottle):
+    """The read throttle; anonymous reads (when allowed) are counted per client address."""
+
+    def get_cache_key(self, request: Any, view: Any) -> str:
+        if request.user is None:
+            return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+        return super().get_cache_key(request, view)
+
+
+class MarquezView(APIView):
+    """GET on a resolved route; every other method is a Marquez write: 405."""
+
+    authentication_classes = [BearerTokenAuthentication, authentication.SessionAuthentication]
+    permission_classes = [MarquezReadAccess]
+    throttle_classes = [MarquezThrottle]
+    throttle_scope = "read"
+    renderer_classes = [JSONRenderer]
+    schema = None  # not part of /api/schema/: Marquez publishes its own (docs/marquez.md)
+
+    def get_exception_handler(self) -> Callable[..., Any]:
+        return marquez_exception_handler
+
+    def get(self, request: Request, route: paths.Route) -> Response:
+        if not route.handler:
+            raise self._read_only()
+        # Every answer is bounded in time: offset pages, namespace filters without an index
+        # (events of a job namespace) and the charts' aggregates run under a timeout.
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SET LOCAL statement_timeout = %s", [READ_TIMEOUT_MS])
+                body = HANDLERS[route.handler](request, **route.kwargs)
+        except OperationalError as error:
+            if getattr(error.__cause__, "sqlstate", None) != "57014":  # query_canceled
+                raise
+            raise MarquezError(
+                503,
+                "The query took too long.",
+                f"Reads here stop after {READ_TIMEOUT_MS} ms; narrow the request (a namespace, "
+                "a time range, a smaller depth).",
+            ) from None
+        return Response(body)
+
+    def http_method_not_allowed(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        raise self._read_only()
+
+    @staticmethod
+    def _read_only() -> MarquezError:
+        return MarquezError(
+            405,
+            "This catalog's Marquez API is read-only.",
+            "Tags, namespaces, jobs and runs come from OpenLineage events: POST them to "
+            "/lineage. Stewards curate the catalog in its admin.",
+        )
+
+
+_read = MarquezView.as_view()
+
+
+@csrf_exempt
+def entry(request: HttpRequest, rest: str = "") -> HttpResponse:
+    """Every path under the mount. ``POST lineage`` is our ingest view, unchanged."""
+    if not settings_value("ENABLED"):
+        return error_response(404, "The Marquez-compatible API is switched off.")
+    raw = paths.raw_rest(request.META, request.path, rest)
+    route = paths.resolve(rest, raw)
+    if route is None and raw is not None:
+        # A proxy in front may have decoded %2F already: read names as the decoded path does.
+        route = paths.resolve(rest, None)
+    if route is None:
+        if getattr(request, "urlconf", None) == "api.marquez.hosts":
+            # Plain /api/v1/ on a Marquez host: paths Marquez lacks stay the catalog's own.
+            match = resolve(request.path_info, urlconf="config.urls")
+            return match.func(request, *match.args, **match.kwargs)  # type: ignore[no-any-return]
+        return error_response(404, f"No Marquez endpoint at /api/v1/{rest}.")
+    if route.handler == "lineage" and request.method == "POST":
+        return _ingest(request)
+    return _read(request, route=route)

@@ -1,0 +1,210 @@
+"""Auth, the switches, Marquez's error bodies, paging bounds and pinned query counts."""
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext, override_settings
+
+from api.marquez import paging
+from tests.api.factories import make_dataset, make_job, make_run
+from tests.marquez.conftest import JOB_NS, S3, MarquezClient
+
+pytestmark = pytest.mark.django_db
+
+ERROR = {"code", "message", "details"}
+
+
+def marquez(**overrides: Any) -> Any:
+    values = {"ENABLED": True, "HOSTS": [], "ALLOW_ANONYMOUS_READS": False, **overrides}
+    return override_settings(MARQUEZ_API=values)
+
+
+def test_no_credentials_is_401_in_marquez_shape():
+    response = MarquezClient(Client()).get("/namespaces")
+    assert response.status_code == 401
+    assert set(response.json()) == ERROR and response.json()["code"] == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_an_ingest_token_cannot_read(ingest_client):
+    response = MarquezClient(ingest_client).get("/tags")
+    assert response.status_code == 403 and response.json()["code"] == 403
+
+
+def test_a_staff_session_reads():
+    client = Client()
+    client.force_login(User.objects.create_user("steward", is_staff=True))
+    assert MarquezClient(client).get("/tags").json() == {"tags": []}
+    other = Client()
+    other.force_login(User.objects.create_user("visitor", is_staff=False))
+    assert MarquezClient(other).get("/tags").status_code == 403
+
+
+def test_anonymous_reads_only_when_switched_on():
+    with marquez(ALLOW_ANONYMOUS_READS=True):
+        assert MarquezClient(Client()).get("/tags").status_code == 200
+    assert MarquezClient(Client()).get("/tags").status_code == 401
+
+
+def test_anonymous_reads_are_throttled_per_address():
+    from django.conf import settings
+    from django.core.cache import cache
+
+    cache.clear()
+    rates = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"read": "2/min"}}
+    with marquez(ALLOW_ANONYMOUS_READS=True), override_settings(REST_FRAMEWORK=rates):
+        anonymous = MarquezClient(Client(REMOTE_ADDR="10.0.0.7"))
+        assert [anonymous.get("/tags").status_code for _ in range(3)] == [200, 200, 429]
+        assert anonymous.get("/tags").json()["code"] == 429
+        assert MarquezClient(Client(REMOTE_ADDR="10.0.0.8")).get("/tags").status_code == 200
+    cache.clear()
+
+
+def test_the_mount_can_be_switched_off(mz):
+    with marquez(ENABLED=False):
+        response = mz.get("/tags")
+    assert response.status_code == 404 and set(response.json()) == ERROR
+
+
+def test_unknown_paths_and_writes(read_client, mz):
+    missing = mz.get("/no/such/thing")
+    assert missing.status_code == 404 and set(missing.json()) == ERROR
+    for method, path in [
+        ("put", "/marquez/api/v1/tags/PII"),
+        ("put", "/marquez/api/v1/namespaces/ns"),
+        ("post", "/marquez/api/v1/namespaces/ns/datasets/ds/tags/PII"),
+        ("delete", "/marquez/api/v1/namespaces/ns/jobs/job"),
+        ("post", "/marquez/api/v1/jobs/runs/01930000-0000-7000-8000-000000000001/complete"),
+    ]:
+        response = getattr(read_client, method)(path, RAW_URI=path)
+        assert response.status_code == 405, (method, path)
+        assert response.json()["code"] == 405 and "read-only" in response.json()["message"]
+
+
+def test_a_proxy_that_decoded_the_path_still_routes(world, read_client):
+    path = "/marquez/api/v1/namespaces/s3://lake/datasets/raw/orders/daily/versions"
+    response = read_client.get(path, RAW_URI=path)
+    assert response.status_code == 200 and response.json()["totalCount"] == 1
+
+
+def test_post_lineage_is_our_ingest(client):
+    response = client.post("/marquez/api/v1/lineage", {}, content_type="application/json")
+    assert response.status_code == 401  # ingest's own answer: an ingest token is required
+    assert response["Content-Type"] == "application/problem+json"
+
+
+def test_bad_parameters_are_400_in_marquez_shape(mz):
+    for path, params in [
+        ("/namespaces", {"limit": "many"}),
+        ("/namespaces", {"offset": "-1"}),
+        ("/namespaces", {"offset": str(paging.MAX_OFFSET + 1)}),
+        ("/lineage", {}),
+        ("/lineage", {"nodeId": "table:x:y"}),
+        ("/column-lineage", {"nodeId": "dataset:a:b", "withDownstream": "maybe"}),
+        ("/jobs", {"lastRunStates": "SLEEPING"}),
+        ("/events/lineage", {"before": "yesterday"}),
+        ("/events/lineage", {"sortDirection": "sideways"}),
+        ("/jobs/runs/01930000-0000-7000-8000-000000000001/facets", {"type": "dataset"}),
+    ]:
+        response = mz.get(path, **params)
+        assert response.status_code == 400, (path, params, response.content)
+        assert set(response.json()) == ERROR and response.json()["message"]
+
+
+def test_unknown_nodes_are_404(mz):
+    assert mz.get("/lineage", nodeId="dataset:nowhere:nothing").status_code == 404
+    assert mz.get("/column-lineage", nodeId="job:nowhere:nothing").status_code == 404
+
+
+def test_limit_is_clamped_and_offset_pages(mz):
+    for index in range(3):
+        make_job(f"job_{index}", namespace="paged")
+    body = mz.get("/namespaces/paged/jobs", limit="100000").json()
+    assert len(body["jobs"]) == 3
+    second = mz.get("/namespaces/paged/jobs", limit="1", offset="1").json()
+    assert [j["name"] for j in second["jobs"]] == ["job_1"] and second["totalCount"] == 3
+
+
+def test_total_count_is_estimated_above_the_bound(mz, monkeypatch):
+    for index in range(5):
+        make_dataset(f"t{index}", namespace="big")
+    monkeypatch.setattr(paging, "EXACT_COUNT_CAP", 2)
+    body = mz.get("/namespaces/big/datasets", limit="1").json()
+    # Past the bound the planner's estimate answers (never below the bound + 1).
+    assert body["totalCount"] >= 3 and len(body["datasets"]) == 1
+
+
+def _queries(mz: MarquezClient, path: str, **params: str) -> int:
+    """Queries of the view's work (the timeout's SET LOCAL and savepoints not counted)."""
+    with CaptureQueriesContext(connection) as captured:
+        assert mz.get(path, **params).status_code == 200
+    bookkeeping = ("SAVEPOINT", "RELEASE SAVEPOINT", "SET LOCAL")
+    return sum(1 for query in captured if not query["sql"].startswith(bookkeeping))
+
+
+def test_query_counts_do_not_grow_with_the_page(mz):
+    def grow(count: int) -> None:
+        for _ in range(count):
+            job = make_job(namespace="counted")
+            make_run(job)
+            make_run(job, state="FAIL")
+            make_dataset(namespace="counted")
+
+    grow(2)
+    mz.get("/tags")  # token resolved and cached: the counts below are the views'
+    small = {
+        "jobs": _queries(mz, "/namespaces/counted/jobs"),
+        "datasets": _queries(mz, "/namespaces/counted/datasets"),
+        "namespaces": _queries(mz, "/namespaces"),
+    }
+    grow(6)
+    large = {
+        "jobs": _queries(mz, "/namespaces/counted/jobs"),
+        "datasets": _queries(mz, "/namespaces/counted/datasets"),
+        "namespaces": _queries(mz, "/namespaces"),
+    }
+    assert small == large == {"jobs": 4, "datasets": 5, "namespaces": 2}
+
+
+def test_graph_query_counts_are_pinned(world, mz):
+    """A fixed handful per graph: the walk (catalog.graph) plus seven for Marquez's shapes;
+    column lineage: one query per level walked (at most MAX_DEPTH per direction)."""
+    mz.get("/tags")
+    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 16
+    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 17
+    assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 8
+
+
+@pytest.mark.parametrize("host", ["marquez.example.com", "MARQUEZ.example.com:8000"])
+def test_marquez_hosts_get_the_mount_at_plain_api_v1(world, read_client, host):
+    with marquez(HOSTS=["marquez.example.com"]):
+        body = read_client.get("/api/v1/namespaces", HTTP_HOST=host).json()
+        assert "namespaces" in body and body["totalCount"] == 3
+        graph = read_client.get(
+            "/api/v1/lineage", {"nodeId": f"job:{JOB_NS}:etl.load_orders"}, HTTP_HOST=host
+        )
+        assert graph.status_code == 200 and "graph" in graph.json()
+        # Paths Marquez does not have stay the catalog's own.
+        stats = read_client.get("/api/v1/stats", HTTP_HOST=host)
+        assert stats.status_code == 200 and "code" not in stats.json()
+        # Other hosts keep the catalog's /api/v1/.
+        ours = read_client.get("/api/v1/namespaces", HTTP_HOST="catalog.example.com").json()
+        assert "results" in ours
+
+
+def test_a_slow_read_is_cut_with_503(mz, monkeypatch):
+    from api.marquez import views
+
+    def slow(request: Any) -> dict[str, Any]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(2)")
+        return {"tags": []}
+
+    monkeypatch.setitem(views.HANDLERS, "tags", slow)
+    monkeypatch.setattr(views, "READ_TIMEOUT_MS", 100)
+    response = mz.get("/tags")
+    assert response.status_code == 503 and response.json()["code"] == 503
+    assert mz.get("/sources").status_code == 200  # the connection is usable afterwards
