@@ -174,6 +174,7 @@ class LineageSettings(TypedDict):
     ALLOW_ANONYMOUS_INGEST: bool
     DERIVE_TASK: str
     REDACT_KEYS: list[str]
+    REDACT_WORDS: list[str]
     ENQUEUE_BACKOFF_SECONDS: int
 
 
@@ -199,6 +200,7 @@ LINEAGE: LineageSettings = {
         [
             "password",
             "passwd",
+            "passphrase",
             "pwd",
             "secret",
             "token",
@@ -216,6 +218,9 @@ LINEAGE: LineageSettings = {
             "connectionstring",
         ],
     ),
+    # Short secret names redacted only as whole words (``db_pass``, ``PASS``), since as
+    # substrings they would hide ordinary keys (``bypass``, ``passenger_count``).
+    "REDACT_WORDS": env_list("LINEAGE_REDACT_WORDS", ["pass", "pw"]),
     # After a failed publish, skip the broker for this many seconds; the sweep catches up.
     "ENQUEUE_BACKOFF_SECONDS": env_int("LINEAGE_ENQUEUE_BACKOFF_SECONDS", 5),
 }

@@ -1,5 +1,6 @@
 """Secrets in payloads are redacted on every read path; the raw log keeps them."""
 
+import time
 from pathlib import Path
 
 import orjson
@@ -29,8 +30,48 @@ def test_debezium_connector_password_is_redacted() -> None:
         (["api_key: abc", "region=eu"], [f"api_key: {REDACTED}", "region=eu"]),
         ("postgres://app:s3cr3t@db:5432/shop", f"postgres://app:{REDACTED}@db:5432/shop"),
         ("s3://bucket/path@version", "s3://bucket/path@version"),
-        ({"token": {"nested": "kept as structure"}}, {"token": {"nested": "kept as structure"}}),
         ({"tokens_count": 3}, {"tokens_count": REDACTED}),
+        # Structures under a secret key are secret as a whole; null and booleans say nothing.
+        ({"password": ["x"]}, {"password": REDACTED}),
+        ({"credentials": {"value": "x"}}, {"credentials": REDACTED}),
+        ({"token": None, "has_password": True}, {"token": None, "has_password": True}),
+        (
+            {"pass": "x", "DB_PASS": "y", "passphrase": "z"},
+            dict.fromkeys(["pass", "DB_PASS", "passphrase"], REDACTED),
+        ),
+        ({"bypass": "on", "passenger_count": 3}, {"bypass": "on", "passenger_count": 3}),
+        ("user=bob\npassword=x\nhost=h", f"user=bob\npassword={REDACTED}\nhost=h"),
+        ("Authorization: Bearer abc", f"Authorization: {REDACTED}"),
+        (
+            "--conf spark.hadoop.fs.s3a.secret.key=x --conf spark.a=b app.py",
+            f"--conf spark.hadoop.fs.s3a.secret.key={REDACTED} --conf spark.a=b app.py",
+        ),
+        (
+            "jdbc:postgresql://db/x?user=u&password=x&ssl=true",
+            f"jdbc:postgresql://db/x?user=u&password={REDACTED}&ssl=true",
+        ),
+        (
+            "jdbc:sqlserver://h;user=u;password=x;database=y",
+            f"jdbc:sqlserver://h;user=u;password={REDACTED};database=y",
+        ),
+        ("host=h port=5432 password=x dbname=y", f"host=h port=5432 password={REDACTED} dbname=y"),
+        (
+            'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
+            'password="x y";',
+            'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
+            f'password="{REDACTED}";',
+        ),
+        ('{"password": "x", "user": "y"}', f'{{"password": "{REDACTED}", "user": "y"}}'),
+        ("dagster:load:token=abc", f"dagster:load:token={REDACTED}"),
+        ("postgres://u:pa/ss@host/db", f"postgres://u:{REDACTED}@host/db"),
+        ("postgres://u:p@ss@host/db", f"postgres://u:{REDACTED}@host/db"),
+        ("redis://:pw@cache:6379/0", f"redis://:{REDACTED}@cache:6379/0"),
+        ("postgres://u:1234@h/db", f"postgres://u:{REDACTED}@h/db"),
+        ("http://host:8080/a@b", "http://host:8080/a@b"),
+        (
+            "https://u:p@h/?next=https://u2:p2@h2/x",
+            f"https://u:{REDACTED}@h/?next=https://u2:{REDACTED}@h2/x",
+        ),
     ],
 )
 def test_secret_shapes_are_redacted(value, expected) -> None:
@@ -91,3 +132,47 @@ def test_no_read_endpoint_reflects_the_debezium_password(ingest_client, read_cli
         assert b"database.password=postgres" not in body, path
     detail = read_client.get(f"/api/v1/events/{event.id}").content.decode()
     assert f"database.password={REDACTED}" in detail
+
+
+HOSTILE = [
+    "pwd" * 333_334,
+    "a" * 1_000_000 + "@://",
+    "pwd=" * 250_000,
+    "a pwd=" * 166_667,
+    "pwd:" * 250_000,
+    "://" * 333_334,
+    "a://b:c@" * 125_000,
+    "x pwd='" * 142_858,
+    ("a" * 199 + "=") * 5_000,
+    ":@" * 500_000,
+    " " * 1_000_000 + "password=1",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+def test_redaction_time_grows_linearly_with_a_1_mb_hostile_string(text) -> None:
+    """The review's event took 11-21 s to read at 39 KB: redaction was quadratic. Linear
+    now: a 1 MB hostile string takes well under a second (the bound leaves room for a
+    loaded machine), and 10x the text costs about 10x the time, not 100x."""
+
+    def seconds(value: str) -> float:
+        best = float("inf")
+        for _ in range(2):
+            started = time.perf_counter()
+            redact({"run": {"facets": {"note": value}}})
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    assert len(text) >= 1_000_000
+    large, small = seconds(text), seconds(text[:100_000])
+    assert large < 3.0, f"{large:.2f}s for 1 MB"
+    assert large < 30 * max(small, 0.002), (large, small)
+
+
+def test_a_string_longer_than_the_scan_limit_keeps_no_secret_in_its_tail() -> None:
+    from ingest.redaction import SCAN_LIMIT
+
+    clean = "x" * (SCAN_LIMIT + 10)
+    assert redact(clean) == clean
+    tail = redact("x" * SCAN_LIMIT + " password=hunter2")
+    assert "hunter2" not in tail and tail.startswith("x" * SCAN_LIMIT)
