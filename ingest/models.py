@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from ingest.querysets import EventQuerySet, TokenQuerySet
+from ingest.redaction import redact_text
 
 
 class EventKind(models.TextChoices):
@@ -90,8 +91,8 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         label = self.event_type or self.kind
-        if self.job_name:
-            return f"#{self.id} {label} {self.job_namespace}/{self.job_name}"
+        if self.job_name:  # shown in the admin: an edge's pipeline may hold a token
+            return redact_text(f"#{self.id} {label} {self.job_namespace}/{self.job_name}")
         return f"#{self.id} {label}"
 
     @property

@@ -61,7 +61,8 @@ def _keyword_pattern(keys: tuple[str, ...], words: tuple[str, ...]) -> re.Patter
 
 
 def _configured(name: str) -> tuple[str, ...]:
-    return tuple(key.lower() for key in settings.LINEAGE.get(name, ()) if key)
+    configured: list[str] = settings.LINEAGE.get(name, [])  # type: ignore[assignment]
+    return tuple(key.lower() for key in configured if key)
 
 
 def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
@@ -71,8 +72,9 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
     one redaction function of every read path: API, export, admin, and the Marquez API.
     ``keys`` replaces both configured lists (``REDACT_KEYS`` and ``REDACT_WORDS``).
     """
+    words: tuple[str, ...] = ()
     if keys is not None:
-        secret_keys, words = tuple(key.lower() for key in keys if key), ()
+        secret_keys = tuple(key.lower() for key in keys if key)
     else:
         secret_keys, words = _configured("REDACT_KEYS"), _configured("REDACT_WORDS")
     if not secret_keys and not words:

@@ -176,3 +176,73 @@ def test_a_string_longer_than_the_scan_limit_keeps_no_secret_in_its_tail() -> No
     assert redact(clean) == clean
     tail = redact("x" * SCAN_LIMIT + " password=hunter2")
     assert "hunter2" not in tail and tail.startswith("x" * SCAN_LIMIT)
+
+
+@pytest.mark.django_db
+def test_credentials_in_names_metadata_and_errors_reach_no_read_path(
+    ingest_client, read_client, admin_client
+) -> None:
+    """Names are stored without user info (derivation strips it, as the OpenLineage naming
+    spec writes names); metadata values and derivation errors pass through ``redact``."""
+    from catalog.models import Dataset, Job, Run
+    from catalog.services import derive_events
+    from ingest.models import Event
+    from tests.ingest.helpers import run_event
+
+    event = run_event(
+        job={"namespace": "tests", "name": "load"},
+        inputs=[{"namespace": "mysql://db2:3306", "name": "jdbc:mysql://u:S3CRET@db2/shop.t"}],
+    )
+    edge = {
+        "source_table": "postgres://etl:S3CRET@db/x.y",
+        "target_table": "iceberg.gold.y",
+        "pipeline": "dagster:load_y:token=S3CRET",
+    }
+    metadata = {
+        "subject": "model",
+        "action": "promote",
+        "additionalValues": {"password": "S3CRET", "note": "conn=postgres://a:S3CRET@h/db"},
+    }
+    for url, document in (
+        ("/api/v1/lineage", event),
+        ("/api/v1/lineage/edges", edge),
+        ("/api/v1/metadata", metadata),
+    ):
+        response = ingest_client.post(
+            url, data=orjson.dumps(document), content_type="application/json"
+        )
+        assert response.status_code == 201, response.content
+    derive_events(list(Event.objects.values_list("id", flat=True)))
+    assert not Event.objects.exclude(derivation_status="derived").exists()
+    failed = Event.objects.order_by("id").first()
+    assert failed is not None
+    Event.objects.filter(id=failed.id).update(
+        derivation_status="failed", derivation_error="BadEvent: password=S3CRET in 'x'"
+    )
+    dataset_ids = list(Dataset.objects.values_list("id", flat=True))
+    paths = [
+        "/api/v1/datasets",
+        "/api/v1/jobs",
+        "/api/v1/runs",
+        "/api/v1/events",
+        f"/api/v1/events/{failed.id}",
+        "/api/v1/events/export",
+        "/api/v1/metadata",
+        "/api/v1/search?q=x.y",
+        "/api/v1/search?q=shop",
+        *(f"/api/v1/datasets/{id}" for id in dataset_ids),
+        *(f"/api/v1/lineage/graph?node=dataset:{id}" for id in dataset_ids),
+        *(f"/api/v1/jobs/{id}" for id in Job.objects.values_list("id", flat=True)),
+        *(f"/api/v1/runs/{uuid}" for uuid in Run.objects.values_list("run_uuid", flat=True)),
+    ]
+    for path in paths:
+        response = read_client.get(path)
+        assert response.status_code == 200, (path, response.content)
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert b"S3CRET" not in body, (path, body)
+    assert b"jdbc:mysql://db2/shop.t" in read_client.get("/api/v1/datasets").content
+    for page in (f"/admin/ingest/event/{failed.id}/change/", "/admin/ingest/event/", "/admin/"):
+        response = admin_client.get(page)
+        assert response.status_code == 200, page
+        text = response.content.decode()
+        assert "S3CRET" not in text, (page, text[text.find("S3CRET") - 300 :][:400])
