@@ -130,7 +130,9 @@ def parse_json(data: bytes, path: str = "") -> Any:
     if not data.strip():
         raise Problem(status=400, slug="invalid-json", title="The body is empty")
     try:
-        orjson.loads(data)
+        # orjson's document is walked (iteratively) for depth *before* the stdlib decoder,
+        # which recurses: 990-1024 levels passed orjson and then hit the recursion limit.
+        check_depth(orjson.loads(data), limits()["MAX_JSON_DEPTH"], path)
         document = _DECODER.decode(data.decode())
     except (orjson.JSONDecodeError, ValueError) as error:
         raise Problem(
@@ -140,7 +142,8 @@ def parse_json(data: bytes, path: str = "") -> Any:
             detail=str(error),
             errors=[FieldError(path or "/", str(error))],
         ) from error
-    check_depth(document, limits()["MAX_JSON_DEPTH"], path)
+    except RecursionError as error:  # only if MAX_JSON_DEPTH is set near the stack's limit
+        raise too_deep(limits()["MAX_JSON_DEPTH"], path) from error
     return document
 
 
@@ -165,13 +168,17 @@ def check_depth(document: Any, max_depth: int, path: str = "") -> None:
         else:
             continue
         if depth > max_depth:
-            raise Problem(
-                status=400,
-                slug="too-deep",
-                title="The JSON document is nested too deeply",
-                detail=f"Nesting deeper than {max_depth} levels is refused.",
-                errors=[FieldError(path or "/", f"nesting exceeds {max_depth} levels")],
-            )
+            raise too_deep(max_depth, path)
         for child in children:
             if isinstance(child, dict | list):
                 stack.append((child, depth + 1))
+
+
+def too_deep(max_depth: int, path: str = "") -> Problem:
+    return Problem(
+        status=400,
+        slug="too-deep",
+        title="The JSON document is nested too deeply",
+        detail=f"Nesting deeper than {max_depth} levels is refused.",
+        errors=[FieldError(path or "/", f"nesting exceeds {max_depth} levels")],
+    )

@@ -176,6 +176,23 @@ def test_extremely_deep_nesting_is_refused_without_recursion_errors(ingest_clien
     assert response.status_code == 400
 
 
+@pytest.mark.parametrize("depth", [65, 900, 990, 1000, 1022, 1023, 1024, 1025, 2000])
+def test_nesting_at_every_depth_is_a_400_problem_on_every_endpoint(ingest_client, depth) -> None:
+    """orjson accepts 1024 levels; the stdlib decoder ran out of recursion before the depth
+    check (990-1024 levels were a 500). Every depth, every endpoint, NDJSON too: a 400."""
+    nested = b"[" * depth + b"]" * depth
+    body = b'{"a":' + nested + b"}"
+    for url in (LINEAGE, BATCH, EDGES, METADATA):
+        response = _post_raw(ingest_client, body, url)
+        assert response.status_code == 400, (url, depth, response.content[:200])
+        assert response["Content-Type"] == "application/problem+json"
+    for lines in (nested, body, orjson.dumps(run_event()) + b"\n" + body):
+        response = ingest_client.post(BATCH, data=lines, content_type="application/x-ndjson")
+        assert response.status_code == 400, (depth, response.content[:200])
+        assert response["Content-Type"] == "application/problem+json"
+    assert not Event.objects.exists()
+
+
 def test_gzip_with_trailing_garbage_and_gzip_of_invalid_json(ingest_client) -> None:
     response = _post_raw(ingest_client, gzip.compress(b"{not json"), HTTP_CONTENT_ENCODING="gzip")
     assert response.json()["type"] == "urn:lineage-catalog:problem:invalid-json"
