@@ -51,7 +51,7 @@ class CursorPage(CursorPagination):
         cursor = super().decode_cursor(request)
         if cursor is None or cursor.position is None:
             return cursor
-        position = cursor.position
+        position = str(cursor.position)  # DRF decodes it as text; the stubs say int
         if "\x00" in position or len(position) > 200:
             raise invalid_cursor()
         field_name = self.ordering[0].lstrip("-") if self.ordering else "id"
