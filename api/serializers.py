@@ -315,11 +315,11 @@ class EventSerializer(serializers.ModelSerializer):
     def get_payload(self, event: Event) -> Any:
         return redact(event.received_payload)
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(serializers.CharField(allow_null=True))
     def get_job_name(self, event: Event) -> str | None:
         return None if event.job_name is None else redact_text(event.job_name)
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(serializers.CharField(allow_null=True))
     def get_derivation_error(self, event: Event) -> str | None:
         error = event.derivation_error
         return None if error is None else redact_text(error)
