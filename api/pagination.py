@@ -6,6 +6,8 @@ page 1 because the cursor is a position in an index (``id < 12345``), never an O
 
 from typing import Any
 
+import orjson
+from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination, LimitOffsetPagination
@@ -43,6 +45,35 @@ class CursorPage(CursorPagination):
             return super().paginate_queryset(queryset, request, view)
         except NotFound as error:
             raise invalid_cursor() from error
+
+    def get_paginated_response(self, data: Any) -> Any:
+        return super().get_paginated_response(self.cap_bytes(data))
+
+    def cap_bytes(self, data: Any) -> Any:
+        """The page cut to ``MAX_PAGE_BYTES`` of JSON (at least one item), with ``next`` (or,
+        for a page reached backwards, ``previous``) pointing at the first item left out:
+        500 events of megabytes each would otherwise be one unbounded body."""
+        budget = settings.LINEAGE["MAX_PAGE_BYTES"]
+        items = list(data)
+        reverse = bool(self.cursor and self.cursor.reverse)
+        ordered = list(reversed(items)) if reverse else items  # nearest the cursor first
+        total = kept = 0
+        for item in ordered:
+            total += len(orjson.dumps(item, default=str))
+            if kept and total > budget:
+                break
+            kept += 1
+        if kept == len(items):
+            return data
+        page = list(self.page or [])
+        if reverse:  # a previous page: keep the items next to the cursor, the last ones
+            cut = len(items) - kept
+            self.previous_position = self._get_position_from_instance(page[cut - 1], self.ordering)
+            self.page, self.has_previous = page[cut:], True
+            return items[cut:]
+        self.next_position = self._get_position_from_instance(page[kept], self.ordering)
+        self.page, self.has_next = page[:kept], True
+        return items[:kept]
 
     def decode_cursor(self, request: Any) -> Cursor | None:
         """DRF's decoding, then the position checked against its column: a forged cursor

@@ -181,6 +181,7 @@ class LineageSettings(TypedDict):
     DERIVE_TASK: str
     REDACT_KEYS: list[str]
     REDACT_WORDS: list[str]
+    MAX_PAGE_BYTES: int
     ENQUEUE_BACKOFF_SECONDS: int
 
 
@@ -193,6 +194,8 @@ LINEAGE: LineageSettings = {
     "MAX_EVENT_BYTES": env_int("LINEAGE_MAX_EVENT_BYTES", 8 * 1024 * 1024),
     # Deepest JSON nesting accepted (objects and arrays).
     "MAX_JSON_DEPTH": env_int("LINEAGE_MAX_JSON_DEPTH", 64),
+    # Largest JSON of one list page: fewer items when they are large (``next`` stays right).
+    "MAX_PAGE_BYTES": env_int("LINEAGE_MAX_PAGE_BYTES", 8 * 1024 * 1024),
     # Most events in one batch request.
     "MAX_BATCH_EVENTS": env_int("LINEAGE_MAX_BATCH_EVENTS", 10_000),
     # Local development only: accept ingest without any token.
