@@ -148,12 +148,3 @@ class HasReadScope(_ScopePermission):
         if isinstance(user, TokenPrincipal):
             return super().has_permission(request, view)
         return bool(getattr(user, "is_staff", False))
-
-
-def authorize_ingest(request: Any) -> None:
-    """What DRF does for the ingest views, for a plain Django request (ingest/fastpath.py):
-    authenticate the bearer token and check its scope; raises DRF's 401/403 exceptions."""
-    result = BearerTokenAuthentication().authenticate(request)
-    request.user = result[0] if result else None
-    if not HasIngestScope().has_permission(request, None):
-        raise exceptions.PermissionDenied(HasIngestScope.message)

@@ -142,8 +142,8 @@ def json_documents(request: HttpRequest | Request) -> tuple[Any, bool]:
 
 
 def lineage_answer(request: HttpRequest | Request) -> tuple[int, dict[str, Any]]:
-    """``POST /api/v1/lineage``: one event (or an array, all-or-nothing). Shared by the DRF
-    view and the WSGI fast path (ingest/fastpath.py)."""
+    """``POST /api/v1/lineage``: one event (or an array, all-or-nothing). The WSGI fast
+    path (ingest/fastpath.py) dispatches to the same view."""
     document, is_array = json_documents(request)
     if is_array:
         if not document:
