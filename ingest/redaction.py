@@ -100,6 +100,14 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
     return walk(document)
 
 
+def is_secret_key(key: str) -> bool:
+    """Whether ``redact`` hides the value of ``key`` (with the configured key lists)."""
+    secret_keys, words = _configured("REDACT_KEYS"), _configured("REDACT_WORDS")
+    if not secret_keys and not words:
+        return False
+    return _keyword_pattern(secret_keys, words).search(key) is not None
+
+
 def redact_text(text: str, keys: tuple[str, ...] | None = None) -> str:
     """``text`` with secret assignments and URL passwords replaced (``redact`` for a string)."""
     result = redact(text, keys)

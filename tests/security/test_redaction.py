@@ -242,6 +242,9 @@ def test_credentials_in_names_metadata_and_errors_reach_no_read_path(
         body = b"".join(response.streaming_content) if response.streaming else response.content
         assert b"S3CRET" not in body, (path, body)
     assert b"jdbc:mysql://db2/shop.t" in read_client.get("/api/v1/datasets").content
+    # Filtering on a redacted value would confirm a guess of it: refused.
+    guess = read_client.get("/api/v1/metadata", {"password": "S3CRET"})
+    assert guess.status_code == 400, guess.content
     for page in (f"/admin/ingest/event/{failed.id}/change/", "/admin/ingest/event/", "/admin/"):
         response = admin_client.get(page)
         assert response.status_code == 200, page
