@@ -4,6 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 8000
+# `make run` listens on this machine only (DEBUG is on); HOST=0.0.0.0 opens it knowingly.
+HOST ?= 127.0.0.1
 
 .PHONY: run test install browser audit lint typecheck schema clean
 
@@ -22,7 +24,7 @@ browser:
 
 run: install
 	@scripts/ensure_services.sh
-	PORT=$(PORT) $(BIN)/python scripts/run_local.py
+	HOST=$(HOST) PORT=$(PORT) $(BIN)/python scripts/run_local.py
 
 test: install browser
 	@scripts/ensure_services.sh

@@ -6,8 +6,11 @@ page 1 because the cursor is a position in an index (``id < 12345``), never an O
 
 from typing import Any
 
+import orjson
+from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from rest_framework.exceptions import NotFound
-from rest_framework.pagination import CursorPagination, LimitOffsetPagination
+from rest_framework.pagination import Cursor, CursorPagination, LimitOffsetPagination
 
 from ingest.problems import Problem
 
@@ -37,15 +40,62 @@ class CursorPage(CursorPagination):
         return _page_size(request, self.page_size_query_param, self.page_size)
 
     def paginate_queryset(self, queryset: Any, request: Any, view: Any = None) -> Any:
+        self._model = getattr(queryset, "model", None)
         try:
             return super().paginate_queryset(queryset, request, view)
         except NotFound as error:
-            raise Problem(
-                status=400,
-                slug="invalid-cursor",
-                title="The cursor is not valid",
-                detail="Use the `next` or `previous` link of an earlier page.",
-            ) from error
+            raise invalid_cursor() from error
+
+    def get_paginated_response(self, data: Any) -> Any:
+        return super().get_paginated_response(self.cap_bytes(data))
+
+    def cap_bytes(self, data: Any) -> Any:
+        """The page cut to ``MAX_PAGE_BYTES`` of JSON (at least one item), with ``next`` (or,
+        for a page reached backwards, ``previous``) pointing at the first item left out:
+        500 events of megabytes each would otherwise be one unbounded body."""
+        budget = settings.LINEAGE["MAX_PAGE_BYTES"]
+        items = list(data)
+        reverse = bool(self.cursor and self.cursor.reverse)
+        ordered = list(reversed(items)) if reverse else items  # nearest the cursor first
+        total = kept = 0
+        for item in ordered:
+            total += len(orjson.dumps(item, default=str))
+            if kept and total > budget:
+                break
+            kept += 1
+        if kept == len(items):
+            return data
+        page = list(self.page or [])
+        if reverse:  # a previous page: keep the items next to the cursor, the last ones
+            cut = len(items) - kept
+            self.previous_position = self._get_position_from_instance(page[cut - 1], self.ordering)
+            self.page, self.has_previous = page[cut:], True
+            return items[cut:]
+        self.next_position = self._get_position_from_instance(page[kept], self.ordering)
+        self.page, self.has_next = page[:kept], True
+        return items[:kept]
+
+    def decode_cursor(self, request: Any) -> Cursor | None:
+        """DRF's decoding, then the position checked against its column: a forged cursor
+        (``p=abc`` on an integer id, a NUL, an id beyond bigint) would otherwise reach SQL
+        and fail there, a 500. Checked with the model field's own ``clean``."""
+        cursor = super().decode_cursor(request)
+        if cursor is None or cursor.position is None:
+            return cursor
+        position = str(cursor.position)  # DRF decodes it as text; the stubs say int
+        if "\x00" in position or len(position) > 200:
+            raise invalid_cursor()
+        field_name = self.ordering[0].lstrip("-") if self.ordering else "id"
+        try:
+            field = self._model._meta.get_field(field_name) if self._model else None
+        except FieldDoesNotExist:
+            field = None
+        if field is not None:
+            try:
+                field.clean(position, None)
+            except (ValidationError, ValueError, TypeError, OverflowError) as error:
+                raise invalid_cursor() from error
+        return cursor
 
 
 class OffsetPage(LimitOffsetPagination):
@@ -90,4 +140,13 @@ def _bad_parameter(name: str, expected: str) -> Problem:
         title="The request is not valid",
         detail=f"`{name}` must be {expected}.",
         errors=[FieldError(f"/{name}", f"Expected {expected}.")],
+    )
+
+
+def invalid_cursor() -> Problem:
+    return Problem(
+        status=400,
+        slug="invalid-cursor",
+        title="The cursor is not valid",
+        detail="Use the `next` or `previous` link of an earlier page.",
     )

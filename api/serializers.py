@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run
 from ingest.models import Event
-from ingest.redaction import redact
+from ingest.redaction import redact, redact_text
 
 
 def _many(serializer: type[serializers.BaseSerializer[Any]], items: Any) -> list[dict[str, Any]]:
@@ -289,6 +289,9 @@ class EventSerializer(serializers.ModelSerializer):
     payload = serializers.SerializerMethodField(
         help_text="The event exactly as received, with secret values redacted."
     )
+    # Both are producer text (an edge's pipeline, an exception quoting the payload).
+    job_name = serializers.SerializerMethodField()
+    derivation_error = serializers.SerializerMethodField()
 
     class Meta:
         model = Event
@@ -312,6 +315,15 @@ class EventSerializer(serializers.ModelSerializer):
     def get_payload(self, event: Event) -> Any:
         return redact(event.received_payload)
 
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_job_name(self, event: Event) -> str | None:
+        return None if event.job_name is None else redact_text(event.job_name)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_derivation_error(self, event: Event) -> str | None:
+        error = event.derivation_error
+        return None if error is None else redact_text(error)
+
 
 class MetadataRecordSerializer(serializers.Serializer):
     id = serializers.IntegerField()
@@ -320,6 +332,6 @@ class MetadataRecordSerializer(serializers.Serializer):
     subject = serializers.CharField()
     action = serializers.CharField()
     timestamp = serializers.DateTimeField()
-    additionalValues = serializers.JSONField(  # the ingest payload spells it so
+    additionalValues = RedactedJSONField(  # the ingest payload spells it so
         source="additional_values", help_text="The record's additionalValues (str → str)."
     )

@@ -11,6 +11,7 @@ recomputes the aggregates (``LineageEdge``, ``ColumnLineageEdge``, ``DatasetFiel
 
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex, HashIndex
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models.functions import Now
 
@@ -301,6 +302,18 @@ class AliasRule(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    def clean(self) -> None:
+        """Refuse invalid and catastrophic patterns when a rule is saved (the admin's
+        form calls this; ``load_alias_rules`` checks the same)."""
+        import re
+
+        from catalog.rules import check_pattern
+
+        try:
+            check_pattern(self.name_pattern)
+        except re.error as error:
+            raise ValidationError({"name_pattern": f"Refused: {error}"}) from error
 
 
 class Direction(models.TextChoices):

@@ -6,19 +6,93 @@ A rule matches a normalised namespace exactly and the whole name against ``name_
 matching *equate* rule adds one equivalent name. A matching *detach* rule (a steward's
 split) keeps the name out of every link, so it stays its own dataset. Rules are read once
 per derivation batch.
+
+Patterns run on names that readers send (``/datasets/lookup``) and on every derived name,
+so a catastrophic pattern would stall a web worker or a derivation worker. Two defences
+(docs/security.md): ``check_pattern`` refuses, when a rule is saved, the shapes that
+backtrack exponentially (a repeat inside a repeat, ``(a+)+``; backreferences); and every
+match runs with a time limit (the ``regex`` engine's ``timeout``, same syntax as ``re``),
+a name that exceeds it counts as not matching and is logged.
 """
 
 import json
+import logging
 import re
+import re._constants as sre_constants  # the parsed form of a pattern: what check_pattern reads
+import re._parser as sre_parse
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import regex
 from django.db import transaction
 
 from catalog import naming
+
+logger = logging.getLogger(__name__)
+# The most one match of one rule may take; about 10,000 times what a sane pattern needs.
+MATCH_SECONDS = 0.05
+_REPEATS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT}
+_BACKREFERENCES = {sre_constants.GROUPREF, sre_constants.GROUPREF_EXISTS}
+
+
+class UnsafePattern(re.error):
+    """A valid pattern refused because matching it can take exponential time."""
+
+
+def check_pattern(pattern: str) -> None:
+    """Raise ``re.error`` (``UnsafePattern`` for a catastrophic shape) unless ``pattern``
+    is a valid regular expression whose matching time stays polynomial."""
+    parsed = sre_parse.parse(pattern)
+
+    def walk(items: Any, inside_repeat: bool) -> None:
+        for op, value in items:
+            if op in _BACKREFERENCES:
+                raise UnsafePattern("backreferences are not allowed in alias rules")
+            if op in _REPEATS:
+                _, high, sub = value
+                repeats = high > 1  # MAXREPEAT (unbounded) included
+                if repeats and inside_repeat:
+                    raise UnsafePattern(
+                        "a repeated group contains another repeat (like (a+)+): matching it "
+                        "can take exponential time; repeat the group or its content, not both"
+                    )
+                walk(sub, inside_repeat or repeats)
+            elif op is sre_constants.SUBPATTERN:
+                walk(value[-1], inside_repeat)
+            elif op is sre_constants.BRANCH:
+                for branch in value[1]:
+                    walk(branch, inside_repeat)
+            elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+                walk(value[1], inside_repeat)
+            elif op is sre_constants.ATOMIC_GROUP:
+                walk(value, inside_repeat)
+
+    walk(parsed, False)
+
+
+def compile_pattern(pattern: str) -> Any:
+    """The pattern checked and compiled for bounded matching (a ``regex`` pattern)."""
+    check_pattern(pattern)
+    try:
+        return regex.compile(pattern)
+    except regex.error as error:
+        raise re.error(str(error)) from error
+
+
+def fullmatch(pattern: Any, name: str) -> Any:
+    """``pattern.fullmatch(name)`` within ``MATCH_SECONDS``; no match when it takes longer."""
+    try:
+        return pattern.fullmatch(name, timeout=MATCH_SECONDS)
+    except TimeoutError:
+        logger.warning(
+            "alias rule pattern %r timed out on a name of %d characters; treated as no match",
+            pattern.pattern,
+            len(name),
+        )
+        return None
 
 
 @dataclass(frozen=True)
@@ -27,14 +101,14 @@ class CompiledRule:
     slug: str
     action: str
     namespace: str
-    pattern: re.Pattern[str]
+    pattern: Any  # a ``regex`` pattern: matched with a time limit (``fullmatch`` below)
     target_namespace: str
     target_name: str
 
     def apply(self, namespace: str, name: str) -> tuple[str, str] | None:
         if namespace != self.namespace:
             return None
-        match = self.pattern.fullmatch(name)
+        match = fullmatch(self.pattern, name)
         if match is None:
             return None
         return naming.normalise(self.target_namespace, match.expand(self.target_name))
@@ -64,7 +138,7 @@ class RuleSet:
 
     def is_detached(self, namespace: str, name: str) -> bool:
         return any(
-            rule.namespace == namespace and rule.pattern.fullmatch(name) is not None
+            rule.namespace == namespace and fullmatch(rule.pattern, name) is not None
             for rule in self.detaches
         )
 
@@ -78,7 +152,7 @@ def compile_rule(rule: Any) -> CompiledRule:
         slug=rule.slug,
         action=rule.action,
         namespace=naming.normalise_namespace(rule.namespace),
-        pattern=re.compile(rule.name_pattern),
+        pattern=compile_pattern(rule.name_pattern),
         target_namespace=rule.target_namespace,
         target_name=rule.target_name,
     )
@@ -88,7 +162,13 @@ def active_rules() -> RuleSet:
     """The enabled rules, in application order (one query)."""
     from catalog.models import AliasRule
 
-    return RuleSet(compile_rule(rule) for rule in AliasRule.objects.filter(enabled=True))
+    compiled = []
+    for rule in AliasRule.objects.filter(enabled=True):
+        try:
+            compiled.append(compile_rule(rule))
+        except re.error as error:  # saved before patterns were checked: never run it
+            logger.error("alias rule %r is skipped: %s", rule.slug, error)
+    return RuleSet(compiled)
 
 
 RULE_FIELDS = (
@@ -127,7 +207,10 @@ def load_alias_rules(rules: list[dict[str, Any]], replace: bool = False) -> tupl
         slugs = []
         for item in rules:
             slug = item["slug"]
-            re.compile(item.get("name_pattern", "(.*)"))  # fail before storing a bad pattern
+            try:  # fail before storing a bad pattern
+                compile_pattern(item.get("name_pattern", "(.*)"))
+            except re.error as error:
+                raise ValueError(f"rule {slug!r}: name_pattern refused: {error}") from error
             defaults = {key: item[key] for key in RULE_FIELDS if key in item}
             _, was_created = AliasRule.objects.update_or_create(slug=slug, defaults=defaults)
             created += was_created

@@ -7,6 +7,7 @@ one INSERT; a revocation therefore takes effect within ``_CACHE_SECONDS``. ``las
 is written at most once a minute per token and process.
 """
 
+import threading
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -23,7 +24,13 @@ from ingest.services import hash_token
 
 _CACHE_SECONDS = 5.0
 _LAST_USED_EVERY = timedelta(seconds=60)
-_cache: dict[str, tuple[float, "TokenPrincipal | None"]] = {}
+# Known tokens and unknown ones are cached apart, each bounded: a flood of made-up tokens
+# evicts only other made-up tokens, never the valid ones every producer sends.
+_MAX_KNOWN = 10_000
+_MAX_UNKNOWN = 10_000
+_cache: dict[str, tuple[float, "TokenPrincipal"]] = {}
+_unknown: dict[str, float] = {}
+_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,16 @@ class TokenPrincipal:
 
 def clear_token_cache() -> None:
     _cache.clear()
+    _unknown.clear()
+
+
+def _remember(cache: dict[str, Any], key: str, value: Any, limit: int) -> None:
+    """Insert, evicting the oldest entry when full (dicts keep insertion order)."""
+    with _lock:  # gunicorn's threads share the caches
+        cache.pop(key, None)
+        while len(cache) >= limit:
+            cache.pop(next(iter(cache)), None)
+        cache[key] = value
 
 
 def _resolve(secret: str) -> TokenPrincipal | None:
@@ -50,6 +67,9 @@ def _resolve(secret: str) -> TokenPrincipal | None:
     cached = _cache.get(key_hash)
     if cached is not None and cached[0] > now:
         return cached[1]
+    unknown_until = _unknown.get(key_hash)
+    if unknown_until is not None and unknown_until > now:
+        return None
     token = (
         ApiToken.objects.active()
         .filter(key_hash=key_hash)
@@ -62,9 +82,12 @@ def _resolve(secret: str) -> TokenPrincipal | None:
         moment = timezone.now()
         if token.last_used_at is None or moment - token.last_used_at > _LAST_USED_EVERY:
             ApiToken.objects.filter(id=token.id).update(last_used_at=moment)
-    if len(_cache) > 10_000:
-        _cache.clear()
-    _cache[key_hash] = (now + _CACHE_SECONDS, principal)
+    if principal is None:
+        _cache.pop(key_hash, None)  # revoked since it was cached
+        _remember(_unknown, key_hash, now + _CACHE_SECONDS, _MAX_UNKNOWN)
+    else:
+        _unknown.pop(key_hash, None)
+        _remember(_cache, key_hash, (now + _CACHE_SECONDS, principal), _MAX_KNOWN)
     return principal
 
 
@@ -125,12 +148,3 @@ class HasReadScope(_ScopePermission):
         if isinstance(user, TokenPrincipal):
             return super().has_permission(request, view)
         return bool(getattr(user, "is_staff", False))
-
-
-def authorize_ingest(request: Any) -> None:
-    """What DRF does for the ingest views, for a plain Django request (ingest/fastpath.py):
-    authenticate the bearer token and check its scope; raises DRF's 401/403 exceptions."""
-    result = BearerTokenAuthentication().authenticate(request)
-    request.user = result[0] if result else None
-    if not HasIngestScope().has_permission(request, None):
-        raise exceptions.PermissionDenied(HasIngestScope.message)

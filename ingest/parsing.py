@@ -56,7 +56,9 @@ def read_body(request: HttpRequest) -> bytes:
         declared = 0
     if declared > max_request:
         raise too_large(f"The request body is {declared} bytes; the limit is {max_request}.")
-    body = request.body
+    body = _chunked_body(request, max_request) if not declared else None
+    if body is None:
+        body = request.body
     if len(body) > max_request:
         raise too_large(f"The request body is {len(body)} bytes; the limit is {max_request}.")
     encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
@@ -70,6 +72,36 @@ def read_body(request: HttpRequest) -> bytes:
         title="Unsupported content encoding",
         detail=f"Content-Encoding {encoding!r} is not supported; send gzip or no encoding.",
     )
+
+
+def _chunked_body(request: Any, max_request: int) -> bytes | None:
+    """A body sent without Content-Length (``Transfer-Encoding: chunked``), read up to the
+    limit; None when there is none to read.
+
+    Django reads only Content-Length bytes, so a chunked event was "empty" and lost. A
+    server that de-chunks and marks the end of the input (``wsgi.input_terminated``, set
+    by gunicorn) can be read to its end; without that mark a read could block, so the
+    body is left to Django.
+    """
+    django_request = getattr(request, "_request", request)  # DRF wraps the HttpRequest
+    environ = getattr(django_request, "environ", None) or {}
+    if not environ.get("wsgi.input_terminated") or getattr(django_request, "_read_started", True):
+        return None
+    stream = environ["wsgi.input"]
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = stream.read(min(_INFLATE_STEP, max_request + 1 - total))
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > max_request:
+            raise too_large(f"The request body is over the limit of {max_request} bytes.")
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    django_request._body = body  # what ``request.body`` answers from now on
+    django_request._read_started = True
+    return body
 
 
 def inflate(data: bytes, max_bytes: int) -> bytes:
@@ -130,7 +162,9 @@ def parse_json(data: bytes, path: str = "") -> Any:
     if not data.strip():
         raise Problem(status=400, slug="invalid-json", title="The body is empty")
     try:
-        orjson.loads(data)
+        # orjson's document is walked (iteratively) for depth *before* the stdlib decoder,
+        # which recurses: 990-1024 levels passed orjson and then hit the recursion limit.
+        check_depth(orjson.loads(data), limits()["MAX_JSON_DEPTH"], path)
         document = _DECODER.decode(data.decode())
     except (orjson.JSONDecodeError, ValueError) as error:
         raise Problem(
@@ -140,7 +174,8 @@ def parse_json(data: bytes, path: str = "") -> Any:
             detail=str(error),
             errors=[FieldError(path or "/", str(error))],
         ) from error
-    check_depth(document, limits()["MAX_JSON_DEPTH"], path)
+    except RecursionError as error:  # only if MAX_JSON_DEPTH is set near the stack's limit
+        raise too_deep(limits()["MAX_JSON_DEPTH"], path) from error
     return document
 
 
@@ -165,13 +200,17 @@ def check_depth(document: Any, max_depth: int, path: str = "") -> None:
         else:
             continue
         if depth > max_depth:
-            raise Problem(
-                status=400,
-                slug="too-deep",
-                title="The JSON document is nested too deeply",
-                detail=f"Nesting deeper than {max_depth} levels is refused.",
-                errors=[FieldError(path or "/", f"nesting exceeds {max_depth} levels")],
-            )
+            raise too_deep(max_depth, path)
         for child in children:
             if isinstance(child, dict | list):
                 stack.append((child, depth + 1))
+
+
+def too_deep(max_depth: int, path: str = "") -> Problem:
+    return Problem(
+        status=400,
+        slug="too-deep",
+        title="The JSON document is nested too deeply",
+        detail=f"Nesting deeper than {max_depth} levels is refused.",
+        errors=[FieldError(path or "/", f"nesting exceeds {max_depth} levels")],
+    )

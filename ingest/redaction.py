@@ -2,13 +2,30 @@
 
 Producers put credentials in facets more often than anyone would like: Debezium sends its
 connector configuration as ``"database.password=postgres"`` strings, Spark and Airflow
-send environment variables and connection URIs. The raw log keeps the event as received
-(it is the source of truth); every read path passes payloads through ``redact``.
+send environment variables, ``--conf`` lines and connection URIs. The raw log keeps the
+event as received (it is the source of truth); every read path passes payloads (and any
+other text that came from a producer: derivation errors, metadata values) through
+``redact``. Nothing else redacts: one function, one behaviour.
 
-A key is secret when its lower-cased name contains one of ``LINEAGE["REDACT_KEYS"]``.
-Three shapes are redacted: ``{"password": "x"}`` (a secret key's value), ``"password=x"``
-or ``"password: x"`` strings (configuration lists), and the password of URLs with user
-info (``postgres://user:secret@host``).
+A key is secret when its lower-cased name contains one of ``LINEAGE["REDACT_KEYS"]``, or
+holds one of ``LINEAGE["REDACT_WORDS"]`` as a word (``pass``: ``db_pass``, not ``bypass``).
+Redacted shapes:
+
+- the value of a secret key in an object, whatever it is (``{"password": ["x"]}``,
+  ``{"credentials": {"value": "x"}}``); ``null`` and booleans are kept;
+- ``key=value`` and ``key: value`` assignments with a secret key anywhere in a string:
+  a whole line when the assignment starts the line (``user=bob\\npassword=x``,
+  ``Authorization: Bearer x``), else up to the next blank, ``&``, ``;`` or ``,``
+  (``--conf spark.hadoop.fs.s3a.secret.key=x``, JDBC ``?user=u&password=x``, a DSN
+  ``host=h password=x``), or the quoted value (JAAS ``password="x";``);
+- the password of URLs with user info (``postgres://user:secret@host``), including
+  passwords that contain ``/`` or ``@``.
+
+Time is linear in the text: stored strings are hostile input, so no backtracking pattern
+runs over them (the patterns below fail within a bounded number of steps at each
+position), and at most ``SCAN_LIMIT`` characters of one string are scanned. The rest of a
+longer string is kept only when it contains no secret key and no ``@`` (a C-speed
+substring test); otherwise it is replaced by a marker. See docs/security.md.
 """
 
 import re
@@ -18,49 +35,165 @@ from typing import Any
 from django.conf import settings
 
 REDACTED = "***REDACTED***"
-_URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][\w+.-]*://[^/\s:@]+:)(?P<secret>[^@\s/]+)(?=@)")
+# Characters of one string that are scanned for assignments and URLs (1 MiB of text).
+SCAN_LIMIT = 1 << 20
+UNSCANNED = "***REDACTED: {count} characters not scanned***"
+# The longest key name (``spark.hadoop.fs.s3a.bucket.x.secret.key``) we look at.
+_MAX_KEY = 200
+# A candidate key: a run of name characters that starts a word (the look-behind fails at
+# once inside a run, so each character starts at most one attempt), optionally closed by a
+# quote (JSON inside a string), then ``=`` or ``:``. Bounded quantifiers: linear overall.
+_ASSIGNMENT = re.compile(rf"(?<![\w.\-])([\w.\-]{{1,{_MAX_KEY}}})[\"']?[ \t]{{0,8}}([=:])")
+# Where an unquoted inline value ends.
+_VALUE_END = re.compile(r"[\s&;,]")
+_URL_SCAN = 4096  # characters after ``://`` looked at for user info
+_URL_END = re.compile(r"[\s\"'<>]")
+_PORT_AND_PATH = re.compile(r"\d{1,5}/")  # ``host:8080/path@x`` is a port, not a password
 
 
 @lru_cache(maxsize=8)
-def _patterns(keys: tuple[str, ...]) -> tuple[tuple[str, ...], re.Pattern[str]]:
-    alternatives = "|".join(re.escape(key) for key in keys)
-    assignment = re.compile(
-        rf"^(?P<key>[^=:\s]*(?:{alternatives})[^=:\s]*)(?P<sep>\s*[=:]\s*)(?P<value>.+)$",
-        re.IGNORECASE | re.DOTALL,
-    )
-    return keys, assignment
+def _keyword_pattern(keys: tuple[str, ...], words: tuple[str, ...]) -> re.Pattern[str]:
+    # Literal alternatives only: each position costs at most one comparison per key.
+    # Words match only between non-letters (``db_pass``, ``PASS``; not ``passenger``).
+    alternatives = [re.escape(key) for key in keys]
+    alternatives += [rf"(?<![a-z]){re.escape(word)}(?![a-z])" for word in words]
+    return re.compile("|".join(alternatives), re.IGNORECASE)
 
 
-def _configured_keys() -> tuple[str, ...]:
-    return tuple(key.lower() for key in settings.LINEAGE.get("REDACT_KEYS", ()))
+def _configured(name: str) -> tuple[str, ...]:
+    configured: list[str] = settings.LINEAGE.get(name, [])  # type: ignore[assignment]
+    return tuple(key.lower() for key in configured if key)
 
 
 def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
-    """A copy of ``document`` with secrets replaced by ``***REDACTED***``."""
-    secret_keys, assignment = _patterns(keys if keys is not None else _configured_keys())
-    if not secret_keys:
-        return document
+    """A copy of ``document`` with secrets replaced by ``***REDACTED***``.
 
-    def is_secret(key: str) -> bool:
-        lowered = key.lower()
-        return any(secret in lowered for secret in secret_keys)
+    ``document`` is anything JSON can hold (a payload, a facet, a string). This is the
+    one redaction function of every read path: API, export, admin, and the Marquez API.
+    ``keys`` replaces both configured lists (``REDACT_KEYS`` and ``REDACT_WORDS``).
+    """
+    words: tuple[str, ...] = ()
+    if keys is not None:
+        secret_keys = tuple(key.lower() for key in keys if key)
+    else:
+        secret_keys, words = _configured("REDACT_KEYS"), _configured("REDACT_WORDS")
+    if not secret_keys and not words:
+        return document
+    keywords = _keyword_pattern(secret_keys, words)
 
     def walk(value: Any) -> Any:
         if isinstance(value, dict):
             return {
                 key: REDACTED
-                if is_secret(key) and isinstance(value[key], str | int | float)
+                if value[key] is not None
+                and not isinstance(value[key], bool)
+                and keywords.search(str(key))
                 else walk(value[key])
                 for key in value
             }
         if isinstance(value, list):
             return [walk(item) for item in value]
         if isinstance(value, str):
-            match = assignment.match(value)
-            if match:
-                return f"{match['key']}{match['sep']}{REDACTED}"
-            if "://" in value and "@" in value:
-                return _URL_PASSWORD.sub(rf"\g<head>{REDACTED}", value)
+            return _redact_text(value, keywords)
         return value
 
     return walk(document)
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether ``redact`` hides the value of ``key`` (with the configured key lists)."""
+    secret_keys, words = _configured("REDACT_KEYS"), _configured("REDACT_WORDS")
+    if not secret_keys and not words:
+        return False
+    return _keyword_pattern(secret_keys, words).search(key) is not None
+
+
+def redact_text(text: str, keys: tuple[str, ...] | None = None) -> str:
+    """``text`` with secret assignments and URL passwords replaced (``redact`` for a string)."""
+    result = redact(text, keys)
+    return result if isinstance(result, str) else text
+
+
+def _redact_text(text: str, keywords: re.Pattern[str]) -> str:
+    scanned, rest = text[:SCAN_LIMIT], text[SCAN_LIMIT:]
+    if rest and ("@" in rest or keywords.search(rest)):
+        rest = UNSCANNED.format(count=len(rest))
+    if keywords.search(scanned):
+        scanned = _redact_assignments(scanned, keywords)
+    if "://" in scanned and "@" in scanned:
+        scanned = _redact_url_passwords(scanned)
+    return scanned + rest
+
+
+def _redact_assignments(text: str, keywords: re.Pattern[str]) -> str:
+    pieces: list[str] = []
+    done = 0  # text[:done] is already in pieces
+    for match in _ASSIGNMENT.finditer(text):
+        if done == len(text):
+            break
+        if match.start() < done or not keywords.search(match[1]):
+            continue
+        start = match.end()
+        while start < len(text) and text[start] in " \t":
+            start += 1
+        end = _value_end(text, match.start(), start)
+        if end <= start:
+            continue
+        quoted = text[start] in "\"'" and end - start >= 2 and text[end - 1] == text[start]
+        if quoted:  # keep the quotes: ``password="***REDACTED***"``
+            start, end = start + 1, end - 1
+        pieces.append(text[done:start])
+        pieces.append(REDACTED)
+        done = end
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _value_end(text: str, key_start: int, value_start: int) -> int:
+    """Where the value of an assignment ends: its closing quote, its line, or its word."""
+    if value_start >= len(text):
+        return value_start
+    quote = text[value_start]
+    if quote in "\"'":
+        closing = text.find(quote, value_start + 1)
+        return len(text) if closing < 0 else closing + 1
+    before = key_start  # only blanks between the line's start and the key: its own line
+    while before > 0 and text[before - 1] in " \t":
+        before -= 1
+    if before == 0 or text[before - 1] in "\r\n":
+        line_end = text.find("\n", value_start)
+        return len(text) if line_end < 0 else line_end
+    found = _VALUE_END.search(text, value_start)
+    return len(text) if found is None else found.start()
+
+
+def _redact_url_passwords(text: str) -> str:
+    pieces: list[str] = []
+    done = 0
+    position = text.find("://")
+    while position >= 0:
+        start = position + 3
+        following = text.find("://", start)
+        # Each character belongs to one URL's window: linear, however many ``://`` there are.
+        limit = min(len(text), start + _URL_SCAN, following if following >= 0 else len(text))
+        end_match = _URL_END.search(text, start, limit)
+        end = end_match.start() if end_match else limit
+        colon = text.find(":", start, end)
+        at = text.rfind("@", start, end)
+        if colon >= 0 and at > colon + 1:
+            user, secret = text[start:colon], text[colon + 1 : at]
+            if (
+                not any(mark in user for mark in "/@?#")
+                and not _PORT_AND_PATH.match(secret)
+                and secret != REDACTED
+            ):
+                pieces.append(text[done : colon + 1])
+                pieces.append(REDACTED)
+                done = at
+        position = following
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)

@@ -11,11 +11,13 @@ from typing import Any
 
 import orjson
 import psycopg
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
 from ingest.enqueue import enqueue_derivation_on_commit
 from ingest.models import ApiToken, TokenScope
+from ingest.problems import FieldError, Problem
 from ingest.validation import EventRecord
 
 _COLUMNS = (
@@ -91,6 +93,28 @@ def serialise(record: EventRecord) -> SerialisedEvent:
     return SerialisedEvent(record, canonical.decode(), raw, digest, size)
 
 
+def oversized(event: SerialisedEvent) -> bool:
+    return event.size > settings.LINEAGE["MAX_EVENT_BYTES"]
+
+
+def check_sizes(rows: Sequence[SerialisedEvent]) -> None:
+    """The per-event limit, on every path that stores events (each endpoint, backfill): a
+    60 MB event gzipped to 60 KB passed the request limits, and every read of it was slow."""
+    too_big = [index for index, row in enumerate(rows) if oversized(row)]
+    if too_big:
+        limit = settings.LINEAGE["MAX_EVENT_BYTES"]
+        raise Problem(
+            status=413,
+            slug="payload-too-large",
+            title="Payload too large",
+            detail=f"An event is larger than the limit of {limit} bytes.",
+            errors=[
+                FieldError(f"/{index}" if len(rows) > 1 else "/", f"larger than {limit} bytes")
+                for index in too_big[:20]
+            ],
+        )
+
+
 def _server_binding_cursor() -> Any:
     """A cursor that sends parameters apart from the SQL (Django's default binds them into
     the SQL text on the client), wrapped like Django's own so queries are logged and
@@ -136,6 +160,7 @@ def record_events(events: Sequence[EventRecord | SerialisedEvent]) -> list[Store
     if not events:
         return []
     rows = [event if isinstance(event, SerialisedEvent) else serialise(event) for event in events]
+    check_sizes(rows)
     values = [_values(row) for row in rows]
     # No explicit transaction: the INSERT is one statement, atomic on its own, and in
     # autocommit mode it commits at once (one round trip instead of BEGIN/INSERT/COMMIT).

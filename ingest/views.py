@@ -28,7 +28,7 @@ from ingest.parsing import (
     too_large,
 )
 from ingest.problems import FieldError, Problem, invalid_event
-from ingest.services import SerialisedEvent, record_events, serialise
+from ingest.services import SerialisedEvent, oversized, record_events, serialise
 from ingest.validation import EventRecord, validate_openlineage
 
 Validator = Callable[[Any, str], EventRecord]
@@ -142,8 +142,8 @@ def json_documents(request: HttpRequest | Request) -> tuple[Any, bool]:
 
 
 def lineage_answer(request: HttpRequest | Request) -> tuple[int, dict[str, Any]]:
-    """``POST /api/v1/lineage``: one event (or an array, all-or-nothing). Shared by the DRF
-    view and the WSGI fast path (ingest/fastpath.py)."""
+    """``POST /api/v1/lineage``: one event (or an array, all-or-nothing). The WSGI fast
+    path (ingest/fastpath.py) dispatches to the same view."""
     document, is_array = json_documents(request)
     if is_array:
         if not document:
@@ -216,14 +216,14 @@ class LineageBatchView(IngestView):
                 raise invalid_event([FieldError("/", "a batch must be a JSON array of events")])
         if len(documents) > limits()["MAX_BATCH_EVENTS"]:
             raise too_large(f"At most {limits()['MAX_BATCH_EVENTS']} events per batch.")
-        max_event = limits()["MAX_EVENT_BYTES"]
         accepted: list[SerialisedEvent] = []
         failed: list[dict[str, Any]] = []
         for index, document in enumerate(documents):
             try:
                 event = serialise(validate_openlineage(document, f"/{index}"))
-                if event.size > max_event:
-                    raise too_large(f"The event is larger than {max_event} bytes.")
+                if oversized(event):
+                    limit = limits()["MAX_EVENT_BYTES"]
+                    raise too_large(f"The event is larger than {limit} bytes.")
                 accepted.append(event)
             except Problem as problem:
                 failed.append({"index": index, "reason": _reason(problem), "retriable": False})

@@ -130,8 +130,30 @@ def ensure_credentials(env: dict[str, str]) -> dict[str, str]:
     return saved
 
 
+def web_command(environ: dict[str, str]) -> list[str]:
+    """The development web server. It runs with DEBUG on, a fixed SECRET_KEY and any Host
+    accepted, so it listens on this machine only unless ``HOST`` says otherwise
+    (``HOST=0.0.0.0 make run`` to reach it from elsewhere, knowingly)."""
+    host = environ.get("HOST") or "127.0.0.1"
+    port = environ.get("PORT") or "8000"
+    bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return [
+        str(BIN / "gunicorn"),
+        "config.wsgi",
+        "--bind",
+        bind,
+        "--workers",
+        "2",
+        "--threads",
+        "4",
+        "--access-logfile",
+        "-",
+        "--reload",
+    ]
+
+
 def main() -> None:
-    port = os.environ.get("PORT", "8000")
+    port = os.environ.get("PORT") or "8000"
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
     env["DATABASE_URL"] = database_url()
@@ -141,19 +163,7 @@ def main() -> None:
     credentials = ensure_credentials(env)
 
     commands = {
-        "web": [
-            str(BIN / "gunicorn"),
-            "config.wsgi",
-            "--bind",
-            f"0.0.0.0:{port}",
-            "--workers",
-            "2",
-            "--threads",
-            "4",
-            "--access-logfile",
-            "-",
-            "--reload",
-        ],
+        "web": web_command(env),
         "worker": [
             str(BIN / "celery"),
             "-A",
@@ -178,6 +188,12 @@ def main() -> None:
     processes = {
         name: subprocess.Popen(command, cwd=ROOT, env=env) for name, command in commands.items()
     }
+    host = env.get("HOST") or "127.0.0.1"
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        say(
+            f"listening on {host} with DEBUG on: anyone who can reach this machine can use it; "
+            "set DJANGO_ALLOWED_HOSTS to the names it is reached by"
+        )
     url = f"http://127.0.0.1:{port}"
     time.sleep(2)
     print(

@@ -30,7 +30,7 @@ from api.serializers import EventSerializer, MetadataRecordSerializer
 from catalog.models import MetadataRecord
 from ingest.models import Event, EventKind
 from ingest.querysets import BACKLOG_COUNT_CAP
-from ingest.redaction import redact
+from ingest.redaction import is_secret_key, redact
 
 EVENT_EXAMPLE = {
     "id": 1042,
@@ -208,6 +208,9 @@ class MetadataRecordList(ReadAPIView):
         for key, value in [*values.items(), *request.query_params.items()]:
             if "\x00" in key or "\x00" in value:
                 raise bad_parameter(key.replace("\x00", ""), "NUL characters are not allowed.")
+        for key in values:  # a filter on a redacted value would confirm guesses of it
+            if is_secret_key(key):
+                raise bad_parameter(key, "Redacted values cannot be filtered on.")
         queryset = MetadataRecord.objects.search(
             resource=request.query_params.get("resource"),
             subject=request.query_params.get("subject"),

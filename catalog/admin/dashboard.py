@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from ingest.admin.base import planner_estimate
 from ingest.models import Event
+from ingest.redaction import redact_text
 
 CACHE_KEY = "lineage:admin:dashboard"
 CACHE_SECONDS = 60
@@ -109,7 +110,10 @@ def build_dashboard(now: datetime | None = None) -> Dashboard:
             "SELECT id, coalesce(job_name, kind), left(coalesce(derivation_error, ''), 200) "
             "FROM ingest_event WHERE derivation_status = 'failed' ORDER BY id DESC LIMIT 5"
         )
-        dashboard.failed_recent = list(cursor.fetchall())
+        dashboard.failed_recent = [
+            (event_id, redact_text(label), redact_text(error))
+            for event_id, label, error in cursor.fetchall()
+        ]
         # Top producers of the last 24 hours (BRIN range, then a small GROUP BY).
         cursor.execute(
             "SELECT coalesce(producer, '(none)'), count(*) FROM ingest_event "

@@ -28,6 +28,7 @@ from catalog.models import (
 from ingest.admin import EventAdmin
 from ingest.admin.base import BoundedAdmin
 from ingest.models import Event
+from ingest.redaction import redact_text
 
 # --- events: the raw log, linked to what it derived -----------------------------------------
 
@@ -99,7 +100,7 @@ class CatalogEventAdmin(EventAdmin):
 
     @admin.display(description="derivation error")
     def error_summary(self, event: Event) -> str:
-        return (event.derivation_error or "")[:120]
+        return redact_text(event.derivation_error or "")[:120]
 
     @admin.display(description="derived into")
     def catalog_links(self, event: Event) -> str:

@@ -195,7 +195,8 @@ class Extractor:
     def job(self, namespace: Any, name: Any, own: bool) -> JobFact:
         if not isinstance(namespace, str) or not isinstance(name, str) or not name:
             raise BadEvent(f"job without a string namespace and name: {namespace!r} {name!r}")
-        key = (namespace, name)
+        # Credentials never reach the catalog (names are shown everywhere); else as sent.
+        key = (naming.without_credentials(namespace), naming.without_credentials(name))
         fact = self.facts.jobs.get(key)
         if fact is None:
             fact = self.facts.jobs[key] = JobFact(key, own)

@@ -25,6 +25,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # swagger-ui's files, served from STATIC_URL
     "ingest",
     "catalog",
     "api",
@@ -153,6 +154,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SERVE_AUTHENTICATION": [],
+    # /api/docs/ loads swagger-ui from our own static files: no CDN, nothing unpinned, and
+    # no third-party script on the admin's origin (the docs share it).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     # Several responses have a "status" field with different choices: name each set.
     "ENUM_NAME_OVERRIDES": {
         "StoredStatusEnum": ["created", "duplicate"],
@@ -174,6 +180,8 @@ class LineageSettings(TypedDict):
     ALLOW_ANONYMOUS_INGEST: bool
     DERIVE_TASK: str
     REDACT_KEYS: list[str]
+    REDACT_WORDS: list[str]
+    MAX_PAGE_BYTES: int
     ENQUEUE_BACKOFF_SECONDS: int
 
 
@@ -186,6 +194,8 @@ LINEAGE: LineageSettings = {
     "MAX_EVENT_BYTES": env_int("LINEAGE_MAX_EVENT_BYTES", 8 * 1024 * 1024),
     # Deepest JSON nesting accepted (objects and arrays).
     "MAX_JSON_DEPTH": env_int("LINEAGE_MAX_JSON_DEPTH", 64),
+    # Largest JSON of one list page: fewer items when they are large (``next`` stays right).
+    "MAX_PAGE_BYTES": env_int("LINEAGE_MAX_PAGE_BYTES", 8 * 1024 * 1024),
     # Most events in one batch request.
     "MAX_BATCH_EVENTS": env_int("LINEAGE_MAX_BATCH_EVENTS", 10_000),
     # Local development only: accept ingest without any token.
@@ -199,6 +209,7 @@ LINEAGE: LineageSettings = {
         [
             "password",
             "passwd",
+            "passphrase",
             "pwd",
             "secret",
             "token",
@@ -216,6 +227,9 @@ LINEAGE: LineageSettings = {
             "connectionstring",
         ],
     ),
+    # Short secret names redacted only as whole words (``db_pass``, ``PASS``), since as
+    # substrings they would hide ordinary keys (``bypass``, ``passenger_count``).
+    "REDACT_WORDS": env_list("LINEAGE_REDACT_WORDS", ["pass", "pw"]),
     # After a failed publish, skip the broker for this many seconds; the sweep catches up.
     "ENQUEUE_BACKOFF_SECONDS": env_int("LINEAGE_ENQUEUE_BACKOFF_SECONDS", 5),
 }

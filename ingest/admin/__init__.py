@@ -14,6 +14,7 @@ from ingest.admin.base import (
     pretty_json,
 )
 from ingest.models import ApiToken, Event
+from ingest.redaction import redact_text
 from ingest.services import create_token, revoke_token
 
 
@@ -63,19 +64,29 @@ class EventAdmin(IdSearchMixin, BoundedAdmin):
         "received_at",
         "run_id",
         "job_namespace",
-        "job_name",
+        "job_name_redacted",
         "producer",
         "schema_url",
         "derivation_status",
         "derived_at",
-        "derivation_error",
+        "derivation_error_redacted",
         "payload_pretty",
     )
     readonly_fields = fields
 
     @admin.display(description="job")
     def job_label(self, event: Event) -> str:
-        return f"{event.job_namespace}/{event.job_name}" if event.job_name else "—"
+        if not event.job_name:
+            return "—"
+        return redact_text(f"{event.job_namespace}/{event.job_name}")
+
+    @admin.display(description="job name")
+    def job_name_redacted(self, event: Event) -> str:
+        return redact_text(event.job_name or "")
+
+    @admin.display(description="derivation error")
+    def derivation_error_redacted(self, event: Event) -> str:
+        return redact_text(event.derivation_error or "")
 
     @admin.display(description="payload (as received)")
     def payload_pretty(self, event: Event) -> str:

@@ -173,7 +173,13 @@ def test_postgres_restart_during_ingest_is_503_never_500_and_recovers(tmp_path: 
         try:
             for thread in threads:
                 thread.start()
-            time.sleep(1.5)
+            # Stop PostgreSQL only once every client is being served: a loaded machine
+            # can take seconds to boot the workers, and the outage must fall between
+            # answers, not before the first one.
+            processes.wait_for(
+                lambda: all(201 in client.statuses for client in clients), 60, "first answers"
+            )
+            time.sleep(0.5)
             cluster.stop()
             time.sleep(1.5)
             cluster.start()

@@ -86,3 +86,22 @@ def test_create_token_refuses_an_unknown_scope() -> None:
 
     with pytest.raises(CommandError):
         call_command("create_token", "--scope", "admin")
+
+
+def test_a_flood_of_unknown_tokens_does_not_evict_valid_ones(
+    django_assert_num_queries, monkeypatch
+) -> None:
+    """Unknown tokens are cached apart and bounded apart: flooding them (more than any
+    cache bound) once cleared every entry, and valid tokens then cost a query each."""
+    from ingest import authentication
+    from ingest.authentication import _resolve
+
+    monkeypatch.setattr(authentication, "_CACHE_SECONDS", 600.0)  # the flood takes seconds
+    _, secret = create_token("busy producer", "ingest")
+    assert _resolve(secret) is not None  # cached
+    for number in range(10_050):
+        assert _resolve(f"lc_ingest_made_up_{number}") is None
+    with django_assert_num_queries(0):
+        assert _resolve(secret) is not None
+    with django_assert_num_queries(0):  # the newest unknown ones are still cached as unknown
+        assert _resolve("lc_ingest_made_up_10049") is None

@@ -1,5 +1,6 @@
 """Secrets in payloads are redacted on every read path; the raw log keeps them."""
 
+import time
 from pathlib import Path
 
 import orjson
@@ -29,8 +30,48 @@ def test_debezium_connector_password_is_redacted() -> None:
         (["api_key: abc", "region=eu"], [f"api_key: {REDACTED}", "region=eu"]),
         ("postgres://app:s3cr3t@db:5432/shop", f"postgres://app:{REDACTED}@db:5432/shop"),
         ("s3://bucket/path@version", "s3://bucket/path@version"),
-        ({"token": {"nested": "kept as structure"}}, {"token": {"nested": "kept as structure"}}),
         ({"tokens_count": 3}, {"tokens_count": REDACTED}),
+        # Structures under a secret key are secret as a whole; null and booleans say nothing.
+        ({"password": ["x"]}, {"password": REDACTED}),
+        ({"credentials": {"value": "x"}}, {"credentials": REDACTED}),
+        ({"token": None, "has_password": True}, {"token": None, "has_password": True}),
+        (
+            {"pass": "x", "DB_PASS": "y", "passphrase": "z"},
+            dict.fromkeys(["pass", "DB_PASS", "passphrase"], REDACTED),
+        ),
+        ({"bypass": "on", "passenger_count": 3}, {"bypass": "on", "passenger_count": 3}),
+        ("user=bob\npassword=x\nhost=h", f"user=bob\npassword={REDACTED}\nhost=h"),
+        ("Authorization: Bearer abc", f"Authorization: {REDACTED}"),
+        (
+            "--conf spark.hadoop.fs.s3a.secret.key=x --conf spark.a=b app.py",
+            f"--conf spark.hadoop.fs.s3a.secret.key={REDACTED} --conf spark.a=b app.py",
+        ),
+        (
+            "jdbc:postgresql://db/x?user=u&password=x&ssl=true",
+            f"jdbc:postgresql://db/x?user=u&password={REDACTED}&ssl=true",
+        ),
+        (
+            "jdbc:sqlserver://h;user=u;password=x;database=y",
+            f"jdbc:sqlserver://h;user=u;password={REDACTED};database=y",
+        ),
+        ("host=h port=5432 password=x dbname=y", f"host=h port=5432 password={REDACTED} dbname=y"),
+        (
+            'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
+            'password="x y";',
+            'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
+            f'password="{REDACTED}";',
+        ),
+        ('{"password": "x", "user": "y"}', f'{{"password": "{REDACTED}", "user": "y"}}'),
+        ("dagster:load:token=abc", f"dagster:load:token={REDACTED}"),
+        ("postgres://u:pa/ss@host/db", f"postgres://u:{REDACTED}@host/db"),
+        ("postgres://u:p@ss@host/db", f"postgres://u:{REDACTED}@host/db"),
+        ("redis://:pw@cache:6379/0", f"redis://:{REDACTED}@cache:6379/0"),
+        ("postgres://u:1234@h/db", f"postgres://u:{REDACTED}@h/db"),
+        ("http://host:8080/a@b", "http://host:8080/a@b"),
+        (
+            "https://u:p@h/?next=https://u2:p2@h2/x",
+            f"https://u:{REDACTED}@h/?next=https://u2:{REDACTED}@h2/x",
+        ),
     ],
 )
 def test_secret_shapes_are_redacted(value, expected) -> None:
@@ -91,3 +132,121 @@ def test_no_read_endpoint_reflects_the_debezium_password(ingest_client, read_cli
         assert b"database.password=postgres" not in body, path
     detail = read_client.get(f"/api/v1/events/{event.id}").content.decode()
     assert f"database.password={REDACTED}" in detail
+
+
+HOSTILE = [
+    "pwd" * 333_334,
+    "a" * 1_000_000 + "@://",
+    "pwd=" * 250_000,
+    "a pwd=" * 166_667,
+    "pwd:" * 250_000,
+    "://" * 333_334,
+    "a://b:c@" * 125_000,
+    "x pwd='" * 142_858,
+    ("a" * 199 + "=") * 5_000,
+    ":@" * 500_000,
+    " " * 1_000_000 + "password=1",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+def test_redaction_time_grows_linearly_with_a_1_mb_hostile_string(text) -> None:
+    """The review's event took 11-21 s to read at 39 KB: redaction was quadratic (1 MB
+    would take hours). Linear now: 0.01-0.35 s per 1 MB string on an idle 2-core machine
+    (the bound leaves room for a loaded one), and 10x the text costs about 10x the time,
+    not 100x (the ratio allows for timer noise on small figures)."""
+
+    def seconds(value: str) -> float:
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            redact({"run": {"facets": {"note": value}}})
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    assert len(text) >= 1_000_000
+    large, small = seconds(text), seconds(text[:100_000])
+    assert large < 10.0, f"{large:.2f}s for 1 MB"
+    assert large < 40 * max(small, 0.005), (large, small)
+
+
+def test_a_string_longer_than_the_scan_limit_keeps_no_secret_in_its_tail() -> None:
+    from ingest.redaction import SCAN_LIMIT
+
+    clean = "x" * (SCAN_LIMIT + 10)
+    assert redact(clean) == clean
+    tail = redact("x" * SCAN_LIMIT + " password=hunter2")
+    assert "hunter2" not in tail and tail.startswith("x" * SCAN_LIMIT)
+
+
+@pytest.mark.django_db
+def test_credentials_in_names_metadata_and_errors_reach_no_read_path(
+    ingest_client, read_client, admin_client
+) -> None:
+    """Names are stored without user info (derivation strips it, as the OpenLineage naming
+    spec writes names); metadata values and derivation errors pass through ``redact``."""
+    from catalog.models import Dataset, Job, Run
+    from catalog.services import derive_events
+    from ingest.models import Event
+    from tests.ingest.helpers import run_event
+
+    event = run_event(
+        job={"namespace": "tests", "name": "load"},
+        inputs=[{"namespace": "mysql://db2:3306", "name": "jdbc:mysql://u:S3CRET@db2/shop.t"}],
+    )
+    edge = {
+        "source_table": "postgres://etl:S3CRET@db/x.y",
+        "target_table": "iceberg.gold.y",
+        "pipeline": "dagster:load_y:token=S3CRET",
+    }
+    metadata = {
+        "subject": "model",
+        "action": "promote",
+        "additionalValues": {"password": "S3CRET", "note": "conn=postgres://a:S3CRET@h/db"},
+    }
+    for url, document in (
+        ("/api/v1/lineage", event),
+        ("/api/v1/lineage/edges", edge),
+        ("/api/v1/metadata", metadata),
+    ):
+        response = ingest_client.post(
+            url, data=orjson.dumps(document), content_type="application/json"
+        )
+        assert response.status_code == 201, response.content
+    derive_events(list(Event.objects.values_list("id", flat=True)))
+    assert not Event.objects.exclude(derivation_status="derived").exists()
+    failed = Event.objects.order_by("id").first()
+    assert failed is not None
+    Event.objects.filter(id=failed.id).update(
+        derivation_status="failed", derivation_error="BadEvent: password=S3CRET in 'x'"
+    )
+    dataset_ids = list(Dataset.objects.values_list("id", flat=True))
+    paths = [
+        "/api/v1/datasets",
+        "/api/v1/jobs",
+        "/api/v1/runs",
+        "/api/v1/events",
+        f"/api/v1/events/{failed.id}",
+        "/api/v1/events/export",
+        "/api/v1/metadata",
+        "/api/v1/search?q=x.y",
+        "/api/v1/search?q=shop",
+        *(f"/api/v1/datasets/{id}" for id in dataset_ids),
+        *(f"/api/v1/lineage/graph?node=dataset:{id}" for id in dataset_ids),
+        *(f"/api/v1/jobs/{id}" for id in Job.objects.values_list("id", flat=True)),
+        *(f"/api/v1/runs/{uuid}" for uuid in Run.objects.values_list("run_uuid", flat=True)),
+    ]
+    for path in paths:
+        response = read_client.get(path)
+        assert response.status_code == 200, (path, response.content)
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert b"S3CRET" not in body, (path, body)
+    assert b"jdbc:mysql://db2/shop.t" in read_client.get("/api/v1/datasets").content
+    # Filtering on a redacted value would confirm a guess of it: refused.
+    guess = read_client.get("/api/v1/metadata", {"password": "S3CRET"})
+    assert guess.status_code == 400, guess.content
+    for page in (f"/admin/ingest/event/{failed.id}/change/", "/admin/ingest/event/", "/admin/"):
+        response = admin_client.get(page)
+        assert response.status_code == 200, page
+        text = response.content.decode()
+        assert "S3CRET" not in text, (page, text[text.find("S3CRET") - 300 :][:400])

@@ -10,12 +10,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ingest.backfill import Item, Progress, StateFile, event_files, read_items
 from ingest.problems import Problem
-from ingest.services import record_events
-from ingest.validation import EventRecord, validate_openlineage
+from ingest.services import SerialisedEvent, oversized, record_events, serialise
+from ingest.validation import validate_openlineage
 
 
 def _reason(problem: Problem) -> str:
@@ -65,7 +66,7 @@ class Command(BaseCommand):
         skip = state.resume_offset(file)
         if skip:
             self.stdout.write(f"resume {file} after {skip} events")
-        chunk: list[EventRecord] = []
+        chunk: list[SerialisedEvent] = []
         offset = 0
         for item in read_items(file):
             offset += 1
@@ -82,17 +83,22 @@ class Command(BaseCommand):
         self._store(chunk, progress)
         self._show(progress, started)
 
-    def _validate(self, item: Item, progress: Progress) -> EventRecord | None:
+    def _validate(self, item: Item, progress: Progress) -> SerialisedEvent | None:
         if item.error is not None:
             progress.refuse(item.location, item.error)
             return None
         try:
-            return validate_openlineage(item.document)
+            event = serialise(validate_openlineage(item.document))
         except Problem as problem:
             progress.refuse(item.location, _reason(problem))
             return None
+        if oversized(event):  # the per-event limit of every ingest path
+            limit = settings.LINEAGE["MAX_EVENT_BYTES"]
+            progress.refuse(item.location, f"event larger than {limit} bytes")
+            return None
+        return event
 
-    def _store(self, chunk: list[EventRecord], progress: Progress) -> None:
+    def _store(self, chunk: list[SerialisedEvent], progress: Progress) -> None:
         for stored in record_events(chunk):
             if stored.created:
                 progress.stored += 1

@@ -1,0 +1,131 @@
+"""The per-event size limit holds on every ingest path and in backfill (with HTTP's
+inflation cap); list pages cap their bytes and their `next` links stay right."""
+
+import gzip
+import resource
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.core.wsgi import get_wsgi_application
+from django.test import RequestFactory
+
+from ingest.fastpath import IngestFastPath
+from ingest.models import Event
+from tests.ingest.helpers import BATCH, EDGES, LINEAGE, METADATA, run_event
+
+pytestmark = pytest.mark.django_db
+EVENT_LIMIT = 16 * 1024
+
+
+@pytest.fixture
+def small_events(monkeypatch) -> None:
+    monkeypatch.setitem(settings.LINEAGE, "MAX_EVENT_BYTES", EVENT_LIMIT)
+
+
+def _fast_path(body: bytes, token: str, **extra: Any) -> tuple[int, dict[str, Any]]:
+    request = RequestFactory().post(
+        LINEAGE,
+        data=body,
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+        **extra,
+    )
+    answer: dict[str, Any] = {}
+
+    def start_response(status: str, headers: list[tuple[str, str]]) -> None:
+        answer["status"] = int(status.split()[0])
+
+    chunks = IngestFastPath(get_wsgi_application())(request.environ, start_response)
+    return answer["status"], orjson.loads(b"".join(chunks))
+
+
+def _big_event() -> bytes:
+    return orjson.dumps(run_event(padding="x" * (2 * EVENT_LIMIT)))
+
+
+def test_an_event_over_the_limit_is_refused_on_every_path(small_events, ingest_client) -> None:
+    big = "x" * (2 * EVENT_LIMIT)
+    event = _big_event()
+    bodies = [
+        (LINEAGE, event, {}),
+        (LINEAGE, gzip.compress(event), {"HTTP_CONTENT_ENCODING": "gzip"}),  # 60 MB → 60 KB
+        (LINEAGE, b"[" + event + b"]", {}),
+        (EDGES, orjson.dumps({"source_table": "a", "target_table": "b", "note": big}), {}),
+        (
+            METADATA,
+            orjson.dumps({"subject": "s", "action": "a", "additionalValues": {"v": big}}),
+            {},
+        ),
+    ]
+    for url, body, extra in bodies:
+        response = ingest_client.post(url, data=body, content_type="application/json", **extra)
+        assert response.status_code == 413, (url, response.content[:200])
+        assert response.json()["type"] == "urn:lineage-catalog:problem:payload-too-large"
+    report = ingest_client.post(BATCH, data=b"[" + event + b"]", content_type="application/json")
+    assert report.json()["summary"]["failed"] == 1
+    assert not Event.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_fast_path_refuses_an_event_over_the_limit(small_events, ingest_token) -> None:
+    body = gzip.compress(_big_event())
+    status, problem = _fast_path(body, ingest_token, HTTP_CONTENT_ENCODING="gzip")
+    assert status == 413 and problem["type"].endswith("payload-too-large")
+    assert not Event.objects.exists()
+
+
+def test_backfill_applies_the_event_limit_and_the_inflation_cap(
+    small_events, monkeypatch, tmp_path: Path, capsys
+) -> None:
+    monkeypatch.setitem(settings.LINEAGE, "MAX_DECOMPRESSED_BYTES", 256 * 1024)
+    good = [run_event() for _ in range(3)]
+    big = orjson.dumps(run_event(padding="x" * (2 * EVENT_LIMIT)))
+    (tmp_path / "big.ndjson").write_bytes(b"\n".join([orjson.dumps(good[0]), big]) + b"\n")
+    # 100 MB of one line gzipped to ~100 KB: refused a step at a time, never inflated whole.
+    bomb = gzip.compress(orjson.dumps(good[1])[:-1] + b',"pad":"' + b"x" * (100 << 20) + b'"}\n', 9)
+    (tmp_path / "bomb.ndjson.gz").write_bytes(bomb + gzip.compress(orjson.dumps(good[2]) + b"\n"))
+    # Many ordinary lines past the whole-file cap: streamed, all stored.
+    lines = [run_event() for _ in range(200)]
+    (tmp_path / "many.ndjson.gz").write_bytes(
+        gzip.compress(b"\n".join(orjson.dumps(event) for event in lines) + b"\n")
+    )
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    call_command("backfill", str(tmp_path), "--state", str(tmp_path / "state.json"))
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    output = capsys.readouterr().out
+    assert "stored 202, duplicate 0, refused 2" in output, output
+    assert f"event larger than {EVENT_LIMIT} bytes" in output
+    assert grown_mib < 60, f"backfill grew by {grown_mib:.0f} MiB"
+
+
+def test_list_pages_cap_their_bytes_and_next_still_walks_every_item(
+    monkeypatch, ingest_client, read_client
+) -> None:
+    monkeypatch.setitem(settings.LINEAGE, "MAX_PAGE_BYTES", 100 * 1024)
+    for number in range(10):
+        event = run_event(padding=f"{number}" * 30_000)
+        assert (
+            ingest_client.post(
+                LINEAGE, data=orjson.dumps(event), content_type="application/json"
+            ).status_code
+            == 201
+        )
+    page = read_client.get("/api/v1/events", {"limit": 500}).json()
+    assert 1 <= len(page["results"]) <= 4
+    ids = [item["id"] for item in page["results"]]
+    pages = [page]
+    while page["next"]:
+        page = read_client.get(page["next"]).json()
+        assert len(orjson.dumps(page)) < 100 * 1024 + 40_000  # the budget and one item at most
+        pages.append(page)
+        ids += [item["id"] for item in page["results"]]
+    assert ids == sorted(Event.objects.values_list("id", flat=True), reverse=True)
+    back = read_client.get(pages[-1]["previous"]).json()  # a page reached backwards
+    assert [item["id"] for item in back["results"]] == [
+        item["id"] for item in pages[-2]["results"]
+    ][-len(back["results"]) :]
+    assert back["next"]
