@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from catalog import admin_search
+from catalog.admin import search as admin_search
 from tests.api.factories import add_alias, make_dataset, make_edge, make_job, make_run
 
 pytestmark = pytest.mark.django_db
