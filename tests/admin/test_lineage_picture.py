@@ -241,3 +241,18 @@ def test_the_picture_costs_a_fixed_number_of_queries(
     with django_assert_max_num_queries(12) as large_queries:
         picture(large[20], depth=5, columns=True)
     assert len(large_queries) == len(small_queries)
+
+
+def test_the_layout_engine_places_hundreds_in_a_layer_without_overlap() -> None:
+    # More than the picture can ever hold (150 + 4 expansions of 50), no database needed.
+    drawn = PictureInput(focus="dataset:0")
+    drawn.nodes["dataset:0"] = PictureNode("dataset:0", "dataset", "source", focused=True)
+    drawn.nodes["job:1"] = PictureNode("job:1", "job", "fan")
+    drawn.edges.append(PictureEdge("dataset:0", "job:1", "input"))
+    for index in range(1, 401):
+        ref = f"dataset:{index}"
+        drawn.nodes[ref] = PictureNode(ref, "dataset", f"t{index}")
+        drawn.edges.append(PictureEdge("job:1", ref, "output"))
+    placed = layout(drawn)
+    assert_no_overlap(placed)
+    assert len({box.x for ref, box in placed.boxes.items() if ref.startswith("dataset:")}) == 2
