@@ -12,7 +12,7 @@ components are stacked.
 from dataclasses import dataclass, field
 from typing import Any
 
-from grandalf.graphs import Edge, Graph, Vertex
+from grandalf.graphs import Edge, Vertex, graph_core
 from grandalf.layouts import SugiyamaLayout
 
 from catalog.lineage_picture import PictureInput, PictureNode
@@ -102,11 +102,11 @@ def layout(picture: PictureInput) -> Layout:
         layout_edge = Edge(vertices[edge.source], vertices[edge.target])
         layout_edge.view = _EdgeView()
         pairs[key] = layout_edge
-    graph = Graph(list(vertices.values()), list(pairs.values()))
     result = Layout()
     top = float(MARGIN)
     width = 0.0
-    for component in graph.C:
+    for members, links in _components(picture, pairs):
+        component = graph_core([vertices[ref] for ref in members], links)
         sugiyama = SugiyamaLayout(component)
         sugiyama.xspace, sugiyama.yspace = NODE_GAP, LAYER_GAP
         roots = [v for v in component.sV if not v.e_in()]
@@ -136,6 +136,31 @@ def layout(picture: PictureInput) -> Layout:
     result.height = top - COMPONENT_GAP + MARGIN if result.boxes else 2 * MARGIN
     _assign_kinds(result, picture)
     return result
+
+
+def _components(
+    picture: PictureInput, pairs: dict[tuple[str, str], Edge]
+) -> list[tuple[list[str], list[Edge]]]:
+    """Connected components, largest first (union-find). grandalf's own ``Graph`` finds
+    them by comparing vertex sets, quadratic in the nodes: 160 ms at 200 nodes."""
+    parent = {ref: ref for ref in picture.nodes}
+
+    def find(ref: str) -> str:
+        while parent[ref] != ref:
+            parent[ref] = parent[parent[ref]]
+            ref = parent[ref]
+        return ref
+
+    for source, target in pairs:
+        parent[find(source)] = find(target)
+    members: dict[str, list[str]] = {}
+    for ref in picture.nodes:
+        members.setdefault(find(ref), []).append(ref)
+    links: dict[str, list[Edge]] = {root: [] for root in members}
+    for (source, _), edge in pairs.items():
+        links[find(source)].append(edge)
+    groups = [(members[root], links[root]) for root in members]
+    return sorted(groups, key=lambda group: -len(group[0]))
 
 
 def _assign_kinds(result: Layout, picture: PictureInput) -> None:

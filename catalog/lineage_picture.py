@@ -109,18 +109,29 @@ def short(text: str, limit: int = LABEL_CHARS) -> str:
     return text if len(text) <= limit else "…" + text[-(limit - 1) :]
 
 
-def admin_change_url(ref: str) -> str:
-    kind, _, number = ref.partition(":")
-    return reverse(f"admin:catalog_{kind}_change", args=[int(number)])
+def admin_change_urls() -> Callable[[str], str]:
+    """``dataset:12`` → its admin page. One ``reverse`` per kind, not per node: reverse
+    costs about a millisecond, which 300 nodes would turn into a third of a second."""
+    marker = 987654321
+    templates = {
+        kind: reverse(f"admin:catalog_{kind}_change", args=[marker]) for kind in ("dataset", "job")
+    }
+
+    def url(ref: str) -> str:
+        kind, _, number = ref.partition(":")
+        return templates[kind].replace(str(marker), str(int(number)))
+
+    return url
 
 
 def build_picture(
     root: NodeRef,
     controls: Controls,
     expand_link: Callable[[Expansion], str],
-    node_link: Callable[[str], str] = admin_change_url,
+    node_link: Callable[[str], str] | None = None,
 ) -> PictureInput:
     """The layout input around ``root``; raises catalog.graph.UnknownNode for a bad root."""
+    node_link = node_link or admin_change_urls()
     main = lineage_graph(_request(root, controls, controls.direction, MAX_NODES))
     graphs = [main]
     for expansion in controls.expand[:MAX_EXPANSIONS]:
