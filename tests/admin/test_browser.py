@@ -187,3 +187,21 @@ def test_steward_follows_the_lineage_picture(
     assert focus.get_attribute("data-node") == f"dataset:{upstream.pk}"
     assert svg.find_elements(By.CSS_SELECTOR, f'a.lc-node[data-node="dataset:{dataset.pk}"]')
     browser.save_screenshot(str(ARTIFACTS / "lineage-picture-followed.png"))
+
+    # Depth 1 from the report's output cuts lake.orders' upstream: "+1 more" expands it.
+    browser.get(f"{live_server.url}/admin/catalog/dataset/{downstream.pk}/change/?lineage_depth=1")
+    svg = browser.find_element(By.CSS_SELECTOR, "#lineage-picture svg.lc-lineage")
+    assert not svg.find_elements(By.CSS_SELECTOR, f'a[data-node="dataset:{upstream.pk}"]')
+    marker = svg.find_element(
+        By.CSS_SELECTOR, f'a.lc-node-more[data-node="more:dataset:{dataset.pk}:upstream"]'
+    )
+    assert marker.text == "+1 more"
+    _and_wait(browser, marker.click)
+    svg = browser.find_element(By.CSS_SELECTOR, "#lineage-picture svg.lc-lineage")
+    assert svg.find_elements(By.CSS_SELECTOR, f'a[data-node="dataset:{upstream.pk}"]')
+    assert svg.find_element(By.CSS_SELECTOR, "a.lc-focus").get_attribute("data-node") == (
+        f"dataset:{downstream.pk}"
+    )  # expanded in place: the page's own node stays the focus
+    browser.find_element(By.ID, "lineage-picture").screenshot(
+        str(ARTIFACTS / "lineage-picture-expanded.png")
+    )
