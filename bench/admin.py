@@ -2,12 +2,18 @@
 100,000 datasets, 300,000 edges): every registered model's changelist and a change page,
 plus the stewards' usual filters, as a logged-in superuser over HTTP.
 
+Also the lineage picture (dataset and job pages at depth 2 and 5, column mode, as of, the
+Lineage explorer) on random nodes, and the ranked search boxes (substring, typo, runId).
+
 Usage: .venv/bin/python bench/read.py --requests 20   # builds lineage_bench_read
-       .venv/bin/python bench/admin.py [--repeat 5]
+       .venv/bin/python bench/admin.py [--repeat 5] [--lineage-only]
+       .venv/bin/python bench/admin.py --build --database postgres://.../my_bench
+           (builds the same store as bench/read.py into a database of its own first)
 Prints median and max milliseconds per page and flags any page over one second.
 """
 
 import argparse
+import random
 import re
 import secrets
 import sys
@@ -18,7 +24,8 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import bench_env, manage, percentile, running_server
+from bench.common import bench_env, manage, percentile, recreate_database, running_server
+from bench.read import build
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_read"
 LIST_MODELS = """
@@ -60,11 +67,84 @@ def login(base: str, username: str, password: str) -> requests.Session:
     return session
 
 
+# Two column edges per lineage edge (id → id, amount → total), so the column-mode picture is
+# measured with field lists and column edges to draw (bench/read.py's store has none).
+COLUMN_EDGES = """
+INSERT INTO catalog_column_lineage_edge (source_id, source_field, target_id, target_field,
+    job_id, transformation_type, transformation_subtype, transformation_description, masking,
+    key_hash, first_seen, last_seen, last_run_id, run_count)
+SELECT e.source_id, f.source_field, e.target_id, f.target_field, e.job_id, 'DIRECT',
+       'IDENTITY', '', false, sha256(convert_to(f.source_field || '>' || f.target_field, 'UTF8')),
+       e.first_seen, e.last_seen, e.last_run_id, 1
+FROM catalog_lineage_edge e
+CROSS JOIN (VALUES ('id', 'id'), ('amount', 'total')) AS f(source_field, target_field)
+ON CONFLICT DO NOTHING
+"""
+
+
+def add_column_edges(database_url: str) -> None:
+    import psycopg
+
+    started = time.monotonic()
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        connection.execute(COLUMN_EDGES)
+        connection.execute("ANALYZE catalog_column_lineage_edge")
+    print(f"  catalog_column_lineage_edge: {time.monotonic() - started:.1f}s", flush=True)
+
+
+def lineage_pages(datasets: int, jobs: int, samples: int) -> list[str]:
+    """Pictures around random nodes, and the search boxes (docs/adr/0047)."""
+    rng = random.Random(47)
+    pages = []
+    for _ in range(samples):
+        dataset, job = rng.randint(1, datasets), rng.randint(1, jobs)
+        pages += [
+            f"/admin/catalog/dataset/{dataset}/change/",
+            f"/admin/catalog/dataset/{dataset}/change/?lineage_depth=5",
+            f"/admin/catalog/dataset/{dataset}/change/?lineage_depth=3&lineage_columns=1",
+            f"/admin/catalog/job/{job}/change/?lineage_depth=5",
+            f"/admin/lineage/?node=dataset:{dataset}&lineage_depth=5&lineage_as_of=2030-01-01",
+        ]
+    table = rng.randint(1, datasets)
+    pages += [
+        f"/admin/catalog/dataset/?q=table_{table}",
+        f"/admin/catalog/dataset/?q=tabel_{table}",  # a typo
+        f"/admin/catalog/dataset/?q=able_{table // 10}",  # any part
+        "/admin/catalog/dataset/?q=table",  # matches every dataset: capped
+        f"/admin/catalog/job/?q=task_{rng.randint(1, jobs)}",
+        "/admin/catalog/job/?q=dag_7",
+        "/admin/catalog/run/?q=c4ca4238",  # a runId prefix
+        "/admin/catalog/run/?q=task_42",  # runs of the matching jobs
+        f"/admin/lineage/?q=table_{table}",
+    ]
+    return pages
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--database", default=DATABASE)
+    parser.add_argument("--build", action="store_true", help="Build the store first.")
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--datasets", type=int, default=100_000)
+    parser.add_argument(
+        "--add-column-edges", action="store_true", help="Add column edges to a built store."
+    )
+    parser.add_argument("--samples", type=int, default=4, help="Random nodes to draw.")
+    parser.add_argument(
+        "--lineage-only", action="store_true", help="Only the picture and search pages."
+    )
     options = parser.parse_args()
-    env = bench_env(DATABASE)
+    env = bench_env(options.database)
+    if options.build:
+        started = time.monotonic()
+        recreate_database(options.database)
+        manage(env, "migrate", "--verbosity", "0")
+        build(options.database, options.events, options.datasets)
+        add_column_edges(options.database)
+        print(f"built in {time.monotonic() - started:.0f}s", flush=True)
+    if options.add_column_edges and not options.build:
+        add_column_edges(options.database)
     password = secrets.token_urlsafe(16)
     manage(
         env,
@@ -83,19 +163,21 @@ def main() -> None:
         "-c",
         "from ingest.models import Event; "
         "from catalog.models import Dataset; "
-        "print(Event.objects.order_by().count(), Dataset.objects.count())",
+        "from catalog.models import Job; "
+        "print(Event.objects.order_by().count(), Dataset.objects.count(), Job.objects.count())",
     ).split()
     print(f"store: {int(counts[0]):,} events, {int(counts[1]):,} datasets")
-    pages = []
-    for line in manage(env, "shell", "--verbosity", "0", "-c", LIST_MODELS).splitlines():
+    pages = lineage_pages(int(counts[1]), int(counts[2]), options.samples)
+    lines = "" if options.lineage_only else manage(env, "shell", "-v", "0", "-c", LIST_MODELS)
+    for line in lines.splitlines():
         app, model, first = ([*line.split(), ""])[:3]
         pages.append(f"/admin/{app}/{model}/")
         if first:
             pages.append(f"/admin/{app}/{model}/{first}/change/")
-    pages += FILTERS
+    pages += [] if options.lineage_only else FILTERS
     with running_server(env, workers=2, threads=1) as base:
         session = login(base, "bench-admin", password)
-        print(f"{'page':60} {'median ms':>10} {'max ms':>8}")
+        print(f"{'page':80} {'median ms':>10} {'max ms':>8}")
         slow = 0
         for page in pages:
             times = []
@@ -108,7 +190,7 @@ def main() -> None:
             median = percentile(times, 0.5)
             flag = "  OVER 1 s" if median > 1000 else ""
             slow += bool(flag)
-            print(f"{page:60} {median:10.0f} {max(times):8.0f}{flag}", flush=True)
+            print(f"{page[:80]:80} {median:10.0f} {max(times):8.0f}{flag}", flush=True)
         print(f"{len(pages)} pages, {slow} over one second (median of {options.repeat})")
 
 

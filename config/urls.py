@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from catalog.admin.picture import explorer_view
 from ingest.health import healthz, readyz
 from ingest.metrics import metrics_view
 
@@ -16,6 +17,8 @@ urlpatterns = [
     path("marquez/api/v1/", include("api.marquez.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # Before the admin's own URLs, which would take it for an app label.
+    path("admin/lineage/", admin.site.admin_view(explorer_view), name="lineage-explorer"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),

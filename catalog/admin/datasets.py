@@ -11,6 +11,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from catalog import curation
+from catalog.admin.picture import LineagePictureMixin
+from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
     HiddenIdFilter,
     changelist_link,
@@ -56,11 +58,12 @@ class SeveralAliasesFilter(admin.SimpleListFilter):
 
 
 @admin.register(Dataset)
-class DatasetAdmin(IdSearchMixin, BoundedAdmin):
+class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
+    search_kind = lineage_kind = "dataset"
     list_display = ("display_name", "namespace", "alias_count", "lifecycle_state", "last_seen")
     list_filter = (SeveralAliasesFilter, "is_dropped")
     search_fields = ("name",)
-    search_help_text = "Any exact namespace/name it was called, exact namespace, or #id."
+    search_help_text = SEARCH_HELP
     ordering = ("-last_seen", "-id")  # catalog_dataset_seen_idx
     sortable_by = ("last_seen",)
     actions = ["merge_action"]
@@ -94,10 +97,6 @@ class DatasetAdmin(IdSearchMixin, BoundedAdmin):
             .values("total")
         )
         return super().get_queryset(request).annotate(alias_total=Subquery(count))
-
-    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
-        by_alias = DatasetAlias.objects.filter(key_hash__in=name_keys(term)).values("dataset_id")
-        return queryset.filter(Q(id__in=by_alias) | Q(namespace=term))
 
     def has_merge_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("catalog.merge_dataset")

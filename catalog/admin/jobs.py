@@ -1,17 +1,17 @@
 """Jobs and runs in the steward admin."""
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 
-from catalog import naming
+from catalog.admin.picture import LineagePictureMixin
+from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
     HiddenIdFilter,
     changelist_link,
     link,
-    name_keys,
     related_table,
 )
 from catalog.models import (
@@ -26,7 +26,6 @@ from catalog.models import (
 from ingest.admin.base import (
     BoundedAdmin,
     ChoicesFilter,
-    IdSearchMixin,
     WindowFilter,
     pretty_json,
 )
@@ -50,11 +49,12 @@ class RunStateFilter(ChoicesFilter):
 
 
 @admin.register(Job)
-class JobAdmin(IdSearchMixin, BoundedAdmin):
+class JobAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
+    search_kind = lineage_kind = "job"
     list_display = ("name", "namespace", "job_type", "integration", "is_placeholder", "last_seen")
     list_filter = ("is_placeholder",)
     search_fields = ("name",)
-    search_help_text = "Exact namespace/name, exact namespace, or #id."
+    search_help_text = SEARCH_HELP
     ordering = ("-last_seen", "-id")  # catalog_job_last_seen_idx
     sortable_by = ("last_seen",)
     fields = (
@@ -75,9 +75,6 @@ class JobAdmin(IdSearchMixin, BoundedAdmin):
         "facets_pretty",
     )
     readonly_fields = fields
-
-    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
-        return queryset.filter(Q(key_hash__in=name_keys(term)) | Q(namespace=term))
 
     @admin.display(description="parent job")
     def parent_link(self, job: Job) -> str:
@@ -153,12 +150,13 @@ class ProducedDatasetFilter(HiddenIdFilter):
 
 
 @admin.register(Run)
-class RunAdmin(IdSearchMixin, BoundedAdmin):
+class RunAdmin(RankedSearchMixin, BoundedAdmin):
+    search_kind = "run"
     list_display = ("run_uuid", "job_link", "state", "started_at", "ended_at", "duration")
     list_filter = (RunStateFilter, StartedWithinFilter, ProducedDatasetFilter)
     list_select_related = ("job",)
     search_fields = ("run_uuid",)
-    search_help_text = "Exact runId (UUID) or #id."
+    search_help_text = "Any part of its job's name, its runId or the start of it, or #id."
     fields = (
         "run_uuid",
         "run_id_text",
@@ -183,18 +181,14 @@ class RunAdmin(IdSearchMixin, BoundedAdmin):
     )
     readonly_fields = fields
 
-    def get_ordering(self, request: HttpRequest) -> tuple[str, ...]:
+    def get_ordering(self, request: HttpRequest) -> tuple[Any, ...]:
+        if request.GET.get("q", "").strip():
+            return tuple(super().get_ordering(request))  # best match first (admin/search.py)
         # With a state: catalog_run_state_idx (state, -started_at). Otherwise newest rows
         # by id: a started_at sort over every run would read the whole table.
         if request.GET.get("state__exact") or request.GET.get("job"):
             return ("-started_at", "-id")
         return ("-id",)
-
-    def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
-        try:
-            return queryset.filter(run_uuid=naming.run_uuid(term, "", ""))
-        except ValueError:
-            return queryset.none()
 
     @admin.display(description="job")
     def job_link(self, run: Run) -> str:

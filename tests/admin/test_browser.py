@@ -1,19 +1,21 @@
 """A steward's session in a real browser: Debian's chromium, headless, driven by selenium.
 
 Logs in, opens a dataset, follows its lineage links, previews and saves an alias rule and
-checks the regrouping. Skips (never passes) when chromium or its driver is not installed;
+checks the regrouping; follows the lineage picture's nodes and saves screenshots of it in
+test-artifacts/ (gitignored). Skips (never passes) when chromium or its driver is not installed;
 ``make test`` installs both (apt) and selenium (the ``dev`` extra).
 """
 
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from catalog.models import DatasetAlias
+from catalog.models import Dataset, DatasetAlias, Job
 from catalog.permissions import STEWARDS
 
 from .conftest import ingest_and_derive, lineage_events
@@ -136,3 +138,70 @@ def test_steward_navigates_lineage_and_regroups_with_a_rule(
     assert "s3://lake/raw/orders_v1" in aliases
     assert "s3://lake/raw/orders_v2" in aliases
     assert DatasetAlias.objects.get(name="raw/orders_v2").dataset_id == target_dataset
+
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_steward_follows_the_lineage_picture(
+    browser: Any, live_server: Any, ingest_client: Client, superuser: User
+) -> None:
+    """The picture on a dataset page links every node to its page; a click follows it."""
+    from selenium.webdriver.common.by import By
+
+    ingest_and_derive(ingest_client, lineage_events())
+    browser.get(f"{live_server.url}/admin/login/")
+    browser.find_element(By.NAME, "username").send_keys("root")
+    browser.find_element(By.NAME, "password").send_keys("pw")
+    _and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click)
+
+    dataset = Dataset.objects.get(name="lake.orders")
+    browser.get(f"{live_server.url}/admin/catalog/dataset/{dataset.pk}/change/")
+    svg = browser.find_element(By.CSS_SELECTOR, "#lineage-picture svg.lc-lineage")
+    assert svg.size["width"] > 300 and svg.size["height"] > 40  # drawn, not collapsed
+    links = {
+        node.get_attribute("data-node"): node.get_dom_attribute("href")
+        for node in svg.find_elements(By.CSS_SELECTOR, "a.lc-node")
+    }
+    upstream = Dataset.objects.get(name="shop.public.orders")
+    downstream = Dataset.objects.get(name="orders_report")
+    load, report = Job.objects.get(name="load_orders"), Job.objects.get(name="report")
+    assert links[f"dataset:{upstream.pk}"] == f"/admin/catalog/dataset/{upstream.pk}/change/"
+    assert links[f"dataset:{downstream.pk}"] == f"/admin/catalog/dataset/{downstream.pk}/change/"
+    assert links[f"job:{load.pk}"] == f"/admin/catalog/job/{load.pk}/change/"
+    assert links[f"job:{report.pk}"] == f"/admin/catalog/job/{report.pk}/change/"
+    focus = svg.find_element(By.CSS_SELECTOR, "a.lc-focus")
+    assert focus.get_attribute("data-node") == f"dataset:{dataset.pk}"
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.find_element(By.ID, "lineage-picture").screenshot(
+        str(ARTIFACTS / "lineage-picture-dataset.png")
+    )
+
+    # Follow the upstream dataset's node: its page draws this dataset downstream of it.
+    node = svg.find_element(By.CSS_SELECTOR, f'a.lc-node[data-node="dataset:{upstream.pk}"]')
+    _and_wait(browser, node.click)
+    assert "shop.public.orders" in browser.title
+    svg = browser.find_element(By.CSS_SELECTOR, "#lineage-picture svg.lc-lineage")
+    focus = svg.find_element(By.CSS_SELECTOR, "a.lc-focus")
+    assert focus.get_attribute("data-node") == f"dataset:{upstream.pk}"
+    assert svg.find_elements(By.CSS_SELECTOR, f'a.lc-node[data-node="dataset:{dataset.pk}"]')
+    browser.save_screenshot(str(ARTIFACTS / "lineage-picture-followed.png"))
+
+    # Depth 1 from the report's output cuts lake.orders' upstream: "+1 more" expands it.
+    browser.get(f"{live_server.url}/admin/catalog/dataset/{downstream.pk}/change/?lineage_depth=1")
+    svg = browser.find_element(By.CSS_SELECTOR, "#lineage-picture svg.lc-lineage")
+    assert not svg.find_elements(By.CSS_SELECTOR, f'a[data-node="dataset:{upstream.pk}"]')
+    marker = svg.find_element(
+        By.CSS_SELECTOR, f'a.lc-node-more[data-node="more:dataset:{dataset.pk}:upstream"]'
+    )
+    assert marker.text == "+1 more"
+    _and_wait(browser, marker.click)
+    svg = browser.find_element(By.CSS_SELECTOR, "#lineage-picture svg.lc-lineage")
+    assert svg.find_elements(By.CSS_SELECTOR, f'a[data-node="dataset:{upstream.pk}"]')
+    assert svg.find_element(By.CSS_SELECTOR, "a.lc-focus").get_attribute("data-node") == (
+        f"dataset:{downstream.pk}"
+    )  # expanded in place: the page's own node stays the focus
+    browser.find_element(By.ID, "lineage-picture").screenshot(
+        str(ARTIFACTS / "lineage-picture-expanded.png")
+    )

@@ -1,0 +1,312 @@
+"""The steward's lineage picture, step 1 of 3: what to draw (docs/adr/0047).
+
+The picture reads ``catalog.graph.lineage_graph``, the same bounded walk that serves
+``/api/v1/lineage/graph`` (one walk, two renderings), and turns its result into the layout
+input: nodes (datasets, jobs and "+N more" cut markers), edges with their ``kind`` (whatever
+kinds the graph function emits: a new kind is drawn with the default edge style) and, in
+column mode, each dataset's field list and the column edges between fields. No geometry
+here: catalog/lineage_layout.py places the nodes, catalog/lineage_svg.py draws them.
+
+Expanding a cut marker is one more walk from the marker's node in its direction, merged
+into the picture; at most ``MAX_EXPANSIONS`` walks are added, each with its own budget.
+"""
+
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+from django.urls import reverse
+
+from catalog.graph import Direction, Graph, GraphRequest, NodeRef, _edge_filters, lineage_graph
+
+DEFAULT_DEPTH = 2
+MAX_DEPTH = 5
+# Datasets and jobs of the main walk; each expansion adds at most EXPANSION_NODES more.
+MAX_NODES = 150
+EXPANSION_NODES = 50
+MAX_EXPANSIONS = 4
+# Fields shown per dataset in column mode; hidden neighbours counted per marker.
+FIELDS_PER_DATASET = 12
+MARKER_COUNT_CAP = 200
+LABEL_CHARS = 30
+
+
+@dataclass(frozen=True)
+class Expansion:
+    node: NodeRef
+    direction: Direction  # "upstream" or "downstream"
+
+    def __str__(self) -> str:
+        return f"{self.node}:{self.direction}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Expansion":
+        """``dataset:12:upstream``; ValueError otherwise."""
+        ref, _, direction = text.rpartition(":")
+        if direction not in ("upstream", "downstream"):
+            raise ValueError("expected <node>:upstream or <node>:downstream")
+        return cls(NodeRef.parse(ref), direction)  # type: ignore[arg-type]
+
+
+@dataclass
+class Controls:
+    """What the steward asked for: the picture's form, parsed (catalog/admin/picture.py)."""
+
+    depth: int = DEFAULT_DEPTH
+    direction: Direction = "both"
+    columns: bool = False
+    as_of: datetime | None = None
+    expand: list[Expansion] = field(default_factory=list)
+
+
+@dataclass
+class PictureNode:
+    id: str  # "dataset:12", "job:7" or, for a marker, "more:dataset:12:upstream"
+    kind: str  # "dataset", "job" or "more"
+    label: str
+    sublabel: str = ""
+    title: str = ""
+    url: str = ""
+    focused: bool = False
+    fields: list[str] = field(default_factory=list)
+    hidden_fields: int = 0
+    count: int = 0  # markers: datasets one hop further that are not drawn (capped)
+    count_capped: bool = False
+    direction: str = ""  # markers: "upstream" or "downstream"
+
+
+@dataclass(frozen=True)
+class PictureEdge:
+    source: str
+    target: str
+    kind: str  # the graph's edge kind ("input", "output", ...) or "more" for markers
+
+
+@dataclass(frozen=True)
+class PictureColumnEdge:
+    source: str
+    source_field: str
+    target: str
+    target_field: str
+    transformation: str
+
+
+@dataclass
+class PictureInput:
+    focus: str
+    nodes: dict[str, PictureNode] = field(default_factory=dict)
+    edges: list[PictureEdge] = field(default_factory=list)
+    column_edges: list[PictureColumnEdge] = field(default_factory=list)
+    truncated: bool = False
+    cut: dict[str, Any] = field(default_factory=dict)
+
+
+def short(text: str, limit: int = LABEL_CHARS) -> str:
+    """Labels keep the end of a name (the table), which tells names apart best."""
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
+
+
+def admin_change_urls() -> Callable[[str], str]:
+    """``dataset:12`` → its admin page. One ``reverse`` per kind, not per node: reverse
+    costs about a millisecond, which 300 nodes would turn into a third of a second."""
+    marker = 987654321
+    templates = {
+        kind: reverse(f"admin:catalog_{kind}_change", args=[marker]) for kind in ("dataset", "job")
+    }
+
+    def url(ref: str) -> str:
+        kind, _, number = ref.partition(":")
+        return templates[kind].replace(str(marker), str(int(number)))
+
+    return url
+
+
+def build_picture(
+    root: NodeRef,
+    controls: Controls,
+    expand_link: Callable[[Expansion], str],
+    node_link: Callable[[str], str] | None = None,
+) -> PictureInput:
+    """The layout input around ``root``; raises catalog.graph.UnknownNode for a bad root."""
+    node_link = node_link or admin_change_urls()
+    main = lineage_graph(_request(root, controls, controls.direction, MAX_NODES))
+    graphs = [main]
+    for expansion in controls.expand[:MAX_EXPANSIONS]:
+        if not any(node["id"] == str(expansion.node) for node in _all_nodes(graphs)):
+            continue  # only from a node in the picture (a stale link expands nothing)
+        graphs.append(
+            lineage_graph(_request(expansion.node, controls, expansion.direction, EXPANSION_NODES))
+        )
+    picture = PictureInput(focus=str(root))
+    picture.truncated = any(graph.truncated for graph in graphs)
+    picture.cut = main.cut
+    _merge(picture, graphs, node_link)
+    if controls.columns:
+        _add_columns(picture, graphs)
+    if picture.truncated:
+        _add_markers(picture, controls, expand_link)
+    return picture
+
+
+def _request(root: NodeRef, controls: Controls, direction: Direction, budget: int) -> GraphRequest:
+    return GraphRequest(
+        root=root,
+        direction=direction,
+        depth=controls.depth,
+        max_nodes=budget,
+        as_of=controls.as_of,
+        columns=controls.columns,
+    )
+
+
+def _all_nodes(graphs: Iterable[Graph]) -> Iterable[dict[str, Any]]:
+    for graph in graphs:
+        yield from graph.nodes
+
+
+def _merge(picture: PictureInput, graphs: list[Graph], node_link: Callable[[str], str]) -> None:
+    seen_edges: set[tuple[str, str, str]] = set()
+    for node in _all_nodes(graphs):
+        if node["id"] in picture.nodes:
+            continue
+        aliases = [f"{a['namespace']}/{a['name']}" for a in node.get("aliases") or []]
+        full = f"{node['namespace']}/{node['name']}"
+        title = "\n".join([f"{node['type']} {full}", *[f"also {a}" for a in aliases if a != full]])
+        picture.nodes[node["id"]] = PictureNode(
+            id=node["id"],
+            kind=node["type"],
+            label=short(node["name"]),
+            sublabel=short(node["namespace"], LABEL_CHARS + 4),
+            title=title,
+            url=node_link(node["id"]),
+            focused=node["id"] == picture.focus,
+        )
+    for graph in graphs:
+        for edge in graph.edges:
+            key = (edge["source"], edge["target"], edge["kind"])
+            if key in seen_edges:
+                continue
+            seen_edges.add(key)
+            picture.edges.append(PictureEdge(edge["source"], edge["target"], edge["kind"]))
+
+
+def _add_columns(picture: PictureInput, graphs: list[Graph]) -> None:
+    """Each dataset lists the fields its column edges use; edges run between the fields."""
+    fields: dict[str, set[str]] = defaultdict(set)
+    candidates: list[PictureColumnEdge] = []
+    for graph in graphs:
+        for edge in graph.column_edges or []:
+            candidates.append(
+                PictureColumnEdge(
+                    edge["source"],
+                    edge["source_field"],
+                    edge["target"],
+                    edge["target_field"],
+                    " ".join(
+                        part
+                        for part in (edge["transformation_type"], edge["transformation_subtype"])
+                        if part
+                    ),
+                )
+            )
+            fields[edge["source"]].add(edge["source_field"])
+            fields[edge["target"]].add(edge["target_field"])
+    for ref, names in fields.items():
+        node = picture.nodes.get(ref)
+        if node is None:
+            continue
+        ordered = sorted(names)
+        node.fields = ordered[:FIELDS_PER_DATASET]
+        node.hidden_fields = len(ordered) - len(node.fields)
+    shown = {(ref, name) for ref, node in picture.nodes.items() for name in node.fields}
+    picture.column_edges = sorted(
+        {
+            edge
+            for edge in candidates
+            if (edge.source, edge.source_field) in shown
+            and (edge.target, edge.target_field) in shown
+        },
+        key=lambda e: (e.target, e.target_field, e.source, e.source_field),
+    )
+
+
+def sides(picture: PictureInput) -> dict[str, set[str]]:
+    """For each node, whether it is upstream and/or downstream of the focus (by the edges)."""
+    forward: dict[str, list[str]] = defaultdict(list)
+    backward: dict[str, list[str]] = defaultdict(list)
+    for edge in picture.edges:
+        forward[edge.source].append(edge.target)
+        backward[edge.target].append(edge.source)
+    found: dict[str, set[str]] = defaultdict(set)
+    for side, links in (("downstream", forward), ("upstream", backward)):
+        queue = deque([picture.focus])
+        reached = {picture.focus}
+        while queue:
+            for following in links[queue.popleft()]:
+                if following not in reached:
+                    reached.add(following)
+                    queue.append(following)
+        for ref in reached:
+            found[ref].add(side)
+    return found
+
+
+def _add_markers(
+    picture: PictureInput, controls: Controls, expand_link: Callable[[Expansion], str]
+) -> None:
+    """A "+N more" node beside every drawn dataset with undrawn lineage on its side."""
+    wanted = {"both": ("upstream", "downstream")}.get(controls.direction, (controls.direction,))
+    node_sides = sides(picture)
+    shown = sorted(
+        int(ref.split(":")[1]) for ref, node in picture.nodes.items() if node.kind == "dataset"
+    )
+    for direction in wanted:
+        candidates = [d for d in shown if direction in node_sides.get(f"dataset:{d}", ())]
+        for dataset_id, count in _hidden_neighbours(candidates, shown, direction, controls):
+            anchor = f"dataset:{dataset_id}"
+            ref = f"more:{anchor}:{direction}"
+            capped = count >= MARKER_COUNT_CAP
+            picture.nodes[ref] = PictureNode(
+                id=ref,
+                kind="more",
+                label=f"+{count}{'+' if capped else ''} more",
+                title=f"{count}{' or more' if capped else ''} {direction} dataset(s) not drawn: "
+                "click to expand from here",
+                url=expand_link(Expansion(NodeRef("dataset", dataset_id), direction)),  # type: ignore[arg-type]
+                count=count,
+                count_capped=capped,
+                direction=direction,
+            )
+            if direction == "upstream":
+                picture.edges.append(PictureEdge(ref, anchor, "more"))
+            else:
+                picture.edges.append(PictureEdge(anchor, ref, "more"))
+
+
+def _hidden_neighbours(
+    candidates: list[int], shown: list[int], direction: str, controls: Controls
+) -> list[tuple[int, int]]:
+    """(dataset, how many neighbours one hop ``direction`` are not drawn) where any are.
+
+    One query: per candidate an index probe (catalog_edge_target_idx upstream, the unique
+    (source, target, job) index downstream), each capped at MARKER_COUNT_CAP rows.
+    """
+    if not candidates:
+        return []
+    here, other = (
+        ("target_id", "source_id") if direction == "upstream" else ("source_id", "target_id")
+    )
+    filters, values = _edge_filters(GraphRequest(root=NodeRef("dataset", 1), as_of=controls.as_of))
+    sql = (
+        "SELECT d, n FROM unnest(%(ids)s::bigint[]) AS d CROSS JOIN LATERAL ("
+        " SELECT count(*) AS n FROM ("
+        f"  SELECT DISTINCT e.{other} FROM catalog_lineage_edge e"
+        f"  WHERE e.{here} = d AND e.{other} <> ALL(%(shown)s::bigint[]) {filters}"
+        "   LIMIT %(cap)s) AS hidden) AS c WHERE n > 0 ORDER BY d"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {**values, "ids": candidates, "shown": shown, "cap": MARKER_COUNT_CAP})
+        return [(row[0], row[1]) for row in cursor.fetchall()]
