@@ -17,10 +17,8 @@ from django.db.models.functions import Now
 
 from catalog.querysets import (
     AliasQuerySet,
-    ColumnLineageEdgeQuerySet,
     DatasetQuerySet,
     JobQuerySet,
-    LineageEdgeQuerySet,
     MetadataRecordQuerySet,
     RunQuerySet,
 )
@@ -390,8 +388,6 @@ class LineageEdge(models.Model):
     lineage_type = models.CharField(max_length=100, blank=True, default="")
     pipeline = models.TextField(blank=True, default="")
 
-    objects = LineageEdgeQuerySet.as_manager()
-
     class Meta:
         db_table = "catalog_lineage_edge"
         constraints = [
@@ -489,8 +485,6 @@ class ColumnLineageEdge(models.Model):
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     run_count = models.IntegerField(default=0)
-
-    objects = ColumnLineageEdgeQuerySet.as_manager()
 
     class Meta:
         db_table = "catalog_column_lineage_edge"

@@ -171,6 +171,17 @@ def active_rules() -> RuleSet:
     return RuleSet(compiled)
 
 
+def alias_key(namespace: str, name: str, rules: RuleSet | None = None) -> bytes:
+    """The key a dataset name is stored under: normalised, rewrite rules applied, hashed.
+
+    Every lookup of a dataset by a name it was called (the read API's filters and lookup,
+    the admin search) goes through here, so it finds what derivation stored. Pass
+    ``rules`` to key many names with one read of the rules.
+    """
+    rules = active_rules() if rules is None else rules
+    return naming.key_hash(*rules.rewrite(*naming.normalise(namespace, name)))
+
+
 RULE_FIELDS = (
     "description",
     "action",

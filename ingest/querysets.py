@@ -36,15 +36,6 @@ class DerivationBacklog:
 
 
 class EventQuerySet(models.QuerySet):
-    def pending(self) -> "EventQuerySet":
-        return self.filter(derivation_status="pending")
-
-    def failed(self) -> "EventQuerySet":
-        return self.filter(derivation_status="failed")
-
-    def for_run(self, run_id: str) -> "EventQuerySet":
-        return self.filter(run_id=run_id)
-
     def derivation_backlog(self, cap: int = BACKLOG_COUNT_CAP) -> DerivationBacklog:
         """Backlog, failures and the oldest pending event of the whole log (one query)."""
         with connections[self.db].cursor() as cursor:
