@@ -27,6 +27,7 @@ from django.utils.text import slugify
 from catalog import naming, services
 from catalog.models import AliasRule, AliasRuleAction, Dataset, DatasetAlias
 from catalog.rules import RuleSet, compile_rule
+from ingest import derivation_status
 from ingest.models import Event
 
 logger = logging.getLogger(__name__)
@@ -321,9 +322,8 @@ def rederive_event_ids(event_ids: Sequence[int], progress_key: str | None = None
     totals = {"total": len(ids), "claimed": 0, "derived": 0, "failed": 0}
     for start in range(0, len(ids), REDERIVE_BATCH):
         chunk = ids[start : start + REDERIVE_BATCH]
-        Event.objects.filter(id__in=chunk).update(
-            derivation_status="pending", derived_at=None, derivation_error=None
-        )
+        with connection.cursor() as cursor:
+            derivation_status.reset_ids(cursor, chunk)
         result = services.derive_events(chunk)
         totals["claimed"] += result.claimed
         totals["derived"] += result.derived

@@ -290,6 +290,8 @@ class AliasRule(models.Model):
     created_at = models.DateTimeField(db_default=Now(), editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
+    kept_by_rederive = True  # steward input, not derived (catalog.services.derived_tables)
+
     class Meta:
         db_table = "catalog_alias_rule"
         ordering = ["priority", "slug"]

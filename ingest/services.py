@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from ingest.derivation_status import PENDING
 from ingest.enqueue import enqueue_derivation_on_commit
 from ingest.models import ApiToken, TokenScope
 from ingest.problems import FieldError, Problem
@@ -27,7 +28,7 @@ _COLUMNS = (
 # One event: scalar parameters (adapting arrays costs more than the insert itself).
 _INSERT_ONE = f"""
 INSERT INTO ingest_event ({_COLUMNS})
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, 'pending', now())
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, '{PENDING}', now())
 ON CONFLICT (digest) DO NOTHING
 RETURNING id, digest
 """
@@ -36,7 +37,7 @@ RETURNING id, digest
 # literals on the client cost more than everything else in a batch request.
 _INSERT_MANY = f"""
 INSERT INTO ingest_event ({_COLUMNS})
-SELECT k, et, t, r, jns, jn, p, s, pl::jsonb, raw, d, 'pending', now()
+SELECT k, et, t, r, jns, jn, p, s, pl::jsonb, raw, d, '{PENDING}', now()
 FROM unnest(
     %b::text[], %b::text[], %b::timestamptz[], %b::text[], %b::text[], %b::text[],
     %b::text[], %b::text[], %b::text[], %b::bytea[], %b::bytea[]
