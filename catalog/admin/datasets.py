@@ -10,7 +10,6 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from catalog import curation
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
@@ -31,6 +30,7 @@ from catalog.models import (
     Run,
     RunDataset,
 )
+from catalog.services import curation
 from ingest.admin.base import BoundedAdmin, IdSearchMixin, pretty_json
 from ingest.models import Event
 

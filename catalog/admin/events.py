@@ -13,7 +13,6 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from catalog import curation
 from catalog.admin.support import (
     HiddenIdFilter,
     changelist_url,
@@ -25,6 +24,7 @@ from catalog.models import (
     Job,
     Run,
 )
+from catalog.services import curation
 from ingest.admin import EventAdmin
 from ingest.admin.base import BoundedAdmin
 from ingest.models import Event

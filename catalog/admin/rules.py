@@ -12,11 +12,11 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from catalog import curation
 from catalog.models import (
     AliasRule,
 )
 from catalog.rules import RULE_FIELDS
+from catalog.services import curation
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldGroups

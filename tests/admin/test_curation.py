@@ -9,8 +9,8 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
 from django.test import Client
 
-from catalog import curation
 from catalog.models import AliasRule, Dataset, DatasetAlias
+from catalog.services import curation
 from ingest.models import Event
 from tests.admin.conftest import START
 

@@ -392,7 +392,7 @@ def _publish(job_id: int, ids: list[int] | None, since: str | None, key: str) ->
 
 
 @shared_task(
-    name="catalog.curation_rederive",
+    name="catalog.services.curation_rederive",
     autoretry_for=(OperationalError, InterfaceError),
     retry_backoff=True,
     max_retries=5,
