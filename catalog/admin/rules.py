@@ -15,8 +15,8 @@ from django.utils.html import format_html
 from catalog.models import (
     AliasRule,
 )
-from catalog.rules import RULE_FIELDS
 from catalog.services import curation
+from catalog.services.rules import RULE_FIELDS
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldGroups

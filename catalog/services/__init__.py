@@ -18,7 +18,7 @@ from catalog.derivation.batch import (
     derive_event_ids,
     derive_pending_batch,
 )
-from catalog.rules import load_alias_rules, read_rules_file
+from catalog.services.rules import load_alias_rules, read_rules_file
 from ingest import derivation_status
 
 logger = logging.getLogger(__name__)
