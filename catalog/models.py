@@ -1,8 +1,9 @@
 """The catalog derived from the raw event log (see docs/derivation.md).
 
-Everything here except ``AliasRule`` is derived from ``ingest.Event`` and can be rebuilt
-with ``manage.py rederive``. Natural keys are enforced by unique constraints on bounded
-columns: names of unbounded length are keyed by a sha256 (``key_hash``), never by the text.
+Everything here except ``AliasRule`` (steward input) and ``RederiveJob`` (a steward's
+request) is derived from ``ingest.Event`` and can be rebuilt with ``manage.py rederive``.
+Natural keys are enforced by unique constraints on bounded columns: names of unbounded
+length are keyed by a sha256 (``key_hash``), never by the text.
 
 Facts (``RunDataset``, ``ColumnLineageFact``, ``JobDataset``, ``EventDataset``) point at
 ``DatasetAlias`` rows, which never merge, so a dataset merge only moves aliases and
@@ -22,6 +23,10 @@ from catalog.querysets import (
     MetadataRecordQuerySet,
     RunQuerySet,
 )
+
+# Defined apart (catalog/rederive_job.py), registered here with the app's other models.
+from catalog.rederive_job import RederiveJob as RederiveJob
+from catalog.rederive_job import RederiveState as RederiveState
 
 
 class RunState(models.TextChoices):

@@ -203,7 +203,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
             by_id = {str(dataset.pk): dataset for dataset in datasets}
             survivor = by_id.get(request.POST.get("survivor", ""), datasets[0])
             other = datasets[1] if survivor is datasets[0] else datasets[0]
-            rule = curation.merge_datasets(request.user, survivor, other)
+            rule = curation.merge_as_steward(request.user, survivor, other)
             self.message_user(
                 request,
                 format_html(
