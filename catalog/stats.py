@@ -88,9 +88,3 @@ def ingest_rate(now: datetime) -> IngestRate:
 def derivation_backlog() -> DerivationBacklog:
     """Pending and failed events (capped) and the oldest pending one (one query)."""
     return Event.objects.derivation_backlog(COUNT_CAP)
-
-
-def lag_seconds(backlog: DerivationBacklog, now: datetime) -> float | None:
-    """How long the oldest pending event has waited; None when nothing is pending."""
-    oldest = backlog.oldest_pending_received_at
-    return None if oldest is None else max((now - oldest).total_seconds(), 0.0)

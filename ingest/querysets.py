@@ -22,6 +22,11 @@ class DerivationBacklog:
     oldest_pending_received_at: datetime | None
     cap: int = BACKLOG_COUNT_CAP
 
+    def lag_seconds(self, now: datetime) -> float | None:
+        """How long the oldest pending event has waited; None when nothing is pending."""
+        oldest = self.oldest_pending_received_at
+        return None if oldest is None else max((now - oldest).total_seconds(), 0.0)
+
 
 class EventQuerySet(models.QuerySet):
     def derivation_backlog(self, cap: int = BACKLOG_COUNT_CAP) -> DerivationBacklog:

@@ -256,7 +256,7 @@ class Stats(ReadAPIView):
                 "pending_events": backlog.pending,
                 "failed_events": backlog.failed,
                 "counts_capped_at": backlog.cap,
-                "derivation_lag_seconds": stats.lag_seconds(backlog, now),
+                "derivation_lag_seconds": backlog.lag_seconds(now),
                 "oldest_pending_event_id": backlog.oldest_pending_id,
             }
         )

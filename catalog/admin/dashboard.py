@@ -99,7 +99,7 @@ def build_dashboard(now: datetime | None = None) -> Dashboard:
         backlog = stats.derivation_backlog()
         dashboard.backlog = backlog.pending
         dashboard.backlog_capped = backlog.pending >= backlog.cap
-        dashboard.lag_seconds = stats.lag_seconds(backlog, now)
+        dashboard.lag_seconds = backlog.lag_seconds(now)
         dashboard.failed = backlog.failed
         dashboard.failed_capped = backlog.failed >= backlog.cap
         cursor.execute(derivation_status.RECENT_FAILURES, [5])
