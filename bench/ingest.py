@@ -8,8 +8,9 @@ Measures, in one run on one machine and database server:
      connections, and COPY in batches of 1000;
 and prints events/s for each and ingest/ceiling ratios.
 
-Usage: .venv/bin/python bench/ingest.py [--events 4000] [--url URL --token TOKEN]
-Without --url it migrates a scratch database (lineage_bench) and starts gunicorn itself.
+Usage: .venv/bin/python -m bench.ingest [--events 4000] [--url URL --token TOKEN]
+Without --url it migrates a scratch database (lineage_bench) and starts gunicorn itself
+with the shipped config/gunicorn.conf.py (--workers/--threads override its layout).
 """
 
 import argparse
@@ -209,9 +210,15 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=4000)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=500)
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers when self-hosted")
     parser.add_argument(
-        "--threads", type=int, default=1, help="gunicorn threads per worker (>1: gthread)"
+        "--workers",
+        type=int,
+        help="gunicorn worker processes when self-hosted (default: config/gunicorn.conf.py's)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="threads per worker when self-hosted (default: config/gunicorn.conf.py's)",
     )
     parser.add_argument("--url", help="an already running server (else one is started)")
     parser.add_argument("--token", help="ingest token for --url")
