@@ -11,9 +11,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,6 +26,17 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 DEFAULT_CORPUS = ROOT / "tests" / "fixtures" / "openlineage"
 TEMPLATE_DIRS = ("spark/dataproc-bigquery-1.23.0", "spark/dataproc-hive-simple-1.23.0")
+
+
+def run_in_threads(target: Callable[[], None], count: int) -> float:
+    """Run ``target`` in ``count`` threads at once; the seconds until the last one ends."""
+    threads = [threading.Thread(target=target) for _ in range(count)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started
 
 
 def free_port() -> int:

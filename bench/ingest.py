@@ -37,6 +37,7 @@ from bench.common import (
     manage,
     percentile,
     recreate_database,
+    run_in_threads,
     running_server,
 )
 
@@ -77,13 +78,7 @@ def post_all(
                     errors.append(f"{response.status}")
         connection.close()
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    seconds = time.perf_counter() - started
+    seconds = run_in_threads(client, clients)
     if errors:
         raise SystemExit(f"{len(errors)} requests failed, e.g. status {errors[0]}")
     return seconds, latencies
@@ -180,13 +175,7 @@ def ceiling_single(database_url: str, rows: list[tuple], connections: int = 4) -
                 connection.execute(INSERT, rows[index])
                 connection.commit()
 
-    threads = [threading.Thread(target=worker) for _ in range(connections)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return len(rows) / (time.perf_counter() - started)
+    return len(rows) / run_in_threads(worker, connections)
 
 
 def ceiling_copy(database_url: str, rows: list[tuple], batch: int = 1000) -> float:

@@ -44,15 +44,10 @@ class AliasRuleForm(forms.ModelForm):
 @admin.register(AliasRule)
 class AliasRuleAdmin(admin.ModelAdmin):
     form = AliasRuleForm
+    # The rule's own fields but its free-text description, then who and when.
     list_display = (
         "slug",
-        "action",
-        "namespace",
-        "name_pattern",
-        "target_namespace",
-        "target_name",
-        "priority",
-        "enabled",
+        *(name for name in RULE_FIELDS if name != "description"),
         "created_by",
         "updated_at",
     )
