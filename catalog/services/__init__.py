@@ -12,7 +12,7 @@ from datetime import datetime
 from django.apps import apps
 from django.db import connection, transaction
 
-from catalog.derivation.batch import (
+from catalog.services.derivation.batch import (
     BATCH_SIZE,
     BatchResult,
     derive_event_ids,

@@ -215,8 +215,8 @@ def split_alias(user: Any, alias: DatasetAlias) -> AliasRule:
     datasets' aliases (up to MAX_SELECTED_EVENTS, newest first) are re-derived so each
     dataset gets back exactly its own facets.
     """
-    from catalog.derivation.datasets import detach_alias
-    from catalog.derivation.edges import recompute_edges
+    from catalog.services.derivation.datasets import detach_alias
+    from catalog.services.derivation.edges import recompute_edges
 
     if alias.dataset_id is None or not (
         DatasetAlias.objects.filter(dataset_id=alias.dataset_id).exclude(id=alias.id).exists()

@@ -17,9 +17,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from catalog import services
-from catalog.derivation.batch import BatchResult
 from catalog.models import RederiveJob, RederiveState
 from catalog.services.audit import log_curation
+from catalog.services.derivation.batch import BatchResult
 from ingest import derivation_status
 
 logger = logging.getLogger(__name__)

@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 import orjson
 from django.db import InterfaceError, OperationalError, connection, transaction
 
-from catalog.derivation.datasets import derive_aliases
-from catalog.derivation.edges import recompute_edges, store_facts, store_metadata
-from catalog.derivation.facts import BadEvent, Extractor, Facts, RawEvent
-from catalog.derivation.jobs_runs import derive_jobs, derive_runs
 from catalog.rules import RuleSet, active_rules
+from catalog.services.derivation.datasets import derive_aliases
+from catalog.services.derivation.edges import recompute_edges, store_facts, store_metadata
+from catalog.services.derivation.facts import BadEvent, Extractor, Facts, RawEvent
+from catalog.services.derivation.jobs_runs import derive_jobs, derive_runs
 from ingest.derivation_status import CLAIM_IDS as _CLAIM_IDS
 from ingest.derivation_status import CLAIM_PENDING as _CLAIM_PENDING
 from ingest.derivation_status import MARK_DERIVED as _MARK_DERIVED
