@@ -4,7 +4,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db import models
-from django.db.models import OuterRef, Prefetch, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Subquery
 
 from catalog import naming
 from catalog.rules import alias_key
@@ -13,7 +13,14 @@ if TYPE_CHECKING:
     pass
 
 
-class JobQuerySet(models.QuerySet):
+class NamespacedQuerySet(models.QuerySet):
+    def namespace_counts(self) -> dict[str, int]:
+        """Rows per namespace (one GROUP BY over the namespace column, ADR 0030)."""
+        rows = self.order_by().values("namespace").annotate(n=Count("id"))
+        return {row["namespace"]: row["n"] for row in rows}
+
+
+class JobQuerySet(NamespacedQuerySet):
     def for_name(self, namespace: str, name: str) -> "JobQuerySet":
         return self.filter(key_hash=naming.key_hash(namespace, name))
 
@@ -51,7 +58,7 @@ class RunQuerySet(models.QuerySet):
         return self.select_related("job").annotate(parent_uuid=Subquery(parent))
 
 
-class DatasetQuerySet(models.QuerySet):
+class DatasetQuerySet(NamespacedQuerySet):
     def for_alias(self, namespace: str, name: str) -> "DatasetQuerySet":
         """The dataset any (namespace, name) it was ever called resolves to (rules applied)."""
         return self.filter(aliases__key_hash=alias_key(namespace, name))

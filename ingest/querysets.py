@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connections, models
+from django.db.models import Q
 
 from ingest import derivation_status
 
@@ -29,6 +30,27 @@ class DerivationBacklog:
 
 
 class EventQuerySet(models.QuerySet):
+    def openlineage_export(
+        self, since: datetime | None = None, until: datetime | None = None, namespace: str = ""
+    ) -> "EventQuerySet":
+        """OpenLineage events (run, dataset and job events) with eventTime in [since, until),
+        of one namespace when given: the job's, or a DatasetEvent's dataset's."""
+        from ingest.models import EventKind
+
+        queryset = self.filter(
+            kind__in=(EventKind.RUN, EventKind.DATASET, EventKind.JOB), event_time__isnull=False
+        )
+        if since is not None:
+            queryset = queryset.filter(event_time__gte=since)
+        if until is not None:
+            queryset = queryset.filter(event_time__lt=until)
+        if namespace:
+            queryset = queryset.filter(
+                Q(job_namespace=namespace)
+                | Q(kind=EventKind.DATASET, payload__dataset__namespace=namespace)
+            )
+        return queryset
+
     def derivation_backlog(self, cap: int = BACKLOG_COUNT_CAP) -> DerivationBacklog:
         """Backlog, failures and the oldest pending event of the whole log (one query)."""
         with connections[self.db].cursor() as cursor:

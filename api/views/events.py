@@ -27,7 +27,7 @@ from api.problems import COMMON, WITH_404, bad_parameter
 from api.serializers import EventSerializer, MetadataRecordSerializer
 from catalog import stats
 from catalog.models import MetadataRecord
-from ingest.models import Event, EventKind
+from ingest.models import Event
 from ingest.redaction import is_secret_key, redact
 
 EVENT_EXAMPLE = {
@@ -70,7 +70,6 @@ class EventViewSet(ReadOnlyViewSet):
         return super().get_object()
 
 
-OPENLINEAGE_KINDS = (EventKind.RUN, EventKind.DATASET, EventKind.JOB)
 EXPORT_CHUNK = 1000
 
 
@@ -132,16 +131,7 @@ class EventExport(ReadAPIView):
         namespace = request.query_params.get("namespace", "")
         if "\x00" in namespace:
             raise bad_parameter("namespace", "NUL characters are not allowed.")
-        queryset = Event.objects.filter(kind__in=OPENLINEAGE_KINDS, event_time__isnull=False)
-        if since is not None:
-            queryset = queryset.filter(event_time__gte=since)
-        if until is not None:
-            queryset = queryset.filter(event_time__lt=until)
-        if namespace:
-            queryset = queryset.filter(
-                Q(job_namespace=namespace)
-                | Q(kind=EventKind.DATASET, payload__dataset__namespace=namespace)
-            )
+        queryset = Event.objects.openlineage_export(since, until, namespace)
         response = StreamingHttpResponse(
             _export_lines(queryset), content_type="application/x-ndjson"
         )
