@@ -22,6 +22,10 @@ class EventKind(models.TextChoices):
     METADATA = "metadata", "Metadata record"
 
 
+# The kinds that are OpenLineage events as sent (the others are adapted edges and records).
+OPENLINEAGE_KINDS = (EventKind.RUN, EventKind.DATASET, EventKind.JOB)
+
+
 class Event(models.Model):
     """One accepted event, exactly as received."""
 

@@ -35,11 +35,9 @@ class EventQuerySet(models.QuerySet):
     ) -> "EventQuerySet":
         """OpenLineage events (run, dataset and job events) with eventTime in [since, until),
         of one namespace when given: the job's, or a DatasetEvent's dataset's."""
-        from ingest.models import EventKind
+        from ingest.models import OPENLINEAGE_KINDS, EventKind
 
-        queryset = self.filter(
-            kind__in=(EventKind.RUN, EventKind.DATASET, EventKind.JOB), event_time__isnull=False
-        )
+        queryset = self.filter(kind__in=OPENLINEAGE_KINDS, event_time__isnull=False)
         if since is not None:
             queryset = queryset.filter(event_time__gte=since)
         if until is not None:
