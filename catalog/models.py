@@ -1,9 +1,8 @@
 """The catalog derived from the raw event log (see docs/derivation.md).
 
-Everything here except ``AliasRule`` (steward input) and ``RederiveJob`` (a steward's
-request) is derived from ``ingest.Event`` and can be rebuilt with ``manage.py rederive``.
-Natural keys are enforced by unique constraints on bounded columns: names of unbounded
-length are keyed by a sha256 (``key_hash``), never by the text.
+Everything but steward input (``AliasRule``, ``RederiveJob``) is derived from
+``ingest.Event`` and rebuilt by ``manage.py rederive``. Natural keys are unique constraints
+on bounded columns: names of unbounded length are keyed by a sha256 (``key_hash``).
 
 Facts (``RunDataset``, ``ColumnLineageFact``, ``JobDataset``, ``EventDataset``) point at
 ``DatasetAlias`` rows, which never merge, so a dataset merge only moves aliases and
@@ -23,9 +22,7 @@ from catalog.querysets import (
     MetadataRecordQuerySet,
     RunQuerySet,
 )
-
-# Defined apart (catalog/rederive_job.py), registered here with the app's other models.
-from catalog.rederive_job import RederiveJob as RederiveJob
+from catalog.rederive_job import RederiveJob as RederiveJob  # defined apart, same app
 from catalog.rederive_job import RederiveState as RederiveState
 
 
@@ -294,7 +291,6 @@ class AliasRule(models.Model):
     )
     created_at = models.DateTimeField(db_default=Now(), editable=False)
     updated_at = models.DateTimeField(auto_now=True)
-
     kept_by_rederive = True  # steward input, not derived (catalog.services.derived_tables)
 
     class Meta:
