@@ -9,10 +9,9 @@ from typing import Any
 
 import django_filters as filters
 from django import forms
-from django.db.models import Exists, OuterRef, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, QuerySet
 
 from api.problems import bad_parameter
-from catalog import naming
 from catalog.models import (
     AliasReason,
     Dataset,
@@ -23,7 +22,8 @@ from catalog.models import (
     Run,
     RunState,
 )
-from catalog.rules import active_rules
+from catalog.querysets import JobQuerySet
+from catalog.rules import alias_key
 from ingest.models import DerivationStatus, Event, EventKind
 
 
@@ -53,11 +53,6 @@ class IdFilter(filters.NumberFilter):
         kwargs.setdefault("min_value", 1)
         kwargs.setdefault("max_value", 2**63 - 1)
         super().__init__(*args, **kwargs)
-
-
-def _alias_key(namespace: str, name: str) -> bytes:
-    """The lookup key of a name as derivation stores it (normalised, rewrite rules applied)."""
-    return naming.key_hash(*active_rules().rewrite(*naming.normalise(namespace, name)))
 
 
 class TimeWindowMixin(filters.FilterSet):
@@ -93,11 +88,8 @@ class JobFilterSet(TimeWindowMixin):
         model = Job
         fields: list[str] = []
 
-    def filter_state(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        if "latest_run_state" not in queryset.query.annotations:
-            latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
-            queryset = queryset.annotate(latest_run_state=Subquery(latest.values("state")[:1]))
-        return queryset.filter(latest_run_state=value)
+    def filter_state(self, queryset: JobQuerySet, name: str, value: str) -> QuerySet:
+        return queryset.with_latest_run_state().filter(latest_run_state=value)
 
 
 class DatasetFilterSet(TimeWindowMixin):
@@ -127,7 +119,7 @@ class DatasetFilterSet(TimeWindowMixin):
         namespace, alias_name = _pair(self.data, "alias_namespace", "alias_name")
         if name == "alias_name":
             return queryset  # applied once, by alias_namespace
-        return queryset.filter(aliases__key_hash=_alias_key(namespace, alias_name))
+        return queryset.filter(aliases__key_hash=alias_key(namespace, alias_name))
 
     def filter_alias_reason(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset.filter(
@@ -192,7 +184,7 @@ class EventFilterSet(filters.FilterSet):
         namespace, dataset_name = _pair(self.data, "dataset_namespace", "dataset_name")
         if name == "dataset_name":
             return queryset  # applied once, by dataset_namespace
-        links = EventDataset.objects.filter(alias__key_hash=_alias_key(namespace, dataset_name))
+        links = EventDataset.objects.filter(alias__key_hash=alias_key(namespace, dataset_name))
         return queryset.filter(id__in=links.values("event_id"))
 
 

@@ -6,12 +6,15 @@ Benchmarks talk only to 127.0.0.1 and stop by themselves.
 import os
 import random
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,6 +26,17 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 DEFAULT_CORPUS = ROOT / "tests" / "fixtures" / "openlineage"
 TEMPLATE_DIRS = ("spark/dataproc-bigquery-1.23.0", "spark/dataproc-hive-simple-1.23.0")
+
+
+def run_in_threads(target: Callable[[], None], count: int) -> float:
+    """Run ``target`` in ``count`` threads at once; the seconds until the last one ends."""
+    threads = [threading.Thread(target=target) for _ in range(count)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started
 
 
 def free_port() -> int:
@@ -41,8 +55,8 @@ def bench_env(database_url: str) -> dict[str, str]:
         DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
         DATABASE_URL=database_url,
         # Its own Redis database, so a bench run without workers leaves no tasks behind for
-        # `make run`'s worker (redis db 0) to chew through.
-        REDIS_URL="redis://127.0.0.1:6379/8",
+        # `make run`'s worker (redis db 0) to chew through; BENCH_REDIS_URL picks another.
+        REDIS_URL=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/8"),
         LOG_LEVEL="WARNING",
     )
     return env
@@ -70,26 +84,46 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 
 @contextmanager
-def running_server(env: dict[str, str], workers: int, threads: int = 1) -> Iterator[str]:
-    """gunicorn serving config.wsgi on a free loopback port, stopped on exit."""
+def running_server(
+    env: dict[str, str],
+    workers: int | None = None,
+    threads: int | None = None,
+    worker_class: str | None = None,
+) -> Iterator[str]:
+    """gunicorn as shipped (config/gunicorn.conf.py, what the image and the chart run) serving
+    config.wsgi on a free loopback port, stopped on exit.
+
+    ``workers``, ``threads`` and ``worker_class`` override GUNICORN_WORKERS, _THREADS and
+    _WORKER_CLASS the way the chart sets them (to compare layouts); left out, the shipped
+    defaults apply. Metrics are
+    on as in the chart (PROMETHEUS_MULTIPROC_DIR); the access log goes to /dev/null.
+    """
     port = free_port()
+    metrics = tempfile.mkdtemp(prefix="bench-metrics-")
+    env = {**env, "PORT": str(port), "PROMETHEUS_MULTIPROC_DIR": metrics}
+    if workers is not None:
+        env["GUNICORN_WORKERS"] = str(workers)
+    if threads is not None:
+        env["GUNICORN_THREADS"] = str(threads)
+    if worker_class is not None:
+        env["GUNICORN_WORKER_CLASS"] = worker_class
     process = subprocess.Popen(
         [
             BIN / "gunicorn",
             "config.wsgi",
+            "--config",
+            str(ROOT / "config" / "gunicorn.conf.py"),
             "--bind",
             f"127.0.0.1:{port}",
-            "--workers",
-            str(workers),
-            "--threads",
-            str(threads),
             "--log-level",
             "warning",
         ],
         cwd=ROOT,
         env=env,
+        stdout=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
+    _SERVER_PIDS[url] = process.pid
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -102,8 +136,38 @@ def running_server(env: dict[str, str], workers: int, threads: int = 1) -> Itera
             raise RuntimeError("the benchmark server did not start")
         yield url
     finally:
+        _SERVER_PIDS.pop(url, None)
         process.terminate()
         process.wait(timeout=15)
+        shutil.rmtree(metrics, ignore_errors=True)
+
+
+_SERVER_PIDS: dict[str, int] = {}
+
+
+def server_cpu_seconds(url: str) -> float:
+    """CPU seconds (user + system) used so far by the server at ``url``: the gunicorn
+    master and its workers, read from /proc. Unlike a rate, it hardly moves when other
+    processes load the machine, so per-request CPU compares code and layouts fairly."""
+    master = _SERVER_PIDS[url]
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rpartition(")")[2].split()
+        except OSError:
+            continue  # gone in the meantime
+        # After the command: state, ppid, ..., utime, stime, cutime, cstime (fields 11-14
+        # counted from 0). The master's cutime/cstime hold the workers it has reaped
+        # (max_requests recycles them), the live workers their own utime/stime.
+        if int(entry) == master:
+            total += sum(int(value) for value in fields[11:15])
+        elif int(fields[1]) == master:
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
 
 
 def load_templates(corpus: Path) -> list[dict[str, Any]]:

@@ -64,7 +64,7 @@ def _records(count: int, seed: int) -> list:
 def _drain(batch_size: int, stop: threading.Event | None = None) -> int:
     from django.db import connection
 
-    from catalog.derivation.batch import derive_pending_batch
+    from catalog.services.derivation.batch import derive_pending_batch
 
     derived = 0
     try:

@@ -8,8 +8,9 @@ Measures, in one run on one machine and database server:
      connections, and COPY in batches of 1000;
 and prints events/s for each and ingest/ceiling ratios.
 
-Usage: .venv/bin/python bench/ingest.py [--events 4000] [--url URL --token TOKEN]
-Without --url it migrates a scratch database (lineage_bench) and starts gunicorn itself.
+Usage: .venv/bin/python -m bench.ingest [--events 4000] [--url URL --token TOKEN]
+Without --url it migrates a scratch database (lineage_bench) and starts gunicorn itself
+with the shipped config/gunicorn.conf.py (--workers/--threads override its layout).
 """
 
 import argparse
@@ -36,6 +37,7 @@ from bench.common import (
     manage,
     percentile,
     recreate_database,
+    run_in_threads,
     running_server,
 )
 
@@ -76,13 +78,7 @@ def post_all(
                     errors.append(f"{response.status}")
         connection.close()
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    seconds = time.perf_counter() - started
+    seconds = run_in_threads(client, clients)
     if errors:
         raise SystemExit(f"{len(errors)} requests failed, e.g. status {errors[0]}")
     return seconds, latencies
@@ -179,13 +175,7 @@ def ceiling_single(database_url: str, rows: list[tuple], connections: int = 4) -
                 connection.execute(INSERT, rows[index])
                 connection.commit()
 
-    threads = [threading.Thread(target=worker) for _ in range(connections)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return len(rows) / (time.perf_counter() - started)
+    return len(rows) / run_in_threads(worker, connections)
 
 
 def ceiling_copy(database_url: str, rows: list[tuple], batch: int = 1000) -> float:
@@ -209,9 +199,15 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=4000)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=500)
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers when self-hosted")
     parser.add_argument(
-        "--threads", type=int, default=1, help="gunicorn threads per worker (>1: gthread)"
+        "--workers",
+        type=int,
+        help="gunicorn worker processes when self-hosted (default: config/gunicorn.conf.py's)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="threads per worker when self-hosted (default: config/gunicorn.conf.py's)",
     )
     parser.add_argument("--url", help="an already running server (else one is started)")
     parser.add_argument("--token", help="ingest token for --url")

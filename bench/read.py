@@ -127,7 +127,9 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--datasets", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=200)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--workers", type=int, help="gunicorn workers (default: config/gunicorn.conf.py's)"
+    )
     parser.add_argument("--reuse", action="store_true", help="Keep an already built store.")
     options = parser.parse_args()
     env = bench_env(DATABASE)
@@ -172,10 +174,11 @@ def main() -> None:
             for _ in range(n)
         ],
     }
-    with running_server(env, workers=options.workers, threads=1) as url:
+    with running_server(env, workers=options.workers) as url:
         host, port = url.removeprefix("http://").split(":")
         connection = http.client.HTTPConnection(host, int(port), timeout=60)
-        print(f"\n{n} sequential keep-alive requests each, gunicorn {options.workers} workers")
+        layout = f"{options.workers} workers" if options.workers else "the shipped layout"
+        print(f"\n{n} sequential keep-alive requests each, gunicorn with {layout}")
         print(f"{'request':34} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
         for name, paths in scenarios.items():
             for path in paths[:10]:  # warm-up: caches, connections, plans

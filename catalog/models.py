@@ -1,8 +1,8 @@
 """The catalog derived from the raw event log (see docs/derivation.md).
 
-Everything here except ``AliasRule`` is derived from ``ingest.Event`` and can be rebuilt
-with ``manage.py rederive``. Natural keys are enforced by unique constraints on bounded
-columns: names of unbounded length are keyed by a sha256 (``key_hash``), never by the text.
+Everything but steward input (``AliasRule``, ``RederiveJob``) is derived from
+``ingest.Event`` and rebuilt by ``manage.py rederive``. Natural keys are unique constraints
+on bounded columns: names of unbounded length are keyed by a sha256 (``key_hash``).
 
 Facts (``RunDataset``, ``ColumnLineageFact``, ``JobDataset``, ``EventDataset``) point at
 ``DatasetAlias`` rows, which never merge, so a dataset merge only moves aliases and
@@ -17,13 +17,13 @@ from django.db.models.functions import Now
 
 from catalog.querysets import (
     AliasQuerySet,
-    ColumnLineageEdgeQuerySet,
     DatasetQuerySet,
     JobQuerySet,
-    LineageEdgeQuerySet,
     MetadataRecordQuerySet,
     RunQuerySet,
 )
+from catalog.rederive_job import RederiveJob as RederiveJob  # defined apart, same app
+from catalog.rederive_job import RederiveState as RederiveState
 
 
 class RunState(models.TextChoices):
@@ -291,6 +291,7 @@ class AliasRule(models.Model):
     )
     created_at = models.DateTimeField(db_default=Now(), editable=False)
     updated_at = models.DateTimeField(auto_now=True)
+    kept_by_rederive = True  # steward input, not derived (catalog.services.derived_tables)
 
     class Meta:
         db_table = "catalog_alias_rule"
@@ -390,8 +391,6 @@ class LineageEdge(models.Model):
     lineage_type = models.CharField(max_length=100, blank=True, default="")
     pipeline = models.TextField(blank=True, default="")
 
-    objects = LineageEdgeQuerySet.as_manager()
-
     class Meta:
         db_table = "catalog_lineage_edge"
         constraints = [
@@ -489,8 +488,6 @@ class ColumnLineageEdge(models.Model):
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     run_count = models.IntegerField(default=0)
-
-    objects = ColumnLineageEdgeQuerySet.as_manager()
 
     class Meta:
         db_table = "catalog_column_lineage_edge"

@@ -4,80 +4,90 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db import models
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Subquery
 
 from catalog import naming
+from catalog.rules import alias_key
 
 if TYPE_CHECKING:
-    from catalog.models import Dataset
+    pass
 
 
-class JobQuerySet(models.QuerySet):
+class NamespacedQuerySet(models.QuerySet):
+    def namespace_counts(self) -> dict[str, int]:
+        """Rows per namespace (one GROUP BY over the namespace column, ADR 0030)."""
+        rows = self.order_by().values("namespace").annotate(n=Count("id"))
+        return {row["namespace"]: row["n"] for row in rows}
+
+
+class JobQuerySet(NamespacedQuerySet):
     def for_name(self, namespace: str, name: str) -> "JobQuerySet":
         return self.filter(key_hash=naming.key_hash(namespace, name))
 
     def with_latest_run(self) -> "JobQuerySet":
-        """Annotate ``latest_run_id`` and ``latest_run_state`` (newest started run)."""
+        """Annotate the newest started run's ``latest_run_uuid``, ``_state``, ``_started``
+        (three correlated subqueries per row, each on catalog_run_job_started_idx)."""
         from catalog.models import Run
 
         latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
         return self.annotate(
-            latest_run_id=Subquery(latest.values("id")[:1]),
+            latest_run_uuid=Subquery(latest.values("run_uuid")[:1]),
             latest_run_state=Subquery(latest.values("state")[:1]),
+            latest_run_started=Subquery(latest.values("started_at")[:1]),
         )
 
-    def real(self) -> "JobQuerySet":
-        """Jobs with events of their own (not only named as someone's parent)."""
-        return self.filter(is_placeholder=False)
+    def with_latest_run_state(self) -> "JobQuerySet":
+        """Annotate ``latest_run_state`` unless it is already there (the state filter)."""
+        if "latest_run_state" in self.query.annotations:
+            return self
+        from catalog.models import Run
+
+        latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
+        return self.annotate(latest_run_state=Subquery(latest.values("state")[:1]))
 
 
 class RunQuerySet(models.QuerySet):
     def for_run_id(self, run_id: str, job_namespace: str = "", job_name: str = "") -> Any:
         return self.filter(run_uuid=naming.run_uuid(run_id, job_namespace, job_name))
 
-    def running(self) -> "RunQuerySet":
-        from catalog.models import TERMINAL_STATES
+    def with_parent_uuid(self) -> "RunQuerySet":
+        """Runs with their job and ``parent_uuid`` (the parent run's runId, one subquery)."""
+        from catalog.models import Run
 
-        return self.exclude(state__in=TERMINAL_STATES)
+        parent = Run.objects.filter(pk=OuterRef("parent_run_id")).values("run_uuid")[:1]
+        return self.select_related("job").annotate(parent_uuid=Subquery(parent))
 
 
-class DatasetQuerySet(models.QuerySet):
+class DatasetQuerySet(NamespacedQuerySet):
     def for_alias(self, namespace: str, name: str) -> "DatasetQuerySet":
         """The dataset any (namespace, name) it was ever called resolves to (rules applied)."""
-        from catalog.rules import active_rules
-
-        namespace, name = active_rules().rewrite(*naming.normalise(namespace, name))
-        return self.filter(aliases__key_hash=naming.key_hash(namespace, name))
+        return self.filter(aliases__key_hash=alias_key(namespace, name))
 
     def for_table_name(self, table: str) -> "DatasetQuerySet":
         """An edge-API ``catalog.schema.table`` string, looked up by the same string."""
         return self.for_alias(*naming.edge_table(table))
 
-    def live(self) -> "DatasetQuerySet":
-        return self.filter(is_dropped=False)
+    def with_names(self, detail: bool = False) -> "DatasetQuerySet":
+        """Datasets with their aliases prefetched (``prefetched_aliases``, name order) and,
+        for a detail page, each alias's rule and the schema fields (``prefetched_fields``)."""
+        from catalog.models import DatasetAlias, DatasetField
+
+        aliases = DatasetAlias.objects.order_by("namespace", "name", "id")
+        if detail:
+            aliases = aliases.select_related("reason_rule")
+        prefetches: list[Prefetch[Any, Any, Any]] = [
+            Prefetch("aliases", queryset=aliases, to_attr="prefetched_aliases")
+        ]
+        if detail:
+            fields = DatasetField.objects.order_by("ordinal")
+            prefetches.append(Prefetch("fields", queryset=fields, to_attr="prefetched_fields"))
+        return self.prefetch_related(*prefetches)
 
 
 class AliasQuerySet(models.QuerySet):
     def for_name(self, namespace: str, name: str) -> "AliasQuerySet":
-        return self.filter(key_hash=naming.key_hash(*naming.normalise(namespace, name)))
-
-
-class LineageEdgeQuerySet(models.QuerySet):
-    def as_of(self, moment: datetime) -> "LineageEdgeQuerySet":
-        """Edges that existed at ``moment`` (some run had produced them by then)."""
-        return self.filter(first_seen__lte=moment)
-
-    def touching(self, dataset: "Dataset | int") -> "LineageEdgeQuerySet":
-        return self.filter(Q(source=dataset) | Q(target=dataset))
-
-    def current(self, since: datetime) -> "LineageEdgeQuerySet":
-        """Edges still produced since ``since`` (older ones are history)."""
-        return self.filter(last_seen__gte=since)
-
-
-class ColumnLineageEdgeQuerySet(models.QuerySet):
-    def touching(self, dataset: "Dataset | int") -> "ColumnLineageEdgeQuerySet":
-        return self.filter(Q(source=dataset) | Q(target=dataset))
+        """The alias a (namespace, name) is stored as (rules applied)."""
+        return self.filter(key_hash=alias_key(namespace, name))
 
 
 class MetadataRecordQuerySet(models.QuerySet):

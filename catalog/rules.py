@@ -5,7 +5,7 @@ A rule matches a normalised namespace exactly and the whole name against ``name_
 (priority, slug) order: every matching *rewrite* rule applies once, in turn, then every
 matching *equate* rule adds one equivalent name. A matching *detach* rule (a steward's
 split) keeps the name out of every link, so it stays its own dataset. Rules are read once
-per derivation batch.
+per derivation batch. Loading rules (the write side) is catalog/services/rules.py.
 
 Patterns run on names that readers send (``/datasets/lookup``) and on every derived name,
 so a catastrophic pattern would stall a web worker or a derivation worker. Two defences
@@ -15,19 +15,15 @@ match runs with a time limit (the ``regex`` engine's ``timeout``, same syntax as
 a name that exceeds it counts as not matching and is logged.
 """
 
-import json
 import logging
 import re
 import re._constants as sre_constants  # the parsed form of a pattern: what check_pattern reads
 import re._parser as sre_parse
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import regex
-from django.db import transaction
 
 from catalog import naming
 
@@ -171,51 +167,12 @@ def active_rules() -> RuleSet:
     return RuleSet(compiled)
 
 
-RULE_FIELDS = (
-    "description",
-    "action",
-    "namespace",
-    "name_pattern",
-    "target_namespace",
-    "target_name",
-    "priority",
-    "enabled",
-)
+def alias_key(namespace: str, name: str, rules: RuleSet | None = None) -> bytes:
+    """The key a dataset name is stored under: normalised, rewrite rules applied, hashed.
 
-
-def read_rules_file(path: Path) -> list[dict[str, Any]]:
-    """Rules from a JSON list (or ``{"rules": [...]}``) or a TOML file with ``[[rules]]``."""
-    text = path.read_text()
-    data: Any = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-    if isinstance(data, dict):
-        data = data.get("rules", [])
-    if not isinstance(data, list):
-        raise ValueError("expected a list of rules")
-    return data
-
-
-def load_alias_rules(rules: list[dict[str, Any]], replace: bool = False) -> tuple[int, int, int]:
-    """Upsert rules by slug; with ``replace`` delete the rules not in the list.
-
-    Returns (created, updated, deleted). Rules change how *future* events are derived; run
-    ``manage.py rederive`` to apply them to the whole log.
+    Every lookup of a dataset by a name it was called (the read API's filters and lookup,
+    the admin search) goes through here, so it finds what derivation stored. Pass
+    ``rules`` to key many names with one read of the rules.
     """
-    from catalog.models import AliasRule
-
-    created = updated = deleted = 0
-    with transaction.atomic():
-        slugs = []
-        for item in rules:
-            slug = item["slug"]
-            try:  # fail before storing a bad pattern
-                compile_pattern(item.get("name_pattern", "(.*)"))
-            except re.error as error:
-                raise ValueError(f"rule {slug!r}: name_pattern refused: {error}") from error
-            defaults = {key: item[key] for key in RULE_FIELDS if key in item}
-            _, was_created = AliasRule.objects.update_or_create(slug=slug, defaults=defaults)
-            created += was_created
-            updated += not was_created
-            slugs.append(slug)
-        if replace:
-            deleted, _ = AliasRule.objects.exclude(slug__in=slugs).delete()
-    return created, updated, deleted
+    rules = active_rules() if rules is None else rules
+    return naming.key_hash(*rules.rewrite(*naming.normalise(namespace, name)))

@@ -1,9 +1,12 @@
-"""Celery tasks: take ids, call one service, safe to run twice."""
+"""Every Celery task of the catalog: each takes ids, calls one service, is safe to run twice.
+
+All follow the global acknowledgement setting (early acks, ADR 0045)."""
 
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from catalog import services
+from catalog.services import rederive_jobs
 
 # Transient database trouble (connection lost, deadlock, failover) is retried with
 # backoff; bad data never raises out of the services (it is recorded on the event).
@@ -35,3 +38,19 @@ def derive_events(event_ids: list[int]) -> int:
 def sweep_underived(older_than_seconds: float = services.SWEEP_AFTER_SECONDS) -> int:
     """Derive what the broker never delivered (Redis down, worker killed, lost message)."""
     return services.sweep_underived(older_than_seconds=older_than_seconds).derived
+
+
+@shared_task(
+    name="catalog.rederive_job",
+    autoretry_for=TRANSIENT,
+    retry_backoff=True,
+    max_retries=5,
+)
+def rederive_job(job_id: int) -> None:
+    """Run a steward's re-derive (a RederiveJob), writing its progress on the row.
+
+    Acknowledged on receipt like every task here (CELERY_TASK_ACKS_LATE = False, ADR 0045):
+    a worker killed mid-job leaves the row "running" and its events pending, which the
+    sweep derives; the steward sees the job stalled and can ask again.
+    """
+    rederive_jobs.run_rederive_job(job_id)

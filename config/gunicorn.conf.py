@@ -1,7 +1,9 @@
 """Gunicorn settings for the web pods, read from the environment (defaults fit 2 cores).
 
-Two worker processes (one per core) with four threads each: a request spends most of its
+Two worker processes (one per core) with eight threads each: a request spends much of its
 time waiting on PostgreSQL, so threads keep both cores busy without a process per request.
+bench/layouts.py measured 2 x 8 best of the layouts tried on 2 cores (docs/benchmarks.md);
+each thread holds one database connection, so a pod opens up to 16.
 Prometheus metrics from all workers are merged through ``PROMETHEUS_MULTIPROC_DIR`` (see
 docs/adr/0011-metrics.md): the directory is emptied when the server starts and a dead
 worker's live gauges are dropped when it exits.
@@ -18,8 +20,8 @@ def _int(name: str, default: int) -> int:
 
 bind = f"0.0.0.0:{_int('PORT', 8000)}"
 workers = _int("GUNICORN_WORKERS", 2)
-threads = _int("GUNICORN_THREADS", 4)
-worker_class = "gthread"
+threads = _int("GUNICORN_THREADS", 8)
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
 # A request slower than this is killed; ingest of the largest batch stays far below it.
 timeout = _int("GUNICORN_TIMEOUT", 60)
 # Kubernetes sends SIGTERM, then SIGKILL after terminationGracePeriodSeconds (default 30 s).
@@ -30,7 +32,9 @@ max_requests = _int("GUNICORN_MAX_REQUESTS", 2000)
 max_requests_jitter = _int("GUNICORN_MAX_REQUESTS_JITTER", 200)
 # The heartbeat file must live on a writable disk: the root filesystem is read-only.
 worker_tmp_dir = os.environ.get("GUNICORN_WORKER_TMP_DIR", "/tmp")
-accesslog = "-"  # access log to stdout, one line per request
+# Access log to stdout, one line per request; GUNICORN_ACCESS_LOG="" turns it off (it costs
+# CPU on every request, docs/benchmarks.md), a path writes it there.
+accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 access_log_format = (

@@ -32,7 +32,6 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from ingest.models import Event
-from ingest.querysets import DerivationBacklog
 
 logger = logging.getLogger(__name__)
 
@@ -127,13 +126,6 @@ connect_celery_signals()
 # --- Gauges read from the database at scrape time -------------------------------------------
 
 
-def backlog_age(backlog: DerivationBacklog) -> float:
-    """Seconds the oldest pending event has waited (0 when none waits)."""
-    if backlog.oldest_pending_received_at is None:
-        return 0.0
-    return max((timezone.now() - backlog.oldest_pending_received_at).total_seconds(), 0.0)
-
-
 class DerivationCollector(Collector):
     """Backlog, lag and failures of derivation, from ``ingest_event``'s partial indexes."""
 
@@ -162,7 +154,7 @@ class DerivationCollector(Collector):
         yield GaugeMetricFamily(
             "lineage_derivation_lag_seconds",
             "Age of the oldest event waiting for derivation (0 when none waits).",
-            value=backlog_age(backlog),
+            value=backlog.lag_seconds(timezone.now()) or 0.0,
         )
         yield GaugeMetricFamily(
             "lineage_derivation_failed_events",

@@ -10,6 +10,7 @@ from django.contrib.postgres.indexes import BrinIndex, HashIndex
 from django.db import models
 from django.db.models.functions import Now
 
+from ingest.derivation_status import DerivationStatus
 from ingest.querysets import EventQuerySet, TokenQuerySet
 
 
@@ -21,10 +22,8 @@ class EventKind(models.TextChoices):
     METADATA = "metadata", "Metadata record"
 
 
-class DerivationStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    DERIVED = "derived", "Derived"
-    FAILED = "failed", "Failed"
+# The kinds that are OpenLineage events as sent (the others are adapted edges and records).
+OPENLINEAGE_KINDS = (EventKind.RUN, EventKind.DATASET, EventKind.JOB)
 
 
 class Event(models.Model):
@@ -68,13 +67,13 @@ class Event(models.Model):
             models.Index(
                 fields=["id"],
                 name="ingest_event_pending_idx",
-                condition=models.Q(derivation_status="pending"),
+                condition=models.Q(derivation_status=DerivationStatus.PENDING),
             ),
             # Admin and stats: failed derivations in id order.
             models.Index(
                 fields=["id"],
                 name="ingest_event_failed_idx",
-                condition=models.Q(derivation_status="failed"),
+                condition=models.Q(derivation_status=DerivationStatus.FAILED),
             ),
             # Events list, export and rederive --since: ranges of eventTime.
             models.Index(fields=["event_time", "id"], name="ingest_event_time_idx"),

@@ -12,9 +12,10 @@ from typing import Any
 import orjson
 import psycopg
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
+from ingest.derivation_status import PENDING
 from ingest.enqueue import enqueue_derivation_on_commit
 from ingest.models import ApiToken, TokenScope
 from ingest.problems import FieldError, Problem
@@ -27,7 +28,7 @@ _COLUMNS = (
 # One event: scalar parameters (adapting arrays costs more than the insert itself).
 _INSERT_ONE = f"""
 INSERT INTO ingest_event ({_COLUMNS})
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, 'pending', now())
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, '{PENDING}', now())
 ON CONFLICT (digest) DO NOTHING
 RETURNING id, digest
 """
@@ -36,7 +37,7 @@ RETURNING id, digest
 # literals on the client cost more than everything else in a batch request.
 _INSERT_MANY = f"""
 INSERT INTO ingest_event ({_COLUMNS})
-SELECT k, et, t, r, jns, jn, p, s, pl::jsonb, raw, d, 'pending', now()
+SELECT k, et, t, r, jns, jn, p, s, pl::jsonb, raw, d, '{PENDING}', now()
 FROM unnest(
     %b::text[], %b::text[], %b::timestamptz[], %b::text[], %b::text[], %b::text[],
     %b::text[], %b::text[], %b::text[], %b::bytea[], %b::bytea[]
@@ -119,13 +120,16 @@ def _server_binding_cursor() -> Any:
     """A cursor that sends parameters apart from the SQL (Django's default binds them into
     the SQL text on the client), wrapped like Django's own so queries are logged and
     counted the same way."""
-    connection.ensure_connection()
+    # One lookup: the ``connection`` proxy looks the connection up again on every attribute
+    # (a thread-local read each): about 3% of a single-event request's CPU, profiled.
+    database = connections[DEFAULT_DB_ALIAS]
+    database.ensure_connection()
     # Typed as Any: django-stubs declare these wrappers' argument as a CursorWrapper, but
     # Django passes them the database driver's own cursor, as here.
-    raw: Any = psycopg.Cursor(connection.connection)
-    if connection.queries_logged:
-        return connection.make_debug_cursor(raw)
-    return connection.make_cursor(raw)
+    raw: Any = psycopg.Cursor(database.connection)
+    if database.queries_logged:
+        return database.make_debug_cursor(raw)
+    return database.make_cursor(raw)
 
 
 def _text(value: str | None) -> str | None:

@@ -14,10 +14,8 @@ from api.marquez.errors import MarquezError, not_found
 from api.marquez.paging import MAX_LIMIT, limit_offset, total_count
 from catalog.models import Dataset, Job
 from catalog.search import search_catalog
-from ingest.models import Event, EventKind
+from ingest.models import OPENLINEAGE_KINDS, Event
 from ingest.redaction import redact
-
-OPENLINEAGE_KINDS = (EventKind.RUN, EventKind.DATASET, EventKind.JOB)
 
 
 def _moment(request: Request, name: str) -> datetime | None:

@@ -91,7 +91,7 @@ def _job_page(request: Request, queryset: Any) -> dict[str, Any]:
         if unknown:
             raise MarquezError(400, f"Unknown run state(s) in lastRunStates: {unknown}.")
         ours = [state for name in states for state in shapes.OUR_STATES[name]]
-        queryset = queryset.with_latest_run().filter(latest_run_state__in=ours)
+        queryset = queryset.with_latest_run_state().filter(latest_run_state__in=ours)
     page = list(queryset.select_related("parent").order_by("id")[offset : offset + limit])
     return {"jobs": shapes.jobs_data(page), "totalCount": total_count(queryset)}
 

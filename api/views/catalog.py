@@ -3,7 +3,6 @@
 from typing import Any
 from uuid import UUID
 
-from django.db.models import Count, OuterRef, Prefetch, Subquery
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, mixins
@@ -25,21 +24,12 @@ from api.serializers import (
     RunDetailSerializer,
     RunSerializer,
 )
-from catalog.models import Dataset, DatasetAlias, DatasetField, Job, JobDataset, Run, RunDataset
+from catalog.models import Dataset, Job, JobDataset, Run, RunDataset
 from ingest.models import Event
 
 # Detail pages list related rows up to these bounds (invariant 7); the lists behind them
 # are paginated endpoints (e.g. /runs?job_id=, /datasets?producer_job_id=).
 RELATED_LIMIT = 200
-
-
-def _with_latest_run(queryset: Any) -> Any:
-    latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
-    return queryset.annotate(
-        latest_run_uuid=Subquery(latest.values("run_uuid")[:1]),
-        latest_run_state=Subquery(latest.values("state")[:1]),
-        latest_run_started=Subquery(latest.values("started_at")[:1]),
-    )
 
 
 class NamespaceList(ReadAPIView):
@@ -58,15 +48,12 @@ class NamespaceList(ReadAPIView):
     def get(self, request: Request) -> Response:
         # Two GROUP BYs over the namespace columns: a namespace list is what the UI starts
         # from, and a few hundred thousand rows aggregate in milliseconds (ADR 0030).
-        counts: dict[str, dict[str, Any]] = {}
-        for model, key in ((Job, "jobs"), (Dataset, "datasets")):
-            rows = model.objects.order_by().values("namespace").annotate(n=Count("id"))
-            for row in rows:
-                entry = counts.setdefault(
-                    row["namespace"], {"namespace": row["namespace"], "jobs": 0, "datasets": 0}
-                )
-                entry[key] = row["n"]
-        ordered = [counts[name] for name in sorted(counts)]
+        jobs = Job.objects.namespace_counts()
+        datasets = Dataset.objects.namespace_counts()
+        ordered = [
+            {"namespace": name, "jobs": jobs.get(name, 0), "datasets": datasets.get(name, 0)}
+            for name in sorted(jobs.keys() | datasets.keys())
+        ]
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(ordered, request, view=self)
         return paginator.get_paginated_response(NamespaceSerializer(page, many=True).data)
@@ -79,8 +66,8 @@ class NamespaceList(ReadAPIView):
 class JobViewSet(ReadOnlyViewSet):
     """Jobs, oldest id first; the detail has facets, parent/children, inputs/outputs."""
 
-    queryset = _with_latest_run(Job.objects.all())
-    detail_queryset = _with_latest_run(Job.objects.select_related("parent"))
+    queryset = Job.objects.with_latest_run()
+    detail_queryset = Job.objects.select_related("parent").with_latest_run()
     serializer_class = JobSerializer
     detail_serializer_class = JobDetailSerializer
     filterset_class = JobFilterSet
@@ -119,15 +106,10 @@ def _positive(value: str, what: str) -> int:
     return number
 
 
-def _runs() -> Any:
-    parent = Run.objects.filter(pk=OuterRef("parent_run_id")).values("run_uuid")[:1]
-    return Run.objects.select_related("job").annotate(parent_uuid=Subquery(parent))
-
-
 class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView):
     """/jobs/{id}/runs: the run history of one job, newest run row first."""
 
-    queryset = _runs()
+    queryset = Run.objects.with_parent_uuid()
     serializer_class = RunSerializer
     filterset_class = RunFilterSet
     filter_backends = [DjangoFilterBackend]
@@ -161,7 +143,7 @@ class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView
 class RunViewSet(ReadOnlyViewSet):
     """Runs, newest row first; a run is addressed by its runId (UUID)."""
 
-    queryset = _runs()
+    queryset = Run.objects.with_parent_uuid()
     serializer_class = RunSerializer
     detail_serializer_class = RunDetailSerializer
     filterset_class = RunFilterSet
@@ -205,24 +187,6 @@ class RunViewSet(ReadOnlyViewSet):
         return Response(RunDetailSerializer(run, context=context).data)
 
 
-def _datasets(detail: bool) -> Any:
-    aliases = DatasetAlias.objects.order_by("namespace", "name", "id")
-    if detail:
-        aliases = aliases.select_related("reason_rule")
-    prefetches: list[Prefetch[Any, Any, Any]] = [
-        Prefetch("aliases", queryset=aliases, to_attr="prefetched_aliases")
-    ]
-    if detail:
-        prefetches.append(
-            Prefetch(
-                "fields",
-                queryset=DatasetField.objects.order_by("ordinal"),
-                to_attr="prefetched_fields",
-            )
-        )
-    return Dataset.objects.prefetch_related(*prefetches)
-
-
 @extend_schema_view(
     list=extend_schema(summary="Datasets", responses={200: DatasetSerializer(many=True), **COMMON}),
     retrieve=extend_schema(
@@ -232,8 +196,8 @@ def _datasets(detail: bool) -> Any:
 class DatasetViewSet(ReadOnlyViewSet):
     """Datasets with every alias; the detail adds schema, facets and the jobs around it."""
 
-    queryset = _datasets(detail=False)
-    detail_queryset = _datasets(detail=True)
+    queryset = Dataset.objects.with_names()
+    detail_queryset = Dataset.objects.with_names(detail=True)
     serializer_class = DatasetSerializer
     detail_serializer_class = DatasetDetailSerializer
     filterset_class = DatasetFilterSet

@@ -1,11 +1,9 @@
 """The raw log: /events (paginated), /events/export (NDJSON stream), /metadata, /stats."""
 
 from collections.abc import Iterator
-from datetime import timedelta
 from typing import Any
 
 import orjson
-from django.db import connection
 from django.db.models import Q
 from django.http import StreamingHttpResponse
 from django.utils import timezone
@@ -27,9 +25,9 @@ from api.filters import EventFilterSet
 from api.pagination import CursorPage
 from api.problems import COMMON, WITH_404, bad_parameter
 from api.serializers import EventSerializer, MetadataRecordSerializer
+from catalog import stats
 from catalog.models import MetadataRecord
-from ingest.models import Event, EventKind
-from ingest.querysets import BACKLOG_COUNT_CAP
+from ingest.models import Event
 from ingest.redaction import is_secret_key, redact
 
 EVENT_EXAMPLE = {
@@ -72,7 +70,6 @@ class EventViewSet(ReadOnlyViewSet):
         return super().get_object()
 
 
-OPENLINEAGE_KINDS = (EventKind.RUN, EventKind.DATASET, EventKind.JOB)
 EXPORT_CHUNK = 1000
 
 
@@ -134,16 +131,7 @@ class EventExport(ReadAPIView):
         namespace = request.query_params.get("namespace", "")
         if "\x00" in namespace:
             raise bad_parameter("namespace", "NUL characters are not allowed.")
-        queryset = Event.objects.filter(kind__in=OPENLINEAGE_KINDS, event_time__isnull=False)
-        if since is not None:
-            queryset = queryset.filter(event_time__gte=since)
-        if until is not None:
-            queryset = queryset.filter(event_time__lt=until)
-        if namespace:
-            queryset = queryset.filter(
-                Q(job_namespace=namespace)
-                | Q(kind=EventKind.DATASET, payload__dataset__namespace=namespace)
-            )
+        queryset = Event.objects.openlineage_export(since, until, namespace)
         response = StreamingHttpResponse(
             _export_lines(queryset), content_type="application/x-ndjson"
         )
@@ -227,7 +215,8 @@ class MetadataRecordList(ReadAPIView):
 class StatsSerializer(serializers.Serializer):
     estimated_rows = serializers.DictField(
         child=serializers.IntegerField(),
-        help_text="Planner estimates (pg_class.reltuples) per table: cheap, approximate.",
+        help_text="Rows per table: the planner's estimate (pg_class.reltuples) above "
+        "counts_capped_at, an exact count below it.",
     )
     ingest_rate = serializers.DictField(
         child=serializers.IntegerField(),
@@ -242,55 +231,22 @@ class StatsSerializer(serializers.Serializer):
     oldest_pending_event_id = serializers.IntegerField(allow_null=True)
 
 
-STATS_TABLES = {
-    "events": "ingest_event",
-    "jobs": "catalog_job",
-    "runs": "catalog_run",
-    "datasets": "catalog_dataset",
-    "dataset_aliases": "catalog_dataset_alias",
-    "lineage_edges": "catalog_lineage_edge",
-    "column_lineage_edges": "catalog_column_lineage_edge",
-    "metadata_records": "catalog_metadata_record",
-}
-
-
 class Stats(ReadAPIView):
     """Counts, ingest rate, derivation lag, underived and failed events; all bounded."""
 
     @extend_schema(operation_id="stats", responses={200: StatsSerializer, **COMMON})
     def get(self, request: Request) -> Response:
         now = timezone.now()
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT relname, GREATEST(reltuples, 0)::bigint FROM pg_class "
-                "WHERE relname = ANY(%s) AND relkind IN ('r', 'p')",
-                [list(STATS_TABLES.values())],
-            )
-            estimates = dict(cursor.fetchall())
-            cursor.execute(
-                "SELECT (SELECT count(*) FROM (SELECT 1 FROM ingest_event "
-                "  WHERE received_at >= %(minute)s LIMIT %(cap)s) AS m),"
-                " (SELECT count(*) FROM (SELECT 1 FROM ingest_event "
-                "  WHERE received_at >= %(hour)s LIMIT %(cap)s) AS h)",
-                {
-                    "cap": BACKLOG_COUNT_CAP,
-                    "minute": now - timedelta(minutes=1),
-                    "hour": now - timedelta(hours=1),
-                },
-            )
-            last_minute, last_hour = cursor.fetchone()
-        backlog = Event.objects.derivation_backlog()
-        oldest_at = backlog.oldest_pending_received_at
+        rate = stats.ingest_rate(now)
+        backlog = stats.derivation_backlog()
         return Response(
             {
-                "estimated_rows": {
-                    key: int(estimates.get(table, 0)) for key, table in STATS_TABLES.items()
-                },
-                "ingest_rate": {"last_minute": last_minute, "last_hour": last_hour},
+                "estimated_rows": stats.table_sizes(),
+                "ingest_rate": {"last_minute": rate.last_minute, "last_hour": rate.last_hour},
                 "pending_events": backlog.pending,
                 "failed_events": backlog.failed,
                 "counts_capped_at": backlog.cap,
-                "derivation_lag_seconds": (now - oldest_at).total_seconds() if oldest_at else None,
+                "derivation_lag_seconds": backlog.lag_seconds(now),
                 "oldest_pending_event_id": backlog.oldest_pending_id,
             }
         )

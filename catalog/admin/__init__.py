@@ -2,7 +2,7 @@
 
 Derived rows (jobs, runs, datasets, aliases, edges, facts) are read-only: stewards change
 the catalog through steward input (alias rules, merges) and re-derivation, see
-catalog/curation.py and docs/admin.md. Every page is bounded (ADR 0040): no full counts,
+catalog/services/curation.py and docs/admin.md. Every page is bounded (ADR 0040): no full counts,
 ordering on indexed columns only, related rows as small tables with a link to the rest.
 
 One module per area; importing them registers their admins. The event admin (events.py)

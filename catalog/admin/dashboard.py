@@ -2,13 +2,13 @@
 
 Every figure is bounded: time windows use the BRIN index on ``received_at``, the backlog and
 failure counts use the partial indexes on pending/failed events and stop counting at a cap,
-and table sizes come from the planner's estimate. The whole dashboard is cached for a
-minute per process, so a busy admin index costs one computation per minute.
+and table sizes, backlog and lag are catalog/stats.py's (the figures /api/v1/stats serves).
+The whole dashboard is cached for a minute per process, so a busy admin index costs one
+computation per minute.
 """
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.core.cache import cache
 from django.db import connection
@@ -16,13 +16,12 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from ingest.admin.base import planner_estimate
-from ingest.models import Event
+from catalog import stats
+from ingest import derivation_status
 from ingest.redaction import redact_text
 
 CACHE_KEY = "lineage:admin:dashboard"
 CACHE_SECONDS = 60
-COUNT_CAP = 100_000
 HOURS = 48
 TOP_PRODUCERS = 8
 
@@ -97,19 +96,13 @@ def build_dashboard(now: datetime | None = None) -> Dashboard:
             (hour, per_hour.get(hour, 0))
             for hour in (start + timedelta(hours=offset) for offset in range(HOURS))
         ]
-        backlog = Event.objects.derivation_backlog()
+        backlog = stats.derivation_backlog()
         dashboard.backlog = backlog.pending
         dashboard.backlog_capped = backlog.pending >= backlog.cap
-        if backlog.oldest_pending_received_at is not None:
-            dashboard.lag_seconds = max(
-                (now - backlog.oldest_pending_received_at).total_seconds(), 0.0
-            )
+        dashboard.lag_seconds = backlog.lag_seconds(now)
         dashboard.failed = backlog.failed
         dashboard.failed_capped = backlog.failed >= backlog.cap
-        cursor.execute(
-            "SELECT id, coalesce(job_name, kind), left(coalesce(derivation_error, ''), 200) "
-            "FROM ingest_event WHERE derivation_status = 'failed' ORDER BY id DESC LIMIT 5"
-        )
+        cursor.execute(derivation_status.RECENT_FAILURES, [5])
         dashboard.failed_recent = [
             (event_id, redact_text(label), redact_text(error))
             for event_id, label, error in cursor.fetchall()
@@ -128,26 +121,10 @@ def build_dashboard(now: datetime | None = None) -> Dashboard:
             [now - timedelta(hours=24)],
         )
         dashboard.runs_by_state = list(cursor.fetchall())
-        dashboard.totals = {
-            label: estimated_count(cursor, table)
-            for label, table in (
-                ("events", "ingest_event"),
-                ("jobs", "catalog_job"),
-                ("runs", "catalog_run"),
-                ("datasets", "catalog_dataset"),
-                ("lineage edges", "catalog_lineage_edge"),
-            )
-        }
+    dashboard.totals = {
+        label.replace("_", " "): count for label, count in stats.table_sizes().items()
+    }
     return dashboard
-
-
-def estimated_count(cursor: Any, table: str) -> int:
-    """The planner's estimate for big tables, an exact count for small ones."""
-    estimate = planner_estimate(table, COUNT_CAP)
-    if estimate is not None:
-        return estimate
-    cursor.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %s) AS capped", [COUNT_CAP])
-    return int(cursor.fetchone()[0])
 
 
 def bar_chart_svg(

@@ -10,7 +10,6 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from catalog import curation
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
@@ -31,6 +30,7 @@ from catalog.models import (
     Run,
     RunDataset,
 )
+from catalog.services import curation
 from ingest.admin.base import BoundedAdmin, IdSearchMixin, pretty_json
 from ingest.models import Event
 
@@ -203,7 +203,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
             by_id = {str(dataset.pk): dataset for dataset in datasets}
             survivor = by_id.get(request.POST.get("survivor", ""), datasets[0])
             other = datasets[1] if survivor is datasets[0] else datasets[0]
-            rule = curation.merge_datasets(request.user, survivor, other)
+            rule = curation.merge_as_steward(request.user, survivor, other)
             self.message_user(
                 request,
                 format_html(

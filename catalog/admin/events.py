@@ -13,7 +13,6 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from catalog import curation
 from catalog.admin.support import (
     HiddenIdFilter,
     changelist_url,
@@ -23,8 +22,10 @@ from catalog.admin.support import (
 from catalog.models import (
     EventDataset,
     Job,
+    RederiveJob,
     Run,
 )
+from catalog.services import rederive_jobs
 from ingest.admin import EventAdmin
 from ingest.admin.base import BoundedAdmin
 from ingest.models import Event
@@ -134,17 +135,16 @@ class CatalogEventAdmin(EventAdmin):
         description="Re-derive selected events (in the background)", permissions=["rederive"]
     )
     def rederive_selected(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
-        ids = list(
-            queryset.order_by().values_list("id", flat=True)[: curation.MAX_SELECTED_EVENTS + 1]
-        )
-        if len(ids) > curation.MAX_SELECTED_EVENTS:
+        most = rederive_jobs.MAX_SELECTED_EVENTS
+        ids = list(queryset.order_by().values_list("id", flat=True)[: most + 1])
+        if len(ids) > most:
             self.message_user(
                 request,
-                f"More than {curation.MAX_SELECTED_EVENTS} events: use “re-derive since”.",
+                f"More than {most} events: use “re-derive since”.",
                 messages.ERROR,
             )
             return None
-        job_id = curation.schedule_rederive(request.user, event_ids=ids, reason="admin action")
+        job_id = rederive_jobs.schedule_rederive(request.user, event_ids=ids, reason="admin action")
         return HttpResponseRedirect(reverse("admin:catalog_rederive_progress", args=[job_id]))
 
     def rederive_view(self, request: HttpRequest) -> HttpResponse:
@@ -152,7 +152,7 @@ class CatalogEventAdmin(EventAdmin):
             raise PermissionDenied
         form = RederiveSinceForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
-            job_id = curation.schedule_rederive(
+            job_id = rederive_jobs.schedule_rederive(
                 request.user, since=form.cleaned_data["since"], reason="admin: since"
             )
             return HttpResponseRedirect(reverse("admin:catalog_rederive_progress", args=[job_id]))
@@ -160,7 +160,7 @@ class CatalogEventAdmin(EventAdmin):
             **self.admin_site.each_context(request),
             "title": "Re-derive events",
             "form": form,
-            "jobs": curation.recent_rederives(),
+            "jobs": rederive_jobs.recent_rederives(),
             "opts": self.model._meta,
         }
         return TemplateResponse(request, "admin/catalog/rederive.html", context)
@@ -168,16 +168,13 @@ class CatalogEventAdmin(EventAdmin):
     def rederive_progress_view(self, request: HttpRequest, job_id: int) -> HttpResponse:
         if not (self.has_rederive_permission(request) or self.has_view_permission(request)):
             raise PermissionDenied
-        entry = LogEntry.objects.select_related("user").filter(pk=job_id).first()
-        if entry is None:
+        job = RederiveJob.objects.select_related("requested_by").filter(pk=job_id).first()
+        if job is None:
             return HttpResponseRedirect(reverse("admin:catalog_rederive"))
-        progress = curation.read_progress(job_id)
         context = {
             **self.admin_site.each_context(request),
-            "title": f"Re-derive #{job_id}: {entry.object_repr}",
-            "entry": entry,
-            "progress": progress,
-            "finished": progress.get("state") in {"done", "failed"},
+            "title": f"Re-derive #{job_id}: {job.description}",
+            "job": job,
             "opts": self.model._meta,
             "events_url": changelist_url(Event),
         }

@@ -12,11 +12,11 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from catalog import curation
 from catalog.models import (
     AliasRule,
 )
-from catalog.rules import RULE_FIELDS
+from catalog.services import curation
+from catalog.services.rules import RULE_FIELDS
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldGroups
@@ -44,15 +44,10 @@ class AliasRuleForm(forms.ModelForm):
 @admin.register(AliasRule)
 class AliasRuleAdmin(admin.ModelAdmin):
     form = AliasRuleForm
+    # The rule's own fields but its free-text description, then who and when.
     list_display = (
         "slug",
-        "action",
-        "namespace",
-        "name_pattern",
-        "target_namespace",
-        "target_name",
-        "priority",
-        "enabled",
+        *(name for name in RULE_FIELDS if name != "description"),
         "created_by",
         "updated_at",
     )

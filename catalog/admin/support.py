@@ -19,6 +19,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from catalog import naming
+from catalog.rules import active_rules, alias_key
 
 RELATED_LIMIT = 20
 
@@ -82,7 +83,7 @@ def name_keys(term: str) -> list[bytes]:
     """Key hashes of every way to read ``term`` as namespace + name.
 
     ``s3://lake/orders`` may be (``s3://lake``, ``orders``) or (``s3://lake/orders``, ...):
-    each split at a "/" (or at whitespace) is normalised as the derivation does and hashed,
+    each split at a "/" (or at whitespace) is keyed as the derivation stores it,
     so the search is a handful of exact lookups on the unique key index.
     """
     term = term.strip()
@@ -94,12 +95,13 @@ def name_keys(term: str) -> list[bytes]:
         if char == "/" and 0 < index < len(term) - 1:
             candidates.add((term[:index], term[index + 1 :]))
             candidates.add((term[:index], term[index:]))
-    keys = []
+    rules = active_rules()
+    keys = set()
     for namespace, name in candidates:
         if namespace and name:
-            keys.append(naming.key_hash(*naming.normalise(namespace, name)))
-            keys.append(naming.key_hash(namespace, name))
-    return sorted(set(keys))
+            keys.add(alias_key(namespace, name, rules))  # a dataset alias
+            keys.add(naming.key_hash(namespace, name))  # a job (stored as written)
+    return sorted(keys)
 
 
 class HiddenIdFilter(admin.SimpleListFilter):

@@ -11,7 +11,6 @@ from typing import Any
 from lineage_collector._version import __version__
 from lineage_collector.config import Config
 from lineage_collector.context import (
-    JobRun,
     clear_job,
     current_run,
     job,
@@ -26,6 +25,7 @@ from lineage_collector.hooks.sqlalchemy import install_sqlalchemy, uninstall_sql
 from lineage_collector.manual import add_input, add_output, emit_edge, emit_lineage
 from lineage_collector.metadata import MetadataAPI, MetadataModel
 from lineage_collector.naming import DatasetName, dataset_name
+from lineage_collector.records import JobRun
 from lineage_collector.runtime import RUNTIME
 from lineage_collector.sql import SqlLineage, Table, parse_sql
 

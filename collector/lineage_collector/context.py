@@ -11,32 +11,15 @@ import inspect
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future
-from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
 from lineage_collector.errors import report
 from lineage_collector.events import uuid7
+from lineage_collector.records import END, START, JobRun
 from lineage_collector.runtime import RUNTIME
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-# Kinds of the tuples hooks put on the queue; the worker's Processor dispatches on them.
-START, END, SQL, AWS, IO, EVENT = "start", "end", "sql", "aws", "io", "event"
-
-
-@dataclass(eq=False)
-class JobRun:
-    """One run of a job: what the OpenLineage RunEvents of that run are about."""
-
-    name: str
-    namespace: str
-    run_id: str = field(default_factory=uuid7)
-    parent: tuple[str, str, str] | None = None  # (namespace, name, run_id)
-    upstream: tuple[tuple[str, str], ...] = ()
-    started: float = field(default_factory=time.time)
-    token: Any = field(default=None, repr=False)  # the ContextVar token to reset at the end
-
 
 current_run: contextvars.ContextVar[JobRun | None] = contextvars.ContextVar(
     "lineage_collector_run", default=None

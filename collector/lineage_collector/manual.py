@@ -6,10 +6,11 @@ import urllib.request
 from collections.abc import Iterable
 from typing import Any
 
-from lineage_collector.context import EVENT, IO, current_run
+from lineage_collector.context import current_run
 from lineage_collector.errors import counters, report
 from lineage_collector.events import run_event, uuid7
 from lineage_collector.naming import DatasetName, dataset_name
+from lineage_collector.records import EVENT, IO
 from lineage_collector.runtime import RUNTIME
 
 DatasetLike = DatasetName | tuple[str, str] | str

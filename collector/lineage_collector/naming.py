@@ -41,13 +41,15 @@ class Platform:
     case: str = "keep"  # "lower" or "upper": how unquoted identifiers are folded
 
 
+# The port a namespace gets when the connection URL names none. The naming spec writes the
+# port in these namespaces, and the catalog's normalisation adds the same default to a
+# namespace sent without one (tests/catalog/test_naming_contract.py holds the two together).
 DEFAULT_PORTS = {
     "postgres": 5432,
     "mysql": 3306,
     "mssql": 1433,
     "redshift": 5439,
     "trino": 8080,
-    "awsathena": 443,
 }
 
 # SQLAlchemy dialect names (the part before "+driver") to OpenLineage schemes.
@@ -97,17 +99,33 @@ def platform_for_url(url: Any) -> Platform:
     if scheme == "postgres" and _REDSHIFT_HOST.match(host):
         scheme = "redshift"
     if scheme == "postgres":
-        return Platform(scheme, f"postgres://{host}:{port or 5432}", database, "public", 3, "lower")
+        return Platform(
+            scheme,
+            f"postgres://{host}:{port or DEFAULT_PORTS[scheme]}",
+            database,
+            "public",
+            3,
+            "lower",
+        )
     if scheme == "redshift":
         match = _REDSHIFT_HOST.match(host)
         authority = f"{match.group(1)}.{match.group(2)}" if match else host
         return Platform(
-            scheme, f"redshift://{authority}:{port or 5439}", database, "public", 3, "lower"
+            scheme,
+            f"redshift://{authority}:{port or DEFAULT_PORTS[scheme]}",
+            database,
+            "public",
+            3,
+            "lower",
         )
     if scheme == "mysql":
-        return Platform(scheme, f"mysql://{host}:{port or 3306}", database, None, 2)
+        return Platform(
+            scheme, f"mysql://{host}:{port or DEFAULT_PORTS[scheme]}", database, None, 2
+        )
     if scheme == "mssql":
-        return Platform(scheme, f"mssql://{host}:{port or 1433}", database, "dbo", 3)
+        return Platform(
+            scheme, f"mssql://{host}:{port or DEFAULT_PORTS[scheme]}", database, "dbo", 3
+        )
     if scheme == "snowflake":
         database_name, _, schema = (database or "").partition("/")
         return Platform(
@@ -129,7 +147,9 @@ def platform_for_url(url: Any) -> Platform:
         )
     if scheme == "trino":
         catalog, _, schema = (database or "").partition("/")
-        return Platform(scheme, f"trino://{host}:{port or 8080}", catalog or None, schema, 3)
+        return Platform(
+            scheme, f"trino://{host}:{port or DEFAULT_PORTS[scheme]}", catalog or None, schema, 3
+        )
     if scheme in {"sqlite", "duckdb"}:
         path = database or ":memory:"
         if path != ":memory:":

@@ -10,7 +10,6 @@ from typing import Any
 
 from lineage_collector.aws import AthenaTracker, s3_lineage
 from lineage_collector.config import Config
-from lineage_collector.context import AWS, END, EVENT, IO, SQL, START, JobRun
 from lineage_collector.errors import counters, report
 from lineage_collector.events import run_event
 from lineage_collector.naming import (
@@ -21,6 +20,7 @@ from lineage_collector.naming import (
     s3_uri_dataset,
     table_dataset,
 )
+from lineage_collector.records import AWS, END, EVENT, IO, SQL, START, JobRun
 from lineage_collector.sql import SqlLineage, SqlParser
 from lineage_collector.transport import Sender
 

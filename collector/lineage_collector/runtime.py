@@ -15,6 +15,8 @@ from typing import Any
 
 from lineage_collector.config import Config
 from lineage_collector.errors import CollectorError, counters, logger, report
+from lineage_collector.processor import Processor
+from lineage_collector.transport import transport_for
 
 
 class Runtime:
@@ -52,9 +54,6 @@ class Runtime:
 
     # -- lifecycle ----------------------------------------------------------------------------
     def configure(self, config: Config) -> None:
-        from lineage_collector.processor import Processor
-        from lineage_collector.transport import transport_for
-
         self.stop_worker(timeout=config.exit_flush_timeout)
         self.config = config
         self.capacity = config.queue_size

@@ -183,6 +183,7 @@ class LineageSettings(TypedDict):
     REDACT_WORDS: list[str]
     MAX_PAGE_BYTES: int
     ENQUEUE_BACKOFF_SECONDS: int
+    ENQUEUE_INTERVAL_MS: int
 
 
 LINEAGE: LineageSettings = {
@@ -232,6 +233,10 @@ LINEAGE: LineageSettings = {
     "REDACT_WORDS": env_list("LINEAGE_REDACT_WORDS", ["pass", "pw"]),
     # After a failed publish, skip the broker for this many seconds; the sweep catches up.
     "ENQUEUE_BACKOFF_SECONDS": env_int("LINEAGE_ENQUEUE_BACKOFF_SECONDS", 5),
+    # A web process publishes at most one derivation task per this many milliseconds;
+    # the ids of a busy interval go in one task. A publish costs a large part of what
+    # storing an event costs (docs/benchmarks.md, "Where single-event CPU goes").
+    "ENQUEUE_INTERVAL_MS": env_int("LINEAGE_ENQUEUE_INTERVAL_MS", 100),
 }
 # The Marquez-compatible read API (api/marquez, docs/marquez.md, ADR 0033).
 MARQUEZ_API: dict[str, Any] = {

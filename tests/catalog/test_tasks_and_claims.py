@@ -90,7 +90,7 @@ def test_poison_event_is_marked_failed_and_does_not_block_the_others() -> None:
 
 @pytest.mark.django_db
 def test_database_error_in_one_event_isolates_it_in_a_savepoint(monkeypatch) -> None:
-    from catalog.derivation import batch
+    from catalog.services.derivation import batch
 
     ids = store([openlineage(run_event("COMPLETE", n, str(uuid.uuid4()))) for n in range(3)])
     real = batch.apply_facts

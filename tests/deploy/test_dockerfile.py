@@ -148,7 +148,7 @@ def _gunicorn_settings(**env: str) -> dict[str, object]:
 
 def test_gunicorn_defaults_fit_two_cores_and_log_to_stdout() -> None:
     settings = _gunicorn_settings()
-    assert settings["workers"] == 2 and settings["threads"] == 4
+    assert settings["workers"] == 2 and settings["threads"] == 8
     assert settings["worker_class"] == "gthread"
     assert settings["accesslog"] == "-" and settings["errorlog"] == "-"
     assert settings["bind"] == "0.0.0.0:8000"

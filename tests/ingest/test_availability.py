@@ -1,10 +1,12 @@
 """Ingest depends on PostgreSQL only: broker outages are invisible, database outages are 503s."""
 
+import itertools
 import time
 from collections.abc import Iterator
 
 import pytest
 from celery import current_app
+from django.conf import settings
 from django.db import connections
 from django.test import Client
 
@@ -131,3 +133,23 @@ def test_readyz_is_503_without_the_database() -> None:
         connection.settings_dict["PORT"] = original_port
     assert response.status_code == 503
     assert response.json()["checks"]["database"].startswith("unavailable")
+
+
+def test_a_busy_process_publishes_at_most_one_task_per_interval(monkeypatch) -> None:
+    """A publish costs a good part of an event's ingest CPU: under a stream of events the
+    publisher sends one task per LINEAGE["ENQUEUE_INTERVAL_MS"], carrying every id once."""
+    assert enqueue.wait_until_published(timeout=10)
+    sent: list[tuple[float, list[int]]] = []
+    monkeypatch.setattr(
+        current_app, "send_task", lambda name, args: sent.append((time.monotonic(), args[0]))
+    )
+    handed = list(range(10**9, 10**9 + 40))
+    for event_id in handed:  # one id every 10 ms, as single-event requests arrive
+        enqueue._hand_over([event_id])
+        time.sleep(0.01)
+    assert enqueue.wait_until_published(timeout=10)
+    published = [event_id for _, batch in sent for event_id in batch]
+    assert sorted(published) == handed
+    interval = settings.LINEAGE["ENQUEUE_INTERVAL_MS"] / 1000
+    gaps = [later - earlier for (earlier, _), (later, _) in itertools.pairwise(sent)]
+    assert len(sent) >= 2 and min(gaps) >= interval * 0.95, gaps

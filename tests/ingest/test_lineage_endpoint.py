@@ -244,7 +244,7 @@ def test_different_events_with_the_same_run_are_both_stored(ingest_client) -> No
     complete = run_event(run={"runId": run_id}, eventType="COMPLETE")
     assert post_json(ingest_client, LINEAGE, start).status_code == 201
     assert post_json(ingest_client, LINEAGE, complete).status_code == 201
-    assert Event.objects.for_run(run_id).count() == 2
+    assert Event.objects.filter(run_id=run_id).count() == 2
 
 
 def test_ingest_query_count_is_pinned(ingest_client, django_assert_num_queries) -> None:

@@ -11,9 +11,10 @@ import inspect
 from typing import Any
 
 from lineage_collector.aws import CAPTURED
-from lineage_collector.context import AWS, IO, JobRun, current_run
+from lineage_collector.context import current_run
 from lineage_collector.errors import counters
 from lineage_collector.naming import s3_dataset
+from lineage_collector.records import AWS, IO, JobRun
 from lineage_collector.runtime import RUNTIME
 
 _originals: dict[tuple[Any, str], Any] = {}

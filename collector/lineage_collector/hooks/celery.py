@@ -6,8 +6,9 @@ connects them to Celery's signals (publish, prerun, postrun, failure).
 
 from typing import Any
 
-from lineage_collector.context import JobRun, clear_job, current_run, set_job
+from lineage_collector.context import clear_job, current_run, set_job
 from lineage_collector.errors import report
+from lineage_collector.records import JobRun
 
 HEADER = "lineage_parent"
 _task_runs: dict[str, JobRun] = {}

@@ -6,8 +6,9 @@ fires only after the DBAPI call succeeded, so failed statements are never lineag
 
 from typing import Any
 
-from lineage_collector.context import SQL, current_run
+from lineage_collector.context import current_run
 from lineage_collector.errors import counters
+from lineage_collector.records import SQL
 from lineage_collector.runtime import RUNTIME
 
 _installed = False

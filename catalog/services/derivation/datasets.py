@@ -11,9 +11,6 @@ from typing import Any
 
 from django.db import connection, models
 
-from catalog.derivation.facts import AliasKey, Facts
-from catalog.derivation.jobs_runs import merge_facets
-from catalog.derivation.locks import bulk_update, locked
 from catalog.models import (
     AliasLink,
     ColumnLineageEdge,
@@ -24,6 +21,9 @@ from catalog.models import (
     LineageEdgeRun,
 )
 from catalog.naming import key_hash
+from catalog.services.derivation.facts import AliasKey, Facts
+from catalog.services.derivation.jobs_runs import merge_facets
+from catalog.services.derivation.locks import bulk_update, locked
 from ingest.timestamps import parse_timestamp
 
 ALIAS_FIELDS = [

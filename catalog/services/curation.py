@@ -1,33 +1,32 @@
-"""Steward curation: preview alias rules, merge datasets, re-derive events in the background.
+"""Steward curation: preview and apply alias rules, merge datasets, split aliases off.
 
 Stewards never edit derived rows. Every curation is stored as steward input that the
 derivation reads (an ``AliasRule``, which a full ``rederive`` keeps), recorded in the admin
 log (``LogEntry``: who, when, what) and then applied by re-deriving the events concerned
-with the catalog's own services. See docs/admin.md and ADRs 0040-0043.
+with the catalog's own services (catalog/services/rederive_jobs.py in the background).
+See docs/admin.md and ADRs 0040-0043, 0046.
 """
 
-import json
 import logging
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, cast
+from functools import partial
+from typing import Any
 
-import redis
-from celery import shared_task
-from django.conf import settings
-from django.contrib.admin.models import CHANGE, LogEntry
-from django.contrib.contenttypes.models import ContentType
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from catalog import naming, services
+from catalog import naming
 from catalog.models import AliasRule, AliasRuleAction, Dataset, DatasetAlias
 from catalog.rules import RuleSet, compile_rule
-from ingest.models import Event
+from catalog.services.audit import log_curation
+from catalog.services.rederive_jobs import (
+    MAX_SELECTED_EVENTS,
+    rederive_event_ids,
+    schedule_rederive,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -37,12 +36,6 @@ PREVIEW_LIMIT = 200
 PREVIEW_SCAN_LIMIT = 500_000
 # Applying a rule re-derives one event per matched alias; up to this many run in the request.
 APPLY_INLINE_LIMIT = 200
-# The "re-derive selected events" action takes at most this many ids (use "since" beyond).
-MAX_SELECTED_EVENTS = 10_000
-REDERIVE_BATCH = 500
-# Progress of background re-derives lives in Redis for a week (the LogEntry is permanent).
-PROGRESS_TTL_SECONDS = 7 * 24 * 3600
-PROGRESS_KEY = "lineage:admin:rederive:{}"
 
 
 # --- alias rule preview ------------------------------------------------------------------
@@ -168,7 +161,7 @@ def apply_rule(rule: AliasRule, user: Any) -> tuple[int, int | None]:
     """Re-derive what the rule changes, after commit. Returns (events, background job id).
 
     A few events are re-derived in the request so the steward sees the regrouping at once;
-    more go to a background re-derive with progress (job id is its LogEntry id).
+    more go to a background re-derive with progress (a RederiveJob).
     """
     if not rule.enabled:
         return 0, None
@@ -176,13 +169,13 @@ def apply_rule(rule: AliasRule, user: Any) -> tuple[int, int | None]:
     if not event_ids:
         return 0, None
     if len(event_ids) <= APPLY_INLINE_LIMIT:
-        transaction.on_commit(lambda: rederive_event_ids(event_ids))
+        transaction.on_commit(partial(rederive_event_ids, event_ids))
         return len(event_ids), None
     job_id = schedule_rederive(user, event_ids=event_ids, reason=f"apply alias rule {rule.slug}")
     return len(event_ids), job_id
 
 
-def merge_datasets(user: Any, survivor: Dataset, other: Dataset) -> AliasRule:
+def merge_as_steward(user: Any, survivor: Dataset, other: Dataset) -> AliasRule:
     """Make ``other`` and ``survivor`` one dataset, as a steward-asserted equate rule.
 
     The rule (created_by, created_at) is the durable assertion: derivation applies it to
@@ -209,7 +202,7 @@ def merge_datasets(user: Any, survivor: Dataset, other: Dataset) -> AliasRule:
     event_ids = _first_event_per_alias(alias_ids, MAX_SELECTED_EVENTS)
     log_curation(user, rule, f"merged dataset #{other.pk} into #{survivor.pk}", rule=rule.slug)
     if event_ids:
-        transaction.on_commit(lambda: rederive_event_ids(event_ids))
+        transaction.on_commit(partial(rederive_event_ids, event_ids))
     return rule
 
 
@@ -222,8 +215,8 @@ def split_alias(user: Any, alias: DatasetAlias) -> AliasRule:
     datasets' aliases (up to MAX_SELECTED_EVENTS, newest first) are re-derived so each
     dataset gets back exactly its own facets.
     """
-    from catalog.derivation.datasets import detach_alias
-    from catalog.derivation.edges import recompute_edges
+    from catalog.services.derivation.datasets import detach_alias
+    from catalog.services.derivation.edges import recompute_edges
 
     if alias.dataset_id is None or not (
         DatasetAlias.objects.filter(dataset_id=alias.dataset_id).exclude(id=alias.id).exists()
@@ -255,7 +248,7 @@ def split_alias(user: Any, alias: DatasetAlias) -> AliasRule:
         )
         event_ids = [row[0] for row in cursor.fetchall()]
     if len(event_ids) <= APPLY_INLINE_LIMIT:
-        transaction.on_commit(lambda: rederive_event_ids(event_ids))
+        transaction.on_commit(partial(rederive_event_ids, event_ids))
     else:
         schedule_rederive(user, event_ids=event_ids, reason=f"split alias {rule.slug}")
     return rule
@@ -301,198 +294,12 @@ def _unique_slug(base: str) -> str:
     return candidate
 
 
-def log_curation(user: Any, obj: Any, message: str, **details: Any) -> LogEntry:
-    """Record a curation in the admin log (Django's LogEntry: user, time, object, message)."""
-    return LogEntry.objects.log_actions(
-        user_id=user.pk,
-        queryset=[obj],
-        action_flag=CHANGE,
-        change_message=json.dumps([{"curation": {"message": message, **details}}]),
-        single_object=True,
-    )
-
-
-# --- re-derive ------------------------------------------------------------------------------
-
-
-def rederive_event_ids(event_ids: Sequence[int], progress_key: str | None = None) -> dict:
-    """Mark ``event_ids`` pending and derive them again on top of the current catalog."""
-    ids = sorted({int(event_id) for event_id in event_ids})
-    totals = {"total": len(ids), "claimed": 0, "derived": 0, "failed": 0}
-    for start in range(0, len(ids), REDERIVE_BATCH):
-        chunk = ids[start : start + REDERIVE_BATCH]
-        Event.objects.filter(id__in=chunk).update(
-            derivation_status="pending", derived_at=None, derivation_error=None
-        )
-        result = services.derive_events(chunk)
-        totals["claimed"] += result.claimed
-        totals["derived"] += result.derived
-        totals["failed"] += result.failed
-        if progress_key:
-            _write_progress(progress_key, state="running", **totals)
-    return totals
-
-
-def schedule_rederive(
-    user: Any,
-    event_ids: Sequence[int] | None = None,
-    since: datetime | None = None,
-    reason: str = "",
-) -> int:
-    """Record the request in the admin log and run it in the background after commit.
-
-    Returns the job id (the LogEntry's id), which the progress page shows.
-    """
-    if (event_ids is None) == (since is None):
-        raise ValueError("give either event ids or a since time")
-    ids = sorted({int(event_id) for event_id in event_ids or []})
-    if len(ids) > MAX_SELECTED_EVENTS:
-        raise ValueError(f"at most {MAX_SELECTED_EVENTS} events at once; use 'since' instead")
-    description = (
-        f"re-derive {len(ids)} event(s)"
-        if since is None
-        else f"re-derive since {since:%Y-%m-%d %H:%M:%S%z}"
-    )
-    entry = LogEntry.objects.create(
-        user_id=user.pk,
-        content_type=ContentType.objects.get_for_model(Event),
-        object_id=None,
-        object_repr=description[:200],
-        action_flag=CHANGE,
-        change_message=json.dumps(
-            [
-                {
-                    "curation": {
-                        "message": description,
-                        "rederive": True,
-                        "events": ids[:50],
-                        "event_count": len(ids),
-                        "since": since.isoformat() if since else None,
-                        "reason": reason,
-                    }
-                }
-            ]
-        ),
-    )
-    key = PROGRESS_KEY.format(entry.pk)
-    _write_progress(key, state="queued", total=len(ids) if since is None else -1, queued_at=_now())
-    since_text = since.isoformat() if since else None
-    transaction.on_commit(
-        lambda: _publish(entry.pk, ids if since is None else None, since_text, key)
-    )
-    return entry.pk
-
-
-def _publish(job_id: int, ids: list[int] | None, since: str | None, key: str) -> None:
-    try:
-        rederive_in_background.apply_async(args=[job_id, ids, since])
-    except Exception as error:  # broker down: say so on the progress page
-        logger.warning("curation_rederive_publish_failed job=%d error=%s", job_id, error)
-        _write_progress(key, state="not queued (broker unavailable)", error=str(error)[:500])
-
-
-@shared_task(
-    name="catalog.curation_rederive",
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=True,
-    max_retries=5,
-    acks_late=True,
-)
-def rederive_in_background(job_id: int, event_ids: list[int] | None, since: str | None) -> None:
-    """Re-derive selected events, or everything since a time, reporting progress.
-
-    Safe to run twice: re-deriving is idempotent; progress simply restarts.
-    """
-    key = PROGRESS_KEY.format(job_id)
-    if not LogEntry.objects.filter(pk=job_id).exists():
-        return
-    _write_progress(key, state="running", started_at=_now())
-    try:
-        if event_ids is not None:
-            totals = rederive_event_ids(event_ids, progress_key=key)
-        else:
-            moment = datetime.fromisoformat(since) if since else None
-
-            def report(total: Any) -> None:
-                _write_progress(
-                    key,
-                    state="running",
-                    claimed=total.claimed,
-                    derived=total.derived,
-                    failed=total.failed,
-                )
-
-            result = services.rederive(since=moment, progress=report)
-            totals = {
-                "claimed": result.claimed,
-                "derived": result.derived,
-                "failed": result.failed,
-                "total": result.claimed,
-            }
-    except (OperationalError, InterfaceError):
-        _write_progress(key, state="retrying")
-        raise
-    except Exception as error:
-        _write_progress(key, state="failed", error=f"{type(error).__name__}: {error}"[:500])
-        raise
-    _write_progress(key, state="done", finished_at=_now(), **totals)
-
-
-def _now() -> str:
-    return timezone.now().isoformat(timespec="seconds")
-
-
-def _redis() -> redis.Redis:
-    return redis.Redis.from_url(
-        settings.REDIS_URL, socket_connect_timeout=0.5, socket_timeout=2, decode_responses=True
-    )
-
-
-def _write_progress(key: str, **values: Any) -> None:
-    try:
-        client = _redis()
-        client.hset(key, mapping={name: str(value) for name, value in values.items()})
-        client.expire(key, PROGRESS_TTL_SECONDS)
-    except redis.RedisError as error:  # progress is a courtesy; the work goes on
-        logger.warning("curation_progress_unavailable key=%s error=%s", key, error)
-
-
-def read_progress(job_id: int) -> dict[str, str]:
-    try:
-        # The client decodes responses (decode_responses=True), which redis-py's types miss.
-        return cast(dict[str, str], _redis().hgetall(PROGRESS_KEY.format(job_id)))
-    except redis.RedisError as error:
-        return {"state": "unknown (Redis unavailable)", "error": str(error)[:200]}
-
-
-def recent_rederives(limit: int = 20) -> list[tuple[LogEntry, dict[str, str]]]:
-    """The latest background re-derives with their progress (newest first)."""
-    entries = (
-        LogEntry.objects.filter(
-            content_type=ContentType.objects.get_for_model(Event),
-            change_message__contains='"rederive": true',
-        )
-        .select_related("user")
-        .order_by("-action_time")[:limit]
-    )
-    return [(entry, read_progress(entry.pk)) for entry in entries]
-
-
-def wait_for(job_id: int, timeout: float = 30.0) -> dict[str, str]:
-    """Poll a job's progress until it is done or failed (tests and scripts)."""
-    deadline = time.monotonic() + timeout
-    progress = read_progress(job_id)
-    while progress.get("state") not in {"done", "failed"} and time.monotonic() < deadline:
-        time.sleep(0.1)
-        progress = read_progress(job_id)
-    return progress
-
-
 __all__ = [
+    "MAX_SELECTED_EVENTS",
     "RulePreview",
     "apply_rule",
-    "merge_datasets",
+    "log_curation",
+    "merge_as_steward",
     "preview_rule",
-    "rederive_event_ids",
-    "schedule_rederive",
+    "split_alias",
 ]

@@ -4,10 +4,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from catalog.derivation.facts import Facts, JobKey, Version, iso
-from catalog.derivation.locks import bulk_update, locked
 from catalog.models import TERMINAL_STATES, Job, Run, RunState
 from catalog.naming import key_hash
+from catalog.services.derivation.facts import Facts, JobKey, Version, iso
+from catalog.services.derivation.locks import bulk_update, locked
 from ingest.timestamps import parse_timestamp
 
 JOB_FIELDS = [

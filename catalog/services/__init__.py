@@ -9,15 +9,17 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from django.apps import apps
 from django.db import connection, transaction
 
-from catalog.derivation.batch import (
+from catalog.services.derivation.batch import (
     BATCH_SIZE,
     BatchResult,
     derive_event_ids,
     derive_pending_batch,
 )
-from catalog.rules import load_alias_rules, read_rules_file
+from catalog.services.rules import load_alias_rules, read_rules_file
+from ingest import derivation_status
 
 logger = logging.getLogger(__name__)
 
@@ -26,27 +28,22 @@ SWEEP_AFTER_SECONDS = 5.0
 # A sweep stops starting new batches after this long; the next beat tick continues.
 SWEEP_TIME_BUDGET_SECONDS = 4.0
 
-# Derived tables, emptied by a full rederive (AliasRule is steward input and is kept).
-DERIVED_TABLES = [
-    "catalog_lineage_edge_run",
-    "catalog_lineage_edge",
-    "catalog_column_lineage_edge",
-    "catalog_column_lineage_fact",
-    "catalog_run_dataset",
-    "catalog_job_dataset",
-    "catalog_event_dataset",
-    "catalog_dataset_field",
-    "catalog_alias_link",
-    "catalog_dataset_alias",
-    "catalog_dataset",
-    "catalog_run",
-    "catalog_job",
-    "catalog_metadata_record",
-]
+
+def derived_tables() -> list[str]:
+    """Every catalog table a full rederive empties: all of the app's models but those that
+    say ``kept_by_rederive`` (steward input such as alias rules). Read from the app
+    registry, so a new derived model is emptied without anyone remembering to list it."""
+    return [
+        model._meta.db_table
+        for model in apps.get_app_config("catalog").get_models(include_auto_created=True)
+        if model._meta.managed and not getattr(model, "kept_by_rederive", False)
+    ]
+
 
 __all__ = [
     "BatchResult",
     "derive_events",
+    "derived_tables",
     "drain_pending",
     "load_alias_rules",
     "read_rules_file",
@@ -128,25 +125,11 @@ def rederive(
             # Check deferred foreign keys now: TRUNCATE refuses tables with pending checks
             # (only the case when called inside an outer transaction, e.g. tests).
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-            cursor.execute(f"TRUNCATE {', '.join(DERIVED_TABLES)}")
+            cursor.execute(f"TRUNCATE {', '.join(derived_tables())}")
             cursor.execute("SET CONSTRAINTS ALL DEFERRED")
-            cursor.execute(
-                "UPDATE ingest_event SET derivation_status = 'pending', derived_at = NULL, "
-                "derivation_error = NULL WHERE derivation_status <> 'pending'"
-            )
+            derivation_status.reset_all(cursor)
         else:
-            cursor.execute(
-                """
-                UPDATE ingest_event SET derivation_status = 'pending', derived_at = NULL,
-                    derivation_error = NULL
-                WHERE derivation_status <> 'pending' AND (
-                    event_time >= %s
-                    OR run_id IN (SELECT run_id FROM ingest_event
-                                  WHERE event_time >= %s AND run_id IS NOT NULL)
-                )
-                """,
-                [since, since],
-            )
+            derivation_status.reset_since(cursor, since)
     total = BatchResult()
     while True:
         result = derive_pending_batch(0, batch_size)

@@ -12,8 +12,8 @@ from typing import Any
 
 from django.db import connection
 
-from catalog.derivation.facts import AliasKey, Facts, JobKey
 from catalog.models import DatasetAlias
+from catalog.services.derivation.facts import AliasKey, Facts, JobKey
 
 _UPSERT_RUN_DATASETS = """
 INSERT INTO catalog_run_dataset (run_id, alias_id, direction, first_seen, last_seen)

@@ -14,40 +14,21 @@ from typing import Any, TypeVar
 import orjson
 from django.db import InterfaceError, OperationalError, connection, transaction
 
-from catalog.derivation.datasets import derive_aliases
-from catalog.derivation.edges import recompute_edges, store_facts, store_metadata
-from catalog.derivation.facts import BadEvent, Extractor, Facts, RawEvent
-from catalog.derivation.jobs_runs import derive_jobs, derive_runs
 from catalog.rules import RuleSet, active_rules
+from catalog.services.derivation.datasets import derive_aliases
+from catalog.services.derivation.edges import recompute_edges, store_facts, store_metadata
+from catalog.services.derivation.facts import BadEvent, Extractor, Facts, RawEvent
+from catalog.services.derivation.jobs_runs import derive_jobs, derive_runs
+from ingest.derivation_status import CLAIM_IDS as _CLAIM_IDS
+from ingest.derivation_status import CLAIM_PENDING as _CLAIM_PENDING
+from ingest.derivation_status import MARK_DERIVED as _MARK_DERIVED
+from ingest.derivation_status import MARK_FAILED as _MARK_FAILED
 
 logger = logging.getLogger(__name__)
 
 BATCH_SIZE = 500
 # PostgreSQL SQLSTATEs worth retrying at once: deadlock, serialization failure.
 _RETRY_NOW = {"40P01", "40001"}
-_EVENT_COLUMNS = (
-    "id, kind, event_type, event_time, run_id, job_namespace, job_name, payload, digest"
-)
-_CLAIM_IDS = f"""
-SELECT {_EVENT_COLUMNS} FROM ingest_event
-WHERE id = ANY(%s) AND derivation_status = 'pending'
-ORDER BY id FOR UPDATE SKIP LOCKED
-"""
-# Uses ingest_event_pending_idx (partial index on id where pending).
-_CLAIM_PENDING = f"""
-SELECT {_EVENT_COLUMNS} FROM ingest_event
-WHERE derivation_status = 'pending' AND received_at <= now() - make_interval(secs => %s)
-ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
-"""
-_MARK_DERIVED = """
-UPDATE ingest_event SET derivation_status = 'derived', derived_at = now(), derivation_error = NULL
-WHERE id = ANY(%s)
-"""
-_MARK_FAILED = """
-UPDATE ingest_event e
-SET derivation_status = 'failed', derived_at = now(), derivation_error = f.error
-FROM unnest(%s::bigint[], %s::text[]) AS f(id, error) WHERE e.id = f.id
-"""
 
 
 @dataclass
@@ -87,6 +68,7 @@ def retrying(operation: Callable[[], T], attempts: int = 5) -> T:
 
 
 def _row_to_event(row: Sequence[Any]) -> RawEvent:
+    # The columns of ingest.derivation_status.CLAIMED_COLUMNS, in that order.
     payload = row[7]
     if isinstance(payload, str | bytes):
         payload = orjson.loads(payload)
