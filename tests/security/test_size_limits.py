@@ -182,7 +182,7 @@ def test_the_export_holds_a_bounded_number_of_bytes_at_once(
 def test_payload_sizes_are_what_a_reader_fetches_not_what_postgresql_stores(
     ingest_client,
 ) -> None:
-    """1 MiB of one character is stored compressed in a few kilobytes (pg_column_size): the
+    """1 MiB of one character is stored compressed in 12 KB (pg_column_size, pglz): the
     size the export and the Marquez pages budget with is the 1 MiB the reader receives."""
     from django.db.models import F, Func, IntegerField
 
