@@ -87,18 +87,20 @@ class EventQuerySet(models.QuerySet):
         """The events at ``[offset, offset + limit)`` of this queryset in ``ordering``, with
         their payloads' size, and no payload: a reader decides how many to fetch first.
 
-        The page's ids are chosen in a subquery and sized in the outer query, so PostgreSQL
-        sizes only those rows, never the ones an OFFSET skips or a sort leaves out (the
-        size is computed where the select list is, below any Limit or Sort).
+        Two queries: the page's ids, then their sizes by primary key. Sizing in the page's
+        own query would size every row an OFFSET skips or a sort reads (PostgreSQL computes
+        the select list below Limit and Sort), and an ``IN (subquery)`` is planned as a
+        hash join over a sequential scan of the whole log.
         """
-        page = self.order_by(*ordering).values("id")[offset : offset + limit]
+        ids = list(self.order_by(*ordering).values_list("id", flat=True)[offset : offset + limit])
         rows = (
-            self.model._default_manager.filter(id__in=page)
-            .order_by(*ordering)
+            self.model._default_manager.filter(id__in=ids)
+            .order_by()
             .annotate(payload_bytes=PAYLOAD_BYTES)
             .values_list("id", "event_time", "payload_bytes")
         )
-        return [SizedEvent(*row) for row in rows]
+        sized = {row[0]: SizedEvent(*row) for row in rows}
+        return [sized[event_id] for event_id in ids if event_id in sized]
 
     def received_payloads(self, ids: Sequence[int]) -> Iterator[object]:
         """The events ``ids``, in that order, exactly as received (``Event.received_payload``),
@@ -114,6 +116,7 @@ class EventQuerySet(models.QuerySet):
         texts: dict[int, str | bytes] = {}
         rows = (
             self.model._default_manager.filter(id__in=list(ids))
+            .order_by()
             .annotate(payload_text=exact_text)
             .values_list("id", "payload_text", "payload_raw")
         )

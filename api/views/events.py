@@ -89,8 +89,8 @@ def _export_lines(queryset: Any) -> Iterator[bytes]:
     """Keyset chunks in (event_time, id) order, each at most ``MAX_PAGE_BYTES`` of events
     (or one event larger than that): memory bounded in bytes in Python and PostgreSQL.
 
-    Each chunk is two queries: the next events' sizes (``payload_sizes``, asked of
-    PostgreSQL before any payload is fetched), then the payloads of those that fit. The
+    Each chunk asks PostgreSQL for the next events' sizes first (``payload_sizes``: their
+    ids, then their sizes), then fetches the payloads of those that fit. The
     number sized follows the number that fitted last time (doubling up to ``EXPORT_CHUNK``),
     so large events are not sized over and over. A server-side cursor would hold a snapshot
     (and, outside a transaction, a WITH HOLD copy of the result) for as long as the client
