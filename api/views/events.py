@@ -209,7 +209,9 @@ class MetadataRecordList(ReadAPIView):
             # QueryDict items are the last value of each key: a str for any query string
             if key not in RESERVED_METADATA_PARAMS and isinstance(value, str)
         }
-        for key, value in [*values.items(), *request.query_params.items()]:
+        # The cursor is checked by the paginator, which answers invalid-cursor as on every list.
+        others = [(key, value) for key, value in request.query_params.items() if key != "cursor"]
+        for key, value in [*values.items(), *others]:
             if "\x00" in key or "\x00" in value:
                 raise bad_parameter(key.replace("\x00", ""), "NUL characters are not allowed.")
         for key in values:  # a filter on a redacted value would confirm guesses of it
