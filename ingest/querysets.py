@@ -1,10 +1,13 @@
 """Read-side query helpers for the raw event log and tokens."""
 
+import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connections, models
 from django.db.models import Q
+from django.db.models.functions import Cast, Coalesce
 
 from ingest import derivation_status
 
@@ -29,6 +32,37 @@ class DerivationBacklog:
         return None if oldest is None else max((now - oldest).total_seconds(), 0.0)
 
 
+def _octet_length(expression: models.Expression | str) -> models.Func:
+    return models.Func(expression, function="octet_length", output_field=models.BigIntegerField())
+
+
+# What an event's JSON weighs when fetched: the exact bytes of ``payload_raw`` (octet_length
+# of a bytea reads its length from the TOAST pointer, without fetching it), else the text of
+# the jsonb. Not pg_column_size: that is the *compressed* size, and 8 MiB of one repeated
+# character compresses to a few kilobytes.
+PAYLOAD_BYTES = Coalesce(
+    _octet_length("payload_raw"), _octet_length(Cast("payload", models.TextField()))
+)
+
+
+@dataclass(frozen=True)
+class SizedEvent:
+    id: int
+    event_time: datetime | None
+    payload_bytes: int
+
+
+def leading_within(sizes: Sequence[int], budget: int) -> int:
+    """How many of ``sizes``, from the first, fit in ``budget`` bytes (at least one, so
+    that an event larger than the budget is still served, alone)."""
+    total = 0
+    for count, size in enumerate(sizes):
+        total += size
+        if count and total > budget:
+            return count
+    return len(sizes)
+
+
 class EventQuerySet(models.QuerySet):
     def openlineage_export(
         self, since: datetime | None = None, until: datetime | None = None, namespace: str = ""
@@ -48,6 +82,50 @@ class EventQuerySet(models.QuerySet):
                 | Q(kind=EventKind.DATASET, payload__dataset__namespace=namespace)
             )
         return queryset
+
+    def payload_sizes(self, ordering: Sequence[str], offset: int, limit: int) -> list[SizedEvent]:
+        """The events at ``[offset, offset + limit)`` of this queryset in ``ordering``, with
+        their payloads' size, and no payload: a reader decides how many to fetch first.
+
+        Two queries: the page's ids, then their sizes by primary key. Sizing in the page's
+        own query would size every row an OFFSET skips or a sort reads (PostgreSQL computes
+        the select list below Limit and Sort), and an ``IN (subquery)`` is planned as a
+        hash join over a sequential scan of the whole log.
+        """
+        ids = list(self.order_by(*ordering).values_list("id", flat=True)[offset : offset + limit])
+        rows = (
+            self.model._default_manager.filter(id__in=ids)
+            .order_by()
+            .annotate(payload_bytes=PAYLOAD_BYTES)
+            .values_list("id", "event_time", "payload_bytes")
+        )
+        sized = {row[0]: SizedEvent(*row) for row in rows}
+        return [sized[event_id] for event_id in ids if event_id in sized]
+
+    def received_payloads(self, ids: Sequence[int]) -> Iterator[object]:
+        """The events ``ids``, in that order, exactly as received (``Event.received_payload``),
+        parsed one at a time: the fetched text of the others is all that is held meanwhile.
+
+        One query. The stdlib parser keeps integers beyond 64 bits exact (orjson would make
+        them floats).
+        """
+        exact_text = models.Case(
+            models.When(payload_raw__isnull=True, then=Cast("payload", models.TextField())),
+            default=None,
+        )
+        texts: dict[int, str | bytes] = {}
+        rows = (
+            self.model._default_manager.filter(id__in=list(ids))
+            .order_by()
+            .annotate(payload_text=exact_text)
+            .values_list("id", "payload_text", "payload_raw")
+        )
+        for event_id, text, raw in rows:
+            texts[event_id] = bytes(raw) if raw is not None else text
+        for event_id in ids:
+            text = texts.pop(event_id, None)
+            if text is not None:
+                yield json.loads(text)
 
     def derivation_backlog(self, cap: int = BACKLOG_COUNT_CAP) -> DerivationBacklog:
         """Backlog, failures and the oldest pending event of the whole log (one query)."""

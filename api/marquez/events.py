@@ -4,6 +4,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
@@ -15,6 +16,7 @@ from api.marquez.paging import MAX_LIMIT, limit_offset, total_count
 from catalog.models import Dataset, Job
 from catalog.search import search_catalog
 from ingest.models import OPENLINEAGE_KINDS, Event
+from ingest.querysets import leading_within
 from ingest.redaction import redact
 
 
@@ -43,9 +45,25 @@ def events(request: Request, namespace: str | None = None) -> dict[str, Any]:
     if namespace is not None:
         queryset = queryset.filter(job_namespace=namespace)
     order = ("event_time", "id") if direction == "asc" else ("-event_time", "-id")
-    page = queryset.order_by(*order).only("id", "payload", "payload_raw")[offset : offset + limit]
+    sized = queryset.payload_sizes(order, offset, limit)
+    budget = settings.LINEAGE["MAX_PAGE_BYTES"]
+    fits = leading_within([event.payload_bytes for event in sized], budget)
+    if fits < len(sized):
+        # Marquez's clients page by offset (the UI asks offset=page*50): a shorter page would
+        # make them skip the events left out, so the page is refused, saying what fits.
+        raise MarquezError(
+            400,
+            f"These {len(sized)} events hold more than {budget} bytes; ask for at most "
+            f"{fits} (limit={fits}).",
+            "Pages of raw events are bounded in bytes (LINEAGE_MAX_PAGE_BYTES). Ask for "
+            "fewer, or read /api/v1/events (cursor pages that shorten themselves) or "
+            "/api/v1/events/export.",
+        )
     return {
-        "events": [redact(event.received_payload) for event in page],
+        "events": [
+            redact(document)
+            for document in Event.objects.received_payloads([event.id for event in sized])
+        ],
         "totalCount": total_count(queryset),
     }
 

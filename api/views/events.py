@@ -1,9 +1,11 @@
 """The raw log: /events (paginated), /events/export (NDJSON stream), /metadata, /stats."""
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
+from django.conf import settings
 from django.db.models import Q
 from django.http import StreamingHttpResponse
 from django.utils import timezone
@@ -28,6 +30,7 @@ from api.serializers import EventSerializer, MetadataRecordSerializer
 from catalog import stats
 from catalog.models import MetadataRecord
 from ingest.models import Event
+from ingest.querysets import leading_within
 from ingest.redaction import is_secret_key, redact
 
 EVENT_EXAMPLE = {
@@ -70,31 +73,44 @@ class EventViewSet(ReadOnlyViewSet):
         return super().get_object()
 
 
+# Most events sized per query; a chunk is cut earlier at LINEAGE["MAX_PAGE_BYTES"] of JSON.
 EXPORT_CHUNK = 1000
+EXPORT_FIRST_CHUNK = 100
+
+
+def _ndjson_line(document: object) -> bytes:
+    try:
+        return orjson.dumps(document) + b"\n"
+    except orjson.JSONEncodeError:  # integers beyond 64 bits: the stdlib writes them exactly
+        return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
 
 def _export_lines(queryset: Any) -> Iterator[bytes]:
-    """Keyset chunks in (event_time, id) order: constant memory in Python and PostgreSQL.
+    """Keyset chunks in (event_time, id) order, each at most ``MAX_PAGE_BYTES`` of events
+    (or one event larger than that): memory bounded in bytes in Python and PostgreSQL.
 
-    A server-side cursor would hold a snapshot (and, outside a transaction, a WITH HOLD
-    copy of the result) for as long as the client reads; keyset chunks hold nothing.
+    Each chunk asks PostgreSQL for the next events' sizes first (``payload_sizes``: their
+    ids, then their sizes), then fetches the payloads of those that fit. The
+    number sized follows the number that fitted last time (doubling up to ``EXPORT_CHUNK``),
+    so large events are not sized over and over. A server-side cursor would hold a snapshot
+    (and, outside a transaction, a WITH HOLD copy of the result) for as long as the client
+    reads; keyset chunks hold nothing.
     """
+    budget = settings.LINEAGE["MAX_PAGE_BYTES"]
+    size = min(EXPORT_FIRST_CHUNK, EXPORT_CHUNK)
     last: tuple[Any, int] | None = None
     while True:
         chunk = queryset
         if last is not None:
             chunk = chunk.filter(Q(event_time__gt=last[0]) | Q(event_time=last[0], id__gt=last[1]))
-        rows = list(
-            chunk.order_by("event_time", "id").values_list(
-                "id", "event_time", "payload", "payload_raw"
-            )[:EXPORT_CHUNK]
-        )
-        for _id, _time, payload, raw in rows:
-            document = orjson.loads(bytes(raw)) if raw is not None else payload
-            yield orjson.dumps(redact(document)) + b"\n"
-        if len(rows) < EXPORT_CHUNK:
+        sized = chunk.payload_sizes(("event_time", "id"), 0, size)
+        keep = leading_within([event.payload_bytes for event in sized], budget)
+        for document in Event.objects.received_payloads([event.id for event in sized[:keep]]):
+            yield _ndjson_line(redact(document))
+        if keep == len(sized) < size:
             return
-        last = (rows[-1][1], rows[-1][0])
+        last = (sized[keep - 1].event_time, sized[keep - 1].id)
+        size = min(EXPORT_CHUNK, 2 * keep)
 
 
 class EventExport(ReadAPIView):
@@ -193,7 +209,9 @@ class MetadataRecordList(ReadAPIView):
             # QueryDict items are the last value of each key: a str for any query string
             if key not in RESERVED_METADATA_PARAMS and isinstance(value, str)
         }
-        for key, value in [*values.items(), *request.query_params.items()]:
+        # The cursor is checked by the paginator, which answers invalid-cursor as on every list.
+        others = [(key, value) for key, value in request.query_params.items() if key != "cursor"]
+        for key, value in [*values.items(), *others]:
             if "\x00" in key or "\x00" in value:
                 raise bad_parameter(key.replace("\x00", ""), "NUL characters are not allowed.")
         for key in values:  # a filter on a redacted value would confirm guesses of it

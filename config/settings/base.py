@@ -196,6 +196,8 @@ LINEAGE: LineageSettings = {
     # Deepest JSON nesting accepted (objects and arrays).
     "MAX_JSON_DEPTH": env_int("LINEAGE_MAX_JSON_DEPTH", 64),
     # Largest JSON of one list page: fewer items when they are large (``next`` stays right).
+    # Also the most event bytes one export chunk holds, and the most a Marquez event page
+    # may hold (a larger one is refused with the limit that fits: clients page by offset).
     "MAX_PAGE_BYTES": env_int("LINEAGE_MAX_PAGE_BYTES", 8 * 1024 * 1024),
     # Most events in one batch request.
     "MAX_BATCH_EVENTS": env_int("LINEAGE_MAX_BATCH_EVENTS", 10_000),

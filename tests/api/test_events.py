@@ -128,6 +128,32 @@ def test_export_filters_and_chunks(api, log, monkeypatch):
     assert len(b"".join(everything.streaming_content).splitlines()) == 3
 
 
+def test_export_cut_by_bytes_keeps_keyset_order_and_every_event(api, settings):
+    """Chunks cut at the byte budget, events of mixed sizes sharing eventTimes: each exported
+    once, in (eventTime, id) order, secrets redacted; one event over the budget goes alone."""
+    settings.LINEAGE = {**settings.LINEAGE, "MAX_PAGE_BYTES": 20_000}
+    sizes = [100, 15_000, 30_000, 100, 100, 9_000, 12_000, 100, 50_000, 100] * 3
+    events = [
+        make_event(
+            event_time=at(index % 4),
+            payload={"eventType": "START", "n": index, "pad": "y" * size, "password": "pw1"},
+        )
+        for index, size in enumerate(sizes)
+    ]
+    body = b"".join(api.get("/api/v1/events/export").streaming_content)
+    expected = sorted(events, key=lambda event: (event.event_time, event.id))
+    assert [json.loads(line)["n"] for line in body.splitlines()] == [
+        event.payload["n"] for event in expected
+    ]
+    assert b"pw1" not in body
+
+
+def test_export_keeps_integers_beyond_64_bits_exact(api):
+    make_event(payload={"eventType": "START", "n": 2**70, "pi": 3.14})
+    line = b"".join(api.get("/api/v1/events/export").streaming_content).strip()
+    assert json.loads(line)["n"] == 2**70 and b"1180591620717411303424" in line
+
+
 def test_export_is_accepted_by_backfill(api, log, tmp_path):
     """The export, fed to `manage.py backfill`, stores nothing new (same events, deduped)."""
     from django.core.management import call_command

@@ -58,6 +58,7 @@ FORGED = [
     _encoded("o=-5"),
     _encoded("p=" + "9" * 5000),
     "!!!not-base64",
+    "\x00",  # NUL in the raw parameter, not the decoded position
     "",
 ]
 positions = st.one_of(
