@@ -164,6 +164,12 @@ class EventFilterSet(filters.FilterSet):
     job_name = filters.CharFilter()
     run_id = filters.CharFilter(help_text="The runId exactly as sent.")
     derivation_status = filters.ChoiceFilter(choices=DerivationStatus.choices)
+    has_facet_problems = filters.BooleanFilter(
+        field_name="facet_problems",
+        lookup_expr="isnull",
+        exclude=True,
+        help_text="true: only events stored with facet problems (ADR 0004); false: only without.",
+    )
     dataset_id = IdFilter(
         method="filter_dataset", help_text="Events naming any alias of this dataset."
     )

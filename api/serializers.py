@@ -6,7 +6,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from catalog import naming
 from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run
+from ingest.facet_problems import redacted_problems
 from ingest.models import Event
 from ingest.redaction import redact, redact_text
 
@@ -169,9 +171,16 @@ class RunSerializer(serializers.ModelSerializer):
             "error_message",
             "is_streaming",
             "is_placeholder",
+            "shares_run_id",
             "first_event_time",
             "last_event_time",
         ]
+        extra_kwargs = {
+            "shares_run_id": {
+                "help_text": "Another job's events carry the same runId: each job keeps its "
+                "own run (ADR 0028); /runs/{runId}?job_id= picks one."
+            }
+        }
 
     @extend_schema_field(serializers.UUIDField(allow_null=True))
     def get_parent_run_id(self, run: Run) -> str | None:
@@ -196,12 +205,21 @@ class RunEventRefSerializer(serializers.ModelSerializer):
         fields = ["id", "event_type", "event_time", "received_at", "derivation_status"]
 
 
+class SameRunIdSerializer(serializers.Serializer):
+    job = JobRefSerializer()
+    is_placeholder = serializers.BooleanField()
+
+
 class RunDetailSerializer(RunSerializer):
     facets = RedactedJSONField()
     inputs = serializers.SerializerMethodField()
     outputs = serializers.SerializerMethodField()
     events = serializers.SerializerMethodField()
     child_run_ids = serializers.SerializerMethodField()
+    same_run_id_runs = serializers.SerializerMethodField(
+        help_text="Other runs the same runId names (other jobs), bounded; "
+        "/runs/{runId}?job_id=<job id> shows one of them."
+    )
 
     class Meta(RunSerializer.Meta):
         fields = [
@@ -211,7 +229,12 @@ class RunDetailSerializer(RunSerializer):
             "outputs",
             "events",
             "child_run_ids",
+            "same_run_id_runs",
         ]
+
+    @extend_schema_field(SameRunIdSerializer(many=True))
+    def get_same_run_id_runs(self, run: Run) -> list[dict[str, Any]]:
+        return _many(SameRunIdSerializer, self.context["same_run_id"])
 
     @extend_schema_field(RunDatasetSerializer(many=True))
     def get_inputs(self, run: Run) -> list[dict[str, Any]]:
@@ -285,6 +308,15 @@ class DatasetDetailSerializer(DatasetSerializer):
         return _many(DatasetJobSerializer, self.context["consuming"])
 
 
+class FacetProblemSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="JSON Pointer into the event.")
+    message = serializers.CharField()
+    facet = serializers.CharField(
+        allow_blank=True, help_text="The facet the problem belongs to; '' outside facets."
+    )
+    skipped = serializers.BooleanField(help_text="True: derivation does not use that facet.")
+
+
 class EventSerializer(serializers.ModelSerializer):
     payload = serializers.SerializerMethodField(
         help_text="The event exactly as received, with secret values redacted."
@@ -292,6 +324,11 @@ class EventSerializer(serializers.ModelSerializer):
     # Both are producer text (an edge's pipeline, an exception quoting the payload).
     job_name = serializers.SerializerMethodField()
     derivation_error = serializers.SerializerMethodField()
+    facet_problems = serializers.SerializerMethodField(
+        help_text="What the event gets wrong outside its core (facets against their schemas, "
+        "producer, schemaURL, eventType), recorded at ingest; [] when nothing. The event was "
+        "stored as received; skipped facets are not used by derivation (ADR 0004)."
+    )
 
     class Meta:
         model = Event
@@ -308,6 +345,7 @@ class EventSerializer(serializers.ModelSerializer):
             "derivation_status",
             "derivation_error",
             "derived_at",
+            "facet_problems",
             "payload",
         ]
 
@@ -323,6 +361,38 @@ class EventSerializer(serializers.ModelSerializer):
     def get_derivation_error(self, event: Event) -> str | None:
         error = event.derivation_error
         return None if error is None else redact_text(error)
+
+    @extend_schema_field(FacetProblemSerializer(many=True))
+    def get_facet_problems(self, event: Event) -> list[dict[str, Any]]:
+        return redacted_problems(event.facet_problems)
+
+
+class EventDetailSerializer(EventSerializer):
+    run_id_shared_with = serializers.SerializerMethodField(
+        help_text="Other jobs whose own events carry this event's runId: each job keeps its "
+        "own run (ADR 0028). [] when none (bounded)."
+    )
+
+    class Meta(EventSerializer.Meta):
+        fields = [*EventSerializer.Meta.fields, "run_id_shared_with"]
+
+    @extend_schema_field(JobRefSerializer(many=True))
+    def get_run_id_shared_with(self, event: Event) -> list[dict[str, Any]]:
+        if event.kind != "run" or not event.run_id or event.job_name is None:
+            return []
+        namespace, name = event.job_namespace or "", event.job_name
+        runs = (
+            Run.objects.filter(
+                run_uuid=naming.run_uuid(event.run_id, namespace, name), shares_run_id=True
+            )
+            .exclude(job__namespace=namespace, job__name=name)
+            .select_related("job")
+            .order_by("job__namespace", "job__name", "id")[:SHARED_LIMIT]
+        )
+        return _many(JobRefSerializer, [run.job for run in runs])
+
+
+SHARED_LIMIT = 20
 
 
 class MetadataRecordSerializer(serializers.Serializer):

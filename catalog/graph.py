@@ -6,8 +6,9 @@ size; the rest is a fixed handful of queries over the nodes it found. Bounds (in
 cuts the graph the result says so and names what was cut. See docs/adr/0031.
 
 The result is bipartite, as OpenLineage draws lineage: ``dataset → job`` edges (kind
-``input``) and ``job → dataset`` edges (kind ``output``), each aggregated over the
-``LineageEdge`` rows behind it (first/last seen, last run, run count).
+``input``) and ``job → dataset`` edges (kind ``output``), read from ``JobLineageEdge``
+(first/last seen, last run, run count over the job's runs; ``catalog.graph_jobs``). Jobs
+that only read or only write a dataset are drawn next to it too (ADR 0027).
 """
 
 from collections import defaultdict
@@ -17,6 +18,7 @@ from typing import Any, Literal
 
 from django.db import connection
 
+from catalog import graph_jobs
 from catalog.models import Dataset, DatasetAlias, Job
 
 Direction = Literal["upstream", "downstream", "both"]
@@ -70,7 +72,7 @@ class Graph:
     column_edges: list[dict[str, Any]] | None = None
     truncated: bool = False
     cut: dict[str, Any] = field(default_factory=dict)
-    # Internal: the LineageEdge ids behind each bipartite edge (for diffs).
+    # Internal: the JobLineageEdge id behind each bipartite edge (for diffs).
     edge_sources: dict[str, list[int]] = field(default_factory=dict)
 
 
@@ -138,15 +140,14 @@ def _walk(
 
 
 def _job_start(job_id: int, upstream: bool, request: GraphRequest) -> list[int]:
-    filters, values = _edge_filters(request)
-    column = "source_id" if upstream else "target_id"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT DISTINCT e.{column} FROM catalog_lineage_edge e "
-            f"WHERE e.job_id = %(job)s {filters} ORDER BY 1 LIMIT %(limit)s",
-            {**values, "job": job_id, "limit": request.max_nodes + 1},
-        )
-        return [row[0] for row in cursor.fetchall()]
+    """A job root's first hop: the datasets it read (upstream) or wrote (downstream)."""
+    return graph_jobs.job_datasets(
+        job_id,
+        "input" if upstream else "output",
+        request.as_of,
+        request.since,
+        request.max_nodes + 1,
+    )
 
 
 _EDGES_NOW = """
@@ -201,18 +202,31 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
         return cursor.fetchall()
 
 
-def _has_more(dataset_ids: list[int], upstream: bool, request: GraphRequest) -> list[int]:
-    """Of ``dataset_ids`` (at the depth bound), those with lineage beyond it."""
+def _has_more(
+    dataset_ids: list[int], upstream: bool, request: GraphRequest, jobs: set[int]
+) -> list[int]:
+    """Of ``dataset_ids`` (at the depth bound), those with lineage beyond it: an edge to
+    another dataset, or a job that reads (downstream) / writes (upstream) it and is not
+    drawn."""
     if not dataset_ids:
         return []
     filters, values = _edge_filters(request)
+    job_filters, _ = graph_jobs.filters(request.as_of, request.since)
     column = "target_id" if upstream else "source_id"
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT d FROM unnest(%(ids)s::bigint[]) AS d WHERE EXISTS "
             f"(SELECT 1 FROM catalog_lineage_edge e WHERE e.{column} = d {filters}) "
+            "OR EXISTS (SELECT 1 FROM catalog_job_edge je WHERE je.dataset_id = d "
+            f"AND je.direction = %(direction)s AND NOT (je.job_id = ANY(%(jobs)s)) {job_filters}) "
             "ORDER BY d LIMIT %(limit)s",
-            {**values, "ids": dataset_ids, "limit": CUT_LIST_LIMIT},
+            {
+                **values,
+                "ids": dataset_ids,
+                "direction": "output" if upstream else "input",
+                "jobs": sorted(jobs),
+                "limit": CUT_LIST_LIMIT,
+            },
         )
         return [row[0] for row in cursor.fetchall()]
 
@@ -252,6 +266,20 @@ def lineage_graph(request: GraphRequest) -> Graph:
     budget = request.max_nodes - (1 if root_job is not None else 0)
     candidates = ordered[:budget]
     edge_rows = _edges(candidates, root_job.id if root_job else None, request)
+    job_rows = graph_jobs.job_edges(
+        candidates, request.as_of, request.since, EDGES_PER_NODE * request.max_nodes
+    )
+    # Jobs next to a dataset in the walk's direction (readers downstream, writers
+    # upstream), also those with nothing on the other side: checks, exports, loaders.
+    leaf_jobs: dict[int, set[int]] = defaultdict(set)
+    leaf_edges: set[tuple[str, int, int]] = set()
+    for _, job_id, dataset_id, direction, *_rest in job_rows:
+        walked = directions_of[dataset_id]
+        if depths[dataset_id] < request.depth and (
+            (direction == "input" and False in walked) or (direction == "output" and True in walked)
+        ):
+            leaf_jobs[dataset_id].add(job_id)
+            leaf_edges.add((direction, dataset_id, job_id))
 
     # Greedy, nearest first: a dataset comes in with the jobs linking it to what is already in.
     chosen: set[int] = set()
@@ -275,24 +303,47 @@ def lineage_graph(request: GraphRequest) -> Graph:
         jobs |= new_jobs
     else:
         omitted = len(ordered) - len(chosen)
+    # Then the jobs that lead nowhere else (checks, exports, loaders), nearest dataset first,
+    # as far as the budget goes: a table read by a thousand tests still shows its lineage.
+    omitted_jobs: set[int] = set()
+    for dataset_id in sorted(chosen, key=lambda d: (depths[d], d)):
+        for job_id in sorted(leaf_jobs[dataset_id] - jobs):
+            if len(chosen) + len(jobs) < request.max_nodes:
+                jobs.add(job_id)
+            else:
+                omitted_jobs.add(job_id)
 
     graph = Graph(root=root)
-    _assemble(graph, request, chosen, jobs, depths, edge_rows, root_job)
+    # The edges drawn: halves of dataset → dataset edges with both ends drawn, a root job's
+    # edges, and the jobs brought in next to a dataset; never a job's edge that leads past
+    # the bounds (a job drawn for one pair may have read or written datasets far away).
+    drawn: set[tuple[str, int, int]] = {
+        key
+        for _, source, target, job_id, *_rest in edge_rows
+        if job_id in jobs and source in chosen and target in chosen
+        for key in (("input", source, job_id), ("output", target, job_id))
+    }
+    drawn |= {key for key in leaf_edges if key[2] in jobs and key[1] in chosen}
+    if root_job is not None:
+        drawn |= {(row[3], row[2], row[1]) for row in job_rows if row[1] == root_job.id}
+    _assemble(graph, request, chosen, jobs, depths, edge_rows, job_rows, drawn, root_job)
 
     cut: dict[str, Any] = {}
-    if omitted or row_cap_hit:
+    if omitted or row_cap_hit or omitted_jobs:
         cut["max_nodes"] = {
             "limit": request.max_nodes,
             "omitted_datasets": omitted,
             "omitted_is_lower_bound": row_cap_hit,
         }
-    if len(edge_rows) >= EDGES_PER_NODE * request.max_nodes:
+        if omitted_jobs:
+            cut["max_nodes"]["omitted_jobs"] = len(omitted_jobs)
+    if max(len(edge_rows), len(job_rows)) >= EDGES_PER_NODE * request.max_nodes:
         cut["edges"] = {"limit": EDGES_PER_NODE * request.max_nodes}
     at_bound = sorted(d for d in chosen if depths[d] >= request.depth)
     beyond: set[int] = set()
     for upstream in directions:
         side = [d for d in at_bound if upstream in directions_of[d]]
-        beyond.update(_has_more(side, upstream, request))
+        beyond.update(_has_more(side, upstream, request, jobs))
     if beyond:
         cut["depth"] = {
             "limit": request.depth,
@@ -312,41 +363,30 @@ def _assemble(
     jobs: set[int],
     depths: dict[int, int],
     edge_rows: list[tuple],
+    job_rows: list[graph_jobs.JobEdgeRow],
+    drawn: set[tuple[str, int, int]],
     root_job: Job | None,
 ) -> None:
     aggregated: dict[tuple[str, int, int], dict[str, Any]] = {}
-    root_job_id = root_job.id if root_job else None
-    for edge_id, source, target, job_id, first, last, runs, run_uuid, lineage_type in edge_rows:
-        if job_id not in jobs:
+    for edge_id, job_id, dataset_id, direction, first, last, runs, run_uuid in job_rows:
+        if dataset_id not in chosen or (direction, dataset_id, job_id) not in drawn:
             continue
-        both_in = source in chosen and target in chosen
-        halves = []
-        if source in chosen and (both_in or job_id == root_job_id):
-            halves.append(("input", source, job_id))
-        if target in chosen and (both_in or job_id == root_job_id):
-            halves.append(("output", target, job_id))
-        for kind, dataset_id, jid in halves:
-            key = (kind, dataset_id, jid)
-            entry = aggregated.get(key)
-            if entry is None:
-                entry = aggregated[key] = {
-                    "kind": kind,
-                    "source": f"dataset:{dataset_id}" if kind == "input" else f"job:{jid}",
-                    "target": f"job:{jid}" if kind == "input" else f"dataset:{dataset_id}",
-                    "first_seen": first,
-                    "last_seen": last,
-                    "last_run_id": run_uuid,
-                    "run_count": 0,
-                    "lineage_types": set(),
-                    "_edges": [],
-                }
-            entry["first_seen"] = min(entry["first_seen"], first)
-            if last >= entry["last_seen"]:
-                entry["last_seen"], entry["last_run_id"] = last, run_uuid
-            entry["run_count"] = max(entry["run_count"], runs)
-            if lineage_type:
-                entry["lineage_types"].add(lineage_type)
-            entry["_edges"].append(edge_id)
+        aggregated[(direction, dataset_id, job_id)] = {
+            "kind": direction,
+            "source": f"dataset:{dataset_id}" if direction == "input" else f"job:{job_id}",
+            "target": f"job:{job_id}" if direction == "input" else f"dataset:{dataset_id}",
+            "first_seen": first,
+            "last_seen": last,
+            "last_run_id": run_uuid,
+            "run_count": runs,
+            "lineage_types": set(),
+            "_edges": [edge_id],
+        }
+    # Edge-API lineage types come from the dataset → dataset edges behind each half.
+    for _, source, target, job_id, *_rest, lineage_type in edge_rows:
+        for key in (("input", source, job_id), ("output", target, job_id)):
+            if lineage_type and key in aggregated:
+                aggregated[key]["lineage_types"].add(lineage_type)
     edges = []
     for key in sorted(aggregated, key=lambda k: (k[0], k[1], k[2])):
         entry = aggregated[key]
@@ -392,8 +432,8 @@ def _assemble(
         jid = int(job_ref.split(":")[1])
         distance = depths[int(dataset_ref.split(":")[1])] + 1
         job_depth[jid] = min(job_depth.get(jid, distance), distance)
-    if root_job_id is not None:
-        job_depth[root_job_id] = 0
+    if root_job is not None:
+        job_depth[root_job.id] = 0
     job_nodes: list[dict[str, Any]] = [
         {
             "id": f"job:{job.id}",
@@ -470,32 +510,14 @@ def lineage_diff(request: GraphRequest, start: datetime, end: datetime) -> Graph
     after_edges = {edge["id"]: edge for edge in after.edges}
     edges_added = [edge for key, edge in after_edges.items() if key not in before_edges]
 
-    # A bipartite edge is re-seen when any LineageEdge behind it (then or now) ran again.
+    # A bipartite edge is re-seen when its job edge got a run in the window.
     behind = {
         key: set(before.edge_sources[key]) | set(after.edge_sources.get(key, []))
         for key in before_edges
     }
     underlying = sorted({i for ids in behind.values() for i in ids})
     jobs = sorted({_job_of(edge) for edge in before.edges})
-    reseen: set[int] = set()
-    active_jobs: set[int] = set()
-    if underlying:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT DISTINCT er.edge_id FROM catalog_lineage_edge_run er "
-                "WHERE er.edge_id = ANY(%(ids)s) AND er.last_seen > %(start)s "
-                "AND er.first_seen <= %(end)s",
-                {"ids": underlying, "start": start, "end": end},
-            )
-            reseen = {row[0] for row in cursor.fetchall()}
-            cursor.execute(
-                "SELECT j.id FROM unnest(%(jobs)s::bigint[]) AS j(id) WHERE EXISTS ("
-                " SELECT 1 FROM catalog_lineage_edge e JOIN catalog_lineage_edge_run er"
-                " ON er.edge_id = e.id WHERE e.job_id = j.id AND er.last_seen > %(start)s"
-                " AND er.first_seen <= %(end)s)",
-                {"jobs": jobs, "start": start, "end": end},
-            )
-            active_jobs = {row[0] for row in cursor.fetchall()}
+    reseen, active_jobs = graph_jobs.reseen_and_active(underlying, jobs, start, end)
     edges_removed = [
         edge
         for key, edge in before_edges.items()

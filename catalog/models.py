@@ -10,7 +10,7 @@ recomputes the aggregates (``LineageEdge``, ``ColumnLineageEdge``, ``DatasetFiel
 """
 
 from django.conf import settings
-from django.contrib.postgres.indexes import GinIndex, HashIndex
+from django.contrib.postgres.indexes import HashIndex
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models.functions import Now
@@ -19,7 +19,6 @@ from catalog.querysets import (
     AliasQuerySet,
     DatasetQuerySet,
     JobQuerySet,
-    MetadataRecordQuerySet,
     RunQuerySet,
 )
 from catalog.rederive_job import RederiveJob as RederiveJob  # defined apart, same app
@@ -87,7 +86,8 @@ class Job(models.Model):
 
 
 class Run(models.Model):
-    """One run of a job, keyed by its runId (UUID; other strings are mapped by uuid5)."""
+    """One run of a job, keyed by its runId (UUID; other strings are mapped by uuid5) and
+    its job: two jobs that send the same runId keep a run each (ADR 0028)."""
 
     run_uuid = models.UUIDField()
     # The runId as producers sent it (differs from run_uuid when it was not a UUID).
@@ -118,6 +118,8 @@ class Run(models.Model):
     facet_versions = models.JSONField(default=dict, blank=True, editable=False)
     # Internal: version of the event that decided ``job`` (the run's own latest event).
     job_version = models.JSONField(default=list, blank=True, editable=False)
+    # Another job's own events carry the same runId (a producer's mistake; ADR 0028).
+    shares_run_id = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = RunQuerySet.as_manager()
@@ -126,10 +128,16 @@ class Run(models.Model):
         db_table = "catalog_run"
         ordering = ["-started_at", "-id"]
         constraints = [
-            # Natural key; derivation upserts with ON CONFLICT (run_uuid).
-            models.UniqueConstraint(fields=["run_uuid"], name="catalog_run_uuid_uniq"),
+            # Natural key (also serves lookups by runId); derivation upserts on it.
+            models.UniqueConstraint(fields=["run_uuid", "job"], name="catalog_run_uuid_job_uniq"),
         ]
         indexes = [
+            # Admin filter and metric: runs whose runId another job also sent.
+            models.Index(
+                fields=["run_uuid"],
+                name="catalog_run_shared_idx",
+                condition=models.Q(shares_run_id=True),
+            ),
             # Run history of a job, newest first (job detail, jobs/{id}/runs, latest run).
             models.Index(fields=["job", "-started_at", "-id"], name="catalog_run_job_started_idx"),
             # Runs list filtered by state and ordered by start (API /runs?state=).
@@ -149,9 +157,12 @@ class Run(models.Model):
 class Dataset(models.Model):
     """A dataset with a stable id; every name it was ever called is a ``DatasetAlias``."""
 
-    # The alias that sorts first (namespace, name): the display name and the merge rule's key.
+    # The display name: the alias with the smallest (display_rank, namespace, name), which
+    # prefers a pinned name, a TABLE symlink, a catalog over a storage location
+    # (catalog.display_names). Also the merge survivor's key.
     namespace = models.TextField()
     name = models.TextField()
+    display_rank = models.SmallIntegerField(default=3, editable=False)
     facets = models.JSONField(default=dict, blank=True)
     facet_versions = models.JSONField(default=dict, blank=True, editable=False)
     description = models.TextField(blank=True, default="")
@@ -209,6 +220,8 @@ class DatasetAlias(models.Model):
     reason_detail = models.TextField(blank=True, default="")
     # Internal: [reason rank, eventTime ISO, digest hex] of the reason kept.
     reason_version = models.JSONField(default=list, blank=True, editable=False)
+    # Named as a symlinks identifier of type TABLE (the logical name; preferred as title).
+    is_table_name = models.BooleanField(default=False)
     first_seen = models.DateTimeField(null=True, blank=True)
     last_seen = models.DateTimeField(null=True, blank=True)
 
@@ -564,35 +577,11 @@ class EventDataset(models.Model):
         return f"event {self.event_id} {self.role} alias {self.alias_id}"
 
 
-class MetadataRecord(models.Model):
-    """A generic metadata record (``/api/v1/metadata``), indexed for search."""
-
-    event = models.OneToOneField("ingest.Event", on_delete=models.CASCADE, related_name="+")
-    resource = models.TextField()
-    subject = models.TextField()
-    action = models.TextField()
-    timestamp = models.DateTimeField()
-    additional_values = models.JSONField(default=dict, blank=True)
-
-    objects = MetadataRecordQuerySet.as_manager()
-
-    class Meta:
-        db_table = "catalog_metadata_record"
-        ordering = ["-timestamp", "-id"]
-        indexes = [
-            # Equality filters (?resource=, ?subject=, ?action=); hash: unbounded text.
-            HashIndex(fields=["resource"], name="catalog_meta_resource_hash"),
-            HashIndex(fields=["subject"], name="catalog_meta_subject_hash"),
-            HashIndex(fields=["action"], name="catalog_meta_action_hash"),
-            # Time ranges (?since=&until=) and the default newest-first order.
-            models.Index(fields=["-timestamp", "-id"], name="catalog_meta_time_idx"),
-            # ?key=value filters: additional_values @> {"key": "value"}.
-            GinIndex(
-                fields=["additional_values"],
-                name="catalog_meta_values_gin",
-                opclasses=["jsonb_path_ops"],
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.subject} {self.action} {self.resource}"
+# The job edges, title pins (issue 12) and metadata records live in catalog.models_extra
+# (this module stays under 600 lines); importing them here registers them with the app.
+from catalog.models_extra import (  # noqa: E402, F401
+    DisplayNamePin,
+    JobLineageEdge,
+    JobLineageEdgeRun,
+    MetadataRecord,
+)

@@ -50,6 +50,27 @@ class RunQuerySet(models.QuerySet):
     def for_run_id(self, run_id: str, job_namespace: str = "", job_name: str = "") -> Any:
         return self.filter(run_uuid=naming.run_uuid(run_id, job_namespace, job_name))
 
+    def named(self, run_id: str, jobs_limit: int = 20) -> Any:
+        """Runs the runId a producer sent names, in any job: a UUID is the key itself; other
+        text is mapped per job (uuid5 over job and runId), the jobs read from the events that
+        carried it (ingest_event_run_hash), at most ``jobs_limit`` of them."""
+        import uuid
+
+        from ingest.models import Event
+
+        try:
+            return self.filter(run_uuid=uuid.UUID(run_id))
+        except ValueError:
+            pass
+        jobs = (
+            Event.objects.filter(run_id=run_id, job_name__isnull=False)
+            .order_by()
+            .values_list("job_namespace", "job_name")
+            .distinct()[:jobs_limit]
+        )
+        uuids = [naming.run_uuid(run_id, namespace or "", name or "") for namespace, name in jobs]
+        return self.filter(run_uuid__in=uuids)
+
     def with_parent_uuid(self) -> "RunQuerySet":
         """Runs with their job and ``parent_uuid`` (the parent run's runId, one subquery)."""
         from catalog.models import Run

@@ -17,6 +17,7 @@ from catalog.models import (
     Dataset,
     DatasetAlias,
     Job,
+    JobLineageEdge,
     LineageEdge,
     MetadataRecord,
     Run,
@@ -34,6 +35,7 @@ SIZED: dict[str, type[Model]] = {
     "datasets": Dataset,
     "dataset_aliases": DatasetAlias,
     "lineage_edges": LineageEdge,
+    "job_edges": JobLineageEdge,
     "column_lineage_edges": ColumnLineageEdge,
     "metadata_records": MetadataRecord,
 }

@@ -40,6 +40,16 @@ class Progress:
     refused: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
     examples: dict[str, str] = field(default_factory=dict)
+    # Events stored with problems outside their core (ADR 0004), by problem path shape.
+    with_warnings: int = 0
+    warnings: dict[str, int] = field(default_factory=dict)
+    warning_examples: dict[str, str] = field(default_factory=dict)
+
+    def warn(self, location: str, messages: list[str]) -> None:
+        self.with_warnings += 1
+        for message in messages:
+            self.warnings[message] = self.warnings.get(message, 0) + 1
+            self.warning_examples.setdefault(message, location)
 
     def refuse(self, location: str, reason: str) -> None:
         self.refused += 1

@@ -30,7 +30,8 @@ FAILED = DerivationStatus.FAILED.value
 
 # What a claim returns, in this order (the catalog's reader of a claimed row relies on it).
 CLAIMED_COLUMNS = (
-    "id, kind, event_type, event_time, run_id, job_namespace, job_name, payload, digest"
+    "id, kind, event_type, event_time, run_id, job_namespace, job_name, payload, digest, "
+    "facet_problems"
 )
 # Claim the pending ones among some ids (params: [ids]).
 CLAIM_IDS = f"""

@@ -6,6 +6,7 @@ asserted, because real producers send zone-less or date-only times inside facets
 The schemas are the spec's own files, shipped in ``ingest/schemas``.
 """
 
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -79,21 +80,71 @@ def _validators() -> dict[tuple[str, str], Any]:
     return validators
 
 
-def facet_errors(position: str, facets: dict[str, Any], path: str) -> list[tuple[str, str]]:
-    """(JSON Pointer, message) for every standard facet in ``facets`` that breaks its schema."""
+@dataclass(frozen=True)
+class FacetProblem:
+    """What one standard facet (or a facet container) gets wrong.
+
+    ``path`` points at the offending value, ``facet`` at the facet it belongs to (both
+    relative to the event). ``skipped``: derivation does not use the facet. A facet is still
+    used when it validates once null values are read as absent and its own ``_producer`` /
+    ``_schemaURL`` are not required (the same leniency as a missing event ``schemaURL``).
+    """
+
+    path: str
+    message: str
+    facet: str
+    skipped: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "message": self.message,
+            "facet": self.facet,
+            "skipped": self.skipped,
+        }
+
+
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in value]
+    return value
+
+
+def _usable(validator: Any, value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    cleaned = _without_nulls(value)
+    cleaned.setdefault("_producer", "")
+    cleaned.setdefault("_schemaURL", "")
+    return bool(validator.is_valid(cleaned))
+
+
+def _message(text: str) -> str:
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
+
+
+def facet_problems(position: str, facets: dict[str, Any], path: str) -> list[FacetProblem]:
+    """Every schema violation of the standard facets in ``facets`` (``path``: the container)."""
     validators = _validators()
-    problems: list[tuple[str, str]] = []
+    problems: list[FacetProblem] = []
     for key, value in facets.items():
         validator = validators.get((position, key))
         if validator is None or value is None:
             continue
-        for error in validator.iter_errors(value):
-            pointer = "".join(
-                "/" + str(part).replace("~", "~0").replace("/", "~1")
-                for part in error.instance_path
+        errors = list(validator.iter_errors(value))
+        if not errors:
+            continue
+        facet_path = f"{path}/{_escape(key)}"
+        skipped = not _usable(validator, value)
+        for error in errors:
+            pointer = "".join("/" + _escape(str(part)) for part in error.instance_path)
+            problems.append(
+                FacetProblem(facet_path + pointer, _message(error.message), facet_path, skipped)
             )
-            message = error.message
-            if len(message) > _MAX_MESSAGE:
-                message = message[: _MAX_MESSAGE - 1] + "…"
-            problems.append((f"{path}/{key}{pointer}", message))
     return problems
+
+
+def _escape(part: str) -> str:
+    return part.replace("~", "~0").replace("/", "~1")

@@ -49,6 +49,12 @@ INGESTED_EVENTS = Counter(
     "Events received by ingest, by kind and outcome (created, duplicate, refused).",
     ["kind", "outcome"],
 )
+FACET_PROBLEMS = Counter(
+    "lineage_ingest_facet_problems_total",
+    "Problems outside the core recorded on newly stored events (ADR 0004), by where "
+    "(position:facet key, or event:field) and whether derivation skips the facet.",
+    ["facet", "skipped"],
+)
 TASK_FAILURES = Counter(
     "lineage_celery_task_failures_total",
     "Celery tasks that raised, by task name (per worker pod).",
@@ -63,6 +69,29 @@ def count_ingested(records: Sequence[Any], stored: Sequence[Any]) -> None:
     """Count stored events by kind: ``created`` or ``duplicate`` (already in the log)."""
     for record, item in zip(records, stored, strict=False):
         INGESTED_EVENTS.labels(record.kind, "created" if item.created else "duplicate").inc()
+        if item.created:
+            for problem in getattr(record, "warnings", ()):
+                FACET_PROBLEMS.labels(
+                    problem_label(problem.path, problem.facet), str(problem.skipped).lower()
+                ).inc()
+
+
+_POSITIONS = {"inputFacets": "input", "outputFacets": "output"}
+
+
+def problem_label(path: str, facet: str) -> str:
+    """A bounded label: ``run:parent``, ``dataset:schema``, ``input:dataQualityMetrics``,
+    ``event:producer``. Only the spec's own facets are validated, so keys are a known set."""
+    if not facet:
+        return "event:" + path.rsplit("/", 1)[-1]
+    parts = facet.split("/")[1:]
+    if len(parts) < 2 or parts[-2] not in ("facets", "inputFacets", "outputFacets"):
+        return f"{parts[0] if parts else 'event'}:(container)"
+    container, key = parts[-2], parts[-1]
+    if container in _POSITIONS:
+        return f"{_POSITIONS[container]}:{key}"
+    position = parts[0] if parts[0] in ("run", "job") else "dataset"
+    return f"{position}:{key}"
 
 
 def count_refused(kind: str, number: int) -> None:
@@ -165,6 +194,16 @@ class DerivationCollector(Collector):
 
 _database_registry = CollectorRegistry(auto_describe=False)
 _database_registry.register(DerivationCollector())
+_registered: set[str] = set()
+
+
+def register_database_collector(collector: Collector) -> None:
+    """Add another scrape-time collector (the catalog's, from its AppConfig.ready); once
+    per class, so a second ready() does not register it twice."""
+    name = type(collector).__qualname__
+    if name not in _registered:
+        _registered.add(name)
+        _database_registry.register(collector)
 
 
 def process_registry() -> CollectorRegistry:

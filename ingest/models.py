@@ -51,6 +51,9 @@ class Event(models.Model):
         max_length=8, choices=DerivationStatus.choices, default=DerivationStatus.PENDING
     )
     derivation_error = models.TextField(null=True, blank=True)
+    # What the event's facets (and other non-core fields) get wrong, recorded at ingest:
+    # [{"path", "message", "facet", "skipped"}]; NULL when nothing is wrong (ADR 0004).
+    facet_problems = models.JSONField(null=True, blank=True, editable=False)
     derived_at = models.DateTimeField(null=True, blank=True)
 
     objects = EventQuerySet.as_manager()
@@ -74,6 +77,12 @@ class Event(models.Model):
                 fields=["id"],
                 name="ingest_event_failed_idx",
                 condition=models.Q(derivation_status=DerivationStatus.FAILED),
+            ),
+            # Admin filter "facet problems" and the metric: the few events that have any.
+            models.Index(
+                fields=["id"],
+                name="ingest_event_facet_prob_idx",
+                condition=models.Q(facet_problems__isnull=False),
             ),
             # Events list, export and rederive --since: ranges of eventTime.
             models.Index(fields=["event_time", "id"], name="ingest_event_time_idx"),

@@ -23,12 +23,12 @@ from ingest.validation import EventRecord
 
 _COLUMNS = (
     "kind, event_type, event_time, run_id, job_namespace, job_name, producer, schema_url, "
-    "payload, payload_raw, digest, derivation_status, received_at"
+    "payload, payload_raw, digest, facet_problems, derivation_status, received_at"
 )
 # One event: scalar parameters (adapting arrays costs more than the insert itself).
 _INSERT_ONE = f"""
 INSERT INTO ingest_event ({_COLUMNS})
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, '{PENDING}', now())
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s::jsonb, '{PENDING}', now())
 ON CONFLICT (digest) DO NOTHING
 RETURNING id, digest
 """
@@ -37,11 +37,11 @@ RETURNING id, digest
 # literals on the client cost more than everything else in a batch request.
 _INSERT_MANY = f"""
 INSERT INTO ingest_event ({_COLUMNS})
-SELECT k, et, t, r, jns, jn, p, s, pl::jsonb, raw, d, '{PENDING}', now()
+SELECT k, et, t, r, jns, jn, p, s, pl::jsonb, raw, d, fp::jsonb, '{PENDING}', now()
 FROM unnest(
     %b::text[], %b::text[], %b::timestamptz[], %b::text[], %b::text[], %b::text[],
-    %b::text[], %b::text[], %b::text[], %b::bytea[], %b::bytea[]
-) WITH ORDINALITY AS u(k, et, t, r, jns, jn, p, s, pl, raw, d, ord)
+    %b::text[], %b::text[], %b::text[], %b::bytea[], %b::bytea[], %b::text[]
+) WITH ORDINALITY AS u(k, et, t, r, jns, jn, p, s, pl, raw, d, fp, ord)
 ORDER BY ord
 ON CONFLICT (digest) DO NOTHING
 RETURNING id, digest
@@ -151,7 +151,16 @@ def _values(row: SerialisedEvent) -> tuple[str | bytes | datetime | None, ...]:
         row.payload_text,
         row.payload_raw,
         row.digest,
+        _problems_json(record),
     )
+
+
+def _problems_json(record: EventRecord) -> str | None:
+    if not record.warnings:
+        return None
+    problems = [problem.as_dict() for problem in record.warnings]
+    # The paths quote the producer's facet keys: jsonb refuses U+0000 there too.
+    return orjson.dumps(problems).decode().replace("\\u0000", "\\ufffd")
 
 
 def record_events(events: Sequence[EventRecord | SerialisedEvent]) -> list[StoredEvent]:

@@ -1,16 +1,20 @@
 """OpenLineage event validation: what the 2-0-2 schema requires, told apart by structure.
 
-Strict where the spec is load-bearing (required fields and their types, standard facets),
-lenient where real producers are: a missing ``schemaURL``, runIds that are not UUIDs,
-eventTime without a zone or with nanoseconds. Unknown facets and fields are kept verbatim.
-Every problem is reported with its JSON Pointer, all at once.
+The line (ADR 0004): an event is refused only when its *core* cannot be used: its kind,
+``eventTime``, the run's ``runId``, the job's namespace and name, each dataset's namespace
+and name. Everything else that breaks the spec (standard facets against their schemas, a
+facets container that is not an object, ``producer``, ``schemaURL``, an ``eventType``
+outside the enum) is a *warning*: the event is stored as received and the problems are
+recorded with it. Lenient as before where real producers are: a missing ``schemaURL``,
+runIds that are not UUIDs, eventTime without a zone or with nanoseconds. Unknown facets and
+fields are kept verbatim. Every problem is reported with its JSON Pointer, all at once.
 """
 
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ingest.facets import facet_errors
+from ingest.facets import FacetProblem, facet_problems
 from ingest.models import EventKind
 from ingest.problems import FieldError, invalid_event
 from ingest.timestamps import parse_timestamp
@@ -31,15 +35,35 @@ class EventRecord:
     job_name: str | None = None
     producer: str | None = None
     schema_url: str | None = None
+    # What is wrong outside the core (paths relative to the event); stored with it.
+    warnings: tuple[FacetProblem, ...] = ()
 
 
 class _Checker:
     def __init__(self, base: str) -> None:
         self.base = base
         self.errors: list[FieldError] = []
+        self.warnings: list[FacetProblem] = []
 
     def add(self, path: str, message: str) -> None:
         self.errors.append(FieldError(self.base + path, message))
+
+    def warn(self, path: str, message: str, facet: str = "", skipped: bool = False) -> None:
+        self.warnings.append(FacetProblem(path, message, facet, skipped))
+
+    def optional_string(
+        self, container: dict[str, Any], key: str, path: str, required: bool
+    ) -> Any:
+        """A string outside the core: a missing or mistyped value is a warning, read as None."""
+        value = container.get(key)
+        if value is None:
+            if required:
+                self.warn(f"{path}/{key}", "is required")
+            return None
+        if not isinstance(value, str):
+            self.warn(f"{path}/{key}", f"must be a string, not {type(value).__name__}")
+            return None
+        return value
 
     def string(self, container: dict[str, Any], key: str, path: str, required: bool = True) -> Any:
         value = container.get(key)
@@ -64,10 +88,14 @@ class _Checker:
         return value
 
     def facets(self, container: dict[str, Any], key: str, path: str, position: str) -> None:
-        facets = self.obj(container, key, path, required=False)
-        if facets:
-            for pointer, message in facet_errors(position, facets, f"{path}/{key}"):
-                self.add(pointer, message)
+        facets = container.get(key)
+        if facets is None:
+            return
+        if not isinstance(facets, dict):
+            where = f"{path}/{key}"
+            self.warn(where, f"must be an object, not {type(facets).__name__}", where, True)
+            return
+        self.warnings.extend(facet_problems(position, facets, f"{path}/{key}"))
 
     def datasets(self, event: dict[str, Any], key: str, position: str) -> None:
         value = event.get(key)
@@ -103,8 +131,8 @@ def validate_openlineage(document: Any, base: str = "") -> EventRecord:
         event_time = parse_timestamp(event_time_text)
         if event_time is None:
             check.add("/eventTime", f"{event_time_text[:64]!r} is not an ISO 8601 timestamp")
-    producer = check.string(document, "producer", "")
-    schema_url = check.string(document, "schemaURL", "", required=False)
+    producer = check.optional_string(document, "producer", "", required=True)
+    schema_url = check.optional_string(document, "schemaURL", "", required=False)
 
     if "run" in document:
         kind = EventKind.RUN
@@ -116,9 +144,11 @@ def validate_openlineage(document: Any, base: str = "") -> EventRecord:
         check.add("", "is neither a RunEvent (run, job), a DatasetEvent (dataset) nor a JobEvent")
         raise invalid_event(check.errors)
 
-    event_type = check.string(document, "eventType", "", required=False)
+    event_type = check.optional_string(document, "eventType", "", required=False)
     if event_type is not None and event_type not in EVENT_TYPES:
-        check.add("/eventType", f"must be one of {', '.join(sorted(EVENT_TYPES))}")
+        # Derivation reads it as OTHER; the column keeps only the spec's values.
+        check.warn("/eventType", f"must be one of {', '.join(sorted(EVENT_TYPES))}")
+        event_type = None
     run_id = job_namespace = job_name = None
     if kind == EventKind.DATASET:
         dataset = check.obj(document, "dataset", "", required=True)
@@ -150,4 +180,5 @@ def validate_openlineage(document: Any, base: str = "") -> EventRecord:
         job_name=job_name,
         producer=producer,
         schema_url=schema_url,
+        warnings=tuple(check.warnings),
     )

@@ -28,15 +28,31 @@ from ingest.parsing import (
     too_large,
 )
 from ingest.problems import FieldError, Problem, invalid_event
-from ingest.services import SerialisedEvent, oversized, record_events, serialise
+from ingest.services import SerialisedEvent, StoredEvent, oversized, record_events, serialise
 from ingest.validation import EventRecord, validate_openlineage
 
 Validator = Callable[[Any, str], EventRecord]
 
 
+class WarningSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="JSON Pointer into the event.")
+    message = serializers.CharField()
+    facet = serializers.CharField(
+        allow_blank=True, help_text="The facet the problem belongs to; '' outside facets."
+    )
+    skipped = serializers.BooleanField(help_text="True: derivation does not use that facet.")
+
+
+WARNINGS_HELP = (
+    "What the event gets wrong outside its core (facets against their schemas, producer, "
+    "schemaURL, eventType). The event was stored as received; present only when non-empty."
+)
+
+
 class StoredSerializer(serializers.Serializer):
     id = serializers.IntegerField(help_text="Id of the stored event (of the first copy).")
     status = serializers.ChoiceField(choices=["created", "duplicate"])
+    warnings = WarningSerializer(many=True, required=False, help_text=WARNINGS_HELP)
 
 
 class StoredManySerializer(serializers.Serializer):
@@ -58,10 +74,21 @@ class FailedEventSerializer(serializers.Serializer):
     retriable = serializers.BooleanField()
 
 
+class EventWarningsSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="Position of the event in the batch.")
+    id = serializers.IntegerField(help_text="Id of the stored event.")
+    warnings = WarningSerializer(many=True)
+
+
 class BatchResultSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["success", "partial_success"])
     summary = BatchSummarySerializer()
     failed_events = FailedEventSerializer(many=True)
+    warnings = EventWarningsSerializer(
+        many=True,
+        help_text="Stored events with problems outside their core, one entry per event "
+        "(paths relative to the event).",
+    )
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -100,19 +127,25 @@ ERRORS = {
 }
 
 
+def warnings_of(record: EventRecord) -> list[dict[str, Any]]:
+    return [problem.as_dict() for problem in record.warnings]
+
+
+def _stored_item(record: EventRecord, item: StoredEvent) -> dict[str, Any]:
+    body: dict[str, Any] = {"id": item.id, "status": "created" if item.created else "duplicate"}
+    if record.warnings:
+        body["warnings"] = warnings_of(record)
+    return body
+
+
 def stored_answer(records: list[EventRecord]) -> tuple[int, dict[str, Any]]:
     """Store ``records``; (HTTP status, body): 201 when anything was new, else 200."""
     stored = record_events(records)
     count_ingested(records, stored)
     if len(stored) == 1:
         only = stored[0]
-        return (201 if only.created else 200), {
-            "id": only.id,
-            "status": "created" if only.created else "duplicate",
-        }
-    results = [
-        {"id": item.id, "status": "created" if item.created else "duplicate"} for item in stored
-    ]
+        return (201 if only.created else 200), _stored_item(records[0], only)
+    results = [_stored_item(record, item) for record, item in zip(records, stored, strict=True)]
     any_created = any(item.created for item in stored)
     return (201 if any_created else 200), {
         "status": "created" if any_created else "duplicate",
@@ -217,6 +250,7 @@ class LineageBatchView(IngestView):
         if len(documents) > limits()["MAX_BATCH_EVENTS"]:
             raise too_large(f"At most {limits()['MAX_BATCH_EVENTS']} events per batch.")
         accepted: list[SerialisedEvent] = []
+        positions: list[int] = []
         failed: list[dict[str, Any]] = []
         for index, document in enumerate(documents):
             try:
@@ -225,10 +259,17 @@ class LineageBatchView(IngestView):
                     limit = limits()["MAX_EVENT_BYTES"]
                     raise too_large(f"The event is larger than {limit} bytes.")
                 accepted.append(event)
+                positions.append(index)
             except Problem as problem:
                 failed.append({"index": index, "reason": _reason(problem), "retriable": False})
-        count_ingested([event.record for event in accepted], record_events(accepted))
+        stored = record_events(accepted)
+        count_ingested([event.record for event in accepted], stored)
         count_refused("unknown", len(failed))
+        warnings = [
+            {"index": index, "id": item.id, "warnings": warnings_of(event.record)}
+            for index, event, item in zip(positions, accepted, stored, strict=True)
+            if event.record.warnings
+        ]
         return Response(
             {
                 "status": "partial_success" if failed else "success",
@@ -240,6 +281,7 @@ class LineageBatchView(IngestView):
                     "non_retriable": len(failed),
                 },
                 "failed_events": failed,
+                "warnings": warnings,
             }
         )
 

@@ -1,7 +1,6 @@
 """Namespaces, jobs, runs and datasets: lists with filters and cursors, rich details."""
 
 from typing import Any
-from uuid import UUID
 
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
@@ -136,12 +135,19 @@ class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView
     list=extend_schema(summary="Runs", responses={200: RunSerializer(many=True), **COMMON}),
     retrieve=extend_schema(
         summary="One run",
+        description="Addressed by the runId a producer sent: a UUID, or any other text "
+        "(Airflow-style ids). When several jobs sent that runId (each keeps its own run, "
+        "ADR 0028), their own runs come first, then by job namespace and name; "
+        "`same_run_id_runs` lists the others and `job_id` picks one.",
         responses={200: RunDetailSerializer, **WITH_404},
-        parameters=[OpenApiParameter("run_id", str, OpenApiParameter.PATH)],
+        parameters=[
+            OpenApiParameter("run_id", str, OpenApiParameter.PATH),
+            OpenApiParameter("job_id", int, description="The job whose run to show."),
+        ],
     ),
 )
 class RunViewSet(ReadOnlyViewSet):
-    """Runs, newest row first; a run is addressed by its runId (UUID)."""
+    """Runs, newest row first; a run is addressed by its runId (UUID or the text sent)."""
 
     queryset = Run.objects.with_parent_uuid()
     serializer_class = RunSerializer
@@ -151,18 +157,27 @@ class RunViewSet(ReadOnlyViewSet):
     lookup_url_kwarg = "run_id"
     cursor_ordering = "-id"
 
+    def _same_run_id(self) -> Any:
+        """Runs named by the path's runId (a UUID, or the text a producer sent); own runs
+        first, then by job (deterministic)."""
+        runs = Run.objects.named(self.kwargs["run_id"])
+        return runs.order_by("is_placeholder", "job__namespace", "job__name", "id")
+
     def get_object(self) -> Any:
-        try:
-            run_uuid = UUID(self.kwargs["run_id"])
-        except ValueError:
-            raise not_found("A runId is a UUID.") from None
-        run = self.get_queryset().filter(run_uuid=run_uuid).first()
+        runs = self._same_run_id()
+        job_id = self.request.query_params.get("job_id")
+        if job_id is not None:
+            runs = runs.filter(job_id=_positive(job_id, "job"))
+        run = self.get_queryset().filter(id__in=runs.values("id")[:1]).first()
         if run is None:
-            raise not_found(f"No run has runId {run_uuid}.")
+            raise not_found(f"No run has runId {self.kwargs['run_id'][:200]!r}.")
         return run
 
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         run = self.get_object()
+        events = Event.objects.filter(run_id=run.run_id_text)
+        if run.shares_run_id:  # the other job's events carry the same runId
+            events = events.filter(job_namespace=run.job.namespace, job_name=run.job.name)
         links = list(
             RunDataset.objects.filter(run=run)
             .select_related("alias__dataset")
@@ -174,14 +189,17 @@ class RunViewSet(ReadOnlyViewSet):
             "outputs": [link for link in links if link.direction == "output"],
             # Events that made the run: by runId as sent (hash index), bounded.
             "events": list(
-                Event.objects.filter(run_id=run.run_id_text)
-                .only("id", "event_type", "event_time", "received_at", "derivation_status")
-                .order_by("event_time", "id")[:RELATED_LIMIT]
+                events.only(
+                    "id", "event_type", "event_time", "received_at", "derivation_status"
+                ).order_by("event_time", "id")[:RELATED_LIMIT]
             ),
             "children": list(
                 Run.objects.filter(parent_run=run)
                 .order_by("id")
                 .values_list("run_uuid", flat=True)[:RELATED_LIMIT]
+            ),
+            "same_run_id": list(
+                self._same_run_id().exclude(id=run.id).select_related("job")[:RELATED_LIMIT]
             ),
         }
         return Response(RunDetailSerializer(run, context=context).data)

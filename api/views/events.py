@@ -26,7 +26,7 @@ from api.base import ReadAPIView, ReadOnlyViewSet
 from api.filters import EventFilterSet
 from api.pagination import CursorPage
 from api.problems import COMMON, WITH_404, bad_parameter
-from api.serializers import EventSerializer, MetadataRecordSerializer
+from api.serializers import EventDetailSerializer, EventSerializer, MetadataRecordSerializer
 from catalog import stats
 from catalog.models import MetadataRecord
 from ingest.models import Event
@@ -58,11 +58,14 @@ EVENT_EXAMPLE = {
         responses={200: EventSerializer(many=True), **COMMON},
         examples=[OpenApiExample("event", value=EVENT_EXAMPLE, response_only=True)],
     ),
-    retrieve=extend_schema(summary="One raw event", responses={200: EventSerializer, **WITH_404}),
+    retrieve=extend_schema(
+        summary="One raw event", responses={200: EventDetailSerializer, **WITH_404}
+    ),
 )
 class EventViewSet(ReadOnlyViewSet):
     queryset = Event.objects.all()
     serializer_class = EventSerializer
+    detail_serializer_class = EventDetailSerializer
     filterset_class = EventFilterSet
     cursor_ordering = "-id"
 

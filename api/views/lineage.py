@@ -82,7 +82,9 @@ class GraphSerializer(serializers.Serializer):
     cut = serializers.DictField(
         child=serializers.JSONField(),
         help_text="What a bound cut: `depth` {limit, nodes_with_more}, `max_nodes` {limit, "
-        "omitted_datasets, omitted_is_lower_bound}, `edges` {limit}. Empty when complete.",
+        "omitted_datasets, omitted_is_lower_bound, omitted_jobs (jobs that only read or only "
+        "write a drawn dataset, left out for the budget)}, `edges` {limit}. Empty when "
+        "complete.",
     )
 
 

@@ -10,6 +10,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from catalog import display_names
+from catalog.admin.jobs import job_edges_table
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
@@ -25,6 +27,7 @@ from catalog.models import (
     DatasetAlias,
     DatasetField,
     JobDataset,
+    JobLineageEdge,
     LineageEdge,
     MetadataRecord,
     Run,
@@ -66,10 +69,11 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     search_help_text = SEARCH_HELP
     ordering = ("-last_seen", "-id")  # catalog_dataset_seen_idx
     sortable_by = ("last_seen",)
-    actions = ["merge_action"]
+    actions = ["merge_action", "unpin_action"]
     fields = (
         "namespace",
         "name",
+        "display_name_source",
         "description",
         "lifecycle_state",
         "lifecycle_changed_at",
@@ -79,6 +83,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
         "aliases_table",
         "upstream_table",
         "downstream_table",
+        "job_edges",
         "producing_runs",
         "consuming_jobs",
         "fields_table",
@@ -104,6 +109,35 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     @admin.display(description="dataset")
     def display_name(self, dataset: Dataset) -> str:
         return dataset.name
+
+    @admin.display(description="why this name")
+    def display_name_source(self, dataset: Dataset) -> str:
+        reasons = {
+            display_names.PINNED: "pinned by a steward (kept across rederives)",
+            display_names.TABLE_SYMLINK: "a TABLE symlink: the logical name",
+            display_names.LOGICAL: "a catalog or database name",
+            display_names.OTHER: "the first of its names",
+            display_names.STORAGE: "a storage location (no logical name known)",
+        }
+        return format_html(
+            "{}. To choose another, select an alias in {} and “Use as display name”.",
+            reasons.get(dataset.display_rank, "by rule"),
+            changelist_link(DatasetAlias, "its aliases", dataset=dataset.pk),
+        )
+
+    @admin.display(description="jobs that read or write it (graph edges)")
+    def job_edges(self, dataset: Dataset) -> str:
+        rows = JobLineageEdge.objects.filter(dataset=dataset).select_related("job", "last_run")
+        return job_edges_table(rows, "job", lambda edge: link(edge.job), {"dataset": dataset.pk})
+
+    @admin.action(
+        description="Let the display name follow the rule again (remove the pin)",
+        permissions=["merge"],
+    )
+    def unpin_action(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for dataset in queryset.order_by("id")[:20]:
+            display_names.unpin_display_name(request.user, dataset)
+        self.message_user(request, "Display names follow the rule again.", messages.SUCCESS)
 
     @admin.display(description="aliases")
     def alias_count(self, dataset: Dataset) -> Any:
@@ -266,10 +300,32 @@ class DatasetAliasAdmin(IdSearchMixin, BoundedAdmin):
     )
     readonly_fields = fields
 
-    actions = ["split_action"]
+    actions = ["split_action", "pin_action"]
 
     def search_exact(self, queryset: QuerySet, term: str) -> QuerySet:
         return queryset.filter(key_hash__in=name_keys(term))
+
+    @admin.action(
+        description="Use as display name of its dataset (pinned, kept across rederives)",
+        permissions=["split"],
+    )
+    def pin_action(self, request: HttpRequest, queryset: QuerySet) -> None:
+        aliases = list(queryset.order_by("id")[:2])
+        if len(aliases) != 1:
+            self.message_user(request, "Select exactly one alias.", messages.WARNING)
+            return
+        try:
+            dataset = display_names.pin_display_name(request.user, aliases[0])
+        except ValueError as error:
+            self.message_user(request, f"{aliases[0]}: {error}", messages.WARNING)
+            return
+        self.message_user(
+            request,
+            format_html(
+                "{} is now shown as {} {}.", link(dataset), dataset.namespace, dataset.name
+            ),
+            messages.SUCCESS,
+        )
 
     def has_split_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("catalog.merge_dataset")

@@ -110,10 +110,29 @@ class CatalogEventAdmin(EventAdmin):
             job = Job.objects.for_name(event.job_namespace or "", event.job_name).first()
             parts.append(format_html("job: {}", link(job)))
         if event.run_id:
-            run = Run.objects.for_run_id(
-                event.run_id, event.job_namespace or "", event.job_name or ""
-            ).first()
+            run = (
+                Run.objects.for_run_id(
+                    event.run_id, event.job_namespace or "", event.job_name or ""
+                )
+                .filter(job__namespace=event.job_namespace or "", job__name=event.job_name or "")
+                .first()
+            )
             parts.append(format_html("run: {}", link(run, run.run_uuid if run else None)))
+            if run is not None and run.shares_run_id:
+                others = (
+                    Run.objects.filter(run_uuid=run.run_uuid, shares_run_id=True)
+                    .exclude(id=run.id)
+                    .select_related("job")
+                    .order_by("id")[:20]
+                )
+                parts.append(
+                    format_html(
+                        "<strong>runId also sent by another job</strong> (ADR 0028): {}",
+                        format_html_join(
+                            ", ", "{} ({})", ((link(o, o.run_uuid), link(o.job)) for o in others)
+                        ),
+                    )
+                )
         parts.append(
             related_table(
                 EventDataset.objects.filter(event=event)

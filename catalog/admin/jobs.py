@@ -17,6 +17,7 @@ from catalog.admin.support import (
 from catalog.models import (
     Job,
     JobDataset,
+    JobLineageEdge,
     LineageEdge,
     LineageEdgeRun,
     Run,
@@ -48,6 +49,40 @@ class RunStateFilter(ChoicesFilter):
     options = list(RunState.choices)
 
 
+class SharedRunIdFilter(admin.SimpleListFilter):
+    """Runs whose runId another job also sent (ADR 0028): catalog_run_shared_idx."""
+
+    title = "runId shared with another job"
+    parameter_name = "shares_run_id"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "shared with another job")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(shares_run_id=True) if self.value() == "yes" else queryset
+
+
+def job_edges_table(rows: QuerySet, first: str, render: Any, more: dict[str, Any]) -> str:
+    """The graph's dataset ↔ job edges (ADR 0027), with their history figures."""
+    return related_table(
+        rows.order_by("direction", "-last_seen", "-id"),
+        [
+            ("direction", lambda edge: edge.direction),
+            (first, render),
+            ("runs", lambda edge: edge.run_count),
+            (
+                "last run",
+                lambda edge: (
+                    link(edge.last_run, edge.last_run.run_uuid) if edge.last_run_id else ""
+                ),
+            ),
+            ("first seen", lambda edge: edge.first_seen),
+            ("last seen", lambda edge: edge.last_seen),
+        ],
+        more=(JobLineageEdge, more),
+    )
+
+
 @admin.register(Job)
 class JobAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     search_kind = lineage_kind = "job"
@@ -69,12 +104,18 @@ class JobAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
         "first_seen",
         "last_seen",
         "runs_table",
+        "job_edges",
         "edges_table",
         "datasets_table",
         "children_table",
         "facets_pretty",
     )
     readonly_fields = fields
+
+    @admin.display(description="datasets it read and wrote (graph edges)")
+    def job_edges(self, job: Job) -> str:
+        rows = JobLineageEdge.objects.filter(job=job).select_related("dataset", "last_run")
+        return job_edges_table(rows, "dataset", lambda edge: link(edge.dataset), {"job": job.pk})
 
     @admin.display(description="parent job")
     def parent_link(self, job: Job) -> str:
@@ -152,8 +193,16 @@ class ProducedDatasetFilter(HiddenIdFilter):
 @admin.register(Run)
 class RunAdmin(RankedSearchMixin, BoundedAdmin):
     search_kind = "run"
-    list_display = ("run_uuid", "job_link", "state", "started_at", "ended_at", "duration")
-    list_filter = (RunStateFilter, StartedWithinFilter, ProducedDatasetFilter)
+    list_display = (
+        "run_uuid",
+        "job_link",
+        "state",
+        "started_at",
+        "ended_at",
+        "duration",
+        "shares_run_id",
+    )
+    list_filter = (RunStateFilter, StartedWithinFilter, ProducedDatasetFilter, SharedRunIdFilter)
     list_select_related = ("job",)
     search_fields = ("run_uuid",)
     search_help_text = "Any part of its job's name, its runId or the start of it, or #id."
@@ -161,6 +210,8 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
         "run_uuid",
         "run_id_text",
         "job_link",
+        "shares_run_id",
+        "same_run_id_table",
         "parent_link",
         "state",
         "state_time",
@@ -189,6 +240,21 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
         if request.GET.get("state__exact") or request.GET.get("job"):
             return ("-started_at", "-id")
         return ("-id",)
+
+    @admin.display(description="other jobs' runs with this runId (ADR 0028)")
+    def same_run_id_table(self, run: Run) -> str:
+        return related_table(
+            Run.objects.filter(run_uuid=run.run_uuid)
+            .exclude(id=run.id)
+            .select_related("job")
+            .order_by("job__namespace", "job__name", "id"),
+            [
+                ("run", lambda other: link(other, other.run_uuid)),
+                ("job", lambda other: link(other.job)),
+                ("placeholder", lambda other: "yes" if other.is_placeholder else ""),
+            ],
+            empty="none: this job alone sent this runId",
+        )
 
     @admin.display(description="job")
     def job_link(self, run: Run) -> str:

@@ -15,6 +15,8 @@ from catalog.models import (
     ColumnLineageEdge,
     EventDataset,
     JobDataset,
+    JobLineageEdge,
+    JobLineageEdgeRun,
     LineageEdge,
     LineageEdgeRun,
     RunDataset,
@@ -85,6 +87,55 @@ class LineageEdgeAdmin(BoundedAdmin):
     @admin.display(description="runs that produced it")
     def runs_table(self, edge: LineageEdge) -> str:
         rows = LineageEdgeRun.objects.filter(edge=edge).select_related("run")
+        return related_table(
+            rows.order_by("-last_seen", "-id"),
+            [
+                ("run", lambda row: link(row.run, row.run.run_uuid)),
+                ("state", lambda row: row.run.get_state_display()),
+                ("seen", lambda row: row.last_seen),
+            ],
+        )
+
+
+class JobEdgeDatasetFilter(EdgeEndFilter):
+    parameter_name = "dataset"
+
+
+@admin.register(JobLineageEdge)
+class JobLineageEdgeAdmin(BoundedAdmin):
+    """dataset → job (input) and job → dataset (output): the graph's edges (ADR 0027)."""
+
+    list_display = ("id", "dataset_link", "direction", "job_link", "run_count", "last_seen")
+    list_filter = ("direction", JobEdgeDatasetFilter, EdgeJobFilter)
+    list_select_related = ("dataset", "job")
+    ordering = ("-id",)
+    fields = (
+        "dataset_link",
+        "direction",
+        "job_link",
+        "first_seen",
+        "last_seen",
+        "last_run_link",
+        "run_count",
+        "runs_table",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="dataset")
+    def dataset_link(self, edge: JobLineageEdge) -> str:
+        return link(edge.dataset)
+
+    @admin.display(description="job")
+    def job_link(self, edge: JobLineageEdge) -> str:
+        return link(edge.job)
+
+    @admin.display(description="last run")
+    def last_run_link(self, edge: JobLineageEdge) -> str:
+        return link(edge.last_run, edge.last_run.run_uuid if edge.last_run else None)
+
+    @admin.display(description="runs that read or wrote it")
+    def runs_table(self, edge: JobLineageEdge) -> str:
+        rows = JobLineageEdgeRun.objects.filter(edge=edge).select_related("run")
         return related_table(
             rows.order_by("-last_seen", "-id"),
             [

@@ -217,6 +217,7 @@ def split_alias(user: Any, alias: DatasetAlias) -> AliasRule:
     """
     from catalog.services.derivation.datasets import detach_alias
     from catalog.services.derivation.edges import recompute_edges
+    from catalog.services.derivation.job_edges import recompute_job_edges
 
     if alias.dataset_id is None or not (
         DatasetAlias.objects.filter(dataset_id=alias.dataset_id).exclude(id=alias.id).exists()
@@ -236,7 +237,9 @@ def split_alias(user: Any, alias: DatasetAlias) -> AliasRule:
         alias_ids = list(
             DatasetAlias.objects.filter(dataset_id=old_dataset).values_list("id", flat=True)
         )
-        recompute_edges(detach_alias(alias.pk))
+        split_runs = detach_alias(alias.pk)
+        recompute_edges(split_runs)
+        recompute_job_edges(split_runs)
         log_curation(
             user, alias, f"split alias #{alias.pk} off dataset #{old_dataset}", rule=rule.slug
         )

@@ -163,6 +163,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "StoredStatusEnum": ["created", "duplicate"],
         "BatchStatusEnum": ["success", "partial_success"],
+        # Events and event details both carry `kind`; the graph's edges have another.
+        "EventKindEnum": "ingest.models.EventKind",
     },
 }
 

@@ -5,6 +5,7 @@ from typing import Any, ClassVar
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
 
 from ingest.admin.base import (
     BoundedAdmin,
@@ -13,6 +14,7 @@ from ingest.admin.base import (
     WindowFilter,
     pretty_json,
 )
+from ingest.facet_problems import redacted_problems
 from ingest.models import ApiToken, Event
 from ingest.redaction import redact_text
 from ingest.services import create_token, revoke_token
@@ -35,6 +37,23 @@ class EventTypeFilter(ChoicesFilter):
     ]
 
 
+class FacetProblemsFilter(admin.SimpleListFilter):
+    """Events stored with problems outside their core (ADR 0004): ingest_event_facet_prob_idx."""
+
+    title = "facet problems"
+    parameter_name = "facet_problems"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "with facet problems"), ("no", "without")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() == "yes":
+            return queryset.filter(facet_problems__isnull=False)
+        if self.value() == "no":
+            return queryset.filter(facet_problems__isnull=True)
+        return queryset
+
+
 @admin.register(Event)
 class EventAdmin(IdSearchMixin, BoundedAdmin):
     list_display: tuple[str, ...] = (
@@ -51,6 +70,7 @@ class EventAdmin(IdSearchMixin, BoundedAdmin):
         "kind",
         EventTypeFilter,
         "derivation_status",
+        FacetProblemsFilter,
         ReceivedWithinFilter,
     )
     search_fields = ("run_id", "job_name", "producer")
@@ -70,9 +90,33 @@ class EventAdmin(IdSearchMixin, BoundedAdmin):
         "derivation_status",
         "derived_at",
         "derivation_error_redacted",
+        "facet_problems_table",
         "payload_pretty",
     )
     readonly_fields = fields
+
+    @admin.display(description="facet problems (stored all the same; ADR 0004)")
+    def facet_problems_table(self, event: Event) -> str:
+        problems = redacted_problems(event.facet_problems)
+        if not problems:
+            return "none"
+        rows = format_html_join(
+            "",
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    problem["path"],
+                    problem["message"],
+                    "skipped by derivation" if problem["skipped"] else "used",
+                )
+                for problem in problems
+            ),
+        )
+        return format_html(
+            "<table><thead><tr><th>path</th><th>problem</th><th>facet</th></tr></thead>"
+            "<tbody>{}</tbody></table>",
+            rows,
+        )
 
     @admin.display(description="job")
     def job_label(self, event: Event) -> str:

@@ -20,6 +20,7 @@ from catalog.models import (
     EventDataset,
     Job,
     JobDataset,
+    JobLineageEdge,
     LineageEdge,
     LineageEdgeRun,
     MetadataRecord,
@@ -39,6 +40,7 @@ MODELS = [
     AliasRule,
     LineageEdge,
     LineageEdgeRun,
+    JobLineageEdge,
     ColumnLineageEdge,
     DatasetField,
     RunDataset,
@@ -113,6 +115,10 @@ def test_change_page_queries_are_bounded(
         "/admin/catalog/run/?produced=1",
         "/admin/ingest/event/?dataset=1",
         "/admin/ingest/event/?alias=1",
+        "/admin/ingest/event/?facet_problems=yes",
+        "/admin/catalog/run/?shares_run_id=yes",
+        "/admin/catalog/joblineageedge/?dataset=1",
+        "/admin/catalog/joblineageedge/?job=1",
     ],
 )
 def test_steward_questions_are_bounded_filters(

@@ -14,6 +14,8 @@ from catalog.models import (
     DatasetField,
     Job,
     JobDataset,
+    JobLineageEdge,
+    JobLineageEdgeRun,
     LineageEdge,
     LineageEdgeRun,
     MetadataRecord,
@@ -128,6 +130,41 @@ def make_edge(
             direction=direction,
             defaults={"first_seen": first, "last_seen": last},
         )
+        make_job_edge(job, dataset, direction, first, last, runs)
+    return edge
+
+
+def make_job_edge(
+    job: Job,
+    dataset: Dataset,
+    direction: str,
+    first: datetime = T0,
+    last: datetime | None = None,
+    runs: list[Run] | None = None,
+) -> JobLineageEdge:
+    """The job edge derivation keeps for a job that read or wrote ``dataset`` (widened when
+    it exists), with one JobLineageEdgeRun per run (a new run at ``first`` when none given)."""
+    last = last or first
+    runs = runs if runs is not None else [make_run(job, started=first)]
+    edge, created = JobLineageEdge.objects.get_or_create(
+        job=job,
+        dataset=dataset,
+        direction=direction,
+        defaults={"first_seen": first, "last_seen": last},
+    )
+    if not created:
+        edge.first_seen, edge.last_seen = min(edge.first_seen, first), max(edge.last_seen, last)
+    for run in runs:
+        JobLineageEdgeRun.objects.get_or_create(
+            edge=edge,
+            run=run,
+            defaults={"first_seen": run.started_at, "last_seen": run.started_at},
+        )
+    history = list(edge.runs.select_related("run"))
+    edge.run_count = len(history)
+    if history:
+        edge.last_run = max(history, key=lambda row: (row.last_seen, row.run.run_uuid)).run
+    edge.save()
     return edge
 
 

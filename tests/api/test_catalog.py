@@ -188,8 +188,9 @@ def test_run_detail(api, shop):
 
 def test_run_detail_queries(api, shop, django_assert_num_queries):
     run = shop["load"].runs.get()
-    # 1 run + job + parent uuid, 2 run datasets + aliases + datasets, 3 events, 4 child runs
-    with django_assert_num_queries(4):
+    # 1 run + job + parent uuid, 2 run datasets + aliases + datasets, 3 events, 4 child runs,
+    # 5 other jobs' runs with the same runId (ADR 0028)
+    with django_assert_num_queries(5):
         api.get(f"/api/v1/runs/{run.run_uuid}")
 
 

@@ -93,8 +93,8 @@ def test_events_list_queries(api, log, django_assert_num_queries):
 
 
 def test_event_detail_and_404(api, log, django_assert_num_queries):
-    # 1 the event
-    with django_assert_num_queries(1):
+    # 1 the event, 2 other jobs' runs with its runId (ADR 0028)
+    with django_assert_num_queries(2):
         assert api.get(f"/api/v1/events/{log[0].id}").json()["run_id"] == "r1"
     assert api.get("/api/v1/events/999999").status_code == 404
 
@@ -222,6 +222,7 @@ def test_stats(api, log):
 
 
 def test_stats_queries(api, django_assert_num_queries):
-    # 1 pg_class estimates, 2 capped counts (pending, failed, last minute/hour), 3 oldest pending
+    # 1 estimates (capped counts for small tables), 2 capped counts (pending, failed, last
+    # minute/hour), 3 oldest pending
     with django_assert_num_queries(3):
         api.get("/api/v1/stats")

@@ -13,6 +13,7 @@ from tests.api.factories import (
     make_dataset,
     make_edge,
     make_job,
+    make_job_edge,
     make_run,
 )
 
@@ -180,8 +181,9 @@ def test_job_root(api):
 def test_graph_queries_are_bounded(api, django_assert_num_queries):
     datasets, _ = chain(40)
     # 1 root exists, 2 upstream walk, 3 downstream walk, 4 edges among the nodes,
-    # 5 aliases, 6 datasets, 7 jobs, 8-9 "more beyond the depth bound" (one per direction)
-    with django_assert_num_queries(9):
+    # 5 job edges of the nodes, 6 aliases, 7 datasets, 8 jobs, 9-10 "more beyond the depth
+    # bound" (one per direction)
+    with django_assert_num_queries(10):
         graph(api, f"dataset:{datasets[20].id}", depth=3)
 
 
@@ -232,3 +234,76 @@ def test_diff_requires_ordered_times(api):
     base = f"/api/v1/lineage/diff?node=dataset:{a.id}"
     assert api.get(base + f"&from={iso(at(5))}").status_code == 400
     assert api.get(base + f"&from={iso(at(5))}&to={iso(at(1))}").status_code == 400
+
+
+def test_jobs_that_only_read_or_only_write_are_drawn(api):
+    (a, b), job = chain(2)
+    check, export, loader = make_job("dbt.test"), make_job("export"), make_job("loader")
+    runs = [make_run(check, started=at(2)), make_run(check, started=at(3))]
+    make_job_edge(check, b, "input", first=at(2), last=at(3), runs=runs)
+    make_job_edge(export, b, "input", first=at(4))
+    make_job_edge(loader, a, "output", first=at(1))
+    body = graph(api, f"dataset:{b.id}")
+    assert ids(body, "job") == {job.id, check.id, export.id, loader.id}
+    edges = {(e["kind"], e["source"], e["target"]): e for e in body["edges"]}
+    check_edge = edges[("input", f"dataset:{b.id}", f"job:{check.id}")]
+    assert check_edge["run_count"] == 2
+    assert check_edge["last_run_id"] == str(runs[1].run_uuid)
+    assert check_edge["first_seen"] == "2026-11-01T02:00:00Z"
+    assert ("output", f"job:{loader.id}", f"dataset:{a.id}") in edges
+    depths = {n["id"]: n["depth"] for n in body["nodes"]}
+    assert depths[f"job:{check.id}"] == 1 and depths[f"job:{loader.id}"] == 2
+    # Only in the walk's direction: the readers of b are not upstream of b.
+    upstream = graph(api, f"dataset:{b.id}", direction="upstream")
+    assert ids(upstream, "job") == {job.id, loader.id}
+    # Under as_of, since and columns=true too.
+    assert check.id not in ids(graph(api, f"dataset:{b.id}", as_of=iso(at(1))), "job")
+    assert ids(graph(api, f"dataset:{b.id}", since=iso(at(3))), "job") == {check.id, export.id}
+    assert check.id in ids(graph(api, f"dataset:{b.id}", columns="true"), "job")
+    as_of = graph(api, f"dataset:{b.id}", as_of=iso(at(2)))
+    edge = next(e for e in as_of["edges"] if e["target"] == f"job:{check.id}")
+    assert (edge["run_count"], edge["last_run_id"]) == (1, str(runs[0].run_uuid))
+
+
+def test_a_check_job_as_root_and_at_the_bounds(api):
+    (a, b, c), job = chain(3)
+    check = make_job("quality.check")
+    make_job_edge(check, c, "input")
+    # A job that only reads has an upstream and no downstream.
+    body = graph(api, f"job:{check.id}")
+    assert ids(body) == {a.id, b.id, c.id}
+    assert ids(body, "job") == {check.id, job.id}
+    assert ("input", f"dataset:{c.id}", f"job:{check.id}") in {
+        (e["kind"], e["source"], e["target"]) for e in body["edges"]
+    }
+    assert ids(graph(api, f"job:{check.id}", direction="downstream")) == set()
+    # At the depth bound the check is not drawn, and the cut says so.
+    bound = graph(api, f"dataset:{a.id}", direction="downstream", depth=2)
+    assert check.id not in ids(bound, "job")
+    assert bound["cut"]["depth"]["nodes_with_more"] == [f"dataset:{c.id}"]
+    assert check.id in ids(graph(api, f"dataset:{a.id}", direction="downstream", depth=3), "job")
+    # Jobs count against max_nodes like datasets.
+    tight = graph(api, f"dataset:{a.id}", direction="downstream", max_nodes=2)
+    assert len(tight["nodes"]) <= 2 and tight["truncated"]
+
+
+def test_diff_tells_a_new_reader(api):
+    a = make_dataset("a")
+    check = make_job("late.check")
+    make_job_edge(check, a, "input", first=at(10))
+    body = api.get(
+        f"/api/v1/lineage/diff?node=dataset:{a.id}&from={iso(at(5))}&to={iso(at(20))}"
+    ).json()
+    assert [e["target"] for e in body["edges"]["added"]] == [f"job:{check.id}"]
+    assert [n["id"] for n in body["nodes"]["added"]] == [f"job:{check.id}"]
+
+
+def test_many_readers_never_crowd_out_the_lineage(api):
+    (a, b, c), _ = chain(3)
+    for index in range(30):
+        make_job_edge(make_job(f"dbt.test_{index}"), a, "input")
+    body = graph(api, f"dataset:{a.id}", direction="downstream", max_nodes=10)
+    assert ids(body) == {a.id, b.id, c.id}
+    assert len(body["nodes"]) == 10
+    assert body["cut"]["max_nodes"]["omitted_jobs"] == 30 - (10 - 4)  # 3 datasets, 1 job
+    assert body["cut"]["max_nodes"]["omitted_datasets"] == 0

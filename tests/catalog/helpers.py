@@ -11,6 +11,7 @@ from catalog.models import (
     DatasetAlias,
     DatasetField,
     Job,
+    JobLineageEdge,
     LineageEdge,
     MetadataRecord,
     Run,
@@ -101,6 +102,7 @@ def canonical_dump() -> dict[str, Any]:
                 _time(run.nominal_start_time),
                 run.error_message,
                 run.is_streaming,
+                run.shares_run_id,
                 _time(run.last_event_time),
                 orjson.dumps(run.facets, option=orjson.OPT_SORT_KEYS).decode(),
             )
@@ -159,6 +161,18 @@ def canonical_dump() -> dict[str, Any]:
                 _time(edge.last_seen),
             )
             for edge in ColumnLineageEdge.objects.all()
+        ),
+        "job_edges": sorted(
+            (
+                jobs[edge.job_id],
+                dataset_key[edge.dataset_id],
+                edge.direction,
+                _time(edge.first_seen),
+                _time(edge.last_seen),
+                runs.get(edge.last_run_id),
+                edge.run_count,
+            )
+            for edge in JobLineageEdge.objects.all()
         ),
         "metadata": sorted(
             (record.resource, record.subject, record.action, _time(record.timestamp))

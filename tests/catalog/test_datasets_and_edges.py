@@ -75,8 +75,9 @@ def test_symlinks_are_an_undirected_equivalence() -> None:
     assert Dataset.objects.count() == 1
     found = Dataset.objects.for_alias("hive://metastore", "sales.orders").get()
     assert found == Dataset.objects.for_alias("hdfs://nn/", "/warehouse/sales.db/orders/").get()
-    # The survivor's display name is its alias that sorts first, whatever the order.
-    assert (found.namespace, found.name) == ("hdfs://nn", "/warehouse/sales.db/orders")
+    # The display name is the logical one (the TABLE symlink), not the storage location,
+    # whatever the order (issue 12).
+    assert (found.namespace, found.name) == ("hive://metastore:9083", "sales.orders")
     reasons = dict(DatasetAlias.objects.values_list("namespace", "reason"))
     assert reasons == {"hdfs://nn": AliasReason.EVENT, "hive://metastore:9083": AliasReason.EVENT}
 

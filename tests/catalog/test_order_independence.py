@@ -1,7 +1,9 @@
 """Invariant 3: any permutation, duplication and batching of the events gives one catalog."""
 
 import uuid
+from pathlib import Path
 
+import orjson
 import pytest
 from django.db import connection
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +15,8 @@ from ingest.services import record_events
 from tests.catalog.conftest import dataset, facet, run_event
 from tests.catalog.helpers import canonical_dump, corpus_records, edge, openlineage
 from tests.conftest import CORPUS
+
+FIDELITY = Path(__file__).resolve().parents[1] / "fixtures" / "fidelity"
 
 pytestmark = pytest.mark.django_db
 
@@ -71,6 +75,11 @@ def _synthetic() -> list:
         ),
     ]
     records = [openlineage(event) for event in events]
+    # Issue 12's shapes: facet defects, jobs that only read or write, a shared runId, a
+    # Hive table stored under a warehouse path (tests/fixtures/fidelity/README.md).
+    records += [
+        openlineage(orjson.loads(path.read_bytes())) for path in sorted(FIDELITY.glob("*.json"))
+    ]
     records.append(
         edge({"source_table": "a.b.c", "target_table": "d.e.f", "pipeline": "dagster:j:1"})
     )

@@ -18,7 +18,12 @@ INVALID = [f.path for f in FILES if f.invalid_on_purpose]
 UNPARSEABLE = [f.path for f in FILES if not f.parses]
 
 # The field each deliberately invalid fixture gets wrong.
+# Invalid on purpose, and refused: the core (here the runId) cannot be used.
 EXPECTED_PATHS = {
+    "fluentd-proxy/event_no_run_id.json": "/run/runId",
+}
+# Invalid on purpose, only in a facet: stored as received, the problem recorded (ADR 0004).
+EXPECTED_WARNINGS = {
     "fluentd-proxy/event_invalid_dataset_facet.json": "/outputs/0/facets/ownership/owners/0",
     "fluentd-proxy/event_invalid_input_dataset_facet.json": (
         "/inputs/0/inputFacets/dataQualityMetrics"
@@ -28,13 +33,14 @@ EXPECTED_PATHS = {
         "/outputs/0/outputFacets/outputStatistics/rowCount"
     ),
     "fluentd-proxy/event_invalid_run_facet.json": "/run/facets/parent/run",
-    "fluentd-proxy/event_no_run_id.json": "/run/runId",
 }
+REFUSED = [relative for relative in INVALID if relative in EXPECTED_PATHS]
+STORED_WITH_WARNINGS = [relative for relative in INVALID if relative in EXPECTED_WARNINGS]
 
 
 def test_corpus_selection_is_not_empty() -> None:
     assert len(VALID) > 90
-    assert set(INVALID) == set(EXPECTED_PATHS)
+    assert set(INVALID) == set(EXPECTED_PATHS) | set(EXPECTED_WARNINGS)
 
 
 @pytest.mark.parametrize("relative", VALID)
@@ -49,7 +55,19 @@ def test_complete_corpus_event_is_stored_as_received(ingest_client, relative: st
     assert [event.received_payload for event in stored] == documents
 
 
-@pytest.mark.parametrize("relative", INVALID)
+@pytest.mark.parametrize("relative", STORED_WITH_WARNINGS)
+def test_facet_invalid_corpus_event_is_stored_with_its_warning(ingest_client, relative) -> None:
+    raw = (Path(CORPUS) / relative).read_bytes()
+    response = ingest_client.post(LINEAGE, data=raw, content_type="application/json")
+    assert response.status_code == 201, response.content
+    paths = [warning["path"] for warning in response.json()["warnings"]]
+    assert EXPECTED_WARNINGS[relative] in paths
+    event = Event.objects.get()
+    assert event.received_payload == orjson.loads(raw)
+    assert [problem["path"] for problem in event.facet_problems] == paths
+
+
+@pytest.mark.parametrize("relative", REFUSED)
 def test_invalid_corpus_event_is_refused_with_its_field_path(ingest_client, relative: str) -> None:
     raw = (Path(CORPUS) / relative).read_bytes()
     response = ingest_client.post(LINEAGE, data=raw, content_type="application/json")

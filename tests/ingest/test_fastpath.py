@@ -73,6 +73,13 @@ REQUESTS = [
         "invalid",
         lambda s: (dumps(run_event(eventTime="soon")), {"HTTP_AUTHORIZATION": f"Bearer {s}"}),
     ),
+    (
+        "facet warnings",
+        lambda s: (
+            dumps(run_event(job={"namespace": "n", "name": "j", "facets": {"sql": {"query": 1}}})),
+            {"HTTP_AUTHORIZATION": f"Bearer {s}"},
+        ),
+    ),
     ("no token", lambda s: (dumps(run_event()), {})),
     ("wrong token", lambda s: (dumps(run_event()), {"HTTP_AUTHORIZATION": "Bearer nope"})),
     (

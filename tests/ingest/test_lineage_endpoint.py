@@ -121,10 +121,9 @@ def test_every_offending_field_is_named(ingest_client) -> None:
     event["inputs"] = [{"namespace": "n"}, "x"]
     response = post_json(ingest_client, LINEAGE, event)
     assert response.status_code == 400
+    # producer and eventType are outside the core: warnings, never refusals (ADR 0004).
     assert error_paths(response) == {
         "/eventTime",
-        "/producer",
-        "/eventType",
         "/run/runId",
         "/job/name",
         "/inputs/0/name",
@@ -133,12 +132,20 @@ def test_every_offending_field_is_named(ingest_client) -> None:
     assert not Event.objects.exists()
 
 
-def test_standard_facet_breaking_its_schema_is_refused(ingest_client) -> None:
+def test_standard_facet_breaking_its_schema_is_stored_with_a_warning(ingest_client) -> None:
     event = run_event()
     event["job"]["facets"] = {"sql": {"_producer": "p", "_schemaURL": "s", "query": 42}}
     response = post_json(ingest_client, LINEAGE, event)
-    assert response.status_code == 400
-    assert error_paths(response) == {"/job/facets/sql/query"}
+    assert response.status_code == 201
+    assert response.json()["warnings"] == [
+        {
+            "path": "/job/facets/sql/query",
+            "message": '42 is not of type "string"',
+            "facet": "/job/facets/sql",
+            "skipped": True,
+        }
+    ]
+    assert Event.objects.get().payload == event
 
 
 @pytest.mark.parametrize(

@@ -170,11 +170,12 @@ def test_query_counts_do_not_grow_with_the_page(mz):
 
 
 def test_graph_query_counts_are_pinned(world, mz):
-    """A fixed handful per graph: the walk (catalog.graph) plus seven for Marquez's shapes;
-    column lineage: one query per level walked (at most MAX_DEPTH per direction)."""
+    """A fixed handful per graph: the walk (catalog.graph, with its job edges: ADR 0027) plus
+    seven for Marquez's shapes; column lineage: one query per level walked (at most MAX_DEPTH
+    per direction)."""
     mz.get("/tags")
-    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 16
-    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 17
+    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 17
+    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 18
     assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 8
 
 

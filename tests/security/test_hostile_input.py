@@ -123,7 +123,13 @@ def test_wrong_types_at_every_level_are_named(ingest_client) -> None:
     facets_wrong["run"]["facets"] = []
     facets_wrong["inputs"][0]["facets"] = "x"
     response = post_json(ingest_client, LINEAGE, facets_wrong)
-    assert error_paths(response) == {"/run/facets", "/inputs/0/facets"}
+    # Outside the core: stored as received, each problem told (ADR 0004).
+    assert response.status_code == 201
+    warnings = response.json()["warnings"]
+    assert {(w["path"], w["skipped"]) for w in warnings} == {
+        ("/run/facets", True),
+        ("/inputs/0/facets", True),
+    }
 
 
 def test_big_integers_and_exponent_floats_round_trip_exactly(ingest_client) -> None:
@@ -199,11 +205,13 @@ def test_gzip_with_trailing_garbage_and_gzip_of_invalid_json(ingest_client) -> N
 
 def test_batch_of_mixed_hostile_items_stores_only_the_valid_ones(ingest_client) -> None:
     good = run_event()
-    body = json.dumps([good, {"eventTime": 1}, [], None, "x", run_event(eventType="DONE")])
+    odd_type = run_event(eventType="DONE")  # outside the core: stored, with a warning
+    body = json.dumps([good, {"eventTime": 1}, [], None, "x", odd_type])
     response = ingest_client.post(BATCH, data=body, content_type="application/json")
     assert response.status_code == 200
-    assert response.json()["summary"]["successful"] == 1
-    assert [event.payload for event in Event.objects.all()] == [good]
+    assert response.json()["summary"]["successful"] == 2
+    assert [w["index"] for w in response.json()["warnings"]] == [5]
+    assert [event.payload for event in Event.objects.order_by("id")] == [good, odd_type]
 
 
 def test_ndjson_with_one_broken_line_is_refused_whole(ingest_client) -> None:

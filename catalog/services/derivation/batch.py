@@ -18,7 +18,9 @@ from catalog.rules import RuleSet, active_rules
 from catalog.services.derivation.datasets import derive_aliases
 from catalog.services.derivation.edges import recompute_edges, store_facts, store_metadata
 from catalog.services.derivation.facts import BadEvent, Extractor, Facts, RawEvent
+from catalog.services.derivation.job_edges import recompute_job_edges
 from catalog.services.derivation.jobs_runs import derive_jobs, derive_runs
+from catalog.services.derivation.skipped import skipped_facets
 from ingest.derivation_status import CLAIM_IDS as _CLAIM_IDS
 from ingest.derivation_status import CLAIM_PENDING as _CLAIM_PENDING
 from ingest.derivation_status import MARK_DERIVED as _MARK_DERIVED
@@ -82,7 +84,12 @@ def _row_to_event(row: Sequence[Any]) -> RawEvent:
         job_name=row[6],
         payload=payload,
         digest=bytes(row[8]),
+        skipped_facets=skipped_facets(_json(row[9])),
     )
+
+
+def _json(value: Any) -> Any:
+    return orjson.loads(value) if isinstance(value, str | bytes) else value
 
 
 def extract_all(events: list[RawEvent], rules: RuleSet) -> tuple[Facts, dict[int, str]]:
@@ -107,6 +114,7 @@ def apply_facts(facts: Facts) -> None:
     aliases, merged_runs = derive_aliases(facts)
     touched = store_facts(facts, job_ids, run_ids, aliases)
     recompute_edges(touched | merged_runs | set(moved), moved)
+    recompute_job_edges(touched | merged_runs | set(moved))
     store_metadata(facts)
 
 

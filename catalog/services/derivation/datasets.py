@@ -3,14 +3,16 @@
 Each alias belongs to exactly one dataset; aliases linked by a symlink, a rename or a rule
 belong to the same one. Grouping is a union: links are only ever added (a rederive starts
 from none), so the final grouping is the connected components of all links, whatever the
-order. A dataset's display name, and the survivor of a merge, is its alias that sorts
-first by (namespace, name): the same whatever the order of events (ADR 0020).
+order. A dataset's display name, and the survivor of a merge, is its alias with the
+smallest (rank, namespace, name) (catalog.display_names: pinned, TABLE symlink, catalog
+scheme, other, storage location): the same whatever the order of events (ADR 0020).
 """
 
 from typing import Any
 
 from django.db import connection, models
 
+from catalog import display_names
 from catalog.models import (
     AliasLink,
     ColumnLineageEdge,
@@ -33,12 +35,14 @@ ALIAS_FIELDS = [
     "reason_rule",
     "reason_detail",
     "reason_version",
+    "is_table_name",
     "first_seen",
     "last_seen",
 ]
 DATASET_FIELDS = [
     "namespace",
     "name",
+    "display_rank",
     "facets",
     "facet_versions",
     "description",
@@ -117,6 +121,7 @@ def derive_aliases(facts: Facts) -> tuple[dict[AliasKey, DatasetAlias], set[int]
             alias.reason_version = [rank, time, event_digest]
         alias.first_seen = _min(alias.first_seen, fact.first_seen)
         alias.last_seen = _max(alias.last_seen, fact.last_seen)
+        alias.is_table_name = alias.is_table_name or key in facts.table_names
 
     _store_links(facts, aliases)
     recompute_runs = _group(facts, aliases)
@@ -153,6 +158,11 @@ def _group(facts: Facts, aliases: dict[AliasKey, DatasetAlias]) -> set[int]:
     for alias in aliases.values():
         components.setdefault(union.find(alias.id), []).append(alias)
 
+    pins = display_names.pinned_hashes([bytes(alias.key_hash) for alias in aliases.values()])
+
+    def title(alias: DatasetAlias) -> tuple[int, str, str]:
+        return display_names.display_key(alias, bytes(alias.key_hash) in pins)
+
     dataset_ids = {alias.dataset_id for alias in aliases.values() if alias.dataset_id}
     datasets = {
         dataset.id: dataset for dataset in locked(Dataset.objects.filter(id__in=dataset_ids))
@@ -160,8 +170,9 @@ def _group(facts: Facts, aliases: dict[AliasKey, DatasetAlias]) -> set[int]:
     created = []
     for members in components.values():
         if not any(alias.dataset_id for alias in members):
-            first = min(members, key=lambda alias: (alias.namespace, alias.name))
-            dataset = Dataset(namespace=first.namespace, name=first.name)
+            first = min(members, key=title)
+            dataset = Dataset()
+            display_names.show_as(dataset, first, bytes(first.key_hash) in pins)
             created.append((dataset, members))
     if created:
         Dataset.objects.bulk_create([dataset for dataset, _ in created])
@@ -175,7 +186,7 @@ def _group(facts: Facts, aliases: dict[AliasKey, DatasetAlias]) -> set[int]:
     for members in components.values():
         owners = sorted(
             {datasets[alias.dataset_id] for alias in members if alias.dataset_id},
-            key=lambda dataset: (dataset.namespace, dataset.name, dataset.id),
+            key=lambda dataset: (*display_names.current_key(dataset), dataset.id),
         )
         survivor = owners[0]
         for alias in members:
@@ -189,8 +200,8 @@ def _group(facts: Facts, aliases: dict[AliasKey, DatasetAlias]) -> set[int]:
                     alias.dataset_id = survivor.id
             del datasets[loser.id]
         for alias in members:
-            if (alias.namespace, alias.name) < (survivor.namespace, survivor.name):
-                survivor.namespace, survivor.name = alias.namespace, alias.name
+            if title(alias) < display_names.current_key(survivor):
+                display_names.show_as(survivor, alias, bytes(alias.key_hash) in pins)
     facts_by_dataset: dict[int, list[AliasKey]] = {}
     for key, alias in aliases.items():
         assert alias.dataset_id is not None  # every alias was given a dataset above
@@ -209,7 +220,8 @@ def merge_datasets(survivor: Dataset, loser: Dataset) -> set[int]:
     merge_facets(survivor.facets, survivor.facet_versions, _versioned(loser))
     survivor.first_seen = _min(survivor.first_seen, loser.first_seen)
     survivor.last_seen = _max(survivor.last_seen, loser.last_seen)
-    if (loser.namespace, loser.name) < (survivor.namespace, survivor.name):
+    if display_names.current_key(loser) < display_names.current_key(survivor):
+        survivor.display_rank = loser.display_rank
         survivor.namespace, survivor.name = loser.namespace, loser.name
     with connection.cursor() as cursor:
         cursor.execute(
@@ -333,20 +345,19 @@ def detach_alias(alias_id: int) -> set[int]:
         return set()
     old = locked(Dataset.objects.filter(id=alias.dataset_id)).get()
     others = DatasetAlias.objects.filter(dataset_id=old.id).exclude(id=alias.id)
-    first_other = others.order_by("namespace", "name").first()
-    if first_other is None:
+    best_other = display_names.best_alias(list(others))
+    if best_other is None:
         return set()  # already alone
-    new = Dataset.objects.create(
-        namespace=alias.namespace,
-        name=alias.name,
-        first_seen=alias.first_seen,
-        last_seen=alias.last_seen,
-    )
+    new = Dataset(first_seen=alias.first_seen, last_seen=alias.last_seen)
+    own = display_names.best_alias([alias])
+    assert own is not None
+    display_names.show_as(new, *own)
+    new.save()
     DatasetAlias.objects.filter(id=alias.id).update(dataset_id=new.id)
     AliasLink.objects.filter(alias_a_id=alias.id).delete()
     AliasLink.objects.filter(alias_b_id=alias.id).delete()
     spans = others.aggregate(first=models.Min("first_seen"), last=models.Max("last_seen"))
-    old.namespace, old.name = first_other.namespace, first_other.name
+    display_names.show_as(old, *best_other)
     old.first_seen, old.last_seen = spans["first"], spans["last"]
     old.facets, old.facet_versions, old.description = {}, {}, ""
     old.lifecycle_state, old.lifecycle_changed_at, old.is_dropped = "", None, False

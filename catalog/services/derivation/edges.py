@@ -6,14 +6,13 @@ datasets and its job, and an edge's times and counts a pure function of its runs
 what makes the result independent of event order and batching (ADR 0023).
 """
 
-import uuid
 from datetime import datetime
 from typing import Any
 
 from django.db import connection
 
 from catalog.models import DatasetAlias
-from catalog.services.derivation.facts import AliasKey, Facts, JobKey
+from catalog.services.derivation.facts import AliasKey, Facts, JobKey, RunKey
 
 _UPSERT_RUN_DATASETS = """
 INSERT INTO catalog_run_dataset (run_id, alias_id, direction, first_seen, last_seen)
@@ -195,7 +194,7 @@ def _columns(rows: list[tuple], width: int) -> list[list[Any]]:
 def store_facts(
     facts: Facts,
     job_ids: dict[JobKey, int],
-    run_ids: dict[uuid.UUID, int],
+    run_ids: dict[RunKey, int],
     aliases: dict[AliasKey, DatasetAlias],
 ) -> set[int]:
     """Upsert the per-run and per-job facts; returns the ids of runs whose edges changed."""

@@ -14,10 +14,14 @@ from typing import Any
 
 from catalog import naming
 from catalog.rules import RuleSet
+from catalog.services.derivation.skipped import without
 
 Version = tuple[str, str]  # (eventTime as fixed-width ISO UTC, event digest hex)
 JobKey = tuple[str, str]
 AliasKey = tuple[str, str]
+# A run is identified by its runId (as a UUID) *and* its job: two jobs sending the same
+# runId (test fixtures, misconfigured producers) keep two runs (ADR 0028).
+RunKey = tuple[uuid.UUID, JobKey]
 
 TERMINAL = {"COMPLETE": 3, "FAIL": 5, "ABORT": 4}
 # Ties on eventTime are broken by this rank (higher wins), then by digest.
@@ -47,6 +51,8 @@ class RawEvent:
     job_name: str | None
     payload: Any
     digest: bytes
+    # Facets ingest recorded as unusable (JSON Pointers); derivation reads around them.
+    skipped_facets: frozenset[str] = frozenset()
 
     @property
     def version(self) -> Version:
@@ -78,7 +84,11 @@ class RunFact:
     first_start: datetime | None = None
     streaming: bool = False
     facets: dict[str, tuple[Version, Any]] = field(default_factory=dict)
-    parent: tuple[Version, uuid.UUID] | None = None
+    parent: tuple[Version, RunKey] | None = None
+
+    @property
+    def key(self) -> RunKey:
+        return self.run_uuid, self.job[1]
 
 
 @dataclass
@@ -93,7 +103,7 @@ class AliasFact:
 @dataclass
 class Facts:
     jobs: dict[JobKey, JobFact] = field(default_factory=dict)
-    runs: dict[uuid.UUID, RunFact] = field(default_factory=dict)
+    runs: dict[RunKey, RunFact] = field(default_factory=dict)
     aliases: dict[AliasKey, AliasFact] = field(default_factory=dict)
     # (alias, alias) → (reason, event id, rule id)
     links: dict[tuple[AliasKey, AliasKey], tuple[str, int | None, int | None]] = field(
@@ -101,7 +111,7 @@ class Facts:
     )
     dataset_facets: dict[AliasKey, dict[str, tuple[Version, Any]]] = field(default_factory=dict)
     # (run, alias, direction) → (first, last)
-    run_datasets: dict[tuple[uuid.UUID, AliasKey, str], tuple[datetime, datetime]] = field(
+    run_datasets: dict[tuple[RunKey, AliasKey, str], tuple[datetime, datetime]] = field(
         default_factory=dict
     )
     # (job, alias, direction) → (first, last, declared)
@@ -109,10 +119,12 @@ class Facts:
         default_factory=dict
     )
     # (run, target alias, source alias, key hash) → row values
-    column_facts: dict[tuple[uuid.UUID, AliasKey, AliasKey, bytes], dict[str, Any]] = field(
+    column_facts: dict[tuple[RunKey, AliasKey, AliasKey, bytes], dict[str, Any]] = field(
         default_factory=dict
     )
     event_datasets: set[tuple[AliasKey, int, str]] = field(default_factory=set)
+    # Aliases named as a symlinks identifier of type TABLE (preferred as display names).
+    table_names: set[AliasKey] = field(default_factory=set)
     metadata: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -207,6 +219,8 @@ class Extractor:
 
     def add(self, event: RawEvent) -> None:
         payload = event.payload
+        if event.skipped_facets:
+            payload = without(payload, event.skipped_facets)
         if not isinstance(payload, dict):
             raise BadEvent("payload is not an object")
         if event.kind == "run":
@@ -240,7 +254,11 @@ class Extractor:
         time = event.event_time or EPOCH
         run.first_event = _min(run.first_event, time)
         run.last_event = _max(run.last_event, time)
-        event_type = (payload.get("eventType") or "OTHER").upper()
+        # Outside the spec's enum (stored with a warning): read as OTHER.
+        event_type = payload.get("eventType")
+        event_type = event_type.upper() if isinstance(event_type, str) else "OTHER"
+        if event_type not in TERMINAL and event_type not in NON_TERMINAL:
+            event_type = "OTHER"
         if event_type == "START":
             run.first_start = _min(run.first_start, time)
         terminal = event_type in TERMINAL
@@ -264,9 +282,10 @@ class Extractor:
     def _run(self, run_id: str, job_key: JobKey, own: bool, version: Version) -> RunFact:
         run_uuid = naming.run_uuid(run_id, *job_key)
         job_version = ((int(own), version), job_key)
-        fact = self.facts.runs.get(run_uuid)
+        fact = self.facts.runs.get((run_uuid, job_key))
         if fact is None:
-            fact = self.facts.runs[run_uuid] = RunFact(run_uuid, run_id, job_version, own)
+            fact = RunFact(run_uuid, run_id, job_version, own)
+            self.facts.runs[(run_uuid, job_key)] = fact
         elif job_version[0] > fact.job[0]:
             fact.job = job_version
         fact.own = fact.own or own
@@ -288,10 +307,8 @@ class Extractor:
         parent_run_id = parent_run.get("runId")
         if isinstance(parent_run_id, str) and parent_run_id:
             placeholder = self._run(parent_run_id, parent_fact.key, own=False, version=("", ""))
-            if placeholder.run_uuid != run.run_uuid and (
-                run.parent is None or event.version > run.parent[0]
-            ):
-                run.parent = (event.version, placeholder.run_uuid)
+            if placeholder.key != run.key and (run.parent is None or event.version > run.parent[0]):
+                run.parent = (event.version, placeholder.key)
 
     def _io(
         self,
@@ -312,7 +329,7 @@ class Extractor:
                 raise BadEvent(f"{direction}s/{position} is not an object")
             key = self._dataset(event, dataset, direction, f"{direction}s/{position}")
             if run is not None:
-                self._span(self.facts.run_datasets, (run.run_uuid, key, direction), time)
+                self._span(self.facts.run_datasets, (run.key, key, direction), time)
                 if direction == "output":
                     self._column_lineage(event, run, key, dataset)
             if job is not None:
@@ -355,6 +372,8 @@ class Extractor:
             detail = f"symlink {identifier.get('type') or ''} of {key[0]} {key[1]}".strip()
             other = self.alias(namespace, name, event, "symlink", detail)
             self.facts.event_datasets.add((other, event.id, "symlink"))
+            if str(identifier.get("type") or "").upper() == "TABLE":
+                self.facts.table_names.add(other)
             self.link(key, other, "symlink", event)
 
     def _lifecycle(self, event: RawEvent, key: AliasKey, facet: Any) -> None:
@@ -436,7 +455,7 @@ class Extractor:
                 ]
             ).encode()
         ).digest()
-        key = (run.run_uuid, target, source, digest)
+        key = (run.key, target, source, digest)
         current = self.facts.column_facts.get(key)
         if current is None:
             self.facts.column_facts[key] = {**values, "first_seen": time, "last_seen": time}
@@ -479,7 +498,7 @@ class Extractor:
                 raise BadEvent(f"{column} is not a non-empty string")
             keys[role] = self.alias(*naming.edge_table(table), event, "edge", column)
             self.facts.event_datasets.add((keys[role], event.id, role))
-            self._span(self.facts.run_datasets, (run.run_uuid, keys[role], role), time)
+            self._span(self.facts.run_datasets, (run.key, keys[role], role), time)
             first, last, declared = self.facts.job_datasets.get(
                 (job.key, keys[role], role), (time, time, False)
             )

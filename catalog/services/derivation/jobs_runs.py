@@ -1,13 +1,13 @@
 """Jobs and runs: upsert by natural key, lock in primary-key order, merge facts by version."""
 
-import uuid
 from datetime import datetime
 from typing import Any
 
 from catalog.models import TERMINAL_STATES, Job, Run, RunState
 from catalog.naming import key_hash
-from catalog.services.derivation.facts import Facts, JobKey, Version, iso
+from catalog.services.derivation.facts import Facts, JobKey, RunKey, Version, iso
 from catalog.services.derivation.locks import bulk_update, locked
+from catalog.services.derivation.run_conflicts import mark_shared_run_ids
 from ingest.timestamps import parse_timestamp
 
 JOB_FIELDS = [
@@ -116,8 +116,12 @@ def derive_jobs(facts: Facts) -> dict[JobKey, int]:
 
 def derive_runs(
     facts: Facts, job_ids: dict[JobKey, int]
-) -> tuple[dict[uuid.UUID, int], dict[int, int]]:
-    """Upsert and merge runs; returns (uuid → id, run id → previous job of runs moved)."""
+) -> tuple[dict[RunKey, int], dict[int, int]]:
+    """Upsert and merge runs; returns (run key → id, run id → previous job of runs moved).
+
+    A run's job is part of its identity (ADR 0028), so no run moves any more; the second
+    value stays for the callers' sake and is always empty.
+    """
     if not facts.runs:
         return {}, {}
     Run.objects.bulk_create(
@@ -128,22 +132,24 @@ def derive_runs(
                 job_id=job_ids[fact.job[1]],
                 state=RunState.UNKNOWN,
             )
-            for fact in sorted(facts.runs.values(), key=lambda fact: fact.run_uuid)
+            for fact in sorted(facts.runs.values(), key=lambda fact: (fact.run_uuid, fact.job[1]))
         ],
         ignore_conflicts=True,
     )
-    runs = list(locked(Run.objects.filter(run_uuid__in=list(facts.runs))))
-    ids = {run.run_uuid: run.id for run in runs}
-    job_changed: dict[int, int] = {}
+    by_ids = {(fact.run_uuid, job_ids[fact.job[1]]): key for key, fact in facts.runs.items()}
+    uuids = sorted({fact.run_uuid for fact in facts.runs.values()})
+    runs = [
+        run
+        for run in locked(Run.objects.filter(run_uuid__in=uuids))
+        if (run.run_uuid, run.job_id) in by_ids
+    ]
+    ids = {by_ids[(run.run_uuid, run.job_id)]: run.id for run in runs}
     for run in runs:
-        fact = facts.runs[run.run_uuid]
-        (own, version), job_key = fact.job
+        fact = facts.runs[by_ids[(run.run_uuid, run.job_id)]]
+        (own, version), _ = fact.job
         job_version = [own, *version]
         if not run.job_version or job_version > run.job_version:
             run.job_version = job_version
-            if run.job_id != job_ids[job_key]:
-                job_changed[run.id] = run.job_id
-                run.job_id = job_ids[job_key]
         if fact.own:
             run.is_placeholder = False
             run.run_id_text = fact.run_id_text
@@ -158,14 +164,15 @@ def derive_runs(
         run.is_streaming = run.is_streaming or fact.streaming
         merge_facets(run.facets, run.facet_versions, fact.facets)
         if fact.parent is not None:
-            version, parent_uuid = fact.parent
+            version, parent_key = fact.parent
             current = run.facet_versions.get("_parent")
             if current is None or list(version) > current:
                 run.facet_versions["_parent"] = list(version)
-                run.parent_run_id = ids[parent_uuid]
+                run.parent_run_id = ids[parent_key]
         _derived_run_fields(run)
     bulk_update(runs, RUN_FIELDS)
-    return ids, job_changed
+    mark_shared_run_ids(uuids)
+    return ids, {}
 
 
 def _derived_run_fields(run: Run) -> None:

@@ -96,6 +96,12 @@ class Command(BaseCommand):
             limit = settings.LINEAGE["MAX_EVENT_BYTES"]
             progress.refuse(item.location, f"event larger than {limit} bytes")
             return None
+        if event.record.warnings:
+            # Stored all the same; the report groups problems by facet and message.
+            progress.warn(
+                item.location,
+                sorted({f"{w.facet or w.path}: {w.message}" for w in event.record.warnings}),
+            )
         return event
 
     def _store(self, chunk: list[SerialisedEvent], progress: Progress) -> None:
@@ -125,3 +131,12 @@ class Command(BaseCommand):
         )
         for reason, count in sorted(progress.reasons.items(), key=lambda pair: -pair[1]):
             self.stdout.write(f"  refused {count}x: {reason} (e.g. {progress.examples[reason]})")
+        if progress.with_warnings:
+            self.stdout.write(
+                f"{progress.with_warnings} stored with facet problems (kept as received; "
+                "see the events' facet_problems)"
+            )
+        ranked = sorted(progress.warnings.items(), key=lambda pair: (-pair[1], pair[0]))
+        for message, count in ranked[:20]:
+            example = progress.warning_examples[message]
+            self.stdout.write(f"  warning {count}x: {message} (e.g. {example})")

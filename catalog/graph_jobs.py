@@ -1,0 +1,111 @@
+"""The job edges of the lineage graph (``JobLineageEdge``): reads used by ``catalog.graph``.
+
+The walk finds datasets through ``LineageEdge`` (dataset → dataset via a job); the edges it
+draws are the bipartite ``input`` (dataset → job) and ``output`` (job → dataset) edges of
+``JobLineageEdge``, which exist for every job that read or wrote a dataset, including jobs
+that only read (checks, exports) or only write (loaders, sinks). ADR 0027.
+"""
+
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+
+JobEdgeRow = tuple[int, int, int, str, datetime, datetime, int, Any]
+# (id, job_id, dataset_id, direction, first_seen, last_seen, run_count, last run uuid)
+
+
+def filters(as_of: datetime | None, since: datetime | None) -> tuple[str, dict[str, Any]]:
+    sql = ""
+    values: dict[str, Any] = {}
+    if as_of is not None:
+        sql += " AND je.first_seen <= %(as_of)s"
+        values["as_of"] = as_of
+    if since is not None:
+        sql += " AND je.last_seen >= %(since)s"
+        values["since"] = since
+    return sql, values
+
+
+_NOW = """
+SELECT je.id, je.job_id, je.dataset_id, je.direction, je.first_seen, je.last_seen,
+       je.run_count, r.run_uuid
+FROM catalog_job_edge je LEFT JOIN catalog_run r ON r.id = je.last_run_id
+WHERE je.dataset_id = ANY(%(ids)s) {filters}
+ORDER BY je.dataset_id, je.direction, je.job_id LIMIT %(limit)s
+"""
+# As of T: the edge's runs' contributions up to T (JobLineageEdgeRun).
+_AS_OF = """
+SELECT je.id, je.job_id, je.dataset_id, je.direction,
+       COALESCE(h.first_seen, je.first_seen),
+       COALESCE(h.last_seen, LEAST(je.last_seen, %(as_of)s)),
+       COALESCE(NULLIF(h.runs, 0), je.run_count), r.run_uuid
+FROM catalog_job_edge je
+CROSS JOIN LATERAL (
+    SELECT min(er.first_seen) AS first_seen, max(LEAST(er.last_seen, %(as_of)s)) AS last_seen,
+           count(*) AS runs
+    FROM catalog_job_edge_run er WHERE er.edge_id = je.id AND er.first_seen <= %(as_of)s
+) h
+LEFT JOIN LATERAL (
+    SELECT er.run_id FROM catalog_job_edge_run er JOIN catalog_run lr ON lr.id = er.run_id
+    WHERE er.edge_id = je.id AND er.first_seen <= %(as_of)s
+    ORDER BY er.last_seen DESC, lr.run_uuid DESC LIMIT 1
+) last ON true
+LEFT JOIN catalog_run r ON r.id = COALESCE(last.run_id, je.last_run_id)
+WHERE je.dataset_id = ANY(%(ids)s) {filters}
+ORDER BY je.dataset_id, je.direction, je.job_id LIMIT %(limit)s
+"""
+
+
+def job_edges(
+    dataset_ids: list[int], as_of: datetime | None, since: datetime | None, limit: int
+) -> list[JobEdgeRow]:
+    """The job edges of ``dataset_ids`` (both directions), in a stable order, capped."""
+    if not dataset_ids:
+        return []
+    sql, values = filters(as_of, since)
+    template = _AS_OF if as_of is not None else _NOW
+    with connection.cursor() as cursor:
+        cursor.execute(template.format(filters=sql), {**values, "ids": dataset_ids, "limit": limit})
+        return cursor.fetchall()
+
+
+def job_datasets(
+    job_id: int, direction: str, as_of: datetime | None, since: datetime | None, limit: int
+) -> list[int]:
+    """Datasets a job read (``input``) or wrote (``output``): a job root's first hop."""
+    sql, values = filters(as_of, since)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT je.dataset_id FROM catalog_job_edge je "
+            f"WHERE je.job_id = %(job)s AND je.direction = %(direction)s {sql} "
+            "ORDER BY 1 LIMIT %(limit)s",
+            {**values, "job": job_id, "direction": direction, "limit": limit},
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def reseen_and_active(
+    edge_ids: list[int], job_ids: list[int], start: datetime, end: datetime
+) -> tuple[set[int], set[int]]:
+    """Of ``edge_ids``, those a run produced again in (start, end]; of ``job_ids``, those
+    that produced any job edge in that window (the diff's "removed" rule)."""
+    if not edge_ids:
+        return set(), set()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT er.edge_id FROM catalog_job_edge_run er "
+            "WHERE er.edge_id = ANY(%(ids)s) AND er.last_seen > %(start)s "
+            "AND er.first_seen <= %(end)s",
+            {"ids": edge_ids, "start": start, "end": end},
+        )
+        reseen = {row[0] for row in cursor.fetchall()}
+        cursor.execute(
+            "SELECT j.id FROM unnest(%(jobs)s::bigint[]) AS j(id) WHERE EXISTS ("
+            " SELECT 1 FROM catalog_job_edge je JOIN catalog_job_edge_run er"
+            " ON er.edge_id = je.id WHERE je.job_id = j.id AND er.last_seen > %(start)s"
+            " AND er.first_seen <= %(end)s)",
+            {"jobs": job_ids, "start": start, "end": end},
+        )
+        active = {row[0] for row in cursor.fetchall()}
+    return reseen, active

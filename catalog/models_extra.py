@@ -1,0 +1,129 @@
+"""More catalog models: the graph's job edges (ADR 0027), steward-pinned dataset titles
+(ADR 0020), metadata records. Imported by ``catalog.models``, which registers them."""
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex, HashIndex
+from django.db import models
+from django.db.models.functions import Now
+
+from catalog.models import Dataset, Direction, Job, Run
+from catalog.querysets import MetadataRecordQuerySet
+
+
+class JobLineageEdge(models.Model):
+    """dataset → job (``input``) or job → dataset (``output``), aggregated over the job's runs.
+
+    Every job that read or wrote a dataset has one, whether or not the same run also wrote
+    or read another dataset: a dbt test or a data-quality check (inputs only), a loader or a
+    sink (outputs only) are in the graph too (ADR 0027). ``LineageEdge`` keeps the
+    dataset → dataset pairs the graph walks; these are the bipartite edges it draws.
+    """
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="io_edges")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="io_edges")
+    direction = models.CharField(max_length=6, choices=Direction.choices)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    last_run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    run_count = models.IntegerField(default=0)
+
+    class Meta:
+        db_table = "catalog_job_edge"
+        constraints = [
+            # Natural key; derivation upserts the touched keys with ON CONFLICT.
+            models.UniqueConstraint(
+                fields=["job", "dataset", "direction"], name="catalog_job_edge_uniq"
+            ),
+        ]
+        indexes = [
+            # The graph: jobs that read / wrote the chosen datasets; admin dataset page.
+            models.Index(fields=["dataset", "direction"], name="catalog_job_edge_dataset_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id} {self.direction} dataset {self.dataset_id}"
+
+
+class JobLineageEdgeRun(models.Model):
+    """One run's contribution to a job edge: its history (as of a time, diffs)."""
+
+    edge = models.ForeignKey(JobLineageEdge, on_delete=models.CASCADE, related_name="runs")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    class Meta:
+        db_table = "catalog_job_edge_run"
+        constraints = [
+            # One row per (edge, run); the edge's run_count is the number of rows.
+            models.UniqueConstraint(fields=["edge", "run"], name="catalog_job_edge_run_uniq"),
+        ]
+        indexes = [
+            # Rows of a run (rebuilt when the run gets new events).
+            models.Index(fields=["run"], name="catalog_job_edge_run_run_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job edge {self.edge_id} in run {self.run_id}"
+
+
+class DisplayNamePin(models.Model):
+    """A steward's choice of a dataset's title, by alias name (not derived: survives a
+    rederive, like ``AliasRule``). See catalog.display_names."""
+
+    namespace = models.TextField()
+    name = models.TextField()
+    key_hash = models.BinaryField(max_length=32, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(db_default=Now(), editable=False)
+
+    kept_by_rederive = True  # steward input, not derived (catalog.services.derived_tables)
+
+    class Meta:
+        db_table = "catalog_display_name_pin"
+        ordering = ["namespace", "name"]
+        constraints = [
+            # Looked up by the aliases' key hashes during derivation.
+            models.UniqueConstraint(fields=["key_hash"], name="catalog_display_pin_key_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class MetadataRecord(models.Model):
+    """A generic metadata record (``/api/v1/metadata``), indexed for search."""
+
+    event = models.OneToOneField("ingest.Event", on_delete=models.CASCADE, related_name="+")
+    resource = models.TextField()
+    subject = models.TextField()
+    action = models.TextField()
+    timestamp = models.DateTimeField()
+    additional_values = models.JSONField(default=dict, blank=True)
+
+    objects = MetadataRecordQuerySet.as_manager()
+
+    class Meta:
+        db_table = "catalog_metadata_record"
+        ordering = ["-timestamp", "-id"]
+        indexes = [
+            # Equality filters (?resource=, ?subject=, ?action=); hash: unbounded text.
+            HashIndex(fields=["resource"], name="catalog_meta_resource_hash"),
+            HashIndex(fields=["subject"], name="catalog_meta_subject_hash"),
+            HashIndex(fields=["action"], name="catalog_meta_action_hash"),
+            # Time ranges (?since=&until=) and the default newest-first order.
+            models.Index(fields=["-timestamp", "-id"], name="catalog_meta_time_idx"),
+            # ?key=value filters: additional_values @> {"key": "value"}.
+            GinIndex(
+                fields=["additional_values"],
+                name="catalog_meta_values_gin",
+                opclasses=["jsonb_path_ops"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} {self.action} {self.resource}"
