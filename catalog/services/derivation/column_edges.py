@@ -30,7 +30,7 @@ FROM catalog_column_lineage_fact f
 JOIN catalog_run r ON r.id = f.run_id
 JOIN catalog_dataset_alias at ON at.id = f.target_alias_id
 JOIN catalog_dataset_alias src ON src.id = f.source_alias_id
-WHERE f.run_id = ANY(%s)
+WHERE f.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s)  -- both by index (ADR 0025)
 GROUP BY at.dataset_id, src.dataset_id, r.job_id, f.key_hash, f.run_id, r.run_uuid
 """
 _FOLD = """
@@ -102,7 +102,7 @@ def pairs_before(run_ids: list[int]) -> set[Pair]:
     if not run_ids:
         return set()
     with connection.cursor() as cursor:
-        cursor.execute(_RUN_PAIRS, [run_ids])
+        cursor.execute(_RUN_PAIRS, {"runs": run_ids})
         return {_pair(row) for row in cursor.fetchall()}
 
 
@@ -115,7 +115,7 @@ def fold(run_ids: list[int], before: set[Pair]) -> None:
     if not run_ids:
         return
     with connection.cursor() as cursor:
-        cursor.execute(_RUN_PAIRS, [run_ids])
+        cursor.execute(_RUN_PAIRS, {"runs": run_ids})
         rows = cursor.fetchall()
     edges: dict[tuple[int, int, int, bytes], list[Any]] = {}
     for row in rows:

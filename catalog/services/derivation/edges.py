@@ -73,7 +73,10 @@ JOIN catalog_run_dataset o ON o.run_id = i.run_id AND o.direction = 'output'
 JOIN catalog_dataset_alias ai ON ai.id = i.alias_id
 JOIN catalog_dataset_alias ao ON ao.id = o.alias_id
 JOIN catalog_run r ON r.id = i.run_id
-WHERE i.run_id = ANY(%s) AND i.direction = 'input'
+WHERE i.run_id = ANY(%(runs)s) AND i.direction = 'input'
+  -- The same condition on every per-run table, so the planner looks these runs up by
+  -- index instead of hashing a whole table that grows with history (ADR 0025).
+  AND o.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s)
 GROUP BY i.run_id, ai.dataset_id, ao.dataset_id, r.id
 """
 _UPSERT_EDGES = """
@@ -274,7 +277,7 @@ def recompute_edges(
         return
     runs = sorted(run_ids)
     with connection.cursor() as cursor:
-        cursor.execute(_RUN_EDGES, [runs])
+        cursor.execute(_RUN_EDGES, {"runs": runs})
         pairs: list[tuple[Any, ...]] = cursor.fetchall()
         edge_keys: dict[tuple[int, int, int], tuple[datetime, datetime]] = {}
         for _, source, target, job, first, last, *_ in pairs:
