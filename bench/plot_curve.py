@@ -3,10 +3,14 @@
 Two panels over the number of stored events: the derivation rate of each chunk, and its
 CPU per event (client + PostgreSQL backend), one line per stream.
 
-Usage: .venv/bin/python -m bench.plot_curve curve.json docs/derivation-curve.svg [--title T]
+CURVES is the JSON of --out, or the printed log of a run (so a run stopped early can be
+drawn from the chunks it finished).
+
+Usage: .venv/bin/python -m bench.plot_curve CURVES docs/derivation-curve.svg [--title T]
 """
 
 import argparse
+import re
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -69,6 +73,9 @@ def _panel(
         parts.append(
             f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>'
         )
+        for point in points.split():
+            x, y_point = point.split(",")
+            parts.append(f'<circle cx="{x}" cy="{y_point}" r="2.5" fill="{colour}"/>')
         y = TOP + 15 + index * 18
         parts.append(
             f'<line x1="{LEFT + plot_w + 12}" x2="{LEFT + plot_w + 32}" y1="{y}" y2="{y}" '
@@ -95,13 +102,38 @@ def render(curves: dict[str, list[dict[str, float]]], title: str) -> str:
     return "\n".join(parts) + "\n"
 
 
+_LINE = re.compile(
+    r"^(\w+): +([\d,]+) events stored, chunk derived at +([\d,]+) events/s, "
+    r"([\d.]+) ms CPU/event"
+)
+
+
+def load(path: Path) -> dict[str, list[dict[str, float]]]:
+    text = path.read_bytes()
+    if text.lstrip().startswith(b"{"):
+        return orjson.loads(text)
+    curves: dict[str, list[dict[str, float]]] = {}
+    for line in text.decode().splitlines():
+        match = _LINE.match(line)
+        if match:
+            stream, events, rate, cpu = match.groups()
+            curves.setdefault(stream, []).append(
+                {
+                    "events": float(events.replace(",", "")),
+                    "rate": float(rate.replace(",", "")),
+                    "cpu_ms": float(cpu),
+                }
+            )
+    return curves
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("curves")
     parser.add_argument("svg")
     parser.add_argument("--title", default="Derivation as the log grows (bench/derive.py --curve)")
     options = parser.parse_args()
-    curves = orjson.loads(Path(options.curves).read_bytes())
+    curves = load(Path(options.curves))
     Path(options.svg).write_text(render(curves, options.title))
 
 

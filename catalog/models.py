@@ -9,14 +9,13 @@ Facts (``RunDataset``, ``ColumnLineageFact``, ``JobDataset``, ``EventDataset``) 
 recomputes the aggregates (``LineageEdge``, ``ColumnLineageEdge``, ``DatasetField``).
 """
 
-from typing import Any
-
 from django.conf import settings
 from django.contrib.postgres.indexes import HashIndex
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models.functions import Now
+from django.db.models.functions import MD5, Now
 
+from catalog.fields import covered_fk
 from catalog.querysets import (
     AliasQuerySet,
     DatasetQuerySet,
@@ -25,12 +24,7 @@ from catalog.querysets import (
 )
 from catalog.rederive_job import RederiveJob as RederiveJob  # defined apart, same app
 from catalog.rederive_job import RederiveState as RederiveState
-
-
-def covered_fk(to: Any, **options: Any) -> models.ForeignKey:
-    """A foreign key without its own index: a unique constraint or an index that starts
-    with the column already serves it, and each index costs every write (ADR 0025)."""
-    return models.ForeignKey(to, db_index=False, **options)
+from ingest.models import DigestIndexedText
 
 
 class RunState(models.TextChoices):
@@ -52,7 +46,7 @@ TERMINAL_STATES = frozenset({RunState.COMPLETE, RunState.FAIL, RunState.ABORT})
 class Job(models.Model):
     """A job, keyed by (namespace, name)."""
 
-    namespace = models.TextField()
+    namespace = DigestIndexedText()
     name = models.TextField()
     # sha256(namespace + "\0" + name): the natural key (names have no length limit).
     key_hash = models.BinaryField(max_length=32, editable=False)
@@ -83,8 +77,8 @@ class Job(models.Model):
             models.UniqueConstraint(fields=["key_hash"], name="catalog_job_key_uniq"),
         ]
         indexes = [
-            # Jobs of a namespace (API filter, namespaces list counts); hash: unbounded text.
-            HashIndex(fields=["namespace"], name="catalog_job_namespace_hash"),
+            # Jobs of a namespace (API filter); btree on md5: unbounded text, shared values.
+            models.Index(MD5("namespace"), name="catalog_job_namespace_md5"),
             # Recently active jobs (API "seen since", default ordering of dashboards).
             models.Index(fields=["last_seen", "id"], name="catalog_job_last_seen_idx"),
         ]
@@ -169,7 +163,7 @@ class Dataset(models.Model):
     # The display name: the alias with the smallest (display_rank, namespace, name), which
     # prefers a pinned name, a TABLE symlink, a catalog over a storage location
     # (catalog.display_names). Also the merge survivor's key.
-    namespace = models.TextField()
+    namespace = DigestIndexedText()
     name = models.TextField()
     display_rank = models.SmallIntegerField(default=3, editable=False)
     facets = models.JSONField(default=dict, blank=True)
@@ -189,8 +183,8 @@ class Dataset(models.Model):
         db_table = "catalog_dataset"
         ordering = ["namespace", "name", "id"]
         indexes = [
-            # Datasets of a namespace (API filter, namespaces list); hash: unbounded text.
-            HashIndex(fields=["namespace"], name="catalog_dataset_ns_hash"),
+            # Datasets of a namespace (API filter); btree on md5: unbounded text, shared.
+            models.Index(MD5("namespace"), name="catalog_dataset_ns_md5"),
             # Recently seen datasets (API "seen since").
             models.Index(fields=["last_seen", "id"], name="catalog_dataset_seen_idx"),
         ]

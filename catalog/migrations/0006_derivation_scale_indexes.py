@@ -1,18 +1,41 @@
-# Foreign keys whose index duplicated a unique constraint or index starting with the
-# column lose it: one index fewer to maintain per write (ADR 0025).
+# Index upkeep that grew with history (ADR 0025): hash indexes on shared values become
+# btree on md5(column); foreign keys whose index repeated a unique constraint or index
+# starting with the column lose it.
 
 import django.db.models.deletion
+import django.db.models.functions.text
+import ingest.models
 from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0004_alias_rule_detach'),
+        ('catalog', '0005_rederive_job'),
         ('ingest', '0002_derivation_scale_md5_lookups'),
     ]
 
     operations = [
+        migrations.RemoveIndex(
+            model_name='dataset',
+            name='catalog_dataset_ns_hash',
+        ),
+        migrations.RemoveIndex(
+            model_name='job',
+            name='catalog_job_namespace_hash',
+        ),
+        migrations.RemoveIndex(
+            model_name='metadatarecord',
+            name='catalog_meta_resource_hash',
+        ),
+        migrations.RemoveIndex(
+            model_name='metadatarecord',
+            name='catalog_meta_subject_hash',
+        ),
+        migrations.RemoveIndex(
+            model_name='metadatarecord',
+            name='catalog_meta_action_hash',
+        ),
         migrations.AlterField(
             model_name='aliaslink',
             name='alias_a',
@@ -44,6 +67,11 @@ class Migration(migrations.Migration):
             field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='catalog.datasetalias'),
         ),
         migrations.AlterField(
+            model_name='dataset',
+            name='namespace',
+            field=ingest.models.DigestIndexedText(),
+        ),
+        migrations.AlterField(
             model_name='datasetalias',
             name='dataset',
             field=models.ForeignKey(db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='aliases', to='catalog.dataset'),
@@ -62,6 +90,11 @@ class Migration(migrations.Migration):
             model_name='eventdataset',
             name='event',
             field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='ingest.event'),
+        ),
+        migrations.AlterField(
+            model_name='job',
+            name='namespace',
+            field=ingest.models.DigestIndexedText(),
         ),
         migrations.AlterField(
             model_name='jobdataset',
@@ -99,6 +132,21 @@ class Migration(migrations.Migration):
             field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='edge_runs', to='catalog.run'),
         ),
         migrations.AlterField(
+            model_name='metadatarecord',
+            name='action',
+            field=ingest.models.DigestIndexedText(),
+        ),
+        migrations.AlterField(
+            model_name='metadatarecord',
+            name='resource',
+            field=ingest.models.DigestIndexedText(),
+        ),
+        migrations.AlterField(
+            model_name='metadatarecord',
+            name='subject',
+            field=ingest.models.DigestIndexedText(),
+        ),
+        migrations.AlterField(
             model_name='run',
             name='job',
             field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='catalog.job'),
@@ -112,5 +160,25 @@ class Migration(migrations.Migration):
             model_name='rundataset',
             name='run',
             field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='datasets', to='catalog.run'),
+        ),
+        migrations.AddIndex(
+            model_name='dataset',
+            index=models.Index(django.db.models.functions.text.MD5('namespace'), name='catalog_dataset_ns_md5'),
+        ),
+        migrations.AddIndex(
+            model_name='job',
+            index=models.Index(django.db.models.functions.text.MD5('namespace'), name='catalog_job_namespace_md5'),
+        ),
+        migrations.AddIndex(
+            model_name='metadatarecord',
+            index=models.Index(django.db.models.functions.text.MD5('resource'), name='catalog_meta_resource_md5'),
+        ),
+        migrations.AddIndex(
+            model_name='metadatarecord',
+            index=models.Index(django.db.models.functions.text.MD5('subject'), name='catalog_meta_subject_md5'),
+        ),
+        migrations.AddIndex(
+            model_name='metadatarecord',
+            index=models.Index(django.db.models.functions.text.MD5('action'), name='catalog_meta_action_md5'),
         ),
     ]
