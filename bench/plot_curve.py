@@ -35,7 +35,7 @@ def _panel(
     curves: dict[str, list[dict[str, float]]], key: str, label: str, offset: int
 ) -> list[str]:
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    max_x = max(row["events"] for rows in curves.values() for row in rows)
+    max_x = _nice(max(row["events"] for rows in curves.values() for row in rows))
     max_y = _nice(max(row[key] for rows in curves.values() for row in rows) * 1.1)
     parts = [
         f'<g transform="translate(0,{offset})">',
