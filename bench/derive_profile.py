@@ -77,7 +77,7 @@ def _store(stream: str, start: int, count: int) -> list[int]:
 
 
 def _derive_ids(ids: list[int]) -> float:
-    from catalog.derivation.batch import derive_event_ids
+    from catalog.services.derivation.batch import derive_event_ids
 
     began = time.perf_counter()
     derive_event_ids(ids)
@@ -87,7 +87,7 @@ def _derive_ids(ids: list[int]) -> float:
 def _probe(ids: list[int], explain: Explainer | None) -> float:
     from django.db import connection, transaction
 
-    from catalog.derivation.batch import derive_event_ids
+    from catalog.services.derivation.batch import derive_event_ids
 
     began = time.perf_counter()
     try:

@@ -30,7 +30,7 @@ def _worker() -> None:
     import django
 
     django.setup()
-    from catalog.derivation.batch import derive_pending_batch
+    from catalog.services.derivation.batch import derive_pending_batch
 
     derived = 0
     while True:
