@@ -56,11 +56,11 @@ def _derive_with(workers: int, database_url: str) -> tuple[float, int]:
 def _reset() -> None:
     from django.db import connection, transaction
 
-    from catalog.services import DERIVED_TABLES
+    from catalog.services import derived_tables
 
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute(f"TRUNCATE {', '.join(DERIVED_TABLES)}")
+        cursor.execute(f"TRUNCATE {', '.join(derived_tables())}")
         cursor.execute(
             "UPDATE ingest_event SET derivation_status = 'pending', derived_at = NULL, "
             "derivation_error = NULL"
