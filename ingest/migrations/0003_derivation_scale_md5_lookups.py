@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
     atomic = False
 
     dependencies = [
-        ("ingest", "0001_initial"),
+        ("ingest", "0002_fidelity_facet_problems"),
     ]
 
     operations = [

@@ -11,8 +11,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0005_rederive_job'),
-        ('ingest', '0002_derivation_scale_md5_lookups'),
+        ('catalog', '0006_fidelity'),
+        ('ingest', '0003_derivation_scale_md5_lookups'),
     ]
 
     operations = [
