@@ -9,7 +9,16 @@ Measures, on a scratch database (recreated), in this process:
 Prints both figures. No broker: the worker polls exactly as the sweep does, so the lag
 includes no queue time (the broker only adds its own delivery latency).
 
+With --curve, instead: for each stream of bench/streams.py (shared datasets, a scheduled
+fleet, a hot table), stores and derives chunk after chunk up to --total events, printing
+each chunk's derivation rate and, at the end, the last chunk's rate over the first's
+(target >= 0.9: deriving costs the same however big the log), and CPU per event. If the
+server runs with autovacuum off, the database is vacuumed after each chunk (not timed).
+--out writes the curves as JSON for bench/plot_curve.py.
+
 Usage: .venv/bin/python bench/derive.py [--events 5000] [--rate 1000] [--seconds 20]
+       .venv/bin/python bench/derive.py --curve [--streams shared,fleet,hot]
+           [--total 1000000] [--chunk 50000] [--out curve.json]
 """
 
 import argparse
@@ -122,14 +131,142 @@ def lag(rate: float, seconds: float, batch_size: int) -> tuple[float, list[float
     return produced, lags
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a local process (the PostgreSQL backend deriving)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _autovacuum_is_on() -> bool:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW autovacuum")
+        return cursor.fetchone()[0] == "on"
+
+
+def _vacuum() -> float:
+    """What autovacuum would have done by now (outside the derivation's timing)."""
+    from django.db import connection
+
+    began = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM (ANALYZE)")
+    return time.perf_counter() - began
+
+
+def curve(stream: str, total: int, chunk: int) -> list[dict[str, float]]:
+    """Store and derive ``stream`` chunk after chunk; one row per chunk.
+
+    Besides the rate, each chunk's CPU per event (this process and its PostgreSQL
+    backend): on a shared machine the wall-clock rate also measures the neighbours.
+    """
+    from django.db import connection
+
+    from bench.streams import records
+    from ingest.services import record_events
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    # A server with autovacuum off (a shared dev box may run so) would measure the pile-up
+    # of dead row versions in the small, constantly updated aggregate tables (edges, jobs,
+    # the hot dataset), not derivation: vacuum after each chunk, as autovacuum would.
+    vacuum_between = not _autovacuum_is_on()
+    if vacuum_between:
+        print(f"{stream}: autovacuum is off on this server; vacuuming after each chunk")
+    rows = []
+    for start in range(0, total, chunk):
+        size = min(chunk, total - start)
+        began = time.perf_counter()
+        for offset in range(start, start + size, 1000):
+            record_events(records(stream, offset, min(1000, start + size - offset)))
+        stored = time.perf_counter() - began
+        began, cpu = time.perf_counter(), time.process_time() + _cpu_seconds(backend)
+        derived = _drain(500)
+        elapsed = time.perf_counter() - began
+        cpu = time.process_time() + _cpu_seconds(backend) - cpu
+        assert derived == size, (derived, size)
+        vacuum = _vacuum() if vacuum_between else 0.0
+        rows.append(
+            {
+                "events": start + size,
+                "rate": size / elapsed,
+                "cpu_ms": cpu * 1000 / size,
+                "store_rate": size / stored,
+                "vacuum_s": vacuum,
+            }
+        )
+        print(
+            f"{stream}: {start + size:>9,} events stored, chunk derived at "
+            f"{size / elapsed:7,.0f} events/s, {cpu * 1000 / size:.2f} ms CPU/event "
+            f"(stored at {size / stored:,.0f} events/s, vacuum {vacuum:.1f} s)",
+            flush=True,
+        )
+    return rows
+
+
+def run_curves(options: argparse.Namespace) -> None:
+    """One stream in this process; several as one child process each (Django binds one
+    database per process), one after the other or, with --parallel, at once."""
+    streams = options.streams.split(",")
+    if len(streams) == 1:
+        base, _, name = options.database_url.rpartition("/")
+        _setup(f"{base}/{name}_{streams[0]}")
+        results = {streams[0]: curve(streams[0], options.total, options.chunk)}
+    else:
+        import subprocess
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="derive-curve-"))
+        children = []
+        for stream in streams:
+            command = [
+                sys.executable, "-m", "bench.derive", "--curve", "--streams", stream,
+                "--total", str(options.total), "--chunk", str(options.chunk),
+                "--database-url", options.database_url, "--out", str(folder / stream),
+            ]  # fmt: skip
+            child = subprocess.Popen(command, cwd=Path(__file__).resolve().parent.parent)
+            if not options.parallel:
+                child.wait()
+            children.append(child)
+        for child in children:
+            if child.wait() != 0:
+                raise SystemExit(f"a stream failed: {child.args}")
+        results = {}
+        for stream in streams:
+            results.update(orjson.loads((folder / stream).read_bytes()))
+    for stream, rows in results.items():
+        ratio = rows[-1]["rate"] / rows[0]["rate"]
+        cpu_ratio = rows[0]["cpu_ms"] / rows[-1]["cpu_ms"]
+        print(
+            f"{stream}: first chunk {rows[0]['rate']:,.0f} events/s, last chunk "
+            f"{rows[-1]['rate']:,.0f} events/s at {rows[-1]['events']:,.0f} events: "
+            f"last/first = {ratio:.2f} (target >= 0.90); by CPU per event "
+            f"{rows[0]['cpu_ms']:.2f} → {rows[-1]['cpu_ms']:.2f} ms, first/last = {cpu_ratio:.2f}",
+            flush=True,
+        )
+    if options.out:
+        Path(options.out).write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", default=DEFAULT_DATABASE)
+    parser.add_argument("--curve", action="store_true", help="rate per chunk as the log grows")
+    parser.add_argument("--streams", default="shared,fleet,hot")
+    parser.add_argument("--total", type=int, default=1_000_000)
+    parser.add_argument("--chunk", type=int, default=50_000)
+    parser.add_argument("--parallel", action="store_true", help="derive the streams at once")
+    parser.add_argument("--out", help="write the curves as JSON here")
     parser.add_argument("--events", type=int, default=5000)
     parser.add_argument("--batch-size", type=int, default=500)
     parser.add_argument("--rate", type=float, default=1000.0, help="single-event ingest rate")
     parser.add_argument("--seconds", type=float, default=20.0)
     options = parser.parse_args()
+    if options.curve:
+        run_curves(options)
+        return
     _setup(options.database_url)
     rate = throughput(options.events, options.batch_size)
     print(f"derivation throughput, one worker: {rate:,.0f} events/s ({options.events} events)")

@@ -13,8 +13,9 @@ from django.conf import settings
 from django.contrib.postgres.indexes import HashIndex
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models.functions import Now
+from django.db.models.functions import MD5, Now
 
+from catalog.fields import covered_fk
 from catalog.querysets import (
     AliasQuerySet,
     DatasetQuerySet,
@@ -23,6 +24,7 @@ from catalog.querysets import (
 )
 from catalog.rederive_job import RederiveJob as RederiveJob  # defined apart, same app
 from catalog.rederive_job import RederiveState as RederiveState
+from ingest.models import DigestIndexedText
 
 
 class RunState(models.TextChoices):
@@ -44,7 +46,7 @@ TERMINAL_STATES = frozenset({RunState.COMPLETE, RunState.FAIL, RunState.ABORT})
 class Job(models.Model):
     """A job, keyed by (namespace, name)."""
 
-    namespace = models.TextField()
+    namespace = DigestIndexedText()
     name = models.TextField()
     # sha256(namespace + "\0" + name): the natural key (names have no length limit).
     key_hash = models.BinaryField(max_length=32, editable=False)
@@ -75,8 +77,8 @@ class Job(models.Model):
             models.UniqueConstraint(fields=["key_hash"], name="catalog_job_key_uniq"),
         ]
         indexes = [
-            # Jobs of a namespace (API filter, namespaces list counts); hash: unbounded text.
-            HashIndex(fields=["namespace"], name="catalog_job_namespace_hash"),
+            # Jobs of a namespace (API filter); btree on md5: unbounded text, shared values.
+            models.Index(MD5("namespace"), name="catalog_job_namespace_md5"),
             # Recently active jobs (API "seen since", default ordering of dashboards).
             models.Index(fields=["last_seen", "id"], name="catalog_job_last_seen_idx"),
         ]
@@ -92,7 +94,8 @@ class Run(models.Model):
     run_uuid = models.UUIDField()
     # The runId as producers sent it (differs from run_uuid when it was not a UUID).
     run_id_text = models.TextField()
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="runs")
+    # Indexed by catalog_run_job_started_idx (job first).
+    job = covered_fk(Job, on_delete=models.CASCADE, related_name="runs")
     parent_run = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="child_runs"
     )
@@ -160,7 +163,7 @@ class Dataset(models.Model):
     # The display name: the alias with the smallest (display_rank, namespace, name), which
     # prefers a pinned name, a TABLE symlink, a catalog over a storage location
     # (catalog.display_names). Also the merge survivor's key.
-    namespace = models.TextField()
+    namespace = DigestIndexedText()
     name = models.TextField()
     display_rank = models.SmallIntegerField(default=3, editable=False)
     facets = models.JSONField(default=dict, blank=True)
@@ -180,8 +183,8 @@ class Dataset(models.Model):
         db_table = "catalog_dataset"
         ordering = ["namespace", "name", "id"]
         indexes = [
-            # Datasets of a namespace (API filter, namespaces list); hash: unbounded text.
-            HashIndex(fields=["namespace"], name="catalog_dataset_ns_hash"),
+            # Datasets of a namespace (API filter); btree on md5: unbounded text, shared.
+            models.Index(MD5("namespace"), name="catalog_dataset_ns_md5"),
             # Recently seen datasets (API "seen since").
             models.Index(fields=["last_seen", "id"], name="catalog_dataset_seen_idx"),
         ]
@@ -205,9 +208,7 @@ class DatasetAlias(models.Model):
     name = models.TextField()
     # sha256(namespace + "\0" + name) of the normalised name: the lookup key.
     key_hash = models.BinaryField(max_length=32, editable=False)
-    dataset = models.ForeignKey(
-        Dataset, null=True, on_delete=models.SET_NULL, related_name="aliases"
-    )
+    dataset = covered_fk(Dataset, null=True, on_delete=models.SET_NULL, related_name="aliases")
     # Why the alias exists: the first (by eventTime, then digest) reason that named it.
     reason = models.CharField(max_length=8, choices=AliasReason.choices)
     reason_event = models.ForeignKey(
@@ -247,8 +248,8 @@ class DatasetAlias(models.Model):
 class AliasLink(models.Model):
     """An equivalence between two aliases (undirected: stored with alias_a.id < alias_b.id)."""
 
-    alias_a = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
-    alias_b = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    alias_a = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    alias_b = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
     reason = models.CharField(max_length=8, choices=AliasReason.choices)
     reason_event = models.ForeignKey(
         "ingest.Event", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -338,8 +339,8 @@ class Direction(models.TextChoices):
 class RunDataset(models.Model):
     """A dataset read or written by a run, accumulated over all the run's events."""
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="datasets")
-    alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    run = covered_fk(Run, on_delete=models.CASCADE, related_name="datasets")
+    alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
     direction = models.CharField(max_length=6, choices=Direction.choices)
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
@@ -364,8 +365,8 @@ class RunDataset(models.Model):
 class JobDataset(models.Model):
     """A dataset a job declares (JobEvent, static lineage) or its runs touched."""
 
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="datasets")
-    alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    job = covered_fk(Job, on_delete=models.CASCADE, related_name="datasets")
+    alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
     direction = models.CharField(max_length=6, choices=Direction.choices)
     declared = models.BooleanField(default=False)  # True when a JobEvent declared it
     first_seen = models.DateTimeField()
@@ -391,9 +392,9 @@ class JobDataset(models.Model):
 class LineageEdge(models.Model):
     """dataset → dataset through a job, aggregated over every run that produced it."""
 
-    source = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="out_edges")
-    target = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="in_edges")
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="edges")
+    source = covered_fk(Dataset, on_delete=models.CASCADE, related_name="out_edges")
+    target = covered_fk(Dataset, on_delete=models.CASCADE, related_name="in_edges")
+    job = covered_fk(Job, on_delete=models.CASCADE, related_name="edges")
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
     last_run = models.ForeignKey(
@@ -426,8 +427,8 @@ class LineageEdge(models.Model):
 class LineageEdgeRun(models.Model):
     """One run's contribution to an edge: the edge history (graph as of a time, diffs)."""
 
-    edge = models.ForeignKey(LineageEdge, on_delete=models.CASCADE, related_name="runs")
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="edge_runs")
+    edge = covered_fk(LineageEdge, on_delete=models.CASCADE, related_name="runs")
+    run = covered_fk(Run, on_delete=models.CASCADE, related_name="edge_runs")
     # When both ends were first / last named by the run's events.
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
@@ -450,8 +451,8 @@ class LineageEdgeRun(models.Model):
 class ColumnLineageFact(models.Model):
     """One columnLineage entry seen in a run's output facets (per output alias and field)."""
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
-    target_alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    run = covered_fk(Run, on_delete=models.CASCADE, related_name="+")
+    target_alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
     target_field = models.TextField()
     source_alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
     source_field = models.TextField()
@@ -485,9 +486,9 @@ class ColumnLineageFact(models.Model):
 class ColumnLineageEdge(models.Model):
     """source dataset.field → target dataset.field through a job, aggregated over runs."""
 
-    source = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    source = covered_fk(Dataset, on_delete=models.CASCADE, related_name="+")
     source_field = models.TextField()
-    target = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    target = covered_fk(Dataset, on_delete=models.CASCADE, related_name="+")
     target_field = models.TextField()
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="+")
     transformation_type = models.CharField(max_length=32, blank=True, default="")
@@ -522,7 +523,7 @@ class ColumnLineageEdge(models.Model):
 class DatasetField(models.Model):
     """A field of a dataset's current schema (nested fields flattened as a.b.c)."""
 
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="fields")
+    dataset = covered_fk(Dataset, on_delete=models.CASCADE, related_name="fields")
     ordinal = models.IntegerField()
     name = models.TextField()
     type = models.TextField(blank=True, default="")
@@ -556,8 +557,8 @@ class EventDatasetRole(models.TextChoices):
 class EventDataset(models.Model):
     """Which events named which alias: "the events of a dataset" (API /events?dataset=)."""
 
-    alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
-    event = models.ForeignKey("ingest.Event", on_delete=models.CASCADE, related_name="+")
+    alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    event = covered_fk("ingest.Event", on_delete=models.CASCADE, related_name="+")
     role = models.CharField(max_length=8, choices=EventDatasetRole.choices)
 
     class Meta:

@@ -2,12 +2,13 @@
 (ADR 0020), metadata records. Imported by ``catalog.models``, which registers them."""
 
 from django.conf import settings
-from django.contrib.postgres.indexes import GinIndex, HashIndex
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
-from django.db.models.functions import Now
+from django.db.models.functions import MD5, Now
 
 from catalog.models import Dataset, Direction, Job, Run
 from catalog.querysets import MetadataRecordQuerySet
+from ingest.models import DigestIndexedText
 
 
 class JobLineageEdge(models.Model):
@@ -99,9 +100,9 @@ class MetadataRecord(models.Model):
     """A generic metadata record (``/api/v1/metadata``), indexed for search."""
 
     event = models.OneToOneField("ingest.Event", on_delete=models.CASCADE, related_name="+")
-    resource = models.TextField()
-    subject = models.TextField()
-    action = models.TextField()
+    resource = DigestIndexedText()
+    subject = DigestIndexedText()
+    action = DigestIndexedText()
     timestamp = models.DateTimeField()
     additional_values = models.JSONField(default=dict, blank=True)
 
@@ -111,10 +112,10 @@ class MetadataRecord(models.Model):
         db_table = "catalog_metadata_record"
         ordering = ["-timestamp", "-id"]
         indexes = [
-            # Equality filters (?resource=, ?subject=, ?action=); hash: unbounded text.
-            HashIndex(fields=["resource"], name="catalog_meta_resource_hash"),
-            HashIndex(fields=["subject"], name="catalog_meta_subject_hash"),
-            HashIndex(fields=["action"], name="catalog_meta_action_hash"),
+            # Equality filters (?resource=, ?subject=, ?action=): btree on md5 (ADR 0025).
+            models.Index(MD5("resource"), name="catalog_meta_resource_md5"),
+            models.Index(MD5("subject"), name="catalog_meta_subject_md5"),
+            models.Index(MD5("action"), name="catalog_meta_action_md5"),
             # Time ranges (?since=&until=) and the default newest-first order.
             models.Index(fields=["-timestamp", "-id"], name="catalog_meta_time_idx"),
             # ?key=value filters: additional_values @> {"key": "value"}.

@@ -5,10 +5,12 @@ except for their derivation status, never deleted.
 """
 
 import json
+from typing import Any
 
-from django.contrib.postgres.indexes import BrinIndex, HashIndex
+from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
-from django.db.models.functions import Now
+from django.db.models.functions import MD5, Now
+from django.db.models.lookups import Exact
 
 from ingest.derivation_status import DerivationStatus
 from ingest.querysets import EventQuerySet, TokenQuerySet
@@ -26,6 +28,29 @@ class EventKind(models.TextChoices):
 OPENLINEAGE_KINDS = (EventKind.RUN, EventKind.DATASET, EventKind.JOB)
 
 
+class DigestIndexedText(models.TextField):
+    """Text of any length found by equality through a btree index on ``md5(column)``.
+
+    Hash indexes took values of any length too, but an insert walks its bucket's whole
+    overflow chain: with a value shared by many rows (one producer for all events, a job's
+    thousand runs, a streaming run's heartbeats) every insert, and every status update,
+    cost grew with the log (ADR 0025). A btree on md5 keeps duplicates in O(log n).
+    """
+
+
+class DigestExact(Exact):
+    """``column = value`` also as ``md5(column) = md5(value)``, which the index serves."""
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        params = (*lhs_params, *rhs_params)
+        return f"(md5({lhs}) = md5({rhs}) AND {lhs} = {rhs})", params + params
+
+
+DigestIndexedText.register_lookup(DigestExact)
+
+
 class Event(models.Model):
     """One accepted event, exactly as received."""
 
@@ -35,10 +60,10 @@ class Event(models.Model):
     # Parsed from the payload (lenient: zone-less times are UTC, nanoseconds truncated);
     # edges and metadata records use their own timestamp or the receive time.
     event_time = models.DateTimeField(null=True)
-    run_id = models.TextField(null=True, blank=True)
+    run_id = DigestIndexedText(null=True, blank=True)
     job_namespace = models.TextField(null=True, blank=True)
-    job_name = models.TextField(null=True, blank=True)
-    producer = models.TextField(null=True, blank=True)
+    job_name = DigestIndexedText(null=True, blank=True)
+    producer = DigestIndexedText(null=True, blank=True)
     schema_url = models.TextField(null=True, blank=True)
     # The event as received. Where jsonb cannot hold it exactly (U+0000 in a string, floats
     # with an exponent), this is a close copy (U+0000 → U+FFFD) and ``payload_raw`` holds the
@@ -89,11 +114,11 @@ class Event(models.Model):
             # Ingest-rate dashboards and time-range scans on an append-only column: BRIN is
             # tiny and enough because received_at follows the insertion order.
             BrinIndex(fields=["received_at"], name="ingest_event_received_brin"),
-            # Events of one run / one job (equality only; hash indexes take names of any size).
-            HashIndex(fields=["run_id"], name="ingest_event_run_hash"),
-            HashIndex(fields=["job_name"], name="ingest_event_job_hash"),
-            # Events from one producer (admin search, API filter).
-            HashIndex(fields=["producer"], name="ingest_event_producer_hash"),
+            # Events of one run / one job / one producer (admin search, API filters):
+            # equality through md5 (values of any length; see DigestIndexedText).
+            models.Index(MD5("run_id"), name="ingest_event_run_md5"),
+            models.Index(MD5("job_name"), name="ingest_event_job_md5"),
+            models.Index(MD5("producer"), name="ingest_event_producer_md5"),
         ]
 
     def __str__(self) -> str:

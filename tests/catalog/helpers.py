@@ -158,7 +158,9 @@ def canonical_dump() -> dict[str, Any]:
                 edge.transformation_type,
                 edge.transformation_subtype,
                 edge.run_count,
+                _time(edge.first_seen),
                 _time(edge.last_seen),
+                runs.get(edge.last_run_id),
             )
             for edge in ColumnLineageEdge.objects.all()
         ),

@@ -112,9 +112,10 @@ def apply_facts(facts: Facts) -> None:
     job_ids = derive_jobs(facts)
     run_ids, moved = derive_runs(facts, job_ids)
     aliases, merged_runs = derive_aliases(facts)
-    touched = store_facts(facts, job_ids, run_ids, aliases)
-    recompute_edges(touched | merged_runs | set(moved), moved)
-    recompute_job_edges(touched | merged_runs | set(moved))
+    stored = store_facts(facts, job_ids, run_ids, aliases)
+    rebuild = merged_runs | set(moved)
+    recompute_edges(stored.touched | rebuild, moved, stored, rebuild)
+    recompute_job_edges(stored.touched | rebuild)
     store_metadata(facts)
 
 

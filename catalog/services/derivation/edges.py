@@ -6,12 +6,14 @@ datasets and its job, and an edge's times and counts a pure function of its runs
 what makes the result independent of event order and batching (ADR 0023).
 """
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import connection
 
 from catalog.models import DatasetAlias
+from catalog.services.derivation import column_edges
 from catalog.services.derivation.facts import AliasKey, Facts, JobKey, RunKey
 
 _UPSERT_RUN_DATASETS = """
@@ -59,17 +61,23 @@ SELECT e, r, s, a, t, v::jsonb FROM unnest(
 ) AS u(e, r, s, a, t, v)
 ON CONFLICT (event_id) DO NOTHING
 """
-# A run's edges: every (input dataset, output dataset) pair of the run, through its job.
+# A run's edges: every (input dataset, output dataset) pair of the run, through its job,
+# with what the edge keeps of its last run (UUID for the order, edge API facet).
 _RUN_EDGES = """
 SELECT i.run_id, ai.dataset_id, ao.dataset_id, r.job_id,
-       GREATEST(MIN(i.first_seen), MIN(o.first_seen)), GREATEST(MAX(i.last_seen), MAX(o.last_seen))
+       GREATEST(MIN(i.first_seen), MIN(o.first_seen)), GREATEST(MAX(i.last_seen), MAX(o.last_seen)),
+       r.run_uuid, COALESCE(r.facets->'lineageCatalog_edge'->>'lineage_type', ''),
+       COALESCE(r.facets->'lineageCatalog_edge'->>'pipeline', '')
 FROM catalog_run_dataset i
 JOIN catalog_run_dataset o ON o.run_id = i.run_id AND o.direction = 'output'
 JOIN catalog_dataset_alias ai ON ai.id = i.alias_id
 JOIN catalog_dataset_alias ao ON ao.id = o.alias_id
 JOIN catalog_run r ON r.id = i.run_id
-WHERE i.run_id = ANY(%s) AND i.direction = 'input'
-GROUP BY i.run_id, ai.dataset_id, ao.dataset_id, r.job_id
+WHERE i.run_id = ANY(%(runs)s) AND i.direction = 'input'
+  -- The same condition on every per-run table, so the planner looks these runs up by
+  -- index instead of hashing a whole table that grows with history (ADR 0025).
+  AND o.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s)
+GROUP BY i.run_id, ai.dataset_id, ao.dataset_id, r.id
 """
 _UPSERT_EDGES = """
 INSERT INTO catalog_lineage_edge (
@@ -109,77 +117,30 @@ FROM (
 WHERE e.id = a.edge_id
 """
 # The common case, in time independent of an edge's history: fold this batch's runs into
-# the stored aggregate (first/last seen only widen; new (edge, run) pairs add to the count;
-# the last run is the greater of the stored one and the batch's best by (last_seen,
-# run_uuid)). Equal, by construction, to _AGGREGATE_EDGES whenever no run left the edge.
-_FOLD_EDGES = """
+# the stored aggregate. Per edge the batch brings its runs' span, the number of (edge, run)
+# pairs that did not exist before, and its best run by (last_seen, run_uuid); first/last
+# seen only widen, the count grows by the new pairs, the last run is the greater of the
+# stored one and the batch's best. Equal, by construction, to _AGGREGATE_EDGES whenever no
+# run left the edge; it reads no other run of the edge (ADR 0025).
+_WINS = """(e.last_run_id IS NULL OR v.last_seen > e.last_seen OR (v.last_seen = e.last_seen
+    AND v.run_uuid >= (SELECT run_uuid FROM catalog_run WHERE id = e.last_run_id)))"""
+_FOLD_EDGES = f"""
 UPDATE catalog_lineage_edge e SET
-    first_seen = LEAST(e.first_seen, b.first_seen),
-    last_seen = GREATEST(e.last_seen, b.last_seen),
-    run_count = e.run_count + a.added,
-    last_run_id = CASE WHEN b.wins THEN b.run_id ELSE e.last_run_id END,
-    lineage_type = CASE WHEN b.wins THEN b.lineage_type ELSE e.lineage_type END,
-    pipeline = CASE WHEN b.wins THEN b.pipeline ELSE e.pipeline END
-FROM unnest(%s::bigint[], %s::int[]) AS a(edge_id, added),
-LATERAL (
-    SELECT MIN(er.first_seen) OVER () AS first_seen, MAX(er.last_seen) OVER () AS last_seen,
-           er.run_id,
-           COALESCE(r.facets->'lineageCatalog_edge'->>'lineage_type', '') AS lineage_type,
-           COALESCE(r.facets->'lineageCatalog_edge'->>'pipeline', '') AS pipeline,
-           (SELECT cur.id IS NULL OR er.last_seen > cur_edge.last_seen
-                   OR (er.last_seen = cur_edge.last_seen AND r.run_uuid >= cur.run_uuid)
-            FROM catalog_lineage_edge cur_edge
-            LEFT JOIN catalog_run cur ON cur.id = cur_edge.last_run_id
-            WHERE cur_edge.id = a.edge_id) AS wins
-    FROM catalog_lineage_edge_run er JOIN catalog_run r ON r.id = er.run_id
-    WHERE er.edge_id = a.edge_id AND er.run_id = ANY(%s)
-    ORDER BY er.last_seen DESC, r.run_uuid DESC
-    LIMIT 1
-) b
-WHERE e.id = a.edge_id
+    first_seen = LEAST(e.first_seen, v.first_seen),
+    last_seen = GREATEST(e.last_seen, v.last_seen),
+    run_count = e.run_count + v.added,
+    last_run_id = CASE WHEN {_WINS} THEN v.run_id ELSE e.last_run_id END,
+    lineage_type = CASE WHEN {_WINS} THEN v.lineage_type ELSE e.lineage_type END,
+    pipeline = CASE WHEN {_WINS} THEN v.pipeline ELSE e.pipeline END
+FROM unnest(
+    %s::bigint[], %s::timestamptz[], %s::timestamptz[], %s::int[], %s::bigint[], %s::uuid[],
+    %s::text[], %s::text[]
+) AS v(edge_id, first_seen, last_seen, added, run_id, run_uuid, lineage_type, pipeline)
+WHERE e.id = v.edge_id
 """
 _DELETE_EMPTY_EDGES = """
 DELETE FROM catalog_lineage_edge e WHERE e.id = ANY(%s)
 AND NOT EXISTS (SELECT 1 FROM catalog_lineage_edge_run er WHERE er.edge_id = e.id)
-"""
-# Column edges are recomputed per (target dataset, job) from all facts of that pair.
-_COLUMN_KEYS = """
-SELECT DISTINCT at.dataset_id, r.job_id
-FROM catalog_column_lineage_fact f
-JOIN catalog_run r ON r.id = f.run_id
-JOIN catalog_dataset_alias at ON at.id = f.target_alias_id
-WHERE f.run_id = ANY(%s)
-ORDER BY 1, 2
-"""
-_OLD_COLUMN_KEYS = """
-SELECT DISTINCT at.dataset_id, k.job_id
-FROM unnest(%s::bigint[], %s::bigint[]) AS k(run_id, job_id)
-JOIN catalog_column_lineage_fact f ON f.run_id = k.run_id
-JOIN catalog_dataset_alias at ON at.id = f.target_alias_id
-"""
-_DELETE_COLUMN_EDGES = """
-DELETE FROM catalog_column_lineage_edge ce
-USING unnest(%s::bigint[], %s::bigint[]) AS k(target_id, job_id)
-WHERE ce.target_id = k.target_id AND ce.job_id = k.job_id
-"""
-_INSERT_COLUMN_EDGES = """
-INSERT INTO catalog_column_lineage_edge (
-    target_id, source_id, job_id, key_hash, target_field, source_field, transformation_type,
-    transformation_subtype, transformation_description, masking, first_seen, last_seen,
-    last_run_id, run_count
-)
-SELECT at.dataset_id, src.dataset_id, r.job_id, f.key_hash, f.target_field, f.source_field,
-       f.transformation_type, f.transformation_subtype, f.transformation_description, f.masking,
-       MIN(f.first_seen), MAX(f.last_seen),
-       (ARRAY_AGG(f.run_id ORDER BY f.last_seen DESC, r.run_uuid DESC))[1],
-       COUNT(DISTINCT f.run_id)
-FROM unnest(%s::bigint[], %s::bigint[]) AS k(target_id, job_id)
-JOIN catalog_dataset_alias at ON at.dataset_id = k.target_id
-JOIN catalog_column_lineage_fact f ON f.target_alias_id = at.id
-JOIN catalog_run r ON r.id = f.run_id AND r.job_id = k.job_id
-JOIN catalog_dataset_alias src ON src.id = f.source_alias_id
-GROUP BY at.dataset_id, src.dataset_id, r.job_id, f.key_hash, f.target_field, f.source_field,
-         f.transformation_type, f.transformation_subtype, f.transformation_description, f.masking
 """
 
 
@@ -191,13 +152,23 @@ def _columns(rows: list[tuple], width: int) -> list[list[Any]]:
     return columns
 
 
+@dataclass
+class StoredFacts:
+    """What ``store_facts`` changed: runs whose edges may change, and for the runs that got
+    column-lineage facts, their (column edge, run) pairs as they were before."""
+
+    touched: set[int]
+    column_runs: list[int]
+    column_before: set[column_edges.Pair]
+
+
 def store_facts(
     facts: Facts,
     job_ids: dict[JobKey, int],
     run_ids: dict[RunKey, int],
     aliases: dict[AliasKey, DatasetAlias],
-) -> set[int]:
-    """Upsert the per-run and per-job facts; returns the ids of runs whose edges changed."""
+) -> StoredFacts:
+    """Upsert the per-run and per-job facts."""
     touched: set[int] = set()
     with connection.cursor() as cursor:
         run_rows = sorted(
@@ -236,9 +207,13 @@ def store_facts(
             for (run, target, source, digest), values in facts.column_facts.items()
         )
         if column_rows:
+            column_runs = sorted({row[0] for row in column_rows})
+            before = column_edges.pairs_before(column_runs)
             cursor.execute(_UPSERT_COLUMN_FACTS, _columns(column_rows, 12))
-            touched.update(row[0] for row in column_rows)
-    return touched
+            touched.update(column_runs)
+        else:
+            column_runs, before = [], set()
+    return StoredFacts(touched, column_runs, before)
 
 
 def store_metadata(facts: Facts) -> None:
@@ -261,20 +236,51 @@ def store_metadata(facts: Facts) -> None:
         cursor.execute(_INSERT_METADATA, _columns(rows, 6))
 
 
-def recompute_edges(run_ids: set[int], old_jobs: dict[int, int] | None = None) -> None:
+def _fold_rows(
+    rows: list[tuple[Any, ...]], new_pairs: set[tuple[int, int]], lost: set[int]
+) -> list[tuple[Any, ...]]:
+    """Per edge not in ``lost``: (id, first, last, new pairs, best run, its UUID, lineage
+    type, pipeline) of this batch's (edge, run) ``rows``."""
+    folds: dict[int, list[Any]] = {}
+    for edge, run, first, last, run_uuid, lineage_type, pipeline in rows:
+        if edge in lost:
+            continue
+        new = 1 if (edge, run) in new_pairs else 0
+        best = (last, run_uuid, run, lineage_type, pipeline)
+        fold = folds.get(edge)
+        if fold is None:
+            folds[edge] = [first, last, new, best]
+        else:
+            fold[0], fold[1], fold[2] = min(fold[0], first), max(fold[1], last), fold[2] + new
+            fold[3] = max(fold[3], best, key=lambda item: item[:2])
+    return [
+        (edge, first, last, added, best[2], best[1], best[3], best[4])
+        for edge, (first, last, added, best) in sorted(folds.items())
+    ]
+
+
+def recompute_edges(
+    run_ids: set[int],
+    old_jobs: dict[int, int] | None = None,
+    stored: StoredFacts | None = None,
+    rebuild: set[int] | None = None,
+) -> None:
     """Rebuild the edges of ``run_ids`` from their facts, then the touched aggregates.
 
     ``old_jobs`` maps runs whose job changed to their previous job, whose column edges are
-    recomputed too.
+    recomputed too. With ``stored`` (a batch's ``store_facts``), column edges are folded
+    for its runs except those in ``rebuild`` (moved or merged), whose (target dataset,
+    job) column edges are recomputed from all their facts; without it (a steward's split),
+    those of every run in ``run_ids`` are.
     """
     if not run_ids:
         return
     runs = sorted(run_ids)
     with connection.cursor() as cursor:
-        cursor.execute(_RUN_EDGES, [runs])
-        pairs: list[tuple[int, int, int, int, datetime, datetime]] = cursor.fetchall()
+        cursor.execute(_RUN_EDGES, {"runs": runs})
+        pairs: list[tuple[Any, ...]] = cursor.fetchall()
         edge_keys: dict[tuple[int, int, int], tuple[datetime, datetime]] = {}
-        for _, source, target, job, first, last in pairs:
+        for _, source, target, job, first, last, *_ in pairs:
             known = edge_keys.get((source, target, job))
             edge_keys[(source, target, job)] = (
                 (first, last) if known is None else (min(known[0], first), max(known[1], last))
@@ -296,30 +302,27 @@ def recompute_edges(run_ids: set[int], old_jobs: dict[int, int] | None = None) -
         cursor.execute(_DELETE_EDGE_RUNS, [runs])
         before = {(edge, run) for edge, run in cursor.fetchall()}
         rows = sorted(
-            (edge_ids[(source, target, job)], run, first, last)
-            for run, source, target, job, first, last in pairs
+            (edge_ids[(source, target, job)], run, first, last, *last_run)
+            for run, source, target, job, first, last, *last_run in pairs
         )
         if rows:
-            cursor.execute(_INSERT_EDGE_RUNS, _columns(rows, 4))
-        after = {(edge, run) for edge, run, _, _ in rows}
+            cursor.execute(_INSERT_EDGE_RUNS, _columns([row[:4] for row in rows], 4))
+        after = {(row[0], row[1]) for row in rows}
         # Edges that lost a run (its job changed, datasets merged) are recomputed in full;
         # every other touched edge folds in what this batch added.
         lost = sorted({edge for edge, _ in before - after})
         if lost:
             cursor.execute(_AGGREGATE_EDGES, [lost])
             cursor.execute(_DELETE_EMPTY_EDGES, [lost])
-        added: dict[int, int] = dict.fromkeys({edge for edge, _ in after}, 0)
-        for edge, _ in after - before:
-            added[edge] += 1
-        folded = sorted(set(added) - set(lost))
-        if folded:
-            cursor.execute(_FOLD_EDGES, [folded, [added[edge] for edge in folded], runs])
-        cursor.execute(_COLUMN_KEYS, [runs])
-        keys = cursor.fetchall()
-        if old_jobs:
-            cursor.execute(_OLD_COLUMN_KEYS, [list(old_jobs), list(old_jobs.values())])
-            keys = sorted(set(keys) | set(cursor.fetchall()))
-        if keys:
-            targets, jobs = [key[0] for key in keys], [key[1] for key in keys]
-            cursor.execute(_DELETE_COLUMN_EDGES, [targets, jobs])
-            cursor.execute(_INSERT_COLUMN_EDGES, [targets, jobs])
+        folds = _fold_rows(rows, after - before, set(lost))
+        if folds:
+            cursor.execute(_FOLD_EDGES, _columns(folds, 8))
+    if stored is None:
+        column_edges.recompute(runs, old_jobs)
+        return
+    # Runs that moved job or touched a merged dataset may have left column edges: those
+    # edges are recomputed; every other run with new column facts folds in.
+    full = set(run_ids) & (rebuild or set())
+    fold_runs = [run for run in stored.column_runs if run not in full]
+    column_edges.fold(fold_runs, stored.column_before)
+    column_edges.recompute(sorted(full), old_jobs)
