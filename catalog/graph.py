@@ -80,7 +80,7 @@ class UnknownNode(LookupError):
     pass
 
 
-def _edge_filters(request: GraphRequest, alias: str = "e") -> tuple[str, dict[str, Any]]:
+def edge_filters(request: GraphRequest, alias: str = "e") -> tuple[str, dict[str, Any]]:
     sql = ""
     values: dict[str, Any] = {}
     if request.as_of is not None:
@@ -116,7 +116,7 @@ def _walk(
     """
     if not start:
         return {}, False
-    filters, values = _edge_filters(request)
+    filters, values = edge_filters(request)
     here, following = ("target_id", "source_id") if upstream else ("source_id", "target_id")
     row_limit = (request.max_nodes + 1) * (request.depth + 1)
     sql = _WALK.format(next=following, here=here, filters=filters)
@@ -181,7 +181,7 @@ ORDER BY e.id LIMIT %(limit)s
 
 
 def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) -> list[tuple]:
-    filters, values = _edge_filters(request)
+    filters, values = edge_filters(request)
     where = "(e.source_id = ANY(%(ids)s) AND e.target_id = ANY(%(ids)s))"
     if root_job is not None:
         where = (
@@ -210,7 +210,7 @@ def _has_more(
     drawn."""
     if not dataset_ids:
         return []
-    filters, values = _edge_filters(request)
+    filters, values = edge_filters(request)
     job_filters, _ = graph_jobs.filters(request.as_of, request.since)
     column = "target_id" if upstream else "source_id"
     with connection.cursor() as cursor:
@@ -453,7 +453,7 @@ def _assemble(
 
 
 def _column_edges(dataset_ids: list[int], request: GraphRequest) -> list[dict[str, Any]]:
-    filters, values = _edge_filters(request, alias="c")
+    filters, values = edge_filters(request, alias="c")
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.source_id, c.source_field, c.target_id, c.target_field, c.job_id, "

@@ -20,7 +20,7 @@ from typing import Any
 from django.db import connection
 from django.urls import reverse
 
-from catalog.graph import Direction, Graph, GraphRequest, NodeRef, _edge_filters, lineage_graph
+from catalog.graph import Direction, Graph, GraphRequest, NodeRef, edge_filters, lineage_graph
 
 DEFAULT_DEPTH = 2
 MAX_DEPTH = 5
@@ -299,7 +299,7 @@ def _hidden_neighbours(
     here, other = (
         ("target_id", "source_id") if direction == "upstream" else ("source_id", "target_id")
     )
-    filters, values = _edge_filters(GraphRequest(root=NodeRef("dataset", 1), as_of=controls.as_of))
+    filters, values = edge_filters(GraphRequest(root=NodeRef("dataset", 1), as_of=controls.as_of))
     sql = (
         "SELECT d, n FROM unnest(%(ids)s::bigint[]) AS d CROSS JOIN LATERAL ("
         " SELECT count(*) AS n FROM ("
