@@ -30,7 +30,8 @@ _RUN_COLUMNS = """run_uuid, run_id_text, is_placeholder, state, state_version, e
 is_streaming, facets, facet_versions, job_version, updated_at, job_id, shares_run_id"""
 
 
-def _populate(cursor, history: int, batch: int) -> list[int]:
+def _populate(cursor, history: int, batch: int) -> tuple[int, list[int]]:
+    """One job edge with ``history`` runs; returns it and ``batch`` further runs' ids."""
     cursor.execute(
         "INSERT INTO catalog_job (namespace, name, key_hash, is_placeholder, facets,"
         " facet_versions, processing_type, job_type, integration, description, updated_at)"
@@ -57,9 +58,7 @@ def _populate(cursor, history: int, batch: int) -> list[int]:
         [job, dataset, history],
     )
     edge = cursor.fetchone()[0]
-    cursor.execute(
-        "SELECT id FROM catalog_run WHERE job_id = %s ORDER BY id", [job]
-    )
+    cursor.execute("SELECT id FROM catalog_run WHERE job_id = %s ORDER BY id", [job])
     runs = [row[0] for row in cursor.fetchall()]
     cursor.execute(
         "INSERT INTO catalog_job_edge_run (edge_id, run_id, first_seen, last_seen)"
@@ -68,7 +67,7 @@ def _populate(cursor, history: int, batch: int) -> list[int]:
         [edge, runs[:history]],
     )
     cursor.execute("ANALYZE catalog_job_edge_run; ANALYZE catalog_run; ANALYZE catalog_job_edge")
-    return runs[history:]
+    return edge, runs[history:]
 
 
 def _buffers(cursor, sql: str, params: list) -> str:
@@ -90,9 +89,7 @@ def measure(history: int, batch: int) -> dict[str, str]:
     figures: dict[str, str] = {}
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL DEFERRED")
-        new_runs = _populate(cursor, history, batch)
-        cursor.execute("SELECT id FROM catalog_job_edge WHERE direction = 'output' ORDER BY id DESC LIMIT 1")
-        edge = cursor.fetchone()[0]
+        edge, new_runs = _populate(cursor, history, batch)
         figures["delete_runs"] = _buffers(cursor, job_edges._DELETE_RUNS, [new_runs])
         cursor.execute("SELECT now()")
         now = cursor.fetchone()[0]
