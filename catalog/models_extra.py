@@ -50,8 +50,12 @@ class JobLineageEdge(models.Model):
 class JobLineageEdgeRun(models.Model):
     """One run's contribution to a job edge: its history (as of a time, diffs)."""
 
-    edge = models.ForeignKey(JobLineageEdge, on_delete=models.CASCADE, related_name="runs")
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    # No index of their own (ADR 0025): the unique (edge, run) serves edge_id, the run index
+    # below serves run_id; each extra index is upkeep on every run's insert.
+    edge = models.ForeignKey(
+        JobLineageEdge, on_delete=models.CASCADE, related_name="runs", db_index=False
+    )
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_index=False)
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
 

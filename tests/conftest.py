@@ -41,6 +41,16 @@ def read_token(db: None) -> str:
 
 
 @pytest.fixture
+def steady_token_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resolved tokens stay cached for the whole test instead of 5 s: a pinned query count
+    measured after a warming request must not depend on how long the fixtures took (on a
+    loaded machine the cache expired during setup and the count gained the token lookup)."""
+    from ingest import authentication
+
+    monkeypatch.setattr(authentication, "_CACHE_SECONDS", 3600.0)
+
+
+@pytest.fixture
 def ingest_client(ingest_token: str) -> Client:
     """A client that sends the ingest token on every request."""
     return Client(HTTP_AUTHORIZATION=f"Bearer {ingest_token}")

@@ -11,6 +11,7 @@ from catalog.models import (
     Dataset,
     DatasetAlias,
     Job,
+    JobLineageEdge,
     LineageEdge,
     MetadataRecord,
     Run,
@@ -118,6 +119,14 @@ def test_merge_repoints_edges_and_keeps_one_survivor() -> None:
     assert merged.aliases.count() == 2
     assert LineageEdge.objects.filter(target=merged).count() == 1
     assert LineageEdge.objects.filter(source=merged).count() == 1
+    # Job edges follow the merge too: three on the survivor, none left on the merged-away
+    # dataset, and each edge's run count is its runs'.
+    assert sorted(
+        JobLineageEdge.objects.filter(dataset=merged).values_list("job__name", "direction")
+    ) == [("one", "output"), ("three", "output"), ("two", "input")]
+    assert JobLineageEdge.objects.count() == 5
+    for job_edge in JobLineageEdge.objects.all():
+        assert job_edge.run_count == job_edge.runs.count() == 1
 
 
 def test_alias_rule_equates_trino_and_hive_names_and_rederive_regroups() -> None:

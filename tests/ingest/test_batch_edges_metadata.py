@@ -71,7 +71,7 @@ def test_batch_body_must_be_an_array(ingest_client) -> None:
 
 
 def test_batch_query_count_does_not_grow_with_its_size(
-    ingest_client, django_assert_num_queries
+    ingest_client, steady_token_cache, django_assert_num_queries
 ) -> None:
     post_json(ingest_client, BATCH, [run_event()])  # warms the token cache
     stored = [run_event() for _ in range(5)]

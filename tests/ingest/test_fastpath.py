@@ -59,7 +59,9 @@ def test_new_event_is_stored_once_and_answered_like_the_view(app, secret) -> Non
     assert (status, orjson.loads(body)) == (200, {"id": first["id"], "status": "duplicate"})
 
 
-def test_a_new_event_costs_one_query(app, secret, django_assert_num_queries) -> None:
+def test_a_new_event_costs_one_query(
+    app, secret, steady_token_cache, django_assert_num_queries
+) -> None:
     call(app, dumps(run_event()), HTTP_AUTHORIZATION=f"Bearer {secret}")  # token cached
     # 1. INSERT ... ON CONFLICT (digest) DO NOTHING RETURNING id, digest
     with django_assert_num_queries(1):

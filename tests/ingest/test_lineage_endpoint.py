@@ -254,7 +254,9 @@ def test_different_events_with_the_same_run_are_both_stored(ingest_client) -> No
     assert Event.objects.filter(run_id=run_id).count() == 2
 
 
-def test_ingest_query_count_is_pinned(ingest_client, django_assert_num_queries) -> None:
+def test_ingest_query_count_is_pinned(
+    ingest_client, steady_token_cache, django_assert_num_queries
+) -> None:
     post_json(ingest_client, LINEAGE, run_event())  # warms the token cache
     # 1. INSERT ... ON CONFLICT (digest) DO NOTHING RETURNING id, digest
     with django_assert_num_queries(1):

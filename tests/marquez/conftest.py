@@ -158,5 +158,5 @@ class MarquezClient:
 
 
 @pytest.fixture
-def mz(read_client: Client) -> MarquezClient:
+def mz(read_client: Client, steady_token_cache: None) -> MarquezClient:
     return MarquezClient(read_client)
