@@ -1,5 +1,6 @@
 """WSGI entry point (gunicorn config.wsgi). Production settings unless told otherwise."""
 
+import gc
 import os
 
 from django.core.wsgi import get_wsgi_application
@@ -13,3 +14,11 @@ django_application = get_wsgi_application()
 from ingest.fastpath import IngestFastPath  # noqa: E402
 
 application = IngestFastPath(django_application)
+
+# What start-up built (modules, settings, URLconf, DRF and Django classes: ~130,000 objects)
+# lives as long as the process: moved out of the collector's reach, a request's garbage
+# collections no longer traverse it. Measured in process (issue 14): collections cost
+# 56-93 µs CPU per single-event request before, 20 after. With gunicorn's preload this runs
+# in the master, so the workers also share those pages instead of copying them.
+gc.collect()
+gc.freeze()
