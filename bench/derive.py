@@ -17,7 +17,7 @@ server runs with autovacuum off, the database is vacuumed after each chunk (not 
 --out writes the curves as JSON for bench/plot_curve.py.
 
 Usage: .venv/bin/python bench/derive.py [--events 5000] [--rate 1000] [--seconds 20]
-       .venv/bin/python bench/derive.py --curve [--streams shared,fleet,hot]
+       .venv/bin/python bench/derive.py --curve [--streams shared-datasets,fleet,hot]
            [--total 1000000] [--chunk 50000] [--out curve.json]
 """
 
@@ -254,7 +254,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", default=DEFAULT_DATABASE)
     parser.add_argument("--curve", action="store_true", help="rate per chunk as the log grows")
-    parser.add_argument("--streams", default="shared,fleet,hot")
+    parser.add_argument("--streams", default="shared-datasets,fleet,hot")
     parser.add_argument("--total", type=int, default=1_000_000)
     parser.add_argument("--chunk", type=int, default=50_000)
     parser.add_argument("--parallel", action="store_true", help="derive the streams at once")

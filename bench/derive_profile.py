@@ -11,7 +11,7 @@ back so the probe stays pending for the next size:
 Then a table of each statement's time at every size: a term whose time grows with the
 store is one to fix (docs/adr/0025-derivation-cost-independent-of-history.md).
 
-Usage: .venv/bin/python -m bench.derive_profile [--stream shared] [--sizes 10000,200000]
+Usage: .venv/bin/python -m bench.derive_profile [--stream shared-datasets] [--sizes 10000,200000]
 """
 
 import argparse
@@ -106,7 +106,9 @@ def _probe(ids: list[int], explain: Explainer | None) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", default=DEFAULT_DATABASE)
-    parser.add_argument("--stream", default="shared", choices=["shared", "fleet", "hot"])
+    parser.add_argument(
+        "--stream", default="shared-datasets", choices=["shared-datasets", "fleet", "hot"]
+    )
     parser.add_argument("--sizes", default="10000,200000")
     parser.add_argument("--plans", default="/tmp/derive-profile")
     options = parser.parse_args()

@@ -8,7 +8,7 @@ connection running the sweep's loop (claim up to 500 pending events with FOR UPD
 LOCKED, derive, commit), which is what a Celery worker process does per task. Prints
 both rates and their ratio (issue 11's target: >= 1.7 for two workers).
 
-Usage: .venv/bin/python -m bench.derive_workers [--stream shared] [--events 20000]
+Usage: .venv/bin/python -m bench.derive_workers [--stream shared-datasets] [--events 20000]
        [--workers 2]
 """
 
@@ -72,7 +72,9 @@ def _reset() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", default=DEFAULT_DATABASE)
-    parser.add_argument("--stream", default="shared", choices=["shared", "fleet", "hot"])
+    parser.add_argument(
+        "--stream", default="shared-datasets", choices=["shared-datasets", "fleet", "hot"]
+    )
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

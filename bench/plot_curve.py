@@ -16,7 +16,7 @@ from xml.sax.saxutils import escape
 
 import orjson
 
-COLOURS = {"shared": "#1f77b4", "fleet": "#d62728", "hot": "#2ca02c"}
+COLOURS = {"shared-datasets": "#1f77b4", "fleet": "#d62728", "hot": "#2ca02c"}
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 760, 300, 70, 130, 30, 45
 
 

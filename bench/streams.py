@@ -3,7 +3,7 @@
 Every stream is deterministic: event ``i`` is the same whatever the chunking, so a curve
 can store chunk after chunk and a profile can re-create "the same 500 events".
 
-- ``shared``: the corpus's Spark events (2-4 KB, schema and column-lineage facets), four
+- ``shared-datasets``: the corpus's Spark events (2-4 KB, schema and column-lineage facets), four
   events per run (START, RUNNING, RUNNING, COMPLETE), 97 jobs over the same few datasets.
 - ``fleet``: a scheduled fleet; 50 jobs each re-run for years over their own two inputs and
   one output (three events per run, column lineage on the output). At a million events
@@ -135,7 +135,7 @@ def hot(start: int, count: int, jobs: int = 300) -> list[dict[str, Any]]:
     return events
 
 
-STREAMS: dict[str, Stream] = {"shared": shared, "fleet": fleet, "hot": hot}
+STREAMS: dict[str, Stream] = {"shared-datasets": shared, "fleet": fleet, "hot": hot}
 
 
 def records(stream: str, start: int, count: int) -> list[Any]:
