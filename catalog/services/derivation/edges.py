@@ -144,12 +144,36 @@ AND NOT EXISTS (SELECT 1 FROM catalog_lineage_edge_run er WHERE er.edge_id = e.i
 """
 
 
-def _columns(rows: list[tuple], width: int) -> list[list[Any]]:
+def columns_of(rows: list[tuple], width: int) -> list[list[Any]]:
+    """``rows`` as ``width`` column arrays, the shape ``unnest(%s::T[], ...)`` takes."""
     columns: list[list[Any]] = [[] for _ in range(width)]
     for row in rows:
         for column, value in zip(columns, row, strict=True):
             column.append(value)
     return columns
+
+
+def upsert_spans(
+    cursor: Any, sql: str, items: list[tuple[tuple[Any, ...], datetime, datetime]]
+) -> dict[tuple[Any, ...], int]:
+    """Upsert one edge per key with the span (earliest first, latest last) of its items.
+
+    ``sql`` takes the key's three columns and first/last as arrays and returns
+    ``(id, *key)``; the answer maps each key to its edge id. Keys go in sorted order, so
+    concurrent batches lock the same edges in the same order.
+    """
+    spans: dict[tuple[Any, ...], tuple[datetime, datetime]] = {}
+    for key, first, last in items:
+        known = spans.get(key)
+        spans[key] = (first, last) if known is None else (min(known[0], first), max(known[1], last))
+    if not spans:
+        return {}
+    keys = sorted(spans)
+    cursor.execute(
+        sql,
+        [*columns_of(keys, 3), [spans[key][0] for key in keys], [spans[key][1] for key in keys]],
+    )
+    return {tuple(row[1:]): row[0] for row in cursor.fetchall()}
 
 
 @dataclass
@@ -176,19 +200,19 @@ def store_facts(
             for (run, alias, direction), (first, last) in facts.run_datasets.items()
         )
         if run_rows:
-            cursor.execute(_UPSERT_RUN_DATASETS, _columns(run_rows, 5))
+            cursor.execute(_UPSERT_RUN_DATASETS, columns_of(run_rows, 5))
             touched.update(row[0] for row in run_rows)
         job_rows = sorted(
             (job_ids[job], aliases[alias].id, direction, first, last, declared)
             for (job, alias, direction), (first, last, declared) in facts.job_datasets.items()
         )
         if job_rows:
-            cursor.execute(_UPSERT_JOB_DATASETS, _columns(job_rows, 6))
+            cursor.execute(_UPSERT_JOB_DATASETS, columns_of(job_rows, 6))
         event_rows = sorted(
             (aliases[alias].id, event_id, role) for alias, event_id, role in facts.event_datasets
         )
         if event_rows:
-            cursor.execute(_INSERT_EVENT_DATASETS, _columns(event_rows, 3))
+            cursor.execute(_INSERT_EVENT_DATASETS, columns_of(event_rows, 3))
         column_rows = sorted(
             (
                 run_ids[run],
@@ -209,7 +233,7 @@ def store_facts(
         if column_rows:
             column_runs = sorted({row[0] for row in column_rows})
             before = column_edges.pairs_before(column_runs)
-            cursor.execute(_UPSERT_COLUMN_FACTS, _columns(column_rows, 12))
+            cursor.execute(_UPSERT_COLUMN_FACTS, columns_of(column_rows, 12))
             touched.update(column_runs)
         else:
             column_runs, before = [], set()
@@ -233,7 +257,7 @@ def store_metadata(facts: Facts) -> None:
         for record in facts.metadata
     )
     with connection.cursor() as cursor:
-        cursor.execute(_INSERT_METADATA, _columns(rows, 6))
+        cursor.execute(_INSERT_METADATA, columns_of(rows, 6))
 
 
 def _fold_rows(
@@ -279,26 +303,14 @@ def recompute_edges(
     with connection.cursor() as cursor:
         cursor.execute(_RUN_EDGES, {"runs": runs})
         pairs: list[tuple[Any, ...]] = cursor.fetchall()
-        edge_keys: dict[tuple[int, int, int], tuple[datetime, datetime]] = {}
-        for _, source, target, job, first, last, *_ in pairs:
-            known = edge_keys.get((source, target, job))
-            edge_keys[(source, target, job)] = (
-                (first, last) if known is None else (min(known[0], first), max(known[1], last))
-            )
-        edge_ids: dict[tuple[int, int, int], int] = {}
-        if edge_keys:
-            keys = sorted(edge_keys)
-            cursor.execute(
-                _UPSERT_EDGES,
-                [
-                    [key[0] for key in keys],
-                    [key[1] for key in keys],
-                    [key[2] for key in keys],
-                    [edge_keys[key][0] for key in keys],
-                    [edge_keys[key][1] for key in keys],
-                ],
-            )
-            edge_ids = {(s, t, j): edge_id for edge_id, s, t, j in cursor.fetchall()}
+        edge_ids = upsert_spans(
+            cursor,
+            _UPSERT_EDGES,
+            [
+                ((source, target, job), first, last)
+                for _, source, target, job, first, last, *_ in pairs
+            ],
+        )
         cursor.execute(_DELETE_EDGE_RUNS, [runs])
         before = {(edge, run) for edge, run in cursor.fetchall()}
         rows = sorted(
@@ -306,7 +318,7 @@ def recompute_edges(
             for run, source, target, job, first, last, *last_run in pairs
         )
         if rows:
-            cursor.execute(_INSERT_EDGE_RUNS, _columns([row[:4] for row in rows], 4))
+            cursor.execute(_INSERT_EDGE_RUNS, columns_of([row[:4] for row in rows], 4))
         after = {(row[0], row[1]) for row in rows}
         # Edges that lost a run (its job changed, datasets merged) are recomputed in full;
         # every other touched edge folds in what this batch added.
@@ -316,7 +328,7 @@ def recompute_edges(
             cursor.execute(_DELETE_EMPTY_EDGES, [lost])
         folds = _fold_rows(rows, after - before, set(lost))
         if folds:
-            cursor.execute(_FOLD_EDGES, _columns(folds, 8))
+            cursor.execute(_FOLD_EDGES, columns_of(folds, 8))
     if stored is None:
         column_edges.recompute(runs, old_jobs)
         return

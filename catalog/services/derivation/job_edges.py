@@ -15,6 +15,8 @@ from uuid import UUID
 
 from django.db import connection
 
+from catalog.services.derivation.edges import columns_of, upsert_spans
+
 # One row per (run, job, dataset, direction): a run that names two aliases of one dataset
 # counts once.
 _RUN_IO = """
@@ -84,10 +86,6 @@ WHERE e.id = v.edge_id
 _DELETE_EMPTY = "DELETE FROM catalog_job_edge WHERE id = ANY(%s)"
 
 
-def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
-    return [[row[index] for row in rows] for index in range(width)]
-
-
 def recompute_job_edges(run_ids: set[int]) -> None:
     """Rebuild the job-edge rows of ``run_ids`` from their facts, then the touched edges."""
     if not run_ids:
@@ -96,26 +94,11 @@ def recompute_job_edges(run_ids: set[int]) -> None:
     with connection.cursor() as cursor:
         cursor.execute(_RUN_IO, [runs])
         rows: list[tuple[int, int, int, str, datetime, datetime, UUID]] = cursor.fetchall()
-        spans: dict[tuple[int, int, str], tuple[datetime, datetime]] = {}
-        for _, job, dataset, direction, first, last, _ in rows:
-            known = spans.get((job, dataset, direction))
-            spans[(job, dataset, direction)] = (
-                (first, last) if known is None else (min(known[0], first), max(known[1], last))
-            )
-        edge_ids: dict[tuple[int, int, str], int] = {}
-        if spans:
-            keys = sorted(spans)
-            cursor.execute(
-                _UPSERT,
-                [
-                    [key[0] for key in keys],
-                    [key[1] for key in keys],
-                    [key[2] for key in keys],
-                    [spans[key][0] for key in keys],
-                    [spans[key][1] for key in keys],
-                ],
-            )
-            edge_ids = {(j, d, direction): edge for edge, j, d, direction in cursor.fetchall()}
+        edge_ids = upsert_spans(
+            cursor,
+            _UPSERT,
+            [((job, dataset, way), first, last) for _, job, dataset, way, first, last, _ in rows],
+        )
         cursor.execute(_DELETE_RUNS, [runs])
         before = {(edge, run) for edge, run in cursor.fetchall()}
         new_rows = sorted(
@@ -123,7 +106,7 @@ def recompute_job_edges(run_ids: set[int]) -> None:
             for run, job, dataset, direction, first, last, run_uuid in rows
         )
         if new_rows:
-            cursor.execute(_INSERT_RUNS, _columns(new_rows, 4))
+            cursor.execute(_INSERT_RUNS, columns_of([row[:4] for row in new_rows], 4))
         after = {(edge, run) for edge, run, *_ in new_rows}
         lost = sorted({edge for edge, _ in before - after})
         if lost:
@@ -133,7 +116,7 @@ def recompute_job_edges(run_ids: set[int]) -> None:
                 cursor.execute(_DELETE_EMPTY, [empty])
         folds = fold_rows(new_rows, after - before, set(lost))
         if folds:
-            cursor.execute(_FOLD, _columns(folds, 6))
+            cursor.execute(_FOLD, columns_of(folds, 6))
 
 
 def fold_rows(
