@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 from catalog import naming
@@ -54,7 +55,7 @@ class RawEvent:
     # Facets ingest recorded as unusable (JSON Pointers); derivation reads around them.
     skipped_facets: frozenset[str] = frozenset()
 
-    @property
+    @cached_property  # read for every fact the event yields
     def version(self) -> Version:
         return iso(self.event_time), self.digest.hex()
 
@@ -160,6 +161,11 @@ class Extractor:
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
         self.facts = Facts()
+        # A batch names the same few datasets and jobs again and again; normalising, rule
+        # matching and credential stripping cost more than the rest of extraction, so each
+        # distinct spelling is worked out once per batch (pure functions of the name).
+        self._alias_keys: dict[tuple[str, str], tuple[AliasKey, list]] = {}
+        self._job_keys: dict[tuple[str, str], JobKey] = {}
 
     # --- names -------------------------------------------------------------------------
 
@@ -174,9 +180,13 @@ class Extractor:
     ) -> AliasKey:
         if not isinstance(namespace, str) or not isinstance(name, str) or not name.strip():
             raise BadEvent(f"dataset without a string namespace and name: {namespace!r} {name!r}")
-        key = self.rules.rewrite(*naming.normalise(namespace, name))
+        known = self._alias_keys.get((namespace, name))
+        if known is None:
+            key = self.rules.rewrite(*naming.normalise(namespace, name))
+            known = self._alias_keys[(namespace, name)] = (key, self.rules.equivalents(*key))
+        key, equivalents = known
         self._note_alias(key, event, reason, detail, rule_id)
-        for rule, *target in self.rules.equivalents(*key):
+        for rule, *target in equivalents:
             target_key = (target[0], target[1])
             self._note_alias(target_key, event, "rule", rule.slug, rule.id)
             self.link(key, target_key, "rule", event, rule.id)
@@ -208,7 +218,10 @@ class Extractor:
         if not isinstance(namespace, str) or not isinstance(name, str) or not name:
             raise BadEvent(f"job without a string namespace and name: {namespace!r} {name!r}")
         # Credentials never reach the catalog (names are shown everywhere); else as sent.
-        key = (naming.without_credentials(namespace), naming.without_credentials(name))
+        key = self._job_keys.get((namespace, name))
+        if key is None:
+            key = (naming.without_credentials(namespace), naming.without_credentials(name))
+            self._job_keys[(namespace, name)] = key
         fact = self.facts.jobs.get(key)
         if fact is None:
             fact = self.facts.jobs[key] = JobFact(key, own)

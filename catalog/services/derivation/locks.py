@@ -33,16 +33,15 @@ def bulk_update(objects: list[Model], fields: list[str]) -> None:
         if name == "updated_at":
             assignments.append(f"{column} = now()")
             continue
-        values = [
-            field.get_db_prep_save(getattr(obj, field.attname), connection) for obj in objects
-        ]
         if field.get_internal_type() == "JSONField":
             arrays.append("%s::text[]")
             params.append([orjson.dumps(getattr(obj, field.attname)).decode() for obj in objects])
             assignments.append(f"{column} = v.{column}::jsonb")
         else:
             arrays.append(f"%s::{field.db_type(connection)}[]")
-            params.append(values)
+            params.append(
+                [field.get_db_prep_save(getattr(obj, field.attname), connection) for obj in objects]
+            )
             assignments.append(f"{column} = v.{column}")
         names.append(column)
     sql = (
