@@ -103,7 +103,7 @@ def render(curves: dict[str, list[dict[str, float]]], title: str) -> str:
 
 
 _LINE = re.compile(
-    r"^(\w+): +([\d,]+) events stored, chunk derived at +([\d,]+) events/s, "
+    r"^([\w-]+): +([\d,]+) events stored, chunk derived at +([\d,]+) events/s, "
     r"([\d.]+) ms CPU/event"
 )
 
@@ -111,7 +111,8 @@ _LINE = re.compile(
 def load(path: Path) -> dict[str, list[dict[str, float]]]:
     text = path.read_bytes()
     if text.lstrip().startswith(b"{"):
-        return orjson.loads(text)
+        document = orjson.loads(text)  # bench/derive.py --out: {"curves": …, "baselines": …}
+        return document.get("curves", document)
     curves: dict[str, list[dict[str, float]]] = {}
     for line in text.decode().splitlines():
         match = _LINE.match(line)
