@@ -84,6 +84,26 @@ def manage(env: dict[str, str], *args: str) -> str:
     return result.stdout
 
 
+def migrated_django_without_broker(database_url: str, fresh: bool = True) -> None:
+    """Django set up in this process on ``database_url`` (made anew when ``fresh``) and
+    migrated, with nothing enqueued on commit: the benchmark drives derivation itself,
+    not through the broker."""
+    if fresh:
+        recreate_database(database_url)
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    import ingest.services
+
+    ingest.services.enqueue_derivation_on_commit = lambda event_ids: None
+
+
 def built_store(
     database_url: str, build: Callable[[], None], contents: str, reuse: bool
 ) -> tuple[dict[str, str], str]:
