@@ -22,6 +22,8 @@ from pathlib import Path
 
 import psycopg
 
+from scripts.run_local import celery_command
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 PG_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)), None)
@@ -272,39 +274,14 @@ def web(env: dict[str, str], log: Path) -> tuple[Service, str]:
 
 
 def worker(env: dict[str, str], log: Path, concurrency: int = 2) -> Service:
-    return Service(
-        [
-            str(BIN / "celery"),
-            "-A",
-            "config",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            str(concurrency),
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        env,
-        log,
-    ).start()
+    command = celery_command(
+        "worker", "--concurrency", str(concurrency), "--without-gossip", "--without-mingle"
+    )
+    return Service(command, env, log).start()
 
 
 def beat(env: dict[str, str], log: Path, schedule: Path) -> Service:
-    return Service(
-        [
-            str(BIN / "celery"),
-            "-A",
-            "config",
-            "beat",
-            "--loglevel",
-            "INFO",
-            "--schedule",
-            str(schedule),
-        ],
-        env,
-        log,
-    ).start()
+    return Service(celery_command("beat", "--schedule", str(schedule)), env, log).start()
 
 
 _DERIVED = re.compile(r"(?:derive_events|drain_pending|sweep_underived) claimed=\d+ derived=(\d+)")
