@@ -23,6 +23,8 @@ from typing import Any
 
 import orjson
 
+from scripts import run_local
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 DEFAULT_CORPUS = ROOT / "tests" / "fixtures" / "openlineage"
@@ -73,15 +75,8 @@ def recreate_database(database_url: str) -> None:
 
 
 def manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run(
-        [BIN / "python", "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return result.stdout
+    """``manage.py`` with ``args`` in ``env`` (as ``make run`` runs it); what it printed."""
+    return run_local.manage(*args, env=env, capture=True)
 
 
 def migrated_django_without_broker(database_url: str, fresh: bool = True) -> None:

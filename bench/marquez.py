@@ -23,8 +23,8 @@ from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import built_store, print_latencies, running_server
-from bench.read import JOBS, build
+from bench.common import print_latencies, running_server
+from bench.read import JOBS, built_read_store
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_marquez"
 NAMESPACES = 20  # bench/read.py spreads datasets over postgres://db0:5432 .. db19
@@ -42,13 +42,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--reuse", action="store_true", help="Keep an already built store.")
     options = parser.parse_args()
-    env, token = built_store(
-        DATABASE,
-        lambda: build(DATABASE, options.events, options.datasets),
-        f"{options.events:,} events, {options.datasets:,} datasets, "
-        f"{JOBS:,} jobs in lineage_bench_marquez",
-        options.reuse,
-    )
+    env, token = built_read_store(DATABASE, options, f"{JOBS:,} jobs in lineage_bench_marquez")
     rng = random.Random(13)
     n = options.requests
     per_namespace = options.datasets // NAMESPACES

@@ -171,6 +171,19 @@ def build(database_url: str, options: argparse.Namespace) -> None:
         connection.execute("VACUUM ANALYZE")
 
 
+def built_read_store(
+    database_url: str, options: argparse.Namespace, more: str
+) -> tuple[dict[str, str], str]:
+    """This generated store (``options.events``, ``.datasets``, ``.reuse``) in
+    ``database_url``: its server environment and a read token (bench/marquez.py too)."""
+    return built_store(
+        database_url,
+        lambda: build(database_url, options),
+        f"{options.events:,} events, {options.datasets:,} datasets, {more}",
+        options.reuse,
+    )
+
+
 def cursor_at(position: int) -> str:
     return base64.b64encode(f"p={position}".encode()).decode()
 
@@ -229,12 +242,8 @@ def main() -> None:
     parser.add_argument("--runs-per-edge", type=int, default=2000)
     parser.add_argument("--reuse", action="store_true", help="Keep an already built store.")
     options = parser.parse_args()
-    env, token = built_store(
-        DATABASE,
-        lambda: build(DATABASE, options),
-        f"{options.events:,} events, {options.datasets:,} datasets, "
-        f"{3 * options.datasets:,} edges in lineage_bench_read",
-        options.reuse,
+    env, token = built_read_store(
+        DATABASE, options, f"{3 * options.datasets:,} edges in lineage_bench_read"
     )
     rng = random.Random(11)
     n = options.requests
