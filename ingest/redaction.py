@@ -128,8 +128,11 @@ def _redact_text(text: str, keywords: re.Pattern[str]) -> str:
 
 
 def _redact_assignments(text: str, keywords: re.Pattern[str]) -> str:
-    pieces: list[str] = []
-    done = 0  # text[:done] is already in pieces
+    return splice(text, _assignment_spans(text, keywords))
+
+
+def _assignment_spans(text: str, keywords: re.Pattern[str]) -> Iterator[tuple[int, int, str]]:
+    done = 0  # text[:done] is spoken for
     for match in _ASSIGNMENT.finditer(text):
         if done == len(text):
             break
@@ -144,13 +147,8 @@ def _redact_assignments(text: str, keywords: re.Pattern[str]) -> str:
         quoted = text[start] in "\"'" and end - start >= 2 and text[end - 1] == text[start]
         if quoted:  # keep the quotes: ``password="***REDACTED***"``
             start, end = start + 1, end - 1
-        pieces.append(text[done:start])
-        pieces.append(REDACTED)
+        yield start, end, REDACTED
         done = end
-    if not pieces:
-        return text
-    pieces.append(text[done:])
-    return "".join(pieces)
 
 
 def _value_end(text: str, key_start: int, value_start: int) -> int:
