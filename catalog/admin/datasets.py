@@ -255,10 +255,6 @@ class AliasDatasetFilter(HiddenIdFilter):
 
     parameter_name = "dataset"
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        dataset_id = self.id_value()
-        return queryset if dataset_id is None else queryset.filter(dataset_id=dataset_id)
-
 
 @admin.register(DatasetAlias)
 class DatasetAliasAdmin(IdSearchMixin, BoundedAdmin):

@@ -197,10 +197,7 @@ class ProducedDatasetFilter(HiddenIdFilter):
 
     parameter_name = "produced"
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        dataset_id = self.id_value()
-        if dataset_id is None:
-            return queryset
+    def for_id(self, queryset: QuerySet, dataset_id: int) -> QuerySet:
         writes = RunDataset.objects.filter(
             run=OuterRef("pk"), direction="output", alias__dataset_id=dataset_id
         )

@@ -183,6 +183,18 @@ def drop_database(database_url: str) -> None:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def current_database_url() -> str:
+    """The URL of the database Django is using now (pytest-django's test database), for a
+    server process started by a test."""
+    from django.db import connection
+
+    settings = connection.settings_dict
+    return (
+        f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:"
+        f"{settings['PORT'] or 5432}/{settings['NAME']}"
+    )
+
+
 def service_env(database_url: str, redis_url: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
     env.update(
