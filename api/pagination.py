@@ -12,6 +12,8 @@ from django.core.exceptions import FieldDoesNotExist, ValidationError
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination, LimitOffsetPagination
 
+from api.params import integer_within
+from api.problems import bad_parameter
 from ingest.problems import Problem
 
 DEFAULT_PAGE_SIZE = 50
@@ -119,28 +121,14 @@ class OffsetPage(LimitOffsetPagination):
 
 
 def _page_size(request: Any, parameter: str, default: int) -> int:
-    raw = request.query_params.get(parameter)
-    if raw is None or raw == "":
-        return default
-    try:
-        size = int(raw)
-    except ValueError:
-        size = 0
-    if not 1 <= size <= MAX_PAGE_SIZE:
+    size = integer_within(request.query_params.get(parameter), default, 1, MAX_PAGE_SIZE)
+    if size is None:
         raise _bad_parameter(parameter, f"an integer from 1 to {MAX_PAGE_SIZE}")
     return size
 
 
 def _bad_parameter(name: str, expected: str) -> Problem:
-    from ingest.problems import FieldError
-
-    return Problem(
-        status=400,
-        slug="invalid-request",
-        title="The request is not valid",
-        detail=f"`{name}` must be {expected}.",
-        errors=[FieldError(f"/{name}", f"Expected {expected}.")],
-    )
+    return bad_parameter(name, f"Expected {expected}.", detail=f"`{name}` must be {expected}.")
 
 
 def invalid_cursor() -> Problem:

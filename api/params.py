@@ -31,16 +31,22 @@ def moment(request: Request, name: str) -> datetime | None:
 
 
 def integer(request: Request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query_params.get(name)
+    value = integer_within(request.query_params.get(name), default, low, high)
+    if value is None:
+        raise bad_parameter(name, f"expected an integer from {low} to {high}.")
+    return value
+
+
+def integer_within(raw: str | None, default: int, low: int, high: int) -> int | None:
+    """``raw`` as an integer from ``low`` to ``high``; ``default`` when it is absent or
+    empty, None when it is not such an integer (the caller says which problem that is)."""
     if raw is None or raw == "":
         return default
     try:
         value = int(raw)
     except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        raise bad_parameter(name, f"expected an integer from {low} to {high}.")
-    return value
+        return None
+    return value if low <= value <= high else None
 
 
 def boolean(request: Request, name: str, default: bool = False) -> bool:

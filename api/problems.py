@@ -65,13 +65,15 @@ def not_found(detail: str) -> Problem:
     return Problem(status=404, slug="not-found", title="Not found", detail=detail)
 
 
-def bad_parameter(name: str, message: str) -> Problem:
+def bad_parameter(name: str, message: str, detail: str | None = None) -> Problem:
+    """400 for the query parameter ``name``: ``message`` is the field error, ``detail``
+    (by default the name and the message) the problem's sentence."""
     from ingest.problems import FieldError
 
     return Problem(
         status=400,
         slug="invalid-request",
         title="The request is not valid",
-        detail=f"`{name}`: {message}",
+        detail=detail if detail is not None else f"`{name}`: {message}",
         errors=[FieldError(f"/{name}", message)],
     )

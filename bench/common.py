@@ -3,6 +3,7 @@
 Benchmarks talk only to 127.0.0.1 and stop by themselves.
 """
 
+import http.client
 import os
 import random
 import secrets
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from scripts import run_local
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -72,15 +75,79 @@ def recreate_database(database_url: str) -> None:
 
 
 def manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run(
-        [BIN / "python", "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return result.stdout
+    """``manage.py`` with ``args`` in ``env`` (as ``make run`` runs it); what it printed."""
+    return run_local.manage(*args, env=env, capture=True)
+
+
+def migrated_django_without_broker(database_url: str, fresh: bool = True) -> None:
+    """Django set up in this process on ``database_url`` (made anew when ``fresh``) and
+    migrated, with nothing enqueued on commit: the benchmark drives derivation itself,
+    not through the broker."""
+    if fresh:
+        recreate_database(database_url)
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    import ingest.services
+
+    ingest.services.enqueue_derivation_on_commit = lambda event_ids: None
+
+
+def built_store(
+    database_url: str, build: Callable[[], None], contents: str, reuse: bool
+) -> tuple[dict[str, str], str]:
+    """A server environment on ``database_url`` and a read token for it.
+
+    Unless ``reuse``, the database is made anew, migrated and filled by ``build`` first
+    (``contents`` says what it builds, for the progress line).
+    """
+    env = bench_env(database_url)
+    if not reuse:
+        print(f"building {contents} ...", flush=True)
+        started = time.monotonic()
+        recreate_database(database_url)
+        manage(env, "migrate", "--verbosity", "0")
+        build()
+        print(f"built in {time.monotonic() - started:.0f}s", flush=True)
+    token = manage(env, "create_token", "--scope", "read", "--name", "bench").split()[-1]
+    return env, token
+
+
+def timed(connection: http.client.HTTPConnection, path: str, token: str) -> float:
+    """Milliseconds for one authenticated GET of ``path``; anything but 200 stops the run."""
+    started = time.perf_counter()
+    connection.request("GET", path, headers={"Authorization": f"Bearer {token}"})
+    response = connection.getresponse()
+    body = response.read()
+    elapsed = (time.perf_counter() - started) * 1000
+    if response.status != 200:
+        raise SystemExit(f"{path}: {response.status} {body[:300]!r}")
+    return elapsed
+
+
+def print_latencies(url: str, token: str, scenarios: dict[str, list[str]], layout: str) -> None:
+    """Sequential keep-alive GETs of each scenario's paths against ``url``, after ten
+    warm-up requests; prints p50, p95 and max (ms) a scenario."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    count = len(next(iter(scenarios.values()), []))
+    print(f"\n{count} sequential keep-alive requests each, gunicorn {layout}")
+    print(f"{'request':34} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
+    for name, paths in scenarios.items():
+        for path in paths[:10]:  # warm-up: caches, connections, plans
+            timed(connection, path, token)
+        latencies = [timed(connection, path, token) for path in paths]
+        print(
+            f"{name:34} {percentile(latencies, 0.5):8.1f} "
+            f"{percentile(latencies, 0.95):8.1f} {max(latencies):8.1f}",
+            flush=True,
+        )
 
 
 @contextmanager

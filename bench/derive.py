@@ -46,23 +46,9 @@ DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_derive"
 
 
 def _setup(database_url: str, fresh: bool = True) -> None:
-    from bench.common import recreate_database
+    from bench.common import migrated_django_without_broker
 
-    if fresh:
-        recreate_database(database_url)
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    import ingest.services
-
-    # Derivation is driven here, not through the broker.
-    ingest.services.enqueue_derivation_on_commit = lambda event_ids: None
+    migrated_django_without_broker(database_url, fresh=fresh)
 
 
 def _records(count: int, seed: int) -> list:

@@ -14,7 +14,6 @@ Usage: .venv/bin/python bench/fidelity.py [--database-url URL] [FOLDER ...]
 """
 
 import argparse
-import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -29,21 +28,9 @@ DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_fidelity"
 
 
 def _setup(database_url: str) -> None:
-    from bench.common import recreate_database
+    from bench.common import migrated_django_without_broker
 
-    recreate_database(database_url)
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    import ingest.services
-
-    ingest.services.enqueue_derivation_on_commit = lambda event_ids: None
+    migrated_django_without_broker(database_url)
 
 
 def _documents(folders: list[Path]) -> list[object]:

@@ -16,17 +16,15 @@ offsets are capped at 10,000 and totalCount is estimated above 10,000 rows. Usag
 """
 
 import argparse
-import http.client
 import random
 import sys
-import time
 from pathlib import Path
 from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import bench_env, manage, percentile, recreate_database, running_server
-from bench.read import JOBS, build, timed
+from bench.common import print_latencies, running_server
+from bench.read import JOBS, built_read_store
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_marquez"
 NAMESPACES = 20  # bench/read.py spreads datasets over postgres://db0:5432 .. db19
@@ -44,19 +42,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--reuse", action="store_true", help="Keep an already built store.")
     options = parser.parse_args()
-    env = bench_env(DATABASE)
-    if not options.reuse:
-        print(
-            f"building {options.events:,} events, {options.datasets:,} datasets, "
-            f"{JOBS:,} jobs in lineage_bench_marquez ...",
-            flush=True,
-        )
-        started = time.monotonic()
-        recreate_database(DATABASE)
-        manage(env, "migrate", "--verbosity", "0")
-        build(DATABASE, options.events, options.datasets)
-        print(f"built in {time.monotonic() - started:.0f}s", flush=True)
-    token = manage(env, "create_token", "--scope", "read", "--name", "bench").split()[-1]
+    env, token = built_read_store(DATABASE, options, f"{JOBS:,} jobs in lineage_bench_marquez")
     rng = random.Random(13)
     n = options.requests
     per_namespace = options.datasets // NAMESPACES
@@ -105,19 +91,7 @@ def main() -> None:
         ],
     }
     with running_server(env, workers=options.workers, threads=1) as url:
-        host, port = url.removeprefix("http://").split(":")
-        connection = http.client.HTTPConnection(host, int(port), timeout=60)
-        print(f"\n{n} sequential keep-alive requests each, gunicorn {options.workers} workers")
-        print(f"{'request':34} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
-        for name, paths in scenarios.items():
-            for path in paths[:10]:  # warm-up: caches, connections, plans
-                timed(connection, path, token)
-            latencies = [timed(connection, path, token) for path in paths]
-            print(
-                f"{name:34} {percentile(latencies, 0.5):8.1f} "
-                f"{percentile(latencies, 0.95):8.1f} {max(latencies):8.1f}",
-                flush=True,
-            )
+        print_latencies(url, token, scenarios, f"{options.workers} workers")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ and prints p50/p95 (ms) for each. Usage:
 
 import argparse
 import base64
-import http.client
 import random
 import re
 import sys
@@ -36,7 +35,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import bench_env, manage, percentile, recreate_database, running_server
+from bench.common import built_store, print_latencies, running_server
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_read"
 JOBS = 10_000
@@ -172,15 +171,17 @@ def build(database_url: str, options: argparse.Namespace) -> None:
         connection.execute("VACUUM ANALYZE")
 
 
-def timed(connection: http.client.HTTPConnection, path: str, token: str) -> float:
-    started = time.perf_counter()
-    connection.request("GET", path, headers={"Authorization": f"Bearer {token}"})
-    response = connection.getresponse()
-    body = response.read()
-    elapsed = (time.perf_counter() - started) * 1000
-    if response.status != 200:
-        raise SystemExit(f"{path}: {response.status} {body[:300]!r}")
-    return elapsed
+def built_read_store(
+    database_url: str, options: argparse.Namespace, more: str
+) -> tuple[dict[str, str], str]:
+    """This generated store (``options.events``, ``.datasets``, ``.reuse``) in
+    ``database_url``: its server environment and a read token (bench/marquez.py too)."""
+    return built_store(
+        database_url,
+        lambda: build(database_url, options),
+        f"{options.events:,} events, {options.datasets:,} datasets, {more}",
+        options.reuse,
+    )
 
 
 def cursor_at(position: int) -> str:
@@ -241,19 +242,9 @@ def main() -> None:
     parser.add_argument("--runs-per-edge", type=int, default=2000)
     parser.add_argument("--reuse", action="store_true", help="Keep an already built store.")
     options = parser.parse_args()
-    env = bench_env(DATABASE)
-    if not options.reuse:
-        print(
-            f"building {options.events:,} events, {options.datasets:,} datasets, "
-            f"{3 * options.datasets:,} edges in lineage_bench_read ...",
-            flush=True,
-        )
-        started = time.monotonic()
-        recreate_database(DATABASE)
-        manage(env, "migrate", "--verbosity", "0")
-        build(DATABASE, options)
-        print(f"built in {time.monotonic() - started:.0f}s", flush=True)
-    token = manage(env, "create_token", "--scope", "read", "--name", "bench").split()[-1]
+    env, token = built_read_store(
+        DATABASE, options, f"{3 * options.datasets:,} edges in lineage_bench_read"
+    )
     rng = random.Random(11)
     n = options.requests
     scenarios = {
@@ -285,20 +276,8 @@ def main() -> None:
     }
     scenarios.update(history_scenarios(options, rng))
     with running_server(env, workers=options.workers) as url:
-        host, port = url.removeprefix("http://").split(":")
-        connection = http.client.HTTPConnection(host, int(port), timeout=60)
         layout = f"{options.workers} workers" if options.workers else "the shipped layout"
-        print(f"\n{n} sequential keep-alive requests each, gunicorn with {layout}")
-        print(f"{'request':34} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
-        for name, paths in scenarios.items():
-            for path in paths[:10]:  # warm-up: caches, connections, plans
-                timed(connection, path, token)
-            latencies = [timed(connection, path, token) for path in paths]
-            print(
-                f"{name:34} {percentile(latencies, 0.5):8.1f} "
-                f"{percentile(latencies, 0.95):8.1f} {max(latencies):8.1f}",
-                flush=True,
-            )
+        print_latencies(url, token, scenarios, f"with {layout}")
 
 
 if __name__ == "__main__":

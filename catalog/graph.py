@@ -159,17 +159,14 @@ ORDER BY e.id LIMIT %(limit)s
 """
 
 # As of T: the edge's history is its runs' contributions (LineageEdgeRun) up to T.
-_EDGES_AS_OF = """
-SELECT e.id, e.source_id, e.target_id, e.job_id,
-       COALESCE(h.first_seen, e.first_seen), COALESCE(h.last_seen, LEAST(e.last_seen, %(as_of)s)),
-       COALESCE(NULLIF(h.runs, 0), e.run_count), r.run_uuid, e.lineage_type
-FROM catalog_lineage_edge e
-CROSS JOIN LATERAL (
-    SELECT min(er.first_seen) AS first_seen, max(LEAST(er.last_seen, %(as_of)s)) AS last_seen,
-           count(*) AS runs
-    FROM catalog_lineage_edge_run er WHERE er.edge_id = e.id AND er.first_seen <= %(as_of)s
-) h
-LEFT JOIN LATERAL (
+_HISTORY_COLUMNS, _HISTORY = graph_jobs.history_as_of(
+    "catalog_lineage_edge", "e", "catalog_lineage_edge_run"
+)
+_EDGES_AS_OF = (
+    f"SELECT e.id, e.source_id, e.target_id, e.job_id, {_HISTORY_COLUMNS}, r.run_uuid, "
+    "e.lineage_type\n"
+    + _HISTORY
+    + """LEFT JOIN LATERAL (
     SELECT er.run_id FROM catalog_lineage_edge_run er
     WHERE er.edge_id = e.id AND er.first_seen <= %(as_of)s
     ORDER BY er.last_seen DESC, er.run_id DESC LIMIT 1
@@ -178,6 +175,7 @@ LEFT JOIN catalog_run r ON r.id = COALESCE(lr.run_id, e.last_run_id)
 WHERE {where} {filters}
 ORDER BY e.id LIMIT %(limit)s
 """
+)
 
 
 def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) -> list[tuple]:

@@ -34,19 +34,34 @@ FROM catalog_job_edge je LEFT JOIN catalog_run r ON r.id = je.last_run_id
 WHERE je.dataset_id = ANY(%(ids)s) {filters}
 ORDER BY je.dataset_id, je.direction, je.job_id LIMIT %(limit)s
 """
-# As of T: the edge's runs' contributions up to T (JobLineageEdgeRun).
-_AS_OF = """
-SELECT je.id, je.job_id, je.dataset_id, je.direction,
-       COALESCE(h.first_seen, je.first_seen),
-       COALESCE(h.last_seen, LEAST(je.last_seen, %(as_of)s)),
-       COALESCE(NULLIF(h.runs, 0), je.run_count), r.run_uuid
-FROM catalog_job_edge je
+
+
+def history_as_of(edges: str, alias: str, edge_runs: str) -> tuple[str, str]:
+    """An edge's figures as of T (``%(as_of)s``): the select-list columns (first seen, last
+    seen, run count) and the FROM clause over ``edges`` (as ``alias``) that computes them
+    from its runs' contributions (``edge_runs``) up to T. Both graphs (dataset → dataset
+    and job ↔ dataset) read history this way; an edge no run row backs keeps its own."""
+    columns = (
+        f"COALESCE(h.first_seen, {alias}.first_seen), "
+        f"COALESCE(h.last_seen, LEAST({alias}.last_seen, %(as_of)s)), "
+        f"COALESCE(NULLIF(h.runs, 0), {alias}.run_count)"
+    )
+    source = f"""FROM {edges} {alias}
 CROSS JOIN LATERAL (
     SELECT min(er.first_seen) AS first_seen, max(LEAST(er.last_seen, %(as_of)s)) AS last_seen,
            count(*) AS runs
-    FROM catalog_job_edge_run er WHERE er.edge_id = je.id AND er.first_seen <= %(as_of)s
+    FROM {edge_runs} er WHERE er.edge_id = {alias}.id AND er.first_seen <= %(as_of)s
 ) h
-LEFT JOIN LATERAL (
+"""
+    return columns, source
+
+
+# As of T: the edge's runs' contributions up to T (JobLineageEdgeRun).
+_HISTORY_COLUMNS, _HISTORY = history_as_of("catalog_job_edge", "je", "catalog_job_edge_run")
+_AS_OF = (
+    f"SELECT je.id, je.job_id, je.dataset_id, je.direction, {_HISTORY_COLUMNS}, r.run_uuid\n"
+    + _HISTORY
+    + """LEFT JOIN LATERAL (
     SELECT er.run_id FROM catalog_job_edge_run er JOIN catalog_run lr ON lr.id = er.run_id
     WHERE er.edge_id = je.id AND er.first_seen <= %(as_of)s
     ORDER BY er.last_seen DESC, lr.run_uuid DESC LIMIT 1
@@ -55,6 +70,7 @@ LEFT JOIN catalog_run r ON r.id = COALESCE(last.run_id, je.last_run_id)
 WHERE je.dataset_id = ANY(%(ids)s) {filters}
 ORDER BY je.dataset_id, je.direction, je.job_id LIMIT %(limit)s
 """
+)
 
 
 def job_edges(

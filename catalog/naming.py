@@ -7,9 +7,10 @@ See docs/derivation.md, "Names".
 import hashlib
 import re
 import uuid
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
-from ingest.redaction import redact_text
+from ingest.redaction import PORT_AND_PATH, redact_text, splice, url_windows
 
 # Default ports dropped from namespaces (the naming spec writes them only when not default).
 DEFAULT_PORTS = {
@@ -42,7 +43,6 @@ EDGE_API_JOB_NAMESPACE = "edge-api"
 
 _RUN_ID_NAMESPACE = uuid.UUID("6f1c9d62-4b1e-5d2a-9a4e-2f0c7b9e1d35")
 _MULTI_SLASH = re.compile(r"/{2,}")
-_PORT_AND_PATH = re.compile(r"\d{1,5}/")  # ``hdfs://nn:8020/path@v1``: a port, no user info
 
 
 def without_credentials(text: str) -> str:
@@ -54,27 +54,23 @@ def without_credentials(text: str) -> str:
     it clean. Linear in the text, like ``ingest.redaction``.
     """
     if "://" in text and "@" in text:
-        pieces: list[str] = []
-        done = 0
-        position = text.find("://")
-        while position >= 0:
-            start = position + 3
-            following = text.find("://", start)
-            limit = following if following >= 0 else len(text)
-            slash = text.find("/", start, limit)
-            authority_end = slash if slash >= 0 else limit
-            cut = text.rfind("@", start, authority_end)
-            colon = text.find(":", start, authority_end)
-            if cut < 0 and colon >= 0:  # a password holding "/" (or "@") still ends at the last @
-                at = text.rfind("@", start, limit)
-                if at > colon + 1 and not _PORT_AND_PATH.match(text, colon + 1):
-                    cut = at
-            if cut >= 0:
-                pieces.append(text[done:start])
-                done = cut + 1
-            position = following
-        text = "".join(pieces) + text[done:] if pieces else text
+        text = splice(text, _user_info_spans(text))
     return redact_text(text)
+
+
+def _user_info_spans(text: str) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, "")`` for the user info (and its ``@``) of each URL in ``text``."""
+    for start, limit in url_windows(text):
+        slash = text.find("/", start, limit)
+        authority_end = slash if slash >= 0 else limit
+        cut = text.rfind("@", start, authority_end)
+        colon = text.find(":", start, authority_end)
+        if cut < 0 and colon >= 0:  # a password holding "/" (or "@") still ends at the last @
+            at = text.rfind("@", start, limit)
+            if at > colon + 1 and not PORT_AND_PATH.match(text, colon + 1):
+                cut = at
+        if cut >= 0:
+            yield start, cut + 1, ""
 
 
 def normalise_namespace(namespace: str) -> str:

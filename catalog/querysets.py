@@ -8,6 +8,7 @@ from django.db.models import Count, OuterRef, Prefetch, Subquery
 
 from catalog import naming
 from catalog.rules import alias_key
+from ingest.querysets import filter_given
 
 if TYPE_CHECKING:
     pass
@@ -121,17 +122,14 @@ class MetadataRecordQuerySet(models.QuerySet):
         until: datetime | None = None,
         values: dict[str, str] | None = None,
     ) -> "MetadataRecordQuerySet":
-        queryset = self
-        if resource is not None:
-            queryset = queryset.filter(resource=resource)
-        if subject is not None:
-            queryset = queryset.filter(subject=subject)
-        if action is not None:
-            queryset = queryset.filter(action=action)
-        if since is not None:
-            queryset = queryset.filter(timestamp__gte=since)
-        if until is not None:
-            queryset = queryset.filter(timestamp__lt=until)
+        queryset = filter_given(
+            self,
+            resource=resource,
+            subject=subject,
+            action=action,
+            timestamp__gte=since,
+            timestamp__lt=until,
+        )
         if values:
             queryset = queryset.filter(additional_values__contains=values)
         return queryset

@@ -4,6 +4,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from django.db import connections, models
 from django.db.models import Q
@@ -14,6 +15,8 @@ from ingest import derivation_status
 # Backlog counts stop here: counting a million pending rows is itself a full scan, and past
 # this "very large" is all a reader needs.
 BACKLOG_COUNT_CAP = 100_000
+
+QuerySetT = TypeVar("QuerySetT", bound=models.QuerySet)
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,13 @@ def leading_within(sizes: Sequence[int], budget: int) -> int:
     return len(sizes)
 
 
+def filter_given(queryset: QuerySetT, **lookups: object) -> QuerySetT:
+    """``queryset`` filtered by each of ``lookups`` whose value is given (not None): the
+    optional conditions of a search or an export."""
+    given = {lookup: value for lookup, value in lookups.items() if value is not None}
+    return queryset.filter(**given) if given else queryset
+
+
 class EventQuerySet(models.QuerySet):
     def openlineage_export(
         self, since: datetime | None = None, until: datetime | None = None, namespace: str = ""
@@ -71,11 +81,11 @@ class EventQuerySet(models.QuerySet):
         of one namespace when given: the job's, or a DatasetEvent's dataset's."""
         from ingest.models import OPENLINEAGE_KINDS, EventKind
 
-        queryset = self.filter(kind__in=OPENLINEAGE_KINDS, event_time__isnull=False)
-        if since is not None:
-            queryset = queryset.filter(event_time__gte=since)
-        if until is not None:
-            queryset = queryset.filter(event_time__lt=until)
+        queryset = filter_given(
+            self.filter(kind__in=OPENLINEAGE_KINDS, event_time__isnull=False),
+            event_time__gte=since,
+            event_time__lt=until,
+        )
         if namespace:
             queryset = queryset.filter(
                 Q(job_namespace=namespace)

@@ -29,6 +29,7 @@ substring test); otherwise it is replaced by a marker. See docs/security.md.
 """
 
 import re
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -48,7 +49,8 @@ _ASSIGNMENT = re.compile(rf"(?<![\w.\-])([\w.\-]{{1,{_MAX_KEY}}})[\"']?[ \t]{{0,
 _VALUE_END = re.compile(r"[\s&;,]")
 _URL_SCAN = 4096  # characters after ``://`` looked at for user info
 _URL_END = re.compile(r"[\s\"'<>]")
-_PORT_AND_PATH = re.compile(r"\d{1,5}/")  # ``host:8080/path@x`` is a port, not a password
+# ``host:8080/path@x`` (or ``hdfs://nn:8020/path@v1``) is a port, not a password.
+PORT_AND_PATH = re.compile(r"\d{1,5}/")
 
 
 @lru_cache(maxsize=8)
@@ -126,8 +128,11 @@ def _redact_text(text: str, keywords: re.Pattern[str]) -> str:
 
 
 def _redact_assignments(text: str, keywords: re.Pattern[str]) -> str:
-    pieces: list[str] = []
-    done = 0  # text[:done] is already in pieces
+    return splice(text, _assignment_spans(text, keywords))
+
+
+def _assignment_spans(text: str, keywords: re.Pattern[str]) -> Iterator[tuple[int, int, str]]:
+    done = 0  # text[:done] is spoken for
     for match in _ASSIGNMENT.finditer(text):
         if done == len(text):
             break
@@ -142,13 +147,8 @@ def _redact_assignments(text: str, keywords: re.Pattern[str]) -> str:
         quoted = text[start] in "\"'" and end - start >= 2 and text[end - 1] == text[start]
         if quoted:  # keep the quotes: ``password="***REDACTED***"``
             start, end = start + 1, end - 1
-        pieces.append(text[done:start])
-        pieces.append(REDACTED)
+        yield start, end, REDACTED
         done = end
-    if not pieces:
-        return text
-    pieces.append(text[done:])
-    return "".join(pieces)
 
 
 def _value_end(text: str, key_start: int, value_start: int) -> int:
@@ -169,15 +169,47 @@ def _value_end(text: str, key_start: int, value_start: int) -> int:
     return len(text) if found is None else found.start()
 
 
-def _redact_url_passwords(text: str) -> str:
-    pieces: list[str] = []
-    done = 0
+def url_windows(text: str) -> Iterator[tuple[int, int]]:
+    """For each ``://`` in ``text``: where what follows it starts, and where the next
+    ``://`` starts (or the text ends).
+
+    Each character belongs to one URL's window, so a walk that looks only inside the
+    window is linear, however many ``://`` there are. Redaction here and the credential
+    stripping of dataset names (``catalog.naming``) both walk URLs this way.
+    """
     position = text.find("://")
     while position >= 0:
         start = position + 3
         following = text.find("://", start)
-        # Each character belongs to one URL's window: linear, however many ``://`` there are.
-        limit = min(len(text), start + _URL_SCAN, following if following >= 0 else len(text))
+        yield start, following if following >= 0 else len(text)
+        position = following
+
+
+def splice(text: str, replacements: Iterable[tuple[int, int, str]]) -> str:
+    """``text`` with each ``(start, end, new)`` put in place of ``text[start:end]``.
+
+    The spans come in order and do not overlap; ``text`` itself is returned when there
+    are none.
+    """
+    pieces: list[str] = []
+    done = 0  # text[:done] is already in pieces
+    for start, end, new in replacements:
+        pieces.append(text[done:start])
+        pieces.append(new)
+        done = end
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _redact_url_passwords(text: str) -> str:
+    return splice(text, _url_password_spans(text))
+
+
+def _url_password_spans(text: str) -> Iterator[tuple[int, int, str]]:
+    for start, window_end in url_windows(text):
+        limit = min(window_end, start + _URL_SCAN)
         end_match = _URL_END.search(text, start, limit)
         end = end_match.start() if end_match else limit
         colon = text.find(":", start, end)
@@ -186,14 +218,7 @@ def _redact_url_passwords(text: str) -> str:
             user, secret = text[start:colon], text[colon + 1 : at]
             if (
                 not any(mark in user for mark in "/@?#")
-                and not _PORT_AND_PATH.match(secret)
+                and not PORT_AND_PATH.match(secret)
                 and secret != REDACTED
             ):
-                pieces.append(text[done : colon + 1])
-                pieces.append(REDACTED)
-                done = at
-        position = following
-    if not pieces:
-        return text
-    pieces.append(text[done:])
-    return "".join(pieces)
+                yield colon + 1, at, REDACTED

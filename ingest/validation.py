@@ -10,6 +10,7 @@ runIds that are not UUIDs, eventTime without a zone or with nanoseconds. Unknown
 fields are kept verbatim. Every problem is reported with its JSON Pointer, all at once.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -55,35 +56,34 @@ class _Checker:
         self, container: dict[str, Any], key: str, path: str, required: bool
     ) -> Any:
         """A string outside the core: a missing or mistyped value is a warning, read as None."""
-        value = container.get(key)
-        if value is None:
-            if required:
-                self.warn(f"{path}/{key}", "is required")
-            return None
-        if not isinstance(value, str):
-            self.warn(f"{path}/{key}", f"must be a string, not {type(value).__name__}")
-            return None
-        return value
+        return self._typed(container, key, path, required, str, "a string", self.warn)
 
     def string(self, container: dict[str, Any], key: str, path: str, required: bool = True) -> Any:
-        value = container.get(key)
-        if value is None:
-            if required:
-                self.add(f"{path}/{key}", "is required")
-            return None
-        if not isinstance(value, str):
-            self.add(f"{path}/{key}", f"must be a string, not {type(value).__name__}")
-            return None
-        return value  # empty strings are schema-valid (no minLength in the spec)
+        # Empty strings are schema-valid (no minLength in the spec).
+        return self._typed(container, key, path, required, str, "a string", self.add)
 
     def obj(self, container: dict[str, Any], key: str, path: str, required: bool) -> Any:
+        return self._typed(container, key, path, required, dict, "an object", self.add)
+
+    @staticmethod
+    def _typed(
+        container: dict[str, Any],
+        key: str,
+        path: str,
+        required: bool,
+        kind: type,
+        kind_name: str,
+        report: Callable[[str, str], None],
+    ) -> Any:
+        """``container[key]`` when it is a ``kind``; else None, told to ``report`` (an error
+        or a warning) when it is mistyped, or missing and ``required``."""
         value = container.get(key)
         if value is None:
             if required:
-                self.add(f"{path}/{key}", "is required")
+                report(f"{path}/{key}", "is required")
             return None
-        if not isinstance(value, dict):
-            self.add(f"{path}/{key}", f"must be an object, not {type(value).__name__}")
+        if not isinstance(value, kind):
+            report(f"{path}/{key}", f"must be {kind_name}, not {type(value).__name__}")
             return None
         return value
 

@@ -130,6 +130,12 @@ def ensure_credentials(env: dict[str, str]) -> dict[str, str]:
     return saved
 
 
+def celery_command(program: str, *options: str) -> list[str]:
+    """Celery's ``program`` (``worker``, ``beat``) for the project's app, logging at INFO.
+    The fault tests start their worker and scheduler with it too."""
+    return [str(BIN / "celery"), "-A", "config", program, "--loglevel", "INFO", *options]
+
+
 def web_command(environ: dict[str, str]) -> list[str]:
     """The development web server. It runs with DEBUG on, a fixed SECRET_KEY and any Host
     accepted, so it listens on this machine only unless ``HOST`` says otherwise
@@ -164,26 +170,8 @@ def main() -> None:
 
     commands = {
         "web": web_command(env),
-        "worker": [
-            str(BIN / "celery"),
-            "-A",
-            "config",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            "2",
-        ],
-        "scheduler": [
-            str(BIN / "celery"),
-            "-A",
-            "config",
-            "beat",
-            "--loglevel",
-            "INFO",
-            "--schedule",
-            str(LOCAL / "celerybeat-schedule"),
-        ],
+        "worker": celery_command("worker", "--concurrency", "2"),
+        "scheduler": celery_command("beat", "--schedule", str(LOCAL / "celerybeat-schedule")),
     }
     processes = {
         name: subprocess.Popen(command, cwd=ROOT, env=env) for name, command in commands.items()

@@ -16,7 +16,7 @@ from api.marquez.paging import MAX_LIMIT, limit_offset, total_count
 from catalog.models import Dataset, Job
 from catalog.search import search_catalog
 from ingest.models import OPENLINEAGE_KINDS, Event
-from ingest.querysets import leading_within
+from ingest.querysets import filter_given, leading_within
 from ingest.redaction import redact
 
 
@@ -36,14 +36,12 @@ def events(request: Request, namespace: str | None = None) -> dict[str, Any]:
     direction = request.query_params.get("sortDirection", "desc").lower() or "desc"
     if direction not in ("asc", "desc"):
         raise MarquezError(400, "sortDirection must be asc or desc.")
-    queryset = Event.objects.filter(kind__in=OPENLINEAGE_KINDS)
-    after, before = _moment(request, "after"), _moment(request, "before")
-    if after is not None:
-        queryset = queryset.filter(event_time__gte=after)
-    if before is not None:
-        queryset = queryset.filter(event_time__lte=before)
-    if namespace is not None:
-        queryset = queryset.filter(job_namespace=namespace)
+    queryset = filter_given(
+        Event.objects.filter(kind__in=OPENLINEAGE_KINDS),
+        event_time__gte=_moment(request, "after"),
+        event_time__lte=_moment(request, "before"),
+        job_namespace=namespace,
+    )
     order = ("event_time", "id") if direction == "asc" else ("-event_time", "-id")
     sized = queryset.payload_sizes(order, offset, limit)
     budget = settings.LINEAGE["MAX_PAGE_BYTES"]

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from catalog import display_names
-from catalog.admin.jobs import job_edges_table
+from catalog.admin.jobs import job_edges_table, lineage_edges_table
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
@@ -163,29 +163,19 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     @admin.display(description="upstream (edges into this dataset)")
     def upstream_table(self, dataset: Dataset) -> str:
         edges = LineageEdge.objects.filter(target=dataset).select_related("source", "job")
-        return related_table(
+        return lineage_edges_table(
             edges.order_by("-last_seen", "-id"),
-            [
-                ("from", lambda edge: link(edge.source)),
-                ("via job", lambda edge: link(edge.job)),
-                ("runs", lambda edge: edge.run_count),
-                ("edge", lambda edge: link(edge, f"last seen {edge.last_seen:%Y-%m-%d %H:%M}")),
-            ],
-            more=(LineageEdge, {"target": dataset.pk}),
+            [("from", lambda edge: link(edge.source)), ("via job", lambda edge: link(edge.job))],
+            {"target": dataset.pk},
         )
 
     @admin.display(description="downstream (edges out of this dataset)")
     def downstream_table(self, dataset: Dataset) -> str:
         edges = LineageEdge.objects.filter(source=dataset).select_related("target", "job")
-        return related_table(
+        return lineage_edges_table(
             edges.order_by("id"),
-            [
-                ("to", lambda edge: link(edge.target)),
-                ("via job", lambda edge: link(edge.job)),
-                ("runs", lambda edge: edge.run_count),
-                ("edge", lambda edge: link(edge, f"last seen {edge.last_seen:%Y-%m-%d %H:%M}")),
-            ],
-            more=(LineageEdge, {"source": dataset.pk}),
+            [("to", lambda edge: link(edge.target)), ("via job", lambda edge: link(edge.job))],
+            {"source": dataset.pk},
         )
 
     @admin.display(description="producing runs")
@@ -264,10 +254,6 @@ class AliasDatasetFilter(HiddenIdFilter):
     """``?dataset=<id>`` comes from links; a hidden filter keeps the sidebar free of it."""
 
     parameter_name = "dataset"
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        dataset_id = self.id_value()
-        return queryset if dataset_id is None else queryset.filter(dataset_id=dataset_id)
 
 
 @admin.register(DatasetAlias)

@@ -39,10 +39,7 @@ class EventDatasetFilter(HiddenIdFilter):
 
     parameter_name = "dataset"
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        dataset_id = self.id_value()
-        if dataset_id is None:
-            return queryset
+    def for_id(self, queryset: QuerySet, dataset_id: int) -> QuerySet:
         named = EventDataset.objects.filter(event=OuterRef("pk"), alias__dataset_id=dataset_id)
         return queryset.filter(Exists(named))
 
@@ -52,10 +49,7 @@ class EventAliasFilter(HiddenIdFilter):
 
     parameter_name = "alias"
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        alias_id = self.id_value()
-        if alias_id is None:
-            return queryset
+    def for_id(self, queryset: QuerySet, alias_id: int) -> QuerySet:
         return queryset.filter(
             id__in=EventDataset.objects.filter(alias_id=alias_id).values("event_id")
         )

@@ -83,6 +83,34 @@ def job_edges_table(rows: QuerySet, first: str, render: Any, more: dict[str, Any
     )
 
 
+def lineage_edges_table(edges: QuerySet, ends: list[tuple[str, Any]], more: dict[str, Any]) -> str:
+    """Dataset → dataset edges: the ``ends`` columns (what stands at either end), how many
+    runs produced each edge, and a link to it saying when it was last seen."""
+    return related_table(
+        edges,
+        [
+            *ends,
+            ("runs", lambda edge: edge.run_count),
+            ("edge", lambda edge: link(edge, f"last seen {edge.last_seen:%Y-%m-%d %H:%M}")),
+        ],
+        more=(LineageEdge, more),
+    )
+
+
+def dataset_uses_table(rows: QuerySet, last: tuple[str, Any]) -> str:
+    """``JobDataset`` or ``RunDataset`` rows: direction, the dataset, the alias it was named
+    by, and the ``last`` column."""
+    return related_table(
+        rows.select_related("alias__dataset"),
+        [
+            ("direction", lambda row: row.direction),
+            ("dataset", lambda row: link(row.alias.dataset)),
+            ("as alias", lambda row: link(row.alias)),
+            last,
+        ],
+    )
+
+
 @admin.register(Job)
 class JobAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     search_kind = lineage_kind = "job"
@@ -138,28 +166,17 @@ class JobAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     @admin.display(description="lineage edges")
     def edges_table(self, job: Job) -> str:
         edges = LineageEdge.objects.filter(job=job).select_related("source", "target")
-        return related_table(
+        return lineage_edges_table(
             edges.order_by("-last_seen", "-id"),
-            [
-                ("from", lambda edge: link(edge.source)),
-                ("to", lambda edge: link(edge.target)),
-                ("runs", lambda edge: edge.run_count),
-                ("last seen", lambda edge: link(edge, edge.last_seen)),
-            ],
-            more=(LineageEdge, {"job": job.pk}),
+            [("from", lambda edge: link(edge.source)), ("to", lambda edge: link(edge.target))],
+            {"job": job.pk},
         )
 
     @admin.display(description="datasets read and written")
     def datasets_table(self, job: Job) -> str:
-        rows = JobDataset.objects.filter(job=job).select_related("alias__dataset")
-        return related_table(
-            rows.order_by("direction", "-last_seen"),
-            [
-                ("direction", lambda row: row.direction),
-                ("dataset", lambda row: link(row.alias.dataset)),
-                ("as alias", lambda row: link(row.alias)),
-                ("declared", lambda row: "yes" if row.declared else ""),
-            ],
+        return dataset_uses_table(
+            JobDataset.objects.filter(job=job).order_by("direction", "-last_seen"),
+            ("declared", lambda row: "yes" if row.declared else ""),
         )
 
     @admin.display(description="child jobs")
@@ -180,10 +197,7 @@ class ProducedDatasetFilter(HiddenIdFilter):
 
     parameter_name = "produced"
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        dataset_id = self.id_value()
-        if dataset_id is None:
-            return queryset
+    def for_id(self, queryset: QuerySet, dataset_id: int) -> QuerySet:
         writes = RunDataset.objects.filter(
             run=OuterRef("pk"), direction="output", alias__dataset_id=dataset_id
         )
@@ -266,15 +280,9 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
 
     @admin.display(description="datasets read and written")
     def datasets_table(self, run: Run) -> str:
-        rows = RunDataset.objects.filter(run=run).select_related("alias__dataset")
-        return related_table(
-            rows.order_by("direction", "id"),
-            [
-                ("direction", lambda row: row.direction),
-                ("dataset", lambda row: link(row.alias.dataset)),
-                ("as alias", lambda row: link(row.alias)),
-                ("last seen", lambda row: row.last_seen),
-            ],
+        return dataset_uses_table(
+            RunDataset.objects.filter(run=run).order_by("direction", "id"),
+            ("last seen", lambda row: row.last_seen),
         )
 
     @admin.display(description="lineage edges produced")

@@ -3,7 +3,6 @@
 from typing import TYPE_CHECKING
 
 from django.contrib import admin
-from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from catalog.admin.support import (
@@ -30,21 +29,15 @@ if TYPE_CHECKING:
 # --- lineage --------------------------------------------------------------------------------
 
 
-class EdgeEndFilter(HiddenIdFilter):
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        value = self.id_value()
-        return queryset if value is None else queryset.filter(**{self.parameter_name: value})
-
-
-class EdgeSourceFilter(EdgeEndFilter):
+class EdgeSourceFilter(HiddenIdFilter):
     parameter_name = "source"
 
 
-class EdgeTargetFilter(EdgeEndFilter):
+class EdgeTargetFilter(HiddenIdFilter):
     parameter_name = "target"
 
 
-class EdgeJobFilter(EdgeEndFilter):
+class EdgeJobFilter(HiddenIdFilter):
     parameter_name = "job"
 
 
@@ -97,7 +90,7 @@ class LineageEdgeAdmin(BoundedAdmin):
         )
 
 
-class JobEdgeDatasetFilter(EdgeEndFilter):
+class JobEdgeDatasetFilter(HiddenIdFilter):
     parameter_name = "dataset"
 
 

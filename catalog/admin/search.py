@@ -84,6 +84,15 @@ def _term(term: str) -> str:
     return term.strip()[:MAX_TERM]
 
 
+def _without_search(term: str) -> list[int] | None:
+    """The answer that needs no search: nothing for a blank term, the row itself for "#id"."""
+    if not term:
+        return []
+    if (pk := search_id(term)) is not None:
+        return [pk]
+    return None
+
+
 def _ranked(sql: str, values: dict[str, Any]) -> list[int]:
     """Run a UNION of scored (id, score) branches; the best score per id, best first."""
     with transaction.atomic(), connection.cursor() as cursor:
@@ -129,40 +138,51 @@ def _name_branches(table: str, id_column: str, key: str, term: str) -> str:
     )
 
 
+def _name_search(
+    term: str, *, exact: str, table: str, id_column: str, key: str, in_namespace: str
+) -> list[int]:
+    """Ids of a named table, best first: ``exact`` (the key hash), the name branches over
+    ``table``, then ``in_namespace`` (the term is a namespace)."""
+    sql = (
+        f"({exact}) UNION ALL"
+        + _name_branches(table, id_column, key, term)
+        + f" UNION ALL ({in_namespace})"
+    )
+    return _ranked(sql, _values(term))
+
+
 def dataset_ids(term: str) -> list[int]:
     """Datasets whose any alias matches ``term``, best first (at most RESULT_LIMIT)."""
     term = _term(term)
-    if not term:
-        return []
-    if (pk := search_id(term)) is not None:
-        return [pk]
-    sql = (
-        f"(SELECT a.dataset_id AS id, {EXACT} AS score FROM catalog_dataset_alias a "
-        "WHERE a.key_hash = ANY(%(keys)s) AND a.dataset_id IS NOT NULL LIMIT %(cap)s) UNION ALL"
-        + _name_branches(
-            "catalog_dataset_alias", "t.dataset_id", "AND t.dataset_id IS NOT NULL", term
-        )
-        + f" UNION ALL (SELECT d.id, {NAMESPACE} FROM catalog_dataset d "
-        "WHERE d.namespace = %(q)s LIMIT %(cap)s)"
+    if (answer := _without_search(term)) is not None:
+        return answer
+    return _name_search(
+        term,
+        exact=f"SELECT a.dataset_id AS id, {EXACT} AS score FROM catalog_dataset_alias a "
+        "WHERE a.key_hash = ANY(%(keys)s) AND a.dataset_id IS NOT NULL LIMIT %(cap)s",
+        table="catalog_dataset_alias",
+        id_column="t.dataset_id",
+        key="AND t.dataset_id IS NOT NULL",
+        in_namespace=f"SELECT d.id, {NAMESPACE} FROM catalog_dataset d "
+        "WHERE d.namespace = %(q)s LIMIT %(cap)s",
     )
-    return _ranked(sql, _values(term))
 
 
 def job_ids(term: str) -> list[int]:
     """Jobs matching ``term``, best first (at most RESULT_LIMIT)."""
     term = _term(term)
-    if not term:
-        return []
-    if (pk := search_id(term)) is not None:
-        return [pk]
-    sql = (
-        f"(SELECT j.id, {EXACT} AS score FROM catalog_job j "
-        "WHERE j.key_hash = ANY(%(keys)s) LIMIT %(cap)s) UNION ALL"
-        + _name_branches("catalog_job", "t.id", "", term)
-        + f" UNION ALL (SELECT j.id, {NAMESPACE} FROM catalog_job j "
-        "WHERE j.namespace = %(q)s LIMIT %(cap)s)"
+    if (answer := _without_search(term)) is not None:
+        return answer
+    return _name_search(
+        term,
+        exact=f"SELECT j.id, {EXACT} AS score FROM catalog_job j "
+        "WHERE j.key_hash = ANY(%(keys)s) LIMIT %(cap)s",
+        table="catalog_job",
+        id_column="t.id",
+        key="",
+        in_namespace=f"SELECT j.id, {NAMESPACE} FROM catalog_job j "
+        "WHERE j.namespace = %(q)s LIMIT %(cap)s",
     )
-    return _ranked(sql, _values(term))
 
 
 def _uuid_range(term: str) -> tuple[uuid.UUID, uuid.UUID] | None:
@@ -176,10 +196,8 @@ def _uuid_range(term: str) -> tuple[uuid.UUID, uuid.UUID] | None:
 def run_ids(term: str) -> list[int]:
     """Runs by runId (exact or UUID prefix), then the latest runs of the best matching jobs."""
     term = _term(term)
-    if not term:
-        return []
-    if (pk := search_id(term)) is not None:
-        return [pk]
+    if (answer := _without_search(term)) is not None:
+        return answer
     values: dict[str, Any] = {"cap": CANDIDATES_PER_BRANCH, "per_job": RUNS_PER_JOB}
     branches = []
     try:

@@ -119,3 +119,11 @@ class HiddenIdFilter(admin.SimpleListFilter):
     def id_value(self) -> int | None:
         value = self.value()
         return int(value) if value and value.isdigit() else None
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        value = self.id_value()
+        return queryset if value is None else self.for_id(queryset, value)
+
+    def for_id(self, queryset: QuerySet, value: int) -> QuerySet:
+        """The rows the id selects: by default those whose ``parameter_name`` field is it."""
+        return queryset.filter(**{self.parameter_name: value})

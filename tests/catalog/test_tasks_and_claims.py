@@ -140,9 +140,31 @@ def test_derivation_batch_query_count_does_not_grow_with_the_batch(
     assert LineageEdge.objects.count() == 205
 
 
+def derive_each_in_its_own_thread(event_ids: list[int]) -> None:
+    """Derive each event in a thread of its own, all let go at once (as concurrent workers
+    would); fails with whatever any of them raised."""
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(len(event_ids))
+
+    def work(event_id: int) -> None:
+        try:
+            barrier.wait()
+            derive_events([event_id])
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(event_id,)) for event_id in event_ids]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+
+
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_workers_on_the_same_run_and_datasets_raise_no_integrity_error() -> None:
-    errors: list[BaseException] = []
     for round_ in range(3):
         run_id = str(uuid.uuid4())
         symlink = {
@@ -169,23 +191,7 @@ def test_concurrent_workers_on_the_same_run_and_datasets_raise_no_integrity_erro
             for second, kind in enumerate(["START", "RUNNING", "RUNNING", "COMPLETE"] * 2)
         ]
         ids = store(events)
-        barrier = threading.Barrier(len(ids))
-
-        def work(event_id: int, barrier: threading.Barrier) -> None:
-            try:
-                barrier.wait()
-                derive_events([event_id])
-            except BaseException as error:
-                errors.append(error)
-            finally:
-                connection.close()
-
-        threads = [threading.Thread(target=work, args=(event_id, barrier)) for event_id in ids]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert not errors, errors
+        derive_each_in_its_own_thread(ids)
         assert Run.objects.get(run_uuid=run_id).state == RunState.COMPLETE
     assert not Event.objects.exclude(derivation_status="derived").exists()
     assert LineageEdge.objects.count() == 3
@@ -194,7 +200,6 @@ def test_concurrent_workers_on_the_same_run_and_datasets_raise_no_integrity_erro
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_deriving_two_jobs_with_one_run_id_both_flag_it() -> None:
     """The advisory lock per runId (ADR 0028): neither worker can miss the other's run."""
-    errors: list[BaseException] = []
     for _ in range(3):
         run_id = str(uuid.uuid4())
         ids = store(
@@ -203,23 +208,7 @@ def test_two_workers_deriving_two_jobs_with_one_run_id_both_flag_it() -> None:
                 for name in ("first", "second")
             ]
         )
-        barrier = threading.Barrier(len(ids))
-
-        def work(event_id: int, barrier: threading.Barrier) -> None:
-            try:
-                barrier.wait()
-                derive_events([event_id])
-            except BaseException as error:
-                errors.append(error)
-            finally:
-                connection.close()
-
-        threads = [threading.Thread(target=work, args=(event_id, barrier)) for event_id in ids]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert not errors, errors
+        derive_each_in_its_own_thread(ids)
         runs = Run.objects.filter(run_uuid=run_id)
         assert sorted(runs.values_list("job__name", "shares_run_id")) == [
             ("first", True),

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import psycopg
 
+from scripts.run_local import celery_command
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 PG_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)), None)
@@ -181,6 +183,18 @@ def drop_database(database_url: str) -> None:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def current_database_url() -> str:
+    """The URL of the database Django is using now (pytest-django's test database), for a
+    server process started by a test."""
+    from django.db import connection
+
+    settings = connection.settings_dict
+    return (
+        f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:"
+        f"{settings['PORT'] or 5432}/{settings['NAME']}"
+    )
+
+
 def service_env(database_url: str, redis_url: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
     env.update(
@@ -272,39 +286,14 @@ def web(env: dict[str, str], log: Path) -> tuple[Service, str]:
 
 
 def worker(env: dict[str, str], log: Path, concurrency: int = 2) -> Service:
-    return Service(
-        [
-            str(BIN / "celery"),
-            "-A",
-            "config",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            str(concurrency),
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        env,
-        log,
-    ).start()
+    command = celery_command(
+        "worker", "--concurrency", str(concurrency), "--without-gossip", "--without-mingle"
+    )
+    return Service(command, env, log).start()
 
 
 def beat(env: dict[str, str], log: Path, schedule: Path) -> Service:
-    return Service(
-        [
-            str(BIN / "celery"),
-            "-A",
-            "config",
-            "beat",
-            "--loglevel",
-            "INFO",
-            "--schedule",
-            str(schedule),
-        ],
-        env,
-        log,
-    ).start()
+    return Service(celery_command("beat", "--schedule", str(schedule)), env, log).start()
 
 
 _DERIVED = re.compile(r"(?:derive_events|drain_pending|sweep_underived) claimed=\d+ derived=(\d+)")

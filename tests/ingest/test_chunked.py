@@ -16,7 +16,7 @@ from django.db import connection
 
 from ingest.models import Event
 from ingest.services import create_token
-from tests.faults.processes import service_env, web
+from tests.faults.processes import current_database_url, service_env, web
 from tests.ingest.helpers import BATCH, EDGES, LINEAGE, run_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,11 +27,9 @@ LIMIT = 64 * 1024
 def server(tmp_path: Path) -> Iterator[str]:
     """gunicorn serving config.wsgi (fast path in front of Django) on the test database."""
     settings = connection.settings_dict
-    database_url = (
-        f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:"
-        f"{settings['PORT'] or 5432}/{settings['NAME']}"
-    )
-    env = service_env(database_url, "redis://127.0.0.1:1/0")  # no broker: the sweep catches up
+    env = service_env(
+        current_database_url(), "redis://127.0.0.1:1/0"
+    )  # no broker: the sweep catches up
     env["LINEAGE_MAX_REQUEST_BYTES"] = str(LIMIT)
     if settings.get("PASSWORD"):
         env["PGPASSWORD"] = settings["PASSWORD"]

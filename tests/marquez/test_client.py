@@ -22,7 +22,7 @@ from marquez_client.errors import APIError
 
 from catalog.services import derive_events
 from ingest.models import Event
-from tests.faults.processes import free_port, port_open, wait_for
+from tests.faults.processes import current_database_url, free_port, port_open, wait_for
 from tests.marquez.conftest import EVENTS, JOB_NS, LOAD_RUN, PG, REPORT_RUN, S3, SECRET
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,16 +62,11 @@ def test_the_read_list_is_every_read_method_of_the_installed_client() -> None:
 
 @pytest.fixture
 def server(transactional_db: None) -> Iterator[str]:
-    settings = connection.settings_dict
-    database = (
-        f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:"
-        f"{settings['PORT'] or 5432}/{settings['NAME']}"
-    )
     port = free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": database,
+        "DATABASE_URL": current_database_url(),
         "GUNICORN_WORKERS": "1",
         "GUNICORN_THREADS": "2",
         "PORT": str(port),

@@ -21,6 +21,13 @@ FUZZ = hypothesis_settings(
 )
 
 
+def assert_stored_as_sent(ingest_client, event: dict) -> None:
+    """The event is accepted and its stored payload is exactly what was sent."""
+    response = post_json(ingest_client, LINEAGE, event)
+    assert response.status_code == 201
+    assert Event.objects.get().received_payload == event
+
+
 def _post_raw(client: Any, body: bytes, url: str = LINEAGE, **extra: Any) -> Any:
     return client.post(url, data=body, content_type="application/json", **extra)
 
@@ -143,26 +150,20 @@ def test_big_integers_and_exponent_floats_round_trip_exactly(ingest_client) -> N
             "plain": 0.1,
         },
     }
-    response = post_json(ingest_client, LINEAGE, event)
-    assert response.status_code == 201
-    assert Event.objects.get().received_payload == event
+    assert_stored_as_sent(ingest_client, event)
 
 
 def test_huge_strings_and_arrays_within_limits_are_accepted(ingest_client) -> None:
     event = run_event()
     event["job"]["facets"] = {"x_blob": {"text": "é" * 2_000_000}}
     event["run"]["facets"] = {"x_list": {"items": list(range(200_000))}}
-    response = post_json(ingest_client, LINEAGE, event)
-    assert response.status_code == 201
-    assert Event.objects.get().received_payload == event
+    assert_stored_as_sent(ingest_client, event)
 
 
 def test_nul_in_keys_and_values_round_trips(ingest_client) -> None:
     event = run_event()
     event["run"]["facets"] = {"x\u0000key": {"v": "\u0000" * 3}}
-    response = post_json(ingest_client, LINEAGE, event)
-    assert response.status_code == 201
-    assert Event.objects.get().received_payload == event
+    assert_stored_as_sent(ingest_client, event)
 
 
 def test_deep_nesting_just_inside_the_limit_is_accepted(ingest_client) -> None:
