@@ -25,7 +25,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import bench_env, manage, percentile, recreate_database, running_server
-from bench.read import build
+from bench.read import add_store_arguments, build
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_read"
 LIST_MODELS = """
@@ -125,8 +125,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--database", default=DATABASE)
     parser.add_argument("--build", action="store_true", help="Build the store first.")
-    parser.add_argument("--events", type=int, default=1_000_000)
-    parser.add_argument("--datasets", type=int, default=100_000)
+    add_store_arguments(parser, events=1_000_000, datasets=100_000)
     parser.add_argument(
         "--add-column-edges", action="store_true", help="Add column edges to a built store."
     )
@@ -140,7 +139,7 @@ def main() -> None:
         started = time.monotonic()
         recreate_database(options.database)
         manage(env, "migrate", "--verbosity", "0")
-        build(options.database, options.events, options.datasets)
+        build(options.database, options)
         add_column_edges(options.database)
         print(f"built in {time.monotonic() - started:.0f}s", flush=True)
     if options.add_column_edges and not options.build:

@@ -24,7 +24,7 @@ from urllib.parse import quote
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import print_latencies, running_server
-from bench.read import JOBS, built_read_store
+from bench.read import JOBS, add_store_arguments, built_read_store
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_marquez"
 NAMESPACES = 20  # bench/read.py spreads datasets over postgres://db0:5432 .. db19
@@ -36,8 +36,7 @@ def q(text: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=300_000)
-    parser.add_argument("--datasets", type=int, default=50_000)
+    add_store_arguments(parser, events=300_000, datasets=50_000)
     parser.add_argument("--requests", type=int, default=100)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--reuse", action="store_true", help="Keep an already built store.")

@@ -153,6 +153,19 @@ BUILD = [
 ]
 
 
+def add_store_arguments(parser: argparse.ArgumentParser, events: int, datasets: int) -> None:
+    """The generated store's size options (read.py, marquez.py and admin.py build it)."""
+    parser.add_argument("--events", type=int, default=events)
+    parser.add_argument("--datasets", type=int, default=datasets)
+    parser.add_argument(
+        "--history-datasets",
+        type=int,
+        default=100,
+        help="the edges out of datasets 1..N carry --runs-per-edge runs each",
+    )
+    parser.add_argument("--runs-per-edge", type=int, default=2000)
+
+
 def build(database_url: str, options: argparse.Namespace) -> None:
     values = {
         "events": options.events,
@@ -227,19 +240,11 @@ def history_scenarios(options: argparse.Namespace, rng: random.Random) -> dict[s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=1_000_000)
-    parser.add_argument("--datasets", type=int, default=100_000)
+    add_store_arguments(parser, events=1_000_000, datasets=100_000)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument(
         "--workers", type=int, help="gunicorn workers (default: config/gunicorn.conf.py's)"
     )
-    parser.add_argument(
-        "--history-datasets",
-        type=int,
-        default=100,
-        help="the edges out of datasets 1..N carry --runs-per-edge runs each",
-    )
-    parser.add_argument("--runs-per-edge", type=int, default=2000)
     parser.add_argument("--reuse", action="store_true", help="Keep an already built store.")
     options = parser.parse_args()
     env, token = built_read_store(
