@@ -18,11 +18,13 @@ import hashlib
 import http.client
 import os
 import re
+import resource
 import shutil
 import subprocess
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -39,6 +41,7 @@ from bench.common import (
     recreate_database,
     run_in_threads,
     running_server,
+    server_cpu_seconds,
 )
 
 CEILING_TABLE = "bench_ceiling_event"
@@ -259,13 +262,32 @@ def main() -> None:
     single_ceiling = ceiling_single(args.database_url, rows)
     copy_ceiling = ceiling_copy(args.database_url, rows)
     reset_ceiling_table(args.database_url)
-    single_rate, p50, p95, batch_rate = results
+    single_rate, p50, p95, batch_rate, cpu = results
     print(f"single POST  : {single_rate:8.0f} events/s  (p50 {p50:.1f} ms, p95 {p95:.1f} ms)")
+    server = f"server {cpu.server * 1e6:.0f}" if cpu.server is not None else "server unknown"
+    print(f"  CPU per single event: {server} µs, client ({args.client}) {cpu.client * 1e6:.0f} µs")
     print(f"batch POST   : {batch_rate:8.0f} events/s")
     print(f"ceiling INSERT+COMMIT x4 : {single_ceiling:8.0f} events/s")
     print(f"ceiling COPY x1000       : {copy_ceiling:8.0f} events/s")
     print(f"ratio single/insert-ceiling: {single_rate / single_ceiling:.2f} (target >= 0.35)")
     print(f"ratio batch/copy-ceiling   : {batch_rate / copy_ceiling:.2f} (target >= 0.40)")
+
+
+@dataclass(frozen=True)
+class SingleCpu:
+    """CPU seconds per single event: the server's (None when not started here) and the
+    load generator's. On a 2-core machine the client shares the cores with the server, so
+    the rate depends on what the client costs too (issue 14, docs/benchmarks.md)."""
+
+    server: float | None
+    client: float
+
+
+def _client_cpu() -> float:
+    """CPU seconds used so far by this process (every thread: the Python client) and by
+    its reaped children (wrk)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def run_ingest(
@@ -274,20 +296,28 @@ def run_ingest(
     single_bodies: list[bytes],
     batch_bodies: list[bytes],
     args: argparse.Namespace,
-) -> tuple[float, float, float, float]:
-    """(single events/s, p50 ms, p95 ms, batch events/s)."""
+) -> tuple[float, float, float, float, SingleCpu]:
+    """(single events/s, p50 ms, p95 ms, batch events/s, CPU per single event)."""
     templates = load_templates(args.corpus)
     post_all(url, token, "/api/v1/lineage", make_events(templates, 200, seed=3), args.clients)
+    own_server = not args.url
+    server_before = server_cpu_seconds(url) if own_server else 0.0
     if args.client == "wrk":
         # Distinct bodies for the whole run (wrk runs for a time, not a count).
         bodies = make_events(templates, max(args.events, int(args.seconds * 4000)), seed=4)
+        client_before = _client_cpu()
         single_rate, p50, p95 = wrk_single(url, token, bodies, args.clients, args.seconds)
+        served = single_rate * max(1, round(args.seconds))
     else:
+        client_before = _client_cpu()
         seconds, latencies = post_all(url, token, "/api/v1/lineage", single_bodies, args.clients)
         single_rate = len(single_bodies) / seconds
         p50, p95 = percentile(latencies, 0.5) * 1000, percentile(latencies, 0.95) * 1000
+        served = len(single_bodies)
+    client = (_client_cpu() - client_before) / served
+    server = (server_cpu_seconds(url) - server_before) / served if own_server else None
     batch_seconds, _ = post_all(url, token, "/api/v1/lineage/batch", batch_bodies, 2)
-    return single_rate, p50, p95, args.events / batch_seconds
+    return single_rate, p50, p95, args.events / batch_seconds, SingleCpu(server, client)
 
 
 if __name__ == "__main__":

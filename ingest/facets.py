@@ -6,6 +6,7 @@ asserted, because real producers send zone-less or date-only times inside facets
 The schemas are the spec's own files, shipped in ``ingest/schemas``.
 """
 
+import hashlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -17,6 +18,10 @@ import orjson
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 # jsonschema messages can quote the whole offending value; keep problem documents readable.
 _MAX_MESSAGE = 240
+# Facets found valid, by a digest of (position, key, content); see _content_key. Bounded:
+# emptied when full, so a stream of ever-new facets costs memory no more than this.
+_KNOWN_VALID_MAX = 8192
+_known_valid: set[bytes] = set()
 
 # The base facet each standard facet extends tells where it may appear.
 _POSITION_BY_BASE = {
@@ -133,8 +138,15 @@ def facet_problems(position: str, facets: dict[str, Any], path: str) -> list[Fac
         validator = validators.get((position, key))
         if validator is None or value is None:
             continue
+        content = _content_key(position, key, value)
+        if content is not None and content in _known_valid:
+            continue
         errors = list(validator.iter_errors(value))
         if not errors:
+            if content is not None:
+                if len(_known_valid) >= _KNOWN_VALID_MAX:
+                    _known_valid.clear()
+                _known_valid.add(content)
             continue
         facet_path = f"{path}/{_escape(key)}"
         skipped = not _usable(validator, value)
@@ -144,6 +156,24 @@ def facet_problems(position: str, facets: dict[str, Any], path: str) -> list[Fac
                 FacetProblem(facet_path + pointer, _message(error.message), facet_path, skipped)
             )
     return problems
+
+
+def _content_key(position: str, key: str, value: Any) -> bytes | None:
+    """A digest of a facet's place and content, to skip checking it again (None: uncached).
+
+    Why: a facet's verdict depends on its content alone, producers send the same facets
+    over and over (a dataset's schema and data source in every run's START and COMPLETE,
+    the engine and job type in every event), and converting a facet for the Rust validator
+    was about two thirds of validation's CPU (issue 14, docs/benchmarks.md). Only valid
+    facets are remembered, so every problem is still found and reported in full. orjson
+    writes NaN as null, but documents reach here through ``parse_json``, which refuses NaN;
+    what orjson cannot write (integers beyond 64 bits, lone surrogates) is not cached.
+    """
+    try:
+        content = orjson.dumps([position, key, value])
+    except orjson.JSONEncodeError:
+        return None
+    return hashlib.blake2b(content, digest_size=16).digest()
 
 
 def _escape(part: str) -> str:

@@ -164,7 +164,13 @@ def parse_json(data: bytes, path: str = "") -> Any:
     try:
         # orjson's document is walked (iteratively) for depth *before* the stdlib decoder,
         # which recurses: 990-1024 levels passed orjson and then hit the recursion limit.
-        check_depth(orjson.loads(data), limits()["MAX_JSON_DEPTH"], path)
+        checked = orjson.loads(data)
+        max_depth = limits()["MAX_JSON_DEPTH"]
+        # Every container opens with a "{" or "[" byte, so a body with no more of them than
+        # the limit cannot nest past it: counted in C, this spares the Python walk (13-100 µs
+        # per event) for most events. Brackets inside strings only raise the count.
+        if data.count(b"{") + data.count(b"[") > max_depth:
+            check_depth(checked, max_depth, path)
         document = _DECODER.decode(data.decode())
     except (orjson.JSONDecodeError, ValueError) as error:
         raise Problem(

@@ -1,0 +1,133 @@
+"""The ingest path's CPU shortcuts (issue 14) give the same verdicts as the work they skip.
+
+- ``parse_json`` walks a document for depth only when its body holds more "{" and "["
+  bytes than the limit allows levels: below that it cannot be too deep.
+- ``facet_problems`` remembers facets found valid by content and skips checking them
+  again; invalid facets are checked (and reported) every time.
+"""
+
+import random
+
+import pytest
+from django.conf import settings
+
+from ingest import facets as facets_module
+from ingest.facets import facet_problems
+from ingest.parsing import check_depth, parse_json
+from ingest.problems import Problem
+
+MAX_DEPTH = settings.LINEAGE["MAX_JSON_DEPTH"]
+
+
+def nested(levels: int, leaf: object = 1) -> object:
+    value = leaf
+    for index in range(levels - 1):
+        value = {"n": value} if index % 2 else [value]
+    return {"n": value}
+
+
+def verdict(body: bytes) -> str:
+    try:
+        parse_json(body)
+    except Problem as problem:
+        return problem.slug
+    return "ok"
+
+
+def walked_verdict(document: object) -> str:
+    try:
+        check_depth(document, MAX_DEPTH)
+    except Problem as problem:
+        return problem.slug
+    return "ok"
+
+
+@pytest.mark.parametrize("levels", [1, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH * 2])
+def test_depth_at_and_around_the_limit(levels: int) -> None:
+    import orjson
+
+    document = nested(levels)
+    expected = "ok" if levels <= MAX_DEPTH else "too-deep"
+    assert verdict(orjson.dumps(document)) == expected
+    assert walked_verdict(document) == expected
+
+
+def test_brackets_inside_strings_only_make_the_walk_run() -> None:
+    import orjson
+
+    shallow = {"text": "[{" * MAX_DEPTH, "list": [1, [2]]}
+    assert verdict(orjson.dumps(shallow)) == "ok"
+    deep_with_strings = nested(MAX_DEPTH + 1, leaf="[[{")
+    assert verdict(orjson.dumps(deep_with_strings)) == "too-deep"
+
+
+def test_random_documents_get_the_walks_verdict() -> None:
+    import orjson
+
+    rng = random.Random(14)
+
+    def grow(depth_left: int) -> object:
+        if depth_left == 0 or rng.random() < 0.25:
+            return rng.choice([1, "s", None, "[{"])
+        if rng.random() < 0.5:
+            return [grow(depth_left - 1) for _ in range(rng.randint(0, 3))]
+        return {f"k{index}": grow(depth_left - 1) for index in range(rng.randint(0, 3))}
+
+    for _ in range(400):
+        document = {"root": grow(rng.randint(1, MAX_DEPTH + 8))}
+        assert verdict(orjson.dumps(document)) == walked_verdict(document)
+
+
+GOOD_JOB_TYPE = {
+    "_producer": "https://example.com/producer",
+    "_schemaURL": "https://openlineage.io/spec/facets/2-0-3/JobTypeJobFacet.json",
+    "processingType": "BATCH",
+    "integration": "SPARK",
+    "jobType": "JOB",
+}
+
+
+@pytest.fixture
+def empty_cache(monkeypatch):
+    monkeypatch.setattr(facets_module, "_known_valid", set())
+    return facets_module._known_valid
+
+
+def test_a_valid_facet_is_remembered_and_stays_valid(empty_cache) -> None:
+    assert facet_problems("job", {"jobType": GOOD_JOB_TYPE}, "/job/facets") == []
+    assert len(empty_cache) == 1
+    assert facet_problems("job", {"jobType": dict(GOOD_JOB_TYPE)}, "/job/facets") == []
+
+
+def test_an_invalid_facet_is_reported_every_time(empty_cache) -> None:
+    bad = {**GOOD_JOB_TYPE, "processingType": 7}
+    first = facet_problems("job", {"jobType": bad}, "/job/facets")
+    second = facet_problems("job", {"jobType": bad}, "/job/facets")
+    assert first and first == second
+    assert not empty_cache
+
+
+def test_a_change_to_a_remembered_facet_is_checked_again(empty_cache) -> None:
+    assert facet_problems("job", {"jobType": GOOD_JOB_TYPE}, "/job/facets") == []
+    changed = {**GOOD_JOB_TYPE, "integration": ["not", "a", "string"]}
+    assert facet_problems("job", {"jobType": changed}, "/job/facets")
+
+
+def test_the_same_content_elsewhere_is_not_taken_as_checked(empty_cache) -> None:
+    # Remembered as a job facet; under another key or position it meets another schema.
+    assert facet_problems("job", {"jobType": GOOD_JOB_TYPE}, "/job/facets") == []
+    assert facet_problems("run", {"parent": GOOD_JOB_TYPE}, "/run/facets")
+
+
+def test_the_memory_is_bounded(empty_cache, monkeypatch) -> None:
+    monkeypatch.setattr(facets_module, "_KNOWN_VALID_MAX", 3)
+    for index in range(10):
+        facet = {**GOOD_JOB_TYPE, "integration": f"ENGINE{index}"}
+        assert facet_problems("job", {"jobType": facet}, "/job/facets") == []
+        assert len(empty_cache) <= 3
+
+
+def test_integers_beyond_64_bits_are_checked_uncached(empty_cache) -> None:
+    facet = {**GOOD_JOB_TYPE, "extra": 2**70}
+    assert facet_problems("job", {"jobType": facet}, "/job/facets") == []
+    assert not empty_cache
