@@ -12,7 +12,6 @@ from typing import Any
 
 from django.db import connection
 
-from catalog.models import DatasetAlias
 from catalog.services.derivation import column_edges
 from catalog.services.derivation.facts import AliasKey, Facts, JobKey, RunKey
 
@@ -115,6 +114,7 @@ FROM (
     GROUP BY er.edge_id
 ) a
 WHERE e.id = a.edge_id
+RETURNING e.id
 """
 # The common case, in time independent of an edge's history: fold this batch's runs into
 # the stored aggregate. Per edge the batch brings its runs' span, the number of (edge, run)
@@ -138,10 +138,12 @@ FROM unnest(
 ) AS v(edge_id, first_seen, last_seen, added, run_id, run_uuid, lineage_type, pipeline)
 WHERE e.id = v.edge_id
 """
-_DELETE_EMPTY_EDGES = """
-DELETE FROM catalog_lineage_edge e WHERE e.id = ANY(%s)
-AND NOT EXISTS (SELECT 1 FROM catalog_lineage_edge_run er WHERE er.edge_id = e.id)
-"""
+# Edges _AGGREGATE_EDGES found no run for, by id. No NOT EXISTS on the edge-run table:
+# when one edge holds most of its rows the planner reads it as an anti join over the whole
+# table (as in job_edges.py). A run another worker adds to the edge meanwhile cannot be
+# lost: its row references the edge, so the transaction that commits second fails the
+# foreign-key check and is retried, re-deriving from the facts.
+_DELETE_EMPTY_EDGES = "DELETE FROM catalog_lineage_edge WHERE id = ANY(%s)"
 
 
 def columns_of(rows: list[tuple], width: int) -> list[list[Any]]:
@@ -178,46 +180,71 @@ def upsert_spans(
 
 @dataclass
 class StoredFacts:
-    """What ``store_facts`` changed: runs whose edges may change, and for the runs that got
-    column-lineage facts, their (column edge, run) pairs as they were before."""
+    """What ``store_facts`` changed: runs whose column edges may change, and for the runs
+    that got column-lineage facts, their (column edge, run) pairs as they were before."""
 
     touched: set[int]
     column_runs: list[int]
     column_before: set[column_edges.Pair]
 
 
+def store_run_datasets(
+    facts: Facts,
+    run_ids: dict[RunKey, int],
+    alias_ids: dict[AliasKey, int],
+    keys: list[RunKey],
+) -> set[int]:
+    """Upsert the datasets read and written by the runs ``keys``; returns their run ids.
+
+    Rows of one run only: the caller holds the run's lock (jobs_runs.split_runs), so no
+    other batch writes them meanwhile and this belongs to the batch's free part.
+    """
+    wanted = set(keys)
+    rows = sorted(
+        (run_ids[run], alias_ids[alias], direction, first, last)
+        for (run, alias, direction), (first, last) in facts.run_datasets.items()
+        if run in wanted
+    )
+    if rows:
+        with connection.cursor() as cursor:
+            cursor.execute(_UPSERT_RUN_DATASETS, columns_of(rows, 5))
+    return {row[0] for row in rows}
+
+
+def store_event_datasets(facts: Facts, alias_ids: dict[AliasKey, int]) -> None:
+    """Insert which events named which aliases: rows of the batch's own events only."""
+    rows = sorted(
+        (alias_ids[alias], event_id, role) for alias, event_id, role in facts.event_datasets
+    )
+    if rows:
+        with connection.cursor() as cursor:
+            cursor.execute(_INSERT_EVENT_DATASETS, columns_of(rows, 3))
+
+
 def store_facts(
     facts: Facts,
     job_ids: dict[JobKey, int],
     run_ids: dict[RunKey, int],
-    aliases: dict[AliasKey, DatasetAlias],
+    alias_ids: dict[AliasKey, int],
 ) -> StoredFacts:
-    """Upsert the per-run and per-job facts."""
-    touched: set[int] = set()
+    """Upsert the per-job dataset rows and the column-lineage facts.
+
+    Both come after the batch's aliases are locked: job rows are shared with every batch
+    of the job, and a column fact's "before" pairs name the datasets of its aliases, which
+    a concurrent merge could change until the aliases are locked.
+    """
     with connection.cursor() as cursor:
-        run_rows = sorted(
-            (run_ids[run], aliases[alias].id, direction, first, last)
-            for (run, alias, direction), (first, last) in facts.run_datasets.items()
-        )
-        if run_rows:
-            cursor.execute(_UPSERT_RUN_DATASETS, columns_of(run_rows, 5))
-            touched.update(row[0] for row in run_rows)
         job_rows = sorted(
-            (job_ids[job], aliases[alias].id, direction, first, last, declared)
+            (job_ids[job], alias_ids[alias], direction, first, last, declared)
             for (job, alias, direction), (first, last, declared) in facts.job_datasets.items()
         )
         if job_rows:
             cursor.execute(_UPSERT_JOB_DATASETS, columns_of(job_rows, 6))
-        event_rows = sorted(
-            (aliases[alias].id, event_id, role) for alias, event_id, role in facts.event_datasets
-        )
-        if event_rows:
-            cursor.execute(_INSERT_EVENT_DATASETS, columns_of(event_rows, 3))
         column_rows = sorted(
             (
                 run_ids[run],
-                aliases[target].id,
-                aliases[source].id,
+                alias_ids[target],
+                alias_ids[source],
                 digest,
                 values["target_field"],
                 values["source_field"],
@@ -234,10 +261,9 @@ def store_facts(
             column_runs = sorted({row[0] for row in column_rows})
             before = column_edges.pairs_before(column_runs)
             cursor.execute(_UPSERT_COLUMN_FACTS, columns_of(column_rows, 12))
-            touched.update(column_runs)
         else:
             column_runs, before = [], set()
-    return StoredFacts(touched, column_runs, before)
+    return StoredFacts(set(column_runs), column_runs, before)
 
 
 def store_metadata(facts: Facts) -> None:
@@ -325,7 +351,9 @@ def recompute_edges(
         lost = sorted({edge for edge, _ in before - after})
         if lost:
             cursor.execute(_AGGREGATE_EDGES, [lost])
-            cursor.execute(_DELETE_EMPTY_EDGES, [lost])
+            empty = sorted(set(lost) - {edge for (edge,) in cursor.fetchall()})
+            if empty:
+                cursor.execute(_DELETE_EMPTY_EDGES, [empty])
         folds = _fold_rows(rows, after - before, set(lost))
         if folds:
             cursor.execute(_FOLD_EDGES, columns_of(folds, 8))
