@@ -1,7 +1,35 @@
-"""The one way derivation takes row locks: ``SELECT ... FOR UPDATE`` in primary-key order.
+"""How derivation takes row locks, and in which order (ADR 0049).
 
-Every derivation batch locks jobs, then runs, then aliases, then datasets, each in id
-order, so two workers touching the same rows wait for each other instead of deadlocking.
+A batch is one transaction in two parts. Its *free part* writes only rows no other batch
+writes at the same time, and never waits for another batch; its *contended part* folds
+the batch into the aggregate rows every batch of a stream shares, and takes their locks
+in one global order, so two workers wait for each other instead of deadlocking, and while
+one is in its contended part the other does its free part (two workers settle out of
+phase, and derive nearly twice as much as one as long as the contended part is no longer
+than the free part).
+
+Free part:
+1. Events: claimed with ``FOR UPDATE SKIP LOCKED``.
+2. Jobs and aliases the batch names: inserted if missing, ids read without a lock (an id
+   never changes). Only a name two batches insert at once makes the second wait, once.
+3. Runs: the transaction lock of each runId (``try_lock_run_uuids``, sorted, without
+   waiting); the runs of the runIds taken, their run rows (``locked``) and their
+   per-run rows (datasets read/written); the events' dataset and metadata rows.
+Contended part, each kind in key order, the kinds in this sequence:
+4. Runs whose runId lock another batch held (``lock_run_uuids``, sorted UUIDs, waiting),
+   then as in 3. Nothing contended is held yet while waiting for them.
+5. Jobs (id order), aggregates and facets.
+6. Aliases (id order), then their datasets (id order); a merge repoints the loser's
+   aliases and deletes it.
+7. Job-dataset rows (job, alias, direction), then column facts (rows of the batch's own
+   runs, after the aliases so that their datasets cannot move meanwhile).
+8. Lineage edges (source, target, job), column edges (target, source, job, key), job edges
+   (job, dataset, direction): upserted in key order, then folded.
+
+Rows are locked ``FOR NO KEY UPDATE`` (``locked``), the lock an UPDATE of non-key columns
+takes: it does not block the foreign-key checks (``FOR KEY SHARE``) of another batch
+inserting facts that point at the same job, run, alias or edge, so those inserts stay in
+its free part. A row that is only read is not locked.
 """
 
 import uuid
