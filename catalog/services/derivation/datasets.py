@@ -25,7 +25,7 @@ from catalog.models import (
 from catalog.naming import key_hash
 from catalog.services.derivation.facts import AliasKey, Facts
 from catalog.services.derivation.jobs_runs import merge_facets
-from catalog.services.derivation.locks import bulk_update, locked
+from catalog.services.derivation.locks import bulk_update, locked, write_facets_if_changed
 from ingest.timestamps import parse_timestamp
 
 ALIAS_FIELDS = [
@@ -287,6 +287,7 @@ def _merge_dataset_facts(
     schema_changed = [
         datasets[dataset_id] for dataset_id in sorted(merged) if dataset_id in datasets
     ]
+    facets_changed = set(merged)
     for dataset_id, keys in keys_by_dataset.items():
         dataset = datasets[dataset_id]
         for key in keys:
@@ -296,6 +297,8 @@ def _merge_dataset_facts(
             new = facts.dataset_facets.get(key)
             if new:
                 changed = merge_facets(dataset.facets, dataset.facet_versions, new)
+                if changed:
+                    facets_changed.add(dataset_id)
                 if "schema" in changed and dataset not in schema_changed:
                     schema_changed.append(dataset)
         documentation = dataset.facets.get("documentation")
@@ -308,7 +311,7 @@ def _merge_dataset_facts(
                 dataset.facet_versions["lifecycleStateChange"][0]
             )
             dataset.is_dropped = dataset.lifecycle_state == "DROP"
-    bulk_update(list(datasets.values()), DATASET_FIELDS)
+    write_facets_if_changed(list(datasets.values()), facets_changed, DATASET_FIELDS)
     refresh_fields(schema_changed)
 
 

@@ -6,7 +6,12 @@ from typing import Any
 from catalog.models import TERMINAL_STATES, Job, Run, RunState
 from catalog.naming import key_hash
 from catalog.services.derivation.facts import Facts, JobKey, RunKey, Version, iso
-from catalog.services.derivation.locks import bulk_update, locked, try_lock_run_uuids
+from catalog.services.derivation.locks import (
+    bulk_update,
+    locked,
+    try_lock_run_uuids,
+    write_facets_if_changed,
+)
 from catalog.services.derivation.run_conflicts import mark_shared_run_ids
 from ingest.timestamps import parse_timestamp
 
@@ -101,11 +106,13 @@ def merge_jobs(facts: Facts, ids: dict[JobKey, int]) -> None:
         return
     keys = {job_id: key for key, job_id in ids.items()}
     jobs = list(locked(Job.objects.filter(id__in=list(keys))))
+    facets_changed = set()
     for job in jobs:
         fact = facts.jobs[keys[job.id]]
         if fact.own:
             job.is_placeholder = False
-        merge_facets(job.facets, job.facet_versions, fact.facets)
+        if merge_facets(job.facets, job.facet_versions, fact.facets):
+            facets_changed.add(job.id)
         if fact.times:
             job.first_seen = _min(job.first_seen, min(fact.times))
             job.last_seen = _max(job.last_seen, max(fact.times))
@@ -120,7 +127,7 @@ def merge_jobs(facts: Facts, ids: dict[JobKey, int]) -> None:
         job.job_type = str(job_type.get("jobType") or "")[:64]
         job.integration = str(job_type.get("integration") or "")[:64]
         job.description = str(_dict(job.facets.get("documentation")).get("description") or "")
-    bulk_update(jobs, JOB_FIELDS)
+    write_facets_if_changed(jobs, facets_changed, JOB_FIELDS)
 
 
 def derive_jobs(facts: Facts) -> dict[JobKey, int]:

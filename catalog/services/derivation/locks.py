@@ -75,6 +75,20 @@ def lock_run_uuids(run_uuids: list[uuid.UUID]) -> None:
             cursor.execute(_LOCK_RUN_UUIDS, [run_uuids])
 
 
+def write_facets_if_changed(objects: list[Model], changed: set[int], fields: list[str]) -> None:
+    """``bulk_update`` of ``fields``, leaving out ``facets`` on the rows not in ``changed``.
+
+    A batch's newer events advance a facet's version far more often than its value; the
+    value is the row's large (TOASTed) JSON, and an UPDATE that does not assign it keeps
+    the stored value as it is instead of parsing and writing it again, under the lock.
+    """
+    bulk_update([obj for obj in objects if obj.pk in changed], fields)
+    bulk_update(
+        [obj for obj in objects if obj.pk not in changed],
+        [name for name in fields if name != "facets"],
+    )
+
+
 def bulk_update(objects: list[Model], fields: list[str]) -> None:
     """One ``UPDATE ... FROM unnest(...)`` for many rows (Django's bulk_update builds a CASE
     per field and row, which costs more than the rest of a derivation batch).
