@@ -19,9 +19,9 @@ from catalog.services.derivation.datasets import derive_aliases, ensure_aliases
 from catalog.services.derivation.edges import (
     recompute_edges,
     store_event_datasets,
-    store_facts,
+    store_job_datasets,
     store_metadata,
-    store_run_datasets,
+    store_run_facts,
 )
 from catalog.services.derivation.facts import BadEvent, Extractor, Facts, RawEvent
 from catalog.services.derivation.job_edges import recompute_job_edges
@@ -125,9 +125,9 @@ def apply_facts(facts: Facts) -> None:
 
     The free part writes rows that only this batch writes: new jobs and aliases (insert if
     missing, ids read without a lock), the runs whose runId lock it takes without waiting,
-    their dataset rows, the events' dataset and metadata rows. The contended part starts
-    with the runs another batch held, then folds the batch into the jobs, aliases and
-    datasets, the job-dataset rows, the column facts, the lineage, column and job edges.
+    their dataset rows and column facts, the events' dataset and metadata rows. The
+    contended part starts with the runs another batch held, then folds the batch into the
+    jobs, aliases and datasets, the job-dataset rows, the lineage, column and job edges.
     Every batch of a stream touches the same aggregate rows, so only one batch at a time
     is in its contended part; the others meanwhile do their free part (ADR 0049).
     """
@@ -135,7 +135,7 @@ def apply_facts(facts: Facts) -> None:
     alias_ids = ensure_aliases(facts)
     ours, held = split_runs(facts)
     run_ids, moved = derive_runs(facts, job_ids, ours)
-    touched = store_run_datasets(facts, run_ids, alias_ids, ours)
+    stored = store_run_facts(facts, run_ids, alias_ids, ours)
     store_event_datasets(facts, alias_ids)
     store_metadata(facts)
     # The contended part.
@@ -143,13 +143,13 @@ def apply_facts(facts: Facts) -> None:
         lock_run_uuids(sorted({facts.runs[key].run_uuid for key in held}))
         held_ids, _ = derive_runs(facts, job_ids, held, run_ids)
         run_ids.update(held_ids)
-        touched |= store_run_datasets(facts, run_ids, alias_ids, held)
+        stored |= store_run_facts(facts, run_ids, alias_ids, held)
     merge_jobs(facts, job_ids)
     _, merged_runs = derive_aliases(facts, alias_ids)
-    stored = store_facts(facts, job_ids, run_ids, alias_ids)
+    store_job_datasets(facts, job_ids, alias_ids)
     rebuild = merged_runs | set(moved)
-    recompute_edges(touched | stored.touched | rebuild, moved, stored, rebuild)
-    recompute_job_edges(touched | stored.touched | rebuild)
+    recompute_edges(stored.touched | rebuild, moved, stored, rebuild)
+    recompute_job_edges(stored.touched | rebuild)
 
 
 def _derive(events: list[RawEvent], rules: RuleSet) -> tuple[list[int], dict[int, str]]:

@@ -6,7 +6,7 @@ datasets and its job, and an edge's times and counts a pure function of its runs
 what makes the result independent of event order and batching (ADR 0023).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -180,66 +180,42 @@ def upsert_spans(
 
 @dataclass
 class StoredFacts:
-    """What ``store_facts`` changed: runs whose column edges may change, and for the runs
-    that got column-lineage facts, their (column edge, run) pairs as they were before."""
+    """What the per-run upserts changed: runs whose edges may change, and for the runs that
+    got column-lineage facts, those facts as they were before (by alias)."""
 
-    touched: set[int]
-    column_runs: list[int]
-    column_before: set[column_edges.Pair]
+    touched: set[int] = field(default_factory=set)
+    column_runs: list[int] = field(default_factory=list)
+    column_before: set[column_edges.FactKey] = field(default_factory=set)
+
+    def __ior__(self, other: "StoredFacts") -> "StoredFacts":
+        self.touched |= other.touched
+        self.column_runs = sorted({*self.column_runs, *other.column_runs})
+        self.column_before |= other.column_before
+        return self
 
 
-def store_run_datasets(
+def store_run_facts(
     facts: Facts,
     run_ids: dict[RunKey, int],
     alias_ids: dict[AliasKey, int],
     keys: list[RunKey],
-) -> set[int]:
-    """Upsert the datasets read and written by the runs ``keys``; returns their run ids.
+) -> StoredFacts:
+    """Upsert the datasets read and written and the column facts of the runs ``keys``.
 
-    Rows of one run only: the caller holds the run's lock (jobs_runs.split_runs), so no
-    other batch writes them meanwhile and this belongs to the batch's free part.
+    Rows of these runs only: the caller holds their runId locks (jobs_runs.split_runs), so
+    no other batch writes them meanwhile, and this belongs to the batch's free part. Column
+    facts are read before their upsert by alias (``column_edges.facts_before``); the fold
+    maps them to datasets once the aliases are locked.
     """
     wanted = set(keys)
-    rows = sorted(
-        (run_ids[run], alias_ids[alias], direction, first, last)
-        for (run, alias, direction), (first, last) in facts.run_datasets.items()
-        if run in wanted
-    )
-    if rows:
-        with connection.cursor() as cursor:
-            cursor.execute(_UPSERT_RUN_DATASETS, columns_of(rows, 5))
-    return {row[0] for row in rows}
-
-
-def store_event_datasets(facts: Facts, alias_ids: dict[AliasKey, int]) -> None:
-    """Insert which events named which aliases: rows of the batch's own events only."""
-    rows = sorted(
-        (alias_ids[alias], event_id, role) for alias, event_id, role in facts.event_datasets
-    )
-    if rows:
-        with connection.cursor() as cursor:
-            cursor.execute(_INSERT_EVENT_DATASETS, columns_of(rows, 3))
-
-
-def store_facts(
-    facts: Facts,
-    job_ids: dict[JobKey, int],
-    run_ids: dict[RunKey, int],
-    alias_ids: dict[AliasKey, int],
-) -> StoredFacts:
-    """Upsert the per-job dataset rows and the column-lineage facts.
-
-    Both come after the batch's aliases are locked: job rows are shared with every batch
-    of the job, and a column fact's "before" pairs name the datasets of its aliases, which
-    a concurrent merge could change until the aliases are locked.
-    """
     with connection.cursor() as cursor:
-        job_rows = sorted(
-            (job_ids[job], alias_ids[alias], direction, first, last, declared)
-            for (job, alias, direction), (first, last, declared) in facts.job_datasets.items()
+        rows = sorted(
+            (run_ids[run], alias_ids[alias], direction, first, last)
+            for (run, alias, direction), (first, last) in facts.run_datasets.items()
+            if run in wanted
         )
-        if job_rows:
-            cursor.execute(_UPSERT_JOB_DATASETS, columns_of(job_rows, 6))
+        if rows:
+            cursor.execute(_UPSERT_RUN_DATASETS, columns_of(rows, 5))
         column_rows = sorted(
             (
                 run_ids[run],
@@ -256,14 +232,36 @@ def store_facts(
                 values["last_seen"],
             )
             for (run, target, source, digest), values in facts.column_facts.items()
+            if run in wanted
         )
+        column_runs = sorted({row[0] for row in column_rows})
+        before = column_edges.facts_before(column_runs)
         if column_rows:
-            column_runs = sorted({row[0] for row in column_rows})
-            before = column_edges.pairs_before(column_runs)
             cursor.execute(_UPSERT_COLUMN_FACTS, columns_of(column_rows, 12))
-        else:
-            column_runs, before = [], set()
-    return StoredFacts(set(column_runs), column_runs, before)
+    return StoredFacts({row[0] for row in rows} | set(column_runs), column_runs, before)
+
+
+def store_event_datasets(facts: Facts, alias_ids: dict[AliasKey, int]) -> None:
+    """Insert which events named which aliases: rows of the batch's own events only."""
+    rows = sorted(
+        (alias_ids[alias], event_id, role) for alias, event_id, role in facts.event_datasets
+    )
+    if rows:
+        with connection.cursor() as cursor:
+            cursor.execute(_INSERT_EVENT_DATASETS, columns_of(rows, 3))
+
+
+def store_job_datasets(
+    facts: Facts, job_ids: dict[JobKey, int], alias_ids: dict[AliasKey, int]
+) -> None:
+    """Upsert the per-job dataset rows, shared with every batch of the job (contended)."""
+    rows = sorted(
+        (job_ids[job], alias_ids[alias], direction, first, last, declared)
+        for (job, alias, direction), (first, last, declared) in facts.job_datasets.items()
+    )
+    if rows:
+        with connection.cursor() as cursor:
+            cursor.execute(_UPSERT_JOB_DATASETS, columns_of(rows, 6))
 
 
 def store_metadata(facts: Facts) -> None:
@@ -318,7 +316,7 @@ def recompute_edges(
     """Rebuild the edges of ``run_ids`` from their facts, then the touched aggregates.
 
     ``old_jobs`` maps runs whose job changed to their previous job, whose column edges are
-    recomputed too. With ``stored`` (a batch's ``store_facts``), column edges are folded
+    recomputed too. With ``stored`` (a batch's ``store_run_facts``), column edges are folded
     for its runs except those in ``rebuild`` (moved or merged), whose (target dataset,
     job) column edges are recomputed from all their facts; without it (a steward's split),
     those of every run in ``run_ids`` are.

@@ -14,15 +14,15 @@ Free part:
    never changes). Only a name two batches insert at once makes the second wait, once.
 3. Runs: the transaction lock of each runId (``try_lock_run_uuids``, sorted, without
    waiting); the runs of the runIds taken, their run rows (``locked``) and their
-   per-run rows (datasets read/written); the events' dataset and metadata rows.
+   per-run rows (datasets read/written, column facts); the events' dataset and metadata
+   rows.
 Contended part, each kind in key order, the kinds in this sequence:
 4. Runs whose runId lock another batch held (``lock_run_uuids``, sorted UUIDs, waiting),
    then as in 3. Nothing contended is held yet while waiting for them.
 5. Jobs (id order), aggregates and facets.
 6. Aliases (id order), then their datasets (id order); a merge repoints the loser's
    aliases and deletes it.
-7. Job-dataset rows (job, alias, direction), then column facts (rows of the batch's own
-   runs, after the aliases so that their datasets cannot move meanwhile).
+7. Job-dataset rows (job, alias, direction).
 8. Lineage edges (source, target, job), column edges (target, source, job, key), job edges
    (job, dataset, direction): upserted in key order, then folded.
 
