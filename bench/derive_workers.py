@@ -6,7 +6,8 @@ rederive` does: truncate the derived tables, mark every event pending), and deri
 again with --workers worker processes at once. Each worker is its own process and
 connection running the sweep's loop (claim up to 500 pending events with FOR UPDATE SKIP
 LOCKED, derive, commit), which is what a Celery worker process does per task. Prints
-both rates and their ratio (issue 11's target: >= 1.7 for two workers).
+both rates and their ratio (issue 11's target: >= 1.7 for two workers), and the load
+average around them: on a busy machine the second worker has no core of its own.
 
 Usage: .venv/bin/python -m bench.derive_workers [--stream shared-datasets] [--events 20000]
        [--workers 2]
@@ -95,15 +96,19 @@ def main() -> None:
 
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
+    load_before = os.getloadavg()[0]
     one, derived_one = _derive_with(1, options.database_url)
     _reset()
     many, derived_many = _derive_with(options.workers, options.database_url)
+    load_after = os.getloadavg()[0]
     assert derived_one == derived_many == options.events, (derived_one, derived_many)
     rate_one, rate_many = options.events / one, options.events / many
     print(
         f"{options.stream}, {options.events:,} events: 1 worker {rate_one:,.0f} events/s, "
         f"{options.workers} workers {rate_many:,.0f} events/s: "
-        f"ratio {rate_many / rate_one:.2f} (target >= 1.7 for 2)"
+        f"ratio {rate_many / rate_one:.2f} (target >= 1.7 for 2); "
+        f"1-minute load average {load_before:.1f} before, {load_after:.1f} after "
+        f"({os.cpu_count()} CPUs; other work on the machine skews the ratio)"
     )
 
 

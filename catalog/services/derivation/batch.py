@@ -15,11 +15,23 @@ import orjson
 from django.db import InterfaceError, OperationalError, connection, transaction
 
 from catalog.rules import RuleSet, active_rules
-from catalog.services.derivation.datasets import derive_aliases
-from catalog.services.derivation.edges import recompute_edges, store_facts, store_metadata
+from catalog.services.derivation.datasets import derive_aliases, ensure_aliases
+from catalog.services.derivation.edges import (
+    recompute_edges,
+    store_event_datasets,
+    store_job_datasets,
+    store_metadata,
+    store_run_facts,
+)
 from catalog.services.derivation.facts import BadEvent, Extractor, Facts, RawEvent
 from catalog.services.derivation.job_edges import recompute_job_edges
-from catalog.services.derivation.jobs_runs import derive_jobs, derive_runs
+from catalog.services.derivation.jobs_runs import (
+    derive_runs,
+    ensure_jobs,
+    merge_jobs,
+    split_runs,
+)
+from catalog.services.derivation.locks import lock_run_uuids
 from catalog.services.derivation.skipped import skipped_facets
 from ingest.derivation_status import CLAIM_IDS as _CLAIM_IDS
 from ingest.derivation_status import CLAIM_PENDING as _CLAIM_PENDING
@@ -108,15 +120,36 @@ def extract_all(events: list[RawEvent], rules: RuleSet) -> tuple[Facts, dict[int
 
 
 def apply_facts(facts: Facts) -> None:
-    """Write the facts of a batch. Locks: jobs, runs, aliases, datasets, each in id order."""
-    job_ids = derive_jobs(facts)
-    run_ids, moved = derive_runs(facts, job_ids)
-    aliases, merged_runs = derive_aliases(facts)
-    stored = store_facts(facts, job_ids, run_ids, aliases)
+    """Write the facts of a batch: first what no other batch contends for, then the shared
+    aggregates, in the lock order of locks.py.
+
+    The free part writes rows that only this batch writes: new jobs and aliases (insert if
+    missing, ids read without a lock), the runs whose runId lock it takes without waiting,
+    their dataset rows and column facts, the events' dataset and metadata rows. The
+    contended part starts with the runs another batch held, then folds the batch into the
+    jobs, aliases and datasets, the job-dataset rows, the lineage, column and job edges.
+    Every batch of a stream touches the same aggregate rows, so only one batch at a time
+    is in its contended part; the others meanwhile do their free part (ADR 0049).
+    """
+    job_ids = ensure_jobs(facts)
+    alias_ids = ensure_aliases(facts)
+    ours, held = split_runs(facts)
+    run_ids, moved = derive_runs(facts, job_ids, ours)
+    stored = store_run_facts(facts, run_ids, alias_ids, ours)
+    store_event_datasets(facts, alias_ids)
+    store_metadata(facts)
+    # The contended part.
+    if held:
+        lock_run_uuids(sorted({facts.runs[key].run_uuid for key in held}))
+        held_ids, _ = derive_runs(facts, job_ids, held, run_ids)
+        run_ids.update(held_ids)
+        stored |= store_run_facts(facts, run_ids, alias_ids, held)
+    merge_jobs(facts, job_ids)
+    _, merged_runs = derive_aliases(facts, alias_ids)
+    store_job_datasets(facts, job_ids, alias_ids)
     rebuild = merged_runs | set(moved)
     recompute_edges(stored.touched | rebuild, moved, stored, rebuild)
     recompute_job_edges(stored.touched | rebuild)
-    store_metadata(facts)
 
 
 def _derive(events: list[RawEvent], rules: RuleSet) -> tuple[list[int], dict[int, str]]:

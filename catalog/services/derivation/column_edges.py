@@ -55,6 +55,11 @@ ON CONFLICT (target_id, source_id, job_id, key_hash) DO UPDATE SET
                   >= (SELECT run_uuid FROM catalog_run WHERE id = e.last_run_id))
         THEN EXCLUDED.last_run_id ELSE e.last_run_id END
 """
+_FACTS = """
+SELECT run_id, target_alias_id, source_alias_id, key_hash
+FROM catalog_column_lineage_fact WHERE run_id = ANY(%s)
+"""
+_ALIAS_DATASETS = "SELECT id, dataset_id FROM catalog_dataset_alias WHERE id = ANY(%s)"
 # The (target dataset, job) pairs whose column edges a full recompute rebuilds.
 _KEYS = """
 SELECT DISTINCT at.dataset_id, r.job_id
@@ -95,34 +100,55 @@ GROUP BY at.dataset_id, src.dataset_id, r.job_id, f.key_hash, f.target_field, f.
 """
 
 Pair = tuple[int, int, int, bytes, int]  # target dataset, source dataset, job, key, run
+FactKey = tuple[int, int, int, bytes]  # run, target alias, source alias, key
 
 
-def pairs_before(run_ids: list[int]) -> set[Pair]:
-    """The (column edge, run) pairs of ``run_ids`` as stored now (read before an upsert)."""
+def facts_before(run_ids: list[int]) -> set[FactKey]:
+    """The column facts of ``run_ids`` as stored now (read before an upsert), by alias.
+
+    By alias, not by dataset: the batch reads them before it locks its aliases, and
+    ``fold`` maps them to datasets under those locks, when the datasets cannot move.
+    """
     if not run_ids:
         return set()
     with connection.cursor() as cursor:
-        cursor.execute(_RUN_PAIRS, {"runs": run_ids})
-        return {_pair(row) for row in cursor.fetchall()}
+        cursor.execute(_FACTS, [run_ids])
+        return {(run, target, source, bytes(key)) for run, target, source, key in cursor}
+
+
+def _pairs(facts: set[FactKey], jobs: dict[int, int]) -> set[Pair]:
+    """``facts`` as (column edge, run) pairs through their aliases' current datasets."""
+    if not facts:
+        return set()
+    aliases = sorted({alias for _, target, source, _ in facts for alias in (target, source)})
+    with connection.cursor() as cursor:
+        cursor.execute(_ALIAS_DATASETS, [aliases])
+        datasets = dict(cursor.fetchall())
+    return {
+        (datasets[target], datasets[source], jobs[run], key, run)
+        for run, target, source, key in facts
+        if run in jobs
+    }
 
 
 def _pair(row: tuple[Any, ...]) -> Pair:
     return (row[0], row[1], row[2], bytes(row[3]), row[4])
 
 
-def fold(run_ids: list[int], before: set[Pair]) -> None:
-    """Fold the facts of ``run_ids`` (whose pairs before the batch were ``before``)."""
+def fold(run_ids: list[int], before: set[FactKey]) -> None:
+    """Fold the facts of ``run_ids`` (whose facts before the batch were ``before``)."""
     if not run_ids:
         return
     with connection.cursor() as cursor:
         cursor.execute(_RUN_PAIRS, {"runs": run_ids})
         rows = cursor.fetchall()
+    old = _pairs(before, {row[4]: row[2] for row in rows})
     edges: dict[tuple[int, int, int, bytes], list[Any]] = {}
     for row in rows:
         pair = _pair(row)
         key = pair[:4]
         run_uuid, first, last = row[5], row[6], row[7]
-        new = 0 if pair in before else 1
+        new = 0 if pair in old else 1
         edge = edges.get(key)
         if edge is None:
             # first, last, (best last_seen, best uuid, best run), added, text columns

@@ -25,7 +25,7 @@ from catalog.models import (
 from catalog.naming import key_hash
 from catalog.services.derivation.facts import AliasKey, Facts
 from catalog.services.derivation.jobs_runs import merge_facets
-from catalog.services.derivation.locks import bulk_update, locked
+from catalog.services.derivation.locks import bulk_update, locked, write_facets_if_changed
 from ingest.timestamps import parse_timestamp
 
 ALIAS_FIELDS = [
@@ -80,14 +80,14 @@ def _max(a: Any, b: Any) -> Any:
     return b if a is None else a if b is None else max(a, b)
 
 
-def derive_aliases(facts: Facts) -> tuple[dict[AliasKey, DatasetAlias], set[int]]:
-    """Upsert aliases, link them, group them into datasets.
+def ensure_aliases(facts: Facts) -> dict[AliasKey, int]:
+    """Insert the aliases the batch names that do not exist yet; returns key → id.
 
-    Returns (alias key → locked alias, ids of runs whose edges must be recomputed because
-    a dataset they touched was merged away).
+    No row lock (an alias's id never changes): the batch's facts can point at the aliases
+    in its free part; ``derive_aliases`` locks them later to fold the batch in.
     """
     if not facts.aliases:
-        return {}, set()
+        return {}
     hashes = {key_hash(*key): key for key in facts.aliases}
     new_rows = []
     for digest, key in sorted(hashes.items()):
@@ -108,9 +108,26 @@ def derive_aliases(facts: Facts) -> tuple[dict[AliasKey, DatasetAlias], set[int]
             )
         )
     DatasetAlias.objects.bulk_create(new_rows, ignore_conflicts=True)
+    rows = DatasetAlias.objects.filter(key_hash__in=list(hashes)).values_list("key_hash", "id")
+    return {hashes[bytes(digest)]: alias_id for digest, alias_id in rows}
+
+
+def derive_aliases(
+    facts: Facts, ids: dict[AliasKey, int] | None = None
+) -> tuple[dict[AliasKey, DatasetAlias], set[int]]:
+    """Lock the batch's aliases (inserted by ``ensure_aliases`` unless ``ids`` is given),
+    fold the batch in, link them, group them into datasets.
+
+    Returns (alias key → locked alias, ids of runs whose edges must be recomputed because
+    a dataset they touched was merged away).
+    """
+    if not facts.aliases:
+        return {}, set()
+    if ids is None:
+        ids = ensure_aliases(facts)
+    keys = {alias_id: key for key, alias_id in ids.items()}
     aliases = {
-        hashes[bytes(alias.key_hash)]: alias
-        for alias in locked(DatasetAlias.objects.filter(key_hash__in=list(hashes)))
+        keys[alias.id]: alias for alias in locked(DatasetAlias.objects.filter(id__in=list(keys)))
     }
     for key, alias in aliases.items():
         fact = facts.aliases[key]
@@ -270,6 +287,7 @@ def _merge_dataset_facts(
     schema_changed = [
         datasets[dataset_id] for dataset_id in sorted(merged) if dataset_id in datasets
     ]
+    facets_changed = set(merged)
     for dataset_id, keys in keys_by_dataset.items():
         dataset = datasets[dataset_id]
         for key in keys:
@@ -279,6 +297,8 @@ def _merge_dataset_facts(
             new = facts.dataset_facets.get(key)
             if new:
                 changed = merge_facets(dataset.facets, dataset.facet_versions, new)
+                if changed:
+                    facets_changed.add(dataset_id)
                 if "schema" in changed and dataset not in schema_changed:
                     schema_changed.append(dataset)
         documentation = dataset.facets.get("documentation")
@@ -291,7 +311,7 @@ def _merge_dataset_facts(
                 dataset.facet_versions["lifecycleStateChange"][0]
             )
             dataset.is_dropped = dataset.lifecycle_state == "DROP"
-    bulk_update(list(datasets.values()), DATASET_FIELDS)
+    write_facets_if_changed(list(datasets.values()), facets_changed, DATASET_FIELDS)
     refresh_fields(schema_changed)
 
 

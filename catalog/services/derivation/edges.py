@@ -6,13 +6,12 @@ datasets and its job, and an edge's times and counts a pure function of its runs
 what makes the result independent of event order and batching (ADR 0023).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.db import connection
 
-from catalog.models import DatasetAlias
 from catalog.services.derivation import column_edges
 from catalog.services.derivation.facts import AliasKey, Facts, JobKey, RunKey
 
@@ -115,6 +114,7 @@ FROM (
     GROUP BY er.edge_id
 ) a
 WHERE e.id = a.edge_id
+RETURNING e.id
 """
 # The common case, in time independent of an edge's history: fold this batch's runs into
 # the stored aggregate. Per edge the batch brings its runs' span, the number of (edge, run)
@@ -138,10 +138,12 @@ FROM unnest(
 ) AS v(edge_id, first_seen, last_seen, added, run_id, run_uuid, lineage_type, pipeline)
 WHERE e.id = v.edge_id
 """
-_DELETE_EMPTY_EDGES = """
-DELETE FROM catalog_lineage_edge e WHERE e.id = ANY(%s)
-AND NOT EXISTS (SELECT 1 FROM catalog_lineage_edge_run er WHERE er.edge_id = e.id)
-"""
+# Edges _AGGREGATE_EDGES found no run for, by id. No NOT EXISTS on the edge-run table:
+# when one edge holds most of its rows the planner reads it as an anti join over the whole
+# table (as in job_edges.py). A run another worker adds to the edge meanwhile cannot be
+# lost: its row references the edge, so the transaction that commits second fails the
+# foreign-key check and is retried, re-deriving from the facts.
+_DELETE_EMPTY_EDGES = "DELETE FROM catalog_lineage_edge WHERE id = ANY(%s)"
 
 
 def columns_of(rows: list[tuple], width: int) -> list[list[Any]]:
@@ -178,46 +180,47 @@ def upsert_spans(
 
 @dataclass
 class StoredFacts:
-    """What ``store_facts`` changed: runs whose edges may change, and for the runs that got
-    column-lineage facts, their (column edge, run) pairs as they were before."""
+    """What the per-run upserts changed: runs whose edges may change, and for the runs that
+    got column-lineage facts, those facts as they were before (by alias)."""
 
-    touched: set[int]
-    column_runs: list[int]
-    column_before: set[column_edges.Pair]
+    touched: set[int] = field(default_factory=set)
+    column_runs: list[int] = field(default_factory=list)
+    column_before: set[column_edges.FactKey] = field(default_factory=set)
+
+    def __ior__(self, other: "StoredFacts") -> "StoredFacts":
+        self.touched |= other.touched
+        self.column_runs = sorted({*self.column_runs, *other.column_runs})
+        self.column_before |= other.column_before
+        return self
 
 
-def store_facts(
+def store_run_facts(
     facts: Facts,
-    job_ids: dict[JobKey, int],
     run_ids: dict[RunKey, int],
-    aliases: dict[AliasKey, DatasetAlias],
+    alias_ids: dict[AliasKey, int],
+    keys: list[RunKey],
 ) -> StoredFacts:
-    """Upsert the per-run and per-job facts."""
-    touched: set[int] = set()
+    """Upsert the datasets read and written and the column facts of the runs ``keys``.
+
+    Rows of these runs only: the caller holds their runId locks (jobs_runs.split_runs), so
+    no other batch writes them meanwhile, and this belongs to the batch's free part. Column
+    facts are read before their upsert by alias (``column_edges.facts_before``); the fold
+    maps them to datasets once the aliases are locked.
+    """
+    wanted = set(keys)
     with connection.cursor() as cursor:
-        run_rows = sorted(
-            (run_ids[run], aliases[alias].id, direction, first, last)
+        rows = sorted(
+            (run_ids[run], alias_ids[alias], direction, first, last)
             for (run, alias, direction), (first, last) in facts.run_datasets.items()
+            if run in wanted
         )
-        if run_rows:
-            cursor.execute(_UPSERT_RUN_DATASETS, columns_of(run_rows, 5))
-            touched.update(row[0] for row in run_rows)
-        job_rows = sorted(
-            (job_ids[job], aliases[alias].id, direction, first, last, declared)
-            for (job, alias, direction), (first, last, declared) in facts.job_datasets.items()
-        )
-        if job_rows:
-            cursor.execute(_UPSERT_JOB_DATASETS, columns_of(job_rows, 6))
-        event_rows = sorted(
-            (aliases[alias].id, event_id, role) for alias, event_id, role in facts.event_datasets
-        )
-        if event_rows:
-            cursor.execute(_INSERT_EVENT_DATASETS, columns_of(event_rows, 3))
+        if rows:
+            cursor.execute(_UPSERT_RUN_DATASETS, columns_of(rows, 5))
         column_rows = sorted(
             (
                 run_ids[run],
-                aliases[target].id,
-                aliases[source].id,
+                alias_ids[target],
+                alias_ids[source],
                 digest,
                 values["target_field"],
                 values["source_field"],
@@ -229,15 +232,36 @@ def store_facts(
                 values["last_seen"],
             )
             for (run, target, source, digest), values in facts.column_facts.items()
+            if run in wanted
         )
+        column_runs = sorted({row[0] for row in column_rows})
+        before = column_edges.facts_before(column_runs)
         if column_rows:
-            column_runs = sorted({row[0] for row in column_rows})
-            before = column_edges.pairs_before(column_runs)
             cursor.execute(_UPSERT_COLUMN_FACTS, columns_of(column_rows, 12))
-            touched.update(column_runs)
-        else:
-            column_runs, before = [], set()
-    return StoredFacts(touched, column_runs, before)
+    return StoredFacts({row[0] for row in rows} | set(column_runs), column_runs, before)
+
+
+def store_event_datasets(facts: Facts, alias_ids: dict[AliasKey, int]) -> None:
+    """Insert which events named which aliases: rows of the batch's own events only."""
+    rows = sorted(
+        (alias_ids[alias], event_id, role) for alias, event_id, role in facts.event_datasets
+    )
+    if rows:
+        with connection.cursor() as cursor:
+            cursor.execute(_INSERT_EVENT_DATASETS, columns_of(rows, 3))
+
+
+def store_job_datasets(
+    facts: Facts, job_ids: dict[JobKey, int], alias_ids: dict[AliasKey, int]
+) -> None:
+    """Upsert the per-job dataset rows, shared with every batch of the job (contended)."""
+    rows = sorted(
+        (job_ids[job], alias_ids[alias], direction, first, last, declared)
+        for (job, alias, direction), (first, last, declared) in facts.job_datasets.items()
+    )
+    if rows:
+        with connection.cursor() as cursor:
+            cursor.execute(_UPSERT_JOB_DATASETS, columns_of(rows, 6))
 
 
 def store_metadata(facts: Facts) -> None:
@@ -292,7 +316,7 @@ def recompute_edges(
     """Rebuild the edges of ``run_ids`` from their facts, then the touched aggregates.
 
     ``old_jobs`` maps runs whose job changed to their previous job, whose column edges are
-    recomputed too. With ``stored`` (a batch's ``store_facts``), column edges are folded
+    recomputed too. With ``stored`` (a batch's ``store_run_facts``), column edges are folded
     for its runs except those in ``rebuild`` (moved or merged), whose (target dataset,
     job) column edges are recomputed from all their facts; without it (a steward's split),
     those of every run in ``run_ids`` are.
@@ -325,7 +349,9 @@ def recompute_edges(
         lost = sorted({edge for edge, _ in before - after})
         if lost:
             cursor.execute(_AGGREGATE_EDGES, [lost])
-            cursor.execute(_DELETE_EMPTY_EDGES, [lost])
+            empty = sorted(set(lost) - {edge for (edge,) in cursor.fetchall()})
+            if empty:
+                cursor.execute(_DELETE_EMPTY_EDGES, [empty])
         folds = _fold_rows(rows, after - before, set(lost))
         if folds:
             cursor.execute(_FOLD_EDGES, columns_of(folds, 8))

@@ -6,7 +6,12 @@ from typing import Any
 from catalog.models import TERMINAL_STATES, Job, Run, RunState
 from catalog.naming import key_hash
 from catalog.services.derivation.facts import Facts, JobKey, RunKey, Version, iso
-from catalog.services.derivation.locks import bulk_update, locked
+from catalog.services.derivation.locks import (
+    bulk_update,
+    locked,
+    try_lock_run_uuids,
+    write_facets_if_changed,
+)
 from catalog.services.derivation.run_conflicts import mark_shared_run_ids
 from ingest.timestamps import parse_timestamp
 
@@ -75,8 +80,12 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def derive_jobs(facts: Facts) -> dict[JobKey, int]:
-    """Upsert every job named in the batch (placeholders too); returns key → id."""
+def ensure_jobs(facts: Facts) -> dict[JobKey, int]:
+    """Insert the jobs the batch names that do not exist yet; returns key → id.
+
+    No row lock: a job's id never changes, so reading it needs none, and the aggregate
+    update (``merge_jobs``) comes in the batch's contended part (see locks.py).
+    """
     if not facts.jobs:
         return {}
     hashes = {key_hash(*key): key for key in facts.jobs}
@@ -87,14 +96,23 @@ def derive_jobs(facts: Facts) -> dict[JobKey, int]:
         ],
         ignore_conflicts=True,
     )
-    jobs = list(locked(Job.objects.filter(key_hash__in=list(hashes))))
-    ids = {hashes[bytes(job.key_hash)]: job.id for job in jobs}
-    changed = []
+    rows = Job.objects.filter(key_hash__in=list(hashes)).values_list("key_hash", "id")
+    return {hashes[bytes(digest)]: job_id for digest, job_id in rows}
+
+
+def merge_jobs(facts: Facts, ids: dict[JobKey, int]) -> None:
+    """Fold the batch's job facts into the jobs' aggregates (jobs locked in id order)."""
+    if not ids:
+        return
+    keys = {job_id: key for key, job_id in ids.items()}
+    jobs = list(locked(Job.objects.filter(id__in=list(keys))))
+    facets_changed = set()
     for job in jobs:
-        fact = facts.jobs[hashes[bytes(job.key_hash)]]
+        fact = facts.jobs[keys[job.id]]
         if fact.own:
             job.is_placeholder = False
-        merge_facets(job.facets, job.facet_versions, fact.facets)
+        if merge_facets(job.facets, job.facet_versions, fact.facets):
+            facets_changed.add(job.id)
         if fact.times:
             job.first_seen = _min(job.first_seen, min(fact.times))
             job.last_seen = _max(job.last_seen, max(fact.times))
@@ -109,20 +127,49 @@ def derive_jobs(facts: Facts) -> dict[JobKey, int]:
         job.job_type = str(job_type.get("jobType") or "")[:64]
         job.integration = str(job_type.get("integration") or "")[:64]
         job.description = str(_dict(job.facets.get("documentation")).get("description") or "")
-        changed.append(job)
-    bulk_update(changed, JOB_FIELDS)
+    write_facets_if_changed(jobs, facets_changed, JOB_FIELDS)
+
+
+def derive_jobs(facts: Facts) -> dict[JobKey, int]:
+    """Upsert every job named in the batch (placeholders too); returns key → id."""
+    ids = ensure_jobs(facts)
+    merge_jobs(facts, ids)
     return ids
 
 
+def split_runs(facts: Facts) -> tuple[list[RunKey], list[RunKey]]:
+    """The batch's runs as (ours now, held by another batch), by their runId's lock.
+
+    A run is derived under the transaction lock of its runId (locks.try_lock_run_uuids);
+    the runs whose lock is free are derived in the batch's free part. A run whose lock
+    another batch holds (a run whose events two batches share), and a run whose parent's
+    is held, wait for it in the contended part, before any other contended lock.
+    """
+    uuids = sorted({fact.run_uuid for fact in facts.runs.values()})
+    free = set(try_lock_run_uuids(uuids))
+    ours: list[RunKey] = []
+    held: list[RunKey] = []
+    for key, fact in facts.runs.items():
+        parent_free = fact.parent is None or fact.parent[1][0] in free
+        (ours if fact.run_uuid in free and parent_free else held).append(key)
+    return ours, held
+
+
 def derive_runs(
-    facts: Facts, job_ids: dict[JobKey, int]
+    facts: Facts,
+    job_ids: dict[JobKey, int],
+    keys: list[RunKey] | None = None,
+    known: dict[RunKey, int] | None = None,
 ) -> tuple[dict[RunKey, int], dict[int, int]]:
-    """Upsert and merge runs; returns (run key → id, run id → previous job of runs moved).
+    """Upsert and merge the runs ``keys`` (default: all of the batch's); returns (run key →
+    id, run id → previous job of runs moved). ``known`` holds the ids of runs already
+    derived in this batch (a parent derived in the free part).
 
     A run's job is part of its identity (ADR 0028), so no run moves any more; the second
     value stays for the callers' sake and is always empty.
     """
-    if not facts.runs:
+    wanted = {key: facts.runs[key] for key in (facts.runs if keys is None else keys)}
+    if not wanted:
         return {}, {}
     Run.objects.bulk_create(
         [
@@ -132,18 +179,19 @@ def derive_runs(
                 job_id=job_ids[fact.job[1]],
                 state=RunState.UNKNOWN,
             )
-            for fact in sorted(facts.runs.values(), key=lambda fact: (fact.run_uuid, fact.job[1]))
+            for fact in sorted(wanted.values(), key=lambda fact: (fact.run_uuid, fact.job[1]))
         ],
         ignore_conflicts=True,
     )
-    by_ids = {(fact.run_uuid, job_ids[fact.job[1]]): key for key, fact in facts.runs.items()}
-    uuids = sorted({fact.run_uuid for fact in facts.runs.values()})
+    by_ids = {(fact.run_uuid, job_ids[fact.job[1]]): key for key, fact in wanted.items()}
+    uuids = sorted({fact.run_uuid for fact in wanted.values()})
     runs = [
         run
         for run in locked(Run.objects.filter(run_uuid__in=uuids))
         if (run.run_uuid, run.job_id) in by_ids
     ]
     ids = {by_ids[(run.run_uuid, run.job_id)]: run.id for run in runs}
+    parents = {**(known or {}), **ids}
     for run in runs:
         fact = facts.runs[by_ids[(run.run_uuid, run.job_id)]]
         (own, version), _ = fact.job
@@ -168,7 +216,7 @@ def derive_runs(
             current = run.facet_versions.get("_parent")
             if current is None or list(version) > current:
                 run.facet_versions["_parent"] = list(version)
-                run.parent_run_id = ids[parent_key]
+                run.parent_run_id = parents[parent_key]
         _derived_run_fields(run)
     bulk_update(runs, RUN_FIELDS)
     mark_shared_run_ids(uuids)
@@ -195,4 +243,12 @@ def _derived_run_fields(run: Run) -> None:
     run.error_message = str(error.get("message") or "")
 
 
-__all__ = ["derive_jobs", "derive_runs", "iso", "merge_facets"]
+__all__ = [
+    "derive_jobs",
+    "derive_runs",
+    "ensure_jobs",
+    "iso",
+    "merge_facets",
+    "merge_jobs",
+    "split_runs",
+]

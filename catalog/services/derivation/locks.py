@@ -1,16 +1,92 @@
-"""The one way derivation takes row locks: ``SELECT ... FOR UPDATE`` in primary-key order.
+"""How derivation takes row locks, and in which order (ADR 0049).
 
-Every derivation batch locks jobs, then runs, then aliases, then datasets, each in id
-order, so two workers touching the same rows wait for each other instead of deadlocking.
+A batch is one transaction in two parts. Its *free part* writes only rows no other batch
+writes at the same time, and never waits for another batch; its *contended part* folds
+the batch into the aggregate rows every batch of a stream shares, and takes their locks
+in one global order, so two workers wait for each other instead of deadlocking, and while
+one is in its contended part the other does its free part (two workers settle out of
+phase, and derive nearly twice as much as one as long as the contended part is no longer
+than the free part).
+
+Free part:
+1. Events: claimed with ``FOR UPDATE SKIP LOCKED``.
+2. Jobs and aliases the batch names: inserted if missing, ids read without a lock (an id
+   never changes). Only a name two batches insert at once makes the second wait, once.
+3. Runs: the transaction lock of each runId (``try_lock_run_uuids``, sorted, without
+   waiting); the runs of the runIds taken, their run rows (``locked``) and their
+   per-run rows (datasets read/written, column facts); the events' dataset and metadata
+   rows.
+Contended part, each kind in key order, the kinds in this sequence:
+4. Runs whose runId lock another batch held (``lock_run_uuids``, sorted UUIDs, waiting),
+   then as in 3. Nothing contended is held yet while waiting for them.
+5. Jobs (id order), aggregates and facets.
+6. Aliases (id order), then their datasets (id order); a merge repoints the loser's
+   aliases and deletes it.
+7. Job-dataset rows (job, alias, direction).
+8. Lineage edges (source, target, job), column edges (target, source, job, key), job edges
+   (job, dataset, direction): upserted in key order, then folded.
+
+Rows are locked ``FOR NO KEY UPDATE`` (``locked``), the lock an UPDATE of non-key columns
+takes: it does not block the foreign-key checks (``FOR KEY SHARE``) of another batch
+inserting facts that point at the same job, run, alias or edge, so those inserts stay in
+its free part. A row that is only read is not locked.
 """
+
+import uuid
 
 import orjson
 from django.db import connection
 from django.db.models import Field, Model, QuerySet
 
+# The transaction lock of a runId (shared with run_conflicts, which takes it blocking).
+RUN_UUID_LOCK = "hashtextextended(u::text, 1228)"
+_TRY_LOCK_RUN_UUIDS = f"""
+SELECT u FROM unnest(%s::uuid[]) WITH ORDINALITY AS t(u, n)
+WHERE pg_try_advisory_xact_lock({RUN_UUID_LOCK}) ORDER BY n
+"""
+_LOCK_RUN_UUIDS = f"""
+SELECT pg_advisory_xact_lock({RUN_UUID_LOCK})
+FROM unnest(%s::uuid[]) WITH ORDINALITY AS t(u, n) ORDER BY n
+"""
+
 
 def locked(queryset: QuerySet) -> QuerySet:
-    return queryset.order_by("pk").select_for_update()
+    """``queryset`` locked in primary-key order, ``FOR NO KEY UPDATE``: the lock an UPDATE
+    of non-key columns takes, which does not block another transaction's foreign-key
+    check (``FOR KEY SHARE``) on the row, so a batch inserting facts that point at a job
+    or an alias never waits for the batch that is updating its aggregate."""
+    return queryset.order_by("pk").select_for_update(no_key=True)
+
+
+def try_lock_run_uuids(run_uuids: list[uuid.UUID]) -> list[uuid.UUID]:
+    """Take, without waiting, the transaction lock of each runId (sorted) that no other
+    transaction holds; returns those taken."""
+    if not run_uuids:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(_TRY_LOCK_RUN_UUIDS, [run_uuids])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def lock_run_uuids(run_uuids: list[uuid.UUID]) -> None:
+    """Take the transaction lock of each runId, in the given (sorted) order, waiting."""
+    if run_uuids:
+        with connection.cursor() as cursor:
+            cursor.execute(_LOCK_RUN_UUIDS, [run_uuids])
+
+
+def write_facets_if_changed(objects: list[Model], changed: set[int], fields: list[str]) -> None:
+    """``bulk_update`` of ``fields``, leaving out ``facets`` on the rows not in ``changed``.
+
+    A batch's newer events advance a facet's version far more often than its value; the
+    value is the row's large (TOASTed) JSON, and an UPDATE that does not assign it keeps
+    the stored value as it is instead of parsing and writing it again, under the lock.
+    """
+    bulk_update([obj for obj in objects if obj.pk in changed], fields)
+    bulk_update(
+        [obj for obj in objects if obj.pk not in changed],
+        [name for name in fields if name != "facets"],
+    )
 
 
 def bulk_update(objects: list[Model], fields: list[str]) -> None:

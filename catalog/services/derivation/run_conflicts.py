@@ -12,11 +12,8 @@ import uuid
 
 from django.db import connection
 
-# Locks in the given (sorted) order: two batches never wait on each other in a cycle.
-_LOCK = """
-SELECT pg_advisory_xact_lock(hashtextextended(u::text, 1228))
-FROM unnest(%s::uuid[]) WITH ORDINALITY AS t(u, n) ORDER BY n
-"""
+from catalog.services.derivation.locks import lock_run_uuids
+
 _MARK = """
 UPDATE catalog_run r SET shares_run_id = s.shared AND NOT r.is_placeholder
 FROM (
@@ -32,6 +29,6 @@ def mark_shared_run_ids(run_uuids: list[uuid.UUID]) -> None:
     """Recompute ``shares_run_id`` for every run of ``run_uuids`` (sorted)."""
     if not run_uuids:
         return
+    lock_run_uuids(run_uuids)  # already held by the batch: a no-op then
     with connection.cursor() as cursor:
-        cursor.execute(_LOCK, [run_uuids])
         cursor.execute(_MARK, [run_uuids, run_uuids])
