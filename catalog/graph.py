@@ -264,14 +264,14 @@ def lineage_graph(request: GraphRequest) -> Graph:
     budget = request.max_nodes - (1 if root_job is not None else 0)
     candidates = ordered[:budget]
     edge_rows = _edges(candidates, root_job.id if root_job else None, request)
-    job_rows = graph_jobs.job_edges(
+    job_links = graph_jobs.job_links(
         candidates, request.as_of, request.since, EDGES_PER_NODE * request.max_nodes
     )
     # Jobs next to a dataset in the walk's direction (readers downstream, writers
     # upstream), also those with nothing on the other side: checks, exports, loaders.
     leaf_jobs: dict[int, set[int]] = defaultdict(set)
     leaf_edges: set[tuple[str, int, int]] = set()
-    for _, job_id, dataset_id, direction, *_rest in job_rows:
+    for job_id, dataset_id, direction in job_links:
         walked = directions_of[dataset_id]
         if depths[dataset_id] < request.depth and (
             (direction == "input" and False in walked) or (direction == "output" and True in walked)
@@ -323,7 +323,9 @@ def lineage_graph(request: GraphRequest) -> Graph:
     }
     drawn |= {key for key in leaf_edges if key[2] in jobs and key[1] in chosen}
     if root_job is not None:
-        drawn |= {(row[3], row[2], row[1]) for row in job_rows if row[1] == root_job.id}
+        drawn |= {(link[2], link[1], link[0]) for link in job_links if link[0] == root_job.id}
+    drawn = {key for key in drawn if key[1] in chosen}
+    job_rows = graph_jobs.job_edges(drawn, request.as_of, request.since)
     _assemble(graph, request, chosen, jobs, depths, edge_rows, job_rows, drawn, root_job)
 
     cut: dict[str, Any] = {}
@@ -335,7 +337,7 @@ def lineage_graph(request: GraphRequest) -> Graph:
         }
         if omitted_jobs:
             cut["max_nodes"]["omitted_jobs"] = len(omitted_jobs)
-    if max(len(edge_rows), len(job_rows)) >= EDGES_PER_NODE * request.max_nodes:
+    if max(len(edge_rows), len(job_links)) >= EDGES_PER_NODE * request.max_nodes:
         cut["edges"] = {"limit": EDGES_PER_NODE * request.max_nodes}
     at_bound = sorted(d for d in chosen if depths[d] >= request.depth)
     beyond: set[int] = set()
@@ -404,19 +406,23 @@ def _assemble(
         aliases[alias["dataset_id"]].append(
             {"namespace": alias["namespace"], "name": alias["name"], "reason": alias["reason"]}
         )
-    for dataset in Dataset.objects.filter(id__in=chosen).order_by("id"):
+    # Only the columns a node shows: a dataset's or job's facets (schemas) can be large.
+    node_columns = ("id", "namespace", "name", "first_seen", "last_seen")
+    for dataset in (
+        Dataset.objects.filter(id__in=chosen).order_by("id").values(*node_columns, "is_dropped")
+    ):
         dataset_nodes.append(
             {
-                "id": f"dataset:{dataset.id}",
+                "id": f"dataset:{dataset['id']}",
                 "type": "dataset",
-                "dataset_id": dataset.id,
-                "namespace": dataset.namespace,
-                "name": dataset.name,
-                "depth": depths[dataset.id],
-                "aliases": aliases[dataset.id],
-                "is_dropped": dataset.is_dropped,
-                "first_seen": dataset.first_seen,
-                "last_seen": dataset.last_seen,
+                "dataset_id": dataset["id"],
+                "namespace": dataset["namespace"],
+                "name": dataset["name"],
+                "depth": depths[dataset["id"]],
+                "aliases": aliases[dataset["id"]],
+                "is_dropped": dataset["is_dropped"],
+                "first_seen": dataset["first_seen"],
+                "last_seen": dataset["last_seen"],
             }
         )
     # A job's depth: one more than the nearest dataset it links (root job: 0).
@@ -434,18 +440,18 @@ def _assemble(
         job_depth[root_job.id] = 0
     job_nodes: list[dict[str, Any]] = [
         {
-            "id": f"job:{job.id}",
+            "id": f"job:{job['id']}",
             "type": "job",
-            "job_id": job.id,
-            "namespace": job.namespace,
-            "name": job.name,
-            "depth": job_depth.get(job.id, 0),
+            "job_id": job["id"],
+            "namespace": job["namespace"],
+            "name": job["name"],
+            "depth": job_depth.get(job["id"], 0),
             "aliases": [],
             "is_dropped": False,
-            "first_seen": job.first_seen,
-            "last_seen": job.last_seen,
+            "first_seen": job["first_seen"],
+            "last_seen": job["last_seen"],
         }
-        for job in Job.objects.filter(id__in=jobs).order_by("id")
+        for job in Job.objects.filter(id__in=jobs).order_by("id").values(*node_columns)
     ]
     graph.nodes = dataset_nodes + job_nodes
 

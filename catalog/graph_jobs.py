@@ -27,13 +27,26 @@ def filters(as_of: datetime | None, since: datetime | None) -> tuple[str, dict[s
     return sql, values
 
 
-_NOW = """
+JobLink = tuple[int, int, str]  # (job_id, dataset_id, direction)
+
+# The drawn edges, by their natural key (the unique (job, dataset, direction) index).
+_DRAWN = """
+JOIN unnest(%(jobs)s::bigint[], %(datasets)s::bigint[], %(directions)s::text[])
+     AS k(job_id, dataset_id, direction)
+  ON je.job_id = k.job_id AND je.dataset_id = k.dataset_id AND je.direction = k.direction
+"""
+
+_NOW = (
+    """
 SELECT je.id, je.job_id, je.dataset_id, je.direction, je.first_seen, je.last_seen,
        je.run_count, r.run_uuid
-FROM catalog_job_edge je LEFT JOIN catalog_run r ON r.id = je.last_run_id
-WHERE je.dataset_id = ANY(%(ids)s) {filters}
-ORDER BY je.dataset_id, je.direction, je.job_id LIMIT %(limit)s
+FROM catalog_job_edge je"""
+    + _DRAWN
+    + """LEFT JOIN catalog_run r ON r.id = je.last_run_id
+WHERE true {filters}
+ORDER BY je.dataset_id, je.direction, je.job_id
 """
+)
 
 
 def history_as_of(edges: str, alias: str, edge_runs: str) -> tuple[str, str]:
@@ -61,28 +74,60 @@ _HISTORY_COLUMNS, _HISTORY = history_as_of("catalog_job_edge", "je", "catalog_jo
 _AS_OF = (
     f"SELECT je.id, je.job_id, je.dataset_id, je.direction, {_HISTORY_COLUMNS}, r.run_uuid\n"
     + _HISTORY
+    + _DRAWN
     + """LEFT JOIN LATERAL (
     SELECT er.run_id FROM catalog_job_edge_run er JOIN catalog_run lr ON lr.id = er.run_id
     WHERE er.edge_id = je.id AND er.first_seen <= %(as_of)s
     ORDER BY er.last_seen DESC, lr.run_uuid DESC LIMIT 1
 ) last ON true
 LEFT JOIN catalog_run r ON r.id = COALESCE(last.run_id, je.last_run_id)
-WHERE je.dataset_id = ANY(%(ids)s) {filters}
-ORDER BY je.dataset_id, je.direction, je.job_id LIMIT %(limit)s
+WHERE true {filters}
+ORDER BY je.dataset_id, je.direction, je.job_id
 """
 )
 
 
-def job_edges(
+def job_links(
     dataset_ids: list[int], as_of: datetime | None, since: datetime | None, limit: int
-) -> list[JobEdgeRow]:
-    """The job edges of ``dataset_ids`` (both directions), in a stable order, capped."""
+) -> list[JobLink]:
+    """Which jobs read or wrote ``dataset_ids`` (both directions), in a stable order, capped.
+
+    Only the keys: the walk chooses its nodes from these, and most are not drawn (a big
+    graph links thousands; ``job_edges`` then reads the figures of the drawn few hundred,
+    and as of T computes their history from their runs only for those)."""
     if not dataset_ids:
         return []
     sql, values = filters(as_of, since)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
+            f"WHERE je.dataset_id = ANY(%(ids)s) {sql} "
+            "ORDER BY je.dataset_id, je.direction, je.job_id LIMIT %(limit)s",
+            {**values, "ids": dataset_ids, "limit": limit},
+        )
+        return cursor.fetchall()
+
+
+def job_edges(
+    keys: set[tuple[str, int, int]], as_of: datetime | None, since: datetime | None
+) -> list[JobEdgeRow]:
+    """The job edges with these ``(direction, dataset id, job id)`` keys, with their figures
+    (as of T: from their runs up to T), in a stable order."""
+    if not keys:
+        return []
+    ordered = sorted(keys)
+    sql, values = filters(as_of, since)
     template = _AS_OF if as_of is not None else _NOW
     with connection.cursor() as cursor:
-        cursor.execute(template.format(filters=sql), {**values, "ids": dataset_ids, "limit": limit})
+        cursor.execute(
+            template.format(filters=sql),
+            {
+                **values,
+                "directions": [key[0] for key in ordered],
+                "datasets": [key[1] for key in ordered],
+                "jobs": [key[2] for key in ordered],
+            },
+        )
         return cursor.fetchall()
 
 
