@@ -55,7 +55,24 @@ class IdFilter(filters.NumberFilter):
         super().__init__(*args, **kwargs)
 
 
-class TimeWindowMixin(filters.FilterSet):
+class CatalogFilterSet(filters.FilterSet):
+    """A FilterSet whose form class is built once per class, not once per request.
+
+    django-filter builds a new form class from every filter's field on each request, which
+    was about a fifth of a list request's CPU. Our filters' fields depend on nothing of the
+    request (no request-bound choices), so one class serves every request; each form
+    instance still copies its fields, as Django forms do.
+    """
+
+    def get_form_class(self) -> type[forms.Form]:
+        form_class = type(self).__dict__.get("_form_class")
+        if form_class is None:
+            form_class = super().get_form_class()
+            type(self)._form_class = form_class  # type: ignore[attr-defined]
+        return form_class
+
+
+class TimeWindowMixin(CatalogFilterSet):
     seen_since = MomentFilter(
         field_name="last_seen", lookup_expr="gte", help_text="Last seen at or after (ISO 8601)."
     )
@@ -135,7 +152,7 @@ class DatasetFilterSet(TimeWindowMixin):
         return queryset.filter(Exists(links))
 
 
-class RunFilterSet(filters.FilterSet):
+class RunFilterSet(CatalogFilterSet):
     job_id = IdFilter(help_text="Runs of this job id.")
     job_namespace = filters.CharFilter(field_name="job__namespace")
     job_name = filters.CharFilter(field_name="job__name")
@@ -150,7 +167,7 @@ class RunFilterSet(filters.FilterSet):
         fields: list[str] = []
 
 
-class EventFilterSet(filters.FilterSet):
+class EventFilterSet(CatalogFilterSet):
     since = MomentFilter(
         field_name="event_time", lookup_expr="gte", help_text="eventTime at or after."
     )
