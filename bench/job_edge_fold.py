@@ -25,6 +25,7 @@ django.setup()
 from django.db import connection, transaction  # noqa: E402
 
 from catalog.services.derivation import job_edges  # noqa: E402
+from catalog.services.derivation.edge_runs import fold_rows  # noqa: E402
 
 _RUN_COLUMNS = """run_uuid, run_id_text, is_placeholder, state, state_version, error_message,
 is_streaming, facets, facet_versions, job_version, updated_at, job_id, shares_run_id"""
@@ -90,26 +91,23 @@ def measure(history: int, batch: int) -> dict[str, str]:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL DEFERRED")
         edge, new_runs = _populate(cursor, history, batch)
-        figures["delete_runs"] = _buffers(cursor, job_edges._DELETE_RUNS, [new_runs])
+        figures["delete_runs"] = _buffers(cursor, job_edges.JOB_EDGE_RUNS.delete_runs, [new_runs])
         cursor.execute("SELECT now()")
         now = cursor.fetchone()[0]
         figures["insert_runs"] = _buffers(
             cursor,
-            job_edges._INSERT_RUNS,
+            job_edges.JOB_EDGE_RUNS.insert_runs,
             [[edge] * batch, new_runs, [now] * batch, [now] * batch],
         )
         cursor.execute("SELECT run_uuid FROM catalog_run WHERE id = %s", [new_runs[-1]])
         run_uuid = cursor.fetchone()[0]
-        # The fold's parameters as recompute_job_edges builds them (fold_rows).
-        if hasattr(job_edges, "fold_rows"):
-            rows = [(edge, run, now, now, run_uuid) for run in new_runs]
-            fold = job_edges.fold_rows(rows, {(edge, run) for run in new_runs}, set())
-            params = [list(column) for column in zip(*fold, strict=True)]
-        else:  # the fold before ADR 0025's amendment read the batch's rows back
-            params = [[edge], [batch], new_runs, new_runs]
-        figures["fold"] = _buffers(cursor, job_edges._FOLD, params)
+        # The fold's parameters as recompute_job_edges builds them (edge_runs.fold_rows).
+        rows = [(edge, run, now, now, run_uuid) for run in new_runs]
+        fold = fold_rows(rows, {(edge, run) for run in new_runs}, set())
+        params = [list(column) for column in zip(*fold, strict=True)]
+        figures["fold"] = _buffers(cursor, job_edges.JOB_EDGE_RUNS.fold, params)
         # Only when a run left the edge (datasets merged or split).
-        figures["delete_empty*"] = _buffers(cursor, job_edges._DELETE_EMPTY, [[edge]])
+        figures["delete_empty*"] = _buffers(cursor, job_edges.JOB_EDGE_RUNS.delete_empty, [[edge]])
         transaction.set_rollback(True)
     return figures
 

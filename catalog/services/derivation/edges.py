@@ -13,6 +13,7 @@ from typing import Any
 from django.db import connection
 
 from catalog.services.derivation import column_edges
+from catalog.services.derivation.edge_runs import EdgeRuns, columns_of
 from catalog.services.derivation.facts import AliasKey, Facts, JobKey, RunKey
 
 _UPSERT_RUN_DATASETS = """
@@ -88,71 +89,15 @@ SELECT s, t, j, f, l, 0, '', '' FROM unnest(
 ON CONFLICT (source_id, target_id, job_id) DO UPDATE SET run_count = catalog_lineage_edge.run_count
 RETURNING id, source_id, target_id, job_id
 """
-_DELETE_EDGE_RUNS = """
-DELETE FROM catalog_lineage_edge_run WHERE run_id = ANY(%s) RETURNING edge_id, run_id
-"""
-_INSERT_EDGE_RUNS = """
-INSERT INTO catalog_lineage_edge_run (edge_id, run_id, first_seen, last_seen)
-SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::timestamptz[], %s::timestamptz[])
-"""
-# An edge's aggregate is a pure function of its runs; the last run is the one seen last,
-# ties broken by run UUID (not by id, which depends on arrival order).
-_AGGREGATE_EDGES = """
-UPDATE catalog_lineage_edge e SET
-    first_seen = a.first_seen, last_seen = a.last_seen, run_count = a.run_count,
-    last_run_id = a.last_run_id, lineage_type = a.lineage_type, pipeline = a.pipeline
-FROM (
-    SELECT er.edge_id, MIN(er.first_seen) AS first_seen, MAX(er.last_seen) AS last_seen,
-           COUNT(*) AS run_count,
-           (ARRAY_AGG(er.run_id ORDER BY er.last_seen DESC, r.run_uuid DESC))[1] AS last_run_id,
-           (ARRAY_AGG(COALESCE(r.facets->'lineageCatalog_edge'->>'lineage_type', '')
-                      ORDER BY er.last_seen DESC, r.run_uuid DESC))[1] AS lineage_type,
-           (ARRAY_AGG(COALESCE(r.facets->'lineageCatalog_edge'->>'pipeline', '')
-                      ORDER BY er.last_seen DESC, r.run_uuid DESC))[1] AS pipeline
-    FROM catalog_lineage_edge_run er JOIN catalog_run r ON r.id = er.run_id
-    WHERE er.edge_id = ANY(%s)
-    GROUP BY er.edge_id
-) a
-WHERE e.id = a.edge_id
-RETURNING e.id
-"""
-# The common case, in time independent of an edge's history: fold this batch's runs into
-# the stored aggregate. Per edge the batch brings its runs' span, the number of (edge, run)
-# pairs that did not exist before, and its best run by (last_seen, run_uuid); first/last
-# seen only widen, the count grows by the new pairs, the last run is the greater of the
-# stored one and the batch's best. Equal, by construction, to _AGGREGATE_EDGES whenever no
-# run left the edge; it reads no other run of the edge (ADR 0025).
-_WINS = """(e.last_run_id IS NULL OR v.last_seen > e.last_seen OR (v.last_seen = e.last_seen
-    AND v.run_uuid >= (SELECT run_uuid FROM catalog_run WHERE id = e.last_run_id)))"""
-_FOLD_EDGES = f"""
-UPDATE catalog_lineage_edge e SET
-    first_seen = LEAST(e.first_seen, v.first_seen),
-    last_seen = GREATEST(e.last_seen, v.last_seen),
-    run_count = e.run_count + v.added,
-    last_run_id = CASE WHEN {_WINS} THEN v.run_id ELSE e.last_run_id END,
-    lineage_type = CASE WHEN {_WINS} THEN v.lineage_type ELSE e.lineage_type END,
-    pipeline = CASE WHEN {_WINS} THEN v.pipeline ELSE e.pipeline END
-FROM unnest(
-    %s::bigint[], %s::timestamptz[], %s::timestamptz[], %s::int[], %s::bigint[], %s::uuid[],
-    %s::text[], %s::text[]
-) AS v(edge_id, first_seen, last_seen, added, run_id, run_uuid, lineage_type, pipeline)
-WHERE e.id = v.edge_id
-"""
-# Edges _AGGREGATE_EDGES found no run for, by id. No NOT EXISTS on the edge-run table:
-# when one edge holds most of its rows the planner reads it as an anti join over the whole
-# table (as in job_edges.py). A run another worker adds to the edge meanwhile cannot be
-# lost: its row references the edge, so the transaction that commits second fails the
-# foreign-key check and is retried, re-deriving from the facts.
-_DELETE_EMPTY_EDGES = "DELETE FROM catalog_lineage_edge WHERE id = ANY(%s)"
-
-
-def columns_of(rows: list[tuple], width: int) -> list[list[Any]]:
-    """``rows`` as ``width`` column arrays, the shape ``unnest(%s::T[], ...)`` takes."""
-    columns: list[list[Any]] = [[] for _ in range(width)]
-    for row in rows:
-        for column, value in zip(columns, row, strict=True):
-            column.append(value)
-    return columns
+# The lineage edge takes its lineage type and pipeline (edge API events) from its last run.
+LINEAGE_EDGE_RUNS = EdgeRuns(
+    "catalog_lineage_edge",
+    "catalog_lineage_edge_run",
+    carried=(
+        ("lineage_type", "COALESCE(r.facets->'lineageCatalog_edge'->>'lineage_type', '')"),
+        ("pipeline", "COALESCE(r.facets->'lineageCatalog_edge'->>'pipeline', '')"),
+    ),
+)
 
 
 def upsert_spans(
@@ -284,29 +229,6 @@ def store_metadata(facts: Facts) -> None:
         cursor.execute(_INSERT_METADATA, columns_of(rows, 6))
 
 
-def _fold_rows(
-    rows: list[tuple[Any, ...]], new_pairs: set[tuple[int, int]], lost: set[int]
-) -> list[tuple[Any, ...]]:
-    """Per edge not in ``lost``: (id, first, last, new pairs, best run, its UUID, lineage
-    type, pipeline) of this batch's (edge, run) ``rows``."""
-    folds: dict[int, list[Any]] = {}
-    for edge, run, first, last, run_uuid, lineage_type, pipeline in rows:
-        if edge in lost:
-            continue
-        new = 1 if (edge, run) in new_pairs else 0
-        best = (last, run_uuid, run, lineage_type, pipeline)
-        fold = folds.get(edge)
-        if fold is None:
-            folds[edge] = [first, last, new, best]
-        else:
-            fold[0], fold[1], fold[2] = min(fold[0], first), max(fold[1], last), fold[2] + new
-            fold[3] = max(fold[3], best, key=lambda item: item[:2])
-    return [
-        (edge, first, last, added, best[2], best[1], best[3], best[4])
-        for edge, (first, last, added, best) in sorted(folds.items())
-    ]
-
-
 def recompute_edges(
     run_ids: set[int],
     old_jobs: dict[int, int] | None = None,
@@ -335,26 +257,15 @@ def recompute_edges(
                 for _, source, target, job, first, last, *_ in pairs
             ],
         )
-        cursor.execute(_DELETE_EDGE_RUNS, [runs])
+        cursor.execute(LINEAGE_EDGE_RUNS.delete_runs, [runs])
         before = {(edge, run) for edge, run in cursor.fetchall()}
         rows = sorted(
             (edge_ids[(source, target, job)], run, first, last, *last_run)
             for run, source, target, job, first, last, *last_run in pairs
         )
-        if rows:
-            cursor.execute(_INSERT_EDGE_RUNS, columns_of([row[:4] for row in rows], 4))
-        after = {(row[0], row[1]) for row in rows}
         # Edges that lost a run (its job changed, datasets merged) are recomputed in full;
         # every other touched edge folds in what this batch added.
-        lost = sorted({edge for edge, _ in before - after})
-        if lost:
-            cursor.execute(_AGGREGATE_EDGES, [lost])
-            empty = sorted(set(lost) - {edge for (edge,) in cursor.fetchall()})
-            if empty:
-                cursor.execute(_DELETE_EMPTY_EDGES, [empty])
-        folds = _fold_rows(rows, after - before, set(lost))
-        if folds:
-            cursor.execute(_FOLD_EDGES, columns_of(folds, 8))
+        LINEAGE_EDGE_RUNS.replace(cursor, rows, before)
     if stored is None:
         column_edges.recompute(runs, old_jobs)
         return
