@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from catalog import naming
 from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run
-from ingest.facet_problems import redacted_problems
+from ingest.facet_problems import FacetProblemSerializer, redacted_problems
 from ingest.models import Event
 from ingest.redaction import redact, redact_text
 
@@ -306,15 +306,6 @@ class DatasetDetailSerializer(DatasetSerializer):
     @extend_schema_field(DatasetJobSerializer(many=True))
     def get_consuming_jobs(self, dataset: Dataset) -> list[dict[str, Any]]:
         return _many(DatasetJobSerializer, self.context["consuming"])
-
-
-class FacetProblemSerializer(serializers.Serializer):
-    path = serializers.CharField(help_text="JSON Pointer into the event.")
-    message = serializers.CharField()
-    facet = serializers.CharField(
-        allow_blank=True, help_text="The facet the problem belongs to; '' outside facets."
-    )
-    skipped = serializers.BooleanField(help_text="True: derivation does not use that facet.")
 
 
 class EventSerializer(serializers.ModelSerializer):

@@ -9,8 +9,21 @@ value names a secret key, and otherwise applies ``ingest.redaction.redact_text``
 from typing import Any
 
 from django.conf import settings
+from rest_framework import serializers
 
 from ingest.redaction import is_secret_key, redact_text
+
+
+# One entry of ``redacted_problems``: the shape of a problem in every read and ingest answer.
+# (A comment, not a docstring: drf-spectacular would publish a docstring in the schema.)
+class FacetProblemSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="JSON Pointer into the event.")
+    message = serializers.CharField()
+    facet = serializers.CharField(
+        allow_blank=True, help_text="The facet the problem belongs to; '' outside facets."
+    )
+    skipped = serializers.BooleanField(help_text="True: derivation does not use that facet.")
+
 
 WITHHELD = "does not match the facet's schema (message withheld: it quotes a secret value)"
 

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from ingest.adapters import edge_record, metadata_record
 from ingest.authentication import BearerTokenAuthentication, HasIngestScope
+from ingest.facet_problems import FacetProblemSerializer
 from ingest.metrics import count_ingested, count_refused
 from ingest.parsing import (
     JSON_TYPES,
@@ -34,13 +35,9 @@ from ingest.validation import EventRecord, validate_openlineage
 Validator = Callable[[Any, str], EventRecord]
 
 
-class WarningSerializer(serializers.Serializer):
-    path = serializers.CharField(help_text="JSON Pointer into the event.")
-    message = serializers.CharField()
-    facet = serializers.CharField(
-        allow_blank=True, help_text="The facet the problem belongs to; '' outside facets."
-    )
-    skipped = serializers.BooleanField(help_text="True: derivation does not use that facet.")
+# Its own class only so that the ingest answers' OpenAPI component keeps its name (Warning).
+class WarningSerializer(FacetProblemSerializer):
+    pass
 
 
 WARNINGS_HELP = (

@@ -1,7 +1,7 @@
 """Jobs and runs: upsert by natural key, lock in primary-key order, merge facts by version."""
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from catalog.models import TERMINAL_STATES, Job, Run, RunState
 from catalog.naming import key_hash
@@ -14,6 +14,8 @@ from catalog.services.derivation.locks import (
 )
 from catalog.services.derivation.run_conflicts import mark_shared_run_ids
 from ingest.timestamps import parse_timestamp
+
+K = TypeVar("K", JobKey, RunKey)
 
 JOB_FIELDS = [
     "is_placeholder",
@@ -100,6 +102,22 @@ def ensure_jobs(facts: Facts) -> dict[JobKey, int]:
     return {hashes[bytes(digest)]: job_id for digest, job_id in rows}
 
 
+def _newer_parent(versions: dict[str, Any], parent: tuple[Version, K] | None) -> K | None:
+    """The parent's key when the batch's parent fact is newer than the one held, else None.
+
+    The parent is versioned like a facet (under "_parent"), so events arriving out of order
+    leave the latest event's parent, as for every other facet.
+    """
+    if parent is None:
+        return None
+    version, parent_key = parent
+    current = versions.get("_parent")
+    if current is not None and list(version) <= current:
+        return None
+    versions["_parent"] = list(version)
+    return parent_key
+
+
 def merge_jobs(facts: Facts, ids: dict[JobKey, int]) -> None:
     """Fold the batch's job facts into the jobs' aggregates (jobs locked in id order)."""
     if not ids:
@@ -116,12 +134,9 @@ def merge_jobs(facts: Facts, ids: dict[JobKey, int]) -> None:
         if fact.times:
             job.first_seen = _min(job.first_seen, min(fact.times))
             job.last_seen = _max(job.last_seen, max(fact.times))
-        if fact.parent is not None:
-            version, parent_key = fact.parent
-            current = job.facet_versions.get("_parent")
-            if current is None or list(version) > current:
-                job.facet_versions["_parent"] = list(version)
-                job.parent_id = ids[parent_key]
+        parent_key = _newer_parent(job.facet_versions, fact.parent)
+        if parent_key is not None:
+            job.parent_id = ids[parent_key]
         job_type = _dict(job.facets.get("jobType"))
         job.processing_type = str(job_type.get("processingType") or "")[:16]
         job.job_type = str(job_type.get("jobType") or "")[:64]
@@ -211,12 +226,9 @@ def derive_runs(
         run.first_start_time = _min(run.first_start_time, fact.first_start)
         run.is_streaming = run.is_streaming or fact.streaming
         merge_facets(run.facets, run.facet_versions, fact.facets)
-        if fact.parent is not None:
-            version, parent_key = fact.parent
-            current = run.facet_versions.get("_parent")
-            if current is None or list(version) > current:
-                run.facet_versions["_parent"] = list(version)
-                run.parent_run_id = parents[parent_key]
+        parent_key = _newer_parent(run.facet_versions, fact.parent)
+        if parent_key is not None:
+            run.parent_run_id = parents[parent_key]
         _derived_run_fields(run)
     bulk_update(runs, RUN_FIELDS)
     mark_shared_run_ids(uuids)
