@@ -9,12 +9,18 @@ LOCKED, derive, commit), which is what a Celery worker process does per task. Pr
 both rates and their ratio (issue 11's target: >= 1.7 for two workers), and the load
 average around them: on a busy machine the second worker has no core of its own.
 
+It also prints where the CPU goes: the machine's busy CPU per event (from /proc/stat:
+workers, PostgreSQL and everything else) and the workers' own share. With the database on
+the same cores, N workers cannot derive more than cores / (busy CPU per event), whatever
+the locking does; the ratio that bound allows is printed beside the measured one.
+
 Usage: .venv/bin/python -m bench.derive_workers [--stream shared-datasets] [--events 20000]
        [--workers 2]
 """
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -42,16 +48,43 @@ def _worker() -> None:
     print(derived, flush=True)
 
 
-def _derive_with(workers: int, database_url: str) -> tuple[float, int]:
-    env = dict(os.environ, DATABASE_URL=database_url)
-    command = [sys.executable, "-m", "bench.derive_workers", "--worker"]
-    began = time.perf_counter()
-    children = [
-        subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-        for _ in range(workers)
-    ]
-    counts = [int(child.communicate()[0].strip() or 0) for child in children]
-    return time.perf_counter() - began, sum(counts)
+def _busy_cpu_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (not idle, not waiting on I/O)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle, iowait = fields[3], fields[4]
+    return (sum(fields[:8]) - idle - iowait) / os.sysconf("SC_CLK_TCK")
+
+
+class Phase:
+    """One derivation from an empty catalog: wall time, events and CPU seconds."""
+
+    def __init__(self, workers: int, database_url: str) -> None:
+        env = dict(os.environ, DATABASE_URL=database_url)
+        command = [sys.executable, "-m", "bench.derive_workers", "--worker"]
+        busy, own = _busy_cpu_seconds(), _children_cpu_seconds()
+        began = time.perf_counter()
+        children = [
+            subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+            for _ in range(workers)
+        ]
+        self.events = sum(int(child.communicate()[0].strip() or 0) for child in children)
+        self.seconds = time.perf_counter() - began
+        self.busy = _busy_cpu_seconds() - busy
+        self.workers_cpu = _children_cpu_seconds() - own
+
+    def rate(self) -> float:
+        return self.events / self.seconds
+
+    def cpu_ms(self) -> str:
+        return (
+            f"{1000 * self.busy / self.events:.2f} ms busy CPU/event, "
+            f"{1000 * self.workers_cpu / self.events:.2f} ms of it in workers"
+        )
+
+
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _reset() -> None:
@@ -97,18 +130,24 @@ def main() -> None:
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     load_before = os.getloadavg()[0]
-    one, derived_one = _derive_with(1, options.database_url)
+    one = Phase(1, options.database_url)
     _reset()
-    many, derived_many = _derive_with(options.workers, options.database_url)
+    many = Phase(options.workers, options.database_url)
     load_after = os.getloadavg()[0]
-    assert derived_one == derived_many == options.events, (derived_one, derived_many)
-    rate_one, rate_many = options.events / one, options.events / many
+    assert one.events == many.events == options.events, (one.events, many.events)
+    cores = os.cpu_count() or 1
+    # The most N workers could derive if every core were busy at one worker's CPU per event.
+    allowed = min(options.workers * one.rate(), cores * one.events / one.busy) / one.rate()
     print(
-        f"{options.stream}, {options.events:,} events: 1 worker {rate_one:,.0f} events/s, "
-        f"{options.workers} workers {rate_many:,.0f} events/s: "
-        f"ratio {rate_many / rate_one:.2f} (target >= 1.7 for 2); "
+        f"{options.stream}, {options.events:,} events: 1 worker {one.rate():,.0f} events/s, "
+        f"{options.workers} workers {many.rate():,.0f} events/s: "
+        f"ratio {many.rate() / one.rate():.2f} (target >= 1.7 for 2); "
         f"1-minute load average {load_before:.1f} before, {load_after:.1f} after "
-        f"({os.cpu_count()} CPUs; other work on the machine skews the ratio)"
+        f"({cores} CPUs; other work on the machine skews the ratio)\n"
+        f"  1 worker: {one.cpu_ms()}\n"
+        f"  {options.workers} workers: {many.cpu_ms()}\n"
+        f"  at 1 worker's CPU per event, {cores} cores allow at most a ratio of "
+        f"{allowed:.2f}"
     )
 
 

@@ -168,8 +168,8 @@ _EDGES_AS_OF = (
     + _HISTORY
     + """LEFT JOIN LATERAL (
     SELECT er.run_id FROM catalog_lineage_edge_run er
-    WHERE er.edge_id = e.id AND er.first_seen <= %(as_of)s
-    ORDER BY er.last_seen DESC, er.run_id DESC LIMIT 1
+    WHERE er.edge_id = e.id AND er.first_seen <= %(as_of)s AND er.last_seen = h.latest
+    ORDER BY er.run_id DESC LIMIT 1
 ) lr ON true
 LEFT JOIN catalog_run r ON r.id = COALESCE(lr.run_id, e.last_run_id)
 WHERE {where} {filters}
@@ -367,32 +367,39 @@ def _assemble(
     drawn: set[tuple[str, int, int]],
     root_job: Job | None,
 ) -> None:
+    # Nodes and edges are built in the API's field order (api/views/lineage.py's
+    # serializers, which document them): the view returns them as they are.
     aggregated: dict[tuple[str, int, int], dict[str, Any]] = {}
+    sources: dict[tuple[str, int, int], list[int]] = {}
     for edge_id, job_id, dataset_id, direction, first, last, runs, run_uuid in job_rows:
-        if dataset_id not in chosen or (direction, dataset_id, job_id) not in drawn:
+        key = (direction, dataset_id, job_id)
+        if dataset_id not in chosen or key not in drawn:
             continue
-        aggregated[(direction, dataset_id, job_id)] = {
+        source, target = f"dataset:{dataset_id}", f"job:{job_id}"
+        if direction == "output":
+            source, target = target, source
+        aggregated[key] = {
+            "id": f"{source}->{target}",
             "kind": direction,
-            "source": f"dataset:{dataset_id}" if direction == "input" else f"job:{job_id}",
-            "target": f"job:{job_id}" if direction == "input" else f"dataset:{dataset_id}",
+            "source": source,
+            "target": target,
             "first_seen": first,
             "last_seen": last,
             "last_run_id": run_uuid,
             "run_count": runs,
             "lineage_types": set(),
-            "_edges": [edge_id],
         }
+        sources[key] = [edge_id]
     # Edge-API lineage types come from the dataset → dataset edges behind each half.
-    for _, source, target, job_id, *_rest, lineage_type in edge_rows:
-        for key in (("input", source, job_id), ("output", target, job_id)):
+    for _, source_id, target_id, job_id, *_rest, lineage_type in edge_rows:
+        for key in (("input", source_id, job_id), ("output", target_id, job_id)):
             if lineage_type and key in aggregated:
                 aggregated[key]["lineage_types"].add(lineage_type)
     edges = []
-    for key in sorted(aggregated, key=lambda k: (k[0], k[1], k[2])):
+    for key in sorted(aggregated):
         entry = aggregated[key]
-        entry["id"] = f"{entry['source']}->{entry['target']}"
         entry["lineage_types"] = sorted(entry["lineage_types"])
-        graph.edge_sources[entry["id"]] = entry.pop("_edges")
+        graph.edge_sources[entry["id"]] = sources[key]
         edges.append(entry)
     graph.edges = edges
 
@@ -427,15 +434,9 @@ def _assemble(
         )
     # A job's depth: one more than the nearest dataset it links (root job: 0).
     job_depth: dict[int, int] = {}
-    for entry in edges:
-        dataset_ref, job_ref = (
-            (entry["source"], entry["target"])
-            if entry["kind"] == "input"
-            else (entry["target"], entry["source"])
-        )
-        jid = int(job_ref.split(":")[1])
-        distance = depths[int(dataset_ref.split(":")[1])] + 1
-        job_depth[jid] = min(job_depth.get(jid, distance), distance)
+    for _, dataset_id, job_id in aggregated:
+        distance = depths[dataset_id] + 1
+        job_depth[job_id] = min(job_depth.get(job_id, distance), distance)
     if root_job is not None:
         job_depth[root_job.id] = 0
     job_nodes: list[dict[str, Any]] = [

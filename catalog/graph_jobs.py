@@ -53,7 +53,11 @@ def history_as_of(edges: str, alias: str, edge_runs: str) -> tuple[str, str]:
     """An edge's figures as of T (``%(as_of)s``): the select-list columns (first seen, last
     seen, run count) and the FROM clause over ``edges`` (as ``alias``) that computes them
     from its runs' contributions (``edge_runs``) up to T. Both graphs (dataset → dataset
-    and job ↔ dataset) read history this way; an edge no run row backs keeps its own."""
+    and job ↔ dataset) read history this way; an edge no run row backs keeps its own.
+
+    Every column it reads is in the edge-run table's unique index (ADR 0050), so this is an
+    index-only scan of the edge's entries; ``h.latest`` (the greatest last seen up to T)
+    lets the caller find the last run among the few rows seen then, not sort them all."""
     columns = (
         f"COALESCE(h.first_seen, {alias}.first_seen), "
         f"COALESCE(h.last_seen, LEAST({alias}.last_seen, %(as_of)s)), "
@@ -62,7 +66,7 @@ def history_as_of(edges: str, alias: str, edge_runs: str) -> tuple[str, str]:
     source = f"""FROM {edges} {alias}
 CROSS JOIN LATERAL (
     SELECT min(er.first_seen) AS first_seen, max(LEAST(er.last_seen, %(as_of)s)) AS last_seen,
-           count(*) AS runs
+           count(*) AS runs, max(er.last_seen) AS latest
     FROM {edge_runs} er WHERE er.edge_id = {alias}.id AND er.first_seen <= %(as_of)s
 ) h
 """
@@ -77,8 +81,8 @@ _AS_OF = (
     + _DRAWN
     + """LEFT JOIN LATERAL (
     SELECT er.run_id FROM catalog_job_edge_run er JOIN catalog_run lr ON lr.id = er.run_id
-    WHERE er.edge_id = je.id AND er.first_seen <= %(as_of)s
-    ORDER BY er.last_seen DESC, lr.run_uuid DESC LIMIT 1
+    WHERE er.edge_id = je.id AND er.first_seen <= %(as_of)s AND er.last_seen = h.latest
+    ORDER BY lr.run_uuid DESC LIMIT 1
 ) last ON true
 LEFT JOIN catalog_run r ON r.id = COALESCE(last.run_id, je.last_run_id)
 WHERE true {filters}

@@ -96,8 +96,14 @@ class Run(models.Model):
     run_id_text = models.TextField()
     # Indexed by catalog_run_job_started_idx (job first).
     job = covered_fk(Job, on_delete=models.CASCADE, related_name="runs")
+    # Indexed by catalog_run_parent_idx (non-null only, which is all a lookup needs).
     parent_run = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="child_runs"
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="child_runs",
+        db_index=False,
     )
     is_placeholder = models.BooleanField(default=True)
     state = models.CharField(max_length=8, choices=RunState.choices, default=RunState.UNKNOWN)
@@ -141,8 +147,11 @@ class Run(models.Model):
                 name="catalog_run_shared_idx",
                 condition=models.Q(shares_run_id=True),
             ),
-            # Run history of a job, newest first (job detail, jobs/{id}/runs, latest run).
+            # Runs of a job by start, newest first (job detail, latest run).
             models.Index(fields=["job", "-started_at", "-id"], name="catalog_run_job_started_idx"),
+            # Run history of a job in its cursor's order (jobs/{id}/runs, /runs?job_id=):
+            # without it a job whose runs are old is found by walking every newer run.
+            models.Index(fields=["job", "-id"], name="catalog_run_job_id_idx"),
             # Runs list filtered by state and ordered by start (API /runs?state=).
             models.Index(fields=["state", "-started_at"], name="catalog_run_state_idx"),
             # Child runs of a parent run (run detail).
@@ -436,8 +445,14 @@ class LineageEdgeRun(models.Model):
     class Meta:
         db_table = "catalog_lineage_edge_run"
         constraints = [
-            # One row per (edge, run); the edge's run_count is the number of rows.
-            models.UniqueConstraint(fields=["edge", "run"], name="catalog_edge_run_uniq"),
+            # One row per (edge, run); the edge's run_count is the number of rows. Its
+            # times ride in the index so the graph as of T reads an edge's history from
+            # the index alone: the rows of one edge lie one per heap page (ADR 0050).
+            models.UniqueConstraint(
+                fields=["edge", "run"],
+                include=["first_seen", "last_seen"],
+                name="catalog_edge_run_uniq",
+            ),
         ]
         indexes = [
             # Edges produced by a run (recomputed when the run gets new events).

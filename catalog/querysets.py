@@ -14,7 +14,17 @@ if TYPE_CHECKING:
     pass
 
 
+# A job's, run's or dataset's facets can be hundreds of kilobytes (a Spark plan, a wide
+# schema) and their versions grow with them; a list shows none of them, so it never reads
+# them (the API's pinned query counts prove no row loads them afterwards).
+FACET_FIELDS = ("facets", "facet_versions")
+
+
 class NamespacedQuerySet(models.QuerySet):
+    def for_list(self) -> Any:
+        """Without the facet columns: what a list page reads."""
+        return self.defer(*FACET_FIELDS)
+
     def namespace_counts(self) -> dict[str, int]:
         """Rows per namespace (one GROUP BY over the namespace column, ADR 0030)."""
         rows = self.order_by().values("namespace").annotate(n=Count("id"))
@@ -48,6 +58,14 @@ class JobQuerySet(NamespacedQuerySet):
 
 
 class RunQuerySet(models.QuerySet):
+    def for_list(self) -> "RunQuerySet":
+        """Runs with their job and parent runId, without any facet column or merge version
+        (``with_parent_uuid``, what a list page reads)."""
+        job_facets = [f"job__{name}" for name in FACET_FIELDS]
+        return self.with_parent_uuid().defer(
+            *FACET_FIELDS, *job_facets, "state_version", "job_version"
+        )
+
     def for_run_id(self, run_id: str, job_namespace: str = "", job_name: str = "") -> Any:
         return self.filter(run_uuid=naming.run_uuid(run_id, job_namespace, job_name))
 

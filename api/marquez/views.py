@@ -9,7 +9,6 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import resolve
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import authentication
-from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,6 +17,7 @@ from api.base import ReadRateThrottle
 from api.marquez import events, lineage, paths, resources
 from api.marquez.errors import MarquezError, error_response, marquez_exception_handler
 from ingest.authentication import BearerTokenAuthentication, HasReadScope
+from ingest.rendering import JSONRenderer
 from ingest.views import LineageView
 
 HANDLERS: dict[str, Callable[..., Any]] = {
@@ -78,7 +78,7 @@ class MarquezView(APIView):
     permission_classes = [MarquezReadAccess]
     throttle_classes = [MarquezThrottle]
     throttle_scope = "read"
-    renderer_classes = [JSONRenderer]
+    renderer_classes = [JSONRenderer]  # JSON only, whatever the settings add
     schema = None  # not part of /api/schema/: Marquez publishes its own (docs/marquez.md)
 
     def get_exception_handler(self) -> Callable[..., Any]:

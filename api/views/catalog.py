@@ -65,7 +65,7 @@ class NamespaceList(ReadAPIView):
 class JobViewSet(ReadOnlyViewSet):
     """Jobs, oldest id first; the detail has facets, parent/children, inputs/outputs."""
 
-    queryset = Job.objects.with_latest_run()
+    queryset = Job.objects.with_latest_run().for_list()
     detail_queryset = Job.objects.select_related("parent").with_latest_run()
     serializer_class = JobSerializer
     detail_serializer_class = JobDetailSerializer
@@ -108,7 +108,7 @@ def _positive(value: str, what: str) -> int:
 class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView):
     """/jobs/{id}/runs: the run history of one job, newest run row first."""
 
-    queryset = Run.objects.with_parent_uuid()
+    queryset = Run.objects.for_list()
     serializer_class = RunSerializer
     filterset_class = RunFilterSet
     filter_backends = [DjangoFilterBackend]
@@ -149,7 +149,8 @@ class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView
 class RunViewSet(ReadOnlyViewSet):
     """Runs, newest row first; a run is addressed by its runId (UUID or the text sent)."""
 
-    queryset = Run.objects.with_parent_uuid()
+    queryset = Run.objects.for_list()
+    detail_queryset = Run.objects.with_parent_uuid()
     serializer_class = RunSerializer
     detail_serializer_class = RunDetailSerializer
     filterset_class = RunFilterSet
@@ -214,7 +215,7 @@ class RunViewSet(ReadOnlyViewSet):
 class DatasetViewSet(ReadOnlyViewSet):
     """Datasets with every alias; the detail adds schema, facets and the jobs around it."""
 
-    queryset = Dataset.objects.with_names()
+    queryset = Dataset.objects.with_names().for_list()
     detail_queryset = Dataset.objects.with_names(detail=True)
     serializer_class = DatasetSerializer
     detail_serializer_class = DatasetDetailSerializer

@@ -25,7 +25,12 @@ from catalog.models import (
 from catalog.naming import key_hash
 from catalog.services.derivation.facts import AliasKey, Facts
 from catalog.services.derivation.jobs_runs import merge_facets
-from catalog.services.derivation.locks import bulk_update, locked, write_facets_if_changed
+from catalog.services.derivation.locks import (
+    bulk_update,
+    ids_by_key_hash,
+    locked,
+    write_facets_if_changed,
+)
 from ingest.timestamps import parse_timestamp
 
 ALIAS_FIELDS = [
@@ -86,30 +91,24 @@ def ensure_aliases(facts: Facts) -> dict[AliasKey, int]:
     No row lock (an alias's id never changes): the batch's facts can point at the aliases
     in its free part; ``derive_aliases`` locks them later to fold the batch in.
     """
-    if not facts.aliases:
-        return {}
-    hashes = {key_hash(*key): key for key in facts.aliases}
-    new_rows = []
-    for digest, key in sorted(hashes.items()):
+
+    def build(digest: bytes, key: AliasKey) -> DatasetAlias:
         fact = facts.aliases[key]
         (rank, time, event_digest), reason, event_id, rule_id, detail = fact.reason
-        new_rows.append(
-            DatasetAlias(
-                namespace=key[0],
-                name=key[1],
-                key_hash=digest,
-                reason=reason,
-                reason_event_id=event_id,
-                reason_rule_id=rule_id,
-                reason_detail=detail,
-                reason_version=[rank, time, event_digest],
-                first_seen=fact.first_seen,
-                last_seen=fact.last_seen,
-            )
+        return DatasetAlias(
+            namespace=key[0],
+            name=key[1],
+            key_hash=digest,
+            reason=reason,
+            reason_event_id=event_id,
+            reason_rule_id=rule_id,
+            reason_detail=detail,
+            reason_version=[rank, time, event_digest],
+            first_seen=fact.first_seen,
+            last_seen=fact.last_seen,
         )
-    DatasetAlias.objects.bulk_create(new_rows, ignore_conflicts=True)
-    rows = DatasetAlias.objects.filter(key_hash__in=list(hashes)).values_list("key_hash", "id")
-    return {hashes[bytes(digest)]: alias_id for digest, alias_id in rows}
+
+    return ids_by_key_hash(DatasetAlias, {key_hash(*key): key for key in facts.aliases}, build)
 
 
 def derive_aliases(

@@ -8,6 +8,7 @@ from catalog.naming import key_hash
 from catalog.services.derivation.facts import Facts, JobKey, RunKey, Version, iso
 from catalog.services.derivation.locks import (
     bulk_update,
+    ids_by_key_hash,
     locked,
     try_lock_run_uuids,
     write_facets_if_changed,
@@ -88,18 +89,11 @@ def ensure_jobs(facts: Facts) -> dict[JobKey, int]:
     No row lock: a job's id never changes, so reading it needs none, and the aggregate
     update (``merge_jobs``) comes in the batch's contended part (see locks.py).
     """
-    if not facts.jobs:
-        return {}
-    hashes = {key_hash(*key): key for key in facts.jobs}
-    Job.objects.bulk_create(
-        [
-            Job(namespace=key[0], name=key[1], key_hash=digest)
-            for digest, key in sorted(hashes.items())
-        ],
-        ignore_conflicts=True,
+    return ids_by_key_hash(
+        Job,
+        {key_hash(*key): key for key in facts.jobs},
+        lambda digest, key: Job(namespace=key[0], name=key[1], key_hash=digest),
     )
-    rows = Job.objects.filter(key_hash__in=list(hashes)).values_list("key_hash", "id")
-    return {hashes[bytes(digest)]: job_id for digest, job_id in rows}
 
 
 def _newer_parent(versions: dict[str, Any], parent: tuple[Version, K] | None) -> K | None:
