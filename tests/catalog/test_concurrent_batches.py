@@ -34,7 +34,8 @@ def _output() -> dict[str, Any]:
     return dataset("s3://shared", "out", schema=schema, columnLineage=facet(fields=fields))
 
 
-def _run(run_id: str, job: int, kinds: list[str], second: int) -> list:
+def _run(run_id: str, job: int, kinds: list[str], second: int, dag: str = "") -> list:
+    parent = {"run": {"runId": dag}, "job": {"namespace": "ns", "name": "dag"}}
     return [
         openlineage(
             run_event(
@@ -45,6 +46,7 @@ def _run(run_id: str, job: int, kinds: list[str], second: int) -> list:
                 inputs=[dataset("s3://shared", "in"), dataset("s3://shared", "lookup")],
                 outputs=[_output()],
                 job_facets={"documentation": facet(description=f"at {second + offset}")},
+                run_facets={"parent": facet(**parent)} if dag else None,
             )
         )
         for offset, kind in enumerate(kinds)
@@ -52,17 +54,23 @@ def _run(run_id: str, job: int, kinds: list[str], second: int) -> list:
 
 
 def _seed(job: int) -> list:
-    return _run(str(uuid.UUID(int=10_000 + job)), job, ["COMPLETE"], 0)
+    return _run(str(uuid.UUID(int=10_000 + job)), job, ["COMPLETE"], 0, _dag(job))
+
+
+def _dag(number: int) -> str:
+    return str(uuid.UUID(int=50_000 + number % 2))
 
 
 def _halves(round_: int) -> tuple[list, list]:
     """Two batches: six new runs each over the same three jobs and datasets, and one run whose
-    START is in the first and COMPLETE in the second."""
+    START is in the first and COMPLETE in the second. Every run of a round is a task of the
+    same DAG run, which neither batch carries an event of: both only name it."""
+    dag = _dag(round_)
     first, second = [], []
     for n in range(12):
         run_id = str(uuid.UUID(int=round_ * 100 + n + 1))
         (first if n < 6 else second).extend(
-            _run(run_id, n % JOBS, ["START", "COMPLETE"], round_ * 1000 + n * 10)
+            _run(run_id, n % JOBS, ["START", "COMPLETE"], round_ * 1000 + n * 10, dag)
         )
     shared = str(uuid.UUID(int=round_ * 100 + 99))
     first.extend(_run(shared, 0, ["START"], round_ * 1000 + 500))
@@ -80,8 +88,11 @@ def test_two_concurrent_batches_over_the_same_rows_neither_deadlocks_nor_differs
     barrier = threading.Barrier(2, timeout=30)
     split_runs = batch.split_runs
 
-    def split_then_meet(facts):  # the end of each batch's run locks in its free part
-        result = split_runs(facts)
+    held: list = []
+
+    def split_then_meet(facts, named):  # the end of each batch's run locks in its free part
+        result = split_runs(facts, named)
+        held.extend(facts.runs[key].run_uuid for key in result[1])
         barrier.wait()
         return result
 
@@ -108,6 +119,10 @@ def test_two_concurrent_batches_over_the_same_rows_neither_deadlocks_nor_differs
         assert not errors, errors
         barrier.reset()
     assert not [record for record in caplog.records if "derive_retry" in record.getMessage()]
+    # Only the run both batches carry waited; the DAG run they both name did not make
+    # either batch hold back its tasks.
+    assert set(held) <= {uuid.UUID(int=round_ * 100 + 99) for round_ in range(3)}
+    assert held
     assert not Event.objects.exclude(derivation_status="derived").exists()
     concurrent = canonical_dump()
 

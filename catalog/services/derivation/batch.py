@@ -28,7 +28,9 @@ from catalog.services.derivation.job_edges import recompute_job_edges
 from catalog.services.derivation.jobs_runs import (
     derive_runs,
     ensure_jobs,
+    ensure_referenced_runs,
     merge_jobs,
+    referenced_runs,
     split_runs,
 )
 from catalog.services.derivation.locks import lock_run_uuids
@@ -124,7 +126,8 @@ def apply_facts(facts: Facts) -> None:
     aggregates, in the lock order of locks.py.
 
     The free part writes rows that only this batch writes: new jobs and aliases (insert if
-    missing, ids read without a lock), the runs whose runId lock it takes without waiting,
+    missing, ids read without a lock), the runs it only names (a parent: id read, a
+    placeholder inserted if missing, no lock), the runs whose runId lock it takes without waiting,
     their dataset rows and column facts, the events' dataset and metadata rows. The
     contended part starts with the runs another batch held, then folds the batch into the
     jobs, aliases and datasets, the job-dataset rows, the lineage, column and job edges.
@@ -133,8 +136,11 @@ def apply_facts(facts: Facts) -> None:
     """
     job_ids = ensure_jobs(facts)
     alias_ids = ensure_aliases(facts)
-    ours, held = split_runs(facts)
-    run_ids, moved = derive_runs(facts, job_ids, ours)
+    references = referenced_runs(facts)
+    run_ids = ensure_referenced_runs(facts, job_ids, references)
+    ours, held = split_runs(facts, set(references))
+    own_ids, moved = derive_runs(facts, job_ids, ours, run_ids)
+    run_ids.update(own_ids)
     stored = store_run_facts(facts, run_ids, alias_ids, ours)
     store_event_datasets(facts, alias_ids)
     store_metadata(facts)
@@ -186,22 +192,29 @@ def derive_claimed(claim_sql: str, params: list[Any]) -> BatchResult:
             # the sweep derives them; meanwhile the shared rows' locks are not held
             # through a disk flush.
             cursor.execute("SET LOCAL synchronous_commit = off")
+            # Foreign keys checked by each statement, not all at commit: the checks of the
+            # free part's inserts then run before the batch takes its shared locks, not while
+            # it holds them. (Reset at the end: nested in a caller's transaction, a released
+            # savepoint would keep the setting; every key of the schema is deferred.)
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-            cursor.execute(claim_sql, params)
-            events = [_row_to_event(row) for row in cursor.fetchall()]
-            if not events:
-                return BatchResult()
-            derived, failed = _derive(events, active_rules())
-            if derived:
-                cursor.execute(_MARK_DERIVED, [derived])
-            if failed:
-                ids = sorted(failed)
-                cursor.execute(_MARK_FAILED, [ids, [failed[event_id] for event_id in ids]])
-                for event_id in ids:
-                    logger.warning(
-                        "derive_event_failed event=%d error=%s", event_id, failed[event_id]
-                    )
-            return BatchResult(len(events), len(derived), len(failed), failed)
+            result = claim_and_derive(cursor)
+            cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+            return result
+
+    def claim_and_derive(cursor: Any) -> BatchResult:
+        cursor.execute(claim_sql, params)
+        events = [_row_to_event(row) for row in cursor.fetchall()]
+        if not events:
+            return BatchResult()
+        derived, failed = _derive(events, active_rules())
+        if derived:
+            cursor.execute(_MARK_DERIVED, [derived])
+        if failed:
+            ids = sorted(failed)
+            cursor.execute(_MARK_FAILED, [ids, [failed[event_id] for event_id in ids]])
+            for event_id in ids:
+                logger.warning("derive_event_failed event=%d error=%s", event_id, failed[event_id])
+        return BatchResult(len(events), len(derived), len(failed), failed)
 
     return retrying(run)
 

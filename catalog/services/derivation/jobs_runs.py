@@ -1,11 +1,12 @@
 """Jobs and runs: upsert by natural key, lock in primary-key order, merge facts by version."""
 
+import uuid
 from datetime import datetime
 from typing import Any, TypeVar
 
 from catalog.models import TERMINAL_STATES, Job, Run, RunState
 from catalog.naming import key_hash
-from catalog.services.derivation.facts import Facts, JobKey, RunKey, Version, iso
+from catalog.services.derivation.facts import Facts, JobKey, RunFact, RunKey, Version, iso
 from catalog.services.derivation.locks import (
     bulk_update,
     ids_by_key_hash,
@@ -146,22 +147,90 @@ def derive_jobs(facts: Facts) -> dict[JobKey, int]:
     return ids
 
 
-def split_runs(facts: Facts) -> tuple[list[RunKey], list[RunKey]]:
-    """The batch's runs as (ours now, held by another batch), by their runId's lock.
+def split_runs(facts: Facts, named: set[RunKey]) -> tuple[list[RunKey], list[RunKey]]:
+    """The batch's runs other than ``named`` (``referenced_runs``) as (ours now, held by
+    another batch), by their runId's lock.
 
     A run is derived under the transaction lock of its runId (locks.try_lock_run_uuids);
     the runs whose lock is free are derived in the batch's free part. A run whose lock
     another batch holds (a run whose events two batches share), and a run whose parent's
-    is held, wait for it in the contended part, before any other contended lock.
+    is held, wait for it in the contended part, before any other contended lock. A named
+    run needs no lock (``ensure_referenced_runs``), so neither do its children.
     """
-    uuids = sorted({fact.run_uuid for fact in facts.runs.values()})
+    uuids = sorted({fact.run_uuid for key, fact in facts.runs.items() if key not in named})
     free = set(try_lock_run_uuids(uuids))
     ours: list[RunKey] = []
     held: list[RunKey] = []
     for key, fact in facts.runs.items():
-        parent_free = fact.parent is None or fact.parent[1][0] in free
+        if key in named:
+            continue
+        parent_free = fact.parent is None or fact.parent[1] in named or fact.parent[1][0] in free
         (ours if fact.run_uuid in free and parent_free else held).append(key)
     return ours, held
+
+
+def referenced_runs(facts: Facts) -> list[RunKey]:
+    """The runs the batch only names (a parent run none of whose events is in the batch):
+    nothing of theirs to fold, only their ids to read."""
+    return [key for key, fact in facts.runs.items() if _is_reference(fact)]
+
+
+def _is_reference(fact: RunFact) -> bool:
+    return not (
+        fact.own
+        or fact.state is not None
+        or fact.first_event is not None
+        or fact.last_event is not None
+        or fact.first_start is not None
+        or fact.streaming
+        or fact.facets
+        or fact.parent is not None
+    )
+
+
+def ensure_referenced_runs(
+    facts: Facts, job_ids: dict[JobKey, int], keys: list[RunKey]
+) -> dict[RunKey, int]:
+    """The ids of the runs ``keys`` (``referenced_runs``), a placeholder inserted for each
+    that does not exist yet, as ``derive_runs`` would leave it (its job version is a parent
+    facet's, ``[0, "", ""]``).
+
+    No lock: the DAG run of a hundred tasks is named by every batch of them, and locking it
+    made those batches take turns (measured: the largest wait of two workers on the
+    shared-datasets stream). Only a parent two batches insert at once makes the second
+    wait, once; the batch calls this before it takes any runId lock, so that wait cannot
+    close a cycle.
+    """
+    if not keys:
+        return {}
+    wanted = {(facts.runs[key].run_uuid, job_ids[key[1]]): key for key in keys}
+
+    def read(pairs: list[tuple[uuid.UUID, int]]) -> dict[tuple[uuid.UUID, int], int]:
+        rows = Run.objects.filter(run_uuid__in=sorted({run_uuid for run_uuid, _ in pairs}))
+        found = rows.values_list("run_uuid", "job_id", "id")
+        return {
+            (run_uuid, job): run_id for run_uuid, job, run_id in found if (run_uuid, job) in wanted
+        }
+
+    ids = read(list(wanted))
+    missing = [pair for pair in sorted(wanted) if pair not in ids]
+    if missing:
+        placeholders = []
+        for run_uuid, job_id in missing:
+            fact = facts.runs[wanted[(run_uuid, job_id)]]
+            (own, version), _ = fact.job
+            placeholders.append(
+                Run(
+                    run_uuid=run_uuid,
+                    run_id_text=fact.run_id_text,
+                    job_id=job_id,
+                    state=RunState.UNKNOWN,
+                    job_version=[own, *version],
+                )
+            )
+        Run.objects.bulk_create(placeholders, ignore_conflicts=True)
+        ids.update(read(missing))
+    return {wanted[pair]: run_id for pair, run_id in ids.items()}
 
 
 def derive_runs(
@@ -253,8 +322,10 @@ __all__ = [
     "derive_jobs",
     "derive_runs",
     "ensure_jobs",
+    "ensure_referenced_runs",
     "iso",
     "merge_facets",
     "merge_jobs",
+    "referenced_runs",
     "split_runs",
 ]

@@ -13,18 +13,20 @@ Free part:
 2. Jobs and aliases the batch names: ids read without a lock (an id never changes), and
    only the missing ones inserted (``ids_by_key_hash``). Only a name two batches insert
    at once makes the second wait, once.
-3. Runs: the transaction lock of each runId (``try_lock_run_uuids``, sorted, without
+3. Runs the batch only names (another run's parent, none of its events in the batch):
+   ids read, placeholders inserted if missing, no lock (``ensure_referenced_runs``).
+4. Other runs: the transaction lock of each runId (``try_lock_run_uuids``, sorted, without
    waiting); the runs of the runIds taken, their run rows (``locked``) and their
    per-run rows (datasets read/written, column facts); the events' dataset and metadata
    rows.
 Contended part, each kind in key order, the kinds in this sequence:
-4. Runs whose runId lock another batch held (``lock_run_uuids``, sorted UUIDs, waiting),
-   then as in 3. Nothing contended is held yet while waiting for them.
-5. Jobs (id order), aggregates and facets.
-6. Aliases (id order), then their datasets (id order); a merge repoints the loser's
+5. Runs whose runId lock another batch held (``lock_run_uuids``, sorted UUIDs, waiting),
+   then as in 4. Nothing contended is held yet while waiting for them.
+6. Jobs (id order), aggregates and facets.
+7. Aliases (id order), then their datasets (id order); a merge repoints the loser's
    aliases and deletes it.
-7. Job-dataset rows (job, alias, direction).
-8. Lineage edges (source, target, job), column edges (target, source, job, key), job edges
+8. Job-dataset rows (job, alias, direction).
+9. Lineage edges (source, target, job), column edges (target, source, job, key), job edges
    (job, dataset, direction): upserted in key order, then folded.
 
 Rows are locked ``FOR NO KEY UPDATE`` (``locked``), the lock an UPDATE of non-key columns
