@@ -18,6 +18,7 @@ Only 127.0.0.1 is contacted; every request loop stops at the deadline.
 import argparse
 import gzip
 import itertools
+import math
 import os
 import random
 import subprocess
@@ -276,19 +277,30 @@ def main() -> None:
         rec = Recorder()
         samples: list[dict] = []
         deadline = time.monotonic() + args.duration
+        # Each sender waits for its answer before the next request, so a sender sends at
+        # most 1 / latency per second: enough of them that the default load is reached
+        # with 40 ms single posts and 100 ms reads (two senders could not: 110 of 150
+        # single events/s and 21 of 30 reads/s were sent on 2026-12-01).
+        singles = max(2, math.ceil(args.ingest_rate / 25))
+        readers = max(1, math.ceil(args.read_rate / 10))
         threads = [
             threading.Thread(
                 target=ingest_single,
-                args=(url, ingest_token, Bodies(), args.ingest_rate / 2, deadline, rec),
+                args=(url, ingest_token, Bodies(), args.ingest_rate / singles, deadline, rec),
             )
-            for _ in range(2)
-        ] + [
+            for _ in range(singles)
+        ]
+        threads += [
+            threading.Thread(
+                target=reads,
+                args=(url, read_token, args.read_rate / readers, deadline, rec, seed),
+            )
+            for seed in range(1, readers + 1)
+        ]
+        threads += [
             threading.Thread(
                 target=ingest_batch,
                 args=(url, ingest_token, Bodies(), args.batch_every, deadline, rec),
-            ),
-            threading.Thread(
-                target=reads, args=(url, read_token, args.read_rate, deadline, rec, 1)
             ),
             threading.Thread(
                 target=sample, args=(args.database_url, web, worker, args.sample, deadline, samples)
