@@ -237,6 +237,13 @@ def server_cpu_seconds(url: str) -> float:
     return total / tick
 
 
+def machine_busy_cpu_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (not idle, not waiting on I/O)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle, iowait = fields[3], fields[4]
+    return (sum(fields[:8]) - idle - iowait) / os.sysconf("SC_CLK_TCK")
+
+
 def load_templates(corpus: Path) -> list[dict[str, Any]]:
     """Real Spark events of 2-4 KB (compact JSON) to vary."""
     templates = []

@@ -27,6 +27,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.common import machine_busy_cpu_seconds  # noqa: E402
+
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_workers"
 
 
@@ -48,20 +52,13 @@ def _worker() -> None:
     print(derived, flush=True)
 
 
-def _busy_cpu_seconds() -> float:
-    """CPU seconds the whole machine has spent busy (not idle, not waiting on I/O)."""
-    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
-    idle, iowait = fields[3], fields[4]
-    return (sum(fields[:8]) - idle - iowait) / os.sysconf("SC_CLK_TCK")
-
-
 class Phase:
     """One derivation from an empty catalog: wall time, events and CPU seconds."""
 
     def __init__(self, workers: int, database_url: str) -> None:
         env = dict(os.environ, DATABASE_URL=database_url)
         command = [sys.executable, "-m", "bench.derive_workers", "--worker"]
-        busy, own = _busy_cpu_seconds(), _children_cpu_seconds()
+        busy, own = machine_busy_cpu_seconds(), _children_cpu_seconds()
         began = time.perf_counter()
         children = [
             subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
@@ -69,7 +66,7 @@ class Phase:
         ]
         self.events = sum(int(child.communicate()[0].strip() or 0) for child in children)
         self.seconds = time.perf_counter() - began
-        self.busy = _busy_cpu_seconds() - busy
+        self.busy = machine_busy_cpu_seconds() - busy
         self.workers_cpu = _children_cpu_seconds() - own
 
     def rate(self) -> float:

@@ -45,6 +45,7 @@ from bench.common import (
     bench_env,
     free_port,
     load_templates,
+    machine_busy_cpu_seconds,
     make_events,
     manage,
     percentile,
@@ -166,6 +167,32 @@ def tree_rss(process: subprocess.Popen) -> int:
         return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
     except psutil.NoSuchProcess:
         return 0
+
+
+def tree_cpu(process: subprocess.Popen) -> float:
+    """CPU seconds of a process tree so far: the live processes and the children each has
+    reaped (gunicorn recycles its workers)."""
+    try:
+        root = psutil.Process(process.pid)
+        total = 0.0
+        for member in [root, *root.children(recursive=True)]:
+            times = member.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+        return total
+    except psutil.NoSuchProcess:
+        return 0.0
+
+
+def cpu_now(web, worker, beat) -> dict[str, float]:
+    """Where the machine's CPU has gone so far: the load generator (this process), the web,
+    worker and beat trees, and everything busy on the machine."""
+    return {
+        "machine": machine_busy_cpu_seconds(),
+        "load generator": time.process_time(),
+        "web": tree_cpu(web),
+        "worker": tree_cpu(worker),
+        "beat": tree_cpu(beat),
+    }
 
 
 def sample(database_url: str, web, worker, every: float, deadline: float, out: list):
@@ -307,12 +334,15 @@ def main() -> None:
             ),
         ]
         started = time.monotonic()
+        cpu_before = cpu_now(web, worker, beat)
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         elapsed = time.monotonic() - started
+        cpu_after = cpu_now(web, worker, beat)
         report(rec, samples, elapsed, args)
+        report_cpu({key: cpu_after[key] - cpu_before[key] for key in cpu_after}, elapsed)
     finally:
         for process in (beat, worker, web):
             try:
@@ -362,6 +392,19 @@ def report(rec: Recorder, samples: list[dict], elapsed: float, args) -> None:
                 f"{key}: max in first half {first:.0f}, second half {second:.0f} "
                 f"({'stable' if second <= first * 1.10 else 'GREW'})"
             )
+
+
+def report_cpu(used: dict[str, float], elapsed: float) -> None:
+    """On one machine the load generator competes with what it measures: say how much."""
+    available = elapsed * (os.cpu_count() or 1)
+    machine = used.pop("machine")
+    rest = machine - sum(used.values())
+    parts = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in used.items())
+    print(
+        f"CPU: the machine was busy {machine:.0f} of {available:.0f} CPU-seconds "
+        f"({100 * machine / available:.0f} %): {parts}, PostgreSQL, Redis and the rest "
+        f"{rest:.0f} s"
+    )
 
 
 if __name__ == "__main__":
