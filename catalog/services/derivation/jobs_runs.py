@@ -10,6 +10,7 @@ from catalog.services.derivation.facts import Facts, JobKey, RunFact, RunKey, Ve
 from catalog.services.derivation.locks import (
     bulk_update,
     ids_by_key_hash,
+    ids_inserting_missing,
     locked,
     try_lock_run_uuids,
     write_facets_if_changed,
@@ -201,8 +202,6 @@ def ensure_referenced_runs(
     wait, once; the batch calls this before it takes any runId lock, so that wait cannot
     close a cycle.
     """
-    if not keys:
-        return {}
     wanted = {(facts.runs[key].run_uuid, job_ids[key[1]]): key for key in keys}
 
     def read(pairs: list[tuple[uuid.UUID, int]]) -> dict[tuple[uuid.UUID, int], int]:
@@ -212,25 +211,18 @@ def ensure_referenced_runs(
             (run_uuid, job): run_id for run_uuid, job, run_id in found if (run_uuid, job) in wanted
         }
 
-    ids = read(list(wanted))
-    missing = [pair for pair in sorted(wanted) if pair not in ids]
-    if missing:
-        placeholders = []
-        for run_uuid, job_id in missing:
-            fact = facts.runs[wanted[(run_uuid, job_id)]]
-            (own, version), _ = fact.job
-            placeholders.append(
-                Run(
-                    run_uuid=run_uuid,
-                    run_id_text=fact.run_id_text,
-                    job_id=job_id,
-                    state=RunState.UNKNOWN,
-                    job_version=[own, *version],
-                )
-            )
-        Run.objects.bulk_create(placeholders, ignore_conflicts=True)
-        ids.update(read(missing))
-    return {wanted[pair]: run_id for pair, run_id in ids.items()}
+    def placeholder(pair: tuple[uuid.UUID, int], key: RunKey) -> Run:
+        fact = facts.runs[key]
+        (own, version), _ = fact.job
+        return Run(
+            run_uuid=pair[0],
+            run_id_text=fact.run_id_text,
+            job_id=pair[1],
+            state=RunState.UNKNOWN,
+            job_version=[own, *version],
+        )
+
+    return ids_inserting_missing(Run, wanted, read, placeholder)
 
 
 def derive_runs(

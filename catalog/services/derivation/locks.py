@@ -56,14 +56,19 @@ FROM unnest(%s::uuid[]) WITH ORDINALITY AS t(u, n) ORDER BY n
 
 
 K = TypeVar("K")
+R = TypeVar("R")
 M = TypeVar("M", bound=Model)
 
 
-def ids_by_key_hash(
-    model: type[M], keys: dict[bytes, K], build: Callable[[bytes, K], M]
+def ids_inserting_missing(
+    model: type[M],
+    keys: dict[R, K],
+    read: Callable[[list[R]], dict[R, int]],
+    build: Callable[[R, K], M],
 ) -> dict[K, int]:
-    """The ids of ``model``'s rows with these ``key_hash`` values (key hash → key), rows
-    made by ``build`` inserted first for the keys that have none.
+    """The ids of ``model``'s rows for ``keys`` (the row's natural key → the batch's key),
+    as ``read`` finds them; rows made by ``build`` are inserted first for the keys that have
+    none.
 
     It reads before it inserts. An ``INSERT ... ON CONFLICT DO NOTHING`` on a key whose row
     another batch has updated and not yet committed waits for that batch to end (the
@@ -74,14 +79,21 @@ def ids_by_key_hash(
     """
     if not keys:
         return {}
-    known = _ids(model, list(keys))
-    missing = [digest for digest in sorted(keys) if digest not in known]
+    known = read(list(keys))
+    missing = [row_key for row_key in sorted(keys) if row_key not in known]  # type: ignore[type-var]
     if missing:
         model._default_manager.bulk_create(
-            [build(digest, keys[digest]) for digest in missing], ignore_conflicts=True
+            [build(row_key, keys[row_key]) for row_key in missing], ignore_conflicts=True
         )
-        known.update(_ids(model, missing))
-    return {keys[digest]: row_id for digest, row_id in known.items()}
+        known.update(read(missing))
+    return {keys[row_key]: row_id for row_key, row_id in known.items()}
+
+
+def ids_by_key_hash(
+    model: type[M], keys: dict[bytes, K], build: Callable[[bytes, K], M]
+) -> dict[K, int]:
+    """``ids_inserting_missing`` for a model keyed by ``key_hash`` (jobs, aliases)."""
+    return ids_inserting_missing(model, keys, lambda digests: _ids(model, digests), build)
 
 
 def _ids(model: type[Model], digests: list[bytes]) -> dict[bytes, int]:
