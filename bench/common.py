@@ -214,27 +214,26 @@ _SERVER_PIDS: dict[str, int] = {}
 
 def server_cpu_seconds(url: str) -> float:
     """CPU seconds (user + system) used so far by the server at ``url``: the gunicorn
-    master and its workers, read from /proc. Unlike a rate, it hardly moves when other
-    processes load the machine, so per-request CPU compares code and layouts fairly."""
-    master = _SERVER_PIDS[url]
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rpartition(")")[2].split()
-        except OSError:
-            continue  # gone in the meantime
-        # After the command: state, ppid, ..., utime, stime, cutime, cstime (fields 11-14
-        # counted from 0). The master's cutime/cstime hold the workers it has reaped
-        # (max_requests recycles them), the live workers their own utime/stime.
-        if int(entry) == master:
-            total += sum(int(value) for value in fields[11:15])
-        elif int(fields[1]) == master:
-            total += int(fields[11]) + int(fields[12])
-    return total / tick
+    master and its workers. Unlike a rate, it hardly moves when other processes load the
+    machine, so per-request CPU compares code and layouts fairly."""
+    return tree_cpu_seconds(_SERVER_PIDS[url])
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of process ``pid`` and its descendants so far: the live processes, and
+    the children each has reaped (gunicorn's ``max_requests`` recycles its workers, whose
+    time then sits in the master's children times). 0 when the process is gone."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        total = 0.0
+        for member in [root, *root.children(recursive=True)]:
+            times = member.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+        return total
+    except psutil.NoSuchProcess:
+        return 0.0
 
 
 def machine_busy_cpu_seconds() -> float:

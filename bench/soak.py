@@ -50,6 +50,7 @@ from bench.common import (
     manage,
     percentile,
     recreate_database,
+    tree_cpu_seconds,
 )
 
 
@@ -169,29 +170,15 @@ def tree_rss(process: subprocess.Popen) -> int:
         return 0
 
 
-def tree_cpu(process: subprocess.Popen) -> float:
-    """CPU seconds of a process tree so far: the live processes and the children each has
-    reaped (gunicorn recycles its workers)."""
-    try:
-        root = psutil.Process(process.pid)
-        total = 0.0
-        for member in [root, *root.children(recursive=True)]:
-            times = member.cpu_times()
-            total += times.user + times.system + times.children_user + times.children_system
-        return total
-    except psutil.NoSuchProcess:
-        return 0.0
-
-
 def cpu_now(web, worker, beat) -> dict[str, float]:
     """Where the machine's CPU has gone so far: the load generator (this process), the web,
     worker and beat trees, and everything busy on the machine."""
     return {
         "machine": machine_busy_cpu_seconds(),
         "load generator": time.process_time(),
-        "web": tree_cpu(web),
-        "worker": tree_cpu(worker),
-        "beat": tree_cpu(beat),
+        "web": tree_cpu_seconds(web.pid),
+        "worker": tree_cpu_seconds(worker.pid),
+        "beat": tree_cpu_seconds(beat.pid),
     }
 
 
