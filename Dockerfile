@@ -44,4 +44,4 @@ WORKDIR /app
 # Numeric, so Kubernetes' runAsNonRoot can verify it without reading /etc/passwd.
 USER 10001:10001
 EXPOSE 8000
-CMD ["gunicorn", "--config", "config/gunicorn.conf.py", "config.wsgi"]
+CMD ["python", "-m", "config.server"]

@@ -174,7 +174,7 @@ def main() -> None:
         if first:
             pages.append(f"/admin/{app}/{model}/{first}/change/")
     pages += [] if options.lineage_only else FILTERS
-    with running_server(env) as base:  # the shipped gunicorn layout
+    with running_server(env) as base:  # the shipped web server and layout
         session = login(base, "bench-admin", password)
         print(f"{'page':80} {'median ms':>10} {'max ms':>8}")
         slow = 0

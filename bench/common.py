@@ -137,7 +137,7 @@ def print_latencies(url: str, token: str, scenarios: dict[str, list[str]], layou
     host, port = url.removeprefix("http://").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=60)
     count = len(next(iter(scenarios.values()), []))
-    print(f"\n{count} sequential keep-alive requests each, gunicorn {layout}")
+    print(f"\n{count} sequential keep-alive requests each, web server {layout}")
     print(f"{'request':34} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
     for name, paths in scenarios.items():
         for path in paths[:10]:  # warm-up: caches, connections, plans
@@ -150,45 +150,63 @@ def print_latencies(url: str, token: str, scenarios: dict[str, list[str]], layou
         )
 
 
+# What a benchmark may start besides the shipped server, to compare (bench/layouts.py).
+# gunicorn is a development dependency for that comparison only; the image does not ship it.
+SERVERS = ("granian", "gunicorn-gthread", "gunicorn-sync")
+
+
+def server_command(server: str, workers: int | None, threads: int | None) -> list[str]:
+    """The command line that serves config.wsgi with ``server`` (one of ``SERVERS``); the
+    shipped one is ``python -m config.server``, which reads its layout from the environment."""
+    if server == "granian":
+        return [str(BIN / "python"), "-m", "config.server"]
+    worker_class = server.removeprefix("gunicorn-")
+    if server not in SERVERS or shutil.which("gunicorn", path=str(BIN)) is None:
+        raise SystemExit(f"unknown or missing server {server!r} (one of {', '.join(SERVERS)})")
+    return [
+        str(BIN / "gunicorn"),
+        "config.wsgi",
+        f"--worker-class={worker_class}",
+        f"--workers={workers or 2}",
+        f"--threads={threads or 8}",
+        "--preload",
+        "--access-logfile=-",
+        "--log-level=warning",
+    ]
+
+
 @contextmanager
 def running_server(
     env: dict[str, str],
     workers: int | None = None,
     threads: int | None = None,
-    worker_class: str | None = None,
+    server: str = "granian",
 ) -> Iterator[str]:
-    """gunicorn as shipped (config/gunicorn.conf.py, what the image and the chart run) serving
-    config.wsgi on a free loopback port, stopped on exit.
+    """The web server as shipped (``python -m config.server``: granian, what the image and the
+    chart run) serving config.wsgi on a free loopback port, stopped on exit.
 
-    ``workers``, ``threads`` and ``worker_class`` override GUNICORN_WORKERS, _THREADS and
-    _WORKER_CLASS the way the chart sets them (to compare layouts); left out, the shipped
-    defaults apply. Metrics are
-    on as in the chart (PROMETHEUS_MULTIPROC_DIR); the access log goes to /dev/null.
+    ``workers`` and ``threads`` override WEB_WORKERS and WEB_THREADS the way the chart sets
+    them (to compare layouts); left out, the shipped defaults apply. ``server`` picks another
+    server of ``SERVERS`` to compare with. Metrics are on as in the chart
+    (PROMETHEUS_MULTIPROC_DIR), and so is the access log, which goes to /dev/null.
     """
     port = free_port()
     metrics = tempfile.mkdtemp(prefix="bench-metrics-")
-    env = {**env, "PORT": str(port), "PROMETHEUS_MULTIPROC_DIR": metrics}
+    env = {
+        **env,
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "PROMETHEUS_MULTIPROC_DIR": metrics,
+        "LOG_LEVEL": "WARNING",
+    }
     if workers is not None:
-        env["GUNICORN_WORKERS"] = str(workers)
+        env["WEB_WORKERS"] = str(workers)
     if threads is not None:
-        env["GUNICORN_THREADS"] = str(threads)
-    if worker_class is not None:
-        env["GUNICORN_WORKER_CLASS"] = worker_class
-    process = subprocess.Popen(
-        [
-            BIN / "gunicorn",
-            "config.wsgi",
-            "--config",
-            str(ROOT / "config" / "gunicorn.conf.py"),
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-    )
+        env["WEB_THREADS"] = str(threads)
+    command = server_command(server, workers, threads)
+    if server != "granian":
+        command.append(f"--bind=127.0.0.1:{port}")
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     _SERVER_PIDS[url] = process.pid
     try:
@@ -205,7 +223,7 @@ def running_server(
     finally:
         _SERVER_PIDS.pop(url, None)
         process.terminate()
-        process.wait(timeout=15)
+        process.wait(timeout=30)
         shutil.rmtree(metrics, ignore_errors=True)
 
 
@@ -213,16 +231,23 @@ _SERVER_PIDS: dict[str, int] = {}
 
 
 def server_cpu_seconds(url: str) -> float:
-    """CPU seconds (user + system) used so far by the server at ``url``: the gunicorn
-    master and its workers. Unlike a rate, it hardly moves when other processes load the
+    """CPU seconds (user + system) used so far by the server at ``url``: its main process
+    and its workers. Unlike a rate, it hardly moves when other processes load the
     machine, so per-request CPU compares code and layouts fairly."""
     return tree_cpu_seconds(_SERVER_PIDS[url])
 
 
+def server_workers(url: str) -> list[int]:
+    """The process ids of the workers of the server at ``url`` (its child processes)."""
+    import psutil
+
+    return [child.pid for child in psutil.Process(_SERVER_PIDS[url]).children()]
+
+
 def tree_cpu_seconds(pid: int) -> float:
     """CPU seconds of process ``pid`` and its descendants so far: the live processes, and
-    the children each has reaped (gunicorn's ``max_requests`` recycles its workers, whose
-    time then sits in the master's children times). 0 when the process is gone."""
+    the children each has reaped (a server that replaces its workers keeps their time in
+    its children times). 0 when the process is gone."""
     import psutil
 
     try:

@@ -1,8 +1,8 @@
 """/api/v1/events/export over HTTP: throughput, and the web worker's memory against event size.
 
 For each event size, builds a scratch database (lineage_bench_export) holding about
-``--total-mib`` of run events of that size (generate_series SQL), starts gunicorn with one
-worker on 127.0.0.1, streams the whole export once and prints events/s, MiB/s and how much
+``--total-mib`` of run events of that size (generate_series SQL), starts the shipped web server
+with one worker on 127.0.0.1, streams the whole export once and prints events/s, MiB/s and how much
 the worker's peak resident memory (VmHWM, reset before the request) grew. The export reads
 in chunks of at most LINEAGE_MAX_PAGE_BYTES of events (8 MiB shipped; ``--budget-mib``
 changes it): the growth must follow the budget, not the event size or the log's size.
@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import bench_env, manage, recreate_database, running_server
+from bench.common import bench_env, manage, recreate_database, running_server, server_workers
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_export"
 
@@ -49,22 +49,11 @@ def _status(pid: int, field: str) -> float:
     raise RuntimeError(f"no {field} for {pid}")
 
 
-def _worker_pid(port: int) -> int:
-    """The gunicorn worker: the process bound to ``port`` whose parent is too."""
-    bound = {}
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes()
-            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if f"127.0.0.1:{port}".encode() in cmdline and b"gunicorn" in cmdline:
-            bound[int(proc.name)] = parent
-    workers = [pid for pid, parent in bound.items() if parent in bound]
+def _worker_pid(url: str) -> int:
+    """The web server's one worker process."""
+    workers = server_workers(url)
     if len(workers) != 1:
-        raise RuntimeError(f"expected one gunicorn worker on port {port}, found {workers}")
+        raise RuntimeError(f"expected one web worker at {url}, found {workers}")
     return workers[0]
 
 
@@ -74,7 +63,7 @@ def measure(url: str, token: str) -> tuple[int, int, float, float]:
     connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", port, timeout=600)
     connection.request("GET", "/healthz")  # the worker has imported everything
     connection.getresponse().read()
-    worker = _worker_pid(port)
+    worker = _worker_pid(url)
     Path(f"/proc/{worker}/clear_refs").write_text("5")  # VmHWM := VmRSS
     before = _status(worker, "VmRSS")
     started = time.perf_counter()

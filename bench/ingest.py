@@ -9,8 +9,8 @@ Measures, in one run on one machine and database server:
 and prints events/s for each and ingest/ceiling ratios.
 
 Usage: .venv/bin/python -m bench.ingest [--events 4000] [--url URL --token TOKEN]
-Without --url it migrates a scratch database (lineage_bench) and starts gunicorn itself
-with the shipped config/gunicorn.conf.py (--workers/--threads override its layout).
+Without --url it migrates a scratch database (lineage_bench) and starts the shipped web
+server itself (``python -m config.server``; --workers/--threads override its layout).
 """
 
 import argparse
@@ -205,12 +205,12 @@ def main() -> None:
     parser.add_argument(
         "--workers",
         type=int,
-        help="gunicorn worker processes when self-hosted (default: config/gunicorn.conf.py's)",
+        help="web server processes when self-hosted (default: config/server.py's)",
     )
     parser.add_argument(
         "--threads",
         type=int,
-        help="threads per worker when self-hosted (default: config/gunicorn.conf.py's)",
+        help="threads per process when self-hosted (default: config/server.py's)",
     )
     parser.add_argument("--url", help="an already running server (else one is started)")
     parser.add_argument("--token", help="ingest token for --url")

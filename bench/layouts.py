@@ -1,13 +1,14 @@
-"""Single-event ingest under several gunicorn layouts, in interleaved rounds.
+"""Single-event ingest under several web servers and layouts, in interleaved rounds.
 
-Each round starts the shipped configuration (config/gunicorn.conf.py) once per layout,
+Each round starts each layout once: the shipped server (``python -m config.server``,
+granian) with its processes x threads, or gunicorn with a worker class to compare with,
 sends single POSTs with wrk for --seconds, and measures the INSERT+COMMIT ceiling once
 (the same one bench/ingest.py prints), so every layout of a round is compared under the
 same load on the machine. Prints events/s and the ratio to the ceiling per layout and
 round, then the median per layout.
 
 Usage: .venv/bin/python -m bench.layouts [--rounds 3] [--seconds 6]
-       [--layout gthread:2x4 --layout sync:4x1 --layout gthread:2x4,NAME=value ...]
+       [--layout granian:2x8 --layout gunicorn-gthread:2x8 --layout granian:2x8,NAME=value]
 It migrates a scratch database (lineage_bench) first. Needs wrk.
 """
 
@@ -28,23 +29,25 @@ from bench.common import (
 )
 from bench.ingest import ceiling_rows, ceiling_single, post_all, reset_ceiling_table, wrk_single
 
-# worker class:processes x threads. The first is what config/gunicorn.conf.py ships.
-DEFAULT_LAYOUTS = ["gthread:2x4", "gthread:2x2", "gthread:3x2", "sync:2x1", "sync:4x1"]
+# server:processes x threads. The first is what config/server.py ships; the gunicorn one is
+# what shipped before ADR 0052.
+DEFAULT_LAYOUTS = ["granian:2x8", "gunicorn-gthread:2x8", "granian:2x4", "granian:2x16"]
 
 
 def parse_layout(text: str) -> tuple[str, int, int, dict[str, str]]:
-    """``class:WxT`` and optional ``,NAME=value`` environment for the server (to compare a
-    setting in the same rounds, e.g. ``gthread:2x4,LINEAGE_ENQUEUE_INTERVAL_MS=0``)."""
+    """``server:WxT`` (a server of bench.common.SERVERS) and optional ``,NAME=value``
+    environment for the server (to compare a setting in the same rounds, e.g.
+    ``granian:2x8,WEB_ACCESS_LOG=false``)."""
     layout, *settings = text.split(",")
-    worker_class, _, shape = layout.partition(":")
+    server, _, shape = layout.partition(":")
     workers, _, threads = shape.partition("x")
     extra = dict(setting.split("=", 1) for setting in settings)
-    return worker_class, int(workers), int(threads), extra
+    return server, int(workers), int(threads), extra
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--layout", action="append", help="class:WxT, e.g. gthread:2x4")
+    parser.add_argument("--layout", action="append", help="server:WxT, e.g. granian:2x8")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--clients", type=int, default=8)
@@ -70,8 +73,8 @@ def main() -> None:
         limit = ceiling_single(args.database_url, ceiling)
         print(f"round {round_number}: INSERT+COMMIT x4 ceiling {limit:.0f} events/s")
         for layout in layouts:
-            worker_class, workers, threads, extra = parse_layout(layout)
-            with running_server({**env, **extra}, workers, threads, worker_class) as url:
+            server, workers, threads, extra = parse_layout(layout)
+            with running_server({**env, **extra}, workers, threads, server) as url:
                 warmup = make_events(templates, 200, seed=seed)
                 post_all(url, token, "/api/v1/lineage", warmup, args.clients)
                 bodies = make_events(templates, int(args.seconds * 4000), seed=seed + 1)

@@ -2,8 +2,8 @@
 
 Builds the same generated store as bench/read.py (jobs, runs, datasets with aliases and
 columns, lineage edges, raw events; generate_series SQL) in its own scratch database,
-lineage_bench_marquez, starts gunicorn on 127.0.0.1, and measures sequential keep-alive
-requests to /marquez/api/v1/ the way Marquez's UI and client make them:
+lineage_bench_marquez, starts the shipped web server on 127.0.0.1, and measures sequential
+keep-alive requests to /marquez/api/v1/ the way Marquez's UI and client make them:
 
   namespaces, datasets of a namespace at offset 0 and near the end, jobs at offset 0 and
   9,000, jobs by last run state, one dataset, the lineage graph at the client's depth 20

@@ -6,7 +6,7 @@ Builds (in a scratch database, lineage_bench_read) a store of --events raw event
 long-history region: the edges out of datasets 1..--history-datasets (100) were each made
 by --runs-per-edge (2,000) runs, so ~300 edges and their jobs carry thousands of runs
 (~600,000 more runs, with their edge-run rows); all with generate_series SQL. Then starts
-gunicorn (the shipped configuration) on 127.0.0.1 and measures sequential keep-alive
+the shipped web server (config/server.py) on 127.0.0.1 and measures sequential keep-alive
 requests:
 
   graph   GET /lineage/graph?node=dataset:<random>&direction=both&depth=5&max_nodes=500
@@ -243,7 +243,7 @@ def main() -> None:
     add_store_arguments(parser, events=1_000_000, datasets=100_000)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument(
-        "--workers", type=int, help="gunicorn workers (default: config/gunicorn.conf.py's)"
+        "--workers", type=int, help="web server processes (default: config/server.py's)"
     )
     parser.add_argument("--reuse", action="store_true", help="Keep an already built store.")
     options = parser.parse_args()

@@ -1,8 +1,8 @@
 """Soak: sustained mixed load on the whole system, with latency, errors, lag and memory.
 
-Starts its own system on a scratch database (gunicorn with the production settings and
-config/gunicorn.conf.py, one Celery worker, Celery beat), then for --duration seconds runs
-at once:
+Starts its own system on a scratch database (the shipped web server, granian with the
+production settings and config/server.py's defaults, one Celery worker, Celery beat), then
+for --duration seconds runs at once:
   - single-event ingest through the official openlineage-python HTTP transport (gzip);
   - batch ingest (100 events per POST to /api/v1/lineage/batch, gzip);
   - read API traffic: dataset list, dataset detail, lineage graph (depth 3), search,
@@ -52,6 +52,7 @@ from bench.common import (
     recreate_database,
     tree_cpu_seconds,
 )
+from scripts.run_local import web_command
 
 
 class Recorder:
@@ -240,11 +241,7 @@ def main() -> None:
     ingest_token = manage(env, "create_token", "--scope", "ingest", "--quiet").strip()
     read_token = manage(env, "create_token", "--scope", "read", "--quiet").strip()
     url = f"http://127.0.0.1:{env['PORT']}"
-    web = start(
-        [str(BIN / "gunicorn"), "--config", "config/gunicorn.conf.py", "config.wsgi"],
-        env,
-        args.logs / "web.log",
-    )
+    web = start(web_command(), {**env, "HOST": "127.0.0.1"}, args.logs / "web.log")
     worker = start(
         [
             str(BIN / "celery"),

@@ -1,4 +1,4 @@
-"""WSGI entry point (gunicorn config.wsgi). Production settings unless told otherwise."""
+"""WSGI entry point (served by config/server.py). Production settings unless told otherwise."""
 
 import gc
 import os
@@ -18,7 +18,7 @@ application = IngestFastPath(django_application)
 # What start-up built (modules, settings, URLconf, DRF and Django classes: ~130,000 objects)
 # lives as long as the process: moved out of the collector's reach, a request's garbage
 # collections no longer traverse it. Measured in process (issue 14): collections cost
-# 56-93 µs CPU per single-event request before, 20 after. With gunicorn's preload this runs
-# in the master, so the workers also share those pages instead of copying them.
+# 56-93 µs CPU per single-event request before, 20 after. config/server.py imports this in
+# the main process, so the forked workers also share those pages instead of copying them.
 gc.collect()
 gc.freeze()

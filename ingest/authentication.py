@@ -54,7 +54,7 @@ def clear_token_cache() -> None:
 
 def _remember(cache: dict[str, Any], key: str, value: Any, limit: int) -> None:
     """Insert, evicting the oldest entry when full (dicts keep insertion order)."""
-    with _lock:  # gunicorn's threads share the caches
+    with _lock:  # the web server's threads share the caches
         cache.pop(key, None)
         while len(cache) >= limit:
             cache.pop(next(iter(cache)), None)

@@ -49,7 +49,7 @@ def _hand_over(event_ids: list[int]) -> None:
 
 
 def _ensure_publisher() -> None:
-    # One thread per process; a forked child (gunicorn, Celery prefork) starts its own.
+    # One thread per process; a forked child (web worker, Celery prefork) starts its own.
     global _publisher, _publisher_pid
     if _publisher is not None and _publisher_pid == os.getpid() and _publisher.is_alive():
         return

@@ -1,7 +1,7 @@
 """Prometheus metrics: request latency, ingest outcomes, derivation backlog, task failures.
 
-Counters and histograms live in the process that observes them. Under gunicorn (several
-worker processes) and Celery prefork they are merged through prometheus_client's
+Counters and histograms live in the process that observes them. Under the web server
+(several worker processes) and Celery prefork they are merged through prometheus_client's
 multiprocess mode when ``PROMETHEUS_MULTIPROC_DIR`` is set (the Helm chart sets it); without
 it each process reports its own values, which is right for ``make run`` and the tests.
 

@@ -80,7 +80,7 @@ def _chunked_body(request: Any, max_request: int) -> bytes | None:
 
     Django reads only Content-Length bytes, so a chunked event was "empty" and lost. A
     server that de-chunks and marks the end of the input (``wsgi.input_terminated``, set
-    by gunicorn) can be read to its end; without that mark a read could block, so the
+    by granian and gunicorn) can be read to its end; without that mark a read could block, so the
     body is left to Django.
     """
     django_request = getattr(request, "_request", request)  # DRF wraps the HttpRequest

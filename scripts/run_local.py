@@ -136,26 +136,25 @@ def celery_command(program: str, *options: str) -> list[str]:
     return [str(BIN / "celery"), "-A", "config", program, "--loglevel", "INFO", *options]
 
 
-def web_command(environ: dict[str, str]) -> list[str]:
-    """The development web server. It runs with DEBUG on, a fixed SECRET_KEY and any Host
-    accepted, so it listens on this machine only unless ``HOST`` says otherwise
-    (``HOST=0.0.0.0 make run`` to reach it from elsewhere, knowingly)."""
-    host = environ.get("HOST") or "127.0.0.1"
-    port = environ.get("PORT") or "8000"
-    bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    return [
-        str(BIN / "gunicorn"),
-        "config.wsgi",
-        "--bind",
-        bind,
-        "--workers",
-        "2",
-        "--threads",
-        "4",
-        "--access-logfile",
-        "-",
-        "--reload",
-    ]
+def web_command() -> list[str]:
+    """The web server as shipped (granian, config/server.py); ``web_environment`` sets it up
+    for development. The fault tests start theirs with it too."""
+    return [str(BIN / "python"), "-m", "config.server"]
+
+
+def web_environment(environ: dict[str, str]) -> dict[str, str]:
+    """The development web server's settings. It runs with DEBUG on, a fixed SECRET_KEY and
+    any Host accepted, so it listens on this machine only unless ``HOST`` says otherwise
+    (``HOST=0.0.0.0 make run`` to reach it from elsewhere, knowingly); it logs every request
+    and restarts when the code changes."""
+    return {
+        "HOST": environ.get("HOST") or "127.0.0.1",
+        "PORT": environ.get("PORT") or "8000",
+        "WEB_WORKERS": "2",
+        "WEB_THREADS": "4",
+        "WEB_ACCESS_LOG": "true",
+        "WEB_RELOAD": "true",
+    }
 
 
 def main() -> None:
@@ -169,12 +168,16 @@ def main() -> None:
     credentials = ensure_credentials(env)
 
     commands = {
-        "web": web_command(env),
-        "worker": celery_command("worker", "--concurrency", "2"),
-        "scheduler": celery_command("beat", "--schedule", str(LOCAL / "celerybeat-schedule")),
+        "web": (web_command(), {**env, **web_environment(env)}),
+        "worker": (celery_command("worker", "--concurrency", "2"), env),
+        "scheduler": (
+            celery_command("beat", "--schedule", str(LOCAL / "celerybeat-schedule")),
+            env,
+        ),
     }
     processes = {
-        name: subprocess.Popen(command, cwd=ROOT, env=env) for name, command in commands.items()
+        name: subprocess.Popen(command, cwd=ROOT, env=environment)
+        for name, (command, environment) in commands.items()
     }
     host = env.get("HOST") or "127.0.0.1"
     if host not in ("127.0.0.1", "localhost", "::1"):

@@ -175,7 +175,7 @@ def test_probes_point_at_endpoints_that_exist(variant: str) -> None:
     assert live["port"] in port_names and ready["port"] in port_names
     assert resolve(live["path"]).func is healthz
     assert resolve(ready["path"]).func is readyz
-    assert container["ports"][0]["containerPort"] == 8000  # gunicorn.conf.py's default bind
+    assert container["ports"][0]["containerPort"] == 8000  # config/server.py's default port
 
 
 @pytest.mark.parametrize("variant", ALL)

@@ -1,7 +1,6 @@
-"""The image, checked statically (no container engine on this machine), and its gunicorn."""
+"""The image, checked statically (no container engine on this machine), and its web server."""
 
 import os
-import runpy
 import subprocess
 import sys
 import tomllib
@@ -106,12 +105,11 @@ def test_dockerignore_keeps_secrets_vcs_and_local_state_out_of_the_context() -> 
     assert {".git", ".venv", ".local", "tests", "staticfiles", ".env"} <= ignored
 
 
-def test_default_command_is_gunicorn_in_exec_form_and_is_what_the_chart_runs() -> None:
+def test_default_command_is_the_web_server_in_exec_form_and_is_what_the_chart_runs() -> None:
     command = exec_form(FINAL.last("CMD") or "")
     assert FINAL.last("ENTRYPOINT") is None
-    assert command[0] == "gunicorn" and command[-1] == "config.wsgi"
-    config_file = command[command.index("--config") + 1]
-    assert (ROOT / config_file).is_file()
+    assert command == ["python", "-m", "config.server"]
+    assert (ROOT / "config" / "server.py").is_file()
     for variant in ("default", "minimal", "production"):
         web = render(variant).named("Deployment", "-web")
         (container,) = web["spec"]["template"]["spec"]["containers"]
@@ -120,65 +118,65 @@ def test_default_command_is_gunicorn_in_exec_form_and_is_what_the_chart_runs() -
 
 
 def test_every_chart_command_is_something_the_image_can_run() -> None:
-    """Each container runs gunicorn, celery or manage.py, all present in the image."""
+    """Each container runs the web server, celery or manage.py, all present in the image."""
     for variant in ("default", "production", "initial-tokens"):
         for name, spec in pod_specs(render(variant)).items():
             for container in containers(spec):
                 command = container["command"]
                 if command[0] == "python":
-                    assert command[1] == "manage.py" and (ROOT / "manage.py").is_file(), name
-                elif command[0] == "celery":
+                    assert command[1:] == ["-m", "config.server"] or (
+                        command[1] == "manage.py" and (ROOT / "manage.py").is_file()
+                    ), name
+                else:
+                    assert command[0] == "celery", name
                     assert command[1] == "--app=config" and (ROOT / "config/celery.py").is_file()
                     assert command[2] in {"worker", "beat"}, name
-                else:
-                    assert command[0] == "gunicorn", name
                 executable = Path(sys.executable).parent / command[0]
                 assert executable.exists(), f"{command[0]} is not installed by the dependencies"
 
 
-def _gunicorn_settings(**env: str) -> dict[str, object]:
+def _server_options(**env: str) -> dict[str, object]:
+    from config import server
+
     saved = dict(os.environ)
     try:
         os.environ.update(env)
-        return runpy.run_path(str(ROOT / "config" / "gunicorn.conf.py"))
+        return server.options()
     finally:
         os.environ.clear()
         os.environ.update(saved)
 
 
-def test_gunicorn_defaults_fit_two_cores_and_log_to_stdout() -> None:
-    settings = _gunicorn_settings()
-    assert settings["workers"] == 2 and settings["threads"] == 8
-    assert settings["worker_class"] == "gthread"
-    assert settings["accesslog"] == "-" and settings["errorlog"] == "-"
-    assert settings["bind"] == "0.0.0.0:8000"
-    assert settings["worker_tmp_dir"] == "/tmp"  # the root filesystem is read-only
+def test_web_server_defaults_fit_two_cores() -> None:
+    options = _server_options()
+    assert options["workers"] == 2 and options["blocking_threads"] == 8
+    assert (options["address"], options["port"]) == ("0.0.0.0", 8000)
+    assert options["target"] == "config.wsgi:application"
+    assert str(options["interface"]) in {"wsgi", "Interfaces.WSGI"}
+    assert options["log_access"] is False and options["reload"] is False
+    # Replaced when it grows or dies; stopped within the pod's grace period.
+    assert options["workers_max_rss"] == 400 and options["respawn_failed_workers"] is True
+    assert options["workers_kill_timeout"] == 25 and options["workers_lifetime"] is None
 
 
-def test_gunicorn_reads_its_knobs_from_the_environment() -> None:
-    settings = _gunicorn_settings(GUNICORN_WORKERS="3", GUNICORN_THREADS="8", PORT="9000")
-    assert settings["workers"] == 3 and settings["threads"] == 8
-    assert settings["bind"] == "0.0.0.0:9000"
-
-
-@pytest.mark.timeout(120)
-def test_gunicorn_accepts_the_configuration_and_loads_the_production_app(tmp_path: Path) -> None:
-    env = {
-        "PATH": os.environ["PATH"],
-        "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "DJANGO_SECRET_KEY": "gunicorn-check-config-" + "k" * 20 + "0123456789abcdef",
-        "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/lc_deploy",
-        "REDIS_URL": "redis://127.0.0.1:6379/12",
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prometheus"),
-    }
-    gunicorn = Path(sys.executable).parent / "gunicorn"
-    command = exec_form(FINAL.last("CMD") or "")
-    result = subprocess.run(
-        [str(gunicorn), *command[1:-1], "--check-config", command[-1]],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=100,
+def test_web_server_reads_its_knobs_from_the_environment() -> None:
+    options = _server_options(
+        WEB_WORKERS="3",
+        WEB_THREADS="4",
+        PORT="9000",
+        HOST="127.0.0.1",
+        WEB_ACCESS_LOG="true",
+        WEB_MAX_RSS_MIB="0",
+        WEB_LIFETIME_SECONDS="10",
+        WEB_GRACEFUL_SECONDS="5",
     )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert options["workers"] == 3 and options["blocking_threads"] == 4
+    assert (options["address"], options["port"]) == ("127.0.0.1", 9000)
+    assert options["log_access"] is True and options["workers_max_rss"] is None
+    assert options["workers_lifetime"] == 60  # granian's minimum
+    assert options["workers_kill_timeout"] == 5
+
+
+def test_a_malformed_web_setting_stops_start_up_with_its_name() -> None:
+    with pytest.raises(SystemExit, match="WEB_WORKERS must be a whole number, not 'two'"):
+        _server_options(WEB_WORKERS="two")

@@ -114,7 +114,7 @@ def test_task_failures_are_counted_from_the_celery_signal() -> None:
 
 @pytest.mark.timeout(120)
 def test_multiprocess_mode_adds_up_every_process(tmp_path: Path) -> None:
-    """Two gunicorn-like processes count ingest; a third renders their sum."""
+    """Two processes, as two web workers, count ingest; a third renders their sum."""
     directory = tmp_path / "prometheus"
     directory.mkdir()
     env = {

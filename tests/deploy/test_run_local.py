@@ -16,16 +16,19 @@ def _run_local():
     return module
 
 
-def _bind(command: list[str]) -> str:
-    return command[command.index("--bind") + 1]
-
-
 def test_make_run_binds_loopback_unless_host_says_otherwise() -> None:
     run_local = _run_local()
-    assert _bind(run_local.web_command({})) == "127.0.0.1:8000"
-    assert _bind(run_local.web_command({"PORT": "8123"})) == "127.0.0.1:8123"
-    assert _bind(run_local.web_command({"HOST": "0.0.0.0", "PORT": "9000"})) == "0.0.0.0:9000"
-    assert _bind(run_local.web_command({"HOST": "::1"})) == "[::1]:8000"
+    assert run_local.web_command()[-2:] == ["-m", "config.server"]
+
+    def bind(environ: dict[str, str]) -> tuple[str, str]:
+        settings = run_local.web_environment(environ)
+        return settings["HOST"], settings["PORT"]
+
+    assert bind({}) == ("127.0.0.1", "8000")
+    assert bind({"PORT": "8123"}) == ("127.0.0.1", "8123")
+    assert bind({"HOST": "0.0.0.0", "PORT": "9000"}) == ("0.0.0.0", "9000")
+    assert bind({"HOST": "::1"}) == ("::1", "8000")
+    assert run_local.web_environment({})["WEB_RELOAD"] == "true"
     makefile = (ROOT / "Makefile").read_text()
     assert "HOST ?= 127.0.0.1" in makefile and "HOST=$(HOST)" in makefile
 

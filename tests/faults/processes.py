@@ -22,7 +22,7 @@ from pathlib import Path
 
 import psycopg
 
-from scripts.run_local import celery_command
+from scripts.run_local import celery_command, web_command
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -265,22 +265,15 @@ class Service:
 
 def web(env: dict[str, str], log: Path) -> tuple[Service, str]:
     port = free_port()
-    service = Service(
-        [
-            str(BIN / "gunicorn"),
-            "config.wsgi",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "2",
-            "--threads",
-            "4",
-            "--graceful-timeout",
-            "5",
-        ],
-        env,
-        log,
-    ).start()
+    settings = {
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "WEB_WORKERS": "2",
+        "WEB_THREADS": "4",
+        "WEB_GRACEFUL_SECONDS": "5",
+        "WEB_ACCESS_LOG": "true",
+    }
+    service = Service(web_command(), {**env, **settings}, log).start()
     wait_for(lambda: port_open(port), 30, "the web server")
     return service, f"http://127.0.0.1:{port}"
 

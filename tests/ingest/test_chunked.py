@@ -1,5 +1,6 @@
 """A chunked body (``Transfer-Encoding: chunked``, no Content-Length) sent over a real
-socket to a real gunicorn: read up to the request limit by the fast path and the views.
+socket to the real web server (granian): read up to the request limit by the fast path
+and the views.
 
 Django reads Content-Length bytes only, so such an event was answered 400 "The body is
 empty" and lost; the earlier test of this name never sent a chunked request at all.
@@ -25,7 +26,8 @@ LIMIT = 64 * 1024
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
-    """gunicorn serving config.wsgi (fast path in front of Django) on the test database."""
+    """The shipped web server serving config.wsgi (fast path in front of Django) on the test
+    database."""
     settings = connection.settings_dict
     env = service_env(
         current_database_url(), "redis://127.0.0.1:1/0"

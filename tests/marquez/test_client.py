@@ -1,6 +1,6 @@
-"""Marquez's own Python client (marquez-python, from PyPI) against a real gunicorn.
+"""Marquez's own Python client (marquez-python, from PyPI) against the real web server.
 
-The server is the shipped configuration (config/gunicorn.conf.py, config.wsgi with the
+The server is the shipped one (``python -m config.server``: granian, config.wsgi with the
 ingest fast path) on a free 127.0.0.1 port, reading the test database. Events go in through
 the mount's POST /lineage over HTTP, are derived, and then EVERY read method of the client
 is called and its values checked: this is what "works unchanged" means.
@@ -9,7 +9,6 @@ is called and its values checked: this is what "works unchanged" means.
 import inspect
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,11 +21,11 @@ from marquez_client.errors import APIError
 
 from catalog.services import derive_events
 from ingest.models import Event
+from scripts.run_local import web_command
 from tests.faults.processes import current_database_url, free_port, port_open, wait_for
 from tests.marquez.conftest import EVENTS, JOB_NS, LOAD_RUN, PG, REPORT_RUN, S3, SECRET
 
 ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 
 # The client's read methods, and the writes it has (Marquez's old API: we answer 405).
 READS = {
@@ -67,27 +66,21 @@ def server(transactional_db: None) -> Iterator[str]:
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": current_database_url(),
-        "GUNICORN_WORKERS": "1",
-        "GUNICORN_THREADS": "2",
+        "WEB_WORKERS": "1",
+        "WEB_THREADS": "2",
+        "HOST": "127.0.0.1",
         "PORT": str(port),
     }
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     process = subprocess.Popen(
-        [
-            str(BIN / "gunicorn"),
-            "-c",
-            "config/gunicorn.conf.py",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "config.wsgi",
-        ],
+        web_command(),
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for(lambda: port_open(port), 60, "gunicorn")
+        wait_for(lambda: port_open(port), 60, "the web server")
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()

@@ -92,9 +92,12 @@ DATABASE_CONN_MAX_AGE: {{ .Values.database.connMaxAge | int64 | quote }}
 DATABASE_CONNECT_TIMEOUT: {{ .Values.database.connectTimeout | int64 | quote }}
 LINEAGE_MAX_REQUEST_BYTES: {{ .Values.ingest.maxRequestBytes | int64 | quote }}
 LINEAGE_MAX_BATCH_EVENTS: {{ .Values.ingest.maxBatchEvents | int64 | quote }}
-GUNICORN_WORKERS: {{ .Values.web.gunicorn.workers | int64 | quote }}
-GUNICORN_THREADS: {{ .Values.web.gunicorn.threads | int64 | quote }}
-GUNICORN_TIMEOUT: {{ .Values.web.gunicorn.timeout | int64 | quote }}
+WEB_WORKERS: {{ .Values.web.server.workers | int64 | quote }}
+WEB_THREADS: {{ .Values.web.server.threads | int64 | quote }}
+WEB_MAX_RSS_MIB: {{ .Values.web.server.maxRssMiB | int64 | quote }}
+WEB_ACCESS_LOG: {{ .Values.web.server.accessLog | toString | quote }}
+{{- /* Workers finish their requests and are killed before Kubernetes kills the pod. */}}
+WEB_GRACEFUL_SECONDS: {{ max 1 (sub (int64 .Values.web.terminationGracePeriodSeconds) 5) | quote }}
 {{- range $name, $value := .Values.django.extraEnv }}
 {{ $name }}: {{ $value | toString | quote }}
 {{- end }}

@@ -1,0 +1,168 @@
+"""The web server: granian serving config.wsgi (``python -m config.server``), what the image,
+the chart, ``make run``, the benchmarks and the end-to-end tests run. See
+docs/adr/0052-granian-web-server.md for why granian and not gunicorn.
+
+Read from the environment; the defaults fit 2 cores:
+
+- ``HOST`` (0.0.0.0) and ``PORT`` (8000): where to listen.
+- ``WEB_WORKERS`` (2): processes, one per core. ``WEB_THREADS`` (8): threads per process
+  that run the Django application; a request spends much of its time waiting on PostgreSQL,
+  so threads keep a core busy. Each thread holds one database connection: a pod opens up to
+  workers x threads.
+- ``WEB_MAX_RSS_MIB`` (400): a worker whose memory grows past this is replaced (a new one
+  starts first, then the old one finishes its requests), so a slow leak never becomes an
+  outage. ``WEB_LIFETIME_SECONDS`` (0: never) replaces workers by age as well.
+- ``WEB_GRACEFUL_SECONDS`` (25): on SIGTERM the workers stop accepting, finish their
+  requests, and are killed after this long (Kubernetes kills the pod after
+  terminationGracePeriodSeconds, 30 by default).
+- ``WEB_ACCESS_LOG`` (false): one JSON line per request on stdout (``AccessFormatter``);
+  off by default, as it costs CPU on every request (ADR 0052) and the ingress and the
+  request histogram already account for requests.
+- ``WEB_RELOAD`` (false): restart on code changes (``make run`` only).
+
+The settings and the application are imported here, before the workers start: a
+configuration error stops start-up at once, and the forked workers share the pages start-up
+built instead of each importing Django again (config/wsgi.py freezes them).
+"""
+
+import logging
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+# Watched by WEB_RELOAD: the service's code, not .local (make run's data) or the virtualenv.
+CODE = [ROOT / name for name in ("config", "ingest", "catalog", "api")]
+# What the access log records of a request, read from granian's access-log record.
+ACCESS_FIELDS = {
+    "remote": "addr",
+    "method": "method",
+    "path": "path",
+    "status": "status",
+    "duration_ms": "dt_ms",
+}
+
+
+class AccessFormatter(logging.Formatter):
+    """granian's access record as one JSON object per line, like the service's other logs.
+
+    JSON is written by orjson, not by a format string, so a path or a User-Agent holding a
+    quote or a newline cannot break the line or forge another one.
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = record.args if isinstance(record.args, dict) else {}
+        line: dict[str, Any] = {name: fields.get(key) for name, key in ACCESS_FIELDS.items()}
+        if isinstance(line["duration_ms"], float):
+            line["duration_ms"] = round(line["duration_ms"], 1)
+        line["user_agent"] = fields.get("_h0")
+        return orjson.dumps(line).decode()
+
+
+def _int(name: str, default: int) -> int:
+    value = os.environ.get(name) or str(default)
+    try:
+        return int(value)
+    except ValueError:
+        sys.exit(f"{name} must be a whole number, not {value!r}")
+
+
+def _flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def logging_config() -> dict[str, Any]:
+    """granian's own logs through the service's JSON formatter (ADR 0012); access lines as
+    ``AccessFormatter`` writes them."""
+    from django.conf import settings
+
+    service: dict[str, Any] = settings.LOGGING
+    formatter = service["handlers"]["console"]["formatter"]
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {
+            "service": service["formatters"][formatter],
+            "access": {"()": "config.server.AccessFormatter"},
+        },
+        "handlers": {
+            "console": {
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stdout",
+                "formatter": "service",
+            },
+            "access": {
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stdout",
+                "formatter": "access",
+            },
+        },
+        "loggers": {
+            "_granian": {"handlers": ["console"], "level": "INFO", "propagate": False},
+            "granian.access": {"handlers": ["access"], "level": "INFO", "propagate": False},
+        },
+    }
+
+
+def empty_metrics_directory() -> None:
+    """Counter and histogram files left by an earlier server would be counted again: start
+    empty (docs/adr/0011-metrics.md). The service keeps no live gauges in these files, so a
+    worker that exits leaves nothing to clean up."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        shutil.rmtree(directory, ignore_errors=True)
+        Path(directory).mkdir(parents=True, exist_ok=True)
+
+
+def options() -> dict[str, Any]:
+    """granian's options, from the environment (the module docstring lists the names)."""
+    from granian.constants import HTTPModes, Interfaces
+    from granian.log import LogLevels
+
+    lifetime = _int("WEB_LIFETIME_SECONDS", 0)
+    reload = _flag("WEB_RELOAD", False)
+    return {
+        "target": "config.wsgi:application",
+        "address": os.environ.get("HOST") or "0.0.0.0",
+        "port": _int("PORT", 8000),
+        "interface": Interfaces.WSGI,
+        "http": HTTPModes.http1,
+        "websockets": False,
+        "workers": _int("WEB_WORKERS", 2),
+        "blocking_threads": _int("WEB_THREADS", 8),
+        "log_level": LogLevels(os.environ.get("LOG_LEVEL", "INFO").lower()),
+        "log_dictconfig": logging_config(),
+        "log_access": _flag("WEB_ACCESS_LOG", False),
+        # The User-Agent is the one header the access line keeps (AccessFormatter).
+        "log_access_format": "%(header{user-agent})s",
+        # A worker that dies is replaced; one that dies again within seconds stops the
+        # server (granian's crash-loop guard), so the pod restarts and the failure shows.
+        "respawn_failed_workers": not reload,
+        "workers_lifetime": max(lifetime, 60) if lifetime else None,
+        # granian's memory monitor does not run beside the reloader (make run).
+        "workers_max_rss": None if reload else _int("WEB_MAX_RSS_MIB", 400) or None,
+        "workers_kill_timeout": _int("WEB_GRACEFUL_SECONDS", 25),
+        "reload": reload,
+        "reload_paths": CODE if reload else None,
+    }
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
+    empty_metrics_directory()
+    if not _flag("WEB_RELOAD", False):
+        import config.wsgi  # noqa: F401  (see the module docstring)
+    from granian import Granian
+
+    Granian(**options()).serve()
+
+
+if __name__ == "__main__":
+    main()

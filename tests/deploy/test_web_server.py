@@ -1,0 +1,139 @@
+"""The shipped web server (``python -m config.server``, granian) as a real process on the test
+database: production settings, the metrics directory, the access log, a graceful stop that
+lets a request in flight finish, and a worker that dies being replaced (ADR 0052)."""
+
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+import psutil
+import pytest
+from django.db import connection
+
+from ingest.models import Event
+from ingest.services import create_token
+from scripts.run_local import web_command
+from tests.faults.processes import current_database_url, free_port, port_open, wait_for
+from tests.ingest.helpers import LINEAGE, run_event
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(120)]
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = 'probe "1" \\", "status": 500, {"x": 1}'  # would close the string in a format
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[bytes]
+    port: int
+    log: Path
+    metrics: Path
+
+    def lines(self) -> list[str]:
+        return self.log.read_text(errors="replace").splitlines()
+
+    def workers(self) -> set[int]:
+        return {child.pid for child in psutil.Process(self.process.pid).children()}
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    port = free_port()
+    metrics = tmp_path / "prometheus"
+    metrics.mkdir()
+    (metrics / "counter_4242.db").write_bytes(b"left by an earlier server")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DJANGO_SECRET_KEY": "web-server-test-" + "k" * 40,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "DJANGO_SECURE_SSL_REDIRECT": "false",
+        "DATABASE_URL": current_database_url(),
+        "REDIS_URL": "redis://127.0.0.1:1/0",  # no broker: the sweep catches up
+        "PROMETHEUS_MULTIPROC_DIR": str(metrics),
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "WEB_WORKERS": "2",
+        "WEB_THREADS": "2",
+        "WEB_ACCESS_LOG": "true",
+        "WEB_GRACEFUL_SECONDS": "10",
+        "LOG_FORMAT": "json",
+    }
+    log = tmp_path / "web.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            web_command(), cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT
+        )
+    running = Server(process, port, log, metrics)
+    try:
+        wait_for(lambda: port_open(port), 60, "the web server")
+        wait_for(lambda: len(running.workers()) == 2, 30, "two workers")
+        yield running
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=30)
+        connection.close()  # the server's connections are gone; ours must not be reused
+
+
+def get(port: int, path: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    client = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    client.request("GET", path, headers=headers)
+    response = client.getresponse()
+    return response.status, dict(response.getheaders()), response.read()
+
+
+def test_it_serves_production_settings_on_a_fresh_metrics_directory(server: Server) -> None:
+    status, headers, _ = get(server.port, "/healthz", **{"User-Agent": AGENT})
+    assert status == 200
+    assert headers["x-content-type-options"] == "nosniff"
+    assert not (server.metrics / "counter_4242.db").exists()
+    # The access line is JSON that a hostile User-Agent cannot break or forge.
+    wait_for(lambda: any('"/healthz"' in line for line in server.lines()), 10, "access log")
+    (line,) = [orjson.loads(x) for x in server.lines() if '"/healthz"' in x]
+    assert line["method"] == "GET" and line["status"] == 200
+    assert line["user_agent"] == AGENT
+    assert isinstance(line["duration_ms"], float)
+    # granian's own lines use the service's JSON format too.
+    started = [x for x in server.lines() if "Started worker" in x]
+    assert started and all(orjson.loads(x)["logger"].startswith("_granian") for x in started)
+
+
+def test_sigterm_lets_a_request_in_flight_finish(server: Server) -> None:
+    token = create_token("graceful", "ingest")[1]
+    body = orjson.dumps(run_event())
+    half = len(body) // 2
+    head = (
+        f"POST {LINEAGE} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(head + body[:half])
+        time.sleep(1)  # the view is reading the body
+        server.process.send_signal(signal.SIGTERM)
+        time.sleep(1)
+        sock.sendall(body[half:])
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        assert response.status == 201, response.read()
+        stored = orjson.loads(response.read())["id"]
+    assert server.process.wait(timeout=30) == 0
+    assert Event.objects.get(id=stored).payload == orjson.loads(body)
+    assert not port_open(server.port)
+
+
+def test_a_worker_that_dies_is_replaced(server: Server) -> None:
+    before = server.workers()
+    victim = min(before)
+    os.kill(victim, signal.SIGKILL)
+    wait_for(lambda: len(server.workers() - before) == 1, 30, "a new worker")
+    assert victim not in server.workers()
+    for _ in range(6):  # both workers answer (the kernel spreads connections)
+        assert get(server.port, "/healthz")[0] == 200
+    assert server.process.poll() is None
