@@ -22,7 +22,8 @@ Read from the environment; the defaults fit 2 cores:
 
 The settings and the application are imported here, before the workers start: a
 configuration error stops start-up at once, and the forked workers share the pages start-up
-built instead of each importing Django again (config/wsgi.py freezes them).
+built instead of each importing Django again (config/wsgi.py freezes them). The secrets the
+settings read are then removed from the environment (``forget_secrets``).
 """
 
 import logging
@@ -121,6 +122,29 @@ def empty_metrics_directory() -> None:
         Path(directory).mkdir(parents=True, exist_ok=True)
 
 
+# Read once by the settings at import; dropped from the environment afterwards, because
+# granian copies the environment into every request's WSGI environ (request.META).
+SECRETS = (
+    "DJANGO_SECRET_KEY",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "CELERY_BROKER_URL",
+    "LINEAGE_INITIAL_INGEST_TOKEN",
+    "LINEAGE_INITIAL_READ_TOKEN",
+)
+
+
+def forget_secrets() -> None:
+    """Remove the settings' secrets from the environment once the settings hold them, so
+    no request's environ carries them (and a smaller environ is cheaper to copy)."""
+    from django.conf import settings
+
+    settings.SECRET_KEY  # noqa: B018  (the settings are loaded, not lazily pending)
+    for name in SECRETS:
+        os.environ.pop(name, None)
+        os.environ.pop(f"{name}_FILE", None)
+
+
 def options() -> dict[str, Any]:
     """granian's options, from the environment (the module docstring lists the names)."""
     from granian.constants import HTTPModes, Interfaces
@@ -159,6 +183,8 @@ def main() -> None:
     empty_metrics_directory()
     if not _flag("WEB_RELOAD", False):
         import config.wsgi  # noqa: F401  (see the module docstring)
+
+        forget_secrets()
     from granian import Granian
 
     Granian(**options()).serve()

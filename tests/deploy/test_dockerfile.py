@@ -180,3 +180,20 @@ def test_web_server_reads_its_knobs_from_the_environment() -> None:
 def test_a_malformed_web_setting_stops_start_up_with_its_name() -> None:
     with pytest.raises(SystemExit, match="WEB_WORKERS must be a whole number, not 'two'"):
         _server_options(WEB_WORKERS="two")
+
+
+def test_the_settings_secrets_leave_the_environment_once_read(monkeypatch) -> None:
+    """granian copies the environment into every request's environ (ADR 0052)."""
+    from django.conf import settings
+
+    from config import server
+
+    for name in server.SECRETS:
+        monkeypatch.setenv(name, "secret-" + name)
+    monkeypatch.setenv("DJANGO_SECRET_KEY_FILE", "/run/secrets/key")
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "/tmp/prometheus")
+    server.forget_secrets()
+    assert not any(name in os.environ for name in server.SECRETS)
+    assert "DJANGO_SECRET_KEY_FILE" not in os.environ
+    assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == "/tmp/prometheus"
+    assert settings.SECRET_KEY  # what the settings read stays

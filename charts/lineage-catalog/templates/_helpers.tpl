@@ -130,6 +130,9 @@ imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 automountServiceAccountToken: false
+{{- /* No *_SERVICE_HOST/_PORT variable per Service of the namespace: nothing reads them,
+  and the web server copies the environment into every request (ADR 0052). */}}
+enableServiceLinks: false
 securityContext:
   {{- toYaml .root.Values.podSecurityContext | nindent 2 }}
 {{- with .values.nodeSelector }}
