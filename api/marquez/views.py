@@ -84,15 +84,15 @@ class MarquezView(APIView):
     def get_exception_handler(self) -> Callable[..., Any]:
         return marquez_exception_handler
 
-    def get(self, request: Request, route: paths.Route) -> Response:
-        if not route.handler:
+    def get(self, request: Request, routes: list[paths.Route]) -> Response:
+        if not routes[0].handler:
             raise self._read_only()
         # Every answer is bounded in time: offset pages, namespace filters without an index
         # (events of a job namespace) and the charts' aggregates run under a timeout.
         try:
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SET LOCAL statement_timeout = %s", [READ_TIMEOUT_MS])
-                body = HANDLERS[route.handler](request, **route.kwargs)
+                body = self._first_found(request, routes)
         except OperationalError as error:
             if getattr(error.__cause__, "sqlstate", None) != "57014":  # query_canceled
                 raise
@@ -103,6 +103,28 @@ class MarquezView(APIView):
                 "a time range, a smaller depth).",
             ) from None
         return Response(body)
+
+    @staticmethod
+    def _first_found(request: Request, routes: list[paths.Route]) -> Any:
+        """The answer of the first reading whose objects exist, else the first reading's 404.
+
+        Without a raw path (granian gives none: docs/adr/0052-granian-web-server.md) a path
+        can have several readings: ".../datasets/x/versions" is dataset x's versions or the
+        dataset "x/versions", and only the catalog knows which exists. Any other answer (400,
+        success) is the answer. A later reading that is a Marquez write is not tried: its 405
+        would say nothing about the names.
+        """
+        missing: list[MarquezError] = []
+        for route in routes:
+            if not route.handler:
+                continue
+            try:
+                return HANDLERS[route.handler](request, **route.kwargs)
+            except MarquezError as error:
+                if error.code != 404:
+                    raise
+                missing.append(error)
+        raise missing[0]
 
     def http_method_not_allowed(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         raise self._read_only()
@@ -126,16 +148,16 @@ def entry(request: HttpRequest, rest: str = "") -> HttpResponse:
     if not settings_value("ENABLED"):
         return error_response(404, "The Marquez-compatible API is switched off.")
     raw = paths.raw_rest(request.META, request.path, rest)
-    route = paths.resolve(rest, raw)
-    if route is None and raw is not None:
-        # A proxy in front may have decoded %2F already: read names as the decoded path does.
-        route = paths.resolve(rest, None)
-    if route is None:
+    route = paths.resolve(rest, raw) if raw is not None else None
+    # No raw path (granian gives none), or one a proxy in front decoded %2F in already: every
+    # reading of the decoded path, the usual one first; the view answers the first that exists.
+    routes = [route] if route is not None else paths.resolve_all(rest)
+    if not routes:
         if getattr(request, "urlconf", None) == "api.marquez.hosts":
             # Plain /api/v1/ on a Marquez host: paths Marquez lacks stay the catalog's own.
             match = resolve(request.path_info, urlconf="config.urls")
             return match.func(request, *match.args, **match.kwargs)  # type: ignore[no-any-return]
         return error_response(404, f"No Marquez endpoint at /api/v1/{rest}.")
-    if route.handler == "lineage" and request.method == "POST":
+    if routes[0].handler == "lineage" and request.method == "POST":
         return _ingest(request)
-    return _read(request, route=route)
+    return _read(request, routes=routes)

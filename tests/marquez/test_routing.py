@@ -1,9 +1,20 @@
-"""Raw-path routing and Marquez's nodeId parsing (no database)."""
+"""Raw-path routing, a decoded path's readings and Marquez's nodeId parsing (no database)."""
+
+import time
 
 import pytest
 
 from api.marquez.errors import MarquezError
-from api.marquez.paths import NodeId, parse_node_id, raw_rest, resolve
+from api.marquez.paths import (
+    MAX_READINGS,
+    MAX_SEGMENTS,
+    NodeId,
+    Route,
+    parse_node_id,
+    raw_rest,
+    resolve,
+    resolve_all,
+)
 
 
 @pytest.mark.parametrize(
@@ -72,6 +83,63 @@ def test_fixed_routes_win_over_names() -> None:
     assert resolve("events/airflow", "events/airflow").kwargs == {"namespace": "airflow"}  # type: ignore[union-attr]
     assert resolve("stats/lineage-events", "stats/lineage-events").handler == "stats_lineage_events"  # type: ignore[union-attr]
     assert resolve("nowhere/at/all", "nowhere/at/all") is None
+
+
+def test_decoded_paths_list_every_reading_the_usual_one_first() -> None:
+    """Without a raw path a dataset named "x/versions" is one of the readings, not lost."""
+    assert resolve_all("namespaces/ns/datasets/x/versions") == [
+        Route("dataset_versions", {"namespace": "ns", "dataset": "x"}),
+        Route("dataset", {"namespace": "ns", "dataset": "x/versions"}),
+        Route("namespace", {"namespace": "ns/datasets/x/versions"}),
+    ]
+
+
+def test_decoded_readings_split_names_on_whole_segments_shorter_earlier_names_first() -> None:
+    readings = resolve_all("namespaces/s3://lake/datasets/raw/orders/daily")
+    assert readings[0] == Route(
+        "dataset", {"namespace": "s3://lake", "dataset": "raw/orders/daily"}
+    )
+    job_runs = resolve_all("/namespaces/team/jobs/nightly/jobs/load/runs/")
+    assert job_runs[:2] == [
+        Route("job_runs", {"namespace": "team", "job": "nightly/jobs/load"}),
+        Route("job_runs", {"namespace": "team/jobs/nightly", "job": "load"}),
+    ]
+    assert resolve_all("namespaces//datasets") == [Route("namespace", {"namespace": "/datasets"})]
+
+
+def test_decoded_readings_keep_fixed_routes_first() -> None:
+    assert resolve_all("events/lineage")[0] == Route("events", {})
+    assert resolve_all("stats/lineage-events")[0] == Route("stats_lineage_events", {})
+    assert resolve_all("nowhere/at/all") == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "namespaces/s3://lake/datasets/raw/orders/daily/versions",
+        "namespaces/ns/jobs/a/jobs/b/runs",
+        "jobs/runs/r/facets/x",
+        "events/lineage/lineage",
+        "namespaces/ns/datasets/t/fields/f/tags/pii",
+    ],
+)
+def test_the_first_reading_is_the_one_resolve_gives(path: str) -> None:
+    assert resolve_all(path)[0] == resolve(path, None)
+
+
+def test_a_hostile_path_costs_a_bounded_number_of_readings_quickly() -> None:
+    many = "namespaces/" + "datasets/" * (MAX_SEGMENTS - 2) + "x"
+    assert len(resolve_all(many)) == MAX_READINGS
+    # 500 segments of keywords: a backtracking regex tries names pairwise (seconds at a few
+    # thousand); the readings are worked out in one pass per route, and only the first kept.
+    hostile = "namespaces/" + "datasets/fields/" * 250 + "x"
+    started = time.perf_counter()
+    readings = resolve_all(hostile)
+    first = resolve(hostile, None)
+    assert time.perf_counter() - started < 0.25
+    assert readings == [first]
+    assert first is not None and first.handler == "dataset"
+    assert first.kwargs["namespace"] == "datasets/fields"
 
 
 def test_raw_rest_strips_the_mount_and_query() -> None:
