@@ -5,8 +5,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from catalog.models import DatasetAlias, JobDataset
 from tests.api.conftest import results
-from tests.api.factories import make_dataset, make_job, make_run
+from tests.api.factories import T0, make_dataset, make_job, make_run
 
 pytestmark = pytest.mark.django_db
 
@@ -44,3 +45,17 @@ def test_details_still_read_them(api, heavy):
     for url in (f"/api/v1/jobs/{job.id}", f"/api/v1/runs/{run.run_uuid}"):
         assert facet_columns_read(api, url)
     assert facet_columns_read(api, f"/api/v1/datasets/{dataset.id}")
+
+
+def test_a_datasets_jobs_are_read_without_their_facets(api, heavy):
+    job, _, dataset = heavy
+    alias = DatasetAlias.objects.filter(dataset=dataset).first()
+    for direction in ("input", "output"):
+        JobDataset.objects.create(
+            job=job, alias=alias, direction=direction, first_seen=T0, last_seen=T0
+        )
+    url = f"/api/v1/datasets/{dataset.id}"
+    body = api.get(url).json()
+    assert [entry["job"]["name"] for entry in body["producing_jobs"]] == ["spark.job"]
+    assert [entry["job"]["id"] for entry in body["consuming_jobs"]] == [job.id]
+    assert not [sql for sql in facet_columns_read(api, url) if '"catalog_job"."facets"' in sql]

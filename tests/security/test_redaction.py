@@ -250,3 +250,31 @@ def test_credentials_in_names_metadata_and_errors_reach_no_read_path(
         assert response.status_code == 200, page
         text = response.content.decode()
         assert "S3CRET" not in text, (page, text[text.find("S3CRET") - 300 :][:400])
+
+
+def test_remembered_answers_are_bounded_and_change_nothing() -> None:
+    """Keys and short strings are remembered (events repeat them); longer ones never are,
+    so hostile text can only evict answers, not grow memory."""
+    from ingest import redaction
+
+    keys, texts = redaction._is_short_secret_key, redaction._redact_short_text
+    keys.cache_clear()
+    texts.cache_clear()
+    event = {"password": "x", "url": "postgres://u:secret@h/db", "note": "token=abc"}
+    expected = {
+        "password": "***REDACTED***",
+        "url": "postgres://u:***REDACTED***@h/db",
+        "note": "token=***REDACTED***",
+    }
+    assert redact(event) == expected
+    assert redact(event) == expected  # answered from memory the second time
+    assert keys.cache_info().hits == 3 and texts.cache_info().hits == 2
+    sizes = keys.cache_info().currsize, texts.cache_info().currsize
+    long_key = "k" * redaction._MEMO_TEXT + "password"
+    long_text = "password=" + "y" * redaction._MEMO_TEXT
+    assert redact({long_key: "x", "v": [long_text]}) == {
+        long_key: "***REDACTED***",
+        "v": ["password=***REDACTED***"],
+    }
+    assert (keys.cache_info().currsize, texts.cache_info().currsize) == (sizes[0] + 1, sizes[1])
+    assert keys.cache_info().maxsize == texts.cache_info().maxsize == redaction._MEMO_ENTRIES
