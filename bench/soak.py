@@ -54,6 +54,9 @@ from bench.common import (
 )
 from scripts.run_local import web_command
 
+# What the readers search for, one misspelt (bench/read_cpu.py reads the same).
+SEARCH_WORDS = ["orders", "shakespeare", "wordcount", "bigquery", "spark", "ordrs", "table"]
+
 
 class Recorder:
     def __init__(self) -> None:
@@ -135,7 +138,6 @@ def reads(url: str, token: str, rate: float, deadline: float, rec: Recorder, see
     session.headers["Authorization"] = f"Bearer {token}"
     rng = random.Random(seed)
     dataset_ids: list[int] = []
-    words = ["orders", "shakespeare", "wordcount", "bigquery", "spark", "ordrs", "table"]
     for _ in paced(rate, deadline):
         if not dataset_ids or rng.random() < 0.05:
             path = "/api/v1/datasets?limit=50"
@@ -149,7 +151,7 @@ def reads(url: str, token: str, rate: float, deadline: float, rec: Recorder, see
                 path = f"/api/v1/lineage/graph?node=dataset:{dataset}&direction=both&depth=3"
                 operation = "read lineage graph depth 3"
             elif choice < 0.85:
-                path, operation = f"/api/v1/search?q={rng.choice(words)}", "read search"
+                path, operation = f"/api/v1/search?q={rng.choice(SEARCH_WORDS)}", "read search"
             else:
                 path, operation = "/api/v1/events?limit=50", "read events page"
         started = time.perf_counter()

@@ -59,3 +59,37 @@ def test_a_datasets_jobs_are_read_without_their_facets(api, heavy):
     assert [entry["job"]["name"] for entry in body["producing_jobs"]] == ["spark.job"]
     assert [entry["job"]["id"] for entry in body["consuming_jobs"]] == [job.id]
     assert not [sql for sql in facet_columns_read(api, url) if '"catalog_job"."facets"' in sql]
+
+
+def test_a_datasets_jobs_are_rendered_as_their_serializer_documents(api, heavy):
+    """The detail builds its job lists as dicts: the bytes must be DatasetJobSerializer's."""
+    from datetime import timedelta
+
+    from rest_framework.renderers import JSONRenderer
+
+    from api.serializers import DatasetJobSerializer
+    from api.views.catalog import _per_job
+    from ingest.rendering import JSONRenderer as ServedRenderer
+
+    job, _, dataset = heavy
+    other = make_job("other.job")
+    alias = DatasetAlias.objects.filter(dataset=dataset).first()
+    late = T0 + timedelta(hours=3, microseconds=123456)
+    for owner, last, declared in ((job, T0, False), (other, late, True)):
+        JobDataset.objects.create(
+            job=owner,
+            alias=alias,
+            direction="output",
+            first_seen=T0,
+            last_seen=last,
+            declared=declared,
+        )
+    links = JobDataset.objects.select_related("job").order_by("job_id")
+    documented = JSONRenderer().render(DatasetJobSerializer(list(links), many=True).data)
+    served = ServedRenderer().render(_per_job(links))
+    assert served == documented
+    body = api.get(f"/api/v1/datasets/{dataset.id}").json()
+    assert [entry["job"]["name"] for entry in body["producing_jobs"]] == [
+        "spark.job",
+        "other.job",
+    ]
