@@ -292,12 +292,13 @@ def main() -> None:
         deadline = time.monotonic() + args.duration
         # Each sender waits for its answer before the next request, so a sender sends at
         # most 1 / latency per second, and a slot it misses by more than one interval is
-        # skipped: enough of them that the default load is offered with single posts up to
-        # 100 ms and reads up to 200 ms. With a 40 ms and a 100 ms budget, 142.7 of 150
-        # single events/s and 28.4 of 30 reads/s were sent on 2026-12-01 (p95 50 ms and
-        # 175 ms): the slots lost were the generator's, not refusals.
-        singles = max(2, math.ceil(args.ingest_rate / 10))
-        readers = max(1, math.ceil(args.read_rate / 5))
+        # skipped: enough of them that the default load is offered with 40 ms single posts
+        # and 100 ms reads (two senders could not: 110 of 150 single events/s and 21 of 30
+        # reads/s were sent on 2026-12-01). More senders do not send more on two saturated
+        # cores: 15 and 6 sent 143.4 and 28.7/s against 142.7 and 28.4 with these, at twice
+        # the latency (docs/benchmarks.md).
+        singles = max(2, math.ceil(args.ingest_rate / 25))
+        readers = max(1, math.ceil(args.read_rate / 10))
         threads = [
             threading.Thread(
                 target=ingest_single,
