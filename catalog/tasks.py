@@ -23,11 +23,8 @@ TRANSIENT = (OperationalError, InterfaceError)
 )
 def derive_events(event_ids: list[int]) -> int:
     """Derive ``event_ids`` (those already derived or claimed elsewhere are skipped), then
-    one batch of anything else pending from the lowest of them on, so bursts of small
-    tasks derive in large batches."""
-    derived = services.derive_events(event_ids).derived
-    from_id = min((int(event_id) for event_id in event_ids), default=0)
-    return derived + services.drain_pending(from_id=from_id).derived
+    one batch of anything else pending, so bursts of small tasks derive in large batches."""
+    return services.derive_events(event_ids).derived + services.drain_pending().derived
 
 
 @shared_task(

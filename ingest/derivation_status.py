@@ -39,16 +39,11 @@ SELECT {CLAIMED_COLUMNS} FROM ingest_event
 WHERE id = ANY(%s) AND derivation_status = '{PENDING}'
 ORDER BY id FOR UPDATE SKIP LOCKED
 """
-# Claim the oldest pending events from some id on, received more than some seconds ago
-# (params: [from_id, seconds, limit]); uses ingest_event_pending_idx. An event marked
-# derived leaves a dead entry in that partial index until VACUUM cleans it, which on a
-# large log can be hours (or, with autovacuum off, never): a scan from the first id visits
-# every such entry's heap page (18 ms at 29,000 of them). Starting at ``from_id`` descends
-# the index straight to recent events, so the claim costs what is pending, not history.
+# Claim the oldest pending events received more than some seconds ago (params: [seconds,
+# limit]); uses ingest_event_pending_idx.
 CLAIM_PENDING = f"""
 SELECT {CLAIMED_COLUMNS} FROM ingest_event
-WHERE derivation_status = '{PENDING}' AND id >= %s
-  AND received_at <= now() - make_interval(secs => %s)
+WHERE derivation_status = '{PENDING}' AND received_at <= now() - make_interval(secs => %s)
 ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
 """
 # Mark claimed events (params: [ids]).

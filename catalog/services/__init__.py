@@ -64,18 +64,15 @@ def derive_events(event_ids: Sequence[int]) -> BatchResult:
     return result
 
 
-def drain_pending(batch_size: int = BATCH_SIZE, from_id: int = 0) -> BatchResult:
-    """Derive one batch of whatever is pending from event ``from_id`` on, however new.
+def drain_pending(batch_size: int = BATCH_SIZE) -> BatchResult:
+    """Derive one batch of whatever is pending, however new.
 
     The derive task calls this after its own ids: ingest publishes many small tasks (one
     per burst per web process), and a one-event batch costs ~8 ms against ~0.9 ms per
     event in a batch of 500, so the first task of a burst derives the burst and the tasks
-    behind it find their events already derived (one cheap query each). The task starts
-    at its own lowest id: the burst is newer, and what is older has its own task or the
-    sweep, while a claim from the first id walks every derived event that VACUUM has not
-    cleaned from the pending index yet (ingest/derivation_status.py).
+    behind it find their events already derived (one cheap query each).
     """
-    result = derive_pending_batch(0, batch_size, from_id)
+    result = derive_pending_batch(0, batch_size)
     if result.claimed:
         logger.info(
             "drain_pending claimed=%d derived=%d failed=%d",

@@ -75,35 +75,6 @@ def test_with_the_broker_down_ingest_answers_and_the_sweep_derives_everything_on
 
 
 @pytest.mark.django_db
-def test_the_tasks_drain_starts_at_its_own_events_and_leaves_older_ones_to_the_sweep() -> None:
-    older, mine, newer = (
-        store([openlineage(run_event("COMPLETE", second, str(uuid.uuid4())))])
-        for second in range(3)
-    )
-    assert tasks.derive_events.apply(args=[mine]).get() == 2  # its own, then the newer burst
-    pending = set(Event.objects.filter(derivation_status="pending").values_list("id", flat=True))
-    assert pending == set(older)
-    assert Event.objects.get(id=newer[0]).derivation_status == "derived"
-    assert sweep_underived(older_than_seconds=0).derived == 1
-
-
-@pytest.mark.django_db
-def test_the_pending_claim_descends_the_index_to_its_first_id() -> None:
-    """Derived events leave dead entries in the partial pending index until VACUUM; a claim
-    from the first id visited each one's heap page, so the drain after every task cost
-    more as the log grew (18 ms at 29,000 entries). Its index condition now starts at the
-    id it is given."""
-    from ingest.derivation_status import CLAIM_PENDING
-
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute("EXPLAIN " + CLAIM_PENDING, [12345, 0, 500])
-        plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "ingest_event_pending_idx" in plan
-    assert "Index Cond: (id >= 12345)" in plan, plan
-
-
-@pytest.mark.django_db
 def test_poison_event_is_marked_failed_and_does_not_block_the_others() -> None:
     good = store([openlineage(run_event("COMPLETE", 1, str(uuid.uuid4()))) for _ in range(3)])
     poison = store([openlineage(run_event("COMPLETE", 2, str(uuid.uuid4())))])[0]

@@ -228,9 +228,6 @@ def derive_event_ids(event_ids: Sequence[int], batch_size: int = BATCH_SIZE) -> 
     return total
 
 
-def derive_pending_batch(
-    older_than_seconds: float, batch_size: int = BATCH_SIZE, from_id: int = 0
-) -> BatchResult:
-    """Derive one batch of events pending for more than ``older_than_seconds``, the oldest
-    first, among those with an id of at least ``from_id``."""
-    return derive_claimed(_CLAIM_PENDING, [from_id, older_than_seconds, batch_size])
+def derive_pending_batch(older_than_seconds: float, batch_size: int = BATCH_SIZE) -> BatchResult:
+    """Derive one batch of events pending for more than ``older_than_seconds``."""
+    return derive_claimed(_CLAIM_PENDING, [older_than_seconds, batch_size])
