@@ -34,6 +34,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_int, env_str
 
 ROOT = Path(__file__).resolve().parent.parent
 # Watched by WEB_RELOAD: the service's code, not .local (make run's data) or the virtualenv.
@@ -62,21 +65,6 @@ class AccessFormatter(logging.Formatter):
             line["duration_ms"] = round(line["duration_ms"], 1)
         line["user_agent"] = fields.get("_h0")
         return orjson.dumps(line).decode()
-
-
-def _int(name: str, default: int) -> int:
-    value = os.environ.get(name) or str(default)
-    try:
-        return int(value)
-    except ValueError:
-        sys.exit(f"{name} must be a whole number, not {value!r}")
-
-
-def _flag(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
 def logging_config() -> dict[str, Any]:
@@ -150,20 +138,20 @@ def options() -> dict[str, Any]:
     from granian.constants import HTTPModes, Interfaces
     from granian.log import LogLevels
 
-    lifetime = _int("WEB_LIFETIME_SECONDS", 0)
-    reload = _flag("WEB_RELOAD", False)
+    lifetime = env_int("WEB_LIFETIME_SECONDS", 0)
+    reload = env_bool("WEB_RELOAD", False)
     return {
         "target": "config.wsgi:application",
-        "address": os.environ.get("HOST") or "0.0.0.0",
-        "port": _int("PORT", 8000),
+        "address": env_str("HOST", "0.0.0.0"),
+        "port": env_int("PORT", 8000),
         "interface": Interfaces.WSGI,
         "http": HTTPModes.http1,
         "websockets": False,
-        "workers": _int("WEB_WORKERS", 2),
-        "blocking_threads": _int("WEB_THREADS", 8),
+        "workers": env_int("WEB_WORKERS", 2),
+        "blocking_threads": env_int("WEB_THREADS", 8),
         "log_level": LogLevels(os.environ.get("LOG_LEVEL", "INFO").lower()),
         "log_dictconfig": logging_config(),
-        "log_access": _flag("WEB_ACCESS_LOG", False),
+        "log_access": env_bool("WEB_ACCESS_LOG", False),
         # The User-Agent is the one header the access line keeps (AccessFormatter).
         "log_access_format": "%(header{user-agent})s",
         # A worker that dies is replaced; one that dies again within seconds stops the
@@ -171,8 +159,8 @@ def options() -> dict[str, Any]:
         "respawn_failed_workers": not reload,
         "workers_lifetime": max(lifetime, 60) if lifetime else None,
         # granian's memory monitor does not run beside the reloader (make run).
-        "workers_max_rss": None if reload else _int("WEB_MAX_RSS_MIB", 400) or None,
-        "workers_kill_timeout": _int("WEB_GRACEFUL_SECONDS", 25),
+        "workers_max_rss": None if reload else env_int("WEB_MAX_RSS_MIB", 400) or None,
+        "workers_kill_timeout": env_int("WEB_GRACEFUL_SECONDS", 25),
         "reload": reload,
         "reload_paths": CODE if reload else None,
     }
@@ -181,13 +169,17 @@ def options() -> dict[str, Any]:
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
     empty_metrics_directory()
-    if not _flag("WEB_RELOAD", False):
-        import config.wsgi  # noqa: F401  (see the module docstring)
+    try:
+        if not env_bool("WEB_RELOAD", False):
+            import config.wsgi  # noqa: F401  (see the module docstring)
 
-        forget_secrets()
+            forget_secrets()
+        settings = options()
+    except ImproperlyConfigured as error:
+        sys.exit(f"config.server: {error}")  # a readable line, not a traceback
     from granian import Granian
 
-    Granian(**options()).serve()
+    Granian(**settings).serve()
 
 
 if __name__ == "__main__":

@@ -7,8 +7,6 @@ import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
 
-import pytest
-
 from tests.deploy.dockerfile import exec_form, parse
 from tests.deploy.rendering import ROOT, containers, pod_specs, render
 
@@ -178,8 +176,19 @@ def test_web_server_reads_its_knobs_from_the_environment() -> None:
 
 
 def test_a_malformed_web_setting_stops_start_up_with_its_name() -> None:
-    with pytest.raises(SystemExit, match="WEB_WORKERS must be a whole number, not 'two'"):
-        _server_options(WEB_WORKERS="two")
+    env = {**os.environ, "WEB_WORKERS": "two", "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    result = subprocess.run(
+        [sys.executable, "-m", "config.server"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "config.server: WEB_WORKERS='two' is not an integer."
+    )
 
 
 def test_the_settings_secrets_leave_the_environment_once_read(monkeypatch) -> None:
