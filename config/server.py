@@ -29,6 +29,7 @@ settings read are then removed from the environment (``forget_secrets``).
 import logging
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -166,9 +167,31 @@ def options() -> dict[str, Any]:
     }
 
 
+def die_with_the_main_process() -> None:
+    """In each forked worker: ask Linux to end it when the main process ends.
+
+    granian's workers do not watch their parent, so a main process that was SIGKILLed left
+    its workers serving the port and holding database connections (a container takes them
+    down with it; ``make run``, the tests and a host without one did not)."""
+    main_pid = os.getpid()
+
+    def in_child() -> None:
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+        if os.getppid() != main_pid:  # the main process ended before the call above
+            os._exit(0)
+
+    if sys.platform == "linux":
+        os.register_at_fork(after_in_child=in_child)
+
+
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
     empty_metrics_directory()
+    die_with_the_main_process()
     try:
         if not env_bool("WEB_RELOAD", False):
             import config.wsgi  # noqa: F401  (see the module docstring)

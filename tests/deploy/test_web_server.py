@@ -77,7 +77,11 @@ def server(tmp_path: Path) -> Iterator[Server]:
         yield running
     finally:
         if process.poll() is None:
-            process.kill()
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
         process.wait(timeout=30)
         connection.close()  # the server's connections are gone; ours must not be reused
 
@@ -137,3 +141,24 @@ def test_a_worker_that_dies_is_replaced(server: Server) -> None:
     for _ in range(6):  # both workers answer (the kernel spreads connections)
         assert get(server.port, "/healthz")[0] == 200
     assert server.process.poll() is None
+
+
+def test_the_workers_end_with_a_main_process_that_was_killed(server: Server) -> None:
+    """SIGKILL gives the main process no chance to stop its workers: they must not live on
+    serving the port and holding database connections."""
+    workers = server.workers()
+    server.process.kill()
+    server.process.wait(timeout=30)
+
+    def all_gone() -> bool:
+        return not any(psutil.pid_exists(pid) and _alive(pid) for pid in workers)
+
+    wait_for(all_gone, 30, "the workers to end")
+    assert not port_open(server.port)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
