@@ -150,7 +150,7 @@ def options() -> dict[str, Any]:
         "websockets": False,
         "workers": env_int("WEB_WORKERS", 2),
         "blocking_threads": env_int("WEB_THREADS", 8),
-        "log_level": LogLevels(os.environ.get("LOG_LEVEL", "INFO").lower()),
+        "log_level": LogLevels(env_str("LOG_LEVEL", "INFO").lower()),
         "log_dictconfig": logging_config(),
         "log_access": env_bool("WEB_ACCESS_LOG", False),
         # The User-Agent is the one header the access line keeps (AccessFormatter).
@@ -173,7 +173,10 @@ def die_with_the_main_process() -> None:
     granian's workers do not watch their parent, so a main process that was SIGKILLed left
     its workers serving the port and holding database connections (a container takes them
     down with it; ``make run``, the tests and a host without one did not)."""
-    main_pid = os.getpid()
+    forking: list[int] = [0]  # the pid of the process that forks, set just before
+
+    def before() -> None:
+        forking[0] = os.getpid()
 
     def in_child() -> None:
         import ctypes
@@ -181,11 +184,11 @@ def die_with_the_main_process() -> None:
         pr_set_pdeathsig = 1
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
-        if os.getppid() != main_pid:  # the main process ended before the call above
+        if os.getppid() != forking[0]:  # the parent ended before the call above
             os._exit(0)
 
     if sys.platform == "linux":
-        os.register_at_fork(after_in_child=in_child)
+        os.register_at_fork(before=before, after_in_child=in_child)
 
 
 def main() -> None:
