@@ -7,6 +7,7 @@ from django.db import InterfaceError, OperationalError
 
 from catalog import services
 from catalog.services import rederive_jobs
+from ingest import enqueue
 
 # Transient database trouble (connection lost, deadlock, failover) is retried with
 # backoff; bad data never raises out of the services (it is recorded on the event).
@@ -23,8 +24,14 @@ TRANSIENT = (OperationalError, InterfaceError)
 )
 def derive_events(event_ids: list[int]) -> int:
     """Derive ``event_ids`` (those already derived or claimed elsewhere are skipped), then
-    one batch of anything else pending, so bursts of small tasks derive in large batches."""
-    return services.derive_events(event_ids).derived + services.drain_pending().derived
+    whatever else is pending: ingest publishes no second task while this one waits
+    (ADR 0053), so this one derives every event committed before it started."""
+    enqueue.derive_task_started()
+    derived = services.derive_events(event_ids).derived
+    drained, more = services.drain_pending()
+    if more:
+        enqueue.publish([])  # a backlog beyond this task's time budget: another task goes on
+    return derived + drained.derived
 
 
 @shared_task(

@@ -8,6 +8,15 @@ instead of one per request (a publish costs ~0.4-0.9 ms of CPU, docs/benchmarks.
 unreachable the publish fails fast (see CELERY_BROKER_TRANSPORT_OPTIONS) and the thread
 backs off; events that were never published, or were lost with a killed process, are
 derived by the periodic sweep.
+
+At most one derive task waits in the broker (ADR 0053). Every derive task drains whatever
+is pending, so a second waiting task would find nothing left to do; yet under load the web
+processes published tasks faster than a worker could take them and the queue grew without
+bound (9,827 tasks after a 10-minute soak). A publish first sets ``QUEUED_KEY`` in Redis
+(``SET NX``, with a TTL); while it is set another task is already waiting and the publish is
+skipped. The task deletes the key when it starts (``derive_task_started``), before it claims
+anything, so an event committed after that point is published anew, and one committed
+before it is pending when the task's drain looks.
 """
 
 import logging
@@ -18,6 +27,7 @@ import time
 from collections.abc import Sequence
 from functools import partial
 
+import redis
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
@@ -26,6 +36,12 @@ logger = logging.getLogger(__name__)
 
 MAX_IDS_PER_TASK = 1000
 _COALESCE_SECONDS = 0.02
+# Set while a derive task waits in the broker. The TTL bounds what a lost task (a flushed
+# broker, a worker killed between receiving and starting it) can hold up: publishing
+# resumes after it, and the sweep derives the events meanwhile.
+QUEUED_KEY = "lineage:derive-task-queued"
+QUEUED_TTL_SECONDS = 10
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 _pending: "queue.SimpleQueue[list[int]]" = queue.SimpleQueue()
 _publisher: threading.Thread | None = None
@@ -34,6 +50,7 @@ _publisher_lock = threading.Lock()
 _idle = threading.Event()
 _idle.set()  # nothing in flight until the first hand-over
 _skip_broker_until = 0.0
+_marker_client: "tuple[int, redis.Redis | None] | None" = None
 
 
 def enqueue_derivation_on_commit(event_ids: Sequence[int]) -> None:
@@ -86,11 +103,18 @@ def _run() -> None:
 
 
 def publish(event_ids: list[int]) -> bool:
-    """Send one derivation task now; False (and a short backoff) when the broker is away."""
+    """Send one derivation task now, unless one already waits in the broker (then the
+    waiting task derives these events); False (and a short backoff) when the broker is away."""
     global _skip_broker_until
     if time.monotonic() < _skip_broker_until:
         return False
+    marker = _marker()
+    marked = False
     try:
+        if marker is not None:
+            if not marker.set(QUEUED_KEY, 1, nx=True, ex=QUEUED_TTL_SECONDS):
+                return True
+            marked = True
         current_app.send_task(settings.LINEAGE["DERIVE_TASK"], args=[event_ids])
         return True
     except Exception as error:  # the broker is optional for ingest: never fail anything
@@ -101,7 +125,42 @@ def publish(event_ids: list[int]) -> bool:
             type(error).__name__,
             settings.LINEAGE["ENQUEUE_BACKOFF_SECONDS"],
         )
+        if marked:  # no task went out: the next publish must not be skipped
+            _forget_queued(marker)
         return False
+
+
+def derive_task_started() -> None:
+    """Called by the derive task before it claims anything: from now on, a newly committed
+    event needs a new task (this one's drain may already have looked past it)."""
+    _forget_queued(_marker())
+
+
+def _forget_queued(marker: "redis.Redis | None") -> None:
+    if marker is None:
+        return
+    try:
+        marker.delete(QUEUED_KEY)
+    except redis.RedisError as error:  # the key's TTL ends what this could not
+        logger.warning("derive_marker_unreachable error=%s", type(error).__name__)
+
+
+def _marker() -> "redis.Redis | None":
+    """The broker's Redis, where the waiting-task key lives (None for another broker: then
+    every burst is published). One client per process, as the publisher thread is."""
+    global _marker_client
+    if _marker_client is None or _marker_client[0] != os.getpid():
+        url = settings.CELERY_BROKER_URL
+        client = None
+        if url.startswith(_REDIS_SCHEMES):
+            options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+            client = redis.Redis.from_url(
+                url,
+                socket_connect_timeout=options["socket_connect_timeout"],
+                socket_timeout=options["socket_timeout"],
+            )
+        _marker_client = (os.getpid(), client)
+    return _marker_client[1]
 
 
 def wait_until_published(timeout: float = 5.0) -> bool:

@@ -27,6 +27,9 @@ logger = logging.getLogger(__name__)
 SWEEP_AFTER_SECONDS = 5.0
 # A sweep stops starting new batches after this long; the next beat tick continues.
 SWEEP_TIME_BUDGET_SECONDS = 4.0
+# A derive task stops starting new batches after this long (and has another task published
+# if events are still pending), so a backlog never holds a worker for long in one task.
+DRAIN_TIME_BUDGET_SECONDS = 2.0
 
 
 def derived_tables() -> list[str]:
@@ -64,23 +67,18 @@ def derive_events(event_ids: Sequence[int]) -> BatchResult:
     return result
 
 
-def drain_pending(batch_size: int = BATCH_SIZE) -> BatchResult:
-    """Derive one batch of whatever is pending, however new.
+def drain_pending(
+    time_budget_seconds: float = DRAIN_TIME_BUDGET_SECONDS, batch_size: int = BATCH_SIZE
+) -> tuple[BatchResult, bool]:
+    """Derive whatever is pending, however new, batch by batch for up to
+    ``time_budget_seconds``; also says whether the budget ended with events still pending.
 
-    The derive task calls this after its own ids: ingest publishes many small tasks (one
-    per burst per web process), and a one-event batch costs ~8 ms against ~0.9 ms per
-    event in a batch of 500, so the first task of a burst derives the burst and the tasks
-    behind it find their events already derived (one cheap query each).
+    The derive task calls this after its own ids: ingest keeps at most one task waiting
+    (ADR 0053), and a one-event batch costs ~8 ms against ~0.9 ms per event in a batch of
+    500, so one task derives everything committed since the last one started, in large
+    batches.
     """
-    result = derive_pending_batch(0, batch_size)
-    if result.claimed:
-        logger.info(
-            "drain_pending claimed=%d derived=%d failed=%d",
-            result.claimed,
-            result.derived,
-            result.failed,
-        )
-    return result
+    return _derive_pending("drain_pending", 0, time_budget_seconds, batch_size)
 
 
 def sweep_underived(
@@ -89,21 +87,32 @@ def sweep_underived(
     batch_size: int = BATCH_SIZE,
 ) -> BatchResult:
     """Derive events that are still pending after ``older_than_seconds``, batch by batch."""
+    swept, _ = _derive_pending(
+        "sweep_underived", older_than_seconds, time_budget_seconds, batch_size
+    )
+    return swept
+
+
+def _derive_pending(
+    name: str, older_than_seconds: float, time_budget_seconds: float, batch_size: int
+) -> tuple[BatchResult, bool]:
     total = BatchResult()
     deadline = time.monotonic() + time_budget_seconds
     while True:
         result = derive_pending_batch(older_than_seconds, batch_size)
         total += result
-        if result.claimed < batch_size or time.monotonic() >= deadline:
+        more = result.claimed >= batch_size
+        if not more or time.monotonic() >= deadline:
             break
     if total.claimed:
         logger.info(
-            "sweep_underived claimed=%d derived=%d failed=%d",
+            "%s claimed=%d derived=%d failed=%d",
+            name,
             total.claimed,
             total.derived,
             total.failed,
         )
-    return total
+    return total, more
 
 
 def rederive(

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from kombu.exceptions import OperationalError as BrokerError
 
-from catalog import tasks
+from catalog import services, tasks
 from catalog.models import LineageEdge, Run, RunState
 from catalog.services import derive_events, sweep_underived
 from ingest import enqueue
@@ -25,6 +25,8 @@ def _post(client, event: dict) -> None:
 def test_ingest_enqueues_the_derive_task_after_commit_and_running_it_twice_changes_nothing(
     ingest_client, monkeypatch, django_capture_on_commit_callbacks
 ) -> None:
+    assert enqueue.wait_until_published()
+    enqueue.derive_task_started()  # no earlier test's task is waiting
     sent = []
     monkeypatch.setattr(
         enqueue.current_app, "send_task", lambda name, args: sent.append((name, args))
@@ -53,6 +55,49 @@ def test_ingest_enqueues_the_derive_task_after_commit_and_running_it_twice_chang
     Event.objects.update(derivation_status="pending")  # a redelivery after a lost ack
     assert tasks.derive_events.apply(args=sent[0][1]).get() == 1
     assert canonical_dump() == before
+
+
+@pytest.mark.django_db
+def test_the_one_waiting_task_derives_every_event_committed_before_it_started(
+    ingest_client, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    assert enqueue.wait_until_published()
+    enqueue.derive_task_started()
+    sent = []
+    monkeypatch.setattr(enqueue.current_app, "send_task", lambda name, args: sent.append(args))
+    for second in range(6):
+        with django_capture_on_commit_callbacks(execute=True):
+            _post(ingest_client, run_event("COMPLETE", second, str(uuid.uuid4())))
+        assert enqueue.wait_until_published()  # each event its own burst
+    assert len(sent) == 1  # the later bursts found a task waiting
+    assert tasks.derive_events.apply(args=sent[0]).get() == 6
+    assert not Event.objects.filter(derivation_status="pending").exists()
+    assert Run.objects.count() == 6
+    # The task said it started: what comes next is published again.
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(ingest_client, run_event("COMPLETE", 7, str(uuid.uuid4())))
+    assert enqueue.wait_until_published()
+    assert len(sent) == 2
+    enqueue.derive_task_started()
+
+
+@pytest.mark.django_db
+def test_a_backlog_beyond_the_task_budget_gets_another_task(monkeypatch) -> None:
+    store([openlineage(run_event("COMPLETE", 1, str(uuid.uuid4()))) for _ in range(5)])
+    assert enqueue.wait_until_published()
+    enqueue.derive_task_started()
+    sent = []
+    monkeypatch.setattr(enqueue.current_app, "send_task", lambda name, args: sent.append(args))
+    drain = services.drain_pending
+    # A budget that ends after the first batch of two: three events are left.
+    monkeypatch.setattr(services, "drain_pending", lambda: drain(0, 2))
+    assert tasks.derive_events.apply(args=[[]]).get() == 2
+    assert sent == [[[]]]  # another task, which drains the rest
+    monkeypatch.setattr(services, "drain_pending", drain)
+    assert tasks.derive_events.apply(args=sent[0]).get() == 3
+    assert sent == [[[]]]  # nothing left: no further task
+    assert not Event.objects.filter(derivation_status="pending").exists()
+    enqueue.derive_task_started()
 
 
 @pytest.mark.django_db

@@ -27,6 +27,7 @@ def _forget_broker_connections() -> None:
 @pytest.fixture
 def broker_unreachable() -> Iterator[None]:
     assert enqueue.wait_until_published(timeout=10)  # nothing of earlier tests in flight
+    enqueue.derive_task_started()  # nor an earlier test's task marked waiting
     original = current_app.conf.broker_url
     current_app.conf.broker_url = f"redis://127.0.0.1:{CLOSED_PORT}/0"
     _forget_broker_connections()
@@ -51,6 +52,8 @@ def test_ingest_answers_201_when_the_broker_is_down(
     assert (first.status_code, second.status_code) == (201, 201)
     assert len(callbacks) == 1  # the hand-over to the publisher happened after commit
     assert enqueue._skip_broker_until > 0  # the publish failed and the publisher backs off
+    # No task went out, so none is marked waiting: the next publish is not skipped.
+    assert not _marker().exists(enqueue.QUEUED_KEY)
     assert elapsed < 5, f"a broker outage must not stall ingest ({elapsed:.1f}s)"
     statuses = set(Event.objects.values_list("derivation_status", flat=True))
     assert statuses == {DerivationStatus.PENDING}  # left for the periodic sweep
@@ -60,17 +63,43 @@ def test_ingest_answers_201_when_the_broker_is_down(
 def test_published_task_carries_the_new_event_ids(
     ingest_client, django_capture_on_commit_callbacks, monkeypatch
 ) -> None:
+    assert enqueue.wait_until_published(timeout=10)
+    enqueue.derive_task_started()  # as a worker taking an earlier test's task does
     sent: list[tuple[str, list]] = []
     monkeypatch.setattr(
         current_app, "send_task", lambda name, args: sent.append((name, args))
     )  # the broker itself is exercised by the catalog's end-to-end tests
     with django_capture_on_commit_callbacks(execute=True):
-        ids = [post_json(ingest_client, LINEAGE, run_event()).json()["id"] for _ in range(3)]
+        first = post_json(ingest_client, LINEAGE, run_event()).json()["id"]
     assert enqueue.wait_until_published(timeout=10)
-    assert [name for name, _ in sent] == ["catalog.derive_events"] * len(sent)
-    published = [event_id for _, (batch,) in sent for event_id in batch]
-    assert set(ids) <= set(published)  # earlier tests' ids may ride along
-    assert len(published) == len(set(published))
+    assert sent == [("catalog.derive_events", [[first]])]
+
+
+def test_no_second_task_is_published_while_one_waits(monkeypatch) -> None:
+    """Every derive task drains what is pending, so one waiting task is enough: later
+    bursts are not published until a worker starts it (ADR 0053)."""
+    assert enqueue.wait_until_published(timeout=10)
+    enqueue.derive_task_started()
+    sent: list[list[int]] = []
+    monkeypatch.setattr(current_app, "send_task", lambda name, args: sent.append(args[0]))
+    handed = list(range(10**9, 10**9 + 30))
+    for event_id in handed:  # 300 ms of single-event requests: three intervals at least
+        enqueue._hand_over([event_id])
+        time.sleep(0.01)
+    assert enqueue.wait_until_published(timeout=10)
+    assert len(sent) == 1 and sent[0] == handed[: len(sent[0])]
+    assert 0 < _marker().ttl(enqueue.QUEUED_KEY) <= enqueue.QUEUED_TTL_SECONDS
+    enqueue.derive_task_started()  # the worker took it: the next burst is published
+    enqueue._hand_over([7])
+    assert enqueue.wait_until_published(timeout=10)
+    assert sent[1:] == [[7]]
+    enqueue.derive_task_started()
+
+
+def _marker():
+    marker = enqueue._marker()
+    assert marker is not None  # the test broker is Redis
+    return marker
 
 
 @pytest.mark.django_db
@@ -140,9 +169,13 @@ def test_a_busy_process_publishes_at_most_one_task_per_interval(monkeypatch) -> 
     publisher sends one task per LINEAGE["ENQUEUE_INTERVAL_MS"], carrying every id once."""
     assert enqueue.wait_until_published(timeout=10)
     sent: list[tuple[float, list[int]]] = []
-    monkeypatch.setattr(
-        current_app, "send_task", lambda name, args: sent.append((time.monotonic(), args[0]))
-    )
+
+    def send_and_start(name, args):  # a worker that starts each task at once
+        sent.append((time.monotonic(), args[0]))
+        enqueue.derive_task_started()
+
+    monkeypatch.setattr(current_app, "send_task", send_and_start)
+    enqueue.derive_task_started()
     handed = list(range(10**9, 10**9 + 40))
     for event_id in handed:  # one id every 10 ms, as single-event requests arrive
         enqueue._hand_over([event_id])
