@@ -89,3 +89,10 @@ class ReadOnlyViewSet(ReadAccessMixin, viewsets.ReadOnlyModelViewSet):
         if self.action == "retrieve" and self.detail_serializer_class is not None:
             return self.detail_serializer_class
         return super().get_serializer_class()
+
+    def filter_queryset(self, queryset: Any) -> Any:
+        # A detail is found by its id alone: the list's filters do not narrow it, and
+        # building their filterset (django-filter copies every filter) is CPU for nothing.
+        if self.action == "retrieve":
+            return queryset
+        return super().filter_queryset(queryset)

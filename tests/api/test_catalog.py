@@ -126,6 +126,14 @@ def test_unknown_job_is_404_problem(api, job_id):
     assert response.json()["type"] == "urn:lineage-catalog:problem:not-found"
 
 
+@pytest.mark.parametrize("query", ["name=other", "state=SLEEPING"])
+def test_a_detail_is_found_by_its_id_whatever_the_list_filters_say(api, shop, query):
+    """The list's filters narrow lists; a detail is its id (and skips building them)."""
+    response = api.get(f"/api/v1/jobs/{shop['load'].id}?{query}")
+    assert response.status_code == 200
+    assert response.json()["name"] == "etl.load"
+
+
 def test_invalid_filter_is_400_problem(api):
     response = api.get("/api/v1/jobs?state=SLEEPING")
     assert response.status_code == 400

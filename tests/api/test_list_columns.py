@@ -68,7 +68,7 @@ def test_a_datasets_jobs_are_rendered_as_their_serializer_documents(api, heavy):
     from rest_framework.renderers import JSONRenderer
 
     from api.serializers import DatasetJobSerializer
-    from api.views.catalog import _per_job
+    from api.views.catalog import _LINK_COLUMNS, _per_job
     from ingest.rendering import JSONRenderer as ServedRenderer
 
     job, _, dataset = heavy
@@ -86,10 +86,43 @@ def test_a_datasets_jobs_are_rendered_as_their_serializer_documents(api, heavy):
         )
     links = JobDataset.objects.select_related("job").order_by("job_id")
     documented = JSONRenderer().render(DatasetJobSerializer(list(links), many=True).data)
-    served = ServedRenderer().render(_per_job(links))
+    served = ServedRenderer().render(_per_job(links.values_list(*_LINK_COLUMNS)))
     assert served == documented
     body = api.get(f"/api/v1/datasets/{dataset.id}").json()
     assert [entry["job"]["name"] for entry in body["producing_jobs"]] == [
         "spark.job",
         "other.job",
+    ]
+
+
+@pytest.mark.django_db
+def test_a_job_writing_two_names_of_one_dataset_is_listed_once_with_both_spans(api):
+    """A merged dataset: one entry per job, first_seen the earliest, last_seen the latest,
+    declared if either link is."""
+    from datetime import timedelta
+
+    from tests.api.factories import add_alias
+
+    dataset = make_dataset("shop.public.orders")
+    second = add_alias(dataset, "s3://lake", "orders")
+    first = DatasetAlias.objects.filter(dataset=dataset).exclude(id=second.id).get()
+    job = make_job("spark.orders")
+    later = T0 + timedelta(days=2)
+    for alias, seen, declared in ((first, (T0, T0), False), (second, (later, later), True)):
+        JobDataset.objects.create(
+            job=job,
+            alias=alias,
+            direction="output",
+            first_seen=seen[0],
+            last_seen=seen[1],
+            declared=declared,
+        )
+    body = api.get(f"/api/v1/datasets/{dataset.id}").json()
+    assert body["producing_jobs"] == [
+        {
+            "job": {"id": job.id, "namespace": "airflow", "name": "spark.orders"},
+            "declared": True,
+            "first_seen": "2026-11-01T00:00:00Z",
+            "last_seen": "2026-11-03T00:00:00Z",
+        }
     ]
