@@ -82,23 +82,27 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
     if not secret_keys and not words:
         return document
     keywords = _keyword_pattern(secret_keys, words)
+    memo = _memo(keywords)
+    secret_keys_seen, texts_seen = memo.keys, memo.texts
 
     def walk(value: Any) -> Any:
         if isinstance(value, dict):
-            return {
-                key: REDACTED
-                if value[key] is not None
-                and not isinstance(value[key], bool)
-                and _is_secret_key(keywords, str(key))
-                else walk(value[key])
-                for key in value
-            }
+            copy: dict[Any, Any] = {}
+            for key, item in value.items():
+                if item is None or item is True or item is False:
+                    copy[key] = item
+                    continue
+                name = key if type(key) is str else str(key)
+                secret = secret_keys_seen.get(name)
+                if secret is None:
+                    secret = memo.remember_key(name)
+                copy[key] = REDACTED if secret else walk(item)
+            return copy
         if isinstance(value, list):
             return [walk(item) for item in value]
         if isinstance(value, str):
-            if len(value) <= _MEMO_TEXT:
-                return _redact_short_text(value, keywords)
-            return _redact_text(value, keywords)
+            redacted = texts_seen.get(value)
+            return redacted if redacted is not None else memo.remember_text(value)
         return value
 
     return walk(document)
@@ -106,28 +110,44 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
 
 # Events repeat their keys and most of their short strings (facet names, schema URLs,
 # producers, field names and types), and a page of events or a detail walks thousands of
-# them: a regex search each cost ~10 µs, two thirds of an events page's CPU. Both are pure
-# functions of (text, patterns), so remembering recent answers changes no result; the
-# caches are bounded in entries and in the length of what they keep, so hostile text only
-# evicts.
+# them: a regex search each cost ~10 µs, two thirds of an events page's CPU. Both answers
+# are pure functions of (text, patterns), so remembering them changes no result. The memo
+# is a plain dict per pattern (a dict lookup in the walk, where an lru_cache call cost a
+# Python call and a hash of the pattern each time); it keeps only text of up to
+# _MEMO_TEXT characters and is emptied when it reaches _MEMO_ENTRIES, so hostile text
+# only evicts, never grows memory.
 _MEMO_TEXT = 256
 _MEMO_ENTRIES = 16384
 
 
-def _is_secret_key(keywords: re.Pattern[str], key: str) -> bool:
-    if len(key) <= _MEMO_TEXT:
-        return _is_short_secret_key(keywords, key)
-    return keywords.search(key) is not None
+class _Memo:
+    def __init__(self, keywords: re.Pattern[str]) -> None:
+        self.keywords = keywords
+        self.keys: dict[str, bool] = {}
+        self.texts: dict[str, str] = {}
+
+    def remember_key(self, key: str) -> bool:
+        secret = self.keywords.search(key) is not None
+        if len(key) <= _MEMO_TEXT:
+            _bounded_put(self.keys, key, secret)
+        return secret
+
+    def remember_text(self, text: str) -> str:
+        redacted = _redact_text(text, self.keywords)
+        if len(text) <= _MEMO_TEXT:
+            _bounded_put(self.texts, text, redacted)
+        return redacted
 
 
-@lru_cache(maxsize=_MEMO_ENTRIES)
-def _is_short_secret_key(keywords: re.Pattern[str], key: str) -> bool:
-    return keywords.search(key) is not None
+def _bounded_put(memo: dict[str, Any], text: str, answer: Any) -> None:
+    if len(memo) >= _MEMO_ENTRIES:
+        memo.clear()  # dict operations are atomic: a concurrent reader only misses
+    memo[text] = answer
 
 
-@lru_cache(maxsize=_MEMO_ENTRIES)
-def _redact_short_text(text: str, keywords: re.Pattern[str]) -> str:
-    return _redact_text(text, keywords)
+@lru_cache(maxsize=8)
+def _memo(keywords: re.Pattern[str]) -> _Memo:
+    return _Memo(keywords)
 
 
 def is_secret_key(key: str) -> bool:

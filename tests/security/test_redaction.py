@@ -252,14 +252,12 @@ def test_credentials_in_names_metadata_and_errors_reach_no_read_path(
         assert "S3CRET" not in text, (page, text[text.find("S3CRET") - 300 :][:400])
 
 
-def test_remembered_answers_are_bounded_and_change_nothing() -> None:
+def test_remembered_answers_are_bounded_and_change_nothing(monkeypatch) -> None:
     """Keys and short strings are remembered (events repeat them); longer ones never are,
-    so hostile text can only evict answers, not grow memory."""
+    and a full memo is emptied, so hostile text can only evict answers, not grow memory."""
     from ingest import redaction
 
-    keys, texts = redaction._is_short_secret_key, redaction._redact_short_text
-    keys.cache_clear()
-    texts.cache_clear()
+    redaction._memo.cache_clear()
     event = {"password": "x", "url": "postgres://u:secret@h/db", "note": "token=abc"}
     expected = {
         "password": "***REDACTED***",
@@ -267,14 +265,27 @@ def test_remembered_answers_are_bounded_and_change_nothing() -> None:
         "note": "token=***REDACTED***",
     }
     assert redact(event) == expected
-    assert redact(event) == expected  # answered from memory the second time
-    assert keys.cache_info().hits == 3 and texts.cache_info().hits == 2
-    sizes = keys.cache_info().currsize, texts.cache_info().currsize
+    (memo,) = [redaction._memo(pattern) for pattern in _patterns(redaction)]
+    assert memo.keys == {"password": True, "url": False, "note": False}
+    assert set(memo.texts) == {"postgres://u:secret@h/db", "token=abc"}
+    memo.keys["note"] = True  # answered from memory the second time (a planted answer)
+    assert redact(event)["note"] == "***REDACTED***"
+    memo.keys["note"] = False
+    sizes = len(memo.keys), len(memo.texts)
     long_key = "k" * redaction._MEMO_TEXT + "password"
     long_text = "password=" + "y" * redaction._MEMO_TEXT
     assert redact({long_key: "x", "v": [long_text]}) == {
         long_key: "***REDACTED***",
         "v": ["password=***REDACTED***"],
     }
-    assert (keys.cache_info().currsize, texts.cache_info().currsize) == (sizes[0] + 1, sizes[1])
-    assert keys.cache_info().maxsize == texts.cache_info().maxsize == redaction._MEMO_ENTRIES
+    assert (len(memo.keys), len(memo.texts)) == (sizes[0] + 1, sizes[1])
+    monkeypatch.setattr(redaction, "_MEMO_ENTRIES", 5)
+    for number in range(12):
+        assert redact({f"key{number}": f"text {number}"}) == {f"key{number}": f"text {number}"}
+        assert len(memo.keys) <= 5 and len(memo.texts) <= 5
+    assert redact(event) == expected  # after evictions, the same answers
+
+
+def _patterns(redaction):
+    keys, words = redaction._configured("REDACT_KEYS"), redaction._configured("REDACT_WORDS")
+    return [redaction._keyword_pattern(keys, words)]
