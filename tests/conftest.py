@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from ingest import enqueue
 from ingest.authentication import clear_token_cache
 from ingest.services import create_token
 
@@ -21,6 +22,17 @@ def _fresh_token_cache() -> Iterator[None]:
     clear_token_cache()
     yield
     clear_token_cache()
+
+
+@pytest.fixture
+def no_task_waiting() -> Iterator[None]:
+    """Nothing of another test in the publisher, and no derive task marked waiting in the
+    test broker (no worker runs to start it), before the test and after it (ADR 0053)."""
+    assert enqueue.wait_until_published(timeout=10)
+    enqueue.derive_task_started()
+    yield
+    assert enqueue.wait_until_published(timeout=10)
+    enqueue.derive_task_started()
 
 
 @pytest.fixture

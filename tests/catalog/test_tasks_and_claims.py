@@ -23,10 +23,8 @@ def _post(client, event: dict) -> None:
 
 @pytest.mark.django_db
 def test_ingest_enqueues_the_derive_task_after_commit_and_running_it_twice_changes_nothing(
-    ingest_client, monkeypatch, django_capture_on_commit_callbacks
+    ingest_client, monkeypatch, django_capture_on_commit_callbacks, no_task_waiting
 ) -> None:
-    assert enqueue.wait_until_published()
-    enqueue.derive_task_started()  # no earlier test's task is waiting
     sent = []
     monkeypatch.setattr(
         enqueue.current_app, "send_task", lambda name, args: sent.append((name, args))
@@ -59,10 +57,8 @@ def test_ingest_enqueues_the_derive_task_after_commit_and_running_it_twice_chang
 
 @pytest.mark.django_db
 def test_the_one_waiting_task_derives_every_event_committed_before_it_started(
-    ingest_client, monkeypatch, django_capture_on_commit_callbacks
+    ingest_client, monkeypatch, django_capture_on_commit_callbacks, no_task_waiting
 ) -> None:
-    assert enqueue.wait_until_published()
-    enqueue.derive_task_started()
     sent = []
     monkeypatch.setattr(enqueue.current_app, "send_task", lambda name, args: sent.append(args))
     for second in range(6):
@@ -78,14 +74,11 @@ def test_the_one_waiting_task_derives_every_event_committed_before_it_started(
         _post(ingest_client, run_event("COMPLETE", 7, str(uuid.uuid4())))
     assert enqueue.wait_until_published()
     assert len(sent) == 2
-    enqueue.derive_task_started()
 
 
 @pytest.mark.django_db
-def test_a_backlog_beyond_the_task_budget_gets_another_task(monkeypatch) -> None:
+def test_a_backlog_beyond_the_task_budget_gets_another_task(monkeypatch, no_task_waiting) -> None:
     store([openlineage(run_event("COMPLETE", 1, str(uuid.uuid4()))) for _ in range(5)])
-    assert enqueue.wait_until_published()
-    enqueue.derive_task_started()
     sent = []
     monkeypatch.setattr(enqueue.current_app, "send_task", lambda name, args: sent.append(args))
     drain = services.drain_pending
@@ -97,7 +90,6 @@ def test_a_backlog_beyond_the_task_budget_gets_another_task(monkeypatch) -> None
     assert tasks.derive_events.apply(args=sent[0]).get() == 3
     assert sent == [[[]]]  # nothing left: no further task
     assert not Event.objects.filter(derivation_status="pending").exists()
-    enqueue.derive_task_started()
 
 
 @pytest.mark.django_db

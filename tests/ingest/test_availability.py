@@ -25,9 +25,7 @@ def _forget_broker_connections() -> None:
 
 
 @pytest.fixture
-def broker_unreachable() -> Iterator[None]:
-    assert enqueue.wait_until_published(timeout=10)  # nothing of earlier tests in flight
-    enqueue.derive_task_started()  # nor an earlier test's task marked waiting
+def broker_unreachable(no_task_waiting) -> Iterator[None]:
     original = current_app.conf.broker_url
     current_app.conf.broker_url = f"redis://127.0.0.1:{CLOSED_PORT}/0"
     _forget_broker_connections()
@@ -61,10 +59,8 @@ def test_ingest_answers_201_when_the_broker_is_down(
 
 @pytest.mark.django_db
 def test_published_task_carries_the_new_event_ids(
-    ingest_client, django_capture_on_commit_callbacks, monkeypatch
+    ingest_client, django_capture_on_commit_callbacks, monkeypatch, no_task_waiting
 ) -> None:
-    assert enqueue.wait_until_published(timeout=10)
-    enqueue.derive_task_started()  # as a worker taking an earlier test's task does
     sent: list[tuple[str, list]] = []
     monkeypatch.setattr(
         current_app, "send_task", lambda name, args: sent.append((name, args))
@@ -75,11 +71,9 @@ def test_published_task_carries_the_new_event_ids(
     assert sent == [("catalog.derive_events", [[first]])]
 
 
-def test_no_second_task_is_published_while_one_waits(monkeypatch) -> None:
+def test_no_second_task_is_published_while_one_waits(monkeypatch, no_task_waiting) -> None:
     """Every derive task drains what is pending, so one waiting task is enough: later
     bursts are not published until a worker starts it (ADR 0053)."""
-    assert enqueue.wait_until_published(timeout=10)
-    enqueue.derive_task_started()
     sent: list[list[int]] = []
     monkeypatch.setattr(current_app, "send_task", lambda name, args: sent.append(args[0]))
     handed = list(range(10**9, 10**9 + 30))
@@ -93,7 +87,6 @@ def test_no_second_task_is_published_while_one_waits(monkeypatch) -> None:
     enqueue._hand_over([7])
     assert enqueue.wait_until_published(timeout=10)
     assert sent[1:] == [[7]]
-    enqueue.derive_task_started()
 
 
 def _marker():
@@ -164,10 +157,11 @@ def test_readyz_is_503_without_the_database() -> None:
     assert response.json()["checks"]["database"].startswith("unavailable")
 
 
-def test_a_busy_process_publishes_at_most_one_task_per_interval(monkeypatch) -> None:
+def test_a_busy_process_publishes_at_most_one_task_per_interval(
+    monkeypatch, no_task_waiting
+) -> None:
     """A publish costs a good part of an event's ingest CPU: under a stream of events the
     publisher sends one task per LINEAGE["ENQUEUE_INTERVAL_MS"], carrying every id once."""
-    assert enqueue.wait_until_published(timeout=10)
     sent: list[tuple[float, list[int]]] = []
 
     def send_and_start(name, args):  # a worker that starts each task at once
@@ -175,7 +169,6 @@ def test_a_busy_process_publishes_at_most_one_task_per_interval(monkeypatch) -> 
         enqueue.derive_task_started()
 
     monkeypatch.setattr(current_app, "send_task", send_and_start)
-    enqueue.derive_task_started()
     handed = list(range(10**9, 10**9 + 40))
     for event_id in handed:  # one id every 10 ms, as single-event requests arrive
         enqueue._hand_over([event_id])
