@@ -150,35 +150,20 @@ def _job_start(job_id: int, upstream: bool, request: GraphRequest) -> list[int]:
     )
 
 
-_EDGES_NOW = """
-SELECT e.id, e.source_id, e.target_id, e.job_id, e.first_seen, e.last_seen, e.run_count,
-       r.run_uuid, e.lineage_type
-FROM catalog_lineage_edge e LEFT JOIN catalog_run r ON r.id = e.last_run_id
+# Only the keys the walk chooses by and the lineage type behind each half: the figures
+# drawn (first/last seen, run count, last run) are the job edges' (graph_jobs.job_edges),
+# and as of T the edge's own first_seen decides whether it existed, as in the walk.
+_EDGES = """
+SELECT e.source_id, e.target_id, e.job_id, e.lineage_type
+FROM catalog_lineage_edge e
 WHERE {where} {filters}
 ORDER BY e.id LIMIT %(limit)s
 """
-
-# As of T: the edge's history is its runs' contributions (LineageEdgeRun) up to T.
-_HISTORY_COLUMNS, _HISTORY = graph_jobs.history_as_of(
-    "catalog_lineage_edge", "e", "catalog_lineage_edge_run"
-)
-_EDGES_AS_OF = (
-    f"SELECT e.id, e.source_id, e.target_id, e.job_id, {_HISTORY_COLUMNS}, r.run_uuid, "
-    "e.lineage_type\n"
-    + _HISTORY
-    + """LEFT JOIN LATERAL (
-    SELECT er.run_id FROM catalog_lineage_edge_run er
-    WHERE er.edge_id = e.id AND er.first_seen <= %(as_of)s AND er.last_seen = h.latest
-    ORDER BY er.run_id DESC LIMIT 1
-) lr ON true
-LEFT JOIN catalog_run r ON r.id = COALESCE(lr.run_id, e.last_run_id)
-WHERE {where} {filters}
-ORDER BY e.id LIMIT %(limit)s
-"""
-)
 
 
 def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) -> list[tuple]:
+    """Dataset → dataset edges among ``dataset_ids`` (and a root job's own), capped:
+    ``(source_id, target_id, job_id, lineage_type)`` rows."""
     filters, values = edge_filters(request)
     where = "(e.source_id = ANY(%(ids)s) AND e.target_id = ANY(%(ids)s))"
     if root_job is not None:
@@ -186,10 +171,9 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
             f"({where} OR (e.job_id = %(job)s AND "
             "(e.source_id = ANY(%(ids)s) OR e.target_id = ANY(%(ids)s))))"
         )
-    template = _EDGES_AS_OF if request.as_of is not None else _EDGES_NOW
     with connection.cursor() as cursor:
         cursor.execute(
-            template.format(where=where, filters=filters),
+            _EDGES.format(where=where, filters=filters),
             {
                 **values,
                 "ids": dataset_ids,
@@ -284,15 +268,15 @@ def lineage_graph(request: GraphRequest) -> Graph:
     jobs: set[int] = {root_job.id} if root_job else set()
     rows_by_dataset: dict[int, list[tuple]] = defaultdict(list)
     for row in edge_rows:
-        rows_by_dataset[row[1]].append(row)
-        if row[2] != row[1]:
-            rows_by_dataset[row[2]].append(row)
+        rows_by_dataset[row[0]].append(row)
+        if row[1] != row[0]:
+            rows_by_dataset[row[1]].append(row)
     omitted = 0
     for dataset_id in candidates:
         new_jobs = {
-            row[3]
+            row[2]
             for row in rows_by_dataset[dataset_id]
-            if row[3] not in jobs and {row[1], row[2]} - {dataset_id} <= chosen
+            if row[2] not in jobs and {row[0], row[1]} - {dataset_id} <= chosen
         }
         if len(chosen) + len(jobs) + 1 + len(new_jobs) > request.max_nodes:
             omitted = len(ordered) - len(chosen)
@@ -317,7 +301,7 @@ def lineage_graph(request: GraphRequest) -> Graph:
     # the bounds (a job drawn for one pair may have read or written datasets far away).
     drawn: set[tuple[str, int, int]] = {
         key
-        for _, source, target, job_id, *_rest in edge_rows
+        for source, target, job_id, _ in edge_rows
         if job_id in jobs and source in chosen and target in chosen
         for key in (("input", source, job_id), ("output", target, job_id))
     }
@@ -391,7 +375,7 @@ def _assemble(
         }
         sources[key] = [edge_id]
     # Edge-API lineage types come from the dataset → dataset edges behind each half.
-    for _, source_id, target_id, job_id, *_rest, lineage_type in edge_rows:
+    for source_id, target_id, job_id, lineage_type in edge_rows:
         for key in (("input", source_id, job_id), ("output", target_id, job_id)):
             if lineage_type and key in aggregated:
                 aggregated[key]["lineage_types"].add(lineage_type)
@@ -406,7 +390,7 @@ def _assemble(
     dataset_nodes = []
     aliases: dict[int, list[dict[str, str]]] = defaultdict(list)
     for alias in (
-        DatasetAlias.objects.filter(dataset_id__in=chosen)
+        DatasetAlias.objects.filter(dataset_id__any=chosen)
         .order_by("dataset_id", "namespace", "name", "id")
         .values("dataset_id", "namespace", "name", "reason")
     ):
@@ -416,7 +400,7 @@ def _assemble(
     # Only the columns a node shows: a dataset's or job's facets (schemas) can be large.
     node_columns = ("id", "namespace", "name", "first_seen", "last_seen")
     for dataset in (
-        Dataset.objects.filter(id__in=chosen).order_by("id").values(*node_columns, "is_dropped")
+        Dataset.objects.filter(id__any=chosen).order_by("id").values(*node_columns, "is_dropped")
     ):
         dataset_nodes.append(
             {
@@ -452,7 +436,7 @@ def _assemble(
             "first_seen": job["first_seen"],
             "last_seen": job["last_seen"],
         }
-        for job in Job.objects.filter(id__in=jobs).order_by("id").values(*node_columns)
+        for job in Job.objects.filter(id__any=jobs).order_by("id").values(*node_columns)
     ]
     graph.nodes = dataset_nodes + job_nodes
 

@@ -52,8 +52,8 @@ ORDER BY je.dataset_id, je.direction, je.job_id
 def history_as_of(edges: str, alias: str, edge_runs: str) -> tuple[str, str]:
     """An edge's figures as of T (``%(as_of)s``): the select-list columns (first seen, last
     seen, run count) and the FROM clause over ``edges`` (as ``alias``) that computes them
-    from its runs' contributions (``edge_runs``) up to T. Both graphs (dataset → dataset
-    and job ↔ dataset) read history this way; an edge no run row backs keeps its own.
+    from its runs' contributions (``edge_runs``) up to T; an edge no run row backs keeps
+    its own. The graph draws job edges only, so they alone are read this way.
 
     Every column it reads is in the edge-run table's unique index (ADR 0050), so this is an
     index-only scan of the edge's entries; ``h.latest`` (the greatest last seen up to T)

@@ -1,7 +1,13 @@
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
 
 
 class IngestConfig(AppConfig):
     name = "ingest"
     verbose_name = "Ingest (raw event log)"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from ingest import db_timestamps, lookups  # noqa: F401 (lookups registers ``__any``)
+
+        connection_created.connect(db_timestamps.install, dispatch_uid="ingest.db_timestamps")

@@ -190,11 +190,11 @@ def search(request: Request) -> dict[str, Any]:
     updated = {
         ("dataset", row[0]): row[1]
         for row in Dataset.objects.filter(
-            id__in=[h.id for h in hits if h.type == "dataset"]
+            id__any=[h.id for h in hits if h.type == "dataset"]
         ).values_list("id", "last_seen")
     } | {
         ("job", row[0]): row[1]
-        for row in Job.objects.filter(id__in=[h.id for h in hits if h.type == "job"]).values_list(
+        for row in Job.objects.filter(id__any=[h.id for h in hits if h.type == "job"]).values_list(
             "id", "last_seen"
         )
     }

@@ -87,11 +87,11 @@ def lineage(request: Request) -> dict[str, Any]:
 
     dataset_rows = list(
         Dataset.objects.filter(
-            id__in=[n["dataset_id"] for n in graph.nodes if n["type"] == "dataset"]
+            id__any=[n["dataset_id"] for n in graph.nodes if n["type"] == "dataset"]
         ).order_by("id")
     )
     job_rows = list(
-        Job.objects.filter(id__in=[n["job_id"] for n in graph.nodes if n["type"] == "job"])
+        Job.objects.filter(id__any=[n["job_id"] for n in graph.nodes if n["type"] == "job"])
         .select_related("parent")
         .order_by("id")
     )
@@ -223,11 +223,13 @@ def _column_graph(
     dataset_ids = sorted({item[0] for item in fields})
     names = {
         row[0]: (row[1], row[2])
-        for row in Dataset.objects.filter(id__in=dataset_ids).values_list("id", "namespace", "name")
+        for row in Dataset.objects.filter(id__any=dataset_ids).values_list(
+            "id", "namespace", "name"
+        )
     }
     types = {
         (row[0], row[1]): row[2]
-        for row in DatasetField.objects.filter(dataset_id__in=dataset_ids).values_list(
+        for row in DatasetField.objects.filter(dataset_id__any=dataset_ids).values_list(
             "dataset_id", "name", "type"
         )
     }
