@@ -1,9 +1,10 @@
 """Lean load generation for benchmarks that share the machine with what they measure.
 
 On two cores every millisecond the load generator spends is taken from the system under
-test. openlineage-python's ``HttpTransport.emit`` costs ~1.8 ms of client CPU per event
-(serialisation, gzip, then requests and urllib3), against ~0.3 ms for the same bytes sent
-over a kept-alive ``http.client`` connection (2026-12-01, this machine). So the soak has
+test. openlineage-python's ``HttpTransport.emit`` costs ~2.4 ms of client CPU per event
+(serialisation, gzip, then requests and urllib3), against ~0.4 ms for the same request
+built beforehand and sent over a kept-alive ``http.client`` connection (bench/client_cpu.py,
+2026-12-01). So the soak has
 the client build each request before the clock starts (``openlineage_requests``: the
 transport's own ``emit``, with a session that keeps what it would post), and sends it
 with ``Connection`` while the clock runs. The server receives the body and headers the
