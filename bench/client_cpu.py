@@ -12,12 +12,6 @@ import argparse
 import time
 
 import orjson
-from openlineage.client.transport.http import (
-    ApiKeyTokenProvider,
-    HttpCompression,
-    HttpConfig,
-    HttpTransport,
-)
 
 from bench.common import (
     DEFAULT_CORPUS,
@@ -28,7 +22,7 @@ from bench.common import (
     recreate_database,
     running_server,
 )
-from bench.senders import Connection, openlineage_requests
+from bench.senders import Connection, openlineage_requests, openlineage_transport
 
 
 def main() -> None:
@@ -49,14 +43,7 @@ def main() -> None:
         events[100 + args.events :],
     )
     with running_server(env) as url:
-        transport = HttpTransport(
-            HttpConfig(
-                url=url,
-                auth=ApiKeyTokenProvider({"apiKey": token}),
-                compression=HttpCompression.GZIP,
-                retry={"total": 0},
-            )
-        )
+        transport = openlineage_transport(url, token)
         for body in warm:
             transport.emit(orjson.loads(body))
         started = time.process_time()

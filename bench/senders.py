@@ -4,11 +4,10 @@ On two cores every millisecond the load generator spends is taken from the syste
 test. openlineage-python's ``HttpTransport.emit`` costs ~2.4 ms of client CPU per event
 (serialisation, gzip, then requests and urllib3), against ~0.4 ms for the same request
 built beforehand and sent over a kept-alive ``http.client`` connection (bench/client_cpu.py,
-2026-12-01). So the soak has
-the client build each request before the clock starts (``openlineage_requests``: the
-transport's own ``emit``, with a session that keeps what it would post), and sends it
-with ``Connection`` while the clock runs. The server receives the body and headers the
-real client sends.
+2026-12-01). So the soak has the client build each request before the clock starts
+(``openlineage_requests``: the transport's own ``emit``, with a session that keeps what it
+would post), and sends it with ``Connection`` while the clock runs. The server receives
+the body and headers the real client sends.
 """
 
 import http.client
@@ -69,20 +68,30 @@ class _KeepPosts(requests.Session):
         return response
 
 
-_transport: HttpTransport | None = None
-
-
-def _start(url: str, token: str) -> None:
-    global _transport
-    _transport = HttpTransport(
+def openlineage_transport(
+    url: str, token: str, session: requests.Session | None = None
+) -> HttpTransport:
+    """openlineage-python's HTTP transport as the soak's producers configure it: gzip, an
+    API key, no retries (a failure is counted, not hidden)."""
+    return HttpTransport(
         HttpConfig(
             url=url,
             endpoint="api/v1/lineage",
             auth=ApiKeyTokenProvider({"apiKey": token}),
             compression=HttpCompression.GZIP,
-            session=_KeepPosts(),
+            timeout=10.0,
+            retry={"total": 0},
+            session=session,
         )
     )
+
+
+_transport: HttpTransport | None = None
+
+
+def _start(url: str, token: str) -> None:
+    global _transport
+    _transport = openlineage_transport(url, token, session=_KeepPosts())
 
 
 def _prepare(body: bytes) -> PreparedRequest:
