@@ -5,16 +5,19 @@ was Django's request cycle (nine middleware, URL resolution), not the work: benc
 measured 1,434 events/s through the full stack and 1,860 with this path (ADR 0006).
 
 One pipeline in substance (ADR 0007): the route and its view are read from the URLconf
-(``ingest-lineage``), and the request is answered by that view's own DRF dispatch (content
-negotiation with its renderers, its authentication, permission and throttle classes, its
-exception handler and response headers). What is skipped is only Django's handler: the
-middleware chain and URL resolution. What that chain adds to an answer is added here by
-the same classes (``RESPONSE_MIDDLEWARE``, in settings order: HSTS, nosniff,
-Referrer-Policy, COOP, Content-Length, X-Frame-Options); 4xx/5xx answers are logged as
-Django logs them; an unexpected exception is logged like Django's and answered with the
-project's handler500 problem document; a lost database is a 503, as the middleware does.
-Left to Django, untouched (nothing read): every other request, a Host not in
-ALLOWED_HOSTS, and a plain-HTTP request that SECURE_SSL_REDIRECT would redirect.
+(``ingest-lineage``). An ordinary request (a bearer token of ingest scope, an Accept
+header the view's renderer takes as it is, no query string) is answered by the view's
+own pieces without DRF's dispatch (``ingest/direct.py``, ADR 0055); any other by the
+view's DRF dispatch (content negotiation with its renderers, its authentication,
+permission and throttle classes, its exception handler and response headers). Django's
+handler is skipped: the middleware chain and URL resolution. What that chain adds to an
+answer is added here by the same classes (``RESPONSE_MIDDLEWARE``, in settings order:
+HSTS, nosniff, Referrer-Policy, COOP, Content-Length, X-Frame-Options); 4xx/5xx answers
+are logged as Django logs them; an unexpected exception is logged like Django's and
+answered with the project's handler500 problem document; a lost database is a 503, as
+the middleware does. Left to Django, untouched (nothing read): every other request, a
+Host not in ALLOWED_HOSTS, and a plain-HTTP request that SECURE_SSL_REDIRECT would
+redirect.
 ``tests/ingest/test_fastpath.py`` checks status, body and every header against Django.
 """
 
@@ -33,6 +36,7 @@ from django.urls import resolve, reverse
 from django.utils.log import log_response
 from django.utils.module_loading import import_string
 
+from ingest.direct import DirectLineageAnswer
 from ingest.metrics import REQUEST_LATENCY
 from ingest.middleware import database_unavailable, is_connection_error
 from ingest.problems import problem_response, server_error
@@ -56,6 +60,9 @@ class IngestFastPath:
         match = resolve(self.path)
         self.route = match.route  # the metric's label, as Django's path gives it
         self.view = match.func
+        # The view's answer without DRF's dispatch, for ordinary requests (ADR 0055).
+        view_class = getattr(self.view, "view_class", None)  # set by APIView.as_view
+        self.direct = DirectLineageAnswer.for_view(view_class) if view_class else None
         self.handler = self._wrap(self._respond)
 
     @staticmethod
@@ -103,8 +110,10 @@ class IngestFastPath:
 
     def _respond(self, request: HttpRequest) -> HttpResponse:
         try:
-            response = self.view(request)
-            response.render()
+            response = self.direct(request) if self.direct is not None else None
+            if response is None:
+                response = self.view(request)
+                response.render()
             return response
         except Exception as error:
             if is_connection_error(error):

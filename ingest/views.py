@@ -173,7 +173,8 @@ def json_documents(request: HttpRequest | Request) -> tuple[Any, bool]:
 
 def lineage_answer(request: HttpRequest | Request) -> tuple[int, dict[str, Any]]:
     """``POST /api/v1/lineage``: one event (or an array, all-or-nothing). The WSGI fast
-    path (ingest/fastpath.py) dispatches to the same view."""
+    path calls this function too, without the view's dispatch (ingest/direct.py, ADR
+    0055): ``LineageView.post`` must stay a call of it and nothing more."""
     document, is_array = json_documents(request)
     if is_array:
         if not document:

@@ -124,6 +124,57 @@ REQUESTS += [
     ),
 ]
 
+# What the direct answer (ADR 0055) serves or hands back to the view, each compared too.
+REQUESTS += [
+    (
+        "accept any",  # what openlineage-python's requests session sends
+        lambda s: (dumps(run_event()), {"HTTP_AUTHORIZATION": f"Bearer {s}", "HTTP_ACCEPT": "*/*"}),
+    ),
+    (
+        "accept indented json",  # DRF's renderer indents: the view answers
+        lambda s: (
+            dumps(run_event()),
+            {"HTTP_AUTHORIZATION": f"Bearer {s}", "HTTP_ACCEPT": "application/json; indent=2"},
+        ),
+    ),
+    (
+        "format in the query",
+        lambda s: (
+            dumps(run_event()),
+            {"HTTP_AUTHORIZATION": f"Bearer {s}", "QUERY_STRING": "format=json"},
+        ),
+    ),
+    (
+        "read token",
+        lambda s: (
+            dumps(run_event()),
+            {"HTTP_AUTHORIZATION": f"Bearer {create_token('r', 'read')[1]}"},
+        ),
+    ),
+    ("not a bearer token", lambda s: (dumps(run_event()), {"HTTP_AUTHORIZATION": f"Basic {s}"})),
+    (
+        "duplicate key",
+        lambda s: (
+            b'{"eventType":"START","eventType":"COMPLETE"}',
+            {"HTTP_AUTHORIZATION": f"Bearer {s}"},
+        ),
+    ),
+    (
+        "unknown encoding",
+        lambda s: (
+            dumps(run_event()),
+            {"HTTP_AUTHORIZATION": f"Bearer {s}", "HTTP_CONTENT_ENCODING": "br"},
+        ),
+    ),
+    (
+        "event over the size limit",
+        lambda s: (
+            dumps(run_event(job={"namespace": "n", "name": "j", "facets": {"x": "y" * 9_000_000}})),
+            {"HTTP_AUTHORIZATION": f"Bearer {s}"},
+        ),
+    ),
+]
+
 
 def _same_answer(
     fast: tuple[int, dict[str, str], bytes], slow: tuple[int, dict[str, str], bytes]
@@ -229,3 +280,82 @@ def test_database_down_is_a_503(app, secret) -> None:
     assert status == 503
     assert headers["Retry-After"] == "5"
     assert orjson.loads(body)["type"] == "urn:lineage-catalog:problem:database-unavailable"
+
+
+def _count_dispatches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from ingest.views import LineageView
+
+    dispatched: list[str] = []
+    dispatch = LineageView.dispatch
+
+    def counted(self: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+        dispatched.append(request.path)
+        return dispatch(self, request, *args, **kwargs)
+
+    monkeypatch.setattr(LineageView, "dispatch", counted)
+    return dispatched
+
+
+def test_an_ordinary_request_is_answered_without_drf_dispatch(app, secret, monkeypatch) -> None:
+    dispatched = _count_dispatches(monkeypatch)
+    for accept in ("", "*/*", "application/json"):
+        status, _, _ = call(
+            app, dumps(run_event()), HTTP_AUTHORIZATION=f"Bearer {secret}", HTTP_ACCEPT=accept
+        )
+        assert status == 201
+    status, _, _ = call(
+        app, dumps(run_event(eventTime="soon")), HTTP_AUTHORIZATION=f"Bearer {secret}"
+    )
+    assert status == 400  # a refusal of the event itself is answered directly too
+    assert dispatched == []
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},  # no token
+        {"HTTP_AUTHORIZATION": "Bearer unknown"},
+        {"HTTP_ACCEPT": "application/json; indent=2"},
+        {"HTTP_ACCEPT": "text/html"},
+        {"QUERY_STRING": "format=json"},
+    ],
+    ids=["no token", "unknown token", "indent", "html", "query"],
+)
+def test_anything_else_is_answered_by_the_view(app, secret, monkeypatch, extra) -> None:
+    dispatched = _count_dispatches(monkeypatch)
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {secret}", **extra}
+    if not extra:
+        headers.pop("HTTP_AUTHORIZATION")
+    call(app, dumps(run_event()), **headers)
+    assert dispatched == ["/api/v1/lineage"]
+
+
+def test_the_shipped_view_is_configured_for_the_direct_answer() -> None:
+    from ingest.direct import DirectLineageAnswer
+    from ingest.views import LineageView
+
+    assert DirectLineageAnswer.for_view(LineageView) is not None
+    assert IngestFastPath(get_wsgi_application()).direct is not None
+
+
+def test_a_view_configured_otherwise_turns_the_direct_answer_off(monkeypatch) -> None:
+    from rest_framework.renderers import BrowsableAPIRenderer
+    from rest_framework.throttling import AnonRateThrottle
+
+    from ingest.direct import DirectLineageAnswer
+    from ingest.rendering import JSONRenderer
+    from ingest.views import LineageView
+
+    for name, value in [
+        ("throttle_classes", [AnonRateThrottle]),
+        ("renderer_classes", [JSONRenderer, BrowsableAPIRenderer]),
+        ("authentication_classes", []),
+        ("permission_classes", []),
+    ]:
+        with monkeypatch.context() as patch:
+            patch.setattr(LineageView, name, value)
+            assert DirectLineageAnswer.for_view(LineageView) is None, name
+    with override_settings(
+        REST_FRAMEWORK={"EXCEPTION_HANDLER": "rest_framework.views.exception_handler"}
+    ):
+        assert DirectLineageAnswer.for_view(LineageView) is None
