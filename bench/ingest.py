@@ -2,13 +2,19 @@
 
 Measures, in one run on one machine and database server:
   1. single-event POST /api/v1/lineage from --clients concurrent keep-alive clients;
-  2. POST /api/v1/lineage/batch with batches of --batch-size events;
-  3. the ceiling: psycopg inserting the same payloads into a table shaped like ingest_event
-     (same columns, indexes and unique digest), one INSERT+COMMIT per event over 4
-     connections, and COPY in batches of 1000;
+  2. the ceiling: psycopg inserting the same kind of payloads into a table shaped like
+     ingest_event (same columns, indexes and unique digest), one INSERT+COMMIT per event
+     over 4 connections;
+  3. POST /api/v1/lineage/batch with batches of --batch-size events, and its ceiling, COPY
+     in batches of 1000;
 and prints events/s for each and ingest/ceiling ratios.
 
-Usage: .venv/bin/python -m bench.ingest [--events 4000] [--url URL --token TOKEN]
+1 and 2 alternate, --rounds times, and the single ratio printed is the median of the
+rounds' ratios. A shared machine's speed drifts by up to 2x within minutes; measured one
+after the other, a single figure and a ceiling taken a minute apart gave ratios from 0.27
+to 0.77 on the same code. Side by side, each round's two figures see the same machine.
+
+Usage: .venv/bin/python -m bench.ingest [--events 4000] [--rounds 5] [--url URL --token TOKEN]
 Without --url it migrates a scratch database (lineage_bench) and starts the shipped web
 server itself (``python -m config.server``; --workers/--threads override its layout).
 """
@@ -20,6 +26,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import tempfile
 import threading
@@ -225,29 +232,31 @@ def main() -> None:
         help="single-POST load generator: wrk (C, Debian package) when installed, else "
         "Python http.client threads",
     )
-    parser.add_argument("--seconds", type=float, default=6.0, help="wrk run length")
+    parser.add_argument("--seconds", type=float, default=3.0, help="wrk run length per round")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="single-POST and ceiling measurements, alternated"
+    )
     args = parser.parse_args()
     if args.client == "auto":
         args.client = "wrk" if shutil.which("wrk") else "python"
 
     templates = load_templates(args.corpus)
-    single_bodies = make_events(templates, args.events, seed=1)
     batch_events = make_events(templates, args.events, seed=2)
     batch_bodies = [
         b"[" + b",".join(batch_events[offset : offset + args.batch_size]) + b"]"
         for offset in range(0, len(batch_events), args.batch_size)
     ]
-    sizes = [len(body) for body in single_bodies]
+    sizes = [len(body) for body in batch_events]
     print(
         f"{args.events} events per test, {min(sizes)}-{max(sizes)} bytes "
         f"(mean {sum(sizes) // len(sizes)}), {args.clients} clients ({args.client}), "
-        f"batches of {args.batch_size}"
+        f"batches of {args.batch_size}, {args.rounds} rounds"
     )
 
     if args.url:
         if not args.token:
             raise SystemExit("--token is required with --url")
-        results = run_ingest(args.url, args.token, single_bodies, batch_bodies, args)
+        results = run_ingest(args.url, args.token, batch_bodies, args)
     else:
         recreate_database(args.database_url)
         env = bench_env(args.database_url)
@@ -256,20 +265,29 @@ def main() -> None:
             env, "create_token", "--scope", "ingest", "--name", "bench", "--quiet"
         ).strip()
         with running_server(env, workers=args.workers, threads=args.threads) as url:
-            results = run_ingest(url, token, single_bodies, batch_bodies, args)
+            results = run_ingest(url, token, batch_bodies, args)
 
-    rows = ceiling_rows(single_bodies)
-    single_ceiling = ceiling_single(args.database_url, rows)
-    copy_ceiling = ceiling_copy(args.database_url, rows)
+    copy_ceiling = ceiling_copy(args.database_url, ceiling_rows(batch_events))
     reset_ceiling_table(args.database_url)
-    single_rate, p50, p95, batch_rate, cpu = results
-    print(f"single POST  : {single_rate:8.0f} events/s  (p50 {p50:.1f} ms, p95 {p95:.1f} ms)")
+    rounds, batch_rate, cpu = results
+    for number, one in enumerate(rounds, 1):
+        print(
+            f"round {number}: single {one.single:6.0f} events/s (p50 {one.p50:.1f} ms, "
+            f"p95 {one.p95:.1f} ms), ceiling {one.ceiling:6.0f} events/s, ratio {one.ratio:.2f}"
+        )
+    single = statistics.median(one.single for one in rounds)
+    ceiling = statistics.median(one.ceiling for one in rounds)
+    ratios = sorted(one.ratio for one in rounds)
+    print(f"single POST  : {single:8.0f} events/s (median of the rounds)")
     server = f"server {cpu.server * 1e6:.0f}" if cpu.server is not None else "server unknown"
     print(f"  CPU per single event: {server} µs, client ({args.client}) {cpu.client * 1e6:.0f} µs")
     print(f"batch POST   : {batch_rate:8.0f} events/s")
-    print(f"ceiling INSERT+COMMIT x4 : {single_ceiling:8.0f} events/s")
+    print(f"ceiling INSERT+COMMIT x4 : {ceiling:8.0f} events/s (median of the rounds)")
     print(f"ceiling COPY x1000       : {copy_ceiling:8.0f} events/s")
-    print(f"ratio single/insert-ceiling: {single_rate / single_ceiling:.2f} (target >= 0.35)")
+    print(
+        f"ratio single/insert-ceiling: {statistics.median(ratios):.2f} median of "
+        f"{len(ratios)} rounds ({ratios[0]:.2f}-{ratios[-1]:.2f}) (target >= 0.35)"
+    )
     print(f"ratio batch/copy-ceiling   : {batch_rate / copy_ceiling:.2f} (target >= 0.40)")
 
 
@@ -283,6 +301,20 @@ class SingleCpu:
     client: float
 
 
+@dataclass(frozen=True)
+class Round:
+    """One single-POST measurement and the INSERT+COMMIT ceiling taken right after it."""
+
+    single: float  # events/s
+    p50: float  # ms
+    p95: float  # ms
+    ceiling: float  # events/s
+
+    @property
+    def ratio(self) -> float:
+        return self.single / self.ceiling
+
+
 def _client_cpu() -> float:
     """CPU seconds used so far by this process (every thread: the Python client) and by
     its reaped children (wrk)."""
@@ -290,34 +322,42 @@ def _client_cpu() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
+def single_round(
+    url: str, token: str, bodies: list[bytes], args: argparse.Namespace
+) -> tuple[float, float, float, float]:
+    """Single POSTs of ``bodies`` (wrk: for --seconds); (events/s, p50 ms, p95 ms, events)."""
+    if args.client == "wrk":
+        rate, p50, p95 = wrk_single(url, token, bodies, args.clients, args.seconds)
+        return rate, p50, p95, rate * max(1, round(args.seconds))
+    seconds, latencies = post_all(url, token, "/api/v1/lineage", bodies, args.clients)
+    p50, p95 = percentile(latencies, 0.5) * 1000, percentile(latencies, 0.95) * 1000
+    return len(bodies) / seconds, p50, p95, len(bodies)
+
+
 def run_ingest(
-    url: str,
-    token: str,
-    single_bodies: list[bytes],
-    batch_bodies: list[bytes],
-    args: argparse.Namespace,
-) -> tuple[float, float, float, float, SingleCpu]:
-    """(single events/s, p50 ms, p95 ms, batch events/s, CPU per single event)."""
+    url: str, token: str, batch_bodies: list[bytes], args: argparse.Namespace
+) -> tuple[list[Round], float, SingleCpu]:
+    """(the rounds, batch events/s, CPU per single event over every round)."""
     templates = load_templates(args.corpus)
     post_all(url, token, "/api/v1/lineage", make_events(templates, 200, seed=3), args.clients)
     own_server = not args.url
-    server_before = server_cpu_seconds(url) if own_server else 0.0
-    if args.client == "wrk":
-        # Distinct bodies for the whole run (wrk runs for a time, not a count).
-        bodies = make_events(templates, max(args.events, int(args.seconds * 4000)), seed=4)
+    # Distinct bodies in every round (wrk runs for a time, not a count; a repeat is a 200).
+    count = max(args.events, int(args.seconds * 4000)) if args.client == "wrk" else args.events
+    rounds: list[Round] = []
+    served = server = client = 0.0
+    for number in range(args.rounds):
+        bodies = make_events(templates, count, seed=10 + number)
+        rows = ceiling_rows(bodies[: args.events])
+        server_before = server_cpu_seconds(url) if own_server else 0.0
         client_before = _client_cpu()
-        single_rate, p50, p95 = wrk_single(url, token, bodies, args.clients, args.seconds)
-        served = single_rate * max(1, round(args.seconds))
-    else:
-        client_before = _client_cpu()
-        seconds, latencies = post_all(url, token, "/api/v1/lineage", single_bodies, args.clients)
-        single_rate = len(single_bodies) / seconds
-        p50, p95 = percentile(latencies, 0.5) * 1000, percentile(latencies, 0.95) * 1000
-        served = len(single_bodies)
-    client = (_client_cpu() - client_before) / served
-    server = (server_cpu_seconds(url) - server_before) / served if own_server else None
+        rate, p50, p95, sent = single_round(url, token, bodies, args)
+        client += _client_cpu() - client_before
+        server += (server_cpu_seconds(url) - server_before) if own_server else 0.0
+        served += sent
+        rounds.append(Round(rate, p50, p95, ceiling_single(args.database_url, rows)))
     batch_seconds, _ = post_all(url, token, "/api/v1/lineage/batch", batch_bodies, 2)
-    return single_rate, p50, p95, args.events / batch_seconds, SingleCpu(server, client)
+    cpu = SingleCpu(server / served if own_server else None, client / served)
+    return rounds, args.events / batch_seconds, cpu
 
 
 if __name__ == "__main__":
