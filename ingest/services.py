@@ -2,7 +2,6 @@
 
 import hashlib
 import json
-import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,12 +45,26 @@ ORDER BY ord
 ON CONFLICT (digest) DO NOTHING
 RETURNING id, digest
 """
-_NUL_ESCAPE = b"\\u0000"
 # What jsonb cannot hold exactly: U+0000 (refused) and numbers written with an exponent
 # (jsonb's numeric prints 1e+308 as 1 followed by 308 zeros, which reads back as an
-# integer). In compact JSON a number follows ":", "," or "["; hex strings such as UUIDs
-# ("3e5d...") are quoted, so they do not match.
-_EXPONENT_NUMBER = re.compile(rb"[:,\[]-?\d+(?:\.\d+)?[eE]")
+# integer).
+_NUL_ESCAPE = b"\\u0000"
+
+
+def has_exponent_number(canonical: bytes) -> bool:
+    """Whether the compact JSON ``canonical`` holds a number written with an exponent.
+
+    Outside its strings, JSON has only punctuation, numbers, true, false and null, so an
+    "e" there is a number's exponent. The strings are cut out at their quotes, once the
+    escaped backslashes and quotes inside them are gone. Every step is a C-level bytes
+    method: 15 µs for a 3.4 KB event, where a regular expression took 33 µs (13 % of a
+    single-event request's instructions, ``bench.ingest_instructions``).
+    """
+    if b"\\" in canonical:
+        canonical = canonical.replace(b"\\\\", b"").replace(b'\\"', b"")
+    outside = b"".join(canonical.split(b'"')[::2])
+    outside = outside.replace(b"true", b"").replace(b"false", b"")
+    return b"e" in outside or b"E" in outside
 
 
 @dataclass(frozen=True)
@@ -87,7 +100,7 @@ def serialise(record: EventRecord) -> SerialisedEvent:
     size = len(canonical)
     digest = hashlib.sha256(record.kind.encode() + b"\n" + canonical).digest()
     raw = None
-    if _NUL_ESCAPE in canonical or _EXPONENT_NUMBER.search(canonical):
+    if _NUL_ESCAPE in canonical or has_exponent_number(canonical):
         # Keep the exact JSON aside, and a searchable copy in jsonb (U+0000 → U+FFFD).
         raw = canonical
         canonical = canonical.replace(_NUL_ESCAPE, b"\\ufffd")
