@@ -15,11 +15,10 @@ import orjson
 
 from bench.common import (
     DEFAULT_CORPUS,
-    bench_env,
     load_templates,
     make_events,
-    manage,
-    recreate_database,
+    migrated_database,
+    new_token,
     running_server,
 )
 from bench.senders import Connection, openlineage_requests, openlineage_transport
@@ -32,10 +31,8 @@ def main() -> None:
         "--database-url", default="postgres://postgres@127.0.0.1:5432/lineage_bench_client"
     )
     args = parser.parse_args()
-    recreate_database(args.database_url)
-    env = bench_env(args.database_url)
-    manage(env, "migrate", "--no-input")
-    token = manage(env, "create_token", "--scope", "ingest", "--quiet").strip()
+    env = migrated_database(args.database_url)
+    token = new_token(env, "ingest")
     events = make_events(load_templates(DEFAULT_CORPUS), 2 * args.events + 100)
     warm, through_emit, prepared_bodies = (
         events[:100],

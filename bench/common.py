@@ -4,6 +4,7 @@ Benchmarks talk only to 127.0.0.1 and stop by themselves.
 """
 
 import http.client
+import io
 import os
 import random
 import secrets
@@ -79,6 +80,19 @@ def manage(env: dict[str, str], *args: str) -> str:
     return run_local.manage(*args, env=env, capture=True)
 
 
+def migrated_database(database_url: str) -> dict[str, str]:
+    """``database_url`` made anew and migrated; the server environment that reaches it."""
+    recreate_database(database_url)
+    env = bench_env(database_url)
+    manage(env, "migrate", "--verbosity", "0")
+    return env
+
+
+def new_token(env: dict[str, str], scope: str, name: str = "bench") -> str:
+    """The secret of a new API token of ``scope`` in ``env``'s database."""
+    return manage(env, "create_token", "--scope", scope, "--name", name, "--quiet").strip()
+
+
 def migrated_django_without_broker(database_url: str, fresh: bool = True) -> None:
     """Django set up in this process on ``database_url`` (made anew when ``fresh``) and
     migrated, with nothing enqueued on commit: the benchmark drives derivation itself,
@@ -111,12 +125,10 @@ def built_store(
     if not reuse:
         print(f"building {contents} ...", flush=True)
         started = time.monotonic()
-        recreate_database(database_url)
-        manage(env, "migrate", "--verbosity", "0")
+        migrated_database(database_url)
         build()
         print(f"built in {time.monotonic() - started:.0f}s", flush=True)
-    token = manage(env, "create_token", "--scope", "read", "--name", "bench").split()[-1]
-    return env, token
+    return env, new_token(env, "read")
 
 
 def timed(connection: http.client.HTTPConnection, path: str, token: str) -> float:
@@ -293,6 +305,48 @@ def make_events(templates: list[dict[str, Any]], count: int, seed: int = 7) -> l
         event["job"]["name"] = f"{event['job']['name']}.{index % 97}"
         events.append(orjson.dumps(event))
     return events
+
+
+def wsgi_environ(body: bytes, token: str) -> dict[str, object]:
+    """A ``POST /api/v1/lineage`` of ``body``, as gunicorn hands it to the application."""
+    return {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/api/v1/lineage",
+        "SCRIPT_NAME": "",
+        "QUERY_STRING": "",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8000",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_HOST": "127.0.0.1",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(body)),
+        "HTTP_AUTHORIZATION": f"Bearer {token}",
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.url_scheme": "http",
+        "wsgi.errors": io.StringIO(),
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+    }
+
+
+def call_wsgi(application: Callable[..., Any], environs: list[dict[str, object]]) -> list[str]:
+    """Call ``application`` in this process with each environ; the statuses it answered."""
+    statuses: list[str] = []
+
+    def start_response(status: str, headers: list[tuple[str, str]]) -> None:
+        statuses.append(status)
+
+    for environ in environs:
+        b"".join(application(environ, start_response))
+    return statuses
+
+
+def require_stored(statuses: list[str]) -> None:
+    """Stop the benchmark unless every request was answered 201 (a new event stored)."""
+    refused = [status for status in statuses if not status.startswith("201")]
+    if refused:
+        raise SystemExit(f"{len(refused)} requests not stored, e.g. {refused[0]}")
 
 
 def percentile(values: list[float], fraction: float) -> float:

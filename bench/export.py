@@ -19,7 +19,13 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import bench_env, manage, recreate_database, running_server, server_workers
+from bench.common import (
+    bench_env,
+    migrated_database,
+    new_token,
+    running_server,
+    server_workers,
+)
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_export"
 
@@ -90,15 +96,14 @@ def main() -> None:
     print(f"budget {args.budget_mib:g} MiB, about {args.total_mib} MiB of events per size")
     print("event KiB   events   MiB   seconds   events/s   MiB/s   worker peak RSS growth")
     for kib in (int(text) for text in args.sizes_kib.split(",")):
-        recreate_database(DATABASE)
-        manage(env, "migrate", "-v0")
+        migrated_database(DATABASE)
         count = max(1, args.total_mib * 1024 // kib)
         import psycopg
 
         with psycopg.connect(DATABASE, autocommit=True) as connection:
             connection.execute(EVENTS_SQL, {"blocks": max(1, kib * 1024 // 32), "count": count})
             connection.execute("ANALYZE ingest_event")
-        token = manage(env, "create_token", "--scope", "read", "--name", "bench").split()[-1]
+        token = new_token(env, "read")
         with running_server(env, workers=1) as url:
             lines, size, elapsed, grown = measure(url, token)
         print(

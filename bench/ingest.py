@@ -40,12 +40,11 @@ import psycopg
 
 from bench.common import (
     DEFAULT_CORPUS,
-    bench_env,
     load_templates,
     make_events,
-    manage,
+    migrated_database,
+    new_token,
     percentile,
-    recreate_database,
     run_in_threads,
     running_server,
     server_cpu_seconds,
@@ -258,12 +257,8 @@ def main() -> None:
             raise SystemExit("--token is required with --url")
         results = run_ingest(args.url, args.token, batch_bodies, args)
     else:
-        recreate_database(args.database_url)
-        env = bench_env(args.database_url)
-        manage(env, "migrate", "--no-input")
-        token = manage(
-            env, "create_token", "--scope", "ingest", "--name", "bench", "--quiet"
-        ).strip()
+        env = migrated_database(args.database_url)
+        token = new_token(env, "ingest")
         with running_server(env, workers=args.workers, threads=args.threads) as url:
             results = run_ingest(url, token, batch_bodies, args)
 

@@ -32,11 +32,13 @@ import time
 from bench.common import (
     DEFAULT_CORPUS,
     ROOT,
-    bench_env,
+    call_wsgi,
     load_templates,
     make_events,
-    manage,
-    recreate_database,
+    migrated_database,
+    new_token,
+    require_stored,
+    wsgi_environ,
 )
 
 APPLICATIONS = {
@@ -60,12 +62,8 @@ def main() -> None:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
 
-    recreate_database(args.database_url)
-    env = bench_env(args.database_url)
-    manage(env, "migrate", "--no-input")
-    env["BENCH_TOKEN"] = manage(
-        env, "create_token", "--scope", "ingest", "--name", "bench", "--quiet"
-    ).strip()
+    env = migrated_database(args.database_url)
+    env["BENCH_TOKEN"] = new_token(env, "ingest")
     print(f"{args.requests} single-event requests per application, counted by callgrind")
     counts = {}
     for name, description in APPLICATIONS.items():
@@ -99,30 +97,19 @@ def count_instructions(application: str, requests: int, env: dict[str, str]) -> 
 def child(application: str, requests: int) -> None:
     """Warm ``application`` up, then count instructions for ``requests`` new events."""
     import config.wsgi
-    from bench.profile_ingest import environ_for
 
     app = config.wsgi.application if application == "shipped" else config.wsgi.django_application
     token = os.environ["BENCH_TOKEN"]
     templates = load_templates(DEFAULT_CORPUS)
     seed = time.time_ns()  # new events in every run: a repeat is answered 200, more cheaply
-    warmup = [environ_for(body, token) for body in make_events(templates, 100, seed=seed)]
-    measured = [environ_for(body, token) for body in make_events(templates, requests, seed + 1)]
-    statuses: list[str] = []
-
-    def start_response(status: str, headers: list[tuple[str, str]]) -> None:
-        statuses.append(status)
-
-    for environ in warmup:
-        b"".join(app(environ, start_response))
-    statuses.clear()
+    warmup = [wsgi_environ(body, token) for body in make_events(templates, 100, seed=seed)]
+    measured = [wsgi_environ(body, token) for body in make_events(templates, requests, seed + 1)]
+    call_wsgi(app, warmup)
     toggle = ["callgrind_control", "--instr"]
     subprocess.run([*toggle, "on", str(os.getpid())], check=True, capture_output=True)
-    for environ in measured:
-        b"".join(app(environ, start_response))
+    statuses = call_wsgi(app, measured)
     subprocess.run([*toggle, "off", str(os.getpid())], check=True, capture_output=True)
-    refused = [status for status in statuses if not status.startswith("201")]
-    if refused:
-        raise SystemExit(f"{len(refused)} requests not stored, e.g. {refused[0]}")
+    require_stored(statuses)
 
 
 if __name__ == "__main__":

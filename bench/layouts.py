@@ -19,11 +19,10 @@ from pathlib import Path
 
 from bench.common import (
     DEFAULT_CORPUS,
-    bench_env,
     load_templates,
     make_events,
-    manage,
-    recreate_database,
+    migrated_database,
+    new_token,
     running_server,
     server_cpu_seconds,
 )
@@ -60,10 +59,8 @@ def main() -> None:
         raise SystemExit("wrk is needed (apt-get install wrk)")
     layouts = args.layout or DEFAULT_LAYOUTS
 
-    recreate_database(args.database_url)
-    env = bench_env(args.database_url)
-    manage(env, "migrate", "--no-input")
-    token = manage(env, "create_token", "--scope", "ingest", "--name", "bench", "--quiet").strip()
+    env = migrated_database(args.database_url)
+    token = new_token(env, "ingest")
     templates = load_templates(args.corpus)
     ceiling = ceiling_rows(make_events(templates, 4000, seed=1))
     results: dict[str, list[float]] = {layout: [] for layout in layouts}

@@ -22,33 +22,14 @@ from bench.common import (
     DEFAULT_CORPUS,
     ROOT,
     bench_env,
+    call_wsgi,
     load_templates,
     make_events,
-    manage,
-    recreate_database,
+    migrated_database,
+    new_token,
+    require_stored,
+    wsgi_environ,
 )
-
-
-def environ_for(body: bytes, token: str) -> dict[str, object]:
-    return {
-        "REQUEST_METHOD": "POST",
-        "PATH_INFO": "/api/v1/lineage",
-        "SCRIPT_NAME": "",
-        "QUERY_STRING": "",
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "8000",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "HTTP_HOST": "127.0.0.1",
-        "CONTENT_TYPE": "application/json",
-        "CONTENT_LENGTH": str(len(body)),
-        "HTTP_AUTHORIZATION": f"Bearer {token}",
-        "wsgi.input": io.BytesIO(body),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": io.StringIO(),
-        "wsgi.multithread": True,
-        "wsgi.multiprocess": True,
-        "wsgi.run_once": False,
-    }
 
 
 def main() -> None:
@@ -61,46 +42,33 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    recreate_database(args.database_url)
-    env = bench_env(args.database_url)
+    env = migrated_database(args.database_url)
     # No broker: the derivation task is published from a background thread, whose CPU the
     # profile would pin on whatever the request thread was doing. Measured on its own
     # below instead (publish_cost).
     env["REDIS_URL"] = env["CELERY_BROKER_URL"] = "redis://127.0.0.1:9/0"
-    manage(env, "migrate", "--no-input")
-    token = manage(env, "create_token", "--scope", "ingest", "--name", "bench", "--quiet")
+    token = new_token(env, "ingest")
     os.environ.update(env)
 
     from config.wsgi import application
 
     templates = load_templates(DEFAULT_CORPUS)
     warmup, bodies = make_events(templates, 200, seed=3), make_events(templates, args.events)
-    statuses: list[str] = []
-
-    def start_response(status: str, headers: list[tuple[str, str]]) -> None:
-        statuses.append(status)
-
-    for body in warmup:
-        application(environ_for(body, token.strip()), start_response)
-    environs = [environ_for(body, token.strip()) for body in bodies[: args.events // 2]]
+    call_wsgi(application, [wsgi_environ(body, token) for body in warmup])
+    environs = [wsgi_environ(body, token) for body in bodies[: args.events // 2]]
     cpu = time.process_time()
-    for environ in environs:
-        application(environ, start_response)
+    call_wsgi(application, environs)
     plain = (time.process_time() - cpu) / len(environs)
-    environs = [environ_for(body, token.strip()) for body in bodies[args.events // 2 :]]
-    statuses.clear()
+    environs = [wsgi_environ(body, token) for body in bodies[args.events // 2 :]]
 
     # CPU time, not wall time: other processes on the machine must not show up as ours.
     profile = cProfile.Profile(time.process_time)
     cpu, wall = time.process_time(), time.perf_counter()
     profile.enable()
-    for environ in environs:
-        application(environ, start_response)
+    statuses = call_wsgi(application, environs)
     profile.disable()
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    refused = [status for status in statuses if not status.startswith("201")]
-    if refused:
-        raise SystemExit(f"{len(refused)} requests not stored, e.g. {refused[0]}")
+    require_stored(statuses)
     print(
         f"{len(environs)} single-event requests, unprofiled: {plain * 1e6:.0f} µs CPU each; "
         f"{len(environs)} more profiled: {cpu / len(environs) * 1e6:.0f} µs CPU and "

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import psycopg
 
-from bench.common import SERVERS, bench_env, manage, running_server, server_cpu_seconds
+from bench.common import SERVERS, bench_env, new_token, running_server, server_cpu_seconds
 from bench.soak import SEARCH_WORDS
 
 
@@ -54,8 +54,7 @@ def main() -> None:
         ids = [row[0] for row in connection.execute(query)]
     if not ids:
         raise SystemExit(f"no datasets in {args.database_url}: run bench/soak.py first")
-    token = manage(env, "create_token", "--scope", "read", "--name", "read-cpu", "--quiet")
-    headers = {"Authorization": f"Bearer {token.strip()}"}
+    headers = {"Authorization": f"Bearer {new_token(env, 'read', 'read-cpu')}"}
     with running_server(env, server=args.server) as url:
         host, port = url.removeprefix("http://").split(":")
         connection = http.client.HTTPConnection(host, int(port), timeout=60)

@@ -41,14 +41,13 @@ from bench.common import (
     BIN,
     DEFAULT_CORPUS,
     ROOT,
-    bench_env,
     free_port,
     load_templates,
     machine_busy_cpu_seconds,
     make_events,
-    manage,
+    migrated_database,
+    new_token,
     percentile,
-    recreate_database,
     tree_cpu_seconds,
 )
 from bench.senders import Connection, openlineage_requests
@@ -296,16 +295,13 @@ def main() -> None:
     args = parser.parse_args()
 
     args.logs.mkdir(parents=True, exist_ok=True)
-    recreate_database(args.database_url)
-    env = bench_env(args.database_url)
+    env = migrated_database(args.database_url)
     env.update(REDIS_URL="redis://127.0.0.1:6379/7", PORT=str(free_port()), LOG_LEVEL="WARNING")
     # The soak's own Redis database starts empty: tasks an earlier run left queued name
     # events of a database that no longer exists (35,662 of them delayed a run's first two
     # minutes on 2026-12-01).
     redis.Redis.from_url(env["REDIS_URL"]).flushdb()
-    manage(env, "migrate", "--no-input")
-    ingest_token = manage(env, "create_token", "--scope", "ingest", "--quiet").strip()
-    read_token = manage(env, "create_token", "--scope", "read", "--quiet").strip()
+    ingest_token, read_token = new_token(env, "ingest"), new_token(env, "read")
     url = f"http://127.0.0.1:{env['PORT']}"
     # Every event is distinct. The single posts are built by openlineage-python before the
     # clock starts and the system is up (bench.senders: its CPU is not the system's).
