@@ -9,12 +9,12 @@ Facts (``RunDataset``, ``ColumnLineageFact``, ``JobDataset``, ``EventDataset``) 
 recomputes the aggregates (``LineageEdge``, ``ColumnLineageEdge``, ``DatasetField``).
 """
 
-from django.conf import settings
 from django.contrib.postgres.indexes import HashIndex
-from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models.functions import MD5, Now
+from django.db.models.functions import MD5
 
+from catalog.alias_rule import AliasRule as AliasRule  # defined apart, same app
+from catalog.alias_rule import AliasRuleAction as AliasRuleAction
 from catalog.fields import covered_fk
 from catalog.querysets import (
     AliasQuerySet,
@@ -280,64 +280,6 @@ class AliasLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.alias_a_id} ≡ {self.alias_b_id} ({self.reason})"
-
-
-class AliasRuleAction(models.TextChoices):
-    EQUATE = "equate", "Equate: both names are aliases of one dataset"
-    REWRITE = "rewrite", "Rewrite: the name is replaced before it is stored"
-    # A steward's split: symlinks, renames and equate rules never join the name to another.
-    DETACH = "detach", "Detach: the name stays its own dataset"
-
-
-class AliasRule(models.Model):
-    """A steward's rule: names matching (namespace, name_pattern) map to (target ...).
-
-    ``name_pattern`` is a Python regular expression matched against the whole name;
-    ``target_name`` is its replacement template (``\\1``, ``\\g<table>``). Not derived:
-    stewards edit rules in the admin or load them with ``manage.py load_alias_rules``;
-    a ``rederive`` applies changed rules to the whole log.
-    """
-
-    slug = models.SlugField(max_length=100)
-    description = models.TextField(blank=True, default="")
-    action = models.CharField(
-        max_length=8, choices=AliasRuleAction.choices, default=AliasRuleAction.EQUATE
-    )
-    namespace = models.CharField(max_length=500)
-    name_pattern = models.CharField(max_length=1000, default="(.*)")
-    target_namespace = models.CharField(max_length=500)
-    target_name = models.CharField(max_length=1000, default="\\1")
-    priority = models.IntegerField(default=100)  # lower first; ties by slug
-    enabled = models.BooleanField(default=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(db_default=Now(), editable=False)
-    updated_at = models.DateTimeField(auto_now=True)
-    kept_by_rederive = True  # steward input, not derived (catalog.services.derived_tables)
-
-    class Meta:
-        db_table = "catalog_alias_rule"
-        ordering = ["priority", "slug"]
-        constraints = [
-            # Rules are loaded from files by slug (upsert by slug).
-            models.UniqueConstraint(fields=["slug"], name="catalog_alias_rule_slug_uniq"),
-        ]
-
-    def __str__(self) -> str:
-        return self.slug
-
-    def clean(self) -> None:
-        """Refuse invalid and catastrophic patterns when a rule is saved (the admin's
-        form calls this; ``load_alias_rules`` checks the same)."""
-        import re
-
-        from catalog.rules import check_pattern
-
-        try:
-            check_pattern(self.name_pattern)
-        except re.error as error:
-            raise ValidationError({"name_pattern": f"Refused: {error}"}) from error
 
 
 class Direction(models.TextChoices):
