@@ -5,10 +5,10 @@ the whole log. Defined apart from catalog/models.py (which re-exports it) to kee
 module under 600 lines.
 """
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models.functions import Now
+
+from catalog.steward_input import StewardInput
 
 
 class AliasRuleAction(models.TextChoices):
@@ -18,7 +18,7 @@ class AliasRuleAction(models.TextChoices):
     DETACH = "detach", "Detach: the name stays its own dataset"
 
 
-class AliasRule(models.Model):
+class AliasRule(StewardInput):
     """A steward's rule: names matching (namespace, name_pattern) map to (target ...).
 
     ``name_pattern`` is a Python regular expression matched against the whole name;
@@ -38,12 +38,7 @@ class AliasRule(models.Model):
     target_name = models.CharField(max_length=1000, default="\\1")
     priority = models.IntegerField(default=100)  # lower first; ties by slug
     enabled = models.BooleanField(default=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(db_default=Now(), editable=False)
     updated_at = models.DateTimeField(auto_now=True)
-    kept_by_rederive = True  # steward input, not derived (catalog.services.derived_tables)
 
     class Meta:
         db_table = "catalog_alias_rule"

@@ -1,13 +1,13 @@
 """More catalog models: the graph's job edges (ADR 0027), steward-pinned dataset titles
 (ADR 0020), metadata records. Imported by ``catalog.models``, which registers them."""
 
-from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
-from django.db.models.functions import MD5, Now
+from django.db.models.functions import MD5
 
 from catalog.models import Dataset, Direction, Job, Run
 from catalog.querysets import MetadataRecordQuerySet
+from catalog.steward_input import StewardInput
 from ingest.models import DigestIndexedText
 
 
@@ -90,19 +90,13 @@ class JobLineageEdgeRun(models.Model):
         return f"job edge {self.edge_id} in run {self.run_id}"
 
 
-class DisplayNamePin(models.Model):
+class DisplayNamePin(StewardInput):
     """A steward's choice of a dataset's title, by alias name (not derived: survives a
     rederive, like ``AliasRule``). See catalog.display_names."""
 
     namespace = models.TextField()
     name = models.TextField()
     key_hash = models.BinaryField(max_length=32, editable=False)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(db_default=Now(), editable=False)
-
-    kept_by_rederive = True  # steward input, not derived (catalog.services.derived_tables)
 
     class Meta:
         db_table = "catalog_display_name_pin"
