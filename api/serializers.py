@@ -18,6 +18,14 @@ def _many(serializer: type[serializers.BaseSerializer[Any]], items: Any) -> list
     return cast(list[dict[str, Any]], serializer(items, many=True).data)
 
 
+class RedactedCharField(serializers.CharField):
+    """Producer text kept as sent because it is a key into the raw log (an event's runId,
+    producer URI and job namespace, a run's runId as sent): redacted on the way out."""
+
+    def to_representation(self, value: Any) -> str:
+        return redact_text(super().to_representation(value))
+
+
 class JobRefSerializer(serializers.ModelSerializer):
     class Meta:
         model = Job
@@ -149,7 +157,7 @@ class JobDetailSerializer(JobSerializer):
 
 class RunSerializer(serializers.ModelSerializer):
     run_id = serializers.UUIDField(source="run_uuid", help_text="The run's id in this API.")
-    run_id_as_sent = serializers.CharField(source="run_id_text")
+    run_id_as_sent = RedactedCharField(source="run_id_text")
     job = JobRefSerializer()
     parent_run_id = serializers.SerializerMethodField()
     duration_seconds = serializers.SerializerMethodField()
@@ -316,6 +324,9 @@ class EventSerializer(serializers.ModelSerializer):
     # Both are producer text (an edge's pipeline, an exception quoting the payload).
     job_name = serializers.SerializerMethodField()
     derivation_error = serializers.SerializerMethodField()
+    run_id = RedactedCharField(allow_null=True, required=False)
+    job_namespace = RedactedCharField(allow_null=True, required=False)
+    producer = RedactedCharField(allow_null=True, required=False)
     facet_problems = serializers.SerializerMethodField(
         help_text="What the event gets wrong outside its core (facets against their schemas, "
         "producer, schemaURL, eventType), recorded at ingest; [] when nothing. The event was "

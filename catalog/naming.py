@@ -8,6 +8,7 @@ import hashlib
 import re
 import uuid
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 from ingest.redaction import PORT_AND_PATH, redact_text, splice, url_windows
@@ -58,6 +59,21 @@ def without_credentials(text: str) -> str:
     return redact_text(text)
 
 
+def producer_text(value: Any, limit: int | None = None) -> str:
+    """``value`` as the catalog stores it: secrets redacted (``token=***REDACTED***``).
+
+    Derivation copies text out of facets into columns (descriptions, schema fields, column
+    transformations, run errors, job types, metadata subjects) that every read path shows
+    and search indexes, so it stores them redacted once, by ``ingest.redaction``'s one
+    function (ADR 0056); a change of the redaction settings reaches them with
+    ``manage.py rederive``. Redacted before it is cut to ``limit``, so a cut never keeps
+    part of a secret the whole text would have hidden.
+    """
+    text = value if isinstance(value, str) else "" if value is None else str(value)
+    text = redact_text(text) if text else text
+    return text[:limit] if limit else text
+
+
 def _user_info_spans(text: str) -> Iterator[tuple[int, int, str]]:
     """``(start, end, "")`` for the user info (and its ``@``) of each URL in ``text``."""
     for start, limit in url_windows(text):
@@ -77,12 +93,13 @@ def normalise_namespace(namespace: str) -> str:
     """One spelling per namespace: ``s3a://bucket/`` → ``s3://bucket``.
 
     Schemes and hosts are lower-cased, scheme spellings unified (s3a/s3n → s3), credentials
-    and trailing slashes dropped. OpenLineage's naming spec writes database namespaces with
-    their port (``postgres://host:5432``), so a missing default port is added, never removed.
+    and trailing slashes dropped, secret parameters redacted. OpenLineage's naming spec
+    writes database namespaces with their port (``postgres://host:5432``), so a missing
+    default port is added, never removed.
     """
     text = namespace.strip()
     if "://" not in text:
-        return text.rstrip("/") or text
+        return redact_text(text.rstrip("/") or text)
     scheme, rest = text.split("://", 1)
     scheme = scheme.lower()
     scheme = SCHEME_ALIASES.get(scheme, scheme)
@@ -102,7 +119,8 @@ def normalise_namespace(namespace: str) -> str:
     result = f"{scheme}://{authority}"
     if path:
         result += "/" + _MULTI_SLASH.sub("/", path)
-    return result
+    # Secret parameters too (``sqlserver://h:1433;password=x``), as in names.
+    return redact_text(result)
 
 
 def normalise_name(namespace: str, name: str) -> str:

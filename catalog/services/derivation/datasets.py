@@ -22,7 +22,7 @@ from catalog.models import (
     LineageEdge,
     LineageEdgeRun,
 )
-from catalog.naming import key_hash
+from catalog.naming import key_hash, producer_text
 from catalog.services.derivation.facts import AliasKey, Facts
 from catalog.services.derivation.jobs_runs import merge_facets
 from catalog.services.derivation.locks import (
@@ -302,10 +302,11 @@ def _merge_dataset_facts(
                     schema_changed.append(dataset)
         documentation = dataset.facets.get("documentation")
         if isinstance(documentation, dict):
-            dataset.description = str(documentation.get("description") or "")
+            # Producer text shown and searched: stored redacted (ADR 0056).
+            dataset.description = producer_text(documentation.get("description") or "")
         lifecycle = dataset.facets.get("lifecycleStateChange")
         if isinstance(lifecycle, dict):
-            dataset.lifecycle_state = str(lifecycle.get("lifecycleStateChange") or "")[:16]
+            dataset.lifecycle_state = producer_text(lifecycle.get("lifecycleStateChange") or "", 16)
             dataset.lifecycle_changed_at = parse_timestamp(
                 dataset.facet_versions["lifecycleStateChange"][0]
             )
@@ -343,8 +344,10 @@ def _flatten(fields: Any, prefix: str = "") -> list[tuple[str, str, str]]:
     for field in fields:
         if not isinstance(field, dict) or not isinstance(field.get("name"), str):
             continue
-        name = prefix + field["name"]
-        result.append((name, str(field.get("type") or ""), str(field.get("description") or "")))
+        # Names, types and descriptions are producer text: stored redacted (ADR 0056).
+        name = prefix + producer_text(field["name"])
+        type_, description = field.get("type") or "", field.get("description") or ""
+        result.append((name, producer_text(type_), producer_text(description)))
         result.extend(_flatten(field.get("fields"), name + "."))
     return result
 

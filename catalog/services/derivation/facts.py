@@ -444,9 +444,12 @@ class Extractor:
         transformation: dict[str, Any],
         time: datetime,
     ) -> None:
-        transformation_type = _text(transformation.get("type"), 32)
-        transformation_subtype = _text(transformation.get("subtype"), 64)
-        transformation_description = _text(transformation.get("description"))
+        # Producer text the graph and the Marquez mount show: stored redacted (ADR 0056).
+        target_field = naming.producer_text(target_field)
+        source_field = naming.producer_text(source_field)
+        transformation_type = naming.producer_text(transformation.get("type"), 32)
+        transformation_subtype = naming.producer_text(transformation.get("subtype"), 64)
+        transformation_description = naming.producer_text(transformation.get("description"))
         masking = bool(transformation.get("masking"))
         values = {
             "target_field": target_field,
@@ -528,9 +531,10 @@ class Extractor:
         self.facts.metadata.append(
             {
                 "event_id": event.id,
-                "resource": _text(payload.get("resource")),
-                "subject": _text(payload.get("subject")),
-                "action": _text(payload.get("action")),
+                # Shown by /metadata and matched by its filters: stored redacted (ADR 0056).
+                "resource": naming.producer_text(payload.get("resource")),
+                "subject": naming.producer_text(payload.get("subject")),
+                "action": naming.producer_text(payload.get("action")),
                 "timestamp": event.event_time or EPOCH,
                 "additional_values": values,
             }

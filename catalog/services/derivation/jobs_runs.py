@@ -5,7 +5,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from catalog.models import TERMINAL_STATES, Job, Run, RunState
-from catalog.naming import key_hash
+from catalog.naming import key_hash, producer_text
 from catalog.services.derivation.facts import Facts, JobKey, RunFact, RunKey, Version, iso
 from catalog.services.derivation.locks import (
     bulk_update,
@@ -134,10 +134,12 @@ def merge_jobs(facts: Facts, ids: dict[JobKey, int]) -> None:
         if parent_key is not None:
             job.parent_id = ids[parent_key]
         job_type = _dict(job.facets.get("jobType"))
-        job.processing_type = str(job_type.get("processingType") or "")[:16]
-        job.job_type = str(job_type.get("jobType") or "")[:64]
-        job.integration = str(job_type.get("integration") or "")[:64]
-        job.description = str(_dict(job.facets.get("documentation")).get("description") or "")
+        # Producer text the catalog shows and searches: stored redacted (ADR 0056).
+        job.processing_type = producer_text(job_type.get("processingType") or "", 16)
+        job.job_type = producer_text(job_type.get("jobType") or "", 64)
+        job.integration = producer_text(job_type.get("integration") or "", 64)
+        documentation = _dict(job.facets.get("documentation"))
+        job.description = producer_text(documentation.get("description") or "")
     write_facets_if_changed(jobs, facets_changed, JOB_FIELDS)
 
 
@@ -307,7 +309,7 @@ def _derived_run_fields(run: Run) -> None:
     run.nominal_start_time = parse_timestamp(nominal.get("nominalStartTime"))
     run.nominal_end_time = parse_timestamp(nominal.get("nominalEndTime"))
     error = _dict(run.facets.get("errorMessage"))
-    run.error_message = str(error.get("message") or "")
+    run.error_message = producer_text(error.get("message") or "")  # stored redacted
 
 
 __all__ = [
