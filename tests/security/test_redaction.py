@@ -1,5 +1,6 @@
 """Secrets in payloads are redacted on every read path; the raw log keeps them."""
 
+import re
 import time
 from pathlib import Path
 
@@ -7,7 +8,7 @@ import orjson
 import pytest
 from django.test import override_settings
 
-from ingest.redaction import REDACTED, redact
+from ingest.redaction import REDACTED, redact, redact_text
 from tests.conftest import CORPUS
 
 
@@ -134,6 +135,128 @@ def test_no_read_endpoint_reflects_the_debezium_password(ingest_client, read_cli
     assert f"database.password={REDACTED}" in detail
 
 
+R = REDACTED
+SQL_SHAPES = [
+    ("CREATE USER bob IDENTIFIED BY 'hunter2';", f"CREATE USER bob IDENTIFIED BY '{R}';"),
+    ("create user bob identified by 'hun''ter 2'", f"create user bob identified by '{R}'"),
+    ('CREATE USER bob IDENTIFIED BY "p@ss word";', f'CREATE USER bob IDENTIFIED BY "{R}";'),
+    (
+        "CREATE USER 'bob'@'%' IDENTIFIED WITH mysql_native_password BY 'x\\' y';",
+        f"CREATE USER 'bob'@'%' IDENTIFIED WITH mysql_native_password BY '{R}';",
+    ),
+    (
+        "ALTER USER bob IDENTIFIED WITH caching_sha2_password AS '$A$005$hash'",
+        f"ALTER USER bob IDENTIFIED WITH caching_sha2_password AS '{R}'",
+    ),
+    (
+        "GRANT ALL ON *.* TO bob IDENTIFIED BY PASSWORD '*6BB4837EB74329105EE4568DDA7DC'",
+        f"GRANT ALL ON *.* TO bob IDENTIFIED BY PASSWORD '{R}'",
+    ),
+    (
+        "CREATE USER IF NOT EXISTS bob@localhost IDENTIFIED BY 'x y'",
+        f"CREATE USER IF NOT EXISTS bob@localhost IDENTIFIED BY '{R}'",
+    ),
+    # Oracle: a bare password, and the old one after REPLACE.
+    (
+        "ALTER USER bob IDENTIFIED BY hunter2 ACCOUNT UNLOCK",
+        f"ALTER USER bob IDENTIFIED BY {R} ACCOUNT UNLOCK",
+    ),
+    (
+        "ALTER USER bob IDENTIFIED BY new1 REPLACE old1;",
+        f"ALTER USER bob IDENTIFIED BY {R} REPLACE {R};",
+    ),
+    (
+        "ALTER ROLE app PASSWORD 'hunter2' VALID UNTIL 'infinity'",
+        f"ALTER ROLE app PASSWORD '{R}' VALID UNTIL 'infinity'",
+    ),
+    ("ALTER USER app WITH PASSWORD 'it''s a secret'", f"ALTER USER app WITH PASSWORD '{R}'"),
+    (
+        "ALTER USER app WITH ENCRYPTED PASSWORD 'md5abc'",
+        f"ALTER USER app WITH ENCRYPTED PASSWORD '{R}'",
+    ),
+    (
+        "CREATE ROLE x WITH LOGIN PASSWORD 'p4ss' CREATEDB",
+        f"CREATE ROLE x WITH LOGIN PASSWORD '{R}' CREATEDB",
+    ),
+    (
+        "CREATE ROLE x WITH LOGIN PASSWORD $$my secret$$",
+        f"CREATE ROLE x WITH LOGIN PASSWORD $${R}$$",
+    ),
+    (
+        "CREATE ROLE x PASSWORD $pw$my 'secret'$pw$ LOGIN",
+        f"CREATE ROLE x PASSWORD $pw${R}$pw$ LOGIN",
+    ),
+    ("ALTER ROLE x PASSWORD E'a\\'b c'", f"ALTER ROLE x PASSWORD E'{R}'"),
+    ('ALTER ROLE x PASSWORD "a""b c"', f'ALTER ROLE x PASSWORD "{R}"'),
+    ("ALTER ROLE x PASSWORD 'never closed", f"ALTER ROLE x PASSWORD '{R}"),
+    (
+        "CREATE USER u PASSWORD = 'Snow flake1' DEFAULT_ROLE = r",
+        f"CREATE USER u PASSWORD = '{R}' DEFAULT_ROLE = r",
+    ),
+    (
+        "CREATE LOGIN l WITH PASSWORD = N'Pa ss1', CHECK_POLICY = OFF",
+        f"CREATE LOGIN l WITH PASSWORD = {R}, CHECK_POLICY = OFF",
+    ),
+    ("SET PASSWORD FOR bob = PASSWORD('old secret')", f"SET PASSWORD FOR bob = PASSWORD('{R}')"),
+    (
+        "CREATE USER MAPPING FOR u SERVER s OPTIONS (user 'u', password 'pw x')",
+        f"CREATE USER MAPPING FOR u SERVER s OPTIONS (user 'u', password '{R}')",
+    ),
+    # Said in prose, or nothing to hide: kept.
+    ("rows identified by their id", "rows identified by their id"),
+    ("the user was identified by name", "the user was identified by name"),
+    ("ALTER ROLE x PASSWORD NULL", "ALTER ROLE x PASSWORD NULL"),
+    ("CREATE USER x IDENTIFIED BY RANDOM PASSWORD", "CREATE USER x IDENTIFIED BY RANDOM PASSWORD"),
+    ("ALTER USER x IDENTIFIED EXTERNALLY", "ALTER USER x IDENTIFIED EXTERNALLY"),
+    ("a password 'reset' link", f"a password '{R}' link"),  # prose quoting: hidden anyway
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SQL_SHAPES)
+def test_sql_credential_shapes_are_redacted(text, expected) -> None:
+    """Issue 27 item 2: SQL that creates or alters users and roles, in any string (a
+    ``sql`` job facet, a description, an error message), in every quoting."""
+    assert redact_text(text) == expected
+    if "never closed" in text:  # an unterminated literal hides the rest of the text
+        return
+    assert redact({"sql": {"query": f"BEGIN; {text}; COMMIT"}}) == {
+        "sql": {"query": f"BEGIN; {expected}; COMMIT"}
+    }
+
+
+@pytest.mark.django_db
+def test_a_sql_facet_with_a_create_user_reaches_no_read_path(ingest_client, read_client) -> None:
+    from catalog.models import Job
+    from catalog.services import derive_events
+    from ingest.models import Event
+    from tests.ingest.helpers import run_event
+
+    query = "CREATE USER etl IDENTIFIED BY 'Hunter 2x'; ALTER ROLE etl PASSWORD $$Hunter 2x$$"
+    sql = {"_producer": "https://example.com/p", "_schemaURL": "https://example.com/s"}
+    event = run_event(
+        job={"namespace": "tests", "name": "grant", "facets": {"sql": {**sql, "query": query}}}
+    )
+    response = ingest_client.post(
+        "/api/v1/lineage", data=orjson.dumps(event), content_type="application/json"
+    )
+    assert response.status_code == 201
+    derive_events(list(Event.objects.values_list("id", flat=True)))
+    job = Job.objects.get(name="grant")
+    for path in (
+        f"/api/v1/jobs/{job.id}",
+        "/api/v1/events",
+        "/api/v1/events/export",
+        "/marquez/api/v1/namespaces/tests/jobs/grant",
+        "/marquez/api/v1/events/lineage",
+    ):
+        response = read_client.get(path)
+        assert response.status_code == 200, path
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert b"Hunter" not in body, path
+    shown = read_client.get(f"/api/v1/jobs/{job.id}").json()["facets"]["sql"]["query"]
+    assert shown == f"CREATE USER etl IDENTIFIED BY '{R}'; ALTER ROLE etl PASSWORD $${R}$$"
+
+
 HOSTILE = [
     "pwd" * 333_334,
     "a" * 1_000_000 + "@://",
@@ -146,6 +269,19 @@ HOSTILE = [
     ("a" * 199 + "=") * 5_000,
     ":@" * 500_000,
     " " * 1_000_000 + "password=1",
+    # SQL credentials: anchors everywhere, literals never closed, escapes and doubled quotes.
+    "identified by " * 71_429,
+    "create user x identified with " * 33_334,
+    "create user " + "x" * 1_000_000,
+    "x password '" * 83_334,
+    "password '" + "\\" * 1_000_000 + "'",
+    "password '" + "''" * 500_000,
+    "password $a$" + "$a" * 500_000,
+    "password $$" * 100_000,
+    "password 'x' " * 76_924,
+    "alter user u identified by " + "y" * 1_000_000,
+    "password" + " " * 1_000_000 + "'x'",
+    "password(" * 111_112,
 ]
 
 
@@ -289,3 +425,55 @@ def test_remembered_answers_are_bounded_and_change_nothing(monkeypatch) -> None:
 def _patterns(redaction):
     keys, words = redaction._configured("REDACT_KEYS"), redaction._configured("REDACT_WORDS")
     return [redaction._keyword_pattern(keys, words)]
+
+
+def _unbounded_repeats(pattern: re.Pattern[str]) -> list[str]:
+    """The repeats of ``pattern`` with no upper bound that can backtrack (all but the
+    possessive ones), from the regex parser's own tree."""
+    try:
+        from re import _constants as constants  # type: ignore[attr-defined]
+        from re import _parser as parser  # type: ignore[attr-defined]
+    except ImportError:  # Python before 3.11
+        import sre_constants as constants  # type: ignore[no-redef]
+        import sre_parse as parser  # type: ignore[no-redef]
+
+    found: list[str] = []
+
+    def walk(items) -> None:
+        for op, argument in items:
+            if op in (constants.MAX_REPEAT, constants.MIN_REPEAT, constants.POSSESSIVE_REPEAT):
+                _low, high, body = argument
+                # A possessive repeat never gives back what it took: no backtracking.
+                if high == constants.MAXREPEAT and op != constants.POSSESSIVE_REPEAT:
+                    found.append(str(body))
+                walk(body)
+            elif op in (constants.SUBPATTERN, constants.ATOMIC_GROUP):
+                walk(argument[-1])
+            elif op == constants.BRANCH:
+                for branch in argument[1]:
+                    walk(branch)
+            elif op in (constants.ASSERT, constants.ASSERT_NOT):
+                walk(argument[1])
+
+    walk(parser.parse(pattern.pattern, pattern.flags))
+    return found
+
+
+def test_every_pattern_run_over_stored_text_has_bounded_repeats() -> None:
+    """The structural half of the linear-time argument (the timed test above is the safety
+    net): every repeat in a pattern run over stored text has an upper bound, so an attempt
+    at one position reads a bounded number of characters and a scan is linear; the one
+    exception, a quoted SQL literal's body, is possessive (it never backtracks) and is
+    matched once per literal. Literal ends are found from a position no later anchor goes
+    back before, so each character is read by at most one of them."""
+    from ingest import redaction
+
+    patterns = [value for value in vars(redaction).values() if isinstance(value, re.Pattern)]
+    keys, words = redaction._configured("REDACT_KEYS"), redaction._configured("REDACT_WORDS")
+    patterns.append(redaction._keyword_pattern(keys, words))
+    names = {pattern.pattern[:30] for pattern in patterns}
+    assert len(patterns) >= 10, names  # the scan found the module's patterns
+    for pattern in patterns:
+        assert _unbounded_repeats(pattern) == [], pattern.pattern
+    assert _unbounded_repeats(re.compile(r"(a+)+")) != []  # the check can fail
+    assert _unbounded_repeats(re.compile(r"(a|a)*")) != []
