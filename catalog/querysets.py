@@ -87,7 +87,9 @@ class RunQuerySet(models.QuerySet):
             .values_list("job_namespace", "job_name")
             .distinct()[:jobs_limit]
         )
-        uuids = [naming.run_uuid(run_id, namespace or "", name or "") for namespace, name in jobs]
+        # Derivation keys a job by its name without credentials (naming.without_credentials).
+        clean = naming.without_credentials
+        uuids = [naming.run_uuid(run_id, clean(ns or ""), clean(name or "")) for ns, name in jobs]
         return self.filter(run_uuid__in=uuids)
 
     def with_parent_uuid(self) -> "RunQuerySet":

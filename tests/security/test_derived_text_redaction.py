@@ -471,3 +471,29 @@ def test_every_serializer_field_that_shows_json_redacts_it() -> None:
                 continue
             if isinstance(field, serializers.JSONField | serializers.DictField):
                 assert isinstance(field, RedactedJSONField), (cls.__name__, name)
+
+
+def test_a_namespace_loses_secret_parameters_like_a_name() -> None:
+    from catalog.naming import normalise_namespace
+
+    assert normalise_namespace("sqlserver://H:1433;user=u;password=x") == (
+        f"sqlserver://h:1433;user=u;password={REDACTED}"
+    )
+    assert normalise_namespace("warehouse token=abc") == f"warehouse token={REDACTED}"
+    assert normalise_namespace("postgres://db") == "postgres://db:5432"
+
+
+@pytest.mark.django_db
+def test_keys_into_the_log_are_shown_redacted_and_still_match_as_sent(
+    world: list[str], read_client: Client
+) -> None:
+    """The runId, producer and job namespace stay as sent (reads join the raw log on them):
+    the API redacts them on the way out, and its filters take them as sent."""
+    producer = f"{PRODUCER}?token={MARK}p"
+    events = read_client.get("/api/v1/events", {"producer": producer}).json()["results"]
+    assert len(events) == 1 and events[0]["producer"] == f"{PRODUCER}?token={REDACTED}"
+    run_id = f"report-run token={MARK}r"
+    assert read_client.get("/api/v1/events", {"run_id": run_id}).json()["results"]
+    run = read_client.get(f"/api/v1/runs/{quote(run_id, safe='')}")
+    assert run.status_code == 200, run.content
+    assert run.json()["run_id_as_sent"] == f"report-run token={REDACTED}"
