@@ -1,0 +1,85 @@
+"""Redaction's cost: per string of the corpus, and over hostile text at n and 4n characters.
+
+The linear-time argument is structural (every pattern over stored text has bounded or
+possessive repeats; tests/security/test_redaction.py checks it on the regex parser's tree).
+This prints the figures behind it: the cost of ``_redact_text`` per corpus string (the
+memo of ``redact`` bypassed, so every string is scanned), and for each hostile string of
+the tests (1 MB each), the time at 256 KB and at 1 MB and their ratio. Linear text costs
+about 4x at 4x the length; a quadratic scan costs about 16x.
+
+Usage: .venv/bin/python -m bench.redaction [--repeat 3]
+"""
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "openlineage"
+
+
+def _strings(value: object, found: list[str]) -> None:
+    if isinstance(value, dict):
+        for item in value.values():
+            _strings(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, found)
+    elif isinstance(value, str):
+        found.append(value)
+
+
+def _best(repeat: int, work: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
+    args = parser.parse_args()
+    django.setup()
+    from ingest import redaction
+    from tests.security.test_redaction import HOSTILE
+
+    keys = redaction._configured("REDACT_KEYS")
+    words = redaction._configured("REDACT_WORDS")
+    keywords = redaction._keyword_pattern(keys, words)
+
+    strings: list[str] = []
+    for path in sorted(CORPUS.rglob("*.json")):
+        try:
+            _strings(json.loads(path.read_text(encoding="utf-8")), strings)
+        except ValueError:
+            continue  # NDJSON and deliberately broken fixtures
+    seconds = _best(
+        args.repeat, lambda: [redaction._redact_text(text, keywords) for text in strings]
+    )
+    characters = sum(map(len, strings))
+    print(
+        f"corpus: {len(strings)} strings, {characters} characters: {seconds * 1000:.1f} ms, "
+        f"{seconds / len(strings) * 1e6:.2f} µs per string (memo bypassed)"
+    )
+    print(f"{'hostile string':<34} {'256 KB s':>9} {'1 MB s':>9} {'ratio':>6}")
+    worst = 0.0
+    for text in HOSTILE:
+        quarter = text[: len(text) // 4]
+        small = _best(args.repeat, lambda q=quarter: redaction._redact_text(q, keywords))
+        large = _best(args.repeat, lambda t=text: redaction._redact_text(t, keywords))
+        ratio = large / max(small, 1e-6)
+        worst = max(worst, ratio)
+        print(f"{text[:30]!r:<34} {small:>9.3f} {large:>9.3f} {ratio:>6.1f}")
+    print(f"largest 4x ratio: {worst:.1f} (linear ~4, quadratic ~16)")
+
+
+if __name__ == "__main__":
+    main()
