@@ -7,15 +7,20 @@ memo of ``redact`` bypassed, so every string is scanned), and for each hostile s
 the tests (1 MB each), the time at 256 KB and at 1 MB and their ratio. Linear text costs
 about 4x at 4x the length; a quadratic scan costs about 16x.
 
-Usage: .venv/bin/python -m bench.redaction [--repeat 3]
+With ``--against REV``, the corpus figure is also taken for ``ingest/redaction.py`` as of
+git revision REV, alternating with the current one in the same process.
+
+Usage: .venv/bin/python -m bench.redaction [--repeat 3] [--against cd086a2~3]
 """
 
 import argparse
 import json
 import os
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import django
 
@@ -43,9 +48,24 @@ def _best(repeat: int, work: Callable[[], object]) -> float:
     return best
 
 
+def _module_at(revision: str) -> ModuleType:
+    """``ingest/redaction.py`` as of ``revision``, loaded as a module of its own."""
+    source = subprocess.run(
+        ["git", "show", f"{revision}:ingest/redaction.py"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=CORPUS.parents[2],
+    ).stdout
+    module = ModuleType(f"redaction_at_{revision}")
+    exec(compile(source, f"{revision}:ingest/redaction.py", "exec"), module.__dict__)
+    return module
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
+    parser.add_argument("--against", help="also time the corpus with this revision's module")
     args = parser.parse_args()
     django.setup()
     from ingest import redaction
@@ -61,14 +81,22 @@ def main() -> None:
             _strings(json.loads(path.read_text(encoding="utf-8")), strings)
         except ValueError:
             continue  # NDJSON and deliberately broken fixtures
-    seconds = _best(
-        args.repeat, lambda: [redaction._redact_text(text, keywords) for text in strings]
-    )
+    modules = {"current": redaction}
+    if args.against:
+        modules[args.against] = _module_at(args.against)
+    best = dict.fromkeys(modules, float("inf"))
+    for _ in range(args.repeat):  # alternating, so that load changes hit both alike
+        for name, module in modules.items():
+            pattern = module._keyword_pattern(keys, words)
+            seconds = _best(1, lambda m=module, p=pattern: [m._redact_text(t, p) for t in strings])
+            best[name] = min(best[name], seconds)
     characters = sum(map(len, strings))
-    print(
-        f"corpus: {len(strings)} strings, {characters} characters: {seconds * 1000:.1f} ms, "
-        f"{seconds / len(strings) * 1e6:.2f} µs per string (memo bypassed)"
-    )
+    for name, seconds in best.items():
+        print(
+            f"corpus ({name}): {len(strings)} strings, {characters} characters: "
+            f"{seconds * 1000:.1f} ms, {seconds / len(strings) * 1e6:.2f} µs per string "
+            "(memo bypassed)"
+        )
     print(f"{'hostile string':<34} {'256 KB s':>9} {'1 MB s':>9} {'ratio':>6}")
     worst = 0.0
     for text in HOSTILE:
