@@ -113,7 +113,8 @@ def build_dashboard(now: datetime | None = None) -> Dashboard:
             "WHERE received_at >= %s GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT %s",
             [now - timedelta(hours=24), TOP_PRODUCERS],
         )
-        dashboard.producers = list(cursor.fetchall())
+        # Producer text: redacted, the link's search term too (never a secret in an href).
+        dashboard.producers = [(redact_text(name), count) for name, count in cursor.fetchall()]
         # Runs started in the last 24 hours by state (catalog_run_state_idx per state).
         cursor.execute(
             "SELECT state, count(*) FROM catalog_run WHERE started_at >= %s "

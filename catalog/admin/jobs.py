@@ -31,6 +31,7 @@ from ingest.admin.base import (
     pretty_json,
 )
 from ingest.models import Event
+from ingest.redaction import redact_text
 
 if TYPE_CHECKING:
     pass
@@ -222,7 +223,7 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
     search_help_text = "Any part of its job's name, its runId or the start of it, or #id."
     fields = (
         "run_uuid",
-        "run_id_text",
+        "run_id_as_sent",
         "job_link",
         "shares_run_id",
         "same_run_id_table",
@@ -304,8 +305,14 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
             [("run", lambda child: link(child, child.run_uuid)), ("job", lambda c: link(c.job))],
         )
 
+    @admin.display(description="run id text")
+    def run_id_as_sent(self, run: Run) -> str:
+        return redact_text(run.run_id_text)  # producer text (kept as sent: the log's key)
+
     @admin.display(description="events")
     def events_link(self, run: Run) -> str:
+        if redact_text(run.run_id_text) != run.run_id_text:  # never a secret in an href
+            return "its runId holds a secret: search the events by it"
         return changelist_link(Event, "events of this run", q=run.run_id_text)
 
     @admin.display(description="facets")

@@ -61,7 +61,7 @@ class EventAdmin(IdSearchMixin, BoundedAdmin):
         "kind",
         "event_type",
         "job_label",
-        "run_id",
+        "run_id_redacted",
         "event_time",
         "received_at",
         "derivation_status",
@@ -82,10 +82,10 @@ class EventAdmin(IdSearchMixin, BoundedAdmin):
         "event_type",
         "event_time",
         "received_at",
-        "run_id",
-        "job_namespace",
+        "run_id_redacted",
+        "job_namespace_redacted",
         "job_name_redacted",
-        "producer",
+        "producer_redacted",
         "schema_url",
         "derivation_status",
         "derived_at",
@@ -127,6 +127,19 @@ class EventAdmin(IdSearchMixin, BoundedAdmin):
     @admin.display(description="job name")
     def job_name_redacted(self, event: Event) -> str:
         return redact_text(event.job_name or "")
+
+    # Producer text kept as sent (stewards search the log by it), shown redacted.
+    @admin.display(description="run id")
+    def run_id_redacted(self, event: Event) -> str:
+        return redact_text(event.run_id or "")
+
+    @admin.display(description="job namespace")
+    def job_namespace_redacted(self, event: Event) -> str:
+        return redact_text(event.job_namespace or "")
+
+    @admin.display(description="producer")
+    def producer_redacted(self, event: Event) -> str:
+        return redact_text(event.producer or "")
 
     @admin.display(description="derivation error")
     def derivation_error_redacted(self, event: Event) -> str:

@@ -497,3 +497,23 @@ def test_keys_into_the_log_are_shown_redacted_and_still_match_as_sent(
     run = read_client.get(f"/api/v1/runs/{quote(run_id, safe='')}")
     assert run.status_code == 200, run.content
     assert run.json()["run_id_as_sent"] == f"report-run token={REDACTED}"
+
+
+@pytest.mark.django_db
+def test_no_admin_page_shows_a_planted_secret(world: list[str], admin_client: Client) -> None:
+    """Every admin changelist and every object's change page (from the admin's registry, so
+    a new admin is covered), and the dashboard."""
+    from django.contrib import admin
+
+    pages = ["/admin/"]
+    for model in admin.site._registry:
+        meta = model._meta
+        base = f"/admin/{meta.app_label}/{meta.model_name}/"
+        pages.append(base)
+        pages += [f"{base}{pk}/change/" for pk in model.objects.values_list("pk", flat=True)[:20]]
+    for page in pages:
+        response = admin_client.get(page)
+        assert response.status_code in (200, 302), (page, response.status_code)
+        at = response.content.find(MARK.encode())
+        assert at < 0, (page, response.content[max(at - 300, 0) : at + 40])
+    assert len(pages) > 30, pages
