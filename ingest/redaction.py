@@ -109,7 +109,18 @@ def _keyword_pattern(keys: tuple[str, ...], words: tuple[str, ...]) -> re.Patter
 
 def _configured(name: str) -> tuple[str, ...]:
     configured: list[str] = settings.LINEAGE.get(name, [])  # type: ignore[assignment]
-    return tuple(key.lower() for key in configured if key)
+    # Derivation redacts every text it copies out of a facet (ADR 0056): lower-casing the
+    # lists for each one cost more than the answer. The answer is kept with the list it
+    # came from, so settings that bring another list (override_settings) get a new one.
+    known = _CONFIGURED.get(name)
+    if known is not None and known[0] is configured:
+        return known[1]
+    answer = tuple(key.lower() for key in configured if key)
+    _CONFIGURED[name] = (configured, answer)
+    return answer
+
+
+_CONFIGURED: dict[str, tuple[list[str], tuple[str, ...]]] = {}
 
 
 def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
@@ -129,6 +140,9 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
     keywords = _keyword_pattern(secret_keys, words)
     memo = _memo(keywords)
     secret_keys_seen, texts_seen = memo.keys, memo.texts
+    if type(document) is str:  # one text (redact_text): no walk
+        redacted = texts_seen.get(document)
+        return redacted if redacted is not None else memo.remember_text(document)
 
     def walk(value: Any) -> Any:
         if isinstance(value, dict):
