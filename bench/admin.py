@@ -15,6 +15,7 @@ Usage: .venv/bin/python bench/read.py --requests 20   # builds lineage_bench_rea
        .venv/bin/python bench/admin.py --build --database postgres://.../my_bench
            (builds the same store as bench/read.py into a database of its own first)
        .venv/bin/python bench/admin.py --shapes [--rules] [--database postgres://.../scratch]
+       .venv/bin/python bench/admin.py --rules   (the alias rules alone, in a scratch store)
 Prints median and max milliseconds per page and flags any page over one second.
 """
 
@@ -140,13 +141,13 @@ def main() -> None:
         "--lineage-only", action="store_true", help="Only the picture and search pages."
     )
     parser.add_argument("--shapes", action="store_true", help="The worst graph shapes instead.")
-    parser.add_argument("--rules", action="store_true", help="With --shapes: alias rule costs.")
+    parser.add_argument("--rules", action="store_true", help="Alias rule costs (scratch store).")
     options = parser.parse_args()
-    if options.shapes:
+    if options.shapes or options.rules:
         from bench import admin_shapes
 
         database = admin_shapes.DATABASE if options.database == DATABASE else options.database
-        admin_shapes.main(database, options.repeat, options.rules)
+        admin_shapes.main(database, options.repeat, options.shapes, options.rules)
         return
     env = bench_env(options.database)
     if options.build:
