@@ -165,3 +165,23 @@ def test_crossing_passes_stop_at_their_time_budget_and_the_page_says_so(
     page = super_client.get(f"/admin/catalog/dataset/{focus.pk}/change/").content.decode()
     assert 'data-layout="layered"' in page
     assert "Crossing reduction stopped after" in page
+
+
+def test_column_edges_are_bounded_and_the_rest_counted(
+    monkeypatch: pytest.MonkeyPatch, super_client: Client
+) -> None:
+    import catalog.lineage_picture as lineage_picture
+    from tests.api.factories import add_fields, make_column_edge, make_dataset, make_edge, make_job
+
+    source, target = make_dataset("col.source"), make_dataset("col.target")
+    add_fields(source, "amount", "id")
+    job = make_job("col.job")
+    make_edge(source, target, job)
+    make_column_edge(source, "amount", target, "total", job)
+    make_column_edge(source, "id", target, "id", job)
+    monkeypatch.setattr(lineage_picture, "MAX_COLUMN_EDGES", 1)
+    page = super_client.get(
+        f"/admin/catalog/dataset/{target.pk}/change/?lineage_columns=1"
+    ).content.decode()
+    assert page.count('class="lc-column-edge"') == 1
+    assert "1 column edge(s) not drawn (at most 1 are)" in page
