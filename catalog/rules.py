@@ -153,7 +153,8 @@ class RuleSet:
             raise MatchBudgetSpent(
                 f"matching this event's dataset names against the alias rules took over "
                 f"{EVENT_MATCH_SECONDS:g} s; nothing of it was derived: re-derive it "
-                "(manage.py rederive) once the rules are fixed"
+                "(the events admin's re-derive action, or manage.py rederive) once the rules "
+                "are fixed"
             )
 
     def rewrite(self, namespace: str, name: str) -> tuple[str, str]:

@@ -205,3 +205,10 @@ def test_an_events_matching_has_one_budget_past_which_it_fails_whole_and_rederiv
     assert event.derivation_status == "derived"
     assert DatasetAlias.objects.filter(name__startswith="prod_t").count() == 50
     assert DatasetAlias.objects.filter(name="t7").exists()  # the rule applied
+
+
+def test_the_escaped_names_of_merge_and_split_rules_always_compile_and_match_themselves() -> None:
+    # catalog/services/curation.py writes steward merges and splits as re.escape(name).
+    for name in ["we!rd.name (x)[1]$^*+?{2}|\\", "orders_2026-11", "é ü 中文", "a\tb"]:
+        assert fullmatch(compile_pattern(re.escape(name)), name) is not None
+        assert fullmatch(compile_pattern(re.escape(name)), name + "x") is None
