@@ -5,10 +5,17 @@ plus the stewards' usual filters, as a logged-in superuser over HTTP.
 Also the lineage picture (dataset and job pages at depth 2 and 5, column mode, as of, the
 Lineage explorer) on random nodes, and the ranked search boxes (substring, typo, runId).
 
+With ``--shapes``, the worst graph shapes instead (bench/admin_shapes.py: a dense graph, a
+wide fan-in and fan-out, a long chain, the picture's full budget) planted in a scratch
+database, the picture pages requested in this process: seconds and bytes per page; with
+``--rules`` too, derivation time of names under overlapping-repeat alias rules.
+
 Usage: .venv/bin/python bench/read.py --requests 20   # builds lineage_bench_read
        .venv/bin/python bench/admin.py [--repeat 5] [--lineage-only]
        .venv/bin/python bench/admin.py --build --database postgres://.../my_bench
            (builds the same store as bench/read.py into a database of its own first)
+       .venv/bin/python bench/admin.py --shapes [--rules] [--database postgres://.../scratch]
+       .venv/bin/python bench/admin.py --rules   (the alias rules alone, in a scratch store)
 Prints median and max milliseconds per page and flags any page over one second.
 """
 
@@ -133,7 +140,15 @@ def main() -> None:
     parser.add_argument(
         "--lineage-only", action="store_true", help="Only the picture and search pages."
     )
+    parser.add_argument("--shapes", action="store_true", help="The worst graph shapes instead.")
+    parser.add_argument("--rules", action="store_true", help="Alias rule costs (scratch store).")
     options = parser.parse_args()
+    if options.shapes or options.rules:
+        from bench import admin_shapes
+
+        database = admin_shapes.DATABASE if options.database == DATABASE else options.database
+        admin_shapes.main(database, options.repeat, options.shapes, options.rules)
+        return
     env = bench_env(options.database)
     if options.build:
         started = time.monotonic()

@@ -21,7 +21,8 @@ class AliasRuleAction(models.TextChoices):
 class AliasRule(StewardInput):
     """A steward's rule: names matching (namespace, name_pattern) map to (target ...).
 
-    ``name_pattern`` is a Python regular expression matched against the whole name;
+    ``name_pattern`` is a Python regular expression matched against the whole name (by
+    RE2, in linear time: catalog/rule_patterns.py);
     ``target_name`` is its replacement template (``\\1``, ``\\g<table>``). Not derived:
     stewards edit rules in the admin or load them with ``manage.py load_alias_rules``;
     a ``rederive`` applies changed rules to the whole log.
@@ -52,13 +53,13 @@ class AliasRule(StewardInput):
         return self.slug
 
     def clean(self) -> None:
-        """Refuse invalid and catastrophic patterns when a rule is saved (the admin's
-        form calls this; ``load_alias_rules`` checks the same)."""
+        """Refuse invalid patterns, and what the linear-time engine (RE2) cannot run, when
+        a rule is saved (the admin's form calls this; ``load_alias_rules`` checks the same)."""
         import re
 
-        from catalog.rules import check_pattern
+        from catalog.rules import compile_pattern
 
         try:
-            check_pattern(self.name_pattern)
+            compile_pattern(self.name_pattern)
         except re.error as error:
             raise ValidationError({"name_pattern": f"Refused: {error}"}) from error

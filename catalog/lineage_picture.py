@@ -30,6 +30,7 @@ EXPANSION_NODES = 50
 MAX_EXPANSIONS = 4
 # Fields shown per dataset in column mode; hidden neighbours counted per marker.
 FIELDS_PER_DATASET = 12
+MAX_COLUMN_EDGES = 500  # column edges drawn (the API lists them all)
 MARKER_COUNT_CAP = 200
 LABEL_CHARS = 30
 
@@ -100,6 +101,7 @@ class PictureInput:
     nodes: dict[str, PictureNode] = field(default_factory=dict)
     edges: list[PictureEdge] = field(default_factory=list)
     column_edges: list[PictureColumnEdge] = field(default_factory=list)
+    column_edges_hidden: int = 0  # column edges over MAX_COLUMN_EDGES, not drawn
     truncated: bool = False
     cut: dict[str, Any] = field(default_factory=dict)
 
@@ -231,6 +233,9 @@ def _add_columns(picture: PictureInput, graphs: list[Graph]) -> None:
         },
         key=lambda e: (e.target, e.target_field, e.source, e.source_field),
     )
+    # Bounded like the node-to-node edges (ADR 0057): the rest is counted on the page.
+    picture.column_edges_hidden = max(len(picture.column_edges) - MAX_COLUMN_EDGES, 0)
+    picture.column_edges = picture.column_edges[:MAX_COLUMN_EDGES]
 
 
 def sides(picture: PictureInput) -> dict[str, set[str]]:

@@ -101,7 +101,7 @@ def render_svg(picture: PictureInput, layout: Layout, label: str) -> SafeString:
     width, height = _fmt(max(layout.width, 200)), _fmt(max(layout.height, 60))
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="lc-lineage" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" data-layout="{escape(layout.mode)}" '
         f'aria-label="{escape(label)}">',
         "<defs>",
         '<marker id="lc-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '

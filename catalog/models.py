@@ -367,8 +367,10 @@ class LineageEdge(models.Model):
         indexes = [
             # Upstream traversal: edges into a dataset.
             models.Index(fields=["target", "last_seen"], name="catalog_edge_target_idx"),
-            # Jobs' edges (job node in the graph, job detail).
-            models.Index(fields=["job"], name="catalog_edge_job_idx"),
+            # Jobs' edges (job node in the graph, job detail). The admin's job page lists
+            # them newest first: in index order, not by sorting every edge of a job (a
+            # planted job with 360,000 edges took 1.3 s a page, ADR 0057).
+            models.Index(fields=["job", "last_seen", "id"], name="catalog_edge_job_idx"),
         ]
 
     def __str__(self) -> str:

@@ -8,34 +8,46 @@ split) keeps the name out of every link, so it stays its own dataset. Rules are 
 per derivation batch. Loading rules (the write side) is catalog/services/rules.py.
 
 Patterns run on names that readers send (``/datasets/lookup``) and on every derived name,
-so a catastrophic pattern would stall a web worker or a derivation worker. Two defences
-(docs/security.md): ``check_pattern`` refuses, when a rule is saved, the shapes that
-backtrack exponentially (a repeat inside a repeat, ``(a+)+``; backreferences); and every
-match runs with a time limit (the ``regex`` engine's ``timeout``, same syntax as ``re``),
-a name that exceeds it counts as not matching and is logged.
+so a slow pattern would stall a web worker or a derivation worker. Patterns are written in
+Python's syntax and matched by RE2 (catalog/rule_patterns.py, ADR 0057), in time linear in
+the name whatever the pattern; what RE2 cannot run (backreferences, lookarounds) is refused
+when a rule is saved, and so is a repeat inside a repeat (``(a+)+``), as before. Derivation
+also bounds the matching time of one event's names together (``RuleSet.start_event``): an
+event that spends more than ``EVENT_MATCH_SECONDS`` fails with that reason, nothing of it
+derived, and derives in full when re-derived (docs/security.md).
 """
 
 import logging
 import re
 import re._constants as sre_constants  # the parsed form of a pattern: what check_pattern reads
 import re._parser as sre_parse
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import regex
+import re2
 
 from catalog import naming
+from catalog.rule_patterns import PatternRefused, to_re2
 
 logger = logging.getLogger(__name__)
-# The most one match of one rule may take; about 10,000 times what a sane pattern needs.
-MATCH_SECONDS = 0.05
+# The most matching one event's names may take in derivation, all rules and names together.
+# RE2 matches a rule against a name in 4-16 µs here (docs/benchmarks.md): 2 s is over a
+# hundred thousand name-rule matches, and caps what one event can hold a worker for.
+EVENT_MATCH_SECONDS = 2.0
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a refused pattern is told to the steward, not to stderr
 _REPEATS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT}
 _BACKREFERENCES = {sre_constants.GROUPREF, sre_constants.GROUPREF_EXISTS}
 
 
 class UnsafePattern(re.error):
     """A valid pattern refused because matching it can take exponential time."""
+
+
+class MatchBudgetSpent(Exception):
+    """One event's names took more than ``EVENT_MATCH_SECONDS`` to match."""
 
 
 def check_pattern(pattern: str) -> None:
@@ -70,25 +82,37 @@ def check_pattern(pattern: str) -> None:
 
 
 def compile_pattern(pattern: str) -> Any:
-    """The pattern checked and compiled for bounded matching (a ``regex`` pattern)."""
+    """The pattern checked and compiled for RE2 (``re.error`` when refused, with why)."""
     check_pattern(pattern)
+    translated = to_re2(pattern)  # raises PatternRefused for what RE2 cannot run
     try:
-        return regex.compile(pattern)
-    except regex.error as error:
-        raise re.error(str(error)) from error
+        return _Pattern(pattern, re2.compile(translated, _RE2_OPTIONS), re.compile(pattern))
+    except re2.error as error:
+        message = (
+            error.args[0].decode() if error.args and isinstance(error.args[0], bytes) else error
+        )
+        raise PatternRefused(f"RE2 cannot compile it: {message}") from error
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    """A rule's pattern: RE2 matches, Python's own compiled form reads replacement templates
+    (``\\1``, ``\\g<name>``) exactly as ``re`` does; it never matches a name."""
+
+    pattern: str
+    re2: Any
+    python: Any
+
+    def fullmatch(self, name: str) -> Any:
+        return self.re2.fullmatch(name)
+
+    def expand(self, match: Any, template: str) -> str:
+        return sre_parse.expand_template(sre_parse.parse_template(template, self.python), match)
 
 
 def fullmatch(pattern: Any, name: str) -> Any:
-    """``pattern.fullmatch(name)`` within ``MATCH_SECONDS``; no match when it takes longer."""
-    try:
-        return pattern.fullmatch(name, timeout=MATCH_SECONDS)
-    except TimeoutError:
-        logger.warning(
-            "alias rule pattern %r timed out on a name of %d characters; treated as no match",
-            pattern.pattern,
-            len(name),
-        )
-        return None
+    """``pattern``'s match of the whole ``name`` (RE2: linear in the name), or None."""
+    return pattern.fullmatch(name)
 
 
 @dataclass(frozen=True)
@@ -97,7 +121,7 @@ class CompiledRule:
     slug: str
     action: str
     namespace: str
-    pattern: Any  # a ``regex`` pattern: matched with a time limit (``fullmatch`` below)
+    pattern: Any  # a ``_Pattern``: RE2 matches (``fullmatch`` above)
     target_namespace: str
     target_name: str
 
@@ -107,7 +131,7 @@ class CompiledRule:
         match = fullmatch(self.pattern, name)
         if match is None:
             return None
-        return naming.normalise(self.target_namespace, match.expand(self.target_name))
+        return naming.normalise(self.target_namespace, self.pattern.expand(match, self.target_name))
 
 
 class RuleSet:
@@ -116,8 +140,25 @@ class RuleSet:
         self.rewrites = [rule for rule in rules if rule.action == "rewrite"]
         self.equates = [rule for rule in rules if rule.action == "equate"]
         self.detaches = [rule for rule in rules if rule.action == "detach"]
+        self._deadline: float | None = None  # no bound outside derivation (one name: linear)
+
+    def start_event(self, seconds: float | None = None) -> None:
+        """Bound the matching from now on (derivation calls this per event): past the
+        budget every match raises ``MatchBudgetSpent``."""
+        budget = EVENT_MATCH_SECONDS if seconds is None else seconds
+        self._deadline = time.perf_counter() + budget if self else None
+
+    def _check(self) -> None:
+        if self._deadline is not None and time.perf_counter() > self._deadline:
+            raise MatchBudgetSpent(
+                f"matching this event's dataset names against the alias rules took over "
+                f"{EVENT_MATCH_SECONDS:g} s; nothing of it was derived: re-derive it "
+                "(the events admin's re-derive action, or manage.py rederive) once the rules "
+                "are fixed"
+            )
 
     def rewrite(self, namespace: str, name: str) -> tuple[str, str]:
+        self._check()
         for rule in self.rewrites:
             result = rule.apply(namespace, name)
             if result is not None:
@@ -125,6 +166,7 @@ class RuleSet:
         return namespace, name
 
     def equivalents(self, namespace: str, name: str) -> list[tuple[CompiledRule, str, str]]:
+        self._check()
         found = []
         for rule in self.equates:
             result = rule.apply(namespace, name)
@@ -133,6 +175,7 @@ class RuleSet:
         return found
 
     def is_detached(self, namespace: str, name: str) -> bool:
+        self._check()
         return any(
             rule.namespace == namespace and fullmatch(rule.pattern, name) is not None
             for rule in self.detaches

@@ -111,6 +111,7 @@ def render_picture(request: HttpRequest, root: NodeRef, path: str) -> SafeString
     context = {
         "svg": render_svg(picture, placed, label),
         "picture": picture,
+        "layout": placed,
         "controls": controls,
         "errors": errors,
         "depths": range(1, MAX_DEPTH + 1),

@@ -9,12 +9,13 @@ See docs/admin.md and ADRs 0040-0043, 0046.
 
 import logging
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -32,8 +33,14 @@ logger = logging.getLogger(__name__)
 
 # A preview scans the aliases of one namespace; it shows at most this many matches.
 PREVIEW_LIMIT = 200
-# Aliases of a namespace read for a preview (a sequential read of one namespace's rows).
-PREVIEW_SCAN_LIMIT = 500_000
+# What a preview, which runs in the steward's request, may read and spend: the first
+# PREVIEW_SCAN_LIMIT aliases of the namespace (as read), the read cut by a statement timeout,
+# the matching by PREVIEW_SECONDS; past either bound it says where it stopped.
+PREVIEW_SCAN_LIMIT = 50_000
+PREVIEW_SECONDS = 1.0
+PREVIEW_STATEMENT_TIMEOUT_MS = 2000
+# What saving a rule reads to find the events to re-derive (matched by RE2, linear).
+APPLY_SCAN_LIMIT = 500_000
 # Applying a rule re-derives one event per matched alias; up to this many run in the request.
 APPLY_INLINE_LIMIT = 200
 
@@ -58,6 +65,7 @@ class RulePreview:
     datasets_merged: int = 0
     scanned: int = 0
     truncated: bool = False
+    stopped: str = ""  # why the scan stopped before the namespace's end, for the page
     error: str = ""
 
 
@@ -77,22 +85,8 @@ def preview_rule(rule: AliasRule) -> RulePreview:
     others = RuleSet(
         compile_rule(other) for other in AliasRule.objects.filter(enabled=True).exclude(id=rule.id)
     )
-    candidates = (
-        DatasetAlias.objects.filter(namespace=compiled.namespace)
-        .order_by()
-        .values_list("id", "name", "dataset_id")[:PREVIEW_SCAN_LIMIT]
-    )
-    matches: list[tuple[int, int | None, str, str]] = []
-    dataset_id: int | None  # the alias's dataset foreign key is nullable
-    for alias_id, name, dataset_id in candidates.iterator(chunk_size=5000):
-        preview.scanned += 1
-        target = compiled.apply(compiled.namespace, name)
-        if target is None or target == (compiled.namespace, name):
-            continue
-        target = others.rewrite(*target)
-        preview.matched += 1
-        matches.append((alias_id, dataset_id, *target))
-    preview.truncated = preview.scanned >= PREVIEW_SCAN_LIMIT or preview.matched > PREVIEW_LIMIT
+    matches = _scan_for_preview(preview, compiled, others)
+    preview.truncated = bool(preview.stopped) or preview.matched > PREVIEW_LIMIT
     shown = matches[:PREVIEW_LIMIT]
     aliases = DatasetAlias.objects.select_related("dataset").in_bulk([row[0] for row in shown])
     targets = {
@@ -121,6 +115,55 @@ def preview_rule(rule: AliasRule) -> RulePreview:
     return preview
 
 
+def _scan_for_preview(
+    preview: RulePreview, compiled: Any, others: RuleSet
+) -> list[tuple[int, int | None, str, str]]:
+    """The namespace's aliases ``compiled`` moves, within the preview's bounds."""
+    matches: list[tuple[int, int | None, str, str]] = []
+    deadline = time.perf_counter() + PREVIEW_SECONDS
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"SET LOCAL statement_timeout = {int(PREVIEW_STATEMENT_TIMEOUT_MS)}")
+            cursor.execute(
+                # No order: the namespace's rows as they are read (a sample, not the lowest ids,
+                # which the planner would find by walking the whole table in id order).
+                "SELECT id, name, dataset_id FROM catalog_dataset_alias WHERE namespace = %s "
+                "LIMIT %s",
+                [compiled.namespace, PREVIEW_SCAN_LIMIT + 1],
+            )
+            rows = cursor.fetchall()
+    except OperationalError as error:  # the statement timeout: the namespace is too large
+        if "statement timeout" not in str(error):
+            raise
+        preview.stopped = (
+            f"Preview stopped: reading this namespace's names took over "
+            f"{PREVIEW_STATEMENT_TIMEOUT_MS / 1000:g} s, so no name was matched. Saving the "
+            "rule applies it to every name all the same."
+        )
+        return matches
+    for alias_id, name, dataset_id in rows[:PREVIEW_SCAN_LIMIT]:
+        if time.perf_counter() > deadline:
+            preview.stopped = (
+                f"Preview stopped after {preview.scanned:,} names (its {PREVIEW_SECONDS:g} s "
+                "budget); the counts are of those. Saving the rule applies it to every name."
+            )
+            return matches
+        preview.scanned += 1
+        target = compiled.apply(compiled.namespace, name)
+        if target is None or target == (compiled.namespace, name):
+            continue
+        target = others.rewrite(*target)
+        preview.matched += 1
+        matches.append((alias_id, dataset_id, *target))
+    if len(rows) > PREVIEW_SCAN_LIMIT:
+        preview.stopped = (
+            f"Preview stopped after {PREVIEW_SCAN_LIMIT:,} names (the first read of the "
+            "namespace); "
+            "the counts are of those. Saving the rule applies it to every name."
+        )
+    return matches
+
+
 # --- applying rules and merges ------------------------------------------------------------
 
 
@@ -135,7 +178,7 @@ def sample_events_for_rule(rule: AliasRule, limit: int = MAX_SELECTED_EVENTS) ->
         alias_id
         for alias_id, name in DatasetAlias.objects.filter(namespace=compiled.namespace)
         .order_by()
-        .values_list("id", "name")[:PREVIEW_SCAN_LIMIT]
+        .values_list("id", "name")[:APPLY_SCAN_LIMIT]
         .iterator(chunk_size=5000)
         if compiled.apply(compiled.namespace, name) is not None
     ]

@@ -3,6 +3,7 @@ catastrophic patterns are refused when saved, and every match is bounded in time
 
 import re
 import time
+import uuid
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -65,3 +66,149 @@ def test_lookup_with_a_slow_pattern_is_answered_in_bounded_time(read_client) -> 
     assert response.status_code == 404
     assert time.perf_counter() - started < 5  # the unbounded match would take centuries
     assert fullmatch(compile_pattern(r"(a|aa)+b"), "a" * 60) is None
+
+
+# --- issue 27: a linear-time engine, a budget per event, a bounded preview -----------------
+
+# Overlapping alternatives under a repeat: harmless to RE2, catastrophic to a backtracker.
+OVERLAPPING = r"(([a-z]|[a-z0-9])*_v[0-9])|(?P<stem>[a-z]+)_vx"
+
+
+def letters(number: int) -> str:
+    return "".join(chr(ord("a") + int(digit)) for digit in f"{number:03}")
+
+
+def test_overlapping_repeats_are_accepted_and_answer_every_name_right() -> None:
+    # A backtracking engine with a time limit answered "no match" for names that match (it
+    # ran out of time exploring the first branch); RE2 answers right, in linear time.
+    pattern = compile_pattern(OVERLAPPING)
+    name = "abcdefghij" * 4 + "_vx"
+    match = fullmatch(pattern, name)
+    assert match is not None and match.group("stem") == "abcdefghij" * 4
+    assert fullmatch(compile_pattern(r"(a|a)*"), "a" * 100_000) is not None
+    assert fullmatch(compile_pattern(r"(a|a)*"), "a" * 100_000 + "b") is None
+
+
+@pytest.mark.django_db
+def test_derivation_applies_an_overlapping_rule_to_every_name(ingest_client) -> None:
+    from catalog.models import DatasetAlias
+    from tests.admin.conftest import ingest_and_derive, run_event
+
+    load_alias_rules(
+        [
+            {
+                "slug": "versions",
+                "action": "rewrite",
+                "namespace": "postgres://db:5432",
+                "name_pattern": OVERLAPPING,
+                "target_namespace": "postgres://db:5432",
+                "target_name": r"\g<stem>_v1",
+            }
+        ]
+    )
+    stems = ["abcdefghij" * 4 + letters(i) for i in range(20)]
+    events = [
+        run_event(
+            f"job{i}",
+            "COMPLETE",
+            f"00000000-0000-4000-8000-{i:012}",
+            [("postgres://db:5432", f"{stem}_vx")],
+        )
+        for i, stem in enumerate(stems)
+    ]
+    ingest_and_derive(ingest_client, events)
+    names = set(
+        DatasetAlias.objects.filter(namespace="postgres://db:5432").values_list("name", flat=True)
+    )
+    assert names == {f"{stem}_v1" for stem in stems}
+
+
+REFUSED = {
+    r"(?=prod_)\w+": "lookahead",
+    r"(?<=prod_)x": "lookahead and lookbehind",
+    r"(?!tmp_)\w+": "negative lookahead",
+    r"(?>prod)_x": "atomic groups",
+    r"a++": "possessive repeats",
+    r"(a)?(?(1)b|c)": "backreferences are not allowed",  # refused before RE2 is asked
+    r"[\W.]": r"\W or \S inside [...]",
+    r"x{2000}": "RE2 cannot compile it",
+}
+
+
+@pytest.mark.parametrize("pattern", REFUSED)
+def test_what_re2_cannot_run_is_refused_when_saved_and_says_why(pattern) -> None:
+    with pytest.raises(re.error, match=re.escape(REFUSED[pattern])):
+        compile_pattern(pattern)
+
+
+# Python's meaning of each pattern, kept: Unicode classes, flags, groups and templates.
+SAME_AS_PYTHON = [
+    (r"(\d+)_(\w+)", ["12_ab", "١٢_é", "1 2_x", "12_"], r"\2-\1"),
+    (r"(?P<db>[^.]+)\.(?P<table>.+)", ["sales.orders", "a.b.c", "nodot"], r"\g<table>@\g<db>"),
+    (r"\s*(\S+)\s*", ["  x  ", "\u3000y\u3000", "a b"], r"[\1]"),
+    (r"(?i)PROD_(.*)", ["prod_x", "Prod_Ünï", "dev_x"], r"\1"),
+    (r"(?a)\w+", ["abc", "é"], r"\g<0>"),
+    (r"a.c", ["abc", "a\nc"], "ok"),
+    (r"(?s)a.c", ["a\nc"], "ok"),
+    (r"x{,2}y", ["y", "xxy", "xxxy"], "ok"),
+    (r"(ab)*?(b*)", ["abab", "ababbb"], r"\1|\2"),
+    (r"[^a-c]+|(?i:[A-C])", ["xyz", "b", "B", "ab"], "ok"),
+    (r"(foo|bar)*\.t", ["foobar.t", ".t", "baz.t"], r"\1"),
+    (r"\bx\b", ["x"], "ok"),
+]
+
+
+@pytest.mark.parametrize("pattern,names,template", SAME_AS_PYTHON)
+def test_patterns_mean_what_they_mean_in_python(pattern, names, template) -> None:
+    compiled = compile_pattern(pattern)
+    python = re.compile(pattern)
+    for name in names:
+        ours, theirs = fullmatch(compiled, name), python.fullmatch(name)
+        assert (ours is None) == (theirs is None), (pattern, name)
+        if theirs is not None:
+            assert ours.groups() == theirs.groups()
+            assert compiled.expand(ours, template) == theirs.expand(template)
+
+
+@pytest.mark.django_db
+def test_an_events_matching_has_one_budget_past_which_it_fails_whole_and_rederives(
+    monkeypatch, ingest_client
+) -> None:
+    import catalog.rules
+    from catalog.models import DatasetAlias
+    from catalog.services.rederive_jobs import rederive_event_ids
+    from ingest.models import Event
+    from tests.admin.conftest import ingest_and_derive, run_event
+
+    load_alias_rules(
+        [
+            {
+                "slug": "p",
+                "action": "equate",
+                "namespace": "postgres://db:5432",
+                "name_pattern": r"prod_(.*)",
+                "target_namespace": "postgres://db:5432",
+                "target_name": r"\1",
+            }
+        ]
+    )
+    monkeypatch.setattr(catalog.rules, "EVENT_MATCH_SECONDS", 0.0)
+    names = [("postgres://db:5432", f"prod_t{i}") for i in range(50)]
+    ingest_and_derive(ingest_client, [run_event("wide", "COMPLETE", str(uuid.uuid4()), names)])
+    event = Event.objects.get(payload__job__name="wide")
+    assert event.derivation_status == "failed"
+    assert "alias rules took over 0 s; nothing of it was derived" in event.derivation_error
+    assert not DatasetAlias.objects.filter(name__startswith="prod_t").exists()  # nothing partial
+    monkeypatch.setattr(catalog.rules, "EVENT_MATCH_SECONDS", 2.0)
+    rederive_event_ids([event.id])
+    event.refresh_from_db()
+    assert event.derivation_status == "derived"
+    assert DatasetAlias.objects.filter(name__startswith="prod_t").count() == 50
+    assert DatasetAlias.objects.filter(name="t7").exists()  # the rule applied
+
+
+def test_the_escaped_names_of_merge_and_split_rules_always_compile_and_match_themselves() -> None:
+    # catalog/services/curation.py writes steward merges and splits as re.escape(name).
+    for name in ["we!rd.name (x)[1]$^*+?{2}|\\", "orders_2026-11", "é ü 中文", "a\tb"]:
+        assert fullmatch(compile_pattern(re.escape(name)), name) is not None
+        assert fullmatch(compile_pattern(re.escape(name)), name + "x") is None

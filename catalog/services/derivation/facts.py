@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from catalog import naming
-from catalog.rules import RuleSet
+from catalog.rules import MatchBudgetSpent, RuleSet
 from catalog.services.derivation.skipped import without
 
 Version = tuple[str, str]  # (eventTime as fixed-width ISO UTC, event digest hex)
@@ -231,6 +231,13 @@ class Extractor:
     # --- events ------------------------------------------------------------------------
 
     def add(self, event: RawEvent) -> None:
+        self.rules.start_event()  # one event's names share one matching budget
+        try:
+            self._add(event)
+        except MatchBudgetSpent as error:
+            raise BadEvent(str(error)) from error
+
+    def _add(self, event: RawEvent) -> None:
         payload = event.payload
         if event.skipped_facets:
             payload = without(payload, event.skipped_facets)
