@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from api.base import ReadRateThrottle
 from api.marquez import events, lineage, paths, resources
 from api.marquez.errors import MarquezError, error_response, marquez_exception_handler
+from api.params import nul_parameter
 from ingest.authentication import BearerTokenAuthentication, HasReadScope
 from ingest.rendering import JSONRenderer
 from ingest.views import LineageView
@@ -87,6 +88,11 @@ class MarquezView(APIView):
     def get(self, request: Request, routes: list[paths.Route]) -> Response:
         if not routes[0].handler:
             raise self._read_only()
+        # One check for every route: a NUL in a name or a parameter cannot be in the catalog
+        # (PostgreSQL text holds none) and would end in a database error, a 500.
+        for route in routes:
+            if (name := nul_parameter(request.query_params, route.kwargs)) is not None:
+                raise MarquezError(400, f"{name} must not contain NUL characters.")
         # Every answer is bounded in time: offset pages, namespace filters without an index
         # (events of a job namespace) and the charts' aggregates run under a timeout.
         try:

@@ -43,6 +43,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Serves the Marquez mount at plain /api/v1/ on MARQUEZ_API["HOSTS"] (docs/marquez.md).
     "api.marquez.hosts.MarquezHostsMiddleware",
+    # A NUL in an admin address: a readable 400 page, not a database error (issue 27).
+    "catalog.admin.query_guard.AdminQueryGuardMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -83,7 +83,10 @@ class BoundedAdmin(admin.ModelAdmin):
 def search_id(term: str) -> int | None:
     """The id in a "#123" search term, else None."""
     term = term.strip()
-    return int(term[1:]) if term.startswith("#") and term[1:].isdigit() else None
+    if not (term.startswith("#") and term[1:].isascii() and term[1:].isdigit() and len(term) < 21):
+        return None
+    # An id beyond bigint names nothing: no match rather than an overflow in SQL.
+    return number if 0 < (number := int(term[1:])) < 2**63 else None
 
 
 class IdSearchMixin(_AdminBase):
