@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from api.base import ReadRateThrottle
 from api.marquez import events, lineage, paths, resources
+from api.marquez.access import anonymous_reads_allowed
 from api.marquez.errors import MarquezError, error_response, marquez_exception_handler
 from api.params import nul_parameter
 from ingest.authentication import BearerTokenAuthentication, HasReadScope
@@ -55,16 +56,19 @@ def settings_value(key: str) -> Any:
 
 
 class MarquezReadAccess(HasReadScope):
-    """A read token or a staff session, like /api/v1/; anonymous only when configured."""
+    """A read token or a staff session, like /api/v1/; anonymous only when configured, and
+    then only on MARQUEZ_API["HOSTS"] when hosts are named (api.marquez.hosts)."""
 
     def has_permission(self, request: Request, view: object) -> bool:
-        if request.user is None and settings_value("ALLOW_ANONYMOUS_READS"):
+        if request.user is None and anonymous_reads_allowed(request):
             return True
         return super().has_permission(request, view)
 
 
 class MarquezThrottle(ReadRateThrottle):
-    """The read throttle; anonymous reads (when allowed) are counted per client address."""
+    """The read throttle; anonymous reads (when allowed) are counted per client address:
+    REMOTE_ADDR, or the address the trusted proxies saw (REST_FRAMEWORK["NUM_PROXIES"]), so
+    a made-up X-Forwarded-For is not a fresh allowance."""
 
     def get_cache_key(self, request: Any, view: Any) -> str:
         if request.user is None:

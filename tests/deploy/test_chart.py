@@ -285,6 +285,10 @@ def test_production_settings_match_the_configmap() -> None:
     assert data["DJANGO_CSRF_TRUSTED_ORIGINS"] == "https://lineage.example.com"
     assert data["LINEAGE_MAX_JSON_DEPTH"] == "48"
     assert data["DJANGO_HSTS_SECONDS"] == "31536000"
+    # One ingress in front: its X-Forwarded-For entry is the client; by default none is.
+    assert data["DJANGO_NUM_PROXIES"] == "1"
+    (default_map,) = render("default").of_kind("ConfigMap")
+    assert default_map["data"]["DJANGO_NUM_PROXIES"] == "0"
 
 
 # --- Networking, scaling, monitoring ----------------------------------------------------------

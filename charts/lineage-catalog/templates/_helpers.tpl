@@ -81,6 +81,7 @@ DJANGO_SETTINGS_MODULE: config.settings.production
 DJANGO_ALLOWED_HOSTS: {{ include "lineage-catalog.allowedHosts" . | quote }}
 DJANGO_CSRF_TRUSTED_ORIGINS: {{ join "," .Values.django.csrfTrustedOrigins | quote }}
 DJANGO_TRUST_X_FORWARDED_PROTO: {{ .Values.django.trustXForwardedProto | quote }}
+DJANGO_NUM_PROXIES: {{ .Values.django.numProxies | int64 | quote }}
 DJANGO_SECURE_SSL_REDIRECT: {{ .Values.django.secureSslRedirect | quote }}
 DJANGO_SECURE_COOKIES: {{ .Values.django.secureCookies | quote }}
 DJANGO_HSTS_SECONDS: {{ .Values.django.hstsSeconds | int64 | quote }}
