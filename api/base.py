@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
-from api.pagination import CursorPage
+from api.pagination import CursorPage, invalid_cursor
 from api.params import nul_parameter
 from api.problems import bad_parameter
 from ingest.authentication import BearerTokenAuthentication, HasReadScope
@@ -70,6 +70,8 @@ class ReadAccessMixin:
         # After authentication: a NUL in any path or query parameter is a 400 here, for
         # every read endpoint, instead of a database error wherever the value is used.
         if (name := nul_parameter(request.query_params, kwargs)) is not None:
+            if name == "cursor":  # the cursor's own problem, as every forged cursor gets
+                raise invalid_cursor()
             raise bad_parameter(name, "NUL characters are not allowed.")
 
 
