@@ -8,6 +8,10 @@ Written against an ``apps`` registry so the migration can pass its historical on
 
 from typing import Any
 
+# The view permissions the admin asks for beside a page's own model (field_permissions).
+VIEW_JOB, VIEW_RUN, VIEW_DATASET = "catalog.view_job", "catalog.view_run", "catalog.view_dataset"
+VIEW_EVENT = "ingest.view_event"
+
 STEWARDS = "stewards"
 READERS = "catalog readers"
 READ_MODELS = {

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.access import COLUMN_EDGE, DATASET, EDGE, EVENT, JOB, RUN
 from api.base import ReadRateThrottle
 from api.marquez import events, lineage, paths, resources
 from api.marquez.access import anonymous_reads_allowed
@@ -46,6 +47,34 @@ HANDLERS: dict[str, Callable[..., Any]] = {
     "stats_assets": events.stats_assets,
 }
 assert {handler for _, handler in paths.ROUTES if handler} == set(HANDLERS)
+
+# What a session needs to read each handler's answer (api/access.py): the kinds of objects
+# its Marquez shape shows. Tokens with the read scope read everything.
+_JOBS, _DATASETS, _LINEAGE = (JOB, RUN, DATASET), (DATASET, JOB, RUN), (JOB, DATASET, EDGE)
+READ_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    "namespaces": (JOB, DATASET),
+    "namespace": (JOB, DATASET),
+    "all_jobs": _JOBS,
+    "jobs": _JOBS,
+    "job": _JOBS,
+    "job_runs": (RUN, JOB, DATASET),
+    "run": (RUN, JOB, DATASET),
+    "run_facets": (RUN,),
+    "datasets": _DATASETS,
+    "dataset": _DATASETS,
+    "dataset_versions": _DATASETS,
+    "dataset_version": _DATASETS,
+    "lineage": (*_LINEAGE, RUN),
+    "column_lineage": (DATASET, COLUMN_EDGE),
+    "search": (JOB, DATASET),
+    "tags": (),  # always empty: the catalog has no tags
+    "sources": (),
+    "source": (),
+    "events": (EVENT,),
+    "stats_lineage_events": (EVENT,),
+    "stats_assets": (JOB, DATASET),
+}
+assert set(READ_PERMISSIONS) == set(HANDLERS)
 
 _ingest = LineageView.as_view()
 READ_TIMEOUT_MS = 10_000
@@ -85,6 +114,13 @@ class MarquezView(APIView):
     throttle_scope = "read"
     renderer_classes = [JSONRenderer]  # JSON only, whatever the settings add
     schema = None  # not part of /api/schema/: Marquez publishes its own (docs/marquez.md)
+
+    @property
+    def read_permissions(self) -> tuple[str, ...]:
+        """Every reading's: the answer may come from any of them (``_first_found``)."""
+        routes: list[paths.Route] = self.kwargs.get("routes", [])
+        needed = {name for route in routes for name in READ_PERMISSIONS.get(route.handler, ())}
+        return tuple(sorted(needed))
 
     def get_exception_handler(self) -> Callable[..., Any]:
         return marquez_exception_handler

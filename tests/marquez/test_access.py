@@ -3,7 +3,7 @@
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
@@ -36,8 +36,17 @@ def test_an_ingest_token_cannot_read(ingest_client):
 
 def test_a_staff_session_reads():
     client = Client()
-    client.force_login(User.objects.create_user("steward", is_staff=True))
+    steward = User.objects.create_user("steward", is_staff=True)
+    client.force_login(steward)
     assert MarquezClient(client).get("/tags").json() == {"tags": []}
+    # Namespaces name jobs and datasets: a session needs both view permissions.
+    assert MarquezClient(client).get("/namespaces").status_code == 403
+    steward.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_job", "view_dataset"])
+    )
+    assert MarquezClient(Client()).get("/namespaces").status_code == 401
+    client.force_login(User.objects.get(pk=steward.pk))
+    assert MarquezClient(client).get("/namespaces").status_code == 200
     other = Client()
     other.force_login(User.objects.create_user("visitor", is_staff=False))
     assert MarquezClient(other).get("/tags").status_code == 403
