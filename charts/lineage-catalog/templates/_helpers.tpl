@@ -196,3 +196,15 @@ LINEAGE_INITIAL_INGEST_TOKEN: {{ . | b64enc | quote }}
 LINEAGE_INITIAL_READ_TOKEN: {{ . | b64enc | quote }}
 {{- end }}
 {{- end }}
+
+{{/* Non-empty when an ingress path would send /metrics to the pods: an Exact /metrics, a
+Prefix of / or /metrics (a trailing slash changes nothing), an ImplementationSpecific path
+that starts so or may be a pattern (nginx reads those as regular expressions). */}}
+{{- define "lineage-catalog.routesMetrics" -}}
+{{- $path := .path | trimSuffix "/" }}
+{{- if eq .pathType "Exact" }}
+{{- if eq $path "/metrics" }}yes{{ end }}
+{{- else if or (eq $path "") (eq $path "/metrics") }}yes
+{{- else if and (eq .pathType "ImplementationSpecific") (or (hasPrefix "/metrics" $path) (regexMatch "[.*+?()\\[\\]{}|^$]" .path)) }}yes
+{{- end }}
+{{- end }}
