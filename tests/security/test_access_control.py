@@ -9,13 +9,12 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from catalog.permissions import READERS, ensure_steward_groups
+from catalog.permissions import READERS, apply_registry_permissions
 from ingest.authentication import clear_token_cache
 from ingest.services import create_token, revoke_token
 from tests.ingest.helpers import dumps, run_event
@@ -72,7 +71,7 @@ def test_read_side_admits_read_tokens_and_staff_sessions(path: str) -> None:
     reader = _bearer(create_token("reader", "read")[1])
     assert reader.get(path).status_code not in (401, 403, 500)
     # A staff session of the reader group (catalog/permissions.py): view permissions needed.
-    ensure_steward_groups(apps)
+    apply_registry_permissions()
     staff = get_user_model().objects.create_user("steward", password="pw", is_staff=True)
     staff.groups.add(Group.objects.get(name=READERS))
     session = Client()

@@ -10,14 +10,13 @@ permission. Tokens are unchanged: a read token reads everything.
 from typing import Any
 
 import pytest
-from django.apps import apps
 from django.contrib.auth.models import Group, Permission, User
 from django.test import Client
 
 from api.marquez import paths
 from api.marquez.views import READ_PERMISSIONS
 from catalog.models import Dataset, Job
-from catalog.permissions import READERS, STEWARDS, ensure_steward_groups
+from catalog.permissions import READERS, STEWARDS, apply_registry_permissions
 from tests.marquez.conftest import S3, ingest_world
 from tests.security.test_access_control import READ_PATHS
 from tests.security.test_marquez_fuzz import MOUNT, _route_path
@@ -27,7 +26,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def groups() -> None:
-    ensure_steward_groups(apps)
+    apply_registry_permissions()
 
 
 @pytest.fixture
