@@ -12,10 +12,13 @@ from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import authentication, viewsets
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission, OperandHolder, SingleOperandHolder
+from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
-from api.pagination import CursorPage
+from api.pagination import CursorPage, invalid_cursor
+from api.params import nul_parameter
+from api.problems import bad_parameter
 from ingest.authentication import BearerTokenAuthentication, HasReadScope
 
 
@@ -61,6 +64,15 @@ class ReadAccessMixin:
     ]
     throttle_classes: Sequence[type[BaseThrottle]] = [ReadRateThrottle]
     throttle_scope = "read"
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        # After authentication: a NUL in any path or query parameter is a 400 here, for
+        # every read endpoint, instead of a database error wherever the value is used.
+        if (name := nul_parameter(request.query_params, kwargs)) is not None:
+            if name == "cursor":  # the cursor's own problem, as every forged cursor gets
+                raise invalid_cursor()
+            raise bad_parameter(name, "NUL characters are not allowed.")
 
 
 class ReadAPIView(ReadAccessMixin, APIView):

@@ -1,12 +1,41 @@
 """Query-parameter parsing for the non-model endpoints; bad values are 400 problems."""
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
+from django.http import QueryDict
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from rest_framework.request import Request
 
 from api.problems import bad_parameter
+
+
+class BadMoment(ValueError):
+    """A date-time parameter that is not one; its message says why, for any API's error."""
+
+
+def parse_moment(raw: str, *, dates: bool = True) -> datetime:
+    """An ISO 8601 date-time (or, with ``dates``, a date) in UTC; zone-less values are UTC.
+
+    The one parser of every read API's moments (this API and the Marquez mount): a
+    well-formed impossible date (``2026-02-30``) or an offset PostgreSQL refuses is a
+    ``BadMoment``, never the ``ValueError`` or ``OverflowError`` it raises deeper down.
+    """
+    try:
+        value = parse_datetime(raw)
+        if value is None and dates:
+            day = parse_date(raw)
+            value = datetime(day.year, day.month, day.day) if day else None
+    except ValueError:
+        raise BadMoment("the date does not exist.") from None
+    if value is None:
+        raise BadMoment("expected an ISO 8601 date-time, e.g. 2026-11-01T00:00:00Z.")
+    try:
+        # PostgreSQL refuses offsets beyond ±15:59: normalise to UTC here.
+        return value.replace(tzinfo=UTC) if timezone.is_naive(value) else value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise BadMoment("the time is out of range.") from None
 
 
 def moment(request: Request, name: str) -> datetime | None:
@@ -15,19 +44,24 @@ def moment(request: Request, name: str) -> datetime | None:
     if raw is None or raw == "":
         return None
     try:
-        value = parse_datetime(raw)
-        if value is None:
-            day = parse_date(raw)
-            value = datetime(day.year, day.month, day.day) if day else None
-    except ValueError:
-        value = None
-    if value is None:
-        raise bad_parameter(name, "expected an ISO 8601 date-time, e.g. 2026-11-01T00:00:00Z.")
-    try:
-        # PostgreSQL refuses offsets beyond ±15:59: normalise to UTC here.
-        return value.replace(tzinfo=UTC) if timezone.is_naive(value) else value.astimezone(UTC)
-    except (OverflowError, ValueError):
-        raise bad_parameter(name, "the time is out of range.") from None
+        return parse_moment(raw)
+    except BadMoment as error:
+        raise bad_parameter(name, str(error)) from None
+
+
+def nul_parameter(query: QueryDict, path_values: Mapping[str, object]) -> str | None:
+    """The name of the first path or query parameter (name or value) holding a NUL.
+
+    PostgreSQL text cannot hold NUL, so such a value would end in a database error (a 500)
+    wherever it reached a query: every read view asks this once, before its handler runs.
+    """
+    for name, value in path_values.items():
+        if isinstance(value, str) and "\x00" in value:
+            return name
+    for name, values in query.lists():
+        if "\x00" in name or any("\x00" in value for value in values):
+            return name.replace("\x00", "\\0")
+    return None
 
 
 def integer(request: Request, name: str, default: int, low: int, high: int) -> int:

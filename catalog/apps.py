@@ -7,7 +7,14 @@ class CatalogConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.db.models.signals import post_migrate
+
         from catalog.metrics import CatalogCollector
+        from catalog.permissions import apply_registry_permissions
         from ingest.metrics import register_database_collector
 
         register_database_collector(CatalogCollector())
+        # The steward and reader groups follow the admin's registry (catalog/permissions.py).
+        post_migrate.connect(
+            apply_registry_permissions, sender=self, dispatch_uid="catalog-steward-permissions"
+        )

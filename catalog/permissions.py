@@ -1,15 +1,27 @@
-"""The steward and reader groups and their permissions (used by a data migration and tests).
+"""The steward and reader groups and their permissions, taken from the admin's registry.
 
 ``stewards`` may look at everything and curate: add and change alias rules, merge datasets,
 re-derive events. ``catalog readers`` may only look. API tokens are for superusers only
 (ApiTokenAdmin checks ``is_superuser``), so neither group gets a token permission.
-Written against an ``apps`` registry so the migration can pass its historical one.
+
+What "everything" is comes from the admin registry: after every ``migrate`` (``post_migrate``,
+connected in CatalogConfig.ready) both groups get the view permission of every model the
+admin registers in the catalog's apps, so a model added to the admin cannot be forgotten
+(issue 29: job lineage edges were, and a steward clicking "lineage edges" got a 403).
+``READ_MODELS`` is only what migration 0002 gave, against its historical registry.
 """
 
 from typing import Any
 
+# The view permissions the admin asks for beside a page's own model (field_permissions).
+VIEW_JOB, VIEW_RUN, VIEW_DATASET = "catalog.view_job", "catalog.view_run", "catalog.view_dataset"
+VIEW_EVENT = "ingest.view_event"
+
 STEWARDS = "stewards"
 READERS = "catalog readers"
+# The apps whose admin pages stewards and readers browse; tokens stay superuser-only.
+STEWARD_APPS = ("catalog", "ingest", "admin")
+SUPERUSER_ONLY = {("ingest", "apitoken")}
 READ_MODELS = {
     "catalog": [
         "job",
@@ -43,11 +55,37 @@ CURATE = [
 ]
 
 
-def ensure_steward_groups(apps: Any) -> None:
+def registry_read_models() -> dict[str, list[str]]:
+    """Every model the admin registers in STEWARD_APPS, by app label (live registry)."""
+    from django.apps import apps
+    from django.contrib import admin
+
+    models: dict[str, list[str]] = {label: [] for label in STEWARD_APPS}
+    for model in apps.get_models():
+        meta = model._meta
+        key = (meta.app_label, meta.model_name)
+        if (
+            meta.app_label in models
+            and key not in SUPERUSER_ONLY
+            and admin.site.is_registered(model)
+        ):
+            models[meta.app_label].append(meta.model_name)
+    return models
+
+
+def apply_registry_permissions(**kwargs: Any) -> None:
+    """``post_migrate``: complete both groups with the registry's models (idempotent)."""
+    from django.apps import apps
+
+    ensure_steward_groups(apps, registry_read_models())
+
+
+def ensure_steward_groups(apps: Any, read_models: dict[str, list[str]] | None = None) -> None:
     """Create (or complete) both groups; safe to run any number of times."""
     from django.contrib.auth.management import create_permissions
 
-    for label in READ_MODELS:
+    read_models = READ_MODELS if read_models is None else read_models
+    for label in read_models:
         config = apps.get_app_config(label)
         if getattr(config, "models_module", None) is None:
             config.models_module = True  # historical registry: let create_permissions run
@@ -66,7 +104,7 @@ def ensure_steward_groups(apps: Any) -> None:
 
     view = [
         permission(app_label, f"view_{model}")
-        for app_label, models in READ_MODELS.items()
+        for app_label, models in read_models.items()
         for model in models
     ]
     readers, _ = Group.objects.get_or_create(name=READERS)

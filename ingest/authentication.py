@@ -137,10 +137,32 @@ class HasIngestScope(_ScopePermission):
         return super().has_permission(request, view)
 
 
+def read_permissions(view: object) -> tuple[str, ...] | None:
+    """The Django permissions a session needs to read what ``view`` answers.
+
+    The view says (``read_permissions``: ``("catalog.view_job", ...)``), or its queryset's
+    model does (``view_<model>``); None when neither does, and such a view is closed to
+    sessions: a new read endpoint cannot forget to ask.
+    """
+    declared = getattr(view, "read_permissions", None)
+    if getattr(view, "action", None) == "retrieve":
+        declared = getattr(view, "detail_read_permissions", None) or declared
+    if declared is not None:
+        return tuple(declared)
+    queryset = getattr(view, "queryset", None)
+    if queryset is None:
+        return None
+    meta = queryset.model._meta
+    return (f"{meta.app_label}.view_{meta.model_name}",)
+
+
 class HasReadScope(_ScopePermission):
-    """Read endpoints: a read-scoped token, or a logged-in staff session."""
+    """Read endpoints: a read-scoped token, or a staff session holding the view permissions
+    of what the endpoint shows (``read_permissions``; the steward and reader groups of
+    catalog/permissions.py have them). A token's read scope reads everything, as before."""
 
     scope = TokenScope.READ
+    message = "This token's scope, or this user's permissions, do not allow this endpoint."
 
     def has_permission(self, request: Request, view: object) -> bool:
         user = request.user
@@ -148,4 +170,7 @@ class HasReadScope(_ScopePermission):
             raise exceptions.NotAuthenticated("A read token or a staff session is required.")
         if isinstance(user, TokenPrincipal):
             return super().has_permission(request, view)
-        return bool(getattr(user, "is_staff", False))
+        if not getattr(user, "is_staff", False):
+            return False
+        needed = read_permissions(view)
+        return needed is not None and bool(user.has_perms(needed))

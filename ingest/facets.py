@@ -85,6 +85,11 @@ def _validators() -> dict[tuple[str, str], Any]:
     return validators
 
 
+def validated_facets() -> frozenset[tuple[str, str]]:
+    """The (position, key) of every facet validated: run, job, dataset, input, output."""
+    return frozenset(_validators())
+
+
 @dataclass(frozen=True)
 class FacetProblem:
     """What one standard facet (or a facet container) gets wrong.

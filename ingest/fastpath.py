@@ -37,7 +37,7 @@ from django.utils.log import log_response
 from django.utils.module_loading import import_string
 
 from ingest.direct import DirectLineageAnswer
-from ingest.metrics import REQUEST_LATENCY
+from ingest.metrics import REQUEST_LATENCY, request_labels
 from ingest.middleware import database_unavailable, is_connection_error
 from ingest.problems import problem_response, server_error
 
@@ -94,7 +94,7 @@ class IngestFastPath:
                 )
         finally:
             signals.request_finished.send(sender=self.__class__)
-        REQUEST_LATENCY.labels("POST", self.route, str(response.status_code)).observe(
+        REQUEST_LATENCY.labels(*request_labels("POST", self.route, response.status_code)).observe(
             time.perf_counter() - started
         )
         start_response(f"{response.status_code} {response.reason_phrase}", list(response.items()))

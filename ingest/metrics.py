@@ -14,11 +14,15 @@ See docs/adr/0011-metrics.md.
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cache
+from http import HTTPStatus
 from typing import Any
 
+from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.http import HttpRequest, HttpResponse
+from django.urls import URLResolver, get_resolver
 from django.utils import timezone
 from prometheus_client import (
     REGISTRY,
@@ -31,7 +35,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from ingest.models import Event
+from ingest.models import Event, EventKind
 
 logger = logging.getLogger(__name__)
 
@@ -62,21 +66,77 @@ TASK_FAILURES = Counter(
 )
 
 
+# --- Bounded labels -------------------------------------------------------------------------
+# Every label value comes from a closed set; anything else is "other". A label value a client
+# can choose (an invented HTTP method, an unknown URL, a status code) would otherwise add a
+# series per request, and Prometheus keeps each one (issue 27).
+OTHER = "other"
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+STATUSES = frozenset(str(status.value) for status in HTTPStatus)
+OUTCOMES = frozenset({"created", "duplicate", "refused"})
+
+
+def bounded(value: str, allowed: frozenset[str] | set[str]) -> str:
+    return value if value in allowed else OTHER
+
+
+@cache
+def url_routes(urlconf: str) -> frozenset[str]:
+    """Every route string the URL map ``urlconf`` can resolve to (``resolver_match.route``)."""
+
+    def walk(patterns: Iterable[Any], prefix: str) -> Iterator[str]:
+        for entry in patterns:
+            route = prefix + str(entry.pattern)
+            if isinstance(entry, URLResolver):
+                yield from walk(entry.url_patterns, route)
+            else:
+                yield route
+
+    return frozenset(walk(get_resolver(urlconf).url_patterns, ""))
+
+
+def route_label(request: HttpRequest) -> str:
+    match = getattr(request, "resolver_match", None)
+    if match is None or not match.route:
+        return "unmatched"
+    urlconf = getattr(request, "urlconf", None) or settings.ROOT_URLCONF
+    return bounded(match.route, url_routes(urlconf))
+
+
+def request_labels(method: str | None, route: str, status: int) -> tuple[str, str, str]:
+    return bounded(method or "", METHODS), route, bounded(str(status), STATUSES)
+
+
 # --- Recording ------------------------------------------------------------------------------
 
 
 def count_ingested(records: Sequence[Any], stored: Sequence[Any]) -> None:
     """Count stored events by kind: ``created`` or ``duplicate`` (already in the log)."""
     for record, item in zip(records, stored, strict=False):
-        INGESTED_EVENTS.labels(record.kind, "created" if item.created else "duplicate").inc()
+        outcome = "created" if item.created else "duplicate"
+        INGESTED_EVENTS.labels(bounded(record.kind, KINDS), outcome).inc()
         if item.created:
             for problem in getattr(record, "warnings", ()):
                 FACET_PROBLEMS.labels(
-                    problem_label(problem.path, problem.facet), str(problem.skipped).lower()
+                    bounded(problem_label(problem.path, problem.facet), facet_labels()),
+                    str(problem.skipped).lower(),
                 ).inc()
 
 
 _POSITIONS = {"inputFacets": "input", "outputFacets": "output"}
+KINDS = frozenset({*EventKind.values, "unknown"})
+
+
+@cache
+def facet_labels() -> frozenset[str]:
+    """Every label ``problem_label`` gives a problem validation can record: the validated
+    facets by position, the event fields warned about, and a container that is no object."""
+    from ingest.facets import validated_facets
+
+    labels = {f"{position}:{key}" for position, key in validated_facets()}
+    labels.add("event:eventType")
+    labels |= {f"{part}:(container)" for part in ("run", "job", "inputs", "outputs", "event")}
+    return frozenset(labels)
 
 
 def problem_label(path: str, facet: str) -> str:
@@ -97,11 +157,12 @@ def problem_label(path: str, facet: str) -> str:
 def count_refused(kind: str, number: int) -> None:
     """Count events refused by validation (``kind`` is the endpoint's kind of event)."""
     if number:
-        INGESTED_EVENTS.labels(kind, "refused").inc(number)
+        INGESTED_EVENTS.labels(bounded(kind, KINDS), "refused").inc(number)
 
 
 class RequestLatencyMiddleware:
-    """Observe every request's duration, labelled by its URL pattern (bounded cardinality)."""
+    """Observe every request's duration, labelled by its URL pattern, method and status, each
+    from a closed set (``request_labels``)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -109,11 +170,8 @@ class RequestLatencyMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
         response = self.get_response(request)
-        match = getattr(request, "resolver_match", None)
-        route = match.route if match is not None and match.route else "unmatched"
-        REQUEST_LATENCY.labels(request.method or "", route, str(response.status_code)).observe(
-            time.perf_counter() - started
-        )
+        labels = request_labels(request.method, route_label(request), response.status_code)
+        REQUEST_LATENCY.labels(*labels).observe(time.perf_counter() - started)
         return response
 
 
@@ -121,7 +179,11 @@ class RequestLatencyMiddleware:
 
 
 def _on_task_failure(sender: Any = None, **kwargs: Any) -> None:
-    TASK_FAILURES.labels(getattr(sender, "name", None) or "unknown").inc()
+    name = getattr(sender, "name", None) or "unknown"
+    app = getattr(sender, "app", None)
+    # Registered tasks only: a message naming anything else is one "other" series.
+    known = set(app.tasks) if app is not None else {name}
+    TASK_FAILURES.labels(bounded(name, {*known, "unknown"})).inc()
 
 
 def _serve_worker_metrics(**kwargs: Any) -> None:

@@ -7,12 +7,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
+from django.utils.dateparse import parse_date
 from rest_framework.request import Request
 
 from api.marquez import paths, shapes
 from api.marquez.errors import MarquezError, not_found
 from api.marquez.paging import MAX_LIMIT, limit_offset, total_count
+from api.params import BadMoment, parse_moment
 from catalog.models import Dataset, Job
 from catalog.search import search_catalog
 from ingest.models import OPENLINEAGE_KINDS, Event
@@ -24,10 +25,10 @@ def _moment(request: Request, name: str) -> datetime | None:
     raw = request.query_params.get(name, "")
     if raw == "":
         return None  # the UI sends before=&after= when no range is picked
-    value = parse_datetime(raw.replace(" ", "+"))
-    if value is None:
-        raise MarquezError(400, f"{name} must be an ISO 8601 date-time (got {raw!r}).")
-    return value if timezone.is_aware(value) else value.replace(tzinfo=ZoneInfo("UTC"))
+    try:
+        return parse_moment(raw.replace(" ", "+"), dates=False)
+    except BadMoment as error:
+        raise MarquezError(400, f"{name} (got {raw!r}): {error}") from None
 
 
 def events(request: Request, namespace: str | None = None) -> dict[str, Any]:
@@ -228,7 +229,10 @@ def _day(request: Request, name: str) -> date | None:
     raw = request.query_params.get(name, "")
     if raw == "":
         return None
-    value = parse_date(raw)
+    try:
+        value = parse_date(raw)
+    except ValueError:  # well-formed but impossible: 2026-02-30, year 0
+        value = None
     if value is None:
         raise MarquezError(400, f"{name} must be a YYYY-MM-DD date (got {raw!r}).")
     return value

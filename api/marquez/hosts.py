@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.http.request import split_domain_port
 from django.urls import include, path
 
 import config.urls
+from api.marquez.access import on_marquez_host
 
 HOST_URLCONF = "api.marquez.hosts"
 
@@ -27,9 +27,6 @@ class MarquezHostsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        hosts = settings.MARQUEZ_API["HOSTS"]
-        if hosts and settings.MARQUEZ_API["ENABLED"]:
-            host, _port = split_domain_port(request.get_host())
-            if host in hosts:
-                request.urlconf = HOST_URLCONF
+        if settings.MARQUEZ_API["ENABLED"] and on_marquez_host(request):
+            request.urlconf = HOST_URLCONF
         return self.get_response(request)

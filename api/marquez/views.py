@@ -13,9 +13,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.access import COLUMN_EDGE, DATASET, EDGE, EVENT, JOB, RUN
 from api.base import ReadRateThrottle
 from api.marquez import events, lineage, paths, resources
+from api.marquez.access import anonymous_reads_allowed
 from api.marquez.errors import MarquezError, error_response, marquez_exception_handler
+from api.params import nul_parameter
 from ingest.authentication import BearerTokenAuthentication, HasReadScope
 from ingest.rendering import JSONRenderer
 from ingest.views import LineageView
@@ -45,6 +48,34 @@ HANDLERS: dict[str, Callable[..., Any]] = {
 }
 assert {handler for _, handler in paths.ROUTES if handler} == set(HANDLERS)
 
+# What a session needs to read each handler's answer (api/access.py): the kinds of objects
+# its Marquez shape shows. Tokens with the read scope read everything.
+_JOBS, _DATASETS, _LINEAGE = (JOB, RUN, DATASET), (DATASET, JOB, RUN), (JOB, DATASET, EDGE)
+READ_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    "namespaces": (JOB, DATASET),
+    "namespace": (JOB, DATASET),
+    "all_jobs": _JOBS,
+    "jobs": _JOBS,
+    "job": _JOBS,
+    "job_runs": (RUN, JOB, DATASET),
+    "run": (RUN, JOB, DATASET),
+    "run_facets": (RUN,),
+    "datasets": _DATASETS,
+    "dataset": _DATASETS,
+    "dataset_versions": _DATASETS,
+    "dataset_version": _DATASETS,
+    "lineage": (*_LINEAGE, RUN),
+    "column_lineage": (DATASET, COLUMN_EDGE),
+    "search": (JOB, DATASET),
+    "tags": (),  # always empty: the catalog has no tags
+    "sources": (),
+    "source": (),
+    "events": (EVENT,),
+    "stats_lineage_events": (EVENT,),
+    "stats_assets": (JOB, DATASET),
+}
+assert set(READ_PERMISSIONS) == set(HANDLERS)
+
 _ingest = LineageView.as_view()
 READ_TIMEOUT_MS = 10_000
 
@@ -54,16 +85,19 @@ def settings_value(key: str) -> Any:
 
 
 class MarquezReadAccess(HasReadScope):
-    """A read token or a staff session, like /api/v1/; anonymous only when configured."""
+    """A read token or a staff session, like /api/v1/; anonymous only when configured, and
+    then only on MARQUEZ_API["HOSTS"] when hosts are named (api.marquez.hosts)."""
 
     def has_permission(self, request: Request, view: object) -> bool:
-        if request.user is None and settings_value("ALLOW_ANONYMOUS_READS"):
+        if request.user is None and anonymous_reads_allowed(request):
             return True
         return super().has_permission(request, view)
 
 
 class MarquezThrottle(ReadRateThrottle):
-    """The read throttle; anonymous reads (when allowed) are counted per client address."""
+    """The read throttle; anonymous reads (when allowed) are counted per client address:
+    REMOTE_ADDR, or the address the trusted proxies saw (REST_FRAMEWORK["NUM_PROXIES"]), so
+    a made-up X-Forwarded-For is not a fresh allowance."""
 
     def get_cache_key(self, request: Any, view: Any) -> str:
         if request.user is None:
@@ -81,12 +115,24 @@ class MarquezView(APIView):
     renderer_classes = [JSONRenderer]  # JSON only, whatever the settings add
     schema = None  # not part of /api/schema/: Marquez publishes its own (docs/marquez.md)
 
+    @property
+    def read_permissions(self) -> tuple[str, ...]:
+        """Every reading's: the answer may come from any of them (``_first_found``)."""
+        routes: list[paths.Route] = self.kwargs.get("routes", [])
+        needed = {name for route in routes for name in READ_PERMISSIONS.get(route.handler, ())}
+        return tuple(sorted(needed))
+
     def get_exception_handler(self) -> Callable[..., Any]:
         return marquez_exception_handler
 
     def get(self, request: Request, routes: list[paths.Route]) -> Response:
         if not routes[0].handler:
             raise self._read_only()
+        # One check for every route: a NUL in a name or a parameter cannot be in the catalog
+        # (PostgreSQL text holds none) and would end in a database error, a 500.
+        for route in routes:
+            if (name := nul_parameter(request.query_params, route.kwargs)) is not None:
+                raise MarquezError(400, f"{name} must not contain NUL characters.")
         # Every answer is bounded in time: offset pages, namespace filters without an index
         # (events of a job namespace) and the charts' aggregates run under a timeout.
         try:

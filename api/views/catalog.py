@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api import params
+from api.access import DATASET, EVENT, JOB, RUN
 from api.base import ReadAccessMixin, ReadAPIView, ReadOnlyViewSet
 from api.filters import DatasetFilterSet, JobFilterSet, RunFilterSet
 from api.pagination import CursorPage, OffsetPage
@@ -33,6 +34,8 @@ RELATED_LIMIT = 200
 
 class NamespaceList(ReadAPIView):
     """Namespaces seen, with counts of jobs and datasets."""
+
+    read_permissions = (JOB, DATASET)
 
     pagination_class = OffsetPage
 
@@ -64,6 +67,9 @@ class NamespaceList(ReadAPIView):
 )
 class JobViewSet(ReadOnlyViewSet):
     """Jobs, oldest id first; the detail has facets, parent/children, inputs/outputs."""
+
+    read_permissions = (JOB, RUN)  # each job with its latest run
+    detail_read_permissions = (JOB, RUN, DATASET)  # and its inputs and outputs
 
     queryset = Job.objects.with_latest_run().for_list()
     detail_queryset = Job.objects.select_related("parent").with_latest_run()
@@ -108,6 +114,8 @@ def _positive(value: str, what: str) -> int:
 class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView):
     """/jobs/{id}/runs: the run history of one job, newest run row first."""
 
+    read_permissions = (RUN, JOB)
+
     queryset = Run.objects.for_list()
     serializer_class = RunSerializer
     filterset_class = RunFilterSet
@@ -148,6 +156,9 @@ class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView
 )
 class RunViewSet(ReadOnlyViewSet):
     """Runs, newest row first; a run is addressed by its runId (UUID or the text sent)."""
+
+    read_permissions = (RUN, JOB)  # each run names its job
+    detail_read_permissions = (RUN, JOB, DATASET, EVENT)  # its datasets and events
 
     queryset = Run.objects.for_list()
     detail_queryset = Run.objects.with_parent_uuid()
@@ -214,6 +225,9 @@ class RunViewSet(ReadOnlyViewSet):
 )
 class DatasetViewSet(ReadOnlyViewSet):
     """Datasets with every alias; the detail adds schema, facets and the jobs around it."""
+
+    read_permissions = (DATASET,)
+    detail_read_permissions = (DATASET, JOB)  # the jobs producing and consuming it
 
     queryset = Dataset.objects.with_names().for_list()
     detail_queryset = Dataset.objects.with_names(detail=True)

@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api import params
+from api.access import EVENT, METADATA
 from api.base import ReadAPIView, ReadOnlyViewSet
 from api.filters import EventFilterSet
 from api.pagination import CursorPage
@@ -63,6 +64,7 @@ EVENT_EXAMPLE = {
     ),
 )
 class EventViewSet(ReadOnlyViewSet):
+    read_permissions = (EVENT,)
     queryset = Event.objects.all()
     serializer_class = EventSerializer
     detail_serializer_class = EventDetailSerializer
@@ -118,6 +120,8 @@ def _export_lines(queryset: Any) -> Iterator[bytes]:
 
 class EventExport(ReadAPIView):
     """OpenLineage out: raw RunEvents, DatasetEvents and JobEvents as NDJSON."""
+
+    read_permissions = (EVENT,)
 
     @extend_schema(
         operation_id="events_export",
@@ -178,6 +182,8 @@ class MetadataRecordList(ReadAPIView):
     GET and HEAD is handed, untouched, to ``ingest.views.MetadataView``, so this route may
     come before or after ingest's in the URLconf.
     """
+
+    read_permissions = (METADATA,)
 
     pagination_class = MetadataPage
 
@@ -254,6 +260,8 @@ class StatsSerializer(serializers.Serializer):
 
 class Stats(ReadAPIView):
     """Counts, ingest rate, derivation lag, underived and failed events; all bounded."""
+
+    read_permissions = (EVENT,)  # figures of the raw log and its derivation
 
     @extend_schema(operation_id="stats", responses={200: StatsSerializer, **COMMON})
     def get(self, request: Request) -> Response:

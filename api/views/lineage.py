@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api import params
+from api.access import COLUMN_EDGE, DATASET, EDGE, JOB
 from api.base import ReadAPIView
 from api.problems import WITH_404, bad_parameter, not_found
 from catalog import graph as lineage
@@ -224,6 +225,8 @@ def _diff_dict(root: lineage.NodeRef, start: Any, end: Any, diff: lineage.GraphD
 
 
 class LineageGraph(ReadAPIView):
+    read_permissions = (JOB, DATASET, EDGE, COLUMN_EDGE)
+
     @extend_schema(
         operation_id="lineage_graph",
         summary="The lineage graph around a dataset or a job",
@@ -260,6 +263,8 @@ class LineageGraph(ReadAPIView):
 
 
 class LineageDiff(ReadAPIView):
+    read_permissions = (JOB, DATASET, EDGE)
+
     @extend_schema(
         operation_id="lineage_diff",
         summary="Nodes and edges added and removed around a node between two times",

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from api import params
+from api.access import DATASET, JOB
 from api.base import ReadAPIView
 from api.pagination import DEFAULT_PAGE_SIZE, MAX_OFFSET, MAX_PAGE_SIZE
 from api.problems import COMMON, bad_parameter
@@ -34,6 +35,8 @@ class SearchPageSerializer(serializers.Serializer):
 
 
 class Search(ReadAPIView):
+    read_permissions = (JOB, DATASET)
+
     @extend_schema(
         operation_id="search",
         summary="Search datasets and jobs",

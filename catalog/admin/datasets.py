@@ -33,6 +33,7 @@ from catalog.models import (
     Run,
     RunDataset,
 )
+from catalog.permissions import VIEW_EVENT, VIEW_JOB, VIEW_RUN
 from catalog.services import curation
 from ingest.admin.base import BoundedAdmin, IdSearchMixin, pretty_json
 from ingest.models import Event
@@ -91,6 +92,14 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
         "facets_pretty",
     )
     readonly_fields = fields
+    field_permissions = {
+        "upstream_table": (VIEW_JOB,),
+        "downstream_table": (VIEW_JOB,),
+        "job_edges": (VIEW_JOB,),
+        "producing_runs": (VIEW_JOB, VIEW_RUN),
+        "consuming_jobs": (VIEW_JOB,),
+        "events_link": (VIEW_EVENT,),
+    }
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # A correlated count per listed row (50 index probes), not a GROUP BY over the table.

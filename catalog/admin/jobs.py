@@ -24,6 +24,7 @@ from catalog.models import (
     RunDataset,
     RunState,
 )
+from catalog.permissions import VIEW_DATASET, VIEW_EVENT, VIEW_JOB, VIEW_RUN
 from ingest.admin.base import (
     BoundedAdmin,
     ChoicesFilter,
@@ -140,6 +141,12 @@ class JobAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
         "facets_pretty",
     )
     readonly_fields = fields
+    field_permissions = {
+        "runs_table": (VIEW_RUN,),
+        "job_edges": (VIEW_DATASET,),
+        "edges_table": (VIEW_DATASET,),
+        "datasets_table": (VIEW_DATASET,),
+    }
 
     @admin.display(description="datasets it read and wrote (graph edges)")
     def job_edges(self, job: Job) -> str:
@@ -246,6 +253,12 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
         "facets_pretty",
     )
     readonly_fields = fields
+    field_permissions = {
+        "job_link": (VIEW_JOB,),
+        "datasets_table": (VIEW_DATASET,),
+        "edges_table": (VIEW_DATASET,),
+        "events_link": (VIEW_EVENT,),
+    }
 
     def get_ordering(self, request: HttpRequest) -> tuple[Any, ...]:
         if request.GET.get("q", "").strip():

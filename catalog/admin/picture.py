@@ -132,6 +132,18 @@ def render_picture(request: HttpRequest, root: NodeRef, path: str) -> SafeString
     return render_to_string("admin/catalog/lineage/picture.html", context, request=request)
 
 
+# The picture names datasets and jobs alike: it is drawn only for a user who may view both.
+PICTURE_PERMISSIONS = ("catalog.view_dataset", "catalog.view_job")
+NO_PICTURE = (
+    '<p class="help" id="lineage-picture-hidden">The lineage picture shows jobs and datasets: '
+    "it needs permission to view both.</p>"
+)
+
+
+def may_see_picture(request: HttpRequest) -> bool:
+    return bool(request.user.has_perms(PICTURE_PERMISSIONS))
+
+
 class LineagePictureMixin:
     """For the dataset and job ModelAdmins: the picture above the page's fields."""
 
@@ -146,7 +158,9 @@ class LineagePictureMixin:
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
         extra = dict(extra_context or {})
-        if object_id.isdigit() and 0 < int(object_id) < 2**63:
+        if not may_see_picture(request):
+            extra["lineage_picture"] = SafeString(NO_PICTURE)
+        elif object_id.isdigit() and 0 < int(object_id) < 2**63:
             root = NodeRef(self.lineage_kind, int(object_id))  # type: ignore[arg-type]
             # An unknown id: no picture; the admin's own "does not exist" handling follows.
             with suppress(UnknownNode):
@@ -156,9 +170,7 @@ class LineagePictureMixin:
 
 def explorer_view(request: HttpRequest) -> HttpResponse:
     """The Lineage explorer: find a dataset or job by any part of its name, see its picture."""
-    if not (
-        request.user.has_perm("catalog.view_dataset") and request.user.has_perm("catalog.view_job")
-    ):
+    if not may_see_picture(request):
         raise PermissionDenied
     term = request.GET.get("q", "").strip()[: admin_search.MAX_TERM]
     status, problem, picture = 200, "", None

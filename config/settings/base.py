@@ -43,6 +43,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Serves the Marquez mount at plain /api/v1/ on MARQUEZ_API["HOSTS"] (docs/marquez.md).
     "api.marquez.hosts.MarquezHostsMiddleware",
+    # A NUL in an admin address: a readable 400 page, not a database error (issue 27).
+    "catalog.admin.query_guard.AdminQueryGuardMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -142,6 +144,10 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "EXCEPTION_HANDLER": "ingest.problems.problem_exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # Proxies in front of the service that append to X-Forwarded-For (an ingress: 1). The
+    # throttle of anonymous reads counts per client address: with 0 it is REMOTE_ADDR and
+    # X-Forwarded-For is ignored, since any client can write that header (docs/deploy.md).
+    "NUM_PROXIES": env_int("DJANGO_NUM_PROXIES", 0),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Lineage Catalog API",
@@ -248,7 +254,8 @@ MARQUEZ_API: dict[str, Any] = {
     "ENABLED": env_bool("LINEAGE_MARQUEZ_API", True),
     # Host names on which the mount is also served at plain /api/v1/ (for Marquez's UI).
     "HOSTS": [host.lower() for host in env_list("LINEAGE_MARQUEZ_HOSTS", [])],
-    # Trusted networks only: reads without a token, as LINEAGE_ALLOW_ANONYMOUS_INGEST.
+    # Trusted networks only: reads without a token, as LINEAGE_ALLOW_ANONYMOUS_INGEST. With
+    # HOSTS named, only requests to those hosts read without a token (docs/marquez.md).
     "ALLOW_ANONYMOUS_READS": env_bool("LINEAGE_MARQUEZ_ALLOW_ANONYMOUS_READS", False),
 }
 

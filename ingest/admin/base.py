@@ -69,6 +69,24 @@ class BoundedAdmin(admin.ModelAdmin):
     list_per_page = 50
     sortable_by: ClassVar[tuple[str, ...]] = ()
     readonly: ClassVar[bool] = True
+    # Fields that show other kinds of objects, and the view permissions they need: a user
+    # without them does not get the field (a dataset's jobs are hidden from one who may
+    # view datasets but not jobs), as the read API asks for them (api/access.py).
+    field_permissions: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self._permitted(request, super().get_fields(request, obj))
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self._permitted(request, super().get_readonly_fields(request, obj))
+
+    def _permitted(self, request: HttpRequest, fields: Any) -> list[Any]:
+        needs = self.field_permissions
+        return [
+            name
+            for name in fields
+            if not isinstance(name, str) or request.user.has_perms(needs.get(name, ()))
+        ]
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False if self.readonly else super().has_add_permission(request, *args)
@@ -83,7 +101,10 @@ class BoundedAdmin(admin.ModelAdmin):
 def search_id(term: str) -> int | None:
     """The id in a "#123" search term, else None."""
     term = term.strip()
-    return int(term[1:]) if term.startswith("#") and term[1:].isdigit() else None
+    if not (term.startswith("#") and term[1:].isascii() and term[1:].isdigit() and len(term) < 21):
+        return None
+    # An id beyond bigint names nothing: no match rather than an overflow in SQL.
+    return number if 0 < (number := int(term[1:])) < 2**63 else None
 
 
 class IdSearchMixin(_AdminBase):

@@ -6,14 +6,13 @@ from typing import Any
 
 import orjson
 import pytest
-from django.apps import apps
 from django.contrib.auth.models import Group, User
 from django.core.cache import cache
 from django.test import Client
 
 from catalog import services
 from catalog.admin.dashboard import CACHE_KEY
-from catalog.permissions import READERS, STEWARDS, ensure_steward_groups
+from catalog.permissions import READERS, STEWARDS, apply_registry_permissions
 from ingest.models import Event
 
 LAKE = "s3://lake"
@@ -137,7 +136,7 @@ def catalog(ingest_client: Client) -> list[int]:
 @pytest.fixture
 def groups(db: None) -> None:
     # The data migration made them; a transactional test's flush removes them again.
-    ensure_steward_groups(apps)
+    apply_registry_permissions()
 
 
 def _user(name: str, group: str | None = None, superuser: bool = False) -> User:

@@ -2,6 +2,7 @@
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.test import Client
 
 from ingest.services import revoke_token
@@ -58,6 +59,7 @@ def test_read_token_reads(read_client):
 def test_staff_session_reads_and_plain_user_is_refused(db):
     user_model = get_user_model()
     staff = user_model.objects.create_user("steward", password="x", is_staff=True)
+    staff.user_permissions.add(Permission.objects.get(codename="view_dataset"))
     plain = user_model.objects.create_user("someone", password="x")
     client = Client()
     client.force_login(staff)

@@ -285,6 +285,10 @@ def test_production_settings_match_the_configmap() -> None:
     assert data["DJANGO_CSRF_TRUSTED_ORIGINS"] == "https://lineage.example.com"
     assert data["LINEAGE_MAX_JSON_DEPTH"] == "48"
     assert data["DJANGO_HSTS_SECONDS"] == "31536000"
+    # One ingress in front: its X-Forwarded-For entry is the client; by default none is.
+    assert data["DJANGO_NUM_PROXIES"] == "1"
+    (default_map,) = render("default").of_kind("ConfigMap")
+    assert default_map["data"]["DJANGO_NUM_PROXIES"] == "0"
 
 
 # --- Networking, scaling, monitoring ----------------------------------------------------------
@@ -340,6 +344,62 @@ def test_ingress_routes_to_the_service() -> None:
     }
     assert ingress["spec"]["tls"][0]["secretName"] == "lineage-catalog-tls"
     assert render("default").of_kind("Ingress") == []
+
+
+def _routes(rule: dict[str, Any], url: str) -> bool:
+    """Kubernetes' matching of one ingress path (Prefix: by whole path elements)."""
+    path, kind = rule["path"], rule["pathType"]
+    if kind == "Exact":
+        return url == path
+    prefix = path.rstrip("/")
+    return url == prefix or url.startswith(prefix + "/") or prefix == ""
+
+
+INGRESS_ON = {"ingress": {"enabled": True}}
+PUBLIC_URLS = [
+    "/api/v1/lineage",
+    "/api/v1/jobs",
+    "/api/docs/",
+    "/api/schema/",
+    "/marquez/api/v1/namespaces",
+    "/admin/",
+    "/admin/lineage/",
+    "/static/admin/css/base.css",
+]
+INTERNAL_URLS = ["/metrics", "/healthz", "/readyz"]
+
+
+@pytest.mark.parametrize("values", [INGRESS_ON, VARIANTS["production"], VARIANTS["initial-tokens"]])
+def test_the_ingress_routes_the_public_urls_and_not_metrics(values: dict[str, Any]) -> None:
+    (ingress,) = render_values(values).of_kind("Ingress")
+    rules = [path for rule in ingress["spec"]["rules"] for path in rule["http"]["paths"]]
+    for url in PUBLIC_URLS:
+        assert any(_routes(rule, url) for rule in rules), url
+    for url in INTERNAL_URLS:
+        assert not any(_routes(rule, url) for rule in rules), url
+
+
+@pytest.mark.parametrize(
+    "paths",
+    [
+        [{"path": "/", "pathType": "Prefix"}],
+        [{"path": "/api", "pathType": "Prefix"}, {"path": "/metrics", "pathType": "Exact"}],
+        [{"path": "/metrics/", "pathType": "Prefix"}],
+        [{"path": "/", "pathType": "ImplementationSpecific"}],
+        [{"path": "/(.*)", "pathType": "ImplementationSpecific"}],
+        [{"path": "/metrics", "pathType": "ImplementationSpecific"}],
+    ],
+)
+def test_a_path_that_would_route_metrics_fails_unless_exposed(paths: list[dict[str, str]]) -> None:
+    hosts = [{"host": "lineage.example.com", "paths": paths}]
+    with pytest.raises(Exception, match="would route /metrics"):
+        render_values({"ingress": {"enabled": True, "hosts": hosts}})
+    exposed = {"ingress": {"enabled": True, "hosts": hosts, "exposeMetrics": True}}
+    (ingress,) = render_values(exposed).of_kind("Ingress")
+    rules = ingress["spec"]["rules"][0]["http"]["paths"]
+    assert any(_routes(rule, "/metrics") for rule in rules if "(" not in rule["path"]) or any(
+        "(" in rule["path"] for rule in rules
+    )
 
 
 def test_service_monitor_scrapes_metrics_endpoints() -> None:

@@ -104,7 +104,8 @@ def test_the_variants_deploy_with_the_settings_they_configure() -> None:
     env = _configmap_env("production")
     script = (
         "import django; django.setup(); from django.conf import settings; "
-        "print(settings.LINEAGE['MAX_REQUEST_BYTES'], settings.CSRF_TRUSTED_ORIGINS[0])"
+        "print(settings.LINEAGE['MAX_REQUEST_BYTES'], settings.CSRF_TRUSTED_ORIGINS[0], "
+        "settings.REST_FRAMEWORK['NUM_PROXIES'])"
     )
     result = _production("-c", script, **env)
-    assert result.stdout.split() == ["33554432", "https://lineage.example.com"], result.stderr
+    assert result.stdout.split() == ["33554432", "https://lineage.example.com", "1"], result.stderr

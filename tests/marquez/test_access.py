@@ -3,7 +3,7 @@
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
@@ -36,8 +36,17 @@ def test_an_ingest_token_cannot_read(ingest_client):
 
 def test_a_staff_session_reads():
     client = Client()
-    client.force_login(User.objects.create_user("steward", is_staff=True))
+    steward = User.objects.create_user("steward", is_staff=True)
+    client.force_login(steward)
     assert MarquezClient(client).get("/tags").json() == {"tags": []}
+    # Namespaces name jobs and datasets: a session needs both view permissions.
+    assert MarquezClient(client).get("/namespaces").status_code == 403
+    steward.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_job", "view_dataset"])
+    )
+    assert MarquezClient(Client()).get("/namespaces").status_code == 401
+    client.force_login(User.objects.get(pk=steward.pk))
+    assert MarquezClient(client).get("/namespaces").status_code == 200
     other = Client()
     other.force_login(User.objects.create_user("visitor", is_staff=False))
     assert MarquezClient(other).get("/tags").status_code == 403
@@ -49,18 +58,76 @@ def test_anonymous_reads_only_when_switched_on():
     assert MarquezClient(Client()).get("/tags").status_code == 401
 
 
-def test_anonymous_reads_are_throttled_per_address():
+def _throttled(rate: str = "2/min", **rest: Any) -> Any:
     from django.conf import settings
+
+    return override_settings(
+        REST_FRAMEWORK={**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"read": rate}, **rest}
+    )
+
+
+@pytest.fixture
+def fresh_throttle() -> Any:
     from django.core.cache import cache
 
     cache.clear()
-    rates = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"read": "2/min"}}
-    with marquez(ALLOW_ANONYMOUS_READS=True), override_settings(REST_FRAMEWORK=rates):
+    yield
+    cache.clear()
+
+
+def test_anonymous_reads_are_throttled_per_address(fresh_throttle):
+    with marquez(ALLOW_ANONYMOUS_READS=True), _throttled():
         anonymous = MarquezClient(Client(REMOTE_ADDR="10.0.0.7"))
         assert [anonymous.get("/tags").status_code for _ in range(3)] == [200, 200, 429]
         assert anonymous.get("/tags").json()["code"] == 429
         assert MarquezClient(Client(REMOTE_ADDR="10.0.0.8")).get("/tags").status_code == 200
-    cache.clear()
+
+
+def test_a_made_up_forwarded_for_is_no_fresh_allowance(fresh_throttle):
+    """By default (no trusted proxy) X-Forwarded-For is ignored: a new made-up address on
+    every request is still the one client REMOTE_ADDR says."""
+    with marquez(ALLOW_ANONYMOUS_READS=True), _throttled():
+        statuses = [
+            Client(REMOTE_ADDR="10.0.0.7", HTTP_X_FORWARDED_FOR=f"198.51.100.{index}")
+            .get("/marquez/api/v1/tags")
+            .status_code
+            for index in range(4)
+        ]
+    assert statuses == [200, 200, 429, 429]
+
+
+def test_behind_one_trusted_proxy_the_address_it_saw_is_counted(fresh_throttle):
+    """NUM_PROXIES=1 (one ingress appends the address it saw): that last entry is the
+    client; whatever the client wrote before it changes nothing."""
+
+    def read(seen: str, forged: str) -> int:
+        proxy = Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR=f"{forged}, {seen}")
+        return proxy.get("/marquez/api/v1/tags").status_code
+
+    with marquez(ALLOW_ANONYMOUS_READS=True), _throttled(NUM_PROXIES=1):
+        first = [read("203.0.113.5", f"198.51.100.{index}") for index in range(3)]
+        other = read("203.0.113.6", "198.51.100.9")
+    assert first == [200, 200, 429] and other == 200
+
+
+@pytest.mark.parametrize("prefix", ["/api/v1", "/marquez/api/v1"])
+def test_anonymous_reads_open_only_on_the_named_hosts(read_client, prefix):
+    with marquez(ALLOW_ANONYMOUS_READS=True, HOSTS=["marquez.internal"]):
+        on_host = Client().get(f"{prefix}/tags", HTTP_HOST="MARQUEZ.internal:5000")
+        assert on_host.status_code == 200 and on_host.json() == {"tags": []}
+        for host in ("catalog.example.com", "localhost", "marquez.internal.evil.example"):
+            refused = Client().get("/marquez/api/v1/tags", HTTP_HOST=host)
+            assert refused.status_code == 401, (host, refused.content)
+            # A token still reads on any host.
+            assert read_client.get("/marquez/api/v1/tags", HTTP_HOST=host).status_code == 200
+    with marquez(ALLOW_ANONYMOUS_READS=False, HOSTS=["marquez.internal"]):
+        assert Client().get(f"{prefix}/tags", HTTP_HOST="marquez.internal").status_code == 401
+
+
+def test_with_no_hosts_named_anonymous_reads_open_on_every_host():
+    with marquez(ALLOW_ANONYMOUS_READS=True):
+        response = Client().get("/marquez/api/v1/tags", HTTP_HOST="catalog.example.com")
+    assert response.status_code == 200
 
 
 def test_the_mount_can_be_switched_off(mz):

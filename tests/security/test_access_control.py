@@ -1,7 +1,8 @@
 """Who may call what, for every route under /api/v1/ (discovered, so new ones are covered).
 
 Read side: no token 401, a wrong or revoked token 401, an ingest token 403, a read token or
-a staff session allowed. Ingest side: the mirror image. Admin: staff login with CSRF.
+a staff session with the view permissions allowed (tests/security/test_staff_reads.py).
+Ingest side: the mirror image. Admin: staff login with CSRF.
 """
 
 import re
@@ -9,9 +10,11 @@ from collections.abc import Iterator
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from catalog.permissions import READERS, apply_registry_permissions
 from ingest.authentication import clear_token_cache
 from ingest.services import create_token, revoke_token
 from tests.ingest.helpers import dumps, run_event
@@ -67,7 +70,10 @@ def test_read_side_refuses_anonymous_wrong_revoked_and_ingest_tokens(path: str) 
 def test_read_side_admits_read_tokens_and_staff_sessions(path: str) -> None:
     reader = _bearer(create_token("reader", "read")[1])
     assert reader.get(path).status_code not in (401, 403, 500)
+    # A staff session of the reader group (catalog/permissions.py): view permissions needed.
+    apply_registry_permissions()
     staff = get_user_model().objects.create_user("steward", password="pw", is_staff=True)
+    staff.groups.add(Group.objects.get(name=READERS))
     session = Client()
     session.force_login(staff)
     assert session.get(path).status_code not in (401, 403, 500)

@@ -81,6 +81,7 @@ DJANGO_SETTINGS_MODULE: config.settings.production
 DJANGO_ALLOWED_HOSTS: {{ include "lineage-catalog.allowedHosts" . | quote }}
 DJANGO_CSRF_TRUSTED_ORIGINS: {{ join "," .Values.django.csrfTrustedOrigins | quote }}
 DJANGO_TRUST_X_FORWARDED_PROTO: {{ .Values.django.trustXForwardedProto | quote }}
+DJANGO_NUM_PROXIES: {{ .Values.django.numProxies | int64 | quote }}
 DJANGO_SECURE_SSL_REDIRECT: {{ .Values.django.secureSslRedirect | quote }}
 DJANGO_SECURE_COOKIES: {{ .Values.django.secureCookies | quote }}
 DJANGO_HSTS_SECONDS: {{ .Values.django.hstsSeconds | int64 | quote }}
@@ -193,5 +194,17 @@ LINEAGE_INITIAL_INGEST_TOKEN: {{ . | b64enc | quote }}
 {{- end }}
 {{- with .Values.initialTokens.read }}
 LINEAGE_INITIAL_READ_TOKEN: {{ . | b64enc | quote }}
+{{- end }}
+{{- end }}
+
+{{/* Non-empty when an ingress path would send /metrics to the pods: an Exact /metrics, a
+Prefix of / or /metrics (a trailing slash changes nothing), an ImplementationSpecific path
+that starts so or may be a pattern (nginx reads those as regular expressions). */}}
+{{- define "lineage-catalog.routesMetrics" -}}
+{{- $path := .path | trimSuffix "/" }}
+{{- if eq .pathType "Exact" }}
+{{- if eq $path "/metrics" }}yes{{ end }}
+{{- else if or (eq $path "") (eq $path "/metrics") }}yes
+{{- else if and (eq .pathType "ImplementationSpecific") (or (hasPrefix "/metrics" $path) (regexMatch "[.*+?()\\[\\]{}|^$]" .path)) }}yes
 {{- end }}
 {{- end }}

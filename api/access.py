@@ -1,0 +1,16 @@
+"""The Django view permissions a session needs on each read endpoint (issue 27, item 10).
+
+Tokens with the read scope read everything; a staff session reads an endpoint only when
+its user holds the view permission of every kind of object the answer shows (the steward
+and reader groups of catalog/permissions.py hold them all). Views name theirs in
+``read_permissions`` (``detail_read_permissions`` for a viewset's detail, which shows more);
+ingest.authentication.HasReadScope checks them.
+"""
+
+JOB = "catalog.view_job"
+RUN = "catalog.view_run"
+DATASET = "catalog.view_dataset"
+EDGE = "catalog.view_lineageedge"
+COLUMN_EDGE = "catalog.view_columnlineageedge"
+METADATA = "catalog.view_metadatarecord"
+EVENT = "ingest.view_event"

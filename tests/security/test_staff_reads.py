@@ -1,0 +1,146 @@
+"""Reads through a session need the view permissions of what they show (issue 27, item 10).
+
+Before, any staff user, even one without a single catalog permission, read all of /api/v1
+and the Marquez mount through the admin's session, and the admin's lineage picture showed
+job names to a user who may not view jobs. Tested with the real steward and reader groups
+(catalog/permissions.py, applied by catalog migration 0002) and users holding one
+permission. Tokens are unchanged: a read token reads everything.
+"""
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, Permission, User
+from django.test import Client
+
+from api.marquez import paths
+from api.marquez.views import READ_PERMISSIONS
+from catalog.models import Dataset, Job
+from catalog.permissions import READERS, STEWARDS, apply_registry_permissions
+from tests.marquez.conftest import S3, ingest_world
+from tests.security.test_access_control import READ_PATHS
+from tests.security.test_marquez_fuzz import MOUNT, _route_path
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def groups() -> None:
+    apply_registry_permissions()
+
+
+@pytest.fixture
+def world(ingest_client: Client) -> None:
+    ingest_world(ingest_client)
+
+
+def _session(name: str, *, group: str | None = None, perms: tuple[str, ...] = ()) -> Client:
+    user = User.objects.create_user(name, is_staff=True)
+    if group:
+        user.groups.add(Group.objects.get(name=group))
+    for perm in perms:
+        app_label, codename = perm.split(".")
+        user.user_permissions.add(
+            Permission.objects.get(content_type__app_label=app_label, codename=codename)
+        )
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _detail_paths() -> list[str]:
+    job, dataset = Job.objects.first(), Dataset.objects.first()
+    run = job.runs.first()
+    return [
+        f"/api/v1/jobs/{job.id}",
+        f"/api/v1/datasets/{dataset.id}",
+        f"/api/v1/runs/{run.run_uuid}",
+    ]
+
+
+def test_a_staff_user_without_permissions_reads_nothing(world, groups):
+    bare = _session("bare")
+    for path in [*READ_PATHS, *_detail_paths()]:
+        response = bare.get(path)
+        assert response.status_code == 403, (path, response.content[:200])
+        assert response["Content-Type"] == "application/problem+json"
+
+
+@pytest.mark.parametrize("group", [READERS, STEWARDS])
+def test_readers_and_stewards_read_everything(world, groups, group):
+    client = _session("member", group=group)
+    for path in [*READ_PATHS, *_detail_paths()]:
+        assert client.get(path).status_code not in (401, 403, 500), path
+
+
+def test_each_list_needs_the_permission_of_what_it_shows(world, groups):
+    datasets_only = _session("datasets", perms=("catalog.view_dataset",))
+    assert datasets_only.get("/api/v1/datasets").status_code == 200
+    for path in (
+        "/api/v1/jobs",
+        "/api/v1/runs",
+        "/api/v1/events",
+        "/api/v1/lineage/graph",
+        "/api/v1/search?q=orders",
+        "/api/v1/stats",
+        "/api/v1/metadata",
+    ):
+        assert datasets_only.get(path).status_code == 403, path
+    # The detail names the jobs around the dataset: it needs view_job too.
+    dataset = Dataset.objects.first()
+    assert datasets_only.get(f"/api/v1/datasets/{dataset.id}").status_code == 403
+    events_only = _session("events", perms=("ingest.view_event",))
+    assert events_only.get("/api/v1/events").status_code == 200
+    assert events_only.get("/api/v1/events/export").status_code == 200
+    assert events_only.get("/api/v1/datasets").status_code == 403
+
+
+def test_a_read_token_still_reads_everything(world, read_client):
+    for path in [*READ_PATHS, *_detail_paths()]:
+        assert read_client.get(path).status_code not in (401, 403, 500), path
+
+
+# --- the Marquez mount ------------------------------------------------------------------------
+
+
+def _marquez(client: Client, pattern: str) -> Any:
+    raw = MOUNT + _route_path(pattern, {})
+    params = {"nodeId": f"dataset:{S3}:raw/orders/daily", "q": "orders"}
+    return client.get(raw, params, RAW_URI=raw)
+
+
+READS = [(pattern, handler) for pattern, handler in paths.ROUTES if handler]
+
+
+def test_the_mount_needs_the_same_permissions(world, groups):
+    bare = _session("bare")
+    reader = _session("reader", group=READERS)
+    for pattern, handler in READS:
+        expected_bare = 403 if READ_PERMISSIONS[handler] else None
+        response = _marquez(bare, pattern)
+        if expected_bare:
+            assert response.status_code == 403, (pattern, response.content[:200])
+            assert set(response.json()) == {"code", "message", "details"}
+        answered = _marquez(reader, pattern)
+        assert answered.status_code not in (401, 403, 500), (pattern, answered.content[:200])
+    datasets_only = _session(
+        "datasets", perms=("catalog.view_dataset", "catalog.view_job", "catalog.view_run")
+    )
+    assert _marquez(datasets_only, "namespaces/{namespace}/datasets").status_code == 200
+    assert _marquez(datasets_only, "events/lineage").status_code == 403
+
+
+# --- the admin's picture ---------------------------------------------------------------------
+
+
+def test_the_picture_shows_no_job_to_a_user_who_may_not_view_jobs(world, groups):
+    dataset = Dataset.objects.get(aliases__name="raw/orders/daily")
+    url = f"/admin/catalog/dataset/{dataset.id}/change/"
+    steward_page = _session("steward", group=STEWARDS).get(url).content.decode()
+    assert "etl.load_orders" in steward_page and 'id="lineage-picture-hidden"' not in steward_page
+    viewer = _session("viewer", perms=("catalog.view_dataset",))
+    response = viewer.get(url)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'id="lineage-picture-hidden"' in page
+    assert "etl.load_orders" not in page and "report.build" not in page
