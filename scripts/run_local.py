@@ -16,11 +16,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCAL = ROOT / ".local"
+# make run's state (credentials, the scheduler's file); the supervision tests point
+# MAKE_RUN_DIR at a folder of their own so that they leave a developer's .local alone.
+LOCAL = Path(os.environ.get("MAKE_RUN_DIR") or ROOT / ".local")
 CREDENTIALS = LOCAL / "credentials.json"
 BIN = Path(sys.executable).parent
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/lineage_catalog"
@@ -157,6 +160,84 @@ def web_environment(environ: dict[str, str]) -> dict[str, str]:
     }
 
 
+# --- supervision ---------------------------------------------------------------------------
+# Like a process supervisor (Kubernetes restarts pods): a process that dies is started again;
+# one that keeps dying (5 times in a minute) stops the whole system. Nothing started here
+# outlives the supervisor: Ctrl-C or SIGTERM stops every process, and each is started with
+# a parent-death signal, so a supervisor that is SIGKILLed takes them with it too.
+
+RESTARTS_PER_MINUTE = 5
+STOP_SECONDS = 10
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_the_supervisor(supervisor: int) -> Callable[[], None]:
+    """What a child runs between fork and exec: SIGTERM it when the supervisor ends.
+
+    SIGTERM's handler is set back to the default first: a SIGTERM that came before the exec
+    would otherwise reach the supervisor's own handler, copied into the child, and be lost.
+    A supervisor that ended before the request is seen by the parent id changing."""
+
+    def in_child() -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if sys.platform == "linux":
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != supervisor:
+            os._exit(1)
+
+    return in_child
+
+
+def start(command: list[str], environment: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Start one of make run's processes (web, worker, scheduler)."""
+    return subprocess.Popen(
+        command, cwd=ROOT, env=environment, preexec_fn=_die_with_the_supervisor(os.getpid())
+    )
+
+
+def stop(processes: dict[str, subprocess.Popen[bytes]]) -> None:
+    """SIGTERM every process, then SIGKILL those still running after STOP_SECONDS."""
+    for process in processes.values():
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_SECONDS
+    for process in processes.values():
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def supervise(
+    processes: dict[str, subprocess.Popen[bytes]],
+    commands: dict[str, tuple[list[str], dict[str, str]]],
+) -> None:
+    """Restart what exits, until Ctrl-C or SIGTERM (then stop everything and exit)."""
+
+    def stop_and_exit(*_: object) -> None:
+        stop(processes)
+        sys.exit(0)
+
+    signal.signal(signal.SIGINT, stop_and_exit)
+    signal.signal(signal.SIGTERM, stop_and_exit)
+    restarts: list[float] = []
+    while True:
+        for name, process in processes.items():
+            if process.poll() is None:
+                continue
+            now = time.monotonic()
+            restarts = [moment for moment in restarts if now - moment < 60] + [now]
+            if len(restarts) > RESTARTS_PER_MINUTE:
+                say(f"{name} keeps exiting (last code {process.returncode}); stopping")
+                stop_and_exit()
+            say(f"{name} exited with {process.returncode}; starting it again")
+            processes[name] = start(*commands[name])
+        time.sleep(1)
+
+
 def main() -> None:
     port = os.environ.get("PORT") or "8000"
     env = dict(os.environ)
@@ -175,10 +256,7 @@ def main() -> None:
             env,
         ),
     }
-    processes = {
-        name: subprocess.Popen(command, cwd=ROOT, env=environment)
-        for name, (command, environment) in commands.items()
-    }
+    processes = {name: start(*command) for name, command in commands.items()}
     host = env.get("HOST") or "127.0.0.1"
     if host not in ("127.0.0.1", "localhost", "::1"):
         say(
@@ -199,34 +277,7 @@ def main() -> None:
         flush=True,
     )
 
-    def stop(*_: object) -> None:
-        for process in processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        for process in processes.values():
-            try:
-                process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
-        sys.exit(0)
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
-    # Like a process supervisor (Kubernetes restarts pods): a process that dies is started
-    # again; one that keeps dying (5 times in a minute) stops the whole system.
-    restarts: list[float] = []
-    while True:
-        for name, process in processes.items():
-            if process.poll() is not None:
-                now = time.monotonic()
-                restarts = [moment for moment in restarts if now - moment < 60] + [now]
-                if len(restarts) > 5:
-                    say(f"{name} keeps exiting (last code {process.returncode}); stopping")
-                    stop()
-                say(f"{name} exited with {process.returncode}; starting it again")
-                processes[name] = subprocess.Popen(commands[name], cwd=ROOT, env=env)
-        time.sleep(1)
+    supervise(processes, commands)
 
 
 if __name__ == "__main__":

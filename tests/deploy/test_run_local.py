@@ -1,11 +1,36 @@
-"""`make run` is a development server (DEBUG on, a fixed key): local unless told otherwise."""
+"""`make run` is a development server (DEBUG on, a fixed key): local unless told otherwise;
+its supervisor starts again whatever process dies, and nothing it started outlives it."""
 
+import contextlib
+import http.client
 import importlib.util
+import json
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+import orjson
+import psutil
+import pytest
+from django.db import connection
+
+from ingest.models import Event
+from ingest.services import create_token
 from tests.deploy.rendering import ROOT
+from tests.faults.processes import (
+    current_database_url,
+    free_port,
+    port_open,
+    private_redis,
+    service_env,
+    wait_for,
+)
+from tests.ingest.helpers import run_event
 
 
 def _run_local():
@@ -52,3 +77,196 @@ def test_development_settings_accept_only_loopback_host_names() -> None:
         check=True,
     )
     assert result.stdout.strip() == "True ['127.0.0.1', '[::1]', 'localhost']"
+
+
+# --- the supervisor (issue 27 item 11) -----------------------------------------------------
+# `make run` as it runs (scripts/run_local.py: migrate, credentials, then web, worker and
+# scheduler under its supervision) on the test database and a Redis of its own. Each kind of
+# process is SIGKILLed and must be started again, and the system must derive afterwards.
+
+KINDS = {"web": "config.server", "worker": " worker ", "scheduler": " beat "}
+
+
+@dataclass
+class MakeRun:
+    process: subprocess.Popen[bytes]
+    port: int
+    log: Path
+    folder: Path
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def children(self) -> dict[str, psutil.Process]:
+        """The supervised processes by kind (web, worker, scheduler), alive ones only."""
+        found = {}
+        for child in psutil.Process(self.process.pid).children():
+            with contextlib.suppress(psutil.Error):
+                if child.status() == psutil.STATUS_ZOMBIE:
+                    continue
+                line = f" {' '.join(child.cmdline())} "
+                for kind, mark in KINDS.items():
+                    if mark in line:
+                        found[kind] = child
+        return found
+
+    def descendants(self) -> list[psutil.Process]:
+        return psutil.Process(self.process.pid).children(recursive=True)
+
+    def ingest_token(self) -> str:
+        return json.loads((self.folder / "credentials.json").read_text())["ingest_token"]
+
+    def request(self, method: str, path: str, token: str, body: bytes | None = None) -> Any:
+        client = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        client.request(method, path, body=body, headers=headers)
+        response = client.getresponse()
+        data = response.read()
+        assert response.status < 300, (response.status, data[:500])
+        return orjson.loads(data)
+
+    def post_events(self, count: int) -> list[int]:
+        """``count`` events in batches of 100; their ids."""
+        ids = []
+        for start in range(0, count, 100):
+            batch = [run_event() for _ in range(min(100, count - start))]
+            self.request("POST", "/api/v1/lineage/batch", self.ingest_token(), orjson.dumps(batch))
+            run_ids = [event["run"]["runId"] for event in batch]
+            ids += list(Event.objects.filter(run_id__in=run_ids).values_list("id", flat=True))
+        return ids
+
+
+def _pending(ids: list[int]) -> int:
+    return Event.objects.filter(id__in=ids, derivation_status="pending").count()
+
+
+def _wait_ready(run: MakeRun, kinds: tuple[str, ...] = tuple(KINDS)) -> dict[str, int]:
+    wait_for(lambda: set(kinds) <= set(run.children()), 120, f"{kinds} to be running")
+    wait_for(lambda: port_open(run.port), 120, "the web server")
+    return {kind: process.pid for kind, process in run.children().items()}
+
+
+@pytest.fixture
+def make_run(tmp_path: Path) -> Iterator[MakeRun]:
+    with private_redis() as redis:
+        port = free_port()
+        folder = tmp_path / "local"
+        env = {
+            **service_env(current_database_url(), redis.url),
+            "DJANGO_SETTINGS_MODULE": "config.settings.development",
+            "MAKE_RUN_DIR": str(folder),
+            "PORT": str(port),
+        }
+        log = tmp_path / "make-run.log"
+        with log.open("wb") as output:
+            process = subprocess.Popen(
+                [sys.executable, str(ROOT / "scripts" / "run_local.py")],
+                cwd=ROOT,
+                env=env,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # so that the test can end whatever is left
+            )
+        run = MakeRun(process, port, log, folder)
+        try:
+            wait_for(lambda: "is running at" in run.output(), 180, "make run to start")
+            yield run
+        finally:
+            left = [] if process.poll() is not None else run.descendants()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            for survivor in left:
+                with contextlib.suppress(psutil.Error):
+                    survivor.kill()
+            process.wait(timeout=30)
+            connection.close()
+
+
+def _all_ended(processes: list[psutil.Process]) -> bool:
+    def ended(process: psutil.Process) -> bool:
+        try:
+            return process.status() == psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return True
+
+    return all(ended(process) for process in processes)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(600)
+def test_each_killed_process_is_started_again_and_derivation_goes_on(make_run: MakeRun) -> None:
+    run = make_run
+    first = _wait_ready(run)
+    read_token = create_token("supervision test", "read")[1]
+
+    # The worker, SIGKILLed while it derives a batch of posted events.
+    ids = run.post_events(1000)
+    wait_for(lambda: _pending(ids) < len(ids), 120, "derivation to start", interval=0.02)
+    first_worker = run.children()["worker"]
+    os.kill(first_worker.pid, signal.SIGKILL)
+    assert _pending(ids) > 0, "the kill was meant to land while the worker derives"
+    after_worker = _wait_ready(run)
+    assert after_worker["worker"] != first["worker"]
+    assert "worker exited with -9; starting it again" in run.output()
+    wait_for(lambda: _pending(ids) == 0, 180, "the new worker to derive every event")
+
+    # The web server: its granian workers end with it, and a new one serves the port.
+    web_workers = run.children()["web"].children()
+    os.kill(first["web"], signal.SIGKILL)
+    wait_for(lambda: _all_ended(web_workers), 60, "the killed web server's workers to end")
+    after_web = _wait_ready(run)
+    assert after_web["web"] != first["web"]
+    assert "web exited with -9; starting it again" in run.output()
+
+    # The scheduler: a new one sends the periodic sweep again.
+    sent = run.output().count("Sending due task catalog-sweep-underived")
+    os.kill(first["scheduler"], signal.SIGKILL)
+    after_scheduler = _wait_ready(run)
+    assert after_scheduler["scheduler"] != first["scheduler"]
+    assert "scheduler exited with -9; starting it again" in run.output()
+    wait_for(
+        lambda: run.output().count("Sending due task catalog-sweep-underived") > sent + 1,
+        60,
+        "the new scheduler to send the sweep",
+    )
+
+    # After all three restarts, events posted are derived, as the API says.
+    later = run.post_events(50)
+
+    def derived_through_the_api() -> bool:
+        return all(
+            run.request("GET", f"/api/v1/events/{event_id}", read_token)["derivation_status"]
+            == "derived"
+            for event_id in later
+        )
+
+    wait_for(derived_through_the_api, 120, "the later events to be derived", interval=0.5)
+    assert run.process.poll() is None, run.output()[-3000:]
+
+    # SIGKILLed, the supervisor gives nothing a chance to be stopped: all must end anyway.
+    everything = run.descendants()
+    assert len(everything) >= 5  # web and its 2 workers, worker and its 2 children, beat
+    run.process.kill()
+    wait_for(lambda: _all_ended(everything), 90, "everything make run started to end")
+    assert not port_open(run.port)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(300)
+def test_sigterm_after_a_restart_stops_everything(make_run: MakeRun) -> None:
+    """What Ctrl-C does too: the supervisor stops what runs now, restarted processes too."""
+    first = _wait_ready(make_run)
+    os.kill(first["scheduler"], signal.SIGKILL)
+    wait_for(
+        lambda: (
+            getattr(make_run.children().get("scheduler"), "pid", first["scheduler"])
+            != first["scheduler"]
+        ),
+        60,
+        "a new scheduler",
+    )
+    everything = make_run.descendants()
+    make_run.process.terminate()
+    assert make_run.process.wait(timeout=60) == 0
+    wait_for(lambda: _all_ended(everything), 60, "everything make run started to end")
+    assert not port_open(make_run.port)

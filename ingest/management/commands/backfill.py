@@ -1,8 +1,10 @@
 """manage.py backfill PATH...: load events from files into the raw log, deduplicated.
 
-Resumable: progress is kept in a state file (``--state``, default ``.backfill-state.json``)
-after every chunk, so an interrupted run continues where it stopped; and because ingest is
-idempotent, re-reading a chunk twice stores nothing twice.
+Resumable: with ``--state FILE``, progress is kept in that file after every chunk, so an
+interrupted run continues where it stopped. Without it no file is written anywhere (it used
+to be ``.backfill-state.json`` in whatever the working directory was, left behind untracked):
+a run started again reads everything again, and because ingest is idempotent it stores
+nothing twice (it counts those events as duplicates).
 """
 
 import sys
@@ -35,8 +37,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--state",
             type=Path,
-            default=Path(".backfill-state.json"),
-            help="Progress file that makes an interrupted backfill resumable.",
+            default=None,
+            help="Progress file that makes an interrupted backfill resumable (none if omitted).",
         )
         parser.add_argument("--restart", action="store_true", help="Ignore saved progress.")
 
@@ -47,7 +49,7 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         if not files:
             raise CommandError("No event files found (*.json, *.ndjson, *.jsonl, *.gz).")
-        if options["restart"] and options["state"].exists():
+        if options["restart"] and options["state"] is not None and options["state"].exists():
             options["state"].unlink()
         state = StateFile(options["state"])
         progress = Progress()

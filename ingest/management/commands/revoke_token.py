@@ -1,32 +1,114 @@
-"""manage.py revoke_token ID_OR_PREFIX: revoke a token."""
+"""manage.py revoke_token TOKEN: revoke a token named by its id, the token itself, its
+prefix or its name.
+
+The token itself is what an operator holds after a leak, so it is matched exactly (by its
+hash, as authentication does); a prefix is the part shown in the admin (``lc_ingest_`` or
+``lc_read_`` and four more characters, ``ApiToken.prefix``) or any longer start of the token.
+More than one token matching a prefix or a name is refused with the candidates listed, so
+that a guess never revokes the wrong token; the secret is never echoed back.
+"""
 
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import F
 
-from ingest.models import ApiToken
-from ingest.services import revoke_token
+from ingest.models import ApiToken, TokenScope
+from ingest.services import hash_token, revoke_token
+
+# secrets.token_urlsafe(32) is 43 characters (ingest.services.create_token).
+SECRET_LENGTH = 43
+SHOWN_CANDIDATES = 10
+
+
+def _scope_of(text: str) -> str | None:
+    for scope in TokenScope.values:
+        if text.startswith(f"lc_{scope}_"):
+            return scope
+    return None
+
+
+def _prefix_length(scope: str) -> int:
+    return len(scope) + 8  # as create_token stores it: "lc_", the scope, "_", 4 characters
+
+
+def _shown(text: str) -> str:
+    """What the messages may repeat of the argument: never more than a prefix of a token."""
+    scope = _scope_of(text)
+    if scope is not None and len(text) > _prefix_length(scope):
+        return f"{text[: _prefix_length(scope)]}…"
+    return text
+
+
+def _describe(token: ApiToken) -> str:
+    state = "" if token.is_active else ", revoked"
+    return f"#{token.id} {token.name!r} ({token.scope}, {token.prefix}…{state})"
 
 
 class Command(BaseCommand):
-    help = "Revoke an API token, by id or by the prefix shown in the admin."
+    help = "Revoke an API token, named by its id, the token itself, its prefix or its name."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("token", help="Token id or prefix (e.g. lc_ingest_AbC1).")
+        parser.add_argument(
+            "token",
+            help="Token id, the token itself, its prefix (e.g. lc_ingest_AbC1) or its name.",
+        )
 
     def handle(self, *args: Any, token: str, **options: Any) -> None:
-        matches = (
-            ApiToken.objects.filter(id=int(token))
-            if token.isdigit()
-            else (
-                ApiToken.objects.filter(prefix=token[:16])
-                if len(token) >= 8
-                else ApiToken.objects.none()
+        found = self._matching(token.strip())
+        if len(found) > 1:
+            # Several tokens with one prefix or name: the active ones are what revoking means.
+            found = [candidate for candidate in found if candidate.is_active] or found[:1]
+        if len(found) > 1:
+            listed = "; ".join(_describe(candidate) for candidate in found[:SHOWN_CANDIDATES])
+            many = len(found) > SHOWN_CANDIDATES
+            count = f"More than {SHOWN_CANDIDATES}" if many else str(len(found))
+            raise CommandError(
+                f"{count} active tokens match {_shown(token)!r}: {listed}{'; …' if many else ''}. "
+                "Revoke one by its id."
             )
-        )
-        found = list(matches[:2])
-        if len(found) != 1:
-            raise CommandError(f"No single token matches {token!r} ({len(found)} found).")
-        if not revoke_token(found[0].id):
-            raise CommandError(f"Token {found[0]} is already revoked.")
-        self.stdout.write(f"Revoked {found[0]}.")
+        (chosen,) = found
+        if not revoke_token(chosen.id):
+            raise CommandError(f"Token {_describe(chosen)} is already revoked.")
+        self.stdout.write(f"Revoked token {_describe(ApiToken.objects.get(id=chosen.id))}.")
+
+    def _matching(self, text: str) -> list[ApiToken]:
+        if not text:
+            raise CommandError("Name the token: its id, the token itself, its prefix or its name.")
+        if text.isdigit():
+            return self._or_none(ApiToken.objects.filter(id=int(text)), text, "id")
+        by_secret = list(ApiToken.objects.filter(key_hash=hash_token(text)))
+        if by_secret:
+            return by_secret
+        scope = _scope_of(text)
+        if scope is None:
+            return self._or_none(ApiToken.objects.filter(name=text), text, "name")
+        length = _prefix_length(scope)
+        if len(text) < length:
+            raise CommandError(
+                f"{text!r} is shorter than a token's prefix ({length} characters for "
+                f"{scope} tokens, as the admin shows it): give more of the token."
+            )
+        same_prefix = ApiToken.objects.filter(prefix=text[:length])
+        if len(text) >= length - 4 + SECRET_LENGTH:
+            # A whole token that authenticates nothing: it was not issued here (or not by this
+            # database), or it is mistyped. A token that merely shares its prefix is not it.
+            hint = "; ".join(_describe(candidate) for candidate in same_prefix[:SHOWN_CANDIDATES])
+            raise CommandError(
+                f"No token is this secret ({_shown(text)!r}): it was not issued by this "
+                "database or it is mistyped."
+                + (f" Tokens with the same prefix, revocable by id: {hint}." if hint else "")
+            )
+        return self._or_none(same_prefix, text, "prefix")
+
+    @staticmethod
+    def _or_none(matches: Any, text: str, kind: str) -> list[ApiToken]:
+        # Active tokens first: when several match, they are the candidates.
+        ordered = matches.order_by(F("revoked_at").asc(nulls_first=True), "id")
+        found = list(ordered[: SHOWN_CANDIDATES + 1])
+        if not found:
+            raise CommandError(
+                f"No token has the {kind} {_shown(text)!r}. Name a token by its id, the token "
+                "itself, its prefix (e.g. lc_ingest_AbC1) or its name, as the admin lists them."
+            )
+        return found
