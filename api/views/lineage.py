@@ -51,6 +51,15 @@ class GraphEdgeSerializer(serializers.Serializer):
     lineage_types = serializers.ListField(
         child=serializers.CharField(), help_text="Edge-API lineage_type values, if any."
     )
+    via = serializers.ChoiceField(
+        choices=["", "column_lineage"],
+        allow_blank=True,
+        help_text='How the last run named the dataset: "" in its inputs/outputs, '
+        "`column_lineage` only in an output's column lineage (an input the event did not list).",
+    )
+    current = serializers.BooleanField(
+        help_text="The job's latest completed run (as of `as_of`) still produced this edge."
+    )
 
 
 class ColumnEdgeSerializer(serializers.Serializer):
@@ -64,10 +73,41 @@ class ColumnEdgeSerializer(serializers.Serializer):
     transformation_subtype = serializers.CharField(allow_blank=True)
     transformation_description = serializers.CharField(allow_blank=True)
     masking = serializers.BooleanField()
+    field_transformation_type = serializers.CharField(
+        allow_blank=True, help_text="The producer's older field-level form (transformationType)."
+    )
+    field_transformation_description = serializers.CharField(
+        allow_blank=True, help_text="The field-level transformationDescription."
+    )
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
     run_count = serializers.IntegerField()
     last_run_id = serializers.UUIDField(allow_null=True)
+    current = serializers.BooleanField(
+        help_text="The job's latest completed run still produced this column edge."
+    )
+
+
+class DatasetDependencySerializer(serializers.Serializer):
+    """A field that filters, joins, groups, sorts or windows the whole target dataset
+    (columnLineage's dataset-level ``dataset`` list)."""
+
+    # Only the stubs see Field.source here: the serializer metaclass pops declared fields.
+    source = serializers.CharField()  # type: ignore[assignment]
+    source_field = serializers.CharField()
+    target = serializers.CharField()
+    job = serializers.CharField()
+    transformation_type = serializers.CharField(allow_blank=True, help_text="Usually INDIRECT.")
+    transformation_subtype = serializers.CharField(
+        allow_blank=True, help_text="FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL, ..."
+    )
+    transformation_description = serializers.CharField(allow_blank=True)
+    masking = serializers.BooleanField()
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+    run_count = serializers.IntegerField()
+    last_run_id = serializers.UUIDField(allow_null=True)
+    current = serializers.BooleanField()
 
 
 class GraphSerializer(serializers.Serializer):
@@ -76,6 +116,9 @@ class GraphSerializer(serializers.Serializer):
     nodes = GraphNodeSerializer(many=True)
     edges = GraphEdgeSerializer(many=True)
     column_edges = ColumnEdgeSerializer(
+        many=True, required=False, help_text="Only with columns=true."
+    )
+    dataset_dependencies = DatasetDependencySerializer(
         many=True, required=False, help_text="Only with columns=true."
     )
     truncated = serializers.BooleanField()
@@ -171,6 +214,8 @@ GRAPH_EXAMPLE = {
             "last_run_id": "0195f1c4-6a0e-7c8e-9d4f-3b2a1c0d9e8f",
             "run_count": 2,
             "lineage_types": [],
+            "via": "",
+            "current": True,
         }
     ],
     "truncated": True,
@@ -205,6 +250,7 @@ def _graph_dict(graph: lineage.Graph) -> dict[str, Any]:
     body: dict[str, Any] = {"root": str(graph.root), "nodes": graph.nodes, "edges": graph.edges}
     if graph.column_edges is not None:
         body["column_edges"] = graph.column_edges
+        body["dataset_dependencies"] = graph.dataset_dependencies
     body["truncated"] = graph.truncated
     body["cut"] = graph.cut
     return body
@@ -242,7 +288,11 @@ class LineageGraph(ReadAPIView):
             OpenApiParameter(
                 "since", OpenApiTypes.DATETIME, description="Only edges seen at or after."
             ),
-            OpenApiParameter("columns", bool, description="Add column-level edges."),
+            OpenApiParameter(
+                "columns",
+                bool,
+                description="Add column-level edges and dataset-level dependencies.",
+            ),
         ],
         responses={200: GraphSerializer, **WITH_404},
         examples=[OpenApiExample("graph", value=GRAPH_EXAMPLE, response_only=True)],
