@@ -23,6 +23,7 @@ from django.db import connection
 
 from catalog import currency
 from catalog.models import DatasetField
+from ingest.redaction import redact_text
 
 _SELECT = """
 SELECT c.id, c.source_id, s.namespace, s.name, c.source_field, c.target_id, t.namespace,
@@ -99,6 +100,14 @@ class ColumnEdge:
         )
         return body
 
+    def named(self) -> dict[str, Any]:
+        """The API's shape with the source named (the dataset detail)."""
+        return {
+            **self.native(),
+            "source_namespace": self.source_namespace,
+            "source_name": self.source_name,
+        }
+
 
 @dataclass
 class ColumnLineage:
@@ -123,7 +132,16 @@ def _filters(as_of: datetime | None, since: datetime | None) -> tuple[str, dict[
 def _read(where: str, values: dict[str, Any]) -> list[ColumnEdge]:
     with connection.cursor() as cursor:
         cursor.execute(_SELECT + " WHERE " + where + _ORDER, values)
-        return [ColumnEdge(*row) for row in cursor.fetchall()]
+        edges = [ColumnEdge(*row) for row in cursor.fetchall()]
+    # Descriptions are producer text (often SQL): every surface gets them redacted, here.
+    for edge in edges:
+        if edge.transformation_description:
+            edge.transformation_description = redact_text(edge.transformation_description)
+        if edge.field_transformation_description:
+            edge.field_transformation_description = redact_text(
+                edge.field_transformation_description
+            )
+    return edges
 
 
 def _with_currency(edges: list[ColumnEdge], as_of: datetime | None) -> ColumnLineage:

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 
 from api import params
 from api.base import ReadAPIView
+from api.column_serializers import ColumnEdgeSerializer, DatasetDependencySerializer
 from api.problems import WITH_404, bad_parameter, not_found
 from catalog import graph as lineage
 
@@ -60,54 +61,6 @@ class GraphEdgeSerializer(serializers.Serializer):
     current = serializers.BooleanField(
         help_text="The job's latest completed run (as of `as_of`) still produced this edge."
     )
-
-
-class ColumnEdgeSerializer(serializers.Serializer):
-    # Only the stubs see Field.source here: the serializer metaclass pops declared fields.
-    source = serializers.CharField()  # type: ignore[assignment]
-    source_field = serializers.CharField()
-    target = serializers.CharField()
-    target_field = serializers.CharField()
-    job = serializers.CharField()
-    transformation_type = serializers.CharField(allow_blank=True)
-    transformation_subtype = serializers.CharField(allow_blank=True)
-    transformation_description = serializers.CharField(allow_blank=True)
-    masking = serializers.BooleanField()
-    field_transformation_type = serializers.CharField(
-        allow_blank=True, help_text="The producer's older field-level form (transformationType)."
-    )
-    field_transformation_description = serializers.CharField(
-        allow_blank=True, help_text="The field-level transformationDescription."
-    )
-    first_seen = serializers.DateTimeField()
-    last_seen = serializers.DateTimeField()
-    run_count = serializers.IntegerField()
-    last_run_id = serializers.UUIDField(allow_null=True)
-    current = serializers.BooleanField(
-        help_text="The job's latest completed run still produced this column edge."
-    )
-
-
-class DatasetDependencySerializer(serializers.Serializer):
-    """A field that filters, joins, groups, sorts or windows the whole target dataset
-    (columnLineage's dataset-level ``dataset`` list)."""
-
-    # Only the stubs see Field.source here: the serializer metaclass pops declared fields.
-    source = serializers.CharField()  # type: ignore[assignment]
-    source_field = serializers.CharField()
-    target = serializers.CharField()
-    job = serializers.CharField()
-    transformation_type = serializers.CharField(allow_blank=True, help_text="Usually INDIRECT.")
-    transformation_subtype = serializers.CharField(
-        allow_blank=True, help_text="FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL, ..."
-    )
-    transformation_description = serializers.CharField(allow_blank=True)
-    masking = serializers.BooleanField()
-    first_seen = serializers.DateTimeField()
-    last_seen = serializers.DateTimeField()
-    run_count = serializers.IntegerField()
-    last_run_id = serializers.UUIDField(allow_null=True)
-    current = serializers.BooleanField()
 
 
 class GraphSerializer(serializers.Serializer):
