@@ -4,7 +4,8 @@ Edges keep history (invariant 5): a job whose latest run stopped reading a table
 old input edge, with the last run that produced it. A reader needs to tell the two apart
 at a glance, so every table edge (``JobLineageEdge``) and column edge
 (``ColumnLineageEdge``) served says ``current``: true when the job's *reference run* has
-a row behind it (ADR 0060). The reference run is the job's most recently started run
+a row behind it (ADR 0060); a job that has no started run has no reference, and its
+edges are current. The reference run is the job's most recently started run
 that completed (COMPLETE), or, for a job that never completed one (a stream, a job that
 always fails), its most recently started run; as of T, among the runs started by then.
 
@@ -34,9 +35,10 @@ WITH reference(job_id, run_id) AS (
 SELECT k.edge_id FROM unnest(%(edges)s::bigint[], %(jobs)s::bigint[]) AS k(edge_id, job_id)
 JOIN reference ref ON ref.job_id = k.job_id
 """
+# A job without a started run has no reference: nothing says its edges went stale.
 
 _JOB_EDGES = """
-WHERE EXISTS (SELECT 1 FROM catalog_job_edge_run er
+WHERE ref.run_id IS NULL OR EXISTS (SELECT 1 FROM catalog_job_edge_run er
               WHERE er.edge_id = k.edge_id AND er.run_id = ref.run_id)
 """
 
@@ -44,7 +46,7 @@ WHERE EXISTS (SELECT 1 FROM catalog_job_edge_run er
 # aliases naming the edge's datasets (the fact index leads with the run).
 _COLUMN_EDGES = """
 JOIN catalog_column_lineage_edge c ON c.id = k.edge_id
-WHERE EXISTS (
+WHERE ref.run_id IS NULL OR EXISTS (
     SELECT 1 FROM catalog_column_lineage_fact f
     JOIN catalog_dataset_alias at ON at.id = f.target_alias_id
     JOIN catalog_dataset_alias src ON src.id = f.source_alias_id
