@@ -198,7 +198,10 @@ def _step(frontier: set[Field], upstream: bool, limit: int) -> list[ColumnEdge]:
     ordered = sorted(frontier)
     side = "target" if upstream else "source"
     return _read(
-        f"c.dataset_level = false AND (c.{side}_id, c.{side}_field) IN "
+        # The ANY on the dataset column lets the walk use its index (the unique key leads
+        # with target_id, catalog_coledge_source_idx with source_id).
+        f"c.dataset_level = false AND c.{side}_id = ANY(%(ids)s) AND "
+        f"(c.{side}_id, c.{side}_field) IN "
         "(SELECT * FROM unnest(%(ids)s::bigint[], %(fields)s::text[]))",
         {
             "ids": [item[0] for item in ordered],

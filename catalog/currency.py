@@ -43,15 +43,18 @@ WHERE ref.run_id IS NULL OR EXISTS (SELECT 1 FROM catalog_job_edge_run er
 """
 
 # A column edge is current when a fact of the reference run maps to it: same key, its
-# aliases naming the edge's datasets (the fact index leads with the run).
+# aliases naming the edge's datasets. The few aliases of each dataset (their dataset
+# index) make every candidate one probe of the fact's unique index (run, target alias,
+# source alias, key), whatever the run's other facts.
 _COLUMN_EDGES = """
 JOIN catalog_column_lineage_edge c ON c.id = k.edge_id
 WHERE ref.run_id IS NULL OR EXISTS (
-    SELECT 1 FROM catalog_column_lineage_fact f
-    JOIN catalog_dataset_alias at ON at.id = f.target_alias_id
-    JOIN catalog_dataset_alias src ON src.id = f.source_alias_id
-    WHERE f.run_id = ref.run_id AND f.key_hash = c.key_hash
-      AND at.dataset_id = c.target_id AND src.dataset_id = c.source_id)
+    SELECT 1 FROM catalog_dataset_alias at
+    JOIN catalog_dataset_alias src ON src.dataset_id = c.source_id
+    JOIN catalog_column_lineage_fact f
+      ON f.run_id = ref.run_id AND f.target_alias_id = at.id AND f.source_alias_id = src.id
+     AND f.key_hash = c.key_hash
+    WHERE at.dataset_id = c.target_id)
 """
 
 
