@@ -153,3 +153,36 @@ def test_marquez_draws_every_input_and_output_of_the_jobs_it_draws(ingest_client
     check_job = paths.node_id("job", "etl", "check_report")
     assert limits in nodes
     assert {"origin": limits, "destination": check_job} in nodes[check_job]["inEdges"]
+
+
+def test_dataset_dependencies_fold_over_runs_like_column_edges(ingest_client, api) -> None:
+    """Two runs with the same dataset-level dependency: one row, two runs, the span of
+    both, the later run last; a redelivered event changes nothing."""
+    dependency = facet(
+        fields={},
+        dataset=[
+            {
+                "namespace": NS,
+                "name": "orders",
+                "field": "status",
+                "transformations": [{"type": "INDIRECT", "subtype": "FILTER"}],
+            }
+        ],
+    )
+    out = dataset(NS, "report", columnLineage=dependency)
+    first = run_event("COMPLETE", 0, FIRST, JOB, outputs=[out])
+    post(ingest_client, first)
+    post(ingest_client, run_event("COMPLETE", 100, SECOND, JOB, outputs=[out]))
+    post(ingest_client, {**first, "producer": "https://example.com/again"})
+    body = graph(api, columns="true")
+    assert body["column_edges"] == []
+    [only] = body["dataset_dependencies"]
+    assert (only["source"], only["source_field"], only["transformation_subtype"]) == (
+        ref("orders"),
+        "status",
+        "FILTER",
+    )
+    assert (only["run_count"], only["first_seen"], only["last_seen"]) == (2, at(0), at(100))
+    assert only["last_run_id"] == SECOND and only["current"] is True
+    # orders is an input of the job through the dependency alone.
+    assert inputs(body)[ref("orders")]["via"] == "column_lineage"
