@@ -25,7 +25,10 @@ SELECT rd.run_id, r.job_id, a.dataset_id, rd.direction, MIN(rd.first_seen), MAX(
 FROM catalog_run_dataset rd
 JOIN catalog_dataset_alias a ON a.id = rd.alias_id
 JOIN catalog_run r ON r.id = rd.run_id
-WHERE rd.run_id = ANY(%s) AND a.dataset_id IS NOT NULL
+WHERE rd.run_id = ANY(%(runs)s) AND a.dataset_id IS NOT NULL
+  -- The runs by index too, not a hash of the whole run table (ADR 0025; seen growing
+  -- with the store in bench/derive_profile.py).
+  AND r.id = ANY(%(runs)s)
 GROUP BY rd.run_id, r.id, a.dataset_id, rd.direction
 """
 _UPSERT = """
@@ -47,7 +50,7 @@ def recompute_job_edges(run_ids: set[int]) -> None:
         return
     runs = sorted(run_ids)
     with connection.cursor() as cursor:
-        cursor.execute(_RUN_IO, [runs])
+        cursor.execute(_RUN_IO, {"runs": runs})
         rows: list[tuple[int, int, int, str, datetime, datetime, UUID, str]] = cursor.fetchall()
         edge_ids = upsert_spans(
             cursor,
