@@ -8,7 +8,11 @@ cuts the graph the result says so and names what was cut. See docs/adr/0031.
 The result is bipartite, as OpenLineage draws lineage: ``dataset → job`` edges (kind
 ``input``) and ``job → dataset`` edges (kind ``output``), read from ``JobLineageEdge``
 (first/last seen, last run, run count over the job's runs; ``catalog.graph_jobs``). Jobs
-that only read or only write a dataset are drawn next to it too (ADR 0027).
+that only read or only write a dataset are drawn next to it too (ADR 0027). Each edge says
+how its last run named the dataset (``via``: an input only column lineage named is one)
+and whether the job's latest completed run still produced it (``current``); with
+``columns=true`` the column edges and dataset-level dependencies come from the one
+column-lineage model, ``catalog.column_lineage`` (ADR 0060).
 """
 
 from collections import defaultdict
