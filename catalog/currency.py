@@ -22,7 +22,7 @@ from django.db import connection
 
 # Each job's reference run, then the edges it has a row behind; one statement.
 _REFERENCE = """
-WITH reference(job_id, run_id) AS (
+WITH reference(job_id, run_id) AS MATERIALIZED (  -- once per job, not per edge
     SELECT j.id, COALESCE(
         (SELECT r.id FROM catalog_run r WHERE r.job_id = j.id AND r.state = 'COMPLETE'
            AND r.started_at IS NOT NULL {as_of}
