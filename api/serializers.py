@@ -6,6 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.column_serializers import DatasetColumnEdgeSerializer, DatasetDependencyDetailSerializer
 from catalog import naming
 from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run
 from ingest.facet_problems import FacetProblemSerializer, redacted_problems
@@ -296,6 +297,12 @@ class DatasetDetailSerializer(DatasetSerializer):
     facets = RedactedJSONField()
     producing_jobs = serializers.SerializerMethodField()
     consuming_jobs = serializers.SerializerMethodField()
+    column_lineage = serializers.SerializerMethodField(
+        help_text="Column edges into this dataset (catalog.column_lineage, ADR 0060), capped."
+    )
+    dataset_dependencies = serializers.SerializerMethodField(
+        help_text="Fields that filter, join, group, sort or window this whole dataset."
+    )
 
     class Meta(DatasetSerializer.Meta):
         fields = [
@@ -305,7 +312,17 @@ class DatasetDetailSerializer(DatasetSerializer):
             "fields",
             "producing_jobs",
             "consuming_jobs",
+            "column_lineage",
+            "dataset_dependencies",
         ]
+
+    @extend_schema_field(DatasetColumnEdgeSerializer(many=True))
+    def get_column_lineage(self, dataset: Dataset) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], self.context["column_lineage"])
+
+    @extend_schema_field(DatasetDependencyDetailSerializer(many=True))
+    def get_dataset_dependencies(self, dataset: Dataset) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], self.context["dataset_dependencies"])
 
     # The view hands both lists over already in DatasetJobSerializer's shape.
     @extend_schema_field(DatasetJobSerializer(many=True))

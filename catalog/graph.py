@@ -8,7 +8,11 @@ cuts the graph the result says so and names what was cut. See docs/adr/0031.
 The result is bipartite, as OpenLineage draws lineage: ``dataset → job`` edges (kind
 ``input``) and ``job → dataset`` edges (kind ``output``), read from ``JobLineageEdge``
 (first/last seen, last run, run count over the job's runs; ``catalog.graph_jobs``). Jobs
-that only read or only write a dataset are drawn next to it too (ADR 0027).
+that only read or only write a dataset are drawn next to it too (ADR 0027). Each edge says
+how its last run named the dataset (``via``: an input only column lineage named is one)
+and whether the job's latest completed run still produced it (``current``); with
+``columns=true`` the column edges and dataset-level dependencies come from the one
+column-lineage model, ``catalog.column_lineage`` (ADR 0060).
 """
 
 from collections import defaultdict
@@ -18,7 +22,7 @@ from typing import Any, Literal
 
 from django.db import connection
 
-from catalog import graph_jobs
+from catalog import column_lineage, currency, graph_jobs
 from catalog.models import Dataset, DatasetAlias, Job
 
 Direction = Literal["upstream", "downstream", "both"]
@@ -70,6 +74,7 @@ class Graph:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     edges: list[dict[str, Any]] = field(default_factory=list)
     column_edges: list[dict[str, Any]] | None = None
+    dataset_dependencies: list[dict[str, Any]] | None = None
     truncated: bool = False
     cut: dict[str, Any] = field(default_factory=dict)
     # Internal: the JobLineageEdge id behind each bipartite edge (for diffs).
@@ -343,7 +348,10 @@ def lineage_graph(request: GraphRequest) -> Graph:
     graph.truncated = bool(cut)
     graph.cut = cut
     if request.columns:
-        graph.column_edges = _column_edges(sorted(chosen), request)
+        lineage = column_lineage.among(
+            sorted(chosen), EDGES_PER_NODE * request.max_nodes, request.as_of, request.since
+        )
+        graph.column_edges, graph.dataset_dependencies = lineage.native()
     return graph
 
 
@@ -362,7 +370,8 @@ def _assemble(
     # serializers, which document them): the view returns them as they are.
     aggregated: dict[tuple[str, int, int], dict[str, Any]] = {}
     sources: dict[tuple[str, int, int], list[int]] = {}
-    for edge_id, job_id, dataset_id, direction, first, last, runs, run_uuid in job_rows:
+    current = currency.current_job_edges({row[0]: row[1] for row in job_rows}, request.as_of)
+    for edge_id, job_id, dataset_id, direction, first, last, runs, run_uuid, via in job_rows:
         key = (direction, dataset_id, job_id)
         if dataset_id not in chosen or key not in drawn:
             continue
@@ -379,6 +388,10 @@ def _assemble(
             "last_run_id": run_uuid,
             "run_count": runs,
             "lineage_types": set(),
+            # "" listed in the run's inputs/outputs; "column_lineage": only named in an
+            # output's column lineage (ADR 0060).
+            "via": via,
+            "current": edge_id in current,
         }
         sources[key] = [edge_id]
     # Edge-API lineage types come from the dataset → dataset edges behind each half.
@@ -446,40 +459,6 @@ def _assemble(
         for job in Job.objects.filter(id__any=jobs).order_by("id").values(*node_columns)
     ]
     graph.nodes = dataset_nodes + job_nodes
-
-
-def _column_edges(dataset_ids: list[int], request: GraphRequest) -> list[dict[str, Any]]:
-    filters, values = edge_filters(request, alias="c")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT c.source_id, c.source_field, c.target_id, c.target_field, c.job_id, "
-            "c.transformation_type, c.transformation_subtype, c.transformation_description, "
-            "c.masking, c.first_seen, c.last_seen, c.run_count, r.run_uuid "
-            "FROM catalog_column_lineage_edge c LEFT JOIN catalog_run r ON r.id = c.last_run_id "
-            "WHERE c.source_id = ANY(%(ids)s) AND c.target_id = ANY(%(ids)s) "
-            f"{filters} ORDER BY c.target_id, c.target_field, c.source_id, c.source_field, c.id "
-            "LIMIT %(limit)s",
-            {**values, "ids": dataset_ids, "limit": EDGES_PER_NODE * request.max_nodes},
-        )
-        rows = cursor.fetchall()
-    return [
-        {
-            "source": f"dataset:{row[0]}",
-            "source_field": row[1],
-            "target": f"dataset:{row[2]}",
-            "target_field": row[3],
-            "job": f"job:{row[4]}",
-            "transformation_type": row[5],
-            "transformation_subtype": row[6],
-            "transformation_description": row[7],
-            "masking": row[8],
-            "first_seen": row[9],
-            "last_seen": row[10],
-            "run_count": row[11],
-            "last_run_id": row[12],
-        }
-        for row in rows
-    ]
 
 
 @dataclass

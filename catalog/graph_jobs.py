@@ -11,8 +11,8 @@ from typing import Any
 
 from django.db import connection
 
-JobEdgeRow = tuple[int, int, int, str, datetime, datetime, int, Any]
-# (id, job_id, dataset_id, direction, first_seen, last_seen, run_count, last run uuid)
+JobEdgeRow = tuple[int, int, int, str, datetime, datetime, int, Any, str]
+# (id, job_id, dataset_id, direction, first_seen, last_seen, run_count, last run uuid, via)
 
 
 def filters(as_of: datetime | None, since: datetime | None) -> tuple[str, dict[str, Any]]:
@@ -39,7 +39,7 @@ JOIN unnest(%(jobs)s::bigint[], %(datasets)s::bigint[], %(directions)s::text[])
 _NOW = (
     """
 SELECT je.id, je.job_id, je.dataset_id, je.direction, je.first_seen, je.last_seen,
-       je.run_count, r.run_uuid
+       je.run_count, r.run_uuid, je.via
 FROM catalog_job_edge je"""
     + _DRAWN
     + """LEFT JOIN catalog_run r ON r.id = je.last_run_id
@@ -76,11 +76,12 @@ CROSS JOIN LATERAL (
 # As of T: the edge's runs' contributions up to T (JobLineageEdgeRun).
 _HISTORY_COLUMNS, _HISTORY = history_as_of("catalog_job_edge", "je", "catalog_job_edge_run")
 _AS_OF = (
-    f"SELECT je.id, je.job_id, je.dataset_id, je.direction, {_HISTORY_COLUMNS}, r.run_uuid\n"
+    f"SELECT je.id, je.job_id, je.dataset_id, je.direction, {_HISTORY_COLUMNS}, r.run_uuid,\n"
+    "COALESCE(last.via, je.via)\n"
     + _HISTORY
     + _DRAWN
     + """LEFT JOIN LATERAL (
-    SELECT er.run_id FROM catalog_job_edge_run er JOIN catalog_run lr ON lr.id = er.run_id
+    SELECT er.run_id, er.via FROM catalog_job_edge_run er JOIN catalog_run lr ON lr.id = er.run_id
     WHERE er.edge_id = je.id AND er.first_seen <= %(as_of)s AND er.last_seen = h.latest
     ORDER BY lr.run_uuid DESC LIMIT 1
 ) last ON true
@@ -174,3 +175,18 @@ def reseen_and_active(
         )
         active = {row[0] for row in cursor.fetchall()}
     return reseen, active
+
+
+def links_of_jobs(job_ids: list[int], limit: int) -> list[JobLink]:
+    """Every dataset ``job_ids`` read or wrote (the unique (job, dataset, direction) index),
+    capped: Marquez's graph draws each job with all of its inputs and outputs."""
+    if not job_ids:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
+            "WHERE je.job_id = ANY(%(ids)s) ORDER BY je.job_id, je.dataset_id, je.direction "
+            "LIMIT %(limit)s",
+            {"ids": job_ids, "limit": limit},
+        )
+        return cursor.fetchall()

@@ -84,6 +84,9 @@ class PictureEdge:
     source: str
     target: str
     kind: str  # the graph's edge kind ("input", "output", ...) or "more" for markers
+    # False: the job's latest completed run no longer produced it (drawn grey, ADR 0060).
+    current: bool = True
+    via: str = ""  # "column_lineage": an input only the column lineage named
 
 
 @dataclass(frozen=True)
@@ -91,8 +94,9 @@ class PictureColumnEdge:
     source: str
     source_field: str
     target: str
-    target_field: str
+    target_field: str  # "" for a dataset-level dependency (drawn to the dataset itself)
     transformation: str
+    current: bool = True
 
 
 @dataclass
@@ -192,7 +196,15 @@ def _merge(picture: PictureInput, graphs: list[Graph], node_link: Callable[[str]
             if key in seen_edges:
                 continue
             seen_edges.add(key)
-            picture.edges.append(PictureEdge(edge["source"], edge["target"], edge["kind"]))
+            picture.edges.append(
+                PictureEdge(
+                    edge["source"],
+                    edge["target"],
+                    edge["kind"],
+                    edge.get("current", True),
+                    edge.get("via", ""),
+                )
+            )
 
 
 def _add_columns(picture: PictureInput, graphs: list[Graph]) -> None:
@@ -200,22 +212,27 @@ def _add_columns(picture: PictureInput, graphs: list[Graph]) -> None:
     fields: dict[str, set[str]] = defaultdict(set)
     candidates: list[PictureColumnEdge] = []
     for graph in graphs:
-        for edge in graph.column_edges or []:
+        # Column edges run field to field; dataset-level dependencies (a field that
+        # filters, joins, groups, sorts or windows the whole target) field to dataset.
+        for edge in [*(graph.column_edges or []), *(graph.dataset_dependencies or [])]:
+            target_field = edge.get("target_field", "")
             candidates.append(
                 PictureColumnEdge(
                     edge["source"],
                     edge["source_field"],
                     edge["target"],
-                    edge["target_field"],
+                    target_field,
                     " ".join(
                         part
                         for part in (edge["transformation_type"], edge["transformation_subtype"])
                         if part
                     ),
+                    edge["current"],
                 )
             )
             fields[edge["source"]].add(edge["source_field"])
-            fields[edge["target"]].add(edge["target_field"])
+            if target_field:
+                fields[edge["target"]].add(target_field)
     for ref, names in fields.items():
         node = picture.nodes.get(ref)
         if node is None:
@@ -229,7 +246,8 @@ def _add_columns(picture: PictureInput, graphs: list[Graph]) -> None:
             edge
             for edge in candidates
             if (edge.source, edge.source_field) in shown
-            and (edge.target, edge.target_field) in shown
+            and ((edge.target, edge.target_field) in shown or not edge.target_field)
+            and edge.target in picture.nodes
         },
         key=lambda e: (e.target, e.target_field, e.source, e.source_field),
     )

@@ -111,12 +111,20 @@ def render_svg(picture: PictureInput, layout: Layout, label: str) -> SafeString:
         "</defs>",
         '<g class="lc-edges">',
     ]
+    # Stale edges (a later run no longer produced them) are drawn grey; inputs only the
+    # column lineage named are dotted (ADR 0060).
+    extra = {
+        (edge.source, edge.target, edge.kind): (" lc-stale" if not edge.current else "")
+        + (" lc-via-column-lineage" if edge.via == "column_lineage" else "")
+        for edge in picture.edges
+    }
     for route in layout.routes:
         source, target = layout.boxes[route.source], layout.boxes[route.target]
         kind = _css_kind(route.kind)
         path = _curve(_route_points(route, source, target))
+        classes = extra.get((route.source, route.target, route.kind), "")
         out.append(
-            f'<path class="lc-edge lc-edge-{kind}" data-source="{escape(route.source)}" '
+            f'<path class="lc-edge lc-edge-{kind}{classes}" data-source="{escape(route.source)}" '
             f'data-target="{escape(route.target)}" d="{path}" '
             'marker-end="url(#lc-arrow)"/>'
         )
@@ -127,12 +135,20 @@ def render_svg(picture: PictureInput, layout: Layout, label: str) -> SafeString:
             source_node, target_node = picture.nodes[edge.source], picture.nodes[edge.target]
             source, target = layout.boxes[edge.source], layout.boxes[edge.target]
             start = (source.x + source.w, _field_y(source, source_node, edge.source_field))
-            end = (target.x, _field_y(target, target_node, edge.target_field))
-            tip = f"{edge.source_field} → {edge.target_field}"
+            classes = "lc-column-edge" + ("" if edge.current else " lc-stale")
+            if edge.target_field:
+                end = (target.x, _field_y(target, target_node, edge.target_field))
+                tip = f"{edge.source_field} → {edge.target_field}"
+            else:  # a dataset-level dependency: to the dataset's title
+                end = (target.x, target.y + DATASET_HEIGHT / 2)
+                tip = f"{edge.source_field} → the whole dataset"
+                classes += " lc-dependency"
             if edge.transformation:
                 tip += f" ({edge.transformation})"
+            if not edge.current:
+                tip += ", not in the job's latest completed run"
             out.append(
-                f'<path class="lc-column-edge" d="{_curve([start, end])}" '
+                f'<path class="{classes}" d="{_curve([start, end])}" '
                 f'marker-end="url(#lc-arrow-col)"><title>{escape(tip)}</title></path>'
             )
         out.append("</g>")

@@ -295,6 +295,9 @@ class RunDataset(models.Model):
     direction = models.CharField(max_length=6, choices=Direction.choices)
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
+    # How the run named the dataset: "" in its inputs/outputs, "column_lineage" only in an
+    # output's columnLineage (ADR 0060). Upserted with LEAST: a declaration wins.
+    via = models.CharField(max_length=16, blank=True, default="", db_default="")
 
     class Meta:
         db_table = "catalog_run_dataset"
@@ -419,7 +422,16 @@ class ColumnLineageFact(models.Model):
     transformation_subtype = models.CharField(max_length=64, blank=True, default="")
     transformation_description = models.TextField(blank=True, default="")
     masking = models.BooleanField(default=False)
-    # sha256 of (target_field, source_field, type, subtype): bounded key for the text.
+    # The columnLineage facet's dataset-level dependency (its ``dataset`` list: a field that
+    # filters, joins, groups, sorts or windows the whole output); target_field is "".
+    dataset_level = models.BooleanField(default=False, db_default=False)
+    # The producer's older field-level form (transformationType/Description on the output
+    # field), kept beside the per-input transformation (ADR 0060).
+    field_transformation_type = models.CharField(
+        max_length=32, blank=True, default="", db_default=""
+    )
+    field_transformation_description = models.TextField(blank=True, default="", db_default="")
+    # sha256 of the text columns above: bounded key for the text.
     key_hash = models.BinaryField(max_length=32, editable=False)
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
@@ -454,6 +466,13 @@ class ColumnLineageEdge(models.Model):
     transformation_subtype = models.CharField(max_length=64, blank=True, default="")
     transformation_description = models.TextField(blank=True, default="")
     masking = models.BooleanField(default=False)
+    dataset_level = models.BooleanField(
+        default=False, db_default=False
+    )  # a dataset-level dependency
+    field_transformation_type = models.CharField(
+        max_length=32, blank=True, default="", db_default=""
+    )
+    field_transformation_description = models.TextField(blank=True, default="", db_default="")
     key_hash = models.BinaryField(max_length=32, editable=False)
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()

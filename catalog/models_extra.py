@@ -33,6 +33,9 @@ class JobLineageEdge(models.Model):
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     run_count = models.IntegerField(default=0)
+    # How the last run named the dataset: "" in its inputs/outputs, "column_lineage" only in
+    # an output's columnLineage (ADR 0060); carried from the last run like its figures.
+    via = models.CharField(max_length=16, blank=True, default="", db_default="")
 
     class Meta:
         db_table = "catalog_job_edge"
@@ -68,6 +71,9 @@ class JobLineageEdgeRun(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_index=False)
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
+    via = models.CharField(
+        max_length=16, blank=True, default="", db_default=""
+    )  # as RunDataset.via
 
     class Meta:
         db_table = "catalog_job_edge_run"

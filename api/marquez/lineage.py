@@ -6,20 +6,22 @@ Dataset as ``data``. Depths asked (the UI sends 2-5, the client 20) are clamped 
 catalog's budget, never refused; the node budget stays, and ``truncated``/``cut`` (extra
 top-level keys Marquez's readers ignore) say when a bound cut the graph.
 
-``/column-lineage`` walks ``ColumnLineageEdge`` level by level (one query per level and
-direction, at most MAX_DEPTH levels and MAX_FIELDS fields).
+``/column-lineage`` is catalog.column_lineage.walk (the one column-lineage model, which
+the native API reads too) shaped as Marquez's field graph: level by level, at most
+MAX_DEPTH levels and MAX_FIELDS fields.
 """
 
 from collections import defaultdict
 from typing import Any
 
-from django.db import connection
 from rest_framework.request import Request
 
 from api.marquez import paths, shapes
 from api.marquez.errors import MarquezError, not_found
+from catalog import column_lineage, graph_jobs
 from catalog.graph import (
     DEFAULT_MAX_NODES,
+    EDGES_PER_NODE,
     MAX_DEPTH,
     GraphRequest,
     NodeRef,
@@ -85,16 +87,17 @@ def lineage(request: Request) -> dict[str, Any]:
     except UnknownNode:  # deleted between the lookup and the walk
         raise not_found(node.name) from None
 
+    # Marquez draws each job with every dataset it reads and writes, also those past the
+    # depth bound: the jobs' own links come in (capped) beside the walk's.
+    job_ids = [n["job_id"] for n in graph.nodes if n["type"] == "job"]
+    links = graph_jobs.links_of_jobs(job_ids, EDGES_PER_NODE * DEFAULT_MAX_NODES)
+    dataset_ids = {n["dataset_id"] for n in graph.nodes if n["type"] == "dataset"}
     dataset_rows = list(
-        Dataset.objects.filter(
-            id__any=[n["dataset_id"] for n in graph.nodes if n["type"] == "dataset"]
-        ).order_by("id")
+        Dataset.objects.filter(id__any=sorted(dataset_ids | {link[1] for link in links})).order_by(
+            "id"
+        )
     )
-    job_rows = list(
-        Job.objects.filter(id__any=[n["job_id"] for n in graph.nodes if n["type"] == "job"])
-        .select_related("parent")
-        .order_by("id")
-    )
+    job_rows = list(Job.objects.filter(id__any=job_ids).select_related("parent").order_by("id"))
     ids: dict[str, str] = {}  # our node id (dataset:12) -> Marquez's (dataset:<ns>:<name>)
     nodes: dict[str, dict[str, Any]] = {}
     for kind, rows, shaped in (
@@ -111,10 +114,16 @@ def lineage(request: Request) -> dict[str, Any]:
                 "inEdges": [],
                 "outEdges": [],
             }
-    for edge in graph.edges:
-        origin, destination = ids.get(edge["source"]), ids.get(edge["target"])
-        if origin is None or destination is None:
+    pairs = [(edge["source"], edge["target"]) for edge in graph.edges]
+    for job_id, dataset_id, direction in links:
+        dataset_ref, job_ref = f"dataset:{dataset_id}", f"job:{job_id}"
+        pairs.append((dataset_ref, job_ref) if direction == "input" else (job_ref, dataset_ref))
+    drawn: set[tuple[str, str]] = set()
+    for source, target in pairs:
+        origin, destination = ids.get(source), ids.get(target)
+        if origin is None or destination is None or (origin, destination) in drawn:
             continue
+        drawn.add((origin, destination))
         pair = {"origin": origin, "destination": destination}
         nodes[origin]["outEdges"].append(pair)
         nodes[destination]["inEdges"].append(pair)
@@ -127,65 +136,16 @@ def lineage(request: Request) -> dict[str, Any]:
 
 # --- column lineage ---------------------------------------------------------------------
 
-_STEP = """
-SELECT c.source_id, c.source_field, c.target_id, c.target_field,
-       c.transformation_type, c.transformation_description
-FROM catalog_column_lineage_edge c
-JOIN unnest(%(ids)s::bigint[], %(fields)s::text[]) AS f(id, field)
-  ON c.{side}_id = f.id AND c.{side}_field = f.field
-ORDER BY c.target_id, c.target_field, c.source_id, c.source_field
-LIMIT %(limit)s
-"""
 
-Field = tuple[int, str]
-
-
-def _step(frontier: set[Field], upstream: bool) -> list[tuple[Any, ...]]:
-    ordered = sorted(frontier)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _STEP.format(side="target" if upstream else "source"),
-            {
-                "ids": [item[0] for item in ordered],
-                "fields": [item[1] for item in ordered],
-                "limit": MAX_FIELDS * 4,
-            },
-        )
-        return list(cursor.fetchall())
-
-
-def _start_fields(node: paths.NodeId, root: Dataset | Job) -> set[Field]:
+def _start_fields(node: paths.NodeId, root: Dataset | Job) -> set[column_lineage.Field]:
     if isinstance(root, Job):
-        # The job's column edges, reached through its outputs (column edges are indexed by
-        # target dataset, not by job).
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT DISTINCT c.target_id, c.target_field FROM catalog_column_lineage_edge c"
-                " WHERE c.job_id = %(job)s AND c.target_id IN (SELECT a.dataset_id FROM"
-                " catalog_job_dataset jd JOIN catalog_dataset_alias a ON a.id = jd.alias_id"
-                " WHERE jd.job_id = %(job)s AND jd.direction = 'output')"
-                " ORDER BY 1, 2 LIMIT %(limit)s",
-                {"job": root.id, "limit": MAX_FIELDS},
-            )
-            return {(row[0], row[1]) for row in cursor.fetchall()}
+        return column_lineage.job_fields(root.id, MAX_FIELDS)
     if node.kind == "datasetField":
         return {(root.id, node.field)}
-    # The dataset's schema fields and any field column lineage names (a dataset may have
-    # lineage facets without a schema facet).
-    fields = DatasetField.objects.filter(dataset=root).order_by("ordinal")[:MAX_FIELDS]
-    start = {(root.id, name) for name in fields.values_list("name", flat=True)}
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "(SELECT target_field FROM catalog_column_lineage_edge WHERE target_id = %(id)s"
-            " LIMIT %(limit)s) UNION (SELECT source_field FROM catalog_column_lineage_edge"
-            " WHERE source_id = %(id)s LIMIT %(limit)s)",
-            {"id": root.id, "limit": MAX_FIELDS},
-        )
-        start |= {(root.id, row[0]) for row in cursor.fetchall()}
-    return set(sorted(start)[:MAX_FIELDS])
+    return column_lineage.dataset_fields(root.id, MAX_FIELDS)
 
 
-def column_lineage(request: Request) -> dict[str, Any]:
+def column_lineage_graph(request: Request) -> dict[str, Any]:
     node = _node(request)
     depth = _depth(request)
     downstream = _boolean(request, "withDownstream")
@@ -193,33 +153,13 @@ def column_lineage(request: Request) -> dict[str, Any]:
     start = _start_fields(node, root)
     if not start:
         raise not_found(f"Column lineage for '{request.query_params['nodeId']}'")
-
-    edges: set[tuple[Any, ...]] = set()
-    seen: set[Field] = set(start)
-    truncated = False
-    for upstream in (True, False) if downstream else (True,):
-        frontier = set(start)
-        for _level in range(depth):
-            if not frontier:
-                break
-            rows = _step(frontier, upstream)
-            frontier = set()
-            for row in rows:
-                edges.add(row)
-                other = (row[0], row[1]) if upstream else (row[2], row[3])
-                if other not in seen:
-                    if len(seen) >= MAX_FIELDS:
-                        truncated = True
-                        continue
-                    seen.add(other)
-                    frontier.add(other)
-        truncated = truncated or bool(frontier)
-    return _column_graph(seen, edges, truncated)
+    walked = column_lineage.walk(start, depth, downstream, MAX_FIELDS)
+    return _column_graph(walked)
 
 
-def _column_graph(
-    fields: set[Field], edges: set[tuple[Any, ...]], truncated: bool
-) -> dict[str, Any]:
+def _column_graph(walked: column_lineage.FieldWalk) -> dict[str, Any]:
+    """Marquez's column-lineage graph of the catalog's walk: shaping only."""
+    fields = walked.fields
     dataset_ids = sorted({item[0] for item in fields})
     names = {
         row[0]: (row[1], row[2])
@@ -234,11 +174,11 @@ def _column_graph(
         )
     }
 
-    def ident(item: Field) -> str:
+    def ident(item: column_lineage.Field) -> str:
         namespace, name = names[item[0]]
         return paths.node_id("datasetField", namespace, name, item[1])
 
-    nodes: dict[Field, dict[str, Any]] = {}
+    nodes: dict[column_lineage.Field, dict[str, Any]] = {}
     for item in fields:
         if item[0] not in names:
             continue
@@ -259,32 +199,22 @@ def _column_graph(
             "inEdges": [],
             "outEdges": [],
         }
-    inputs: dict[Field, list[tuple[Any, ...]]] = defaultdict(list)
-    for edge in sorted(edges):
-        source, target = (edge[0], edge[1]), (edge[2], edge[3])
+    inputs: dict[column_lineage.Field, list[column_lineage.ColumnEdge]] = defaultdict(list)
+    linked: set[tuple[column_lineage.Field, column_lineage.Field]] = set()
+    for edge in walked.edges:
+        source, target = (edge.source_id, edge.source_field), (edge.target_id, edge.target_field)
         if source not in nodes or target not in nodes:
             continue
         inputs[target].append(edge)
+        if (source, target) in linked:
+            continue
+        linked.add((source, target))
         # Marquez writes both lists from the node's side: origin is always the node itself.
         nodes[target]["inEdges"].append({"origin": ident(target), "destination": ident(source)})
         nodes[source]["outEdges"].append({"origin": ident(source), "destination": ident(target)})
-    for target, rows in inputs.items():
-        data = nodes[target]["data"]
-        data["transformationType"] = rows[0][4] or None
-        data["transformationDescription"] = rows[0][5] or None
-        for row in rows:
-            namespace, name = names[row[0]]
-            data["inputFields"].append(
-                {
-                    "namespace": namespace,
-                    "dataset": name,
-                    "datasetVersion": None,
-                    "field": row[1],
-                    "transformationDescription": row[5] or None,
-                    "transformationType": row[4] or None,
-                }
-            )
+    for target, edges in inputs.items():
+        nodes[target]["data"].update(shapes.field_lineage(edges))
     return {
         "graph": [nodes[key] for key in sorted(nodes, key=lambda k: nodes[k]["id"])],
-        "truncated": truncated,
+        "truncated": walked.truncated,
     }

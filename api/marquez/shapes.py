@@ -12,8 +12,8 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
+from catalog import column_lineage
 from catalog.models import (
-    ColumnLineageEdge,
     Dataset,
     DatasetField,
     Job,
@@ -216,28 +216,12 @@ def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
             }
         )
     lineage: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for edge in (
-        ColumnLineageEdge.objects.filter(target_id__in=ids)
-        .order_by("target_id", "target_field", "source__namespace", "source__name", "source_field")
-        .values(
-            "target_id",
-            "target_field",
-            "source__namespace",
-            "source__name",
-            "source_field",
-            "transformation_type",
-            "transformation_description",
-        )[: RELATED_LIMIT * max(len(ids), 1)]
-    ):
-        lineage[edge["target_id"]][edge["target_field"]].append(
-            {
-                "namespace": edge["source__namespace"],
-                "dataset": edge["source__name"],
-                "field": edge["source_field"],
-                "transformationDescription": edge["transformation_description"] or None,
-                "transformationType": edge["transformation_type"] or None,
-            }
-        )
+    read = column_lineage.into(ids, RELATED_LIMIT * max(len(ids), 1), currency_too=False)
+    for edge in read.edges:
+        entries = lineage[edge.target_id][edge.target_field]
+        entry = input_field(edge)
+        if entry not in entries:  # one per transformation Marquez can tell apart
+            entries.append(entry)
     # The newest write of each dataset: its time is lastModifiedAt, its run the current
     # version (a dataset version is the run that wrote it, see dataset_versions).
     latest = {
@@ -305,3 +289,52 @@ def schema_fields(facets: dict[str, Any]) -> list[dict[str, Any]]:
                 }
             )
     return answer
+
+
+# --- column lineage -------------------------------------------------------------------
+
+
+def input_field(edge: column_lineage.ColumnEdge) -> dict[str, Any]:
+    """One input of a field, as Marquez lists it (its per-input transformation)."""
+    return {
+        "namespace": edge.source_namespace,
+        "dataset": edge.source_name,
+        "field": edge.source_field,
+        "transformationDescription": edge.transformation_description or None,
+        "transformationType": edge.transformation_type or None,
+    }
+
+
+def field_lineage(edges: list[column_lineage.ColumnEdge]) -> dict[str, Any]:
+    """A field node's transformation and inputs from its column edges (the catalog's read):
+    the producer's own field-level form when it sent one, else the first input's, as
+    Marquez does; every input with its own transformation, once each."""
+    own = next(
+        (e for e in edges if e.field_transformation_type or e.field_transformation_description),
+        None,
+    )
+    if own is not None:
+        kind, description = own.field_transformation_type, own.field_transformation_description
+    else:
+        kind, description = edges[0].transformation_type, edges[0].transformation_description
+    inputs: list[dict[str, Any]] = []
+    for edge in edges:
+        entry = {**input_field(edge), "datasetVersion": None}
+        entry = {key: entry[key] for key in _INPUT_ORDER}
+        if entry not in inputs:
+            inputs.append(entry)
+    return {
+        "transformationDescription": description or None,
+        "transformationType": kind or None,
+        "inputFields": inputs,
+    }
+
+
+_INPUT_ORDER = (
+    "namespace",
+    "dataset",
+    "datasetVersion",
+    "field",
+    "transformationDescription",
+    "transformationType",
+)

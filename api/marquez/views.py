@@ -37,7 +37,7 @@ HANDLERS: dict[str, Callable[..., Any]] = {
     "dataset_versions": resources.dataset_versions,
     "dataset_version": resources.dataset_version,
     "lineage": lineage.lineage,
-    "column_lineage": lineage.column_lineage,
+    "column_lineage": lineage.column_lineage_graph,
     "search": events.search,
     "tags": events.tags,
     "sources": events.sources,

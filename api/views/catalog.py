@@ -24,6 +24,7 @@ from api.serializers import (
     RunDetailSerializer,
     RunSerializer,
 )
+from catalog import column_lineage
 from catalog.models import Dataset, Job, JobDataset, Run, RunDataset
 from ingest.models import Event
 
@@ -253,10 +254,14 @@ class DatasetViewSet(ReadOnlyViewSet):
             .values_list(*_LINK_COLUMNS)
             .order_by("direction", "job_id", "id")
         )
+        # The one column-lineage model (ADR 0060): what the graph and Marquez read too.
+        lineage = column_lineage.into([dataset.id], RELATED_LIMIT)
         context = {
             **self.get_serializer_context(),
             "producing": _per_job(links.filter(direction="output")[: 4 * RELATED_LIMIT]),
             "consuming": _per_job(links.filter(direction="input")[: 4 * RELATED_LIMIT]),
+            "column_lineage": [edge.named() for edge in lineage.edges],
+            "dataset_dependencies": [edge.named() for edge in lineage.dependencies],
         }
         return Response(DatasetDetailSerializer(dataset, context=context).data)
 

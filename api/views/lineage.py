@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from api import params
 from api.access import COLUMN_EDGE, DATASET, EDGE, JOB
 from api.base import ReadAPIView
+from api.column_serializers import ColumnEdgeSerializer, DatasetDependencySerializer
 from api.problems import WITH_404, bad_parameter, not_found
 from catalog import graph as lineage
 
@@ -52,23 +53,15 @@ class GraphEdgeSerializer(serializers.Serializer):
     lineage_types = serializers.ListField(
         child=serializers.CharField(), help_text="Edge-API lineage_type values, if any."
     )
-
-
-class ColumnEdgeSerializer(serializers.Serializer):
-    # Only the stubs see Field.source here: the serializer metaclass pops declared fields.
-    source = serializers.CharField()  # type: ignore[assignment]
-    source_field = serializers.CharField()
-    target = serializers.CharField()
-    target_field = serializers.CharField()
-    job = serializers.CharField()
-    transformation_type = serializers.CharField(allow_blank=True)
-    transformation_subtype = serializers.CharField(allow_blank=True)
-    transformation_description = serializers.CharField(allow_blank=True)
-    masking = serializers.BooleanField()
-    first_seen = serializers.DateTimeField()
-    last_seen = serializers.DateTimeField()
-    run_count = serializers.IntegerField()
-    last_run_id = serializers.UUIDField(allow_null=True)
+    via = serializers.ChoiceField(
+        choices=["", "column_lineage"],
+        allow_blank=True,
+        help_text='How the last run named the dataset: "" in its inputs/outputs, '
+        "`column_lineage` only in an output's column lineage (an input the event did not list).",
+    )
+    current = serializers.BooleanField(
+        help_text="The job's latest completed run (as of `as_of`) still produced this edge."
+    )
 
 
 class GraphSerializer(serializers.Serializer):
@@ -77,6 +70,9 @@ class GraphSerializer(serializers.Serializer):
     nodes = GraphNodeSerializer(many=True)
     edges = GraphEdgeSerializer(many=True)
     column_edges = ColumnEdgeSerializer(
+        many=True, required=False, help_text="Only with columns=true."
+    )
+    dataset_dependencies = DatasetDependencySerializer(
         many=True, required=False, help_text="Only with columns=true."
     )
     truncated = serializers.BooleanField()
@@ -172,6 +168,8 @@ GRAPH_EXAMPLE = {
             "last_run_id": "0195f1c4-6a0e-7c8e-9d4f-3b2a1c0d9e8f",
             "run_count": 2,
             "lineage_types": [],
+            "via": "",
+            "current": True,
         }
     ],
     "truncated": True,
@@ -206,6 +204,7 @@ def _graph_dict(graph: lineage.Graph) -> dict[str, Any]:
     body: dict[str, Any] = {"root": str(graph.root), "nodes": graph.nodes, "edges": graph.edges}
     if graph.column_edges is not None:
         body["column_edges"] = graph.column_edges
+        body["dataset_dependencies"] = graph.dataset_dependencies
     body["truncated"] = graph.truncated
     body["cut"] = graph.cut
     return body
@@ -245,7 +244,11 @@ class LineageGraph(ReadAPIView):
             OpenApiParameter(
                 "since", OpenApiTypes.DATETIME, description="Only edges seen at or after."
             ),
-            OpenApiParameter("columns", bool, description="Add column-level edges."),
+            OpenApiParameter(
+                "columns",
+                bool,
+                description="Add column-level edges and dataset-level dependencies.",
+            ),
         ],
         responses={200: GraphSerializer, **WITH_404},
         examples=[OpenApiExample("graph", value=GRAPH_EXAMPLE, response_only=True)],

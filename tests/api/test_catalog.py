@@ -251,8 +251,9 @@ def test_dataset_detail(api, shop):
 
 
 def test_dataset_detail_queries(api, shop, django_assert_num_queries):
-    # 1 dataset, 2 aliases + rule, 3 fields, 4 producing jobs, 5 consuming jobs
-    with django_assert_num_queries(5):
+    # 1 dataset, 2 aliases + rule, 3 fields, 4 producing jobs, 5 consuming jobs, 6 column
+    # lineage into it (and one more for which edges are current, when it has some)
+    with django_assert_num_queries(6):
         api.get(f"/api/v1/datasets/{shop['orders'].id}")
 
 
@@ -291,8 +292,9 @@ def test_lookup_unknown_is_404_and_missing_parameter_is_400(api, shop):
 
 
 def test_lookup_queries(api, shop, django_assert_num_queries):
-    # 1 alias rules (rewrite), 2 dataset by alias key, 3 aliases, 4 fields, 5-6 jobs
-    with django_assert_num_queries(6):
+    # 1 alias rules (rewrite), 2 dataset by alias key, 3 aliases, 4 fields, 5-6 jobs,
+    # 7 column lineage into it
+    with django_assert_num_queries(7):
         api.get("/api/v1/datasets/lookup?namespace=s3://lake&name=warehouse.orders_clean")
 
 

@@ -8,7 +8,7 @@ from rest_framework.renderers import JSONRenderer
 
 from api.views.lineage import DiffSerializer, GraphSerializer, _graph_dict
 from catalog import graph as lineage
-from catalog.models import LineageEdge
+from catalog.models import ColumnLineageEdge, LineageEdge
 from tests.api.factories import (
     add_alias,
     at,
@@ -43,6 +43,10 @@ def region():
     make_edge(b, c, other, first=at(2), last=at(3))
     LineageEdge.objects.filter(job=other).update(lineage_type="TABLE")
     make_column_edge(a, "id", b, "id", job)
+    dependency = make_column_edge(a, "status", b, "", job)  # a dataset-level dependency
+    ColumnLineageEdge.objects.filter(id=dependency.id).update(
+        dataset_level=True, transformation_type="INDIRECT", transformation_subtype="FILTER"
+    )
     make_job_edge(make_job("check"), b, "input", at(4), at(4), runs=[])
     return a, b, job
 

@@ -157,6 +157,11 @@ def canonical_dump() -> dict[str, Any]:
                 jobs[edge.job_id],
                 edge.transformation_type,
                 edge.transformation_subtype,
+                edge.transformation_description,
+                edge.masking,
+                edge.dataset_level,
+                edge.field_transformation_type,
+                edge.field_transformation_description,
                 edge.run_count,
                 _time(edge.first_seen),
                 _time(edge.last_seen),
@@ -173,6 +178,7 @@ def canonical_dump() -> dict[str, Any]:
                 _time(edge.last_seen),
                 runs.get(edge.last_run_id),
                 edge.run_count,
+                edge.via,
             )
             for edge in JobLineageEdge.objects.all()
         ),
@@ -184,11 +190,11 @@ def canonical_dump() -> dict[str, Any]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT r.run_uuid::text, a.namespace, a.name, rd.direction, rd.first_seen, "
-            "rd.last_seen FROM catalog_run_dataset rd JOIN catalog_run r ON r.id = rd.run_id "
-            "JOIN catalog_dataset_alias a ON a.id = rd.alias_id"
+            "rd.last_seen, rd.via FROM catalog_run_dataset rd JOIN catalog_run r ON "
+            "r.id = rd.run_id JOIN catalog_dataset_alias a ON a.id = rd.alias_id"
         )
         dump["run_datasets"] = sorted(
-            (row[0], row[1], row[2], row[3], _time(row[4]), _time(row[5]))
+            (row[0], row[1], row[2], row[3], _time(row[4]), _time(row[5]), row[6])
             for row in cursor.fetchall()
         )
     return dump

@@ -20,7 +20,7 @@ FIDELITY = Path(__file__).resolve().parents[1] / "fixtures" / "fidelity"
 
 pytestmark = pytest.mark.django_db
 
-RUN_A, RUN_B, RUN_C = (str(uuid.UUID(int=n)) for n in (1, 2, 3))
+RUN_A, RUN_B, RUN_C, RUN_D, RUN_E = (str(uuid.UUID(int=n)) for n in (1, 2, 3, 6, 7))
 
 
 def _synthetic() -> list:
@@ -83,6 +83,33 @@ def _synthetic() -> list:
     records.append(
         edge({"source_table": "a.b.c", "target_table": "d.e.f", "pipeline": "dagster:j:1"})
     )
+    # Issue 26's shapes: inputs named only by column lineage (dbt-ol's default mode), then
+    # listed by a later event of the same run; dataset-level dependencies, both
+    # transformation forms; a later run that drops a column-lineage input.
+    for path in sorted((CORPUS / "written").glob("*.json")):
+        document = orjson.loads(path.read_bytes())
+        records += (
+            [openlineage(event) for event in document]
+            if isinstance(document, list)
+            else [openlineage(document)]
+        )
+    lineage = facet(
+        fields={"who": {"inputFields": [{"namespace": "pg", "name": "people", "field": "name"}]}}
+    )
+    records += [
+        openlineage(event)
+        for event in (
+            run_event(
+                "START",
+                60,
+                RUN_D,
+                job=("ns", "cl"),
+                outputs=[dataset("pg", "report", columnLineage=lineage)],
+            ),
+            run_event("COMPLETE", 61, RUN_D, job=("ns", "cl"), inputs=[dataset("pg", "people")]),
+            run_event("COMPLETE", 70, RUN_E, job=("ns", "cl"), outputs=[dataset("pg", "report")]),
+        )
+    ]
     return records
 
 

@@ -25,7 +25,8 @@ _RUN_PAIRS = """
 SELECT at.dataset_id, src.dataset_id, r.job_id, f.key_hash, f.run_id, r.run_uuid,
        MIN(f.first_seen), MAX(f.last_seen), MIN(f.target_field), MIN(f.source_field),
        MIN(f.transformation_type), MIN(f.transformation_subtype),
-       MIN(f.transformation_description), BOOL_OR(f.masking)
+       MIN(f.transformation_description), BOOL_OR(f.masking), BOOL_OR(f.dataset_level),
+       MIN(f.field_transformation_type), MIN(f.field_transformation_description)
 FROM catalog_column_lineage_fact f
 JOIN catalog_run r ON r.id = f.run_id
 JOIN catalog_dataset_alias at ON at.id = f.target_alias_id
@@ -36,13 +37,14 @@ GROUP BY at.dataset_id, src.dataset_id, r.job_id, f.key_hash, f.run_id, r.run_uu
 _FOLD = """
 INSERT INTO catalog_column_lineage_edge AS e (
     target_id, source_id, job_id, key_hash, target_field, source_field, transformation_type,
-    transformation_subtype, transformation_description, masking, first_seen, last_seen,
+    transformation_subtype, transformation_description, masking, dataset_level,
+    field_transformation_type, field_transformation_description, first_seen, last_seen,
     last_run_id, run_count
 )
 SELECT * FROM unnest(
     %s::bigint[], %s::bigint[], %s::bigint[], %s::bytea[], %s::text[], %s::text[], %s::text[],
-    %s::text[], %s::text[], %s::bool[], %s::timestamptz[], %s::timestamptz[], %s::bigint[],
-    %s::int[]
+    %s::text[], %s::text[], %s::bool[], %s::bool[], %s::text[], %s::text[],
+    %s::timestamptz[], %s::timestamptz[], %s::bigint[], %s::int[]
 )
 ON CONFLICT (target_id, source_id, job_id, key_hash) DO UPDATE SET
     first_seen = LEAST(e.first_seen, EXCLUDED.first_seen),
@@ -82,11 +84,13 @@ WHERE ce.target_id = k.target_id AND ce.job_id = k.job_id
 _RECOMPUTE = """
 INSERT INTO catalog_column_lineage_edge (
     target_id, source_id, job_id, key_hash, target_field, source_field, transformation_type,
-    transformation_subtype, transformation_description, masking, first_seen, last_seen,
+    transformation_subtype, transformation_description, masking, dataset_level,
+    field_transformation_type, field_transformation_description, first_seen, last_seen,
     last_run_id, run_count
 )
 SELECT at.dataset_id, src.dataset_id, r.job_id, f.key_hash, f.target_field, f.source_field,
        f.transformation_type, f.transformation_subtype, f.transformation_description, f.masking,
+       f.dataset_level, f.field_transformation_type, f.field_transformation_description,
        MIN(f.first_seen), MAX(f.last_seen),
        (ARRAY_AGG(f.run_id ORDER BY f.last_seen DESC, r.run_uuid DESC))[1],
        COUNT(DISTINCT f.run_id)
@@ -96,7 +100,8 @@ JOIN catalog_column_lineage_fact f ON f.target_alias_id = at.id
 JOIN catalog_run r ON r.id = f.run_id AND r.job_id = k.job_id
 JOIN catalog_dataset_alias src ON src.id = f.source_alias_id
 GROUP BY at.dataset_id, src.dataset_id, r.job_id, f.key_hash, f.target_field, f.source_field,
-         f.transformation_type, f.transformation_subtype, f.transformation_description, f.masking
+         f.transformation_type, f.transformation_subtype, f.transformation_description, f.masking,
+         f.dataset_level, f.field_transformation_type, f.field_transformation_description
 """
 
 Pair = tuple[int, int, int, bytes, int]  # target dataset, source dataset, job, key, run
@@ -152,7 +157,7 @@ def fold(run_ids: list[int], before: set[FactKey]) -> None:
         edge = edges.get(key)
         if edge is None:
             # first, last, (best last_seen, best uuid, best run), added, text columns
-            edges[key] = [first, last, (last, run_uuid, pair[4]), new, row[8:14]]
+            edges[key] = [first, last, (last, run_uuid, pair[4]), new, row[8:17]]
         else:
             edge[0], edge[1] = min(edge[0], first), max(edge[1], last)
             edge[2] = max(edge[2], (last, run_uuid, pair[4]))
@@ -160,7 +165,7 @@ def fold(run_ids: list[int], before: set[FactKey]) -> None:
     if not edges:
         return
     keys = sorted(edges)  # lock order between concurrent workers
-    columns: list[list[Any]] = [[] for _ in range(14)]
+    columns: list[list[Any]] = [[] for _ in range(17)]
     for key in keys:
         first, last, best, added, text = edges[key]
         values = [*key, *text, first, last, best[2], added]

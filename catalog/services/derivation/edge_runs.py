@@ -44,11 +44,15 @@ class EdgeRuns:
 
     ``carried``: (column, its value in the run ``r``) pairs the edge takes from its last
     run (the lineage edge's ``lineage_type`` and ``pipeline``, from the run's facets).
+    ``stored``: columns of the (edge, run) rows themselves that the edge takes from its
+    last run too (the job edge's ``via``, ADR 0060). A row is (edge, run, first, last, run
+    UUID, *carried values, *stored values).
     """
 
     edges: str
     edge_runs: str
     carried: tuple[tuple[str, str], ...] = ()
+    stored: tuple[str, ...] = ()
     delete_runs: str = field(init=False)
     insert_runs: str = field(init=False)
     aggregate: str = field(init=False)
@@ -56,13 +60,18 @@ class EdgeRuns:
     delete_empty: str = field(init=False)
 
     def __post_init__(self) -> None:
-        names = [column for column, _ in self.carried]
+        carried = (*self.carried, *((name, f"er.{name}") for name in self.stored))
+        names = [column for column, _ in carried]
         statements = {
             "delete_runs": f"DELETE FROM {self.edge_runs} WHERE run_id = ANY(%s) "
             "RETURNING edge_id, run_id",
             "insert_runs": f"""
-INSERT INTO {self.edge_runs} (edge_id, run_id, first_seen, last_seen)
-SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::timestamptz[], %s::timestamptz[])
+INSERT INTO {self.edge_runs} (edge_id, run_id, first_seen, last_seen{
+                "".join(f", {name}" for name in self.stored)
+            })
+SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::timestamptz[], %s::timestamptz[]{
+                ", %s::text[]" * len(self.stored)
+            })
 """,
             "aggregate": f"""
 UPDATE {self.edges} e SET
@@ -71,9 +80,7 @@ UPDATE {self.edges} e SET
 FROM (
     SELECT er.edge_id, MIN(er.first_seen) AS first_seen, MAX(er.last_seen) AS last_seen,
            COUNT(*) AS run_count, (ARRAY_AGG(er.run_id {_LAST}))[1] AS last_run_id{
-                "".join(
-                    f", (ARRAY_AGG({value} {_LAST}))[1] AS {name}" for name, value in self.carried
-                )
+                "".join(f", (ARRAY_AGG({value} {_LAST}))[1] AS {name}" for name, value in carried)
             }
     FROM {self.edge_runs} er JOIN catalog_run r ON r.id = er.run_id
     WHERE er.edge_id = ANY(%s)
@@ -111,7 +118,11 @@ WHERE e.id = v.edge_id
         """Store a batch's (edge, run) ``rows`` (sorted) after ``delete_runs`` removed the
         ``before`` pairs of its runs, then bring the touched edges' aggregates up to date."""
         if rows:
-            cursor.execute(self.insert_runs, columns_of([row[:4] for row in rows], 4))
+            tail = 5 + len(self.carried)  # where a row's stored values start
+            cursor.execute(
+                self.insert_runs,
+                columns_of([(*row[:4], *row[tail:]) for row in rows], 4 + len(self.stored)),
+            )
         after = {(row[0], row[1]) for row in rows}
         lost = sorted({edge for edge, _ in before - after})
         if lost:
@@ -121,7 +132,7 @@ WHERE e.id = v.edge_id
                 cursor.execute(self.delete_empty, [empty])
         folds = fold_rows(rows, after - before, set(lost))
         if folds:
-            cursor.execute(self.fold, columns_of(folds, 6 + len(self.carried)))
+            cursor.execute(self.fold, columns_of(folds, 6 + len(self.carried) + len(self.stored)))
 
 
 def fold_rows(

@@ -17,11 +17,16 @@ from catalog.services.derivation.edge_runs import EdgeRuns, columns_of
 from catalog.services.derivation.facts import AliasKey, Facts, JobKey, RunKey
 
 _UPSERT_RUN_DATASETS = """
-INSERT INTO catalog_run_dataset (run_id, alias_id, direction, first_seen, last_seen)
-SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::timestamptz[], %s::timestamptz[])
+INSERT INTO catalog_run_dataset (run_id, alias_id, direction, first_seen, last_seen, via)
+SELECT * FROM unnest(
+    %s::bigint[], %s::bigint[], %s::text[], %s::timestamptz[], %s::timestamptz[], %s::text[]
+)
 ON CONFLICT (run_id, alias_id, direction) DO UPDATE SET
     first_seen = LEAST(catalog_run_dataset.first_seen, EXCLUDED.first_seen),
-    last_seen = GREATEST(catalog_run_dataset.last_seen, EXCLUDED.last_seen)
+    last_seen = GREATEST(catalog_run_dataset.last_seen, EXCLUDED.last_seen),
+    -- "" (listed in the event's inputs/outputs) beats "column_lineage": a join, so the
+    -- row says the same whatever order the run's events came in (ADR 0060).
+    via = LEAST(catalog_run_dataset.via, EXCLUDED.via)
 """
 _UPSERT_JOB_DATASETS = """
 INSERT INTO catalog_job_dataset (job_id, alias_id, direction, first_seen, last_seen, declared)
@@ -42,11 +47,13 @@ _UPSERT_COLUMN_FACTS = """
 INSERT INTO catalog_column_lineage_fact (
     run_id, target_alias_id, source_alias_id, key_hash, target_field, source_field,
     transformation_type, transformation_subtype, transformation_description, masking,
+    dataset_level, field_transformation_type, field_transformation_description,
     first_seen, last_seen
 )
 SELECT * FROM unnest(
     %s::bigint[], %s::bigint[], %s::bigint[], %s::bytea[], %s::text[], %s::text[],
-    %s::text[], %s::text[], %s::text[], %s::bool[], %s::timestamptz[], %s::timestamptz[]
+    %s::text[], %s::text[], %s::text[], %s::bool[], %s::bool[], %s::text[], %s::text[],
+    %s::timestamptz[], %s::timestamptz[]
 )
 ON CONFLICT (run_id, target_alias_id, source_alias_id, key_hash) DO UPDATE SET
     first_seen = LEAST(catalog_column_lineage_fact.first_seen, EXCLUDED.first_seen),
@@ -154,13 +161,15 @@ def store_run_facts(
     """
     wanted = set(keys)
     with connection.cursor() as cursor:
+        via = facts.run_dataset_via
         rows = sorted(
-            (run_ids[run], alias_ids[alias], direction, first, last)
-            for (run, alias, direction), (first, last) in facts.run_datasets.items()
+            (run_ids[run], alias_ids[alias], direction, first, last, via.get(key, ""))
+            for key, (first, last) in facts.run_datasets.items()
+            for run, alias, direction in [key]
             if run in wanted
         )
         if rows:
-            cursor.execute(_UPSERT_RUN_DATASETS, columns_of(rows, 5))
+            cursor.execute(_UPSERT_RUN_DATASETS, columns_of(rows, 6))
         column_rows = sorted(
             (
                 run_ids[run],
@@ -173,6 +182,9 @@ def store_run_facts(
                 values["transformation_subtype"],
                 values["transformation_description"],
                 values["masking"],
+                values["dataset_level"],
+                values["field_transformation_type"],
+                values["field_transformation_description"],
                 values["first_seen"],
                 values["last_seen"],
             )
@@ -182,7 +194,7 @@ def store_run_facts(
         column_runs = sorted({row[0] for row in column_rows})
         before = column_edges.facts_before(column_runs)
         if column_rows:
-            cursor.execute(_UPSERT_COLUMN_FACTS, columns_of(column_rows, 12))
+            cursor.execute(_UPSERT_COLUMN_FACTS, columns_of(column_rows, 15))
     return StoredFacts({row[0] for row in rows} | set(column_runs), column_runs, before)
 
 

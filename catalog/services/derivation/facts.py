@@ -5,7 +5,6 @@ so that the database merge can keep "the latest" or "the first" independently of
 order in which events arrive (see docs/derivation.md, "Order independence").
 """
 
-import hashlib
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from typing import Any
 
 from catalog import naming
 from catalog.rules import MatchBudgetSpent, RuleSet
+from catalog.services.derivation import column_facts
 from catalog.services.derivation.skipped import without
 
 Version = tuple[str, str]  # (eventTime as fixed-width ISO UTC, event digest hex)
@@ -115,6 +115,9 @@ class Facts:
     run_datasets: dict[tuple[RunKey, AliasKey, str], tuple[datetime, datetime]] = field(
         default_factory=dict
     )
+    # (run, alias, direction) → how the run named it: "" (inputs/outputs), "column_lineage"
+    # (only in an output's columnLineage); a key absent here is "" (ADR 0060).
+    run_dataset_via: dict[tuple[RunKey, AliasKey, str], str] = field(default_factory=dict)
     # (job, alias, direction) → (first, last, declared)
     job_datasets: dict[tuple[JobKey, AliasKey, str], tuple[datetime, datetime, bool]] = field(
         default_factory=dict
@@ -151,8 +154,8 @@ def _merge_facets(
 
 
 def _text(value: Any, limit: int | None = None) -> str:
-    text = value if isinstance(value, str) else "" if value is None else str(value)
-    return text[:limit] if limit else text
+    value = value if isinstance(value, str) else "" if value is None else str(value)
+    return value[:limit] if limit else value
 
 
 class Extractor:
@@ -205,6 +208,13 @@ class Extractor:
             current.reason = candidate
         current.first_seen = _min(current.first_seen, event.event_time)
         current.last_seen = _max(current.last_seen, event.event_time)
+
+    def try_alias(self, namespace: Any, name: Any, event: RawEvent, detail: str) -> AliasKey | None:
+        """``alias`` for a name inside a facet: an unusable one is skipped, not poison."""
+        try:
+            return self.alias(namespace, name, event, "event", detail)
+        except BadEvent:
+            return None
 
     def link(
         self, a: AliasKey, b: AliasKey, reason: str, event: RawEvent, rule_id: int | None = None
@@ -350,8 +360,9 @@ class Extractor:
             key = self._dataset(event, dataset, direction, f"{direction}s/{position}")
             if run is not None:
                 self._span(self.facts.run_datasets, (run.key, key, direction), time)
+                self.facts.run_dataset_via[(run.key, key, direction)] = ""
                 if direction == "output":
-                    self._column_lineage(event, run, key, dataset)
+                    column_facts.read(self, event, run, key, dataset)
             if job is not None:
                 job_key = (job.key, key, direction)
                 first, last, was_declared = self.facts.job_datasets.get(
@@ -406,86 +417,6 @@ class Extractor:
                 other = self.alias(namespace, name, event, "rename", f"renamed to {key[1]}")
                 self.link(key, other, "rename", event)
 
-    def _column_lineage(
-        self, event: RawEvent, run: RunFact, target: AliasKey, dataset: dict[str, Any]
-    ) -> None:
-        facets = dataset.get("facets")
-        facet = facets.get("columnLineage") if isinstance(facets, dict) else None
-        fields = facet.get("fields") if isinstance(facet, dict) else None
-        if not isinstance(fields, dict):
-            return
-        time = event.event_time or EPOCH
-        for target_field, spec in fields.items():
-            if not isinstance(spec, dict):
-                continue
-            for source in spec.get("inputFields") or []:
-                if not isinstance(source, dict) or not isinstance(source.get("field"), str):
-                    continue
-                try:
-                    source_key = self.alias(
-                        source.get("namespace"), source.get("name"), event, "event", "columnLineage"
-                    )
-                except BadEvent:
-                    continue
-                transformations = source.get("transformations") or [
-                    {
-                        "type": spec.get("transformationType") or "",
-                        "subtype": "",
-                        "description": spec.get("transformationDescription") or "",
-                    }
-                ]
-                for transformation in transformations:
-                    if not isinstance(transformation, dict):
-                        continue
-                    self._column_fact(
-                        run, target, target_field, source_key, source["field"], transformation, time
-                    )
-
-    def _column_fact(
-        self,
-        run: RunFact,
-        target: AliasKey,
-        target_field: str,
-        source: AliasKey,
-        source_field: str,
-        transformation: dict[str, Any],
-        time: datetime,
-    ) -> None:
-        # Producer text the graph and the Marquez mount show: stored redacted (ADR 0056).
-        target_field = naming.producer_text(target_field)
-        source_field = naming.producer_text(source_field)
-        transformation_type = naming.producer_text(transformation.get("type"), 32)
-        transformation_subtype = naming.producer_text(transformation.get("subtype"), 64)
-        transformation_description = naming.producer_text(transformation.get("description"))
-        masking = bool(transformation.get("masking"))
-        values = {
-            "target_field": target_field,
-            "source_field": source_field,
-            "transformation_type": transformation_type,
-            "transformation_subtype": transformation_subtype,
-            "transformation_description": transformation_description,
-            "masking": masking,
-        }
-        digest = hashlib.sha256(
-            "\0".join(
-                [
-                    target_field,
-                    source_field,
-                    transformation_type,
-                    transformation_subtype,
-                    transformation_description,
-                    str(masking),
-                ]
-            ).encode()
-        ).digest()
-        key = (run.key, target, source, digest)
-        current = self.facts.column_facts.get(key)
-        if current is None:
-            self.facts.column_facts[key] = {**values, "first_seen": time, "last_seen": time}
-        else:
-            current["first_seen"] = min(current["first_seen"], time)
-            current["last_seen"] = max(current["last_seen"], time)
-
     def _job_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
         job = self._job_facts(event, payload.get("job"))
         for direction in ("inputs", "outputs"):
@@ -522,6 +453,7 @@ class Extractor:
             keys[role] = self.alias(*naming.edge_table(table), event, "edge", column)
             self.facts.event_datasets.add((keys[role], event.id, role))
             self._span(self.facts.run_datasets, (run.key, keys[role], role), time)
+            self.facts.run_dataset_via[(run.key, keys[role], role)] = ""
             first, last, declared = self.facts.job_datasets.get(
                 (job.key, keys[role], role), (time, time, False)
             )

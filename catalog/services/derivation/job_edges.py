@@ -21,11 +21,14 @@ from catalog.services.derivation.edges import upsert_spans
 # counts once.
 _RUN_IO = """
 SELECT rd.run_id, r.job_id, a.dataset_id, rd.direction, MIN(rd.first_seen), MAX(rd.last_seen),
-       r.run_uuid
+       r.run_uuid, MIN(rd.via)
 FROM catalog_run_dataset rd
 JOIN catalog_dataset_alias a ON a.id = rd.alias_id
 JOIN catalog_run r ON r.id = rd.run_id
-WHERE rd.run_id = ANY(%s) AND a.dataset_id IS NOT NULL
+WHERE rd.run_id = ANY(%(runs)s) AND a.dataset_id IS NOT NULL
+  -- The runs by index too, not a hash of the whole run table (ADR 0025; seen growing
+  -- with the store in bench/derive_profile.py).
+  AND r.id = ANY(%(runs)s)
 GROUP BY rd.run_id, r.id, a.dataset_id, rd.direction
 """
 _UPSERT = """
@@ -36,7 +39,9 @@ SELECT j, d, dir, f, l, 0 FROM unnest(
 ON CONFLICT (job_id, dataset_id, direction) DO UPDATE SET run_count = catalog_job_edge.run_count
 RETURNING id, job_id, dataset_id, direction
 """
-JOB_EDGE_RUNS = EdgeRuns("catalog_job_edge", "catalog_job_edge_run")
+# An edge says how its last run named the dataset ("" listed, "column_lineage" only in an
+# output's column lineage; MIN: listed under any alias wins).
+JOB_EDGE_RUNS = EdgeRuns("catalog_job_edge", "catalog_job_edge_run", stored=("via",))
 
 
 def recompute_job_edges(run_ids: set[int]) -> None:
@@ -45,17 +50,17 @@ def recompute_job_edges(run_ids: set[int]) -> None:
         return
     runs = sorted(run_ids)
     with connection.cursor() as cursor:
-        cursor.execute(_RUN_IO, [runs])
-        rows: list[tuple[int, int, int, str, datetime, datetime, UUID]] = cursor.fetchall()
+        cursor.execute(_RUN_IO, {"runs": runs})
+        rows: list[tuple[int, int, int, str, datetime, datetime, UUID, str]] = cursor.fetchall()
         edge_ids = upsert_spans(
             cursor,
             _UPSERT,
-            [((job, dataset, way), first, last) for _, job, dataset, way, first, last, _ in rows],
+            [((job, dataset, way), first, last) for _, job, dataset, way, first, last, *_ in rows],
         )
         cursor.execute(JOB_EDGE_RUNS.delete_runs, [runs])
         before = {(edge, run) for edge, run in cursor.fetchall()}
         new_rows = sorted(
-            (edge_ids[(job, dataset, direction)], run, first, last, run_uuid)
-            for run, job, dataset, direction, first, last, run_uuid in rows
+            (edge_ids[(job, dataset, direction)], run, first, last, run_uuid, via)
+            for run, job, dataset, direction, first, last, run_uuid, via in rows
         )
         JOB_EDGE_RUNS.replace(cursor, new_rows, before)

@@ -1,0 +1,65 @@
+"""Column lineage in the read API: column edges and dataset-level dependencies, as
+catalog.column_lineage reads them (the graph's ``columns=true`` and the dataset detail)."""
+
+from rest_framework import serializers
+
+
+class ColumnEdgeSerializer(serializers.Serializer):
+    # Only the stubs see Field.source here: the serializer metaclass pops declared fields.
+    source = serializers.CharField()  # type: ignore[assignment]
+    source_field = serializers.CharField()
+    target = serializers.CharField()
+    target_field = serializers.CharField()
+    job = serializers.CharField()
+    transformation_type = serializers.CharField(allow_blank=True)
+    transformation_subtype = serializers.CharField(allow_blank=True)
+    transformation_description = serializers.CharField(allow_blank=True)
+    masking = serializers.BooleanField()
+    field_transformation_type = serializers.CharField(
+        allow_blank=True, help_text="The producer's older field-level form (transformationType)."
+    )
+    field_transformation_description = serializers.CharField(
+        allow_blank=True, help_text="The field-level transformationDescription."
+    )
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+    run_count = serializers.IntegerField()
+    last_run_id = serializers.UUIDField(allow_null=True)
+    current = serializers.BooleanField(
+        help_text="The job's latest completed run still produced this column edge."
+    )
+
+
+class DatasetDependencySerializer(serializers.Serializer):
+    """A field that filters, joins, groups, sorts or windows the whole target dataset
+    (columnLineage's dataset-level ``dataset`` list)."""
+
+    # Only the stubs see Field.source here: the serializer metaclass pops declared fields.
+    source = serializers.CharField()  # type: ignore[assignment]
+    source_field = serializers.CharField()
+    target = serializers.CharField()
+    job = serializers.CharField()
+    transformation_type = serializers.CharField(allow_blank=True, help_text="Usually INDIRECT.")
+    transformation_subtype = serializers.CharField(
+        allow_blank=True, help_text="FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL, ..."
+    )
+    transformation_description = serializers.CharField(allow_blank=True)
+    masking = serializers.BooleanField()
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+    run_count = serializers.IntegerField()
+    last_run_id = serializers.UUIDField(allow_null=True)
+    current = serializers.BooleanField()
+
+
+class NamedSource(serializers.Serializer):
+    source_namespace = serializers.CharField(help_text="The source dataset's display namespace.")
+    source_name = serializers.CharField(help_text="The source dataset's display name.")
+
+
+class DatasetColumnEdgeSerializer(ColumnEdgeSerializer, NamedSource):
+    """A column edge into the dataset (its detail), with its source named."""
+
+
+class DatasetDependencyDetailSerializer(DatasetDependencySerializer, NamedSource):
+    """A dataset-level dependency of the dataset (its detail), with its source named."""

@@ -1,0 +1,272 @@
+"""Column lineage reads: the one model every surface reads (ADR 0060).
+
+``ColumnLineageEdge`` holds two kinds of rows, derived and folded alike
+(catalog/services/derivation/column_edges.py):
+- *column edges*: source dataset.field → target dataset.field through a job, one per
+  transformation the producer sent (type, subtype, description, masking), with the
+  producer's older field-level form of the target field beside it;
+- *dataset-level dependencies* (``dataset_level``, target field ""): a source field that
+  filters, joins, groups, sorts or windows the whole target (columnLineage 1-2-0's
+  ``dataset`` list, INDIRECT transformations).
+
+The native graph (``catalog.graph``, ``columns=true``), the dataset detail, the admin
+picture and the Marquez mount (its dataset ``columnLineage`` and ``/column-lineage``) read
+them here and only shape them, so they cannot disagree. Every read is bounded: by the
+datasets asked for and a row limit, and the walk by its depth and field budget.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+
+from catalog import currency
+from catalog.models import DatasetField
+from ingest.redaction import redact_text
+
+_SELECT = """
+SELECT c.id, c.source_id, s.namespace, s.name, c.source_field, c.target_id, t.namespace,
+       t.name, c.target_field, c.job_id, c.transformation_type, c.transformation_subtype,
+       c.transformation_description, c.masking, c.field_transformation_type,
+       c.field_transformation_description, c.dataset_level, c.first_seen, c.last_seen,
+       c.run_count, r.run_uuid
+FROM catalog_column_lineage_edge c
+JOIN catalog_dataset s ON s.id = c.source_id
+JOIN catalog_dataset t ON t.id = c.target_id
+LEFT JOIN catalog_run r ON r.id = c.last_run_id
+"""
+_ORDER = (
+    " ORDER BY c.dataset_level, c.target_id, c.target_field, s.namespace, s.name,"
+    " c.source_field, c.job_id, c.key_hash LIMIT %(limit)s"
+)
+
+
+@dataclass
+class ColumnEdge:
+    id: int
+    source_id: int
+    source_namespace: str
+    source_name: str
+    source_field: str
+    target_id: int
+    target_namespace: str
+    target_name: str
+    target_field: str  # "" for a dataset-level dependency
+    job_id: int
+    transformation_type: str
+    transformation_subtype: str
+    transformation_description: str
+    masking: bool
+    field_transformation_type: str
+    field_transformation_description: str
+    dataset_level: bool
+    first_seen: datetime
+    last_seen: datetime
+    run_count: int
+    last_run_id: Any
+    current: bool | None = None  # None: not asked for (the Marquez walk)
+
+    def native(self) -> dict[str, Any]:
+        """The API's shape (api/views/lineage.py's ColumnEdgeSerializer and
+        DatasetDependencySerializer, key for key)."""
+        body: dict[str, Any] = {
+            "source": f"dataset:{self.source_id}",
+            "source_field": self.source_field,
+            "target": f"dataset:{self.target_id}",
+        }
+        if not self.dataset_level:
+            body["target_field"] = self.target_field
+        body.update(
+            {
+                "job": f"job:{self.job_id}",
+                "transformation_type": self.transformation_type,
+                "transformation_subtype": self.transformation_subtype,
+                "transformation_description": self.transformation_description,
+                "masking": self.masking,
+            }
+        )
+        if not self.dataset_level:
+            body["field_transformation_type"] = self.field_transformation_type
+            body["field_transformation_description"] = self.field_transformation_description
+        body.update(
+            {
+                "first_seen": self.first_seen,
+                "last_seen": self.last_seen,
+                "run_count": self.run_count,
+                "last_run_id": self.last_run_id,
+                "current": bool(self.current),
+            }
+        )
+        return body
+
+    def named(self) -> dict[str, Any]:
+        """The API's shape with the source named (the dataset detail)."""
+        return {
+            **self.native(),
+            "source_namespace": self.source_namespace,
+            "source_name": self.source_name,
+        }
+
+
+@dataclass
+class ColumnLineage:
+    edges: list[ColumnEdge] = field(default_factory=list)
+    dependencies: list[ColumnEdge] = field(default_factory=list)
+
+    def native(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        return [edge.native() for edge in self.edges], [d.native() for d in self.dependencies]
+
+
+def _filters(as_of: datetime | None, since: datetime | None) -> tuple[str, dict[str, Any]]:
+    sql, values = "", {}
+    if as_of is not None:
+        sql += " AND c.first_seen <= %(as_of)s"
+        values["as_of"] = as_of
+    if since is not None:
+        sql += " AND c.last_seen >= %(since)s"
+        values["since"] = since
+    return sql, values
+
+
+def _read(where: str, values: dict[str, Any]) -> list[ColumnEdge]:
+    with connection.cursor() as cursor:
+        cursor.execute(_SELECT + " WHERE " + where + _ORDER, values)
+        edges = [ColumnEdge(*row) for row in cursor.fetchall()]
+    # Descriptions are producer text (often SQL): every surface gets them redacted, here.
+    for edge in edges:
+        if edge.transformation_description:
+            edge.transformation_description = redact_text(edge.transformation_description)
+        if edge.field_transformation_description:
+            edge.field_transformation_description = redact_text(
+                edge.field_transformation_description
+            )
+    return edges
+
+
+def _with_currency(edges: list[ColumnEdge], as_of: datetime | None) -> ColumnLineage:
+    current = currency.current_column_edges({e.id: e.job_id for e in edges}, as_of)
+    answer = ColumnLineage()
+    for edge in edges:
+        edge.current = edge.id in current
+        (answer.dependencies if edge.dataset_level else answer.edges).append(edge)
+    return answer
+
+
+def among(
+    dataset_ids: list[int], limit: int, as_of: datetime | None = None, since: datetime | None = None
+) -> ColumnLineage:
+    """Column edges and dataset-level dependencies with both ends in ``dataset_ids`` (a
+    graph's datasets), as of / since a time, at most ``limit`` rows, each with ``current``."""
+    if not dataset_ids:
+        return ColumnLineage()
+    filters, values = _filters(as_of, since)
+    edges = _read(
+        f"c.source_id = ANY(%(ids)s) AND c.target_id = ANY(%(ids)s) {filters}",
+        {**values, "ids": dataset_ids, "limit": limit},
+    )
+    return _with_currency(edges, as_of)
+
+
+def into(dataset_ids: list[int], limit: int, currency_too: bool = True) -> ColumnLineage:
+    """Column edges and dataset-level dependencies into ``dataset_ids`` (dataset detail,
+    Marquez's dataset ``columnLineage``), wherever their sources are, at most ``limit``."""
+    if not dataset_ids:
+        return ColumnLineage()
+    edges = _read("c.target_id = ANY(%(ids)s)", {"ids": dataset_ids, "limit": limit})
+    if currency_too:
+        return _with_currency(edges, None)
+    answer = ColumnLineage()
+    for edge in edges:
+        (answer.dependencies if edge.dataset_level else answer.edges).append(edge)
+    return answer
+
+
+# --- the field walk (Marquez's /column-lineage) --------------------------------------
+
+Field = tuple[int, str]  # (dataset id, field name)
+
+
+@dataclass
+class FieldWalk:
+    fields: set[Field]
+    edges: list[ColumnEdge]
+    truncated: bool
+
+
+def _step(frontier: set[Field], upstream: bool, limit: int) -> list[ColumnEdge]:
+    ordered = sorted(frontier)
+    side = "target" if upstream else "source"
+    return _read(
+        # The ANY on the dataset column lets the walk use its index (the unique key leads
+        # with target_id, catalog_coledge_source_idx with source_id).
+        f"c.dataset_level = false AND c.{side}_id = ANY(%(ids)s) AND "
+        f"(c.{side}_id, c.{side}_field) IN "
+        "(SELECT * FROM unnest(%(ids)s::bigint[], %(fields)s::text[]))",
+        {
+            "ids": [item[0] for item in ordered],
+            "fields": [item[1] for item in ordered],
+            "limit": limit,
+        },
+    )
+
+
+def walk(start: set[Field], depth: int, downstream: bool, max_fields: int) -> FieldWalk:
+    """Column edges reached from ``start`` upstream (and downstream too when asked), level
+    by level: one query per level and direction, at most ``depth`` levels and
+    ``max_fields`` fields; ``truncated`` when a bound cut it."""
+    edges: dict[int, ColumnEdge] = {}
+    seen: set[Field] = set(start)
+    truncated = False
+    for upstream in (True, False) if downstream else (True,):
+        frontier = set(start)
+        for _level in range(depth):
+            if not frontier:
+                break
+            rows = _step(frontier, upstream, max_fields * 4)
+            frontier = set()
+            for edge in rows:
+                edges[edge.id] = edge
+                other = (
+                    (edge.source_id, edge.source_field)
+                    if upstream
+                    else (edge.target_id, edge.target_field)
+                )
+                if other not in seen:
+                    if len(seen) >= max_fields:
+                        truncated = True
+                        continue
+                    seen.add(other)
+                    frontier.add(other)
+        truncated = truncated or bool(frontier)
+    ordered = sorted(edges.values(), key=lambda e: (e.target_id, e.target_field, e.id))
+    return FieldWalk(seen, ordered, truncated)
+
+
+def job_fields(job_id: int, limit: int) -> set[Field]:
+    """The fields a job's column edges wrote."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT c.target_id, c.target_field FROM catalog_column_lineage_edge c"
+            " WHERE c.job_id = %(job)s AND c.dataset_level = false AND c.target_id IN ("
+            " SELECT je.dataset_id FROM catalog_job_edge je WHERE je.job_id = %(job)s"
+            " AND je.direction = 'output') ORDER BY 1, 2 LIMIT %(limit)s",
+            {"job": job_id, "limit": limit},
+        )
+        return {(row[0], row[1]) for row in cursor.fetchall()}
+
+
+def dataset_fields(dataset_id: int, limit: int) -> set[Field]:
+    """A dataset's schema fields and every field its column lineage names (a dataset may
+    have lineage facets without a schema facet)."""
+    names = DatasetField.objects.filter(dataset_id=dataset_id).order_by("ordinal")[:limit]
+    start = {(dataset_id, name) for name in names.values_list("name", flat=True)}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "(SELECT target_field FROM catalog_column_lineage_edge WHERE target_id = %(id)s"
+            " AND dataset_level = false LIMIT %(limit)s) UNION (SELECT source_field FROM"
+            " catalog_column_lineage_edge WHERE source_id = %(id)s LIMIT %(limit)s)",
+            {"id": dataset_id, "limit": limit},
+        )
+        start |= {(dataset_id, row[0]) for row in cursor.fetchall()}
+    return set(sorted(start)[:limit])

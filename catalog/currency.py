@@ -1,0 +1,85 @@
+"""Is an edge current? Whether the producing job's latest completed run still produced it.
+
+Edges keep history (invariant 5): a job whose latest run stopped reading a table keeps its
+old input edge, with the last run that produced it. A reader needs to tell the two apart
+at a glance, so every table edge (``JobLineageEdge``) and column edge
+(``ColumnLineageEdge``) served says ``current``: true when the job's *reference run* has
+a row behind it (ADR 0060); a job that has no started run has no reference, and its
+edges are current. The reference run is the job's most recently started run
+that completed (COMPLETE), or, for a job that never completed one (a stream, a job that
+always fails), its most recently started run; as of T, among the runs started by then.
+
+Read, not stored: it changes with every run of the job, and folding it into each edge
+would rewrite all of a job's edges per run. The reads are one index probe per job
+(catalog_run_job_started_idx) and one per edge (the edge-run and fact unique indexes),
+for the few hundred edges a bounded graph draws.
+"""
+
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+
+# Each job's reference run, then the edges it has a row behind; one statement.
+_REFERENCE = """
+WITH reference(job_id, run_id) AS MATERIALIZED (  -- once per job, not per edge
+    SELECT j.id, COALESCE(
+        (SELECT r.id FROM catalog_run r WHERE r.job_id = j.id AND r.state = 'COMPLETE'
+           AND r.started_at IS NOT NULL {as_of}
+         ORDER BY r.started_at DESC, r.run_uuid DESC LIMIT 1),
+        (SELECT r.id FROM catalog_run r WHERE r.job_id = j.id AND r.started_at IS NOT NULL
+           {as_of}
+         ORDER BY r.started_at DESC, r.run_uuid DESC LIMIT 1))
+    FROM (SELECT DISTINCT unnest(%(jobs)s::bigint[])) AS j(id)
+)
+SELECT k.edge_id FROM unnest(%(edges)s::bigint[], %(jobs)s::bigint[]) AS k(edge_id, job_id)
+JOIN reference ref ON ref.job_id = k.job_id
+"""
+# A job without a started run has no reference: nothing says its edges went stale.
+
+_JOB_EDGES = """
+WHERE ref.run_id IS NULL OR EXISTS (SELECT 1 FROM catalog_job_edge_run er
+              WHERE er.edge_id = k.edge_id AND er.run_id = ref.run_id)
+"""
+
+# A column edge is current when a fact of the reference run maps to it: same key, its
+# aliases naming the edge's datasets. The few aliases of each dataset (their dataset
+# index) make every candidate one probe of the fact's unique index (run, target alias,
+# source alias, key), whatever the run's other facts.
+_COLUMN_EDGES = """
+JOIN catalog_column_lineage_edge c ON c.id = k.edge_id
+WHERE ref.run_id IS NULL OR EXISTS (
+    SELECT 1 FROM catalog_dataset_alias at
+    JOIN catalog_dataset_alias src ON src.dataset_id = c.source_id
+    JOIN catalog_column_lineage_fact f
+      ON f.run_id = ref.run_id AND f.target_alias_id = at.id AND f.source_alias_id = src.id
+     AND f.key_hash = c.key_hash
+    WHERE at.dataset_id = c.target_id)
+"""
+
+
+def _current(sql: str, edges: dict[int, int], as_of: datetime | None) -> set[int]:
+    if not edges:
+        return set()
+    ordered = sorted(edges.items())
+    values: dict[str, Any] = {
+        "edges": [edge for edge, _ in ordered],
+        "jobs": [job for _, job in ordered],
+    }
+    as_of_sql = ""
+    if as_of is not None:
+        as_of_sql = "AND r.started_at <= %(as_of)s"
+        values["as_of"] = as_of
+    with connection.cursor() as cursor:
+        cursor.execute(_REFERENCE.format(as_of=as_of_sql) + sql, values)
+        return {row[0] for row in cursor.fetchall()}
+
+
+def current_job_edges(edges: dict[int, int], as_of: datetime | None = None) -> set[int]:
+    """Of ``edges`` (job edge id → its job), those the job's reference run produced."""
+    return _current(_JOB_EDGES, edges, as_of)
+
+
+def current_column_edges(edges: dict[int, int], as_of: datetime | None = None) -> set[int]:
+    """Of ``edges`` (column edge id → its job), those the job's reference run produced."""
+    return _current(_COLUMN_EDGES, edges, as_of)
