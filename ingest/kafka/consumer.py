@@ -10,16 +10,17 @@ are taken away in a rebalance, what was read from them is stored and committed.
 import logging
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
-from django.db import DatabaseError, connections
+from django.db import DatabaseError, connection, connections
 from prometheus_client import Counter, Histogram
 
 from ingest.kafka.config import KafkaConfig
 from ingest.kafka.lag import LagReporter
 from ingest.kafka.messages import Message, message_time
-from ingest.kafka.storage import store_batch
+from ingest.kafka.storage import BatchOutcome, PreparedBatch, prepare_batch, write_batch
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,9 @@ class IngestConsumer:
             {**config.consumer_settings(), "error_cb": self._on_error, "logger": logger}
         )
         self.lag = LagReporter(self.consumer, config)
+        # One writer thread: a batch is written while the next one is read and prepared.
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-writer")
+        self._in_flight: tuple[PreparedBatch, Future[BatchOutcome]] | None = None
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -67,16 +71,58 @@ class IngestConsumer:
             while not self.stop.is_set():
                 self._gather()
                 if self.pending:
-                    self._store_and_commit()
+                    self._hand_to_writer()
+                else:
+                    self._finish_in_flight()
                 self.lag.maybe_report(self.assigned)
                 idle = time.monotonic() - self.last_message_at
                 if exit_when_idle is not None and idle >= exit_when_idle and self.assigned:
                     break
         finally:
-            if self.pending and not self.stop.is_set():
-                self._store_and_commit()
+            # Stopping (SIGTERM) does not wait for an absent database: what is not stored
+            # now is read again by the partitions' next owner.
+            self._finish_in_flight(retry=not self.stop.is_set())
+            self._store_and_commit(retry=not self.stop.is_set())
             self.lag.maybe_report(self.assigned, force=True)
             self.consumer.close()  # leaves the group: its partitions move on at once
+            self._writer.shutdown(wait=True)
+
+    def _hand_to_writer(self) -> None:
+        """Prepare the gathered batch (CPU) while the previous one is written (the writer
+        thread waits on PostgreSQL without the GIL), then commit the previous one and hand
+        this one over. At most one batch is in flight; its offsets are committed only once
+        its write has returned."""
+        batch, self.pending = self.pending, []
+        prepared = prepare_batch(batch, self.config.topics)
+        self._finish_in_flight()
+        self._in_flight = (prepared, self._writer.submit(self._write, prepared))
+
+    def _write(self, prepared: PreparedBatch) -> BatchOutcome:
+        """In the writer thread, on its own database connection."""
+        try:
+            with BATCH_SECONDS.time():
+                return write_batch(prepared, self.config.topics, self.config.dead_letter_bytes)
+        except DatabaseError:
+            connection.close()  # a broken connection is opened again by the next write
+            raise
+
+    def _finish_in_flight(self, retry: bool = True) -> None:
+        """Wait for the batch in flight; commit it, or store it again here while the
+        database is away (``retry``) or leave it to the partitions' next owner."""
+        if self._in_flight is None:
+            return
+        prepared, future = self._in_flight
+        self._in_flight = None
+        try:
+            outcome = future.result()
+        except DatabaseError as error:
+            if retry:
+                self._store_with_retry(prepared, error)
+            else:
+                logger.warning("kafka_store_failed error=%s", type(error).__name__)
+            return
+        self._count(prepared.messages, outcome)
+        self._commit(prepared.messages)
 
     def _gather(self) -> None:
         """Read until the batch is full or as old as allowed (the first message starts the
@@ -107,29 +153,44 @@ class IngestConsumer:
         return False
 
     def _store_and_commit(self, retry: bool = True) -> None:
-        """Store the pending batch (retrying while the database is away), then commit."""
+        """Store the pending batch here (not in the writer), then commit it."""
+        if not self.pending:
+            return
+        batch, self.pending = self.pending, []
+        prepared = prepare_batch(batch, self.config.topics)
+        try:
+            with BATCH_SECONDS.time():
+                outcome = write_batch(prepared, self.config.topics, self.config.dead_letter_bytes)
+        except DatabaseError as error:
+            if retry:
+                self._store_with_retry(prepared, error)
+            else:
+                connections.close_all()
+                logger.warning("kafka_store_failed error=%s", type(error).__name__)
+            return
+        self._count(batch, outcome)
+        self._commit(batch)
+
+    def _store_with_retry(self, prepared: PreparedBatch, error: DatabaseError) -> None:
+        """Retry the write while the database is away, partitions paused; then commit."""
         attempt = 0
-        while self.pending:
-            batch = list(self.pending)
+        while True:
+            self._wait_for_database(error, attempt)
+            attempt += 1
+            if self.stop.is_set():
+                return  # nothing acknowledged: read again by whoever owns them next
             try:
                 with BATCH_SECONDS.time():
-                    outcome = store_batch(batch, self.config.topics, self.config.dead_letter_bytes)
-            except DatabaseError as error:
-                if not retry:
-                    connections.close_all()
-                    logger.warning("kafka_store_failed error=%s", type(error).__name__)
-                    return
-                self._wait_for_database(error, attempt)
-                attempt += 1
-                if self.stop.is_set():
-                    return  # nothing acknowledged: read again by whoever owns them next
-                continue
-            self._count(batch, outcome)
-            self.pending = self.pending[len(batch) :]
-            self._commit(batch)
-        if self._retrying:
-            self._retrying = False
-            self.consumer.resume(self._assignment())
+                    outcome = write_batch(
+                        prepared, self.config.topics, self.config.dead_letter_bytes
+                    )
+                break
+            except DatabaseError as again:
+                error = again
+        self._count(prepared.messages, outcome)
+        self._commit(prepared.messages)
+        self._retrying = False
+        self.consumer.resume(self._assignment())
 
     def _wait_for_database(self, error: DatabaseError, attempt: int) -> None:
         if not self._retrying:
@@ -171,7 +232,7 @@ class IngestConsumer:
             return
         self.lag.committed(offsets)
 
-    def _count(self, batch: list[Message], outcome: Any) -> None:
+    def _count(self, batch: list[Message], outcome: BatchOutcome) -> None:
         self.stored_messages += len(batch)
         self.last_message_at = time.monotonic()
         for message, refusal in outcome.dead_letters:
@@ -202,8 +263,9 @@ class IngestConsumer:
     def _on_revoke(self, consumer: Any, partitions: list[TopicPartition]) -> None:
         """Before the partitions go: store and commit what was read from them."""
         revoked = {(tp.topic, tp.partition) for tp in partitions}
-        if self.pending and not self._retrying:
+        if not self._retrying:
             # Once, not retried: inside a rebalance callback the loop cannot wait.
+            self._finish_in_flight(retry=False)
             self._store_and_commit(retry=False)
         # While the database is away, what was read from them is left to the next owner.
         self.pending = [m for m in self.pending if (m.topic, m.partition) not in revoked]

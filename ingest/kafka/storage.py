@@ -36,26 +36,47 @@ class BatchOutcome:
     dead_letters: list[tuple[Message, Refusal]] = field(default_factory=list)
 
 
-def store_batch(
-    messages: Sequence[Message], kinds: dict[str, str], dead_letter_bytes: int
-) -> BatchOutcome:
-    """Store ``messages`` (``kinds``: topic → openlineage/metadata). Raises only when the
-    database does; then nothing of the batch may be acknowledged to Kafka."""
-    events: list[SerialisedEvent] = []
-    outcome = BatchOutcome()
+@dataclass
+class PreparedBatch:
+    """A batch read and checked (CPU only), ready to be written (database only)."""
+
+    messages: list[Message]
+    events: list[SerialisedEvent] = field(default_factory=list)
+    dead_letters: list[tuple[Message, Refusal]] = field(default_factory=list)
+
+
+def prepare_batch(messages: Sequence[Message], kinds: dict[str, str]) -> PreparedBatch:
+    """Parse, validate and serialise each message (``kinds``: topic → openlineage/metadata)."""
+    prepared = PreparedBatch(list(messages))
     for message in messages:
         result = read_message(message, kinds[message.topic])
         if isinstance(result, Refusal):
-            outcome.dead_letters.append((message, result))
+            prepared.dead_letters.append((message, result))
         else:
-            events.append(result)
-    stored = record_events(events)
-    count_ingested([event.record for event in events], stored)
+            prepared.events.append(result)
+    return prepared
+
+
+def write_batch(
+    prepared: PreparedBatch, kinds: dict[str, str], dead_letter_bytes: int
+) -> BatchOutcome:
+    """Store a prepared batch. Raises only when the database does; then nothing of the
+    batch may be acknowledged to Kafka. Safe to repeat."""
+    stored = record_events(prepared.events)
+    count_ingested([event.record for event in prepared.events], stored)
+    outcome = BatchOutcome(dead_letters=prepared.dead_letters)
     outcome.created = sum(item.created for item in stored)
     outcome.duplicates = len(stored) - outcome.created
-    if outcome.dead_letters:
-        record_dead_letters(outcome.dead_letters, kinds, dead_letter_bytes)
+    if prepared.dead_letters:
+        record_dead_letters(prepared.dead_letters, kinds, dead_letter_bytes)
     return outcome
+
+
+def store_batch(
+    messages: Sequence[Message], kinds: dict[str, str], dead_letter_bytes: int
+) -> BatchOutcome:
+    """``prepare_batch`` then ``write_batch``."""
+    return write_batch(prepare_batch(messages, kinds), kinds, dead_letter_bytes)
 
 
 def record_dead_letters(

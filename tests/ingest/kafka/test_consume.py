@@ -6,17 +6,20 @@ import uuid
 from typing import Any
 
 import pytest
+from celery import current_app
 from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
 from openlineage.client.transport.kafka import KafkaConfig as TransportConfig
 from openlineage.client.transport.kafka import KafkaTransport
 
+from ingest import enqueue
 from ingest.kafka import config as kafka_config
 from ingest.kafka.consumer import IngestConsumer
 from ingest.models import ConsumerLag, DeadLetter, Event
 from tests.ingest.kafka.cluster import committed_total, produce
 
-pytestmark = pytest.mark.django_db
+# Transactional: the consumer writes from its writer thread, on its own connection.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def consume(
@@ -55,22 +58,22 @@ def ol_event(number: int) -> RunEvent:
 
 
 def test_kafka_transport_events_are_stored_and_enqueued_on_commit(
-    bootstrap: str, django_capture_on_commit_callbacks: Any
+    bootstrap: str, monkeypatch: pytest.MonkeyPatch, no_task_waiting: None
 ) -> None:
+    sent: list[int] = []
+    monkeypatch.setattr(current_app, "send_task", lambda name, args: sent.extend(args[0]))
     client = transport(bootstrap, "lineage")
     events = [ol_event(number) for number in range(25)]
     for event in events:
         client.emit(event)
     group = f"tests-{uuid.uuid4().hex[:8]}"
-    before = Event.objects.count()
-    with django_capture_on_commit_callbacks() as callbacks:
-        consume(bootstrap, "lineage", group)
+    consume(bootstrap, "lineage", group)
     stored = Event.objects.filter(job_namespace="kafka-tests")
-    assert Event.objects.count() - before >= 25
     run_ids = {str(event.run.runId) for event in events}
-    assert run_ids <= set(stored.values_list("run_id", flat=True))
-    assert callbacks, "derivation is enqueued on commit"
-    assert committed_total(bootstrap, group, "lineage") == Event.objects.count() - before
+    assert set(stored.values_list("run_id", flat=True)) == run_ids
+    assert enqueue.wait_until_published(timeout=10)
+    assert set(sent) == set(Event.objects.values_list("id", flat=True))  # after commit
+    assert committed_total(bootstrap, group, "lineage") == Event.objects.count()
 
 
 def test_metadata_records_from_a_plain_producer_are_stored_once(bootstrap: str) -> None:

@@ -20,7 +20,7 @@ from ingest.models import DeadLetter, Event
 from tests.ingest.kafka.cluster import produce
 from tests.ingest.kafka.test_consume import consume, ol_event_dict
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
