@@ -7,7 +7,8 @@ Measures, in one run on one machine and database server:
      over 4 connections;
   3. POST /api/v1/lineage/batch with batches of --batch-size events, and its ceiling, COPY
      in batches of 1000;
-and prints events/s for each and ingest/ceiling ratios.
+and prints events/s for each and ingest/ceiling ratios; then 4. the batch storage path
+in process against a bare COPY of the same rows (bench/storage_path.py).
 
 1 and 2 alternate, --rounds times, and the single ratio printed is the median of the
 rounds' ratios. A shared machine's speed drifts by up to 2x within minutes; measured one
@@ -28,6 +29,7 @@ import resource
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -284,6 +286,12 @@ def main() -> None:
         f"{len(ratios)} rounds ({ratios[0]:.2f}-{ratios[-1]:.2f}) (target >= 0.35)"
     )
     print(f"ratio batch/copy-ceiling   : {batch_rate / copy_ceiling:.2f} (target >= 0.40)")
+    # The storage path the batch endpoint shares with Kafka ingest, in process (issue 28).
+    subprocess.run(
+        [sys.executable, "-m", "bench.storage_path", "--events", str(args.events)],
+        cwd=Path(__file__).resolve().parent.parent,
+        check=True,
+    )
 
 
 @dataclass(frozen=True)

@@ -62,3 +62,20 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value is None or value == "":
         return list(default)
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_prefixed(prefix: str, exclude: set[str]) -> dict[str, str]:
+    """Every ``PREFIX_NAME`` (or ``PREFIX_NAME_FILE``) set in the environment, as
+    ``{"NAME": value}``, except the names in ``exclude``; a pass-through for a client's own
+    settings (LINEAGE_KAFKA_SASL_PASSWORD_FILE → {"SASL_PASSWORD": <the file's content>})."""
+    names = set()
+    for variable in os.environ:
+        if variable.startswith(prefix):
+            name = variable[len(prefix) :]
+            names.add(name[: -len("_FILE")] if name.endswith("_FILE") else name)
+    values = {}
+    for name in sorted(names - exclude):
+        value = _raw(prefix + name)
+        if name and value is not None and value != "":
+            values[name] = value
+    return values

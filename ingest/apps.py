@@ -11,3 +11,7 @@ class IngestConfig(AppConfig):
         from ingest import db_timestamps, lookups  # noqa: F401 (lookups registers ``__any``)
 
         connection_created.connect(db_timestamps.install, dispatch_uid="ingest.db_timestamps")
+        from ingest.kafka.gauges import KafkaCollector
+        from ingest.metrics import register_database_collector
+
+        register_database_collector(KafkaCollector())

@@ -171,3 +171,84 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+# --- Kafka ingest (ingest/kafka/, ADR 0062) -------------------------------------------------
+
+
+class DeadLetter(models.Model):
+    """A Kafka message the consumer could not store (not JSON, too large, too deep, no
+    usable core), kept so that it never blocks its partition and can be replayed."""
+
+    topic = models.CharField(max_length=249)  # Kafka's own limit on a topic name
+    partition = models.IntegerField()
+    offset = models.BigIntegerField()
+    kind = models.CharField(max_length=16)  # the topic's kind: openlineage or metadata
+    key = models.BinaryField(null=True, editable=False)  # bounded like the value
+    # The first DEAD_LETTER_BYTES of the message value; the whole value when it fits.
+    value = models.BinaryField(editable=False)
+    value_size = models.IntegerField()  # bytes of the whole value
+    message_time = models.DateTimeField(null=True)  # the producer's or broker's timestamp
+    reason_code = models.CharField(max_length=32)  # the problem's slug: a bounded label
+    reason = models.TextField()
+    received_at = models.DateTimeField(db_default=Now(), editable=False)
+    # Set when a replay stored the message (the steward fixed a rule, the code was upgraded).
+    replayed_at = models.DateTimeField(null=True, blank=True)
+    replayed_event = models.ForeignKey(
+        Event, null=True, blank=True, on_delete=models.PROTECT, db_constraint=False
+    )
+
+    class Meta:
+        db_table = "ingest_dead_letter"
+        ordering = ["-id"]
+        constraints = [
+            # A redelivered message is recorded once: INSERT ... ON CONFLICT DO NOTHING.
+            models.UniqueConstraint(
+                fields=["topic", "partition", "offset"], name="ingest_dead_letter_position_uniq"
+            ),
+        ]
+        indexes = [
+            # The /metrics gauge and the admin's default view: those not replayed yet.
+            models.Index(
+                fields=["id"],
+                name="ingest_dead_letter_open_idx",
+                condition=models.Q(replayed_at__isnull=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic}[{self.partition}]@{self.offset}"
+
+    @property
+    def complete(self) -> bool:
+        """Whether ``value`` holds the whole message (then it can be replayed from here)."""
+        return len(bytes(self.value)) == self.value_size
+
+
+class ConsumerLag(models.Model):
+    """What each consumer last reported for a partition it owns, so that every web pod's
+    ``/metrics`` and the admin dashboard show the same lag (written every few seconds)."""
+
+    group_id = models.CharField(max_length=255)
+    topic = models.CharField(max_length=249)
+    partition = models.IntegerField()
+    committed_offset = models.BigIntegerField()  # the next offset the group will read
+    high_watermark = models.BigIntegerField()
+    member = models.CharField(max_length=255)  # host and pid of the reporting consumer
+    reported_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "ingest_consumer_lag"
+        ordering = ["group_id", "topic", "partition"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["group_id", "topic", "partition"], name="ingest_consumer_lag_uniq"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.group_id} {self.topic}[{self.partition}]"
+
+    @property
+    def lag(self) -> int:
+        return max(0, self.high_watermark - self.committed_offset)

@@ -9,6 +9,7 @@ The local admin password and token are kept in .local/credentials.json (git-igno
 every run prints working credentials without resetting them.
 """
 
+import atexit
 import json
 import os
 import secrets
@@ -236,6 +237,30 @@ def supervise(
             say(f"{name} exited with {process.returncode}; starting it again")
             processes[name] = start(*commands[name])
         time.sleep(1)
+def kafka_commands(env: dict[str, str]) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """The Kafka consumer, when LINEAGE_KAFKA_BOOTSTRAP_SERVERS is set. ``mock`` starts
+    librdkafka's mock cluster first (local use only: in memory, gone when make run stops)
+    and gives the consumer its address; topics default to ``openlineage`` and ``metadata``."""
+    servers = env.get("LINEAGE_KAFKA_BOOTSTRAP_SERVERS", "")
+    if not servers:
+        return {}
+    if servers == "mock":
+        env.setdefault("LINEAGE_KAFKA_TOPICS", "openlineage,metadata:metadata")
+        topics = [item.split(":")[0] for item in env["LINEAGE_KAFKA_TOPICS"].split(",")]
+        command = [str(BIN / "python"), "-m", "ingest.kafka.mock"]
+        for topic in topics:
+            command += ["--topic", topic.strip()]
+        mock = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        atexit.register(mock.terminate)
+        line = mock.stdout.readline() if mock.stdout else ""
+        if not line.startswith("bootstrap="):
+            sys.exit("[make run] the Kafka mock cluster did not start")
+        env["LINEAGE_KAFKA_BOOTSTRAP_SERVERS"] = line.strip().split("=", 1)[1]
+        say(
+            f"Kafka mock cluster (local use only) at {env['LINEAGE_KAFKA_BOOTSTRAP_SERVERS']}, "
+            f"topics {env['LINEAGE_KAFKA_TOPICS']}"
+        )
+    return {"consumer": ([str(BIN / "python"), "manage.py", "consume_kafka"], env)}
 
 
 def main() -> None:
@@ -255,6 +280,7 @@ def main() -> None:
             celery_command("beat", "--schedule", str(LOCAL / "celerybeat-schedule")),
             env,
         ),
+        **kafka_commands(env),
     }
     processes = {name: start(*command) for name, command in commands.items()}
     host = env.get("HOST") or "127.0.0.1"

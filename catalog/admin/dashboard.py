@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from catalog import stats
 from ingest import derivation_status
+from ingest.kafka.gauges import PartitionLag, open_dead_letters, partition_lag
 from ingest.redaction import redact_text
 
 CACHE_KEY = "lineage:admin:dashboard"
@@ -39,6 +40,13 @@ class Dashboard:
     producers: list[tuple[str, int]] = field(default_factory=list)
     runs_by_state: list[tuple[str, int]] = field(default_factory=list)
     totals: dict[str, int] = field(default_factory=dict)
+    # Kafka ingest: each partition's lag as its consumer last reported it, and dead letters.
+    kafka_lag: list[PartitionLag] = field(default_factory=list)
+    dead_letters: int = 0
+
+    @property
+    def kafka_lag_total(self) -> int:
+        return sum(row.lag for row in self.kafka_lag)
 
     @property
     def events_48h(self) -> int:
@@ -122,6 +130,8 @@ def build_dashboard(now: datetime | None = None) -> Dashboard:
             [now - timedelta(hours=24)],
         )
         dashboard.runs_by_state = list(cursor.fetchall())
+    dashboard.kafka_lag = partition_lag()
+    dashboard.dead_letters = sum(count for _, _, count in open_dead_letters())
     dashboard.totals = {
         label.replace("_", " "): count for label, count in stats.table_sizes().items()
     }

@@ -5,7 +5,7 @@ from typing import Any, TypedDict
 
 import dj_database_url
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_int, env_list, env_prefixed, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -257,6 +257,30 @@ MARQUEZ_API: dict[str, Any] = {
     # Trusted networks only: reads without a token, as LINEAGE_ALLOW_ANONYMOUS_INGEST. With
     # HOSTS named, only requests to those hosts read without a token (docs/marquez.md).
     "ALLOW_ANONYMOUS_READS": env_bool("LINEAGE_MARQUEZ_ALLOW_ANONYMOUS_READS", False),
+}
+
+# Kafka ingest (ingest/kafka/, docs/ingest.md, ADR 0062): off unless bootstrap servers are set.
+# The topics are read by ``manage.py consume_kafka``, which checks them and says what is wrong.
+_KAFKA_OWN = {"BOOTSTRAP_SERVERS", "TOPICS", "GROUP_ID"}
+LINEAGE_KAFKA: dict[str, Any] = {
+    # Enables Kafka ingest. ``mock`` is for ``make run`` only: it starts librdkafka's
+    # in-process mock cluster (nothing to install) and puts its address here.
+    "BOOTSTRAP_SERVERS": env_str("LINEAGE_KAFKA_BOOTSTRAP_SERVERS", ""),
+    # ``topic:kind`` pairs, kind ``openlineage`` (the default for a bare topic) or ``metadata``.
+    "TOPICS": env_list("LINEAGE_KAFKA_TOPICS", []),
+    "GROUP_ID": env_str("LINEAGE_KAFKA_GROUP_ID", "lineage-catalog"),
+    # Every other LINEAGE_KAFKA_<SETTING> (or _FILE) is a librdkafka setting, dots as
+    # underscores: LINEAGE_KAFKA_SASL_MECHANISM → sasl.mechanism.
+    "CLIENT": env_prefixed("LINEAGE_KAFKA_", _KAFKA_OWN),
+    # A batch is stored when it holds this many messages or is this old, whichever is first.
+    "BATCH_MESSAGES": env_int("LINEAGE_CONSUMER_BATCH_MESSAGES", 500),
+    "BATCH_MS": env_int("LINEAGE_CONSUMER_BATCH_MS", 200),
+    # How much of a dead letter's value (and key) is kept; a message within it is kept whole.
+    "DEAD_LETTER_BYTES": env_int("LINEAGE_CONSUMER_DEAD_LETTER_BYTES", 64 * 1024),
+    # The consumer's own /healthz, /readyz and /metrics (0: none).
+    "PORT": env_int("LINEAGE_CONSUMER_PORT", 8001),
+    # How often a consumer writes its partitions' lag into ingest_consumer_lag.
+    "LAG_REPORT_SECONDS": env_int("LINEAGE_CONSUMER_LAG_REPORT_SECONDS", 5),
 }
 
 # Django's own limit must not cut a body before ingest can answer it with a 413.

@@ -203,3 +203,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def revoke(self, request: HttpRequest, queryset: QuerySet) -> None:
         revoked = sum(revoke_token(token_id) for token_id in queryset.values_list("id", flat=True))
         self.message_user(request, f"Revoked {revoked} token(s).")
+
+
+from ingest.admin import kafka as kafka  # noqa: E402  (registers the Kafka ingest admin)

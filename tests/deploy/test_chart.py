@@ -78,6 +78,27 @@ def test_helm_lint_catches_a_broken_chart() -> None:
         {"podSecurityContext": {"runAsNonRoot": False}},
         {"initialTokens": {"ingest": "not-a-token"}},
         {"beat": {"enabled": True, "replicaCount": 2}},
+        # A Kafka consumer beyond the partitions would sit idle; each setting is named.
+        {
+            "kafka": {
+                "enabled": True,
+                "bootstrapServers": "k:9092",
+                "topics": ["ol"],
+                "partitions": 2,
+                "replicaCount": 3,
+            }
+        },
+        {"kafka": {"enabled": True, "topics": ["ol"]}},
+        {"kafka": {"enabled": True, "bootstrapServers": "k:9092"}},
+        {"kafka": {"enabled": True, "bootstrapServers": "k:9092", "topics": ["ol:avro"]}},
+        {
+            "kafka": {
+                "enabled": True,
+                "bootstrapServers": "k:9092",
+                "topics": ["ol"],
+                "secretKeys": ["LINEAGE_KAFKA_SASL_PASSWORD"],
+            }
+        },
     ],
 )
 def test_schema_refuses_bad_values(values: dict[str, Any]) -> None:
@@ -432,3 +453,36 @@ def test_notes_tell_how_to_get_a_token_and_where_producers_send_events() -> None
     resolve("/api/v1/lineage/batch")
     assert "placeholder" in notes  # the default database URL is flagged
     assert "placeholder" not in render("minimal").notes
+
+
+# --- Kafka ingest -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ALL)
+def test_kafka_consumer_is_off_unless_enabled(variant: str) -> None:
+    consumers = [
+        d
+        for d in render(variant).of_kind("Deployment")
+        if d["metadata"]["name"].endswith("-kafka-consumer")
+    ]
+    assert len(consumers) == int(bool(VARIANTS[variant].get("kafka", {}).get("enabled")))
+
+
+def test_kafka_consumer_runs_consume_kafka_with_the_settings_it_reads() -> None:
+    values = VARIANTS["kafka"]["kafka"]
+    deployment = render("kafka").named("Deployment", "-kafka-consumer")
+    assert deployment["spec"]["replicas"] == values["replicaCount"] <= values["partitions"]
+    (container,) = containers(deployment["spec"]["template"]["spec"])
+    assert container["command"] == ["python", "manage.py", "consume_kafka"]
+    env = {variable["name"]: variable for variable in container["env"]}
+    assert env["LINEAGE_KAFKA_BOOTSTRAP_SERVERS"]["value"] == values["bootstrapServers"]
+    assert env["LINEAGE_KAFKA_TOPICS"]["value"] == "openlineage,metadata-records:metadata"
+    assert env["LINEAGE_KAFKA_GROUP_ID"]["value"] == "lineage-catalog"
+    assert env["LINEAGE_KAFKA_SECURITY_PROTOCOL"]["value"] == "SASL_SSL"
+    assert env["LINEAGE_KAFKA_SASL_MECHANISM"]["value"] == "SCRAM-SHA-512"
+    password = env["LINEAGE_KAFKA_SASL_PASSWORD"]["valueFrom"]["secretKeyRef"]
+    assert password == {"name": "lineage-kafka", "key": "LINEAGE_KAFKA_SASL_PASSWORD"}
+    port = container["ports"][0]["containerPort"]
+    assert env["LINEAGE_CONSUMER_PORT"]["value"] == str(port)
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"

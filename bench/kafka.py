@@ -1,0 +1,167 @@
+"""Kafka ingest throughput against the batch HTTP endpoint, in one run on one machine.
+
+Measures, on one scratch database (made anew):
+  1. POST /api/v1/lineage/batch (batches of --batch-size) from --clients clients, against
+     the shipped web server (``python -m config.server``, production settings);
+  2. one ``manage.py consume_kafka`` reading --events messages from a topic of 4 partitions
+     of librdkafka's mock cluster (``python -m ingest.kafka.mock``), the same kind of events;
+  3. two consumers of one group reading another such topic.
+Each consumer figure is events stored per second from the first stored event to the last
+(a consumer's start-up and group join are not counted), read from ingest_event. Prints the
+figures and the ratios the issue sets targets for (Kafka >= 0.8 x batch HTTP, two consumers
+>= 1.6 x one). The mock cluster runs on the same cores as everything else.
+
+Usage: .venv/bin/python -m bench.kafka [--events 20000] [--rounds 3]
+"""
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+from confluent_kafka import Producer
+
+from bench.common import (
+    DEFAULT_CORPUS,
+    ROOT,
+    load_templates,
+    make_events,
+    migrated_database,
+    new_token,
+    running_server,
+)
+from bench.ingest import post_all
+
+
+def stored(database_url: str) -> int:
+    with psycopg.connect(database_url) as connection:
+        row = connection.execute("SELECT count(*) FROM ingest_event").fetchone()
+    return int(row[0]) if row else 0
+
+
+def produce(bootstrap: str, topic: str, events: list[bytes]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+    for index, event in enumerate(events):
+        while True:
+            try:
+                producer.produce(topic, value=event, key=str(index).encode())
+                break
+            except BufferError:
+                producer.poll(0.1)
+        producer.poll(0)
+    if producer.flush(120):
+        raise SystemExit("the producer could not deliver every message")
+
+
+def consumer_rate(
+    env: dict[str, str], database_url: str, topic: str, count: int, consumers: int
+) -> float:
+    """Events/s stored by ``consumers`` processes of one group reading ``count`` messages."""
+    before = stored(database_url)
+    target = before + count
+    env = {
+        **env,
+        "LINEAGE_KAFKA_TOPICS": topic,
+        "LINEAGE_KAFKA_GROUP_ID": f"bench-{topic}",
+        "LINEAGE_CONSUMER_PORT": "0",
+    }
+    command = [sys.executable, "manage.py", "consume_kafka"]
+    processes = [
+        subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+        for _ in range(consumers)
+    ]
+    try:
+        first = last = None
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            now_stored = stored(database_url)
+            moment = time.perf_counter()
+            if first is None and now_stored > before:
+                first = (moment, now_stored)
+            if now_stored >= target:
+                last = (moment, now_stored)
+                break
+            time.sleep(0.02)
+        if first is None or last is None:
+            raise SystemExit("the consumers did not store every message in 10 minutes")
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=60)
+    return (last[1] - first[1]) / (last[0] - first[0])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=20000)
+    parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--database-url", default="postgres://postgres@127.0.0.1:5432/lineage_bench_kafka"
+    )
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    args = parser.parse_args()
+
+    templates = load_templates(args.corpus)
+    env = migrated_database(args.database_url)
+    token = new_token(env, "ingest")
+    mock = subprocess.Popen(
+        [sys.executable, "-m", "ingest.kafka.mock"], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert mock.stdout is not None
+    bootstrap = mock.stdout.readline().strip().split("=", 1)[1]
+    env = {**env, "LINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap}
+    print(
+        f"{args.events} events per measurement (Spark events of 2-5 KB), batches of "
+        f"{args.batch_size}, {args.clients} HTTP clients, 4 partitions, {args.rounds} round(s)"
+    )
+    http_rates, one_rates, two_rates = [], [], []
+    try:
+        with running_server(env) as url:
+            for round_number in range(args.rounds):
+                seed = 100 + round_number * 3
+                events = make_events(templates, args.events, seed=seed)
+                bodies = [
+                    b"[" + b",".join(events[start : start + args.batch_size]) + b"]"
+                    for start in range(0, len(events), args.batch_size)
+                ]
+                seconds, _ = post_all(url, token, "/api/v1/lineage/batch", bodies, args.clients)
+                http_rates.append(len(events) / seconds)
+                for consumers, rates in ((1, one_rates), (2, two_rates)):
+                    topic = f"bench-{round_number}-{consumers}"
+                    produce(bootstrap, topic, make_events(templates, args.events, seed + consumers))
+                    rates.append(
+                        consumer_rate(env, args.database_url, topic, args.events, consumers)
+                    )
+                print(
+                    f"round {round_number + 1}: batch HTTP {http_rates[-1]:7.0f} events/s, "
+                    f"1 consumer {one_rates[-1]:7.0f}, 2 consumers {two_rates[-1]:7.0f}",
+                    flush=True,
+                )
+    finally:
+        mock.terminate()
+        mock.wait(timeout=30)
+    http, one, two = (statistics.median(r) for r in (http_rates, one_rates, two_rates))
+    # Ratios per round, then their median: the machine's speed drifts between rounds.
+    versus_http = sorted(o / h for o, h in zip(one_rates, http_rates, strict=True))
+    scaling = sorted(t / o for t, o in zip(two_rates, one_rates, strict=True))
+    print(f"batch POST          : {http:8.0f} events/s (median of the rounds)")
+    print(f"Kafka, 1 consumer   : {one:8.0f} events/s")
+    print(f"Kafka, 2 consumers  : {two:8.0f} events/s")
+    print(
+        f"ratio 1 consumer / batch HTTP : {statistics.median(versus_http):.2f} median of "
+        f"{len(versus_http)} rounds ({versus_http[0]:.2f}-{versus_http[-1]:.2f}) (target >= 0.8)"
+    )
+    print(
+        f"ratio 2 consumers / 1         : {statistics.median(scaling):.2f} median of "
+        f"{len(scaling)} rounds ({scaling[0]:.2f}-{scaling[-1]:.2f}) (target >= 1.6)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""Admin for Kafka ingest: dead letters (read-only, replayable) and the consumers' lag."""
+
+from typing import Any, ClassVar
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html
+
+from ingest.admin.base import BoundedAdmin
+from ingest.models import ConsumerLag, DeadLetter
+from ingest.redaction import redact_text
+
+
+def _shown(data: Any, limit: int = 4096) -> str:
+    """Bytes as the steward sees them: decoded, bounded and redacted (the one redaction)."""
+    if data is None:
+        return "—"
+    text = bytes(data)[:limit].decode("utf-8", errors="replace")
+    return redact_text(text)
+
+
+class ReplayedFilter(admin.SimpleListFilter):
+    title = "replayed"
+    parameter_name = "replayed"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("no", "not replayed"), ("yes", "replayed")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() == "no":
+            return queryset.filter(replayed_at__isnull=True)  # ingest_dead_letter_open_idx
+        if self.value() == "yes":
+            return queryset.filter(replayed_at__isnull=False)
+        return queryset
+
+
+@admin.register(DeadLetter)
+class DeadLetterAdmin(BoundedAdmin):
+    list_display = (
+        "id",
+        "topic",
+        "partition",
+        "offset",
+        "reason_code",
+        "reason_redacted",
+        "received_at",
+        "replayed_at",
+    )
+    list_filter: ClassVar[tuple[Any, ...]] = (ReplayedFilter, "reason_code", "topic")
+    sortable_by = ("id",)
+    fields: ClassVar[tuple[str, ...]] = (
+        "topic",
+        "partition",
+        "offset",
+        "kind",
+        "message_time",
+        "received_at",
+        "reason_code",
+        "reason_redacted",
+        "key_shown",
+        "value_size",
+        "value_shown",
+        "replayed_at",
+        "replayed_event_link",
+    )
+    readonly_fields = fields
+    actions = ["replay_selected"]
+
+    @admin.display(description="reason")
+    def reason_redacted(self, letter: DeadLetter) -> str:
+        return redact_text(letter.reason)
+
+    @admin.display(description="key")
+    def key_shown(self, letter: DeadLetter) -> str:
+        return _shown(letter.key, 1024)
+
+    @admin.display(description="value (as received, redacted; kept whole when it fits)")
+    def value_shown(self, letter: DeadLetter) -> str:
+        kept = "whole" if letter.complete else f"first {len(bytes(letter.value))} bytes"
+        return format_html("<p>{}</p><pre>{}</pre>", kept, _shown(letter.value))
+
+    @admin.display(description="stored as")
+    def replayed_event_link(self, letter: DeadLetter) -> str:
+        if letter.replayed_event_id is None:
+            return "—"
+        return format_html(
+            '<a href="/admin/ingest/event/{}/change/">event #{}</a>',
+            letter.replayed_event_id,
+            letter.replayed_event_id,
+        )
+
+    def has_replay_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("ingest.change_deadletter")
+
+    @admin.action(description="Replay selected dead letters", permissions=["replay"])
+    def replay_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
+        from ingest.kafka.replay import replay
+
+        ids = list(queryset.values_list("id", flat=True)[:500])
+        report = replay(ids)
+        self.message_user(
+            request,
+            f"Stored {len(report.stored)}, refused again {len(report.refused)} (the reason is "
+            f"updated), unavailable {len(report.unavailable)} (only a prefix was kept and the "
+            "topic no longer holds the message).",
+            messages.SUCCESS if not (report.refused or report.unavailable) else messages.WARNING,
+        )
+
+
+@admin.register(ConsumerLag)
+class ConsumerLagAdmin(BoundedAdmin):
+    list_display = (
+        "group_id",
+        "topic",
+        "partition",
+        "committed_offset",
+        "high_watermark",
+        "lag",
+        "member",
+        "reported_at",
+    )
+    sortable_by = ("group_id",)

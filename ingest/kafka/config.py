@@ -1,0 +1,110 @@
+"""The consumer's configuration, from ``settings.LINEAGE_KAFKA`` (LINEAGE_KAFKA_*)."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+OPENLINEAGE = "openlineage"
+METADATA = "metadata"
+KINDS = (OPENLINEAGE, METADATA)
+MOCK = "mock"  # LINEAGE_KAFKA_BOOTSTRAP_SERVERS=mock: make run starts a mock cluster
+# Decided by the consumer, whatever the environment says: offsets are committed by the
+# consumer itself, and only after the batch they cover is stored (ADR 0062).
+_FORCED = {
+    "enable.auto.commit": False,
+    "enable.auto.offset.store": False,
+}
+_DEFAULTS = {
+    # A new group starts at the oldest message kept: nothing produced before the consumer
+    # first ran is skipped.
+    "auto.offset.reset": "earliest",
+    # Rebalances move partitions one by one instead of stopping the whole group.
+    "partition.assignment.strategy": "cooperative-sticky",
+}
+
+
+class KafkaNotConfigured(Exception):
+    """Kafka ingest is off or its settings are wrong; the message says which and how."""
+
+
+@dataclass(frozen=True)
+class KafkaConfig:
+    bootstrap_servers: str
+    topics: dict[str, str]  # topic → kind
+    group_id: str
+    client: dict[str, str] = field(default_factory=dict)  # further librdkafka settings
+    batch_messages: int = 500
+    batch_seconds: float = 0.2
+    dead_letter_bytes: int = 64 * 1024
+    port: int = 0
+    lag_report_seconds: float = 5.0
+
+    def consumer_settings(self) -> dict[str, Any]:
+        """What ``confluent_kafka.Consumer`` is given."""
+        return {
+            **_DEFAULTS,
+            **self.client,
+            "bootstrap.servers": self.bootstrap_servers,
+            "group.id": self.group_id,
+            **_FORCED,
+        }
+
+
+def parse_topics(items: list[str]) -> dict[str, str]:
+    topics: dict[str, str] = {}
+    for item in items:
+        topic, _, kind = item.partition(":")
+        topic, kind = topic.strip(), (kind.strip() or OPENLINEAGE).lower()
+        if not topic:
+            raise KafkaNotConfigured(f"LINEAGE_KAFKA_TOPICS: {item!r} names no topic.")
+        if kind not in KINDS:
+            raise KafkaNotConfigured(
+                f"LINEAGE_KAFKA_TOPICS: {item!r}: the kind must be one of {', '.join(KINDS)}."
+            )
+        if topics.get(topic, kind) != kind:
+            raise KafkaNotConfigured(f"LINEAGE_KAFKA_TOPICS: {topic!r} is given two kinds.")
+        topics[topic] = kind
+    return topics
+
+
+def client_settings(variables: dict[str, str]) -> dict[str, str]:
+    """LINEAGE_KAFKA_SASL_MECHANISM=PLAIN → {"sasl.mechanism": "PLAIN"}."""
+    return {name.lower().replace("_", "."): value for name, value in variables.items()}
+
+
+def load(overrides: dict[str, Any] | None = None) -> KafkaConfig:
+    """The configuration, or ``KafkaNotConfigured`` saying what is missing."""
+    values = {**settings.LINEAGE_KAFKA, **(overrides or {})}
+    servers = values["BOOTSTRAP_SERVERS"].strip()
+    if not servers:
+        raise KafkaNotConfigured(
+            "Kafka ingest is not configured: set LINEAGE_KAFKA_BOOTSTRAP_SERVERS (host:port,...) "
+            "and LINEAGE_KAFKA_TOPICS (topic:openlineage,topic:metadata). See docs/ingest.md."
+        )
+    if servers == MOCK:
+        raise KafkaNotConfigured(
+            "LINEAGE_KAFKA_BOOTSTRAP_SERVERS=mock is for `make run` only, which starts the mock "
+            "cluster and gives the consumer its address; point it at a real cluster here."
+        )
+    topics = parse_topics(values["TOPICS"])
+    if not topics:
+        raise KafkaNotConfigured(
+            "LINEAGE_KAFKA_TOPICS is empty: name the topics to read, e.g. "
+            "LINEAGE_KAFKA_TOPICS=openlineage,metadata-records:metadata."
+        )
+    if values["BATCH_MESSAGES"] < 1 or values["BATCH_MS"] < 1:
+        raise KafkaNotConfigured(
+            "LINEAGE_CONSUMER_BATCH_MESSAGES and LINEAGE_CONSUMER_BATCH_MS must be positive."
+        )
+    return KafkaConfig(
+        bootstrap_servers=servers,
+        topics=topics,
+        group_id=values["GROUP_ID"].strip() or "lineage-catalog",
+        client=client_settings(values["CLIENT"]),
+        batch_messages=values["BATCH_MESSAGES"],
+        batch_seconds=values["BATCH_MS"] / 1000,
+        dead_letter_bytes=max(256, values["DEAD_LETTER_BYTES"]),
+        port=values["PORT"],
+        lag_report_seconds=max(0.5, values["LAG_REPORT_SECONDS"]),
+    )

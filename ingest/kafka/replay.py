@@ -1,0 +1,74 @@
+"""Replay dead letters: run each through the pipeline again (after a steward fixed a rule,
+a limit was raised or the code was upgraded). A stored one is marked replayed with the
+event it became; one refused again gets the new reason. A value kept only in part is read
+again from Kafka, at its offset, while the topic still holds it."""
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from ingest.kafka.messages import Message, Refusal, read_message
+from ingest.models import DeadLetter
+from ingest.services import record_events
+
+
+@dataclass
+class ReplayReport:
+    stored: list[int] = field(default_factory=list)  # dead letter ids
+    refused: list[int] = field(default_factory=list)
+    unavailable: list[int] = field(default_factory=list)  # only a prefix, gone from Kafka
+
+
+def replay(letter_ids: list[int]) -> ReplayReport:
+    report = ReplayReport()
+    for letter in DeadLetter.objects.filter(id__in=letter_ids, replayed_at__isnull=True):
+        value = bytes(letter.value) if letter.complete else fetch_value(letter)
+        if value is None:
+            report.unavailable.append(letter.id)
+            continue
+        message = Message(
+            topic=letter.topic,
+            partition=letter.partition,
+            offset=letter.offset,
+            key=bytes(letter.key) if letter.key is not None else None,
+            value=value,
+            timestamp=letter.message_time,
+        )
+        result = read_message(message, letter.kind)
+        with transaction.atomic():
+            if isinstance(result, Refusal):
+                DeadLetter.objects.filter(id=letter.id).update(
+                    reason_code=result.code[:32], reason=result.reason[:4000]
+                )
+                report.refused.append(letter.id)
+                continue
+            [stored] = record_events([result])
+            DeadLetter.objects.filter(id=letter.id).update(
+                replayed_at=timezone.now(), replayed_event_id=stored.id
+            )
+            report.stored.append(letter.id)
+    return report
+
+
+def fetch_value(letter: DeadLetter) -> bytes | None:
+    """The whole value of a message, read from Kafka at its offset (no group, no commit);
+    None when Kafka is not configured or the topic no longer holds it."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    from ingest.kafka import config as kafka_config
+
+    try:
+        config = kafka_config.load()
+    except kafka_config.KafkaNotConfigured:
+        return None
+    settings = {**config.consumer_settings(), "group.id": f"{config.group_id}-replay"}
+    reader = Consumer(settings)
+    try:
+        reader.assign([TopicPartition(letter.topic, letter.partition, letter.offset)])
+        for message in reader.consume(num_messages=1, timeout=10):
+            if message.error() is None and message.offset() == letter.offset:
+                return bytes(message.value() or b"")
+        return None
+    finally:
+        reader.close()

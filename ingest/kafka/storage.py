@@ -1,0 +1,102 @@
+"""Store one batch of Kafka messages: the events through ``ingest.services.record_events``
+(the statement the batch endpoint uses), the refusals as dead letters.
+
+Each of the two is one statement, atomic and committed on its own (autocommit), and each
+is idempotent: events by digest, dead letters by (topic, partition, offset). So the
+batch needs no transaction around them, and a batch of good messages is one round trip:
+whatever happens between the two statements and the offset commit, a redelivery stores
+nothing twice (ADR 0062).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.db import connection
+
+from ingest.kafka.messages import Message, Refusal, read_message
+from ingest.metrics import count_ingested
+from ingest.services import SerialisedEvent, record_events
+
+_INSERT_DEAD_LETTERS = """
+INSERT INTO ingest_dead_letter
+    (topic, partition, "offset", kind, key, value, value_size, message_time, reason_code,
+     reason, received_at)
+SELECT * , now() FROM unnest(
+    %s::text[], %s::int[], %s::bigint[], %s::text[], %s::bytea[], %s::bytea[], %s::int[],
+    %s::timestamptz[], %s::text[], %s::text[]
+)
+ON CONFLICT (topic, partition, "offset") DO NOTHING
+"""
+
+
+@dataclass
+class BatchOutcome:
+    created: int = 0
+    duplicates: int = 0
+    dead_letters: list[tuple[Message, Refusal]] = field(default_factory=list)
+
+
+@dataclass
+class PreparedBatch:
+    """A batch read and checked (CPU only), ready to be written (database only)."""
+
+    messages: list[Message]
+    events: list[SerialisedEvent] = field(default_factory=list)
+    dead_letters: list[tuple[Message, Refusal]] = field(default_factory=list)
+
+
+def prepare_batch(messages: Sequence[Message], kinds: dict[str, str]) -> PreparedBatch:
+    """Parse, validate and serialise each message (``kinds``: topic → openlineage/metadata)."""
+    prepared = PreparedBatch(list(messages))
+    for message in messages:
+        result = read_message(message, kinds[message.topic])
+        if isinstance(result, Refusal):
+            prepared.dead_letters.append((message, result))
+        else:
+            prepared.events.append(result)
+    return prepared
+
+
+def write_batch(
+    prepared: PreparedBatch, kinds: dict[str, str], dead_letter_bytes: int
+) -> BatchOutcome:
+    """Store a prepared batch. Raises only when the database does; then nothing of the
+    batch may be acknowledged to Kafka. Safe to repeat."""
+    stored = record_events(prepared.events)
+    count_ingested([event.record for event in prepared.events], stored)
+    outcome = BatchOutcome(dead_letters=prepared.dead_letters)
+    outcome.created = sum(item.created for item in stored)
+    outcome.duplicates = len(stored) - outcome.created
+    if prepared.dead_letters:
+        record_dead_letters(prepared.dead_letters, kinds, dead_letter_bytes)
+    return outcome
+
+
+def store_batch(
+    messages: Sequence[Message], kinds: dict[str, str], dead_letter_bytes: int
+) -> BatchOutcome:
+    """``prepare_batch`` then ``write_batch``."""
+    return write_batch(prepare_batch(messages, kinds), kinds, dead_letter_bytes)
+
+
+def record_dead_letters(
+    letters: Sequence[tuple[Message, Refusal]], kinds: dict[str, str], limit: int
+) -> None:
+    """One INSERT of every refused message, each once (a redelivered one is not repeated)."""
+    rows = [
+        (
+            message.topic,
+            message.partition,
+            message.offset,
+            kinds[message.topic],
+            message.key[:limit] if message.key is not None else None,
+            (message.value or b"")[:limit],
+            len(message.value or b""),
+            message.timestamp,
+            refusal.code[:32],
+            refusal.reason[:4000].replace("\x00", "\ufffd"),
+        )
+        for message, refusal in letters
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_INSERT_DEAD_LETTERS, [list(column) for column in zip(*rows, strict=True)])

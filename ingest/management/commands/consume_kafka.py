@@ -1,0 +1,47 @@
+"""manage.py consume_kafka: read the configured Kafka topics into the raw event log.
+
+Configured by LINEAGE_KAFKA_BOOTSTRAP_SERVERS, LINEAGE_KAFKA_TOPICS, LINEAGE_KAFKA_GROUP_ID
+and LINEAGE_KAFKA_<SETTING> (docs/ingest.md); exits with a message saying what is missing
+when they are not set. SIGTERM (or Ctrl-C) stores and commits the batch in hand, then
+leaves the group.
+"""
+
+import signal
+import threading
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ingest.kafka import config as kafka_config
+
+
+class Command(BaseCommand):
+    help = "Consume OpenLineage and metadata records from Kafka topics into the event log."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--exit-when-idle",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help="Exit once no message has arrived for this long (a drain, a benchmark).",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            config = kafka_config.load()
+        except kafka_config.KafkaNotConfigured as error:
+            raise CommandError(str(error)) from error
+        from ingest.kafka.consumer import IngestConsumer
+        from ingest.kafka.health import serve
+
+        stop = threading.Event()
+        for signal_number in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signal_number, lambda *_: stop.set())
+        consumer = IngestConsumer(config, stop)
+        if config.port:
+            serve(consumer, config.port)
+        topics = ", ".join(f"{topic} ({kind})" for topic, kind in config.topics.items())
+        self.stdout.write(f"consuming {topics} as group {config.group_id!r}")
+        consumer.run(exit_when_idle=options["exit_when_idle"])
+        self.stdout.write(f"stopped after {consumer.stored_messages} messages")

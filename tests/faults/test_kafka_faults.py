@@ -1,0 +1,164 @@
+"""Kafka ingest under faults, on real processes: ``manage.py consume_kafka`` SIGKILLed at
+several points, PostgreSQL restarted under it (a private cluster), and a rebalance between
+two consumers of one group. Each counts the events in the raw log against the messages
+produced: nothing lost, nothing stored twice, and every offset committed in the end."""
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.faults import processes
+from tests.faults.test_faults import MAIN_SERVER
+from tests.ingest.kafka.cluster import committed_total, mock_cluster, produce
+
+pytestmark = [pytest.mark.faults, pytest.mark.timeout(300)]
+TOPIC = "fault-lineage"
+CONSUME = [str(processes.BIN / "python"), "manage.py", "consume_kafka"]
+
+
+@pytest.fixture(scope="module")
+def template_database() -> Iterator[str]:
+    url = processes.create_database(MAIN_SERVER)
+    env = processes.service_env(url, "redis://127.0.0.1:1/0")
+    processes.manage(env, "migrate", "--no-input")
+    yield url.rsplit("/", 1)[1]
+    processes.drop_database(url)
+
+
+@pytest.fixture
+def database(template_database: str) -> Iterator[str]:
+    url = processes.create_database(MAIN_SERVER, template=template_database)
+    yield url
+    processes.drop_database(url)
+
+
+@pytest.fixture
+def bootstrap() -> Iterator[str]:
+    with mock_cluster(TOPIC) as address:
+        yield address
+
+
+def kafka_env(database: str, redis_url: str, bootstrap: str, group: str) -> dict[str, str]:
+    return {
+        **processes.service_env(database, redis_url),
+        "LINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+        "LINEAGE_KAFKA_TOPICS": TOPIC,
+        "LINEAGE_KAFKA_GROUP_ID": group,
+        # Small batches, so that a kill falls inside a batch as often as between two.
+        "LINEAGE_CONSUMER_BATCH_MESSAGES": "40",
+        "LINEAGE_CONSUMER_BATCH_MS": "50",
+        "LINEAGE_CONSUMER_PORT": "0",
+    }
+
+
+def events(total: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "eventType": "COMPLETE",
+            "eventTime": "2026-11-29T10:00:00Z",
+            "run": {"runId": str(uuid.uuid4())},
+            "job": {"namespace": "kafka-faults", "name": f"job-{number % 50}"},
+            "producer": "https://example.com/kafka-faults",
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        }
+        for number in range(total)
+    ]
+
+
+def stored(database: str) -> int:
+    with psycopg.connect(database, connect_timeout=2) as connection:
+        row = connection.execute("SELECT count(*) FROM ingest_event").fetchone()
+    return int(row[0]) if row else 0
+
+
+def consumer(env: dict[str, str], log: Path, *options: str) -> processes.Service:
+    return processes.Service([*CONSUME, *options], env, log).start()
+
+
+def drain(env: dict[str, str], log: Path) -> None:
+    """One more consumer until it is idle: it reads whatever was not committed."""
+    last = consumer(env, log, "--exit-when-idle", "3")
+    assert last.process is not None
+    assert last.process.wait(timeout=120) == 0, last.output()[-3000:]
+    last.stop()
+
+
+def test_consumer_sigkilled_at_several_points_loses_nothing_and_stores_nothing_twice(
+    database: str, bootstrap: str, tmp_path: Path
+) -> None:
+    total = 3000
+    group = f"faults-{uuid.uuid4().hex[:8]}"
+    produce(bootstrap, TOPIC, events(total))
+    with processes.private_redis() as redis:
+        env = kafka_env(database, redis.url, bootstrap, group)
+        for kill_at in (200, 1100, 2300):
+            running = consumer(env, tmp_path / "consumer.log")
+            processes.wait_for(lambda at=kill_at: stored(database) >= at, 120, f"{kill_at} stored")
+            running.kill()
+            running.stop()
+            assert committed_total(bootstrap, group, TOPIC) <= stored(database)
+        drain(env, tmp_path / "consumer.log")
+    assert stored(database) == total
+    assert committed_total(bootstrap, group, TOPIC) == total
+
+
+def test_postgres_restart_under_the_consumer_loses_nothing(bootstrap: str, tmp_path: Path) -> None:
+    total = 3000
+    group = f"faults-{uuid.uuid4().hex[:8]}"
+    produce(bootstrap, TOPIC, events(total))
+    with processes.private_postgres() as cluster, processes.private_redis() as redis:
+        database = processes.create_database(cluster.url())
+        env = kafka_env(database, redis.url, bootstrap, group)
+        processes.manage(env, "migrate", "--no-input")
+        running = consumer(env, tmp_path / "consumer.log")
+        try:
+            processes.wait_for(lambda: stored(database) >= 400, 120, "the first batches")
+            cluster.stop()
+            time.sleep(2)
+            cluster.start()
+            # The same process carries on once PostgreSQL is back.
+            processes.wait_for(lambda: stored(database) >= total, 120, "every event", 0.5)
+            time.sleep(1)  # the last batch's offsets
+        finally:
+            running.stop()
+        output = running.output()
+        assert "kafka_store_failed" in output, "the outage was meant to be seen"
+        assert stored(database) == total
+        assert committed_total(bootstrap, group, TOPIC) == total
+
+
+def test_rebalance_between_two_consumers_loses_nothing(
+    database: str, bootstrap: str, tmp_path: Path
+) -> None:
+    total = 4000
+    group = f"faults-{uuid.uuid4().hex[:8]}"
+    batches = [events(total)[start : start + 200] for start in range(0, total, 200)]
+
+    def keep_producing() -> None:  # while the group rebalances, messages keep coming
+        for batch in batches:
+            produce(bootstrap, TOPIC, batch)
+            time.sleep(0.2)
+
+    producer = threading.Thread(target=keep_producing)
+    with processes.private_redis() as redis:
+        env = kafka_env(database, redis.url, bootstrap, group)
+        first = consumer(env, tmp_path / "first.log")
+        producer.start()
+        processes.wait_for(lambda: stored(database) >= 300, 120, "the first consumer")
+        second = consumer(env, tmp_path / "second.log")
+        processes.wait_for(lambda: "kafka_assigned" in second.output(), 60, "a rebalance")
+        processes.wait_for(lambda: stored(database) >= 2000, 120, "both consumers")
+        first.stop()  # SIGTERM: stores and commits what it holds, leaves the group
+        producer.join(timeout=120)
+        processes.wait_for(lambda: stored(database) >= total, 120, "every event", 0.5)
+        time.sleep(1)
+        second.stop()
+    assert "kafka_revoked" in first.output()
+    assert stored(database) == total
+    assert committed_total(bootstrap, group, TOPIC) == total

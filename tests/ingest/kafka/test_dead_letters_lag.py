@@ -1,0 +1,144 @@
+"""Dead letters are visible and replayable in the admin, and counted in /metrics; lag per
+partition is in /metrics and on the admin dashboard; the consumer's /readyz."""
+
+import json
+import re
+import urllib.error
+import urllib.request
+import uuid
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from catalog.admin.dashboard import build_dashboard
+from ingest.kafka import config as kafka_config
+from ingest.kafka.consumer import IngestConsumer
+from ingest.kafka.health import serve
+from ingest.models import DeadLetter, Event
+from tests.ingest.kafka.cluster import produce
+from tests.ingest.kafka.test_consume import consume, ol_event_dict
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def superuser_client() -> Client:
+    user = User.objects.create_superuser("kafka-admin", "k@example.com", "pw-kafka-admin")
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def metric(client: Client, name: str, **labels: str) -> float | None:
+    text = client.get("/metrics").content.decode()
+    wanted = ",".join(f'{key}="{value}"' for key, value in sorted(labels.items()))
+    for line in text.splitlines():
+        found = re.match(rf"{name}\{{(.*)\}} (\S+)$", line)
+        if found and ",".join(sorted(found.group(1).split(","))) == wanted:
+            return float(found.group(2))
+    return None
+
+
+def test_dead_letters_are_counted_shown_redacted_and_replayed_after_a_fix(
+    bootstrap: str, settings: Any, superuser_client: Client
+) -> None:
+    settings.LINEAGE = {**settings.LINEAGE, "MAX_JSON_DEPTH": 8}
+    deep: Any = {"password": "hunter2"}
+    for _ in range(10):
+        deep = {"facet": deep}
+    event = {**ol_event_dict(1), "job": {"namespace": "replay", "name": "j", "facets": deep}}
+    produce(bootstrap, "lineage-2", [event])
+    consume(bootstrap, "lineage-2")
+    letter = DeadLetter.objects.get(reason_code="too-deep")
+    assert (
+        metric(superuser_client, "lineage_kafka_dead_letters", topic="lineage-2", reason="too-deep")
+        == 1
+    )
+    page = superuser_client.get(f"/admin/ingest/deadletter/{letter.id}/change/").content.decode()
+    assert "lineage-2" in page and "hunter2" not in page and "REDACTED" in page
+    # The steward (or operator) raises the limit, then replays from the admin.
+    settings.LINEAGE = {**settings.LINEAGE, "MAX_JSON_DEPTH": 64}
+    answer = superuser_client.post(
+        "/admin/ingest/deadletter/",
+        {"action": "replay_selected", "_selected_action": [letter.id]},
+        follow=True,
+    )
+    assert "Stored 1" in answer.content.decode()
+    letter.refresh_from_db()
+    assert letter.replayed_at is not None
+    assert Event.objects.get(id=letter.replayed_event_id).job_namespace == "replay"
+    assert (
+        metric(superuser_client, "lineage_kafka_dead_letters", topic="lineage-2", reason="too-deep")
+        is None
+    )
+
+
+def test_a_dead_letter_kept_in_part_is_replayed_from_kafka(bootstrap: str, settings: Any) -> None:
+    from ingest.kafka.replay import replay
+
+    settings.LINEAGE = {**settings.LINEAGE, "MAX_REQUEST_BYTES": 2048}
+    big = {**ol_event_dict(2), "job": {"namespace": "big", "name": "x" * 4000}}
+    produce(bootstrap, "lineage-2", [big])
+    consume(bootstrap, "lineage-2", DEAD_LETTER_BYTES=256)
+    letter = DeadLetter.objects.get(reason_code="payload-too-large")
+    assert not letter.complete and len(bytes(letter.value)) == 256
+    settings.LINEAGE = {**settings.LINEAGE, "MAX_REQUEST_BYTES": 1 << 20}
+    assert replay([letter.id]).unavailable == [letter.id]  # Kafka not configured here
+    settings.LINEAGE_KAFKA = {
+        **settings.LINEAGE_KAFKA,
+        "BOOTSTRAP_SERVERS": bootstrap,
+        "TOPICS": ["lineage-2"],
+    }
+    assert replay([letter.id]).stored == [letter.id]
+    assert Event.objects.filter(job_namespace="big").count() == 1
+
+
+def test_lag_per_partition_in_metrics_and_on_the_dashboard(
+    bootstrap: str, superuser_client: Client
+) -> None:
+    produce(bootstrap, "lineage", [ol_event_dict(n) for n in range(6)])
+    group = f"lag-{uuid.uuid4().hex[:8]}"
+    consume(bootstrap, "lineage", group)
+    for partition in range(4):
+        labels = {"group": group, "topic": "lineage", "partition": str(partition)}
+        assert metric(superuser_client, "lineage_kafka_consumer_lag_messages", **labels) == 0
+        age = metric(superuser_client, "lineage_kafka_consumer_report_age_seconds", **labels)
+        assert age is not None and age < 120
+    dashboard = build_dashboard()
+    assert {row.group_id for row in dashboard.kafka_lag} >= {group}
+    page = superuser_client.get("/admin/").content.decode()
+    assert 'id="lc-kafka"' in page and group in page
+
+
+def readyz(port: int) -> tuple[int, dict[str, Any]]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=10) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.mark.parametrize("reachable", [True, False])
+def test_consumer_readyz_says_whether_it_is_connected(bootstrap: str, reachable: bool) -> None:
+    config = kafka_config.load(
+        {
+            "BOOTSTRAP_SERVERS": bootstrap if reachable else "127.0.0.1:1",
+            "TOPICS": ["lineage"],
+            "GROUP_ID": "readyz",
+            "PORT": 0,
+        }
+    )
+    consumer = IngestConsumer(config)
+    server = serve(consumer, 0, host="127.0.0.1")
+    try:
+        status, body = readyz(server.server_address[1])
+    finally:
+        server.shutdown()
+        consumer.consumer.close()
+    assert body["checks"]["database"] == "ok"
+    if reachable:
+        assert (status, body["checks"]["kafka"]) == (200, "connected")
+    else:
+        assert status == 503 and body["checks"]["kafka"].startswith("unavailable")
