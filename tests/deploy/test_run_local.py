@@ -1,10 +1,19 @@
 """`make run` is a development server (DEBUG on, a fixed key): local unless told otherwise."""
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
+from django.db import connection
+from django.test import Client
+
+from ingest.authentication import clear_token_cache
+from ingest.models import ApiToken
+from ingest.services import hash_token, revoke_token
 from tests.deploy.rendering import ROOT
 
 
@@ -52,3 +61,41 @@ def test_development_settings_accept_only_loopback_host_names() -> None:
         check=True,
     )
     assert result.stdout.strip() == "True ['127.0.0.1', '[::1]', 'localhost']"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_make_run_keeps_an_admin_an_ingest_token_and_a_read_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The credentials `make run` prints work, and the next run prints the same ones."""
+    run_local = _run_local()
+    monkeypatch.setattr(run_local, "LOCAL", tmp_path)
+    monkeypatch.setattr(run_local, "CREDENTIALS", tmp_path / "credentials.json")
+    database = connection.settings_dict
+    env = dict(os.environ) | {
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}"
+        f"/{database['NAME']}",
+    }
+    first = run_local.ensure_credentials(env)
+    assert set(first) == {"admin_user", "admin_password", "ingest_token", "read_token"}
+    assert json.loads((tmp_path / "credentials.json").read_text()) == first
+    assert run_local.ensure_credentials(env) == first
+
+    client = Client()
+    read = {"HTTP_AUTHORIZATION": f"Bearer {first['read_token']}"}
+    assert client.get("/api/v1/jobs", **read).status_code == 200
+    assert client.get("/marquez/api/v1/namespaces", **read).status_code == 200
+    ingest = {"HTTP_AUTHORIZATION": f"Bearer {first['ingest_token']}"}
+    assert client.get("/api/v1/jobs", **ingest).status_code == 403
+    assert client.login(username="admin", password=first["admin_password"])
+
+    # A revoked token is replaced, the other kept.
+    revoke_token(ApiToken.objects.get(key_hash=hash_token(first["read_token"])).id)
+    clear_token_cache()
+    again = run_local.ensure_credentials(env)
+    assert again["read_token"] != first["read_token"]
+    assert again["ingest_token"] == first["ingest_token"]
+    banner = run_local.banner("http://127.0.0.1:8000", again)
+    assert again["read_token"] in banner and again["ingest_token"] in banner
+    assert "Start here: http://127.0.0.1:8000/" in banner

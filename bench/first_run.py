@@ -1,0 +1,174 @@
+"""How long a fresh clone's `make run` takes to serve, first and second time (issue 30).
+
+    python3 bench/first_run.py                 # both caches: a cold uv cache, then the warm one
+    python3 bench/first_run.py --cache warm    # only the machine's uv cache as it is
+    python3 bench/first_run.py --repo PATH     # clone PATH's HEAD instead of this repository's
+
+For each cache it clones the repository's committed HEAD into a temporary folder, runs
+`make run` there in its own process group against a database of its own (DATABASE_URL's
+server, a fresh database name), and times until the web server answers `/`; then stops the
+whole process group (SIGTERM, SIGKILL after 15 s), checks nothing of it is left running,
+runs `make run` again in the same clone and times that. "Cold" points UV_CACHE_DIR at an
+empty folder (and turns pip's cache off for the uv bootstrap), so every package is
+downloaded from PyPI; "warm" uses the uv cache the machine already has. It prints the
+figures and the lines `make run` printed before it served. Standard library only: it runs
+with any python3, before any virtualenv exists.
+"""
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+FIRST_RUN_LIMIT = 600.0  # seconds; give up (and say so) after this
+TARGET_FIRST, TARGET_SECOND = 120.0, 15.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def answers(port: int) -> bool:
+    """The web server answers / with any HTTP response (the front page: 200)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the whole process group (make, run_local, web, worker, beat), then SIGKILL."""
+    pgid = process.pid
+    if group_alive(pgid):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    while group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if group_alive(pgid):
+        print(f"  process group {pgid} still alive after SIGTERM; SIGKILL", flush=True)
+        os.killpg(pgid, signal.SIGKILL)
+        time.sleep(1)
+    process.wait(timeout=10)
+    if group_alive(pgid):
+        sys.exit(f"process group {pgid} is still running after SIGKILL")
+
+
+def timed_make_run(clone: Path, env: dict[str, str], port: int, log: Path) -> tuple[float, str]:
+    """Seconds from `make run` to a 200 on /, and what it printed until then."""
+    started = time.monotonic()
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            ["make", "run", f"PORT={port}"],
+            cwd=clone,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group, stopped whole
+        )
+    try:
+        while not answers(port):
+            if process.poll() is not None:
+                sys.exit(f"make run exited with {process.returncode}:\n{log.read_text()}")
+            if time.monotonic() - started > FIRST_RUN_LIMIT:
+                sys.exit(f"make run did not serve within {FIRST_RUN_LIMIT:.0f} s")
+            time.sleep(0.25)
+        elapsed = time.monotonic() - started
+    finally:
+        stop_group(process)
+    return elapsed, log.read_text(errors="replace")
+
+
+def drop_database(clone: Path, env: dict[str, str], database_url: str) -> None:
+    parts = urlsplit(database_url)
+    name = parts.path.lstrip("/")
+    maintenance = urlunsplit(parts._replace(path="/postgres"))
+    script = (
+        "import psycopg, sys\n"
+        "with psycopg.connect(sys.argv[1], autocommit=True) as c:\n"
+        f"    c.execute('DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)')\n"
+    )
+    python = clone / ".venv" / "bin" / "python"
+    subprocess.run([python, "-c", script, maintenance], env=env, check=True)
+
+
+def measure(repo: Path, cache: str, base_url: str, workdir: Path) -> tuple[float, float]:
+    clone = workdir / f"clone-{cache}"
+    subprocess.run(["git", "clone", "--quiet", str(repo), str(clone)], check=True)
+    database_url = f"{base_url.rsplit('/', 1)[0]}/lc_first_run_{uuid.uuid4().hex[:8]}"
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        # A developer's activated virtualenv must not leak into the clone's.
+        if key not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "DJANGO_SETTINGS_MODULE")
+    }
+    env["DATABASE_URL"] = database_url
+    env.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+    if cache == "cold":
+        env["UV_CACHE_DIR"] = str(workdir / f"uv-cache-{cache}")
+        env["PIP_NO_CACHE_DIR"] = "1"
+    port = free_port()
+    try:
+        first, printed = timed_make_run(clone, env, port, workdir / f"{cache}-1.log")
+        print(f"\n{cache} uv cache: first `make run` answered / after {first:.1f} s", flush=True)
+        before_banner = printed.split("Lineage Catalog is running")[0].strip().splitlines()
+        print("  it printed, before the banner:")
+        for line in before_banner:
+            print(f"    | {line}")
+        second, _ = timed_make_run(clone, env, port, workdir / f"{cache}-2.log")
+        print(f"{cache} uv cache: second `make run` answered / after {second:.1f} s", flush=True)
+    finally:
+        if (clone / ".venv" / "bin" / "python").exists():
+            drop_database(clone, env, database_url)
+    return first, second
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo", type=Path, default=ROOT, help="the repository to clone")
+    parser.add_argument("--cache", choices=("cold", "warm", "both"), default="both")
+    arguments = parser.parse_args()
+    base_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    commit = subprocess.run(
+        ["git", "-C", str(arguments.repo), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    print(f"cloning {arguments.repo} at {commit}; load average {os.getloadavg()[0]:.2f}")
+    caches = ("cold", "warm") if arguments.cache == "both" else (arguments.cache,)
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="lc-first-run-") as workdir:
+        for cache in caches:
+            results[cache] = measure(arguments.repo, cache, base_url, Path(workdir))
+    print("\ncache   first make run   second make run   (targets: first <= 120 s, second <= 15 s)")
+    for cache, (first, second) in results.items():
+        verdict = "ok" if first <= TARGET_FIRST and second <= TARGET_SECOND else "MISSED"
+        print(f"{cache:<7} {first:>12.1f} s {second:>15.1f} s   {verdict}")
+
+
+if __name__ == "__main__":
+    main()
