@@ -49,7 +49,7 @@ def test_make_run_installs_the_service_without_the_toolchain() -> None:
     assert not runtime & TOOLCHAIN
     assert "lineage-collector" not in runtime
     tests = _closure(packages, ["lineage-catalog", "lineage-collector"], ("dev",))
-    assert TOOLCHAIN <= tests and "moto" in tests  # the collector's own test dependencies
+    assert tests >= TOOLCHAIN and "moto" in tests  # the collector's own test dependencies
 
 
 def test_both_commands_install_from_the_lock_and_ci_checks_it() -> None:
