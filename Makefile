@@ -29,15 +29,16 @@ $(UV_STAMP):
 
 # Exact versions from uv.lock; --frozen never re-resolves, so two clones install the same code.
 # --inexact: `make run` after `make test` keeps the toolchain instead of uninstalling it.
+# The `local` extra is the development server's reload (watchfiles), nothing else.
 install: $(UV_STAMP)
 	@test -x $(BIN)/python || echo "[make] first run: installing the service's dependencies from uv.lock into $(VENV)/"
-	@$(UV) sync --frozen --inexact --quiet
+	@$(UV) sync --frozen --inexact --extra local --quiet
 
 # The toolchain (the `dev` extra) and the collector package (a workspace member) with its own
 # `dev` extra; exact, so the test environment is the lock and nothing else.
 install-dev: $(UV_STAMP)
 	@echo "[make] installing the test toolchain from uv.lock into $(VENV)/"
-	@$(UV) sync --frozen --all-packages --extra dev --quiet
+	@$(UV) sync --frozen --all-packages --extra dev --extra local --quiet
 
 # After editing dependencies in pyproject.toml: re-resolve and commit uv.lock.
 lock: $(UV_STAMP)
