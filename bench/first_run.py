@@ -17,6 +17,7 @@ with any python3, before any virtualenv exists.
 
 import argparse
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -26,11 +27,13 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_RUN_LIMIT = 600.0  # seconds; give up (and say so) after this
+STOP_LIMIT = 30.0  # seconds from SIGTERM to SIGKILL (run_local itself kills after 10 s)
 TARGET_FIRST, TARGET_SECOND = 120.0, 15.0
 
 
@@ -59,12 +62,14 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-def stop_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the whole process group (make, run_local, web, worker, beat), then SIGKILL."""
+def stop_group(process: subprocess.Popen[bytes]) -> float:
+    """SIGTERM the whole process group (make, run_local, web, worker, beat), then SIGKILL;
+    the seconds until none of it was left."""
     pgid = process.pid
+    started = time.monotonic()
     if group_alive(pgid):
         os.killpg(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + 15
+    deadline = started + STOP_LIMIT
     while group_alive(pgid) and time.monotonic() < deadline:
         time.sleep(0.2)
     if group_alive(pgid):
@@ -74,10 +79,21 @@ def stop_group(process: subprocess.Popen[bytes]) -> None:
     process.wait(timeout=10)
     if group_alive(pgid):
         sys.exit(f"process group {pgid} is still running after SIGKILL")
+    return time.monotonic() - started
 
 
-def timed_make_run(clone: Path, env: dict[str, str], port: int, log: Path) -> tuple[float, str]:
-    """Seconds from `make run` to a 200 on /, and what it printed until then."""
+@dataclass
+class Timing:
+    answered: float  # seconds from `make run` to an answer on /
+    stopped: float  # seconds from SIGTERM until nothing of it was running
+    cpu: float  # CPU seconds of make run and everything it started, until stopped
+    load: float  # the 1-minute load average when it answered
+    printed: str
+
+
+def timed_make_run(clone: Path, env: dict[str, str], port: int, log: Path) -> Timing:
+    """Start `make run`, wait for an answer on /, stop it; what that took."""
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     with log.open("wb") as output:
         process = subprocess.Popen(
@@ -97,9 +113,12 @@ def timed_make_run(clone: Path, env: dict[str, str], port: int, log: Path) -> tu
                 sys.exit(f"make run did not serve within {FIRST_RUN_LIMIT:.0f} s")
             time.sleep(0.25)
         elapsed = time.monotonic() - started
+        load = os.getloadavg()[0]
     finally:
-        stop_group(process)
-    return elapsed, log.read_text(errors="replace")
+        stopped = stop_group(process)
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
+    return Timing(elapsed, stopped, cpu, load, log.read_text(errors="replace"))
 
 
 def drop_database(clone: Path, env: dict[str, str], database_url: str) -> None:
@@ -115,7 +134,16 @@ def drop_database(clone: Path, env: dict[str, str], database_url: str) -> None:
     subprocess.run([python, "-c", script, maintenance], env=env, check=True)
 
 
-def measure(repo: Path, cache: str, base_url: str, workdir: Path) -> tuple[float, float]:
+def report(cache: str, which: str, timing: Timing) -> None:
+    print(
+        f"{cache} uv cache: {which} `make run` answered / after {timing.answered:.1f} s "
+        f"(load average {timing.load:.2f}; {timing.cpu:.1f} CPU s until stopped; "
+        f"stopped in {timing.stopped:.1f} s)",
+        flush=True,
+    )
+
+
+def measure(repo: Path, cache: str, base_url: str, workdir: Path) -> tuple[Timing, Timing]:
     clone = workdir / f"clone-{cache}"
     subprocess.run(["git", "clone", "--quiet", str(repo), str(clone)], check=True)
     database_url = f"{base_url.rsplit('/', 1)[0]}/lc_first_run_{uuid.uuid4().hex[:8]}"
@@ -132,14 +160,13 @@ def measure(repo: Path, cache: str, base_url: str, workdir: Path) -> tuple[float
         env["PIP_NO_CACHE_DIR"] = "1"
     port = free_port()
     try:
-        first, printed = timed_make_run(clone, env, port, workdir / f"{cache}-1.log")
-        print(f"\n{cache} uv cache: first `make run` answered / after {first:.1f} s", flush=True)
-        before_banner = printed.split("Lineage Catalog is running")[0].strip().splitlines()
+        first = timed_make_run(clone, env, port, workdir / f"{cache}-1.log")
+        report(cache, "first", first)
         print("  it printed, before the banner:")
-        for line in before_banner:
+        for line in first.printed.split("Lineage Catalog is running")[0].strip().splitlines():
             print(f"    | {line}")
-        second, _ = timed_make_run(clone, env, port, workdir / f"{cache}-2.log")
-        print(f"{cache} uv cache: second `make run` answered / after {second:.1f} s", flush=True)
+        second = timed_make_run(clone, env, port, workdir / f"{cache}-2.log")
+        report(cache, "second", second)
     finally:
         if (clone / ".venv" / "bin" / "python").exists():
             drop_database(clone, env, database_url)
@@ -166,8 +193,11 @@ def main() -> None:
             results[cache] = measure(arguments.repo, cache, base_url, Path(workdir))
     print("\ncache   first make run   second make run   (targets: first <= 120 s, second <= 15 s)")
     for cache, (first, second) in results.items():
-        verdict = "ok" if first <= TARGET_FIRST and second <= TARGET_SECOND else "MISSED"
-        print(f"{cache:<7} {first:>12.1f} s {second:>15.1f} s   {verdict}")
+        met = first.answered <= TARGET_FIRST and second.answered <= TARGET_SECOND
+        print(
+            f"{cache:<7} {first.answered:>12.1f} s {second.answered:>15.1f} s   "
+            f"{'ok' if met else 'MISSED'}   (CPU s: {first.cpu:.1f}, {second.cpu:.1f})"
+        )
 
 
 if __name__ == "__main__":

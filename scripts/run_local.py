@@ -101,16 +101,20 @@ def manage(*args: str, env: dict[str, str], capture: bool = False) -> str:
     return result.stdout if capture else ""
 
 
-# Run inside `manage.py shell` with the saved credentials as JSON on stdin: makes sure the
-# admin has the saved password and that each saved token is still active with its scope
-# (a new one otherwise), and prints the credentials as JSON. One Django start, not four.
-_CREDENTIALS_SCRIPT = """
+# Run inside `manage.py shell` with the saved credentials as JSON on stdin: migrates when
+# asked, makes sure the admin has the saved password and that each saved token is still
+# active with its scope (a new one otherwise), and prints the credentials as JSON. One
+# Django start instead of five: on a busy laptop each costs seconds of `make run`.
+_PREPARE_SCRIPT = """
 import json, sys
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from ingest.models import ApiToken
 from ingest.services import create_token, hash_token
 
 saved = json.loads(sys.stdin.read())
+if saved.pop("migrate"):
+    call_command("migrate", interactive=False, verbosity=0)
 user, _ = get_user_model().objects.get_or_create(username="admin")
 user.is_staff = user.is_superuser = True
 user.set_password(saved["admin_password"])
@@ -123,23 +127,24 @@ print(json.dumps(saved))
 """
 
 
-def ensure_credentials(env: dict[str, str]) -> dict[str, str]:
+def ensure_credentials(env: dict[str, str], migrate: bool = False) -> dict[str, str]:
     """The local admin login, an ingest token and a read token, kept in
-    .local/credentials.json so every run prints the same working ones."""
+    .local/credentials.json so every run prints the same working ones; ``migrate`` applies
+    the migrations first, in the same Django process."""
     LOCAL.mkdir(exist_ok=True)
     saved = json.loads(CREDENTIALS.read_text()) if CREDENTIALS.exists() else {}
-    saved = {
+    saved: dict[str, str | bool] = {
         "admin_user": "admin",
         "admin_password": saved.get("admin_password") or secrets.token_urlsafe(12),
         "ingest_token": saved.get("ingest_token", ""),
         "read_token": saved.get("read_token", ""),
     }
     result = subprocess.run(
-        [BIN / "python", "manage.py", "shell", "-c", _CREDENTIALS_SCRIPT],
+        [BIN / "python", "manage.py", "shell", "-c", _PREPARE_SCRIPT],
         cwd=ROOT,
         env=env,
         check=True,
-        input=json.dumps(saved),
+        input=json.dumps({**saved, "migrate": migrate}),
         capture_output=True,
         text=True,
     )
@@ -188,7 +193,9 @@ def web_environment(environ: dict[str, str]) -> dict[str, str]:
     return {
         "HOST": environ.get("HOST") or "127.0.0.1",
         "PORT": environ.get("PORT") or "8000",
-        "WEB_WORKERS": "2",
+        # One process: each one imports the whole application again when it (re)starts,
+        # which is most of what a second `make run` waits for on a laptop.
+        "WEB_WORKERS": "1",
         "WEB_THREADS": "4",
         "WEB_ACCESS_LOG": "true",
         "WEB_RELOAD": "true",
@@ -201,12 +208,15 @@ def main() -> None:
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
     env["DATABASE_URL"] = database_url()
     env["REDIS_URL"] = redis_url()
-    say("migrating the database")
-    manage("migrate", "--no-input", "--verbosity", "0", env=env)
-    say("collecting static files")
-    manage("collectstatic", "--no-input", "--verbosity", "0", env=env)
-    say("making sure the local admin, an ingest token and a read token exist")
-    credentials = ensure_credentials(env)
+    if env["DJANGO_SETTINGS_MODULE"] == "config.settings.development":
+        # DEBUG: whitenoise serves the apps' static files where they are (its finders);
+        # the empty folder only spares its "No directory" warning.
+        (ROOT / "staticfiles").mkdir(exist_ok=True)
+    else:
+        say("collecting static files")
+        manage("collectstatic", "--no-input", "--verbosity", "0", env=env)
+    say("migrating the database; making sure the local admin and two tokens exist")
+    credentials = ensure_credentials(env, migrate=True)
     say("starting the web server, a Celery worker and the scheduler")
 
     commands = {

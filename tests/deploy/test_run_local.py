@@ -77,7 +77,7 @@ def test_make_run_keeps_an_admin_an_ingest_token_and_a_read_token(
         "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}"
         f"/{database['NAME']}",
     }
-    first = run_local.ensure_credentials(env)
+    first = run_local.ensure_credentials(env, migrate=True)  # as `make run` calls it
     assert set(first) == {"admin_user", "admin_password", "ingest_token", "read_token"}
     assert json.loads((tmp_path / "credentials.json").read_text()) == first
     assert run_local.ensure_credentials(env) == first
