@@ -9,6 +9,7 @@ the default selection, run with ``pytest -m slow tests/producers``.
 
 import json
 import os
+import shutil
 import subprocess
 import urllib.parse
 import urllib.request
@@ -30,6 +31,8 @@ from tests.producers.dbt_project import FAILING, MART, SCHEMA, STAGING, write_pr
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 NAMESPACE = "dbt_harness"
+STRUCTURED_NAMESPACE = "dbt_harness_structured"
+ARTIFACTS = ROOT / "test-artifacts" / "dbt-ol"
 
 
 class Api:
@@ -63,6 +66,7 @@ class Api:
 
 
 def _dbt_ol(venv: Path, project: Path, env: dict[str, str], *args: str) -> int:
+    name = "-".join(arg.lstrip("-") for arg in args)
     result = subprocess.run(
         [venv / "bin" / "dbt-ol", *args, "--project-dir", project, "--profiles-dir", project],
         cwd=project,
@@ -71,7 +75,7 @@ def _dbt_ol(venv: Path, project: Path, env: dict[str, str], *args: str) -> int:
         text=True,
         timeout=600,
     )
-    (project / f"dbt-ol-{args[0]}.log").write_text(result.stdout + result.stderr)
+    (project / f"dbt-ol-{name}.log").write_text(result.stdout + result.stderr)
     return result.returncode
 
 
@@ -158,14 +162,35 @@ def _run_dbt(
     codes = {
         command: _dbt_ol(dbt_venv, project, env, command) for command in ("seed", "run", "test")
     }
+    # The same run again with structured logs, in a namespace of its own.
+    structured = project / "sent-structured.ndjson"
+    (project / "openlineage.yml").write_text(
+        (project / "openlineage.yml").read_text().replace(str(sent), str(structured))
+    )
+    codes["run --consume-structured-logs"] = _dbt_ol(
+        dbt_venv,
+        project,
+        env | {"OPENLINEAGE_NAMESPACE": STRUCTURED_NAMESPACE},
+        "run",
+        "--consume-structured-logs",
+    )
+    # What was sent, for a developer to read (docs/producers.md quotes it); git-ignored.
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for path in (sent, structured, *project.glob("dbt-ol-*.log")):
+        shutil.copy(path, ARTIFACTS / path.name)
     services.derive_events(list(Event.objects.order_by("id").values_list("id", flat=True)))
     yield {
         "api": Api(base_url, read_token),
         "codes": codes,
-        "sent": [json.loads(line) for line in sent.read_text().splitlines() if line.strip()],
+        "sent": _lines(sent),
+        "structured": _lines(structured),
         "database": database,
         "project": project,
     }
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _jobs(api: Api) -> dict[str, dict[str, Any]]:
@@ -183,11 +208,12 @@ def _dataset(api: Api, database: str, table: str) -> dict[str, Any]:
 
 
 def test_every_event_dbt_ol_sent_is_stored(dbt_catalog: dict[str, Any]) -> None:
-    api, sent = dbt_catalog["api"], dbt_catalog["sent"]
+    api = dbt_catalog["api"]
+    sent = dbt_catalog["sent"] + dbt_catalog["structured"]
     assert dbt_catalog["codes"]["seed"] == 0
     assert dbt_catalog["codes"]["run"] != 0  # the failing model fails the run
     assert dbt_catalog["codes"]["test"] == 0
-    assert len(sent) >= 10
+    assert len(dbt_catalog["sent"]) >= 10 and dbt_catalog["structured"]
     stored = api.all("events")
     assert len(stored) == len(sent)
     key = lambda event: (event["run"]["runId"], event["eventType"], event["job"]["name"])  # noqa: E731
@@ -234,12 +260,61 @@ def test_the_graph_runs_from_staging_to_the_mart_with_column_edges(
     assert ("stg_customers", "first_name", "first_name") in columns, columns
 
 
-def test_seeds_reach_the_staging_models(dbt_catalog: dict[str, Any]) -> None:
-    """dbt-ol's default mode sends no seed job and no seed input of a staging model; the
-    catalog should still draw raw_customers → stg_customers (issue 26's column work)."""
-    api, database = dbt_catalog["api"], dbt_catalog["database"]
+def _seed_feeds_staging(api: Api, database: str, namespace: str) -> dict[str, bool]:
+    """Per staging model: does a job of ``namespace`` read its seed and write the model?"""
+    found = {}
     for seed, model in (("raw_customers", "stg_customers"), ("raw_orders", "stg_orders")):
         staging = _dataset(api, database, model)
         graph = api.get("lineage/graph", node=f"dataset:{staging['id']}", direction="upstream")
-        names = {node["name"] for node in graph["nodes"] if node["type"] == "dataset"}
-        assert f"{database}.{SCHEMA}.{seed}" in names, (model, names)
+        names = {node["id"]: node for node in graph["nodes"]}
+        readers = {
+            edge["target"]
+            for edge in graph["edges"]
+            if edge["kind"] == "input"
+            and names[edge["source"]]["name"] == f"{database}.{SCHEMA}.{seed}"
+        }
+        writers = {
+            edge["source"]
+            for edge in graph["edges"]
+            if edge["kind"] == "output" and edge["target"] == f"dataset:{staging['id']}"
+        }
+        found[model] = any(names[job]["namespace"] == namespace for job in readers & writers)
+    return found
+
+
+def test_seeds_reach_the_staging_models(dbt_catalog: dict[str, Any]) -> None:
+    """dbt-ol's default mode sends no seed job and no seed input of a staging model (its
+    events name only ref()'d models as inputs); the catalog should still draw raw_customers
+    → stg_customers for those runs, from the model's SQL (issue 26's column lineage work)."""
+    api, database = dbt_catalog["api"], dbt_catalog["database"]
+    assert _seed_feeds_staging(api, database, NAMESPACE) == {
+        "stg_customers": True,
+        "stg_orders": True,
+    }
+
+
+def test_structured_logs_name_jobs_by_node_and_add_one_child_per_statement(
+    dbt_catalog: dict[str, Any],
+) -> None:
+    """--consume-structured-logs: jobs are dbt's unique ids (model.<project>.<model>), each
+    SQL statement is a child job (….sql.N), seeds are inputs, a failure carries its error."""
+    api, database = dbt_catalog["api"], dbt_catalog["database"]
+    jobs = {job["name"]: job for job in api.all("jobs", namespace=STRUCTURED_NAMESPACE)}
+    for model in (*STAGING, MART, FAILING):
+        assert f"model.lc_shop.{model}" in jobs
+    children = [name for name in jobs if name.startswith("model.lc_shop.stg_orders.sql.")]
+    assert children
+    detail = api.get(f"jobs/{jobs[children[0]]['id']}")
+    assert detail["parent"]["name"] == "model.lc_shop.stg_orders"
+    failing = api.all("runs", job_id=jobs[f"model.lc_shop.{FAILING}"]["id"])
+    assert [run["state"] for run in failing] == ["FAIL"]
+    sent_failure = [
+        event
+        for event in dbt_catalog["structured"]
+        if event["job"]["name"] == f"model.lc_shop.{FAILING}" and event["eventType"] == "FAIL"
+    ]
+    assert "errorMessage" in sent_failure[0]["run"]["facets"]
+    assert _seed_feeds_staging(api, database, STRUCTURED_NAMESPACE) == {
+        "stg_customers": True,
+        "stg_orders": True,
+    }
