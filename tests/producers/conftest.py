@@ -1,8 +1,10 @@
-"""The producers' harness: real producers installed from PyPI in cached virtualenvs.
+"""The producers' recipes, run: openlineage-python from the dev extra (an ordinary test),
+and dbt-ol installed from PyPI in a cached virtualenv (test_dbt_ol.py).
 
-Marked ``slow`` and left out of the default selection (pyproject.toml's ``-m "not slow"``):
-``pytest -m slow tests/producers`` runs it (docs/producers.md). The virtualenv lives in
-.local/producer-venvs/ (git-ignored), one per set of pins, and is built once.
+The dbt-ol harness is marked ``slow`` and left out of the default selection
+(pyproject.toml's ``-m "not slow"``): ``pytest -m slow tests/producers`` runs it
+(docs/producers.md). Its virtualenv lives in .local/producer-venvs/ (git-ignored), one per
+set of pins, and is built once.
 """
 
 import hashlib
