@@ -110,6 +110,7 @@ class Timing:
     cpu: float  # CPU seconds of make run and everything it started, until stopped
     load: float  # the 1-minute load average when it answered
     printed: str
+    steps: list[tuple[float, str]]  # when each of make's and run_local's own lines appeared
 
 
 def timed_make_run(clone: Path, env: dict[str, str], port: int, log: Path) -> Timing:
@@ -126,8 +127,11 @@ def timed_make_run(clone: Path, env: dict[str, str], port: int, log: Path) -> Ti
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # its own process group, stopped whole
         )
+    steps: list[tuple[float, str]] = []
     try:
         while not answers(port):
+            for line in log.read_text(errors="replace").splitlines()[len(steps) :]:
+                steps.append((time.monotonic() - started, line))
             if process.poll() is not None and not group_alive(process.pid):
                 sys.exit(f"make run exited with {process.returncode}:\n{log.read_text()}")
             if time.monotonic() - started > FIRST_RUN_LIMIT:
@@ -139,7 +143,8 @@ def timed_make_run(clone: Path, env: dict[str, str], port: int, log: Path) -> Ti
         stopped = stop_group(process)
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
-    return Timing(elapsed, stopped, cpu, load, log.read_text(errors="replace"))
+    own = [(moment, line) for moment, line in steps if line.startswith("[make")]
+    return Timing(elapsed, stopped, cpu, load, log.read_text(errors="replace"), own)
 
 
 def drop_database(clone: Path, env: dict[str, str], database_url: str) -> None:
@@ -183,9 +188,10 @@ def measure(repo: Path, cache: str, base_url: str, workdir: Path) -> tuple[Timin
     try:
         first = timed_make_run(clone, env, port, workdir / f"{cache}-1.log")
         report(cache, "first", first)
-        print("  it printed, before the banner:")
+        print("  it printed, before the banner (seen at, within a quarter second):")
         for line in first.printed.split("Lineage Catalog is running")[0].strip().splitlines():
-            print(f"    | {line}")
+            seen = [moment for moment, own in first.steps if own == line]
+            print(f"    {seen[0]:6.1f} s | {line}" if seen else f"           | {line}")
         second = timed_make_run(clone, env, port, workdir / f"{cache}-2.log")
         report(cache, "second", second)
     finally:
