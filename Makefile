@@ -21,10 +21,14 @@ export UV_NO_PROGRESS := 1
 
 .PHONY: run test install install-dev lock browser audit lint typecheck schema clean
 
+# pip --target puts uv's binary in $(UV_HOME)/bin without building a virtualenv first (half
+# the CPU); where the machine's pip refuses that, a small virtualenv holds it instead.
 $(UV_STAMP):
 	@echo "[make] installing uv $(UV_VERSION) into $(UV_HOME)/"
-	@rm -rf $(UV_HOME) && $(PYTHON) -m venv $(UV_HOME)
-	@$(UV_HOME)/bin/python -m pip install -qq --disable-pip-version-check uv==$(UV_VERSION)
+	@rm -rf $(UV_HOME)
+	@$(PYTHON) -m pip install -qq --disable-pip-version-check --target $(UV_HOME) uv==$(UV_VERSION) 2>/dev/null \
+	  || { rm -rf $(UV_HOME) && $(PYTHON) -m venv $(UV_HOME) \
+	       && $(UV_HOME)/bin/python -m pip install -qq --disable-pip-version-check uv==$(UV_VERSION); }
 	@touch $@
 
 # Exact versions from uv.lock; --frozen never re-resolves, so two clones install the same code.
