@@ -1,22 +1,52 @@
-# The two commands of the README: `make run` and `make test`. Both build their own virtualenv.
+# The two commands of the README: `make run` and `make test`. Both install into .venv from the
+# committed uv.lock (docs/adr/0063-locked-installs-with-uv.md): `make run` only what the
+# service needs, `make test` the toolchain and the collector package too.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-stamp
 PORT ?= 8000
 # `make run` listens on this machine only (DEBUG is on); HOST=0.0.0.0 opens it knowingly.
 HOST ?= 127.0.0.1
+# uv itself comes from PyPI into its own small virtualenv, at this version (pyproject.toml's
+# [tool.uv] required-version says the same, so a different uv refuses the lock).
+UV_VERSION := 0.13.8
+UV_HOME := .uv
+UV := $(UV_HOME)/bin/uv
+UV_STAMP := $(UV_HOME)/.uv-$(UV_VERSION)
+# The machine's Python, never a download; .venv is the project environment.
+export UV_PYTHON := $(PYTHON)
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+export UV_NO_PROGRESS := 1
 
-.PHONY: run test install browser audit lint typecheck schema clean
+.PHONY: run test install install-dev lock browser audit lint typecheck schema clean
 
-$(STAMP): pyproject.toml $(wildcard collector/pyproject.toml)
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	if [ -f collector/pyproject.toml ]; then $(BIN)/python -m pip install --quiet -e './collector[dev]'; fi
-	touch $(STAMP)
+# pip --target puts uv's binary in $(UV_HOME)/bin without building a virtualenv first (half
+# the CPU); where the machine's pip refuses that, a small virtualenv holds it instead.
+$(UV_STAMP):
+	@echo "[make] installing uv $(UV_VERSION) into $(UV_HOME)/"
+	@rm -rf $(UV_HOME)
+	@$(PYTHON) -m pip install -qq --disable-pip-version-check --target $(UV_HOME) uv==$(UV_VERSION) 2>/dev/null \
+	  || { rm -rf $(UV_HOME) && $(PYTHON) -m venv $(UV_HOME) \
+	       && $(UV_HOME)/bin/python -m pip install -qq --disable-pip-version-check uv==$(UV_VERSION); }
+	@touch $@
 
-install: $(STAMP)
+# Exact versions from uv.lock; --frozen never re-resolves, so two clones install the same code.
+# --inexact: `make run` after `make test` keeps the toolchain instead of uninstalling it.
+# The `local` extra is the development server's reload (watchfiles), nothing else.
+install: $(UV_STAMP)
+	@test -x $(BIN)/python || echo "[make] first run: installing the service's dependencies from uv.lock into $(VENV)/"
+	@$(UV) sync --frozen --inexact --extra local --quiet
+
+# The toolchain (the `dev` extra) and the collector package (a workspace member) with its own
+# `dev` extra; exact, so the test environment is the lock and nothing else.
+install-dev: $(UV_STAMP)
+	@echo "[make] installing the test toolchain from uv.lock into $(VENV)/"
+	@$(UV) sync --frozen --all-packages --extra dev --extra local --quiet
+
+# After editing dependencies in pyproject.toml: re-resolve and commit uv.lock.
+lock: $(UV_STAMP)
+	$(UV) lock
 
 # The admin browser test drives Debian's chromium; only `make test` needs it.
 browser:
@@ -26,8 +56,9 @@ run: install
 	@scripts/ensure_services.sh
 	HOST=$(HOST) PORT=$(PORT) $(BIN)/python scripts/run_local.py
 
-test: install browser
+test: install-dev browser
 	@scripts/ensure_services.sh
+	$(UV) lock --check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy config ingest catalog api
@@ -36,8 +67,8 @@ test: install browser
 
 # Known-vulnerability audit of the installed dependencies (needs PyPI's JSON API or OSV,
 # which this workplace cannot reach; see docs/security.md).
-audit: install
-	$(BIN)/python -m pip install --quiet pip-audit
+audit: install-dev
+	$(UV) pip install --quiet --python $(BIN)/python pip-audit
 	$(BIN)/pip-audit --strict --progress-spinner off
 
 lint:
@@ -46,8 +77,8 @@ lint:
 typecheck:
 	$(BIN)/mypy config ingest catalog api
 
-schema: install
+schema: install-dev
 	$(BIN)/python manage.py spectacular --settings=config.settings.test --file docs/openapi.yaml
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache staticfiles
+	rm -rf $(VENV) $(UV_HOME) .pytest_cache .mypy_cache .ruff_cache staticfiles

@@ -11,7 +11,8 @@ recomputes the aggregates (``LineageEdge``, ``ColumnLineageEdge``, ``DatasetFiel
 
 from django.contrib.postgres.indexes import HashIndex
 from django.db import models
-from django.db.models.functions import MD5
+from django.db.models import F
+from django.db.models.functions import MD5, Left
 
 from catalog.alias_rule import AliasRule as AliasRule  # defined apart, same app
 from catalog.alias_rule import AliasRuleAction as AliasRuleAction
@@ -41,6 +42,12 @@ class RunState(models.TextChoices):
 
 
 TERMINAL_STATES = frozenset({RunState.COMPLETE, RunState.FAIL, RunState.ABORT})
+
+
+# How Marquez orders its lists (its JobDao and DatasetDao): jobs by last update, newest
+# first; datasets by name. Each matches an index below.
+JOBS_BY_UPDATE = (F("last_seen").desc(nulls_last=True), F("id").desc())
+DATASETS_BY_NAME = (Left("name", 200), F("name"), F("id"))
 
 
 class Job(models.Model):
@@ -81,6 +88,10 @@ class Job(models.Model):
             models.Index(MD5("namespace"), name="catalog_job_namespace_md5"),
             # Recently active jobs (API "seen since", default ordering of dashboards).
             models.Index(fields=["last_seen", "id"], name="catalog_job_last_seen_idx"),
+            # Marquez's job lists: last update first, never-seen jobs last (JOBS_BY_UPDATE).
+            models.Index(
+                F("last_seen").desc(nulls_last=True), F("id").desc(), name="catalog_job_update_idx"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -196,6 +207,11 @@ class Dataset(models.Model):
             models.Index(MD5("namespace"), name="catalog_dataset_ns_md5"),
             # Recently seen datasets (API "seen since").
             models.Index(fields=["last_seen", "id"], name="catalog_dataset_seen_idx"),
+            # Marquez's dataset lists: a namespace's datasets by name (DATASETS_BY_NAME). The
+            # name is cut to what a btree entry holds; a tie is sorted on the full name.
+            models.Index(
+                MD5("namespace"), Left("name", 200), F("id"), name="catalog_dataset_ns_name_idx"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -5,7 +5,7 @@ All follow the global acknowledgement setting (early acks, ADR 0045)."""
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from catalog import services
+from catalog import services, worker_seen
 from catalog.services import rederive_jobs
 from ingest import enqueue
 
@@ -27,6 +27,7 @@ def derive_events(event_ids: list[int]) -> int:
     whatever else is pending: ingest publishes no second task while this one waits
     (ADR 0053), so this one derives every event committed before it started."""
     enqueue.derive_task_started()
+    worker_seen.record()
     derived = services.derive_events(event_ids).derived
     drained, more = services.drain_pending()
     if more:
@@ -44,6 +45,7 @@ def derive_events(event_ids: list[int]) -> int:
 )
 def sweep_underived(older_than_seconds: float = services.SWEEP_AFTER_SECONDS) -> int:
     """Derive what the broker never delivered (Redis down, worker killed, lost message)."""
+    worker_seen.record()  # every few seconds from the scheduler: an idle worker is seen too
     return services.sweep_underived(older_than_seconds=older_than_seconds).derived
 
 

@@ -2,11 +2,12 @@
 
 Finds PostgreSQL and Redis (DATABASE_URL / REDIS_URL, else the local defaults; an embedded
 PostgreSQL from the `pgserver` package when none is reachable), creates the database if it
-is missing, migrates, makes sure a local admin and an ingest token exist, then runs the web
-server, a Celery worker and the scheduler together until Ctrl-C, which stops all three.
+is missing, migrates, makes sure a local admin, an ingest token and a read token exist, then
+runs the web server, a Celery worker and the scheduler together until Ctrl-C, which stops all
+three. It says in one line what each step is doing, not the tools' own output.
 
-The local admin password and token are kept in .local/credentials.json (git-ignored) so that
-every run prints working credentials without resetting them.
+The local admin password and the tokens are kept in .local/credentials.json (git-ignored) so
+that every run prints working credentials without resetting them.
 """
 
 import atexit
@@ -64,7 +65,12 @@ def embedded_database_url(database: str) -> str:
     """An embedded PostgreSQL (the pgserver package) in .local/pgdata, stopped on exit."""
     global _embedded_server
     say("no PostgreSQL on 127.0.0.1:5432; starting an embedded one (pgserver)")
-    subprocess.run([BIN / "python", "-m", "pip", "install", "--quiet", "pgserver"], check=True)
+    # From the lock like everything else (the `embedded` extra), with the uv `make` installed.
+    subprocess.run(
+        [ROOT / ".uv" / "bin" / "uv", "sync", "--frozen", "--inexact", "--extra", "embedded", "-q"],
+        cwd=ROOT,
+        check=True,
+    )
     import pgserver  # type: ignore[import-not-found]
 
     _embedded_server = pgserver.get_server(LOCAL / "pgdata")
@@ -99,39 +105,76 @@ def manage(*args: str, env: dict[str, str], capture: bool = False) -> str:
     return result.stdout if capture else ""
 
 
-def ensure_credentials(env: dict[str, str]) -> dict[str, str]:
+# Run inside `manage.py shell` with the saved credentials as JSON on stdin: migrates when
+# asked, makes sure the admin has the saved password and that each saved token is still
+# active with its scope (a new one otherwise), and prints the credentials as JSON. One
+# Django start instead of five: on a busy laptop each costs seconds of `make run`.
+_PREPARE_SCRIPT = """
+import json, sys
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from ingest.models import ApiToken
+from ingest.services import create_token, hash_token
+
+saved = json.loads(sys.stdin.read())
+if saved.pop("migrate"):
+    call_command("migrate", interactive=False, verbosity=0)
+user, _ = get_user_model().objects.get_or_create(username="admin")
+user.is_staff = user.is_superuser = True
+user.set_password(saved["admin_password"])
+user.save()
+for scope in ("ingest", "read"):
+    secret = saved.get(scope + "_token") or ""
+    if not ApiToken.objects.active().filter(key_hash=hash_token(secret), scope=scope).exists():
+        saved[scope + "_token"] = create_token("make run (" + scope + ")", scope)[1]
+print(json.dumps(saved))
+"""
+
+
+def ensure_credentials(env: dict[str, str], migrate: bool = False) -> dict[str, str]:
+    """The local admin login, an ingest token and a read token, kept in
+    .local/credentials.json so every run prints the same working ones; ``migrate`` applies
+    the migrations first, in the same Django process."""
     LOCAL.mkdir(exist_ok=True)
     saved = json.loads(CREDENTIALS.read_text()) if CREDENTIALS.exists() else {}
-    password = saved.get("admin_password") or secrets.token_urlsafe(12)
-    script = (
-        "from django.contrib.auth import get_user_model\n"
-        "User = get_user_model()\n"
-        "user, _ = User.objects.get_or_create(username='admin')\n"
-        "user.is_staff = user.is_superuser = True\n"
-        f"user.set_password({password!r})\n"
-        "user.save()\n"
+    saved: dict[str, str | bool] = {
+        "admin_user": "admin",
+        "admin_password": saved.get("admin_password") or secrets.token_urlsafe(12),
+        "ingest_token": saved.get("ingest_token", ""),
+        "read_token": saved.get("read_token", ""),
+    }
+    result = subprocess.run(
+        [BIN / "python", "manage.py", "shell", "-c", _PREPARE_SCRIPT],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        input=json.dumps({**saved, "migrate": migrate}),
+        capture_output=True,
+        text=True,
     )
-    manage("shell", "-c", script, env=env)
-    token = saved.get("ingest_token")
-    check = (
-        "from ingest.models import ApiToken\nfrom ingest.services import hash_token\n"
-        f"print(ApiToken.objects.active().filter(key_hash=hash_token({token!r})).exists())"
-    )
-    if not token or manage("shell", "-c", check, env=env, capture=True).strip() != "True":
-        token = manage(
-            "create_token",
-            "--scope",
-            "ingest",
-            "--name",
-            "make run",
-            "--quiet",
-            env=env,
-            capture=True,
-        ).strip()
-    saved = {"admin_user": "admin", "admin_password": password, "ingest_token": token}
-    CREDENTIALS.write_text(json.dumps(saved, indent=2))
+    credentials: dict[str, str] = json.loads(result.stdout.strip().splitlines()[-1])
+    CREDENTIALS.write_text(json.dumps(credentials, indent=2))
     CREDENTIALS.chmod(0o600)
-    return saved
+    return credentials
+
+
+def banner(url: str, credentials: dict[str, str]) -> str:
+    """What `make run` prints once everything is started: where to go and how to log in."""
+    ingest, read = credentials["ingest_token"], credentials["read_token"]
+    return (
+        "\n"
+        f"  Lineage Catalog is running. Start here: {url}/\n"
+        f"  Admin:        {url}/admin/  user 'admin'  password {credentials['admin_password']}\n"
+        f"  API docs:     {url}/api/docs/\n"
+        f"  Ingest token: {ingest}\n"
+        f"  Read token:   {read}\n"
+        f"  Send:         curl -H 'Authorization: Bearer {ingest}' "
+        f"-H 'Content-Type: application/json' -d @event.json {url}/api/v1/lineage\n"
+        f"  Read:         curl -H 'Authorization: Bearer {read}' {url}/api/v1/jobs\n"
+        "  Credentials are kept in .local/credentials.json; "
+        "docs/producers.md has each producer's recipe.\n"
+        "  Ctrl-C stops the web server, the worker and the scheduler.\n"
+    )
 
 
 def celery_command(program: str, *options: str) -> list[str]:
@@ -154,7 +197,9 @@ def web_environment(environ: dict[str, str]) -> dict[str, str]:
     return {
         "HOST": environ.get("HOST") or "127.0.0.1",
         "PORT": environ.get("PORT") or "8000",
-        "WEB_WORKERS": "2",
+        # One process: each one imports the whole application again when it (re)starts,
+        # which is most of what a second `make run` waits for on a laptop.
+        "WEB_WORKERS": "1",
         "WEB_THREADS": "4",
         "WEB_ACCESS_LOG": "true",
         "WEB_RELOAD": "true",
@@ -269,9 +314,16 @@ def main() -> None:
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
     env["DATABASE_URL"] = database_url()
     env["REDIS_URL"] = redis_url()
-    manage("migrate", "--no-input", env=env)
-    manage("collectstatic", "--no-input", "--verbosity", "0", env=env)
-    credentials = ensure_credentials(env)
+    if env["DJANGO_SETTINGS_MODULE"] == "config.settings.development":
+        # DEBUG: whitenoise serves the apps' static files where they are (its finders);
+        # the empty folder only spares its "No directory" warning.
+        (ROOT / "staticfiles").mkdir(exist_ok=True)
+    else:
+        say("collecting static files")
+        manage("collectstatic", "--no-input", "--verbosity", "0", env=env)
+    say("migrating the database; making sure the local admin and two tokens exist")
+    credentials = ensure_credentials(env, migrate=True)
+    say("starting the web server, a Celery worker and the scheduler")
 
     commands = {
         "web": (web_command(), {**env, **web_environment(env)}),
@@ -291,17 +343,7 @@ def main() -> None:
         )
     url = f"http://127.0.0.1:{port}"
     time.sleep(2)
-    print(
-        "\n"
-        f"  Lineage Catalog is running at {url}/\n"
-        f"  Admin:        {url}/admin/  user 'admin'  password {credentials['admin_password']}\n"
-        f"  API docs:     {url}/api/docs/\n"
-        f"  Ingest token: {credentials['ingest_token']}\n"
-        f"  Try:          curl -H 'Authorization: Bearer {credentials['ingest_token']}' "
-        f"-H 'Content-Type: application/json' -d @event.json {url}/api/v1/lineage\n"
-        "  Ctrl-C stops the web server, the worker and the scheduler.\n",
-        flush=True,
-    )
+    print(banner(url, credentials), flush=True)
 
     supervise(processes, commands)
 

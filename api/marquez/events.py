@@ -14,6 +14,7 @@ from api.marquez import paths, shapes
 from api.marquez.errors import MarquezError, not_found
 from api.marquez.paging import MAX_LIMIT, limit_offset, total_count
 from api.params import BadMoment, parse_moment
+from catalog import stats
 from catalog.models import Dataset, Job
 from catalog.search import search_catalog
 from ingest.models import OPENLINEAGE_KINDS, Event
@@ -139,7 +140,15 @@ def stats_lineage_events(request: Request) -> list[dict[str, Any]]:
 
 
 def stats_assets(request: Request, asset: str) -> list[dict[str, Any]]:
-    """New jobs or datasets per interval (first seen in it); sources: the catalog keeps none."""
+    """Jobs or datasets known at the end of each interval: a running total, as Marquez's
+    StatsDao answers (everything created before the window, plus each interval's new ones),
+    so the UI's counter (the last interval) is how many there are. Sources: the catalog
+    keeps none.
+
+    The total is catalog/stats.py's table size (exact up to its cap, the planner's estimate
+    above); only rows first seen since the window opened are read, grouped per interval,
+    and each interval's total is that size less what was first seen after it ended.
+    """
     if asset not in ("jobs", "datasets", "sources"):
         raise not_found(f"Statistics '{asset}'")
     unit, count, zone = _window(request)
@@ -151,15 +160,23 @@ def stats_assets(request: Request, asset: str) -> list[dict[str, Any]]:
     if asset == "sources":
         return answer
     table = "catalog_job" if asset == "jobs" else "catalog_dataset"
+    total = stats.table_sizes()[asset]
     rows = _bucket_counts(
         f"SELECT date_trunc(%(unit)s, first_seen AT TIME ZONE %(zone)s), count(*) FROM {table} "
-        "WHERE first_seen >= %(start)s AND first_seen < %(end)s GROUP BY 1",
-        {"unit": unit, "zone": zone.key, "start": bounds[0][0], "end": bounds[-1][1]},
+        "WHERE first_seen >= %(start)s GROUP BY 1",
+        {"unit": unit, "zone": zone.key, "start": bounds[0][0]},
     )
+    new = [0] * count
+    later = 0  # first seen after the window (an eventTime in the future)
     for local, number in rows:
         index = _bucket_index(bounds, local.replace(tzinfo=zone))
-        if index is not None:
-            answer[index]["count"] += number
+        if index is None:
+            later += number
+        else:
+            new[index] += number
+    for index in reversed(range(count)):
+        answer[index]["count"] = max(total - later, 0)
+        later += new[index]
     return answer
 
 

@@ -16,7 +16,16 @@ from api.marquez import shapes
 from api.marquez.errors import MarquezError, not_found
 from api.marquez.paging import limit_offset, total_count
 from catalog import naming
-from catalog.models import Dataset, DatasetAlias, EventDataset, Job, Run, RunDataset
+from catalog.models import (
+    DATASETS_BY_NAME,
+    JOBS_BY_UPDATE,
+    Dataset,
+    DatasetAlias,
+    EventDataset,
+    Job,
+    Run,
+    RunDataset,
+)
 
 # Marquez gives namespaces an owner; events carry none, and Marquez's own default is this.
 DEFAULT_OWNER = "anonymous"
@@ -92,7 +101,10 @@ def _job_page(request: Request, queryset: Any) -> dict[str, Any]:
             raise MarquezError(400, f"Unknown run state(s) in lastRunStates: {unknown}.")
         ours = [state for name in states for state in shapes.OUR_STATES[name]]
         queryset = queryset.with_latest_run_state().filter(latest_run_state__in=ours)
-    page = list(queryset.select_related("parent").order_by("id")[offset : offset + limit])
+    # Marquez: ORDER BY updated_at DESC (JobDao.findAll), so what just ran comes first.
+    page = list(
+        queryset.select_related("parent").order_by(*JOBS_BY_UPDATE)[offset : offset + limit]
+    )
     return {"jobs": shapes.jobs_data(page), "totalCount": total_count(queryset)}
 
 
@@ -159,7 +171,8 @@ def datasets(request: Request, namespace: str) -> dict[str, Any]:
     limit, offset = limit_offset(request)
     # Datasets are listed under their normalised namespace (s3a://lake/ is s3://lake).
     queryset = Dataset.objects.filter(namespace=naming.normalise_namespace(namespace))
-    page = list(queryset.order_by("id")[offset : offset + limit])
+    # Marquez: ORDER BY name (DatasetDao.findAll).
+    page = list(queryset.order_by(*DATASETS_BY_NAME)[offset : offset + limit])
     return {"datasets": shapes.datasets_data(page), "totalCount": total_count(queryset)}
 
 

@@ -205,3 +205,43 @@ def test_steward_follows_the_lineage_picture(
     browser.find_element(By.ID, "lineage-picture").screenshot(
         str(ARTIFACTS / "lineage-picture-expanded.png")
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_first_visitor_starts_at_the_front_page(
+    browser: Any, live_server: Any, ingest_client: Client, superuser: User
+) -> None:
+    """/ shows links and snippets to anyone, the counts only after a staff login, and its
+    links lead where they say."""
+    from selenium.webdriver.common.by import By
+
+    ingest_and_derive(ingest_client, lineage_events())
+    browser.get(f"{live_server.url}/")
+    assert browser.title == "Lineage Catalog"
+    assert browser.find_element(By.ID, "ingest-url").text == f"{live_server.url}/api/v1/lineage"
+    producers = [
+        snippet.get_attribute("data-producer")
+        for snippet in browser.find_elements(By.CSS_SELECTOR, "pre.snippet")
+    ]
+    for producer in ("openlineage-python", "dbt-ol", "Airflow", "Spark", "Flink"):
+        assert any(name.startswith(producer) for name in producers), producers
+    assert not browser.find_elements(By.ID, "health")
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "front-page-anonymous.png"))
+
+    # The API docs link opens Swagger UI (served from our static files).
+    _and_wait(browser, browser.find_element(By.LINK_TEXT, "API docs").click)
+    assert browser.current_url == f"{live_server.url}/api/docs/"
+    browser.back()
+
+    # "log in" comes back to the front page, which now shows the counts.
+    _and_wait(browser, browser.find_element(By.LINK_TEXT, "log in").click)
+    browser.find_element(By.NAME, "username").send_keys("root")
+    browser.find_element(By.NAME, "password").send_keys("pw")
+    _and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click)
+    assert browser.current_url == f"{live_server.url}/"
+    assert browser.find_element(By.ID, "jobs").text == "3"
+    assert browser.find_element(By.ID, "pending").text == "0"
+    browser.save_screenshot(str(ARTIFACTS / "front-page-staff.png"))
+    _and_wait(browser, browser.find_element(By.LINK_TEXT, "Lineage explorer").click)
+    assert browser.current_url == f"{live_server.url}/admin/lineage/"

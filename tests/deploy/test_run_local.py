@@ -18,9 +18,11 @@ import orjson
 import psutil
 import pytest
 from django.db import connection
+from django.test import Client
 
-from ingest.models import Event
-from ingest.services import create_token
+from ingest.authentication import clear_token_cache
+from ingest.models import ApiToken, Event
+from ingest.services import create_token, hash_token, revoke_token
 from tests.deploy.rendering import ROOT
 from tests.faults.processes import (
     current_database_url,
@@ -270,3 +272,41 @@ def test_sigterm_after_a_restart_stops_everything(make_run: MakeRun) -> None:
     assert make_run.process.wait(timeout=60) == 0
     wait_for(lambda: _all_ended(everything), 60, "everything make run started to end")
     assert not port_open(make_run.port)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_make_run_keeps_an_admin_an_ingest_token_and_a_read_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The credentials `make run` prints work, and the next run prints the same ones."""
+    run_local = _run_local()
+    monkeypatch.setattr(run_local, "LOCAL", tmp_path)
+    monkeypatch.setattr(run_local, "CREDENTIALS", tmp_path / "credentials.json")
+    database = connection.settings_dict
+    env = dict(os.environ) | {
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}"
+        f"/{database['NAME']}",
+    }
+    first = run_local.ensure_credentials(env, migrate=True)  # as `make run` calls it
+    assert set(first) == {"admin_user", "admin_password", "ingest_token", "read_token"}
+    assert json.loads((tmp_path / "credentials.json").read_text()) == first
+    assert run_local.ensure_credentials(env) == first
+
+    client = Client()
+    read = {"HTTP_AUTHORIZATION": f"Bearer {first['read_token']}"}
+    assert client.get("/api/v1/jobs", **read).status_code == 200
+    assert client.get("/marquez/api/v1/namespaces", **read).status_code == 200
+    ingest = {"HTTP_AUTHORIZATION": f"Bearer {first['ingest_token']}"}
+    assert client.get("/api/v1/jobs", **ingest).status_code == 403
+    assert client.login(username="admin", password=first["admin_password"])
+
+    # A revoked token is replaced, the other kept.
+    revoke_token(ApiToken.objects.get(key_hash=hash_token(first["read_token"])).id)
+    clear_token_cache()
+    again = run_local.ensure_credentials(env)
+    assert again["read_token"] != first["read_token"]
+    assert again["ingest_token"] == first["ingest_token"]
+    banner = run_local.banner("http://127.0.0.1:8000", again)
+    assert again["read_token"] in banner and again["ingest_token"] in banner
+    assert "Start here: http://127.0.0.1:8000/" in banner

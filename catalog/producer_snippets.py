@@ -1,0 +1,84 @@
+"""Copy-paste configuration for each producer, filled with this server's URL.
+
+The front page shows them; docs/producers.md says what each producer then sends and what
+the catalog shows (the recipes there were run). The token is a placeholder: a page anyone
+can load never carries a secret (`make run` prints a real one).
+"""
+
+from dataclasses import dataclass
+
+TOKEN_PLACEHOLDER = "lc_ingest_..."
+
+
+@dataclass(frozen=True)
+class Snippet:
+    producer: str
+    where: str  # what file or shell the text goes in
+    text: str
+
+
+def snippets(base_url: str, token: str = TOKEN_PLACEHOLDER) -> list[Snippet]:
+    """One snippet per producer; ``base_url`` has no trailing slash."""
+    ingest = f"{base_url}/api/v1/lineage"
+    airflow_transport = (
+        f'{{"type": "http", "url": "{base_url}", "endpoint": "api/v1/lineage", '
+        f'"compression": "gzip", "auth": {{"type": "api_key", "apiKey": "{token}"}}}}'
+    )
+    return [
+        Snippet(
+            "openlineage-python",
+            "openlineage.yml (or the environment variables below)",
+            "transport:\n"
+            "  type: http\n"
+            f"  url: {base_url}\n"
+            "  endpoint: api/v1/lineage\n"
+            "  compression: gzip\n"
+            "  auth:\n"
+            "    type: api_key\n"
+            f"    apiKey: {token}\n",
+        ),
+        Snippet(
+            "dbt-ol (openlineage-dbt)",
+            "the shell that runs dbt",
+            f"export OPENLINEAGE_URL={base_url}\n"
+            "export OPENLINEAGE_ENDPOINT=api/v1/lineage\n"
+            f"export OPENLINEAGE_API_KEY={token}\n"
+            "export OPENLINEAGE_NAMESPACE=dbt_prod\n"
+            "dbt-ol seed && dbt-ol run && dbt-ol test\n",
+        ),
+        Snippet(
+            "Airflow (apache-airflow-providers-openlineage)",
+            "airflow.cfg (or AIRFLOW__OPENLINEAGE__TRANSPORT)",
+            f"[openlineage]\nnamespace = airflow_prod\ntransport = {airflow_transport}\n",
+        ),
+        Snippet(
+            "Spark (openlineage-spark)",
+            "spark-submit",
+            "spark-submit \\\n"
+            "  --conf spark.extraListeners=io.openlineage.spark.agent.OpenLineageSparkListener \\\n"
+            "  --conf spark.openlineage.transport.type=http \\\n"
+            f"  --conf spark.openlineage.transport.url={base_url} \\\n"
+            "  --conf spark.openlineage.transport.endpoint=/api/v1/lineage \\\n"
+            "  --conf spark.openlineage.transport.compression=gzip \\\n"
+            "  --conf spark.openlineage.transport.auth.type=api_key \\\n"
+            f"  --conf spark.openlineage.transport.auth.apiKey={token} \\\n"
+            "  --conf spark.openlineage.namespace=spark_prod \\\n"
+            "  job.py\n",
+        ),
+        Snippet(
+            "Flink (openlineage-flink)",
+            "Flink's config.yaml, with the job listener registered in the job",
+            "execution.attached: true\n"
+            "openlineage.transport.type: http\n"
+            f"openlineage.transport.url: {base_url}\n"
+            "openlineage.transport.endpoint: /api/v1/lineage\n"
+            "openlineage.transport.auth.type: api_key\n"
+            f"openlineage.transport.auth.apiKey: {token}\n",
+        ),
+        Snippet(
+            "Anything else (curl)",
+            "a shell",
+            f"curl -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' \\\n"
+            f"  -d @event.json {ingest}\n",
+        ),
+    ]

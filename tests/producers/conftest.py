@@ -1,0 +1,66 @@
+"""The producers' recipes, run: openlineage-python from the dev extra (an ordinary test),
+and dbt-ol installed from PyPI in a cached virtualenv (test_dbt_ol.py).
+
+The dbt-ol harness is marked ``slow`` and left out of the default selection
+(pyproject.toml's ``-m "not slow"``): ``pytest -m slow tests/producers`` runs it
+(docs/producers.md). Its virtualenv lives in .local/producer-venvs/ (git-ignored), one per
+set of pins, and is built once.
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parents[2]
+VENVS = ROOT / ".local" / "producer-venvs"
+# Tried together on 2026-12-02 (docs/producers.md): they install side by side from PyPI.
+DBT_PINS = ("dbt-core==1.10.23", "dbt-postgres==1.10.2", "openlineage-dbt==1.54.0")
+
+
+def cached_venv(pins: tuple[str, ...]) -> Path:
+    """A virtualenv holding exactly ``pins``, built on first use and kept."""
+    digest = hashlib.sha256("\n".join(pins).encode()).hexdigest()[:12]
+    venv = VENVS / f"{pins[0].split('==')[0]}-{digest}"
+    stamp = venv / ".installed"
+    if stamp.exists():
+        return venv
+    shutil.rmtree(venv, ignore_errors=True)
+    VENVS.mkdir(parents=True, exist_ok=True)
+    uv = ROOT / ".uv" / "bin" / "uv"  # `make` installs it; pip when it is not there
+    if uv.exists():
+        subprocess.run([uv, "venv", "-q", "-p", sys.executable, venv], check=True)
+        install = [uv, "pip", "install", "-q", "--python", venv / "bin" / "python", *pins]
+    else:
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        install = [venv / "bin" / "python", "-m", "pip", "install", "-q", *pins]
+    subprocess.run(install, check=True, timeout=600)
+    stamp.write_text("\n".join(pins) + "\n")
+    return venv
+
+
+@pytest.fixture(scope="session")
+def dbt_venv() -> Path:
+    return cached_venv(DBT_PINS)
+
+
+@pytest.fixture(scope="module")
+def scratch_database(django_db_setup: None) -> Iterator[str]:
+    """A fresh PostgreSQL database for dbt to build in, beside the test database."""
+    parts = urlsplit(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/x"))
+    name = f"{settings.DATABASES['default']['NAME']}_dbt_scratch"
+    maintenance = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(maintenance, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{name}"')
+    yield name
+    with psycopg.connect(maintenance, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
