@@ -282,6 +282,8 @@ def supervise(
             say(f"{name} exited with {process.returncode}; starting it again")
             processes[name] = start(*commands[name])
         time.sleep(1)
+
+
 def kafka_commands(env: dict[str, str]) -> dict[str, tuple[list[str], dict[str, str]]]:
     """The Kafka consumer, when LINEAGE_KAFKA_BOOTSTRAP_SERVERS is set. ``mock`` starts
     librdkafka's mock cluster first (local use only: in memory, gone when make run stops)
@@ -295,7 +297,13 @@ def kafka_commands(env: dict[str, str]) -> dict[str, tuple[list[str], dict[str, 
         command = [str(BIN / "python"), "-m", "ingest.kafka.mock"]
         for topic in topics:
             command += ["--topic", topic.strip()]
-        mock = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        mock = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+            preexec_fn=_die_with_the_supervisor(os.getpid()),
+        )
         atexit.register(mock.terminate)
         line = mock.stdout.readline() if mock.stdout else ""
         if not line.startswith("bootstrap="):

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0011_job_edge_covering_index'),
+        ('catalog', '0015_job_edge_order_index'),
     ]
 
     operations = [
