@@ -65,7 +65,8 @@ def registry_read_models() -> dict[str, list[str]]:
         meta = model._meta
         key = (meta.app_label, meta.model_name)
         if (
-            meta.app_label in models
+            meta.model_name
+            and meta.app_label in models
             and key not in SUPERUSER_ONLY
             and admin.site.is_registered(model)
         ):
