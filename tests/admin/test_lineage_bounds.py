@@ -183,5 +183,5 @@ def test_column_edges_are_bounded_and_the_rest_counted(
     page = super_client.get(
         f"/admin/catalog/dataset/{target.pk}/change/?lineage_columns=1"
     ).content.decode()
-    assert page.count('class="lc-column-edge"') == 1
+    assert len(re.findall(r'class="lc-column-edge[ "]', page)) == 1
     assert "1 column edge(s) not drawn (at most 1 are)" in page
