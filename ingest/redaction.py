@@ -22,13 +22,15 @@ Redacted shapes:
   passwords that contain ``/`` or ``@``;
 - SQL credentials: the string literal after a secret key (``ALTER ROLE r PASSWORD 'x'``,
   ``WITH ENCRYPTED PASSWORD 'x'``, ``PASSWORD = N'x'``, ``password $$x$$``) and whatever
-  follows ``IDENTIFIED [WITH plugin] BY|AS`` (``CREATE USER u IDENTIFIED BY 'x'``, Oracle's
-  bare ``IDENTIFIED BY x``), whatever the quoting: single or double quotes, quotes doubled
-  or backslash-escaped inside, ``E'…'``/``N'…'``, ``$$…$$`` and ``$tag$…$tag$``.
+  follows ``IDENTIFIED [WITH plugin] BY|AS`` (``CREATE USER u IDENTIFIED BY 'x'``; a bare
+  word only in ``CREATE|ALTER USER``, Oracle's ``IDENTIFIED BY x [REPLACE y]``), whatever
+  the quoting: single or double quotes, quotes doubled or backslash-escaped inside,
+  ``E'…'``/``N'…'``, ``$$…$$`` and ``$tag$…$tag$``.
 
 Time is linear in the text: stored strings are hostile input, so no backtracking pattern
 runs over them (the patterns below fail within a bounded number of steps at each
-position), and at most ``SCAN_LIMIT`` characters of one string are scanned. The rest of a
+position; the one unbounded repeat, a quoted literal's body, is possessive and read once
+per literal), and at most ``SCAN_LIMIT`` characters of one string are scanned. The rest of a
 longer string is kept only when it contains no secret key and no ``@`` (a C-speed
 substring test); otherwise it is replaced by a marker. See docs/security.md.
 """
@@ -53,8 +55,9 @@ _MAX_KEY = 200
 _ASSIGNMENT = re.compile(rf"(?<![\w.\-])([\w.\-]{{1,{_MAX_KEY}}})[\"']?[ \t]{{0,8}}([=:])")
 # Where an unquoted inline value ends.
 _VALUE_END = re.compile(r"[\s&;,]")
-# SQL credentials (see _sql_spans). Every quantifier is bounded, so an attempt at a position
-# reads a bounded number of characters (tests/security/test_redaction.py checks the patterns).
+# SQL credentials (see _sql_spans). Every quantifier is bounded (but _QUOTED_BODY's), so an
+# attempt at a position reads a bounded number of characters (tests/security/
+# test_redaction.py checks the patterns on the regex parser's tree).
 _BLANKS = r"[ \t\r\n]"
 # ``IDENTIFIED [WITH plugin] BY|AS [PASSWORD|VALUES]`` and the blanks before the value,
 # with the ``CREATE|ALTER USER name`` before it when there is one: only then is a bare

@@ -7,7 +7,8 @@ number, so a failure names the field). After derivation, every route of ``/api/v
 the Marquez mount (both discovered, so a new route fails here until it is requested) is
 requested with every id the catalog holds, and no answer may hold the secret; nor may any
 text column of the derived tables (enumerated from the models, so a new column is
-covered), nor may search find it. A serializer that shows JSON must redact it.
+covered), nor any admin page (from the admin's registry), nor may search find it. A
+serializer that shows JSON must redact it.
 """
 
 import re
@@ -188,7 +189,7 @@ def _routes(resolver: URLResolver | None = None, prefix: str = "") -> Iterator[s
         if isinstance(entry, URLResolver):
             yield from _routes(entry, pattern)
         elif isinstance(entry, URLPattern):
-            yield re.sub(r"[\^$]", "", pattern)
+            yield re.sub(r"(?<=/)\^|\$$", "", pattern)  # the router's anchors
 
 
 INGEST_ONLY = {"api/v1/lineage", "api/v1/lineage/batch", "api/v1/lineage/edges"}
@@ -220,17 +221,19 @@ NATIVE: dict[str, Requests] = {
     "api/v1/jobs/<str:pk>/runs": lambda: [f"/api/v1/jobs/{id}/runs" for id in _ids(Job)],
     "api/v1/stats": lambda: ["/api/v1/stats"],
     "api/v1/jobs": lambda: ["/api/v1/jobs"],
-    "api/v1/jobs/(?P<pk>[/.]+)": lambda: [f"/api/v1/jobs/{id}" for id in _ids(Job)],
+    "api/v1/jobs/(?P<pk>[^/.]+)": lambda: [f"/api/v1/jobs/{id}" for id in _ids(Job)],
     "api/v1/runs": lambda: ["/api/v1/runs"],
-    "api/v1/runs/(?P<run_id>[/.]+)": lambda: [f"/api/v1/runs/{id}" for id in _ids(Run, "run_uuid")],
+    "api/v1/runs/(?P<run_id>[^/.]+)": lambda: [
+        f"/api/v1/runs/{id}" for id in _ids(Run, "run_uuid")
+    ],
     "api/v1/datasets": lambda: ["/api/v1/datasets"],
     "api/v1/datasets/lookup": lambda: [
         f"/api/v1/datasets/lookup?namespace={quote(ns, safe='')}&name={quote(name, safe='')}"
         for ns, name in Dataset.objects.values_list("namespace", "name")
     ],
-    "api/v1/datasets/(?P<pk>[/.]+)": lambda: [f"/api/v1/datasets/{id}" for id in _ids(Dataset)],
+    "api/v1/datasets/(?P<pk>[^/.]+)": lambda: [f"/api/v1/datasets/{id}" for id in _ids(Dataset)],
     "api/v1/events": lambda: ["/api/v1/events"],
-    "api/v1/events/(?P<pk>[/.]+)": lambda: [f"/api/v1/events/{id}" for id in _ids(Event)],
+    "api/v1/events/(?P<pk>[^/.]+)": lambda: [f"/api/v1/events/{id}" for id in _ids(Event)],
 }
 
 
