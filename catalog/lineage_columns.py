@@ -39,8 +39,14 @@ def _barycentre(ref: str, neighbours: dict[str, list[str]], position: dict[str, 
 
 
 def column_layout(
-    picture: PictureInput, pairs: dict[tuple[str, str], Any], rank: dict[str, int], result: Layout
+    picture: PictureInput,
+    pairs: dict[tuple[str, str], Any],
+    rank: dict[str, int],
+    result: Layout,
+    dense: bool = True,
 ) -> None:
+    """Lay ``picture`` out in columns into ``result``; ``dense`` says why, for the note (else
+    an edge joins two nodes of one layer, which the layered layout cannot route)."""
     result.mode = "columns"
     result.pairs = len(pairs)
     # Nearest the focus first: markers and the focus's own edges stay, far edges go.
@@ -98,11 +104,16 @@ def column_layout(
     result.width = width + MARGIN
     result.height = top - COMPONENT_GAP + MARGIN if result.boxes else 2 * MARGIN
     hidden = len(pairs) - len(drawn)
-    result.note = (
+    why = (
         f"This graph is too dense to lay out in layers ({len(picture.nodes)} nodes, "
         f"{len(pairs)} linked pairs; the layered layout takes up to {MAX_DRAWN_EDGES} pairs "
-        f"and {LAYERED_LIMIT} points): drawn in columns by hops from this node, edges "
-        "straight across"
+        f"and {LAYERED_LIMIT} points)"
+        if dense
+        else "Some edges join nodes the same number of hops from this node"
+    )
+    result.note = (
+        why
+        + ": drawn in columns by hops from this node, edges straight across"
         + (
             f", {hidden} of them not drawn (the farthest from this node; the API lists them)"
             if hidden

@@ -130,10 +130,12 @@ def layout(picture: PictureInput) -> Layout:
     rank = layers(picture, pairs)
     points = len(vertices) + sum(max(abs(rank[t] - rank[s]) - 1, 0) for s, t in pairs)
     result = Layout(points=points)
-    if len(pairs) > MAX_DRAWN_EDGES or points > LAYERED_LIMIT:
-        from catalog.lineage_columns import column_layout
+    # An edge within one layer (not dataset <-> job, which alternate) grandalf cannot route.
+    flat = any(rank[source] == rank[target] for source, target in pairs)
+    if len(pairs) > MAX_DRAWN_EDGES or points > LAYERED_LIMIT or flat:
+        from catalog.lineage_columns import column_layout  # it imports this module
 
-        column_layout(picture, pairs, rank, result)
+        column_layout(picture, pairs, rank, result, dense=not flat)
     else:
         _layered(picture, vertices, pairs, rank, result)
         result.pairs = result.pairs_drawn = len(pairs)

@@ -8,9 +8,10 @@ change. Python's shorthand classes keep their Unicode meaning (RE2's own ``\\d``
 ``\\s`` are ASCII): ``\\d`` is ``\\p{Nd}``, ``\\w`` letters, numbers and ``_``, ``\\s`` Python's
 whitespace. What RE2 cannot run is refused by name (``PatternRefused``): backreferences,
 lookahead and lookbehind, atomic groups and possessive repeats, conditionals, a ``\\W``, ``\\S``
-or ``\\D`` inside ``[...]``. Two documented differences remain: ``\\b``/``\\B`` are word
-boundaries by ASCII letters, and ``$`` (without MULTILINE) matches only at the very end,
-not before a final newline.
+or ``\\D`` inside ``[...]``, and a repeated capturing group that can match nothing
+(``(a?)*``: the two engines capture different text for it). Two documented differences
+remain: ``\\b``/``\\B`` are word boundaries by ASCII letters, and ``$`` (without MULTILINE)
+matches only at the very end, not before a final newline.
 """
 
 import re
@@ -101,6 +102,11 @@ def _items(items: Any, flags: int, names: dict[int, str]) -> str:
                 out.append(f"({inner})")
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
             low, high, sub = value
+            if high > 1 and _captures(sub) and _nullable(sub):
+                raise PatternRefused(
+                    "a repeated group that can match nothing, like (a?)*, captures different "
+                    "text in RE2 than in Python; make its content required, like (a)*"
+                )
             bound = (
                 "*"
                 if (low, high) == (0, c.MAXREPEAT)
@@ -117,6 +123,35 @@ def _items(items: Any, flags: int, names: dict[int, str]) -> str:
         else:
             raise PatternRefused(f"RE2 cannot run this part of the pattern ({op})")
     return "".join(out)
+
+
+def _nullable(items: Any) -> bool:
+    """Whether ``items`` can match the empty string."""
+    for op, value in items:
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+            if value[0] > 0 and not _nullable(value[2]):
+                return False
+        elif op is c.SUBPATTERN:
+            if not _nullable(value[-1]):
+                return False
+        elif op is c.BRANCH:
+            if not any(_nullable(branch) for branch in value[1]):
+                return False
+        elif op not in (c.AT, c.ASSERT, c.ASSERT_NOT):
+            return False  # a character, a class or a backreference consumes
+    return True
+
+
+def _captures(items: Any) -> bool:
+    """Whether ``items`` hold a capturing group."""
+    for op, value in items:
+        if op is c.SUBPATTERN and (value[0] is not None or _captures(value[-1])):
+            return True
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and _captures(value[2]):
+            return True
+        if op is c.BRANCH and any(_captures(branch) for branch in value[1]):
+            return True
+    return False
 
 
 def _at(value: Any, flags: int) -> str:
