@@ -62,15 +62,10 @@ def registry_read_models() -> dict[str, list[str]]:
 
     models: dict[str, list[str]] = {label: [] for label in STEWARD_APPS}
     for model in apps.get_models():
-        meta = model._meta
-        key = (meta.app_label, meta.model_name)
-        if (
-            meta.model_name
-            and meta.app_label in models
-            and key not in SUPERUSER_ONLY
-            and admin.site.is_registered(model)
-        ):
-            models[meta.app_label].append(meta.model_name)
+        label, name = model._meta.app_label, model._meta.model_name or ""
+        shown = label in models and (label, name) not in SUPERUSER_ONLY
+        if shown and admin.site.is_registered(model):
+            models[label].append(name)
     return models
 
 
