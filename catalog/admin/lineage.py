@@ -98,14 +98,23 @@ class JobEdgeDatasetFilter(HiddenIdFilter):
 class JobLineageEdgeAdmin(BoundedAdmin):
     """dataset → job (input) and job → dataset (output): the graph's edges (ADR 0027)."""
 
-    list_display = ("id", "dataset_link", "direction", "job_link", "run_count", "last_seen")
-    list_filter = ("direction", JobEdgeDatasetFilter, EdgeJobFilter)
+    list_display = (
+        "id",
+        "dataset_link",
+        "direction",
+        "job_link",
+        "via",
+        "run_count",
+        "last_seen",
+    )
+    list_filter = ("direction", "via", JobEdgeDatasetFilter, EdgeJobFilter)
     list_select_related = ("dataset", "job")
     ordering = ("-id",)
     fields = (
         "dataset_link",
         "direction",
         "job_link",
+        "via",
         "first_seen",
         "last_seen",
         "last_run_link",
@@ -141,8 +150,19 @@ class JobLineageEdgeAdmin(BoundedAdmin):
 
 @admin.register(ColumnLineageEdge)
 class ColumnLineageEdgeAdmin(BoundedAdmin):
-    list_display = ("id", "source", "source_field", "target", "target_field", "transformation_type")
-    list_filter = (EdgeSourceFilter,)
+    list_display = (
+        "id",
+        "source",
+        "source_field",
+        "target",
+        "target_field",
+        "dataset_level",
+        "transformation_type",
+        "transformation_subtype",
+        "field_transformation_type",
+    )
+    # dataset_level: the dataset-level dependencies (ADR 0060).
+    list_filter = ("dataset_level", EdgeSourceFilter)
     list_select_related = ("source", "target")
     raw_id_fields = ("source", "target", "job", "last_run")
     ordering = ("-id",)
