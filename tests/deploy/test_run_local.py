@@ -171,7 +171,7 @@ def make_run(tmp_path: Path) -> Iterator[MakeRun]:
             )
         run = MakeRun(process, port, log, folder)
         try:
-            wait_for(lambda: "is running at" in run.output(), 180, "make run to start")
+            wait_for(lambda: "is running" in run.output(), 180, "make run to start")
             yield run
         finally:
             left = [] if process.poll() is not None else run.descendants()
