@@ -248,7 +248,7 @@ def test_each_killed_process_is_started_again_and_derivation_goes_on(make_run: M
     assert len(everything) >= 5  # web and its 2 workers, worker and its 2 children, beat
     run.process.kill()
     wait_for(lambda: _all_ended(everything), 90, "everything make run started to end")
-    assert not port_open(run.port)
+    wait_for(lambda: not port_open(run.port), 10, "the port to close")  # threads exit last
 
 
 @pytest.mark.django_db(transaction=True)
@@ -269,4 +269,4 @@ def test_sigterm_after_a_restart_stops_everything(make_run: MakeRun) -> None:
     make_run.process.terminate()
     assert make_run.process.wait(timeout=60) == 0
     wait_for(lambda: _all_ended(everything), 60, "everything make run started to end")
-    assert not port_open(make_run.port)
+    wait_for(lambda: not port_open(make_run.port), 10, "the port to close")
