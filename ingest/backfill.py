@@ -59,9 +59,9 @@ class Progress:
         self.examples.setdefault(reason, location)
 
 
-# A reason quotes what it refuses (a 1 MiB string that is not an event): what the report
-# keeps of reasons is bounded too, in length and in number, or a file of distinct refusals
-# would hold them all (60 MiB for 60 such strings).
+# A reason quotes what it refuses (``/eventTime: '<the value>' is not an ISO 8601
+# timestamp``): what the report keeps of reasons is bounded too, in length and in number, or
+# a file of events with distinct bad values would keep every value until the report.
 MAX_REASON_CHARS = 300
 MAX_REASONS = 1000
 

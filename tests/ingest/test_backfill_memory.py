@@ -20,6 +20,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
+from ingest.backfill import MAX_REASON_CHARS, MAX_REASONS
 from ingest.models import Event
 from tests.faults.processes import current_database_url
 from tests.ingest.helpers import run_event
@@ -127,6 +128,23 @@ def test_hostile_files_are_read_under_an_address_space_cap(tmp_path: Path) -> No
 def _write(path: Path, content: bytes) -> Path:
     path.write_bytes(content)
     return path
+
+
+@pytest.mark.django_db
+def test_the_report_keeps_a_bounded_number_of_short_reasons(tmp_path: Path, capsys) -> None:
+    """A reason quotes the refused value: 1,200 distinct 4 KB event times made 1,200 reasons
+    of 4 KB each, all kept until the report."""
+    lines = [orjson.dumps(run_event(eventTime=f"{n:04}" + "t" * 4096)) for n in range(1200)]
+    _write(tmp_path / "times.ndjson", b"\n".join(lines))
+
+    call_command("backfill", str(tmp_path / "times.ndjson"))
+
+    report = capsys.readouterr().out.splitlines()
+    assert report[0].startswith("stored 0, duplicate 0, refused 1200")
+    refusals = [line for line in report if line.startswith("  refused")]
+    assert len(refusals) == MAX_REASONS + 1
+    assert max(len(line) for line in refusals) < MAX_REASON_CHARS + 200
+    assert f"refused 200x: other reasons (more than {MAX_REASONS} kinds)" in "\n".join(report)
 
 
 @pytest.mark.django_db
