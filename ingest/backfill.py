@@ -119,7 +119,7 @@ def read_items(path: Path) -> Iterator[Item]:
     is cut into its elements and each is parsed alone; anything else is NDJSON, read a line
     at a time, a line over the limit read and dropped in chunks, blank lines skipped without
     being split out. A file that starts with ``{`` and is no larger than one event may also
-    be one (pretty-printed) event. Before, a 62 KB gzip of empty lines took 683 MiB
+    be one (pretty-printed) event. Before, a 62 KB gzip of empty lines took 684 MiB
     (bench/backfill_memory.py).
     """
     max_event = limits()["MAX_EVENT_BYTES"]
