@@ -126,14 +126,12 @@ class MakeRun:
         return orjson.loads(data)
 
     def post_events(self, count: int) -> list[int]:
-        """``count`` events in batches of 100; their ids."""
-        ids = []
-        for start in range(0, count, 100):
-            batch = [run_event() for _ in range(min(100, count - start))]
-            self.request("POST", "/api/v1/lineage/batch", self.ingest_token(), orjson.dumps(batch))
-            run_ids = [event["run"]["runId"] for event in batch]
-            ids += list(Event.objects.filter(run_id__in=run_ids).values_list("id", flat=True))
-        return ids
+        """``count`` events in one batch (committed at once, so derivation starts on all of
+        them together); their ids."""
+        batch = [run_event() for _ in range(count)]
+        self.request("POST", "/api/v1/lineage/batch", self.ingest_token(), orjson.dumps(batch))
+        run_ids = [event["run"]["runId"] for event in batch]
+        return list(Event.objects.filter(run_id__in=run_ids).values_list("id", flat=True))
 
 
 def _pending(ids: list[int]) -> int:
@@ -200,7 +198,8 @@ def test_each_killed_process_is_started_again_and_derivation_goes_on(make_run: M
     read_token = create_token("supervision test", "read")[1]
 
     # The worker, SIGKILLed while it derives a batch of posted events.
-    ids = run.post_events(1000)
+    ids = run.post_events(2000)  # derived in batches of 500: the kill lands after the first
+    assert len(ids) == 2000
     wait_for(lambda: _pending(ids) < len(ids), 120, "derivation to start", interval=0.02)
     first_worker = run.children()["worker"]
     os.kill(first_worker.pid, signal.SIGKILL)
