@@ -84,7 +84,15 @@ FILES: dict[str, Callable[[Path], None]] = {
     "big-array.json.gz": lambda p: _gzip(
         p, lambda: [b"[", _event(), *[b',"' + b"t" * MIB + b'"' for _ in range(100)], b"]"]
     ),
+    # 40 events of 4 MiB: a chunk of the default 1,000 events held them all before storing.
+    "large-events.ndjson.gz": lambda p: _gzip(p, lambda: [_large_event() for _ in range(40)]),
 }
+
+
+def _large_event() -> bytes:
+    event = orjson.loads(_event())
+    event["run"]["facets"] = {"padding": {"text": "p" * (4 * MIB)}}
+    return orjson.dumps(event) + b"\n"
 
 
 # The peak is the child's own VmHWM, read as it exits: ru_maxrss of a child also counts the

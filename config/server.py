@@ -168,11 +168,24 @@ def options() -> dict[str, Any]:
 
 
 def die_with_the_main_process() -> None:
-    """In each forked worker: ask Linux to end it when the main process ends.
+    """In each forked worker: ask Linux to SIGKILL it when the main process ends.
 
     granian's workers do not watch their parent, so a main process that was SIGKILLed left
     its workers serving the port and holding database connections (a container takes them
-    down with it; ``make run``, the tests and a host without one did not)."""
+    down with it; ``make run``, the tests and a host without one did not).
+
+    The signal is SIGKILL, not SIGTERM (issue 29 item 7): a worker runs the main process's
+    SIGTERM handler, inherited with the fork, until it installs its own, and granian's
+    handler only sets a flag in the main process's server object, which in a worker nobody
+    reads; its own handler in turn only sets an event its server may not watch yet. A main
+    process that died in that window (long under load) left a worker alive 12 minutes later,
+    reparented to PID 1 and still listening. A worker whose main process is gone has nobody
+    to replace it or to stop it gracefully; its clients see the connection close and retry
+    (ingest is idempotent). A graceful stop is unchanged: the main process stops its workers
+    before it exits, so the signal only ever reaches a worker whose main process died.
+
+    A main process that died before the request (between the fork and the call) is seen by
+    the parent id having changed; the worker then exits at once."""
     forking: list[int] = [0]  # the pid of the process that forks, set just before
 
     def before() -> None:
@@ -183,7 +196,8 @@ def die_with_the_main_process() -> None:
 
         pr_set_pdeathsig = 1
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+        if libc.prctl(pr_set_pdeathsig, signal.SIGKILL) != 0:
+            os._exit(70)  # no way to end with the main process: do not serve at all
         if os.getppid() != forking[0]:  # the parent ended before the call above
             os._exit(0)
 

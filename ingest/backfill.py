@@ -59,9 +59,9 @@ class Progress:
         self.examples.setdefault(reason, location)
 
 
-# A reason quotes what it refuses (a 1 MiB string that is not an event): what the report
-# keeps of reasons is bounded too, in length and in number, or a file of distinct refusals
-# would hold them all (60 MiB for 60 such strings).
+# A reason quotes what it refuses (``/eventTime: '<the value>' is not an ISO 8601
+# timestamp``): what the report keeps of reasons is bounded too, in length and in number, or
+# a file of events with distinct bad values would keep every value until the report.
 MAX_REASON_CHARS = 300
 MAX_REASONS = 1000
 
@@ -119,7 +119,7 @@ def read_items(path: Path) -> Iterator[Item]:
     is cut into its elements and each is parsed alone; anything else is NDJSON, read a line
     at a time, a line over the limit read and dropped in chunks, blank lines skipped without
     being split out. A file that starts with ``{`` and is no larger than one event may also
-    be one (pretty-printed) event. Before, a 62 KB gzip of empty lines took 683 MiB
+    be one (pretty-printed) event. Before, a 62 KB gzip of empty lines took 684 MiB
     (bench/backfill_memory.py).
     """
     max_event = limits()["MAX_EVENT_BYTES"]

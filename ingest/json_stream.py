@@ -2,7 +2,7 @@
 
 ``backfill`` reads files of any size and content; what it keeps in memory at once must
 depend on the per-event limit, never on how many lines, blanks or elements a file holds
-(issue 27 item 8: 64 MiB of empty lines became 66 million line objects, 683 MiB). Two
+(issue 27 item 8: 64 MiB of empty lines became 66 million line objects, 684 MiB). Two
 shapes are cut here:
 
 - ``lines``: NDJSON. Runs of blank lines are skipped by C-speed searches, never split into

@@ -222,14 +222,16 @@ def _die_with_the_supervisor(supervisor: int) -> Callable[[], None]:
 
     SIGTERM's handler is set back to the default first: a SIGTERM that came before the exec
     would otherwise reach the supervisor's own handler, copied into the child, and be lost.
-    A supervisor that ended before the request is seen by the parent id changing."""
+    A supervisor that ended before the request is seen by the parent id changing. libc is
+    loaded here, in the supervisor: the child only calls into it."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 
     def in_child() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if sys.platform == "linux":
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if libc is not None:
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
         if os.getppid() != supervisor:
             os._exit(1)
 

@@ -3,7 +3,7 @@
 
 The bound is checked structurally, not timed: the command runs in a process of its own under
 an address-space cap (RLIMIT_AS) of what the same command needs for a one-event file plus
-128 MiB. Before, the review's 62 KB gzip of empty lines took 683 MiB of RSS (66 million line
+128 MiB. Before, the review's 62 KB gzip of empty lines took 684 MiB of RSS (66 million line
 objects), and a 60 MiB JSON array was parsed whole; bench/backfill_memory.py prints the peaks.
 """
 
@@ -20,6 +20,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
+from ingest.backfill import MAX_REASON_CHARS, MAX_REASONS
 from ingest.models import Event
 from tests.faults.processes import current_database_url
 from tests.ingest.helpers import run_event
@@ -51,8 +52,9 @@ def _repeat(piece: bytes, total: int) -> Iterable[bytes]:
 
 
 def _hostile_files(folder: Path, events: list[bytes]) -> None:
-    """One valid event in each; the rest is what the review and its variants planted."""
-    first, blanks, line, bomb, array, big_array, pretty = events
+    """One valid event in each (40 large ones in one); the rest is what the review and its
+    variants planted."""
+    first, blanks, line, bomb, array, big_array, pretty, *large = events
     # The review's file (64 MiB of empty lines); a line that is not JSON keeps it from being
     # read as one document, which the old reader did when the blanks only followed an event.
     _gzip(folder / "empty.ndjson.gz", [first, b"\nnot json\n", *_repeat(b"\n", 63 * MIB)])
@@ -65,6 +67,8 @@ def _hostile_files(folder: Path, events: list[bytes]) -> None:
     strings = [b'"' + b"s" * MIB + b'"'] * 60
     (folder / "array.json").write_bytes(b"[" + b",".join([array, *strings]) + b"]")
     _gzip(folder / "big-array.json.gz", [b"[", big_array, *[b"," + s for s in strings * 2], b"]"])
+    # 40 events of 4 MiB: a chunk of the default 1,000 events held them all before storing.
+    _gzip(folder / "large.ndjson.gz", [event + b"\n" for event in large])
     (folder / "pretty.json").write_bytes(
         orjson.dumps(orjson.loads(pretty), option=orjson.OPT_INDENT_2)
     )
@@ -104,13 +108,15 @@ def test_hostile_files_are_read_under_an_address_space_cap(tmp_path: Path) -> No
     assert baseline.returncode == 0, baseline.stderr
     hostile = tmp_path / "hostile"
     hostile.mkdir()
-    events = [run_event() for _ in range(7)]
+    events = [run_event() for _ in range(7)] + [
+        run_event(padding="p" * (4 * MIB)) for _ in range(40)
+    ]
     _hostile_files(hostile, [orjson.dumps(event) for event in events])
 
     result, peak = _backfill(hostile, cap=baseline_peak + HEADROOM)
 
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "stored 7, duplicate 0, refused 184" in result.stdout, result.stdout
+    assert "stored 47, duplicate 0, refused 184" in result.stdout, result.stdout
     assert peak <= baseline_peak + HEADROOM
     stored = set(Event.objects.values_list("run_id", flat=True))
     assert {event["run"]["runId"] for event in events} <= stored
@@ -118,6 +124,7 @@ def test_hostile_files_are_read_under_an_address_space_cap(tmp_path: Path) -> No
     assert f"refused 2x: event larger than {limit} bytes" in result.stdout
     assert "refused 180x: : an event must be a JSON object, not str" in result.stdout
     written = {"empty", "blanks", "line", "bomb"}
+    written |= {"large"}
     names = {f"{name}.ndjson.gz" for name in written} | {"array.json", "big-array.json.gz"}
     assert {entry.name for entry in hostile.iterdir()} == names | {"pretty.json"}, (
         "no state file is left in the working directory"
@@ -127,6 +134,23 @@ def test_hostile_files_are_read_under_an_address_space_cap(tmp_path: Path) -> No
 def _write(path: Path, content: bytes) -> Path:
     path.write_bytes(content)
     return path
+
+
+@pytest.mark.django_db
+def test_the_report_keeps_a_bounded_number_of_short_reasons(tmp_path: Path, capsys) -> None:
+    """A reason quotes the refused value: 1,200 distinct 4 KB event times made 1,200 reasons
+    of 4 KB each, all kept until the report."""
+    lines = [orjson.dumps(run_event(eventTime=f"{n:04}" + "t" * 4096)) for n in range(1200)]
+    _write(tmp_path / "times.ndjson", b"\n".join(lines))
+
+    call_command("backfill", str(tmp_path / "times.ndjson"))
+
+    report = capsys.readouterr().out.splitlines()
+    assert report[0].startswith("stored 0, duplicate 0, refused 1200")
+    refusals = [line for line in report if line.startswith("  refused")]
+    assert len(refusals) == MAX_REASONS + 1
+    assert max(len(line) for line in refusals) < MAX_REASON_CHARS + 200
+    assert f"refused 200x: other reasons (more than {MAX_REASONS} kinds)" in "\n".join(report)
 
 
 @pytest.mark.django_db

@@ -1,5 +1,6 @@
-"""The per-event size limit holds on every ingest path and in backfill (with HTTP's
-inflation cap); list pages cap their bytes and their `next` links stay right."""
+"""The per-event size limit holds on every ingest path and in backfill (which streams
+past HTTP's inflation cap, tests/ingest/test_backfill_memory.py); list pages cap their bytes
+and their `next` links stay right."""
 
 import gzip
 import resource

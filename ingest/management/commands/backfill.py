@@ -69,6 +69,10 @@ class Command(BaseCommand):
         if skip:
             self.stdout.write(f"resume {file} after {skip} events")
         chunk: list[SerialisedEvent] = []
+        chunk_bytes = 0
+        # A chunk is stored once it holds chunk_size events or one event's worth of bytes:
+        # 1,000 events of up to MAX_EVENT_BYTES each would otherwise be held at once.
+        budget = settings.LINEAGE["MAX_EVENT_BYTES"]
         offset = 0
         for item in read_items(file):
             offset += 1
@@ -77,9 +81,10 @@ class Command(BaseCommand):
             record = self._validate(item, progress)
             if record is not None:
                 chunk.append(record)
-            if len(chunk) >= chunk_size:
+                chunk_bytes += record.size
+            if len(chunk) >= chunk_size or chunk_bytes >= budget:
                 self._store(chunk, progress)
-                chunk = []
+                chunk, chunk_bytes = [], 0
                 state.advance(file, offset)
                 self._show(progress, started)
         self._store(chunk, progress)
