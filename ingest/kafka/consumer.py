@@ -3,8 +3,10 @@
 Offsets are committed only after the statements that stored the batch have committed,
 so a consumer killed at any point leaves its messages to be read again, and storage is
 idempotent, so reading them again stores nothing twice (ADR 0062). A batch is bounded by
-count and by time (``LINEAGE_CONSUMER_BATCH_MESSAGES``, ``_BATCH_MS``). Before partitions
-are taken away in a rebalance, what was read from them is stored and committed.
+count and by time (``LINEAGE_CONSUMER_BATCH_MESSAGES``, ``_BATCH_MS``); one batch is
+written by a writer thread while the next is read and checked, and at most one is in
+flight. Before partitions are taken away in a rebalance, what was read from them is stored
+and committed. While PostgreSQL is away the partitions are paused and the batch retried.
 """
 
 import logging
@@ -211,6 +213,8 @@ class IngestConsumer:
             for message in self.consumer.consume(num_messages=100, timeout=0.2):
                 if self._usable(message):  # from a partition assigned meanwhile
                     self.pending.append(_kept(message))
+            if len(self.pending) >= self.config.batch_messages:
+                self.consumer.pause(self._assignment())  # a batch in hand is enough
 
     def _commit(self, batch: list[Message]) -> None:
         offsets: dict[tuple[str, int], int] = {}
