@@ -77,8 +77,7 @@ class IngestConsumer:
                 else:
                     self._finish_in_flight()
                 self.lag.maybe_report(self.assigned)
-                idle = time.monotonic() - self.last_message_at
-                if exit_when_idle is not None and idle >= exit_when_idle and self.assigned:
+                if exit_when_idle is not None and self._drained(exit_when_idle):
                     break
         finally:
             # Stopping (SIGTERM) does not wait for an absent database: what is not stored
@@ -88,6 +87,13 @@ class IngestConsumer:
             self.lag.maybe_report(self.assigned, force=True)
             self.consumer.close()  # leaves the group: its partitions move on at once
             self._writer.shutdown(wait=True)
+
+    def _drained(self, idle_seconds: float) -> bool:
+        """Idle that long, and every assigned partition committed up to its end."""
+        idle = time.monotonic() - self.last_message_at
+        if idle < idle_seconds or not self.assigned or self.pending or self._in_flight:
+            return False
+        return self.lag.caught_up(self.assigned)
 
     def _hand_to_writer(self) -> None:
         """Prepare the gathered batch (CPU) while the previous one is written (the writer
