@@ -6,8 +6,9 @@ Measures, on one scratch database (made anew):
   2. one ``manage.py consume_kafka`` reading --events messages from a topic of 4 partitions
      of librdkafka's mock cluster (``python -m ingest.kafka.mock``), the same kind of events;
   3. two consumers of one group reading another such topic.
-Each consumer figure is events stored per second from the first stored event to the last
-(a consumer's start-up and group join are not counted), read from ingest_event. Prints the
+The messages are produced once every consumer holds its partitions; each consumer figure is
+events stored per second from the first stored event to the last, read from ingest_event
+(with the producer running meanwhile, on the same cores). Prints the
 figures and the ratios the issue sets targets for (Kafka >= 0.8 x batch HTTP, two consumers
 >= 1.6 x one). The mock cluster runs on the same cores as everything else.
 
@@ -34,6 +35,7 @@ from bench.common import (
     running_server,
 )
 from bench.ingest import post_all
+from ingest.kafka.mock import create_topics
 
 
 def stored(database_url: str) -> int:
@@ -56,17 +58,35 @@ def produce(bootstrap: str, topic: str, events: list[bytes]) -> None:
         raise SystemExit("the producer could not deliver every message")
 
 
+def members(database_url: str, topic: str) -> int:
+    """Consumers that reported partitions of ``topic`` (each reports on being assigned)."""
+    with psycopg.connect(database_url) as connection:
+        row = connection.execute(
+            "SELECT count(DISTINCT member), count(*) FROM ingest_consumer_lag WHERE topic = %s",
+            [topic],
+        ).fetchone()
+    return int(row[0]) if row and row[1] == 4 else 0
+
+
 def consumer_rate(
-    env: dict[str, str], database_url: str, topic: str, count: int, consumers: int
+    env: dict[str, str],
+    database_url: str,
+    bootstrap: str,
+    topic: str,
+    events: list[bytes],
+    consumers: int,
 ) -> float:
-    """Events/s stored by ``consumers`` processes of one group reading ``count`` messages."""
+    """Events/s stored by ``consumers`` processes of one group reading ``events``, produced
+    once every consumer holds its partitions (a rebalance is not what is measured here)."""
     before = stored(database_url)
-    target = before + count
+    target = before + len(events)
+    create_topics(bootstrap, [topic])
     env = {
         **env,
         "LINEAGE_KAFKA_TOPICS": topic,
         "LINEAGE_KAFKA_GROUP_ID": f"bench-{topic}",
         "LINEAGE_CONSUMER_PORT": "0",
+        "LINEAGE_CONSUMER_LAG_REPORT_SECONDS": "1",
     }
     command = [sys.executable, "manage.py", "consume_kafka"]
     processes = [
@@ -74,6 +94,12 @@ def consumer_rate(
         for _ in range(consumers)
     ]
     try:
+        deadline = time.monotonic() + 120
+        while members(database_url, topic) < consumers:
+            if time.monotonic() > deadline:
+                raise SystemExit("the consumers did not share the partitions in 2 minutes")
+            time.sleep(0.2)
+        produce(bootstrap, topic, events)
         first = last = None
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
@@ -134,9 +160,9 @@ def main() -> None:
                 http_rates.append(len(events) / seconds)
                 for consumers, rates in ((1, one_rates), (2, two_rates)):
                     topic = f"bench-{round_number}-{consumers}"
-                    produce(bootstrap, topic, make_events(templates, args.events, seed + consumers))
+                    messages = make_events(templates, args.events, seed + consumers)
                     rates.append(
-                        consumer_rate(env, args.database_url, topic, args.events, consumers)
+                        consumer_rate(env, args.database_url, bootstrap, topic, messages, consumers)
                     )
                 print(
                     f"round {round_number + 1}: batch HTTP {http_rates[-1]:7.0f} events/s, "

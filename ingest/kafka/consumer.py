@@ -3,8 +3,10 @@
 Offsets are committed only after the statements that stored the batch have committed,
 so a consumer killed at any point leaves its messages to be read again, and storage is
 idempotent, so reading them again stores nothing twice (ADR 0062). A batch is bounded by
-count and by time (``LINEAGE_CONSUMER_BATCH_MESSAGES``, ``_BATCH_MS``). Before partitions
-are taken away in a rebalance, what was read from them is stored and committed.
+count and by time (``LINEAGE_CONSUMER_BATCH_MESSAGES``, ``_BATCH_MS``); one batch is
+written by a writer thread while the next is read and checked, and at most one is in
+flight. Before partitions are taken away in a rebalance, what was read from them is stored
+and committed. While PostgreSQL is away the partitions are paused and the batch retried.
 """
 
 import logging
@@ -75,8 +77,7 @@ class IngestConsumer:
                 else:
                     self._finish_in_flight()
                 self.lag.maybe_report(self.assigned)
-                idle = time.monotonic() - self.last_message_at
-                if exit_when_idle is not None and idle >= exit_when_idle and self.assigned:
+                if exit_when_idle is not None and self._drained(exit_when_idle):
                     break
         finally:
             # Stopping (SIGTERM) does not wait for an absent database: what is not stored
@@ -86,6 +87,13 @@ class IngestConsumer:
             self.lag.maybe_report(self.assigned, force=True)
             self.consumer.close()  # leaves the group: its partitions move on at once
             self._writer.shutdown(wait=True)
+
+    def _drained(self, idle_seconds: float) -> bool:
+        """Idle that long, and every assigned partition committed up to its end."""
+        idle = time.monotonic() - self.last_message_at
+        if idle < idle_seconds or not self.assigned or self.pending or self._in_flight:
+            return False
+        return self.lag.caught_up(self.assigned)
 
     def _hand_to_writer(self) -> None:
         """Prepare the gathered batch (CPU) while the previous one is written (the writer
@@ -211,6 +219,8 @@ class IngestConsumer:
             for message in self.consumer.consume(num_messages=100, timeout=0.2):
                 if self._usable(message):  # from a partition assigned meanwhile
                     self.pending.append(_kept(message))
+            if len(self.pending) >= self.config.batch_messages:
+                self.consumer.pause(self._assignment())  # a batch in hand is enough
 
     def _commit(self, batch: list[Message]) -> None:
         offsets: dict[tuple[str, int], int] = {}

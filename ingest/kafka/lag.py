@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from confluent_kafka import TopicPartition
-from django.db import DatabaseError, connection
+from django.db import connection
 from django.utils import timezone
 
 from ingest.kafka.config import KafkaConfig
@@ -58,8 +58,19 @@ class LagReporter:
                 cursor.execute(
                     _UPSERT, [self.config.group_id, self.member, timezone.now(), *columns]
                 )
-        except (DatabaseError, Exception) as error:  # lag is a report: never stop the loop
+        except Exception as error:  # lag is a report: never stop the loop
             logger.warning("kafka_lag_report_failed error=%s", type(error).__name__)
+
+    def caught_up(self, assigned: set[tuple[str, int]]) -> bool:
+        """Whether this consumer has committed every assigned partition up to its end."""
+        for topic, partition in assigned:
+            _, high = self.consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), timeout=2
+            )
+            row = self._row(topic, partition)
+            if row is None or row[2] < high:
+                return False
+        return True
 
     def _row(self, topic: str, partition: int) -> tuple[str, int, int, int] | None:
         part = TopicPartition(topic, partition)

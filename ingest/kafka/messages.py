@@ -3,9 +3,12 @@
 The same line as HTTP ingest (ADR 0004): the value is parsed by ``ingest.parsing`` (size,
 strict JSON, nesting depth), checked by the same validators, serialised and size-checked
 by ``ingest.services``. Only what makes a message unusable is a refusal; facet problems
-are stored with the event as warnings.
+are stored with the event as warnings. An error of our own while reading a message (a
+bug) refuses that message too, so that it cannot stop its partition; replaying it after
+the fix stores it.
 """
 
+import logging
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,6 +21,8 @@ from ingest.parsing import parse_json
 from ingest.problems import Problem
 from ingest.services import SerialisedEvent, oversized, serialise
 from ingest.validation import validate_openlineage
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,11 @@ def read_message(message: Message, kind: str) -> SerialisedEvent | Refusal:
         event = serialise(record)
     except Problem as problem:
         return Refusal(problem.slug, problem_reason(problem))
+    except Exception as error:  # a bug of ours must not stop the partition either
+        logger.exception(
+            "kafka_message_unreadable topic=%s offset=%d", message.topic, message.offset
+        )
+        return Refusal("unexpected-error", f"{type(error).__name__}: {error}"[:1000])
     if oversized(event):
         limit = settings.LINEAGE["MAX_EVENT_BYTES"]
         return Refusal("payload-too-large", f"the event is larger than {limit} bytes")

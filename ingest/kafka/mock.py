@@ -33,6 +33,21 @@ class _AddressLog(logging.Handler):
             self.found.set()
 
 
+def create_topics(address: str, topics: list[str]) -> None:
+    """Create ``topics`` on the mock cluster at ``address`` (4 partitions each): a metadata
+    request that may create them, since the mock implements no CreateTopics."""
+    for topic in topics:
+        creator = Consumer(
+            {
+                "bootstrap.servers": address,
+                "group.id": "ingest-kafka-mock",
+                "allow.auto.create.topics": True,
+            }
+        )
+        creator.list_topics(topic, timeout=10)
+        creator.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--brokers", type=int, default=1)
@@ -53,17 +68,7 @@ def main() -> None:
     owner.poll(0.1)
     if not handler.found.wait(10):
         raise SystemExit("the mock cluster did not report its address")
-    for topic in options.topic:
-        # A metadata request that may create the topic (the mock implements no CreateTopics).
-        creator = Consumer(
-            {
-                "bootstrap.servers": handler.address,
-                "group.id": "ingest-kafka-mock",
-                "allow.auto.create.topics": True,
-            }
-        )
-        creator.list_topics(topic, timeout=10)
-        creator.close()
+    create_topics(handler.address, options.topic)
     print(f"bootstrap={handler.address}", flush=True)
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())

@@ -78,27 +78,6 @@ def test_helm_lint_catches_a_broken_chart() -> None:
         {"podSecurityContext": {"runAsNonRoot": False}},
         {"initialTokens": {"ingest": "not-a-token"}},
         {"beat": {"enabled": True, "replicaCount": 2}},
-        # A Kafka consumer beyond the partitions would sit idle; each setting is named.
-        {
-            "kafka": {
-                "enabled": True,
-                "bootstrapServers": "k:9092",
-                "topics": ["ol"],
-                "partitions": 2,
-                "replicaCount": 3,
-            }
-        },
-        {"kafka": {"enabled": True, "topics": ["ol"]}},
-        {"kafka": {"enabled": True, "bootstrapServers": "k:9092"}},
-        {"kafka": {"enabled": True, "bootstrapServers": "k:9092", "topics": ["ol:avro"]}},
-        {
-            "kafka": {
-                "enabled": True,
-                "bootstrapServers": "k:9092",
-                "topics": ["ol"],
-                "secretKeys": ["LINEAGE_KAFKA_SASL_PASSWORD"],
-            }
-        },
     ],
 )
 def test_schema_refuses_bad_values(values: dict[str, Any]) -> None:
@@ -456,6 +435,27 @@ def test_notes_tell_how_to_get_a_token_and_where_producers_send_events() -> None
 
 
 # --- Kafka ingest -----------------------------------------------------------------------------
+
+_KAFKA = {"enabled": True, "bootstrapServers": "k:9092", "topics": ["ol"]}
+
+
+@pytest.mark.parametrize(
+    ("kafka", "message"),
+    [
+        # A consumer beyond the partitions would sit idle.
+        ({**_KAFKA, "partitions": 2, "replicaCount": 3}, "may not exceed kafka.partitions"),
+        ({**_KAFKA, "bootstrapServers": ""}, "kafka.bootstrapServers"),
+        ({**_KAFKA, "topics": []}, "kafka.topics"),
+        ({**_KAFKA, "topics": ["ol:avro"]}, "topics"),
+        ({**_KAFKA, "secretKeys": ["LINEAGE_KAFKA_SASL_PASSWORD"]}, "kafka.existingSecret"),
+    ],
+)
+def test_kafka_values_are_checked_and_each_problem_named(
+    kafka: dict[str, Any], message: str
+) -> None:
+    render_values({"kafka": _KAFKA})  # the settings themselves are accepted
+    with pytest.raises(helm_python.HelmError, match=message):
+        render_values({"kafka": kafka})
 
 
 @pytest.mark.parametrize("variant", ALL)

@@ -99,9 +99,13 @@ def test_consumer_sigkilled_at_several_points_loses_nothing_and_stores_nothing_t
         env = kafka_env(database, redis.url, bootstrap, group)
         for kill_at in (200, 1100, 2300):
             running = consumer(env, tmp_path / "consumer.log")
-            processes.wait_for(lambda at=kill_at: stored(database) >= at, 120, f"{kill_at} stored")
-            running.kill()
-            running.stop()
+            try:
+                processes.wait_for(
+                    lambda at=kill_at: stored(database) >= at, 120, f"{kill_at} stored"
+                )
+            finally:
+                running.kill()
+                running.stop()
             assert committed_total(bootstrap, group, TOPIC) <= stored(database)
         drain(env, tmp_path / "consumer.log")
     assert stored(database) == total
@@ -149,16 +153,26 @@ def test_rebalance_between_two_consumers_loses_nothing(
     with processes.private_redis() as redis:
         env = kafka_env(database, redis.url, bootstrap, group)
         first = consumer(env, tmp_path / "first.log")
-        producer.start()
-        processes.wait_for(lambda: stored(database) >= 300, 120, "the first consumer")
-        second = consumer(env, tmp_path / "second.log")
-        processes.wait_for(lambda: "kafka_assigned" in second.output(), 60, "a rebalance")
-        processes.wait_for(lambda: stored(database) >= 2000, 120, "both consumers")
-        first.stop()  # SIGTERM: stores and commits what it holds, leaves the group
-        producer.join(timeout=120)
-        processes.wait_for(lambda: stored(database) >= total, 120, "every event", 0.5)
-        time.sleep(1)
-        second.stop()
+        second = None
+        try:
+            producer.start()
+            processes.wait_for(lambda: stored(database) >= 300, 120, "the first consumer")
+            second = consumer(env, tmp_path / "second.log")
+            processes.wait_for(lambda: "kafka_assigned" in second.output(), 120, "a rebalance")
+            processes.wait_for(lambda: stored(database) >= 2000, 120, "both consumers")
+            first.stop()  # SIGTERM: stores and commits what it holds, leaves the group
+            producer.join(timeout=120)
+            processes.wait_for(lambda: stored(database) >= total, 120, "every event", 0.5)
+            # Commits refused while the group rebalanced are made by the partitions' next
+            # owner (the second consumer), which reads those messages again.
+            processes.wait_for(
+                lambda: committed_total(bootstrap, group, TOPIC) >= total, 180, "the offsets", 1
+            )
+        finally:
+            first.stop()
+            if second is not None:
+                second.stop()
+            producer.join(timeout=120)
     assert "kafka_revoked" in first.output()
     assert stored(database) == total
     assert committed_total(bootstrap, group, TOPIC) == total

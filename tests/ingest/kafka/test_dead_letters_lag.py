@@ -49,15 +49,17 @@ def test_dead_letters_are_counted_shown_redacted_and_replayed_after_a_fix(
     for _ in range(10):
         deep = {"facet": deep}
     event = {**ol_event_dict(1), "job": {"namespace": "replay", "name": "j", "facets": deep}}
-    produce(bootstrap, "lineage-2", [event])
+    produce(bootstrap, "lineage-2", [event], key=b"api_key=hunter3")
     consume(bootstrap, "lineage-2")
     letter = DeadLetter.objects.get(reason_code="too-deep")
+    assert bytes(letter.key) == b"api_key=hunter3"  # kept as sent, shown redacted
     assert (
         metric(superuser_client, "lineage_kafka_dead_letters", topic="lineage-2", reason="too-deep")
         == 1
     )
     page = superuser_client.get(f"/admin/ingest/deadletter/{letter.id}/change/").content.decode()
-    assert "lineage-2" in page and "hunter2" not in page and "REDACTED" in page
+    assert "lineage-2" in page and "REDACTED" in page
+    assert "hunter2" not in page and "hunter3" not in page
     # The steward (or operator) raises the limit, then replays from the admin.
     settings.LINEAGE = {**settings.LINEAGE, "MAX_JSON_DEPTH": 64}
     answer = superuser_client.post(
@@ -132,13 +134,43 @@ def test_consumer_readyz_says_whether_it_is_connected(bootstrap: str, reachable:
     )
     consumer = IngestConsumer(config)
     server = serve(consumer, 0, host="127.0.0.1")
+    port = server.server_address[1]
     try:
-        status, body = readyz(server.server_address[1])
+        status, body = readyz(port)
+        metrics = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
     finally:
         server.shutdown()
         consumer.consumer.close()
+    assert b"lineage_kafka_batch_store_seconds" in metrics  # the consumer's own counters
     assert body["checks"]["database"] == "ok"
     if reachable:
         assert (status, body["checks"]["kafka"]) == (200, "connected")
     else:
         assert status == 503 and body["checks"]["kafka"].startswith("unavailable")
+
+
+def test_an_error_of_our_own_refuses_the_message_and_replay_stores_it_after_the_fix(
+    bootstrap: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in reading one message must not stop its partition (nor crash the consumer
+    into a restart loop on the same offset): the message becomes a dead letter."""
+    from ingest.kafka import messages
+    from ingest.kafka.replay import replay
+
+    real = messages.validate_openlineage
+
+    def broken(document: Any, base: str = "") -> Any:
+        if document.get("job", {}).get("name") == "trips-the-bug":
+            raise KeyError("a bug")
+        return real(document, base)
+
+    monkeypatch.setattr(messages, "validate_openlineage", broken)
+    event = {**ol_event_dict(3), "job": {"namespace": "bug", "name": "trips-the-bug"}}
+    produce(bootstrap, "lineage-2", [event, ol_event_dict(4)])
+    consume(bootstrap, "lineage-2")
+    letter = DeadLetter.objects.get(reason_code="unexpected-error")
+    assert "KeyError" in letter.reason
+    assert Event.objects.filter(job_namespace="lag-tests").count() == 1  # the next one
+    monkeypatch.setattr(messages, "validate_openlineage", real)  # the code is fixed
+    assert replay([letter.id]).stored == [letter.id]
+    assert Event.objects.filter(job_namespace="bug").count() == 1
