@@ -37,12 +37,14 @@ $(UV_STAMP):
 install: $(UV_STAMP)
 	@test -x $(BIN)/python || echo "[make] first run: installing the service's dependencies from uv.lock into $(VENV)/"
 	@$(UV) sync --frozen --inexact --extra local --quiet
+	@touch $(VENV)/.installed-stamp  # for scripts that wait until .venv is installed
 
 # The toolchain (the `dev` extra) and the collector package (a workspace member) with its own
 # `dev` extra; exact, so the test environment is the lock and nothing else.
 install-dev: $(UV_STAMP)
 	@echo "[make] installing the test toolchain from uv.lock into $(VENV)/"
 	@$(UV) sync --frozen --all-packages --extra dev --extra local --quiet
+	@touch $(VENV)/.installed-stamp
 
 # After editing dependencies in pyproject.toml: re-resolve and commit uv.lock.
 lock: $(UV_STAMP)
