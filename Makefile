@@ -56,7 +56,7 @@ browser:
 
 run: install
 	@scripts/ensure_services.sh
-	HOST=$(HOST) PORT=$(PORT) $(BIN)/python scripts/run_local.py
+	@HOST=$(HOST) PORT=$(PORT) $(BIN)/python scripts/run_local.py
 
 test: install-dev browser
 	@scripts/ensure_services.sh
