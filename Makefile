@@ -70,7 +70,7 @@ test: install-dev browser
 # Known-vulnerability audit of the installed dependencies (needs PyPI's JSON API or OSV,
 # which this workplace cannot reach; see docs/security.md).
 audit: install-dev
-	$(UV) pip install --quiet --python $(BIN)/python pip-audit
+	$(UV) pip install --quiet --python $(BIN)/python pip pip-audit  # pip-audit reads the env through pip
 	$(BIN)/pip-audit --strict --progress-spinner off
 
 lint:
