@@ -37,12 +37,14 @@ $(UV_STAMP):
 install: $(UV_STAMP)
 	@test -x $(BIN)/python || echo "[make] first run: installing the service's dependencies from uv.lock into $(VENV)/"
 	@$(UV) sync --frozen --inexact --extra local --quiet
+	@touch $(VENV)/.installed-stamp  # for scripts that wait until .venv is installed
 
 # The toolchain (the `dev` extra) and the collector package (a workspace member) with its own
 # `dev` extra; exact, so the test environment is the lock and nothing else.
 install-dev: $(UV_STAMP)
 	@echo "[make] installing the test toolchain from uv.lock into $(VENV)/"
 	@$(UV) sync --frozen --all-packages --extra dev --extra local --quiet
+	@touch $(VENV)/.installed-stamp
 
 # After editing dependencies in pyproject.toml: re-resolve and commit uv.lock.
 lock: $(UV_STAMP)
@@ -54,7 +56,7 @@ browser:
 
 run: install
 	@scripts/ensure_services.sh
-	HOST=$(HOST) PORT=$(PORT) $(BIN)/python scripts/run_local.py
+	@HOST=$(HOST) PORT=$(PORT) $(BIN)/python scripts/run_local.py
 
 test: install-dev browser
 	@scripts/ensure_services.sh
@@ -68,7 +70,7 @@ test: install-dev browser
 # Known-vulnerability audit of the installed dependencies (needs PyPI's JSON API or OSV,
 # which this workplace cannot reach; see docs/security.md).
 audit: install-dev
-	$(UV) pip install --quiet --python $(BIN)/python pip-audit
+	$(UV) pip install --quiet --python $(BIN)/python pip pip-audit  # pip-audit reads the env through pip
 	$(BIN)/pip-audit --strict --progress-spinner off
 
 lint:

@@ -135,3 +135,25 @@ def test_the_front_page_answers_in_development_and_production_settings(module: s
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "200 text/html; charset=utf-8 True"
+
+
+def test_every_snippet_names_this_server_and_parses_as_its_tool_reads_it() -> None:
+    """The Airflow transport is JSON, the YAML ones are YAML, each points at the URL given."""
+    import json
+
+    import yaml
+
+    from catalog.producer_snippets import snippets
+
+    base = "https://catalog.example:8443"
+    by_producer = {snippet.producer.split(" ")[0]: snippet.text for snippet in snippets(base)}
+    assert set(by_producer) >= {"openlineage-python", "dbt-ol", "Airflow", "Spark", "Flink"}
+    airflow = by_producer["Airflow"].split("transport = ", 1)[1]
+    assert (
+        json.loads(airflow)["url"] == base and json.loads(airflow)["endpoint"] == "api/v1/lineage"
+    )
+    assert yaml.safe_load(by_producer["openlineage-python"])["transport"]["url"] == base
+    flink = yaml.safe_load(by_producer["Flink"])
+    assert flink["openlineage.transport.url"] == base and flink["execution.attached"] is True
+    assert f"spark.openlineage.transport.url={base} " in by_producer["Spark"]
+    assert f"export OPENLINEAGE_URL={base}\n" in by_producer["dbt-ol"]
