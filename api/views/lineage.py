@@ -12,6 +12,7 @@ from api import params
 from api.base import ReadAPIView
 from api.problems import WITH_404, bad_parameter, not_found
 from catalog import graph as lineage
+from catalog import graph_static
 
 DIRECTIONS = ("upstream", "downstream", "both")
 
@@ -51,6 +52,11 @@ class GraphEdgeSerializer(serializers.Serializer):
     lineage_types = serializers.ListField(
         child=serializers.CharField(), help_text="Edge-API lineage_type values, if any."
     )
+    observed = serializers.BooleanField(help_text="Some run read or wrote it.")
+    static = serializers.BooleanField(
+        help_text="The job's current JobEvent declares it (design-time lineage). A static-only "
+        "edge has no runs (run_count 0, last_run_id null) and is seen when it was declared."
+    )
 
 
 class ColumnEdgeSerializer(serializers.Serializer):
@@ -68,6 +74,9 @@ class ColumnEdgeSerializer(serializers.Serializer):
     last_seen = serializers.DateTimeField()
     run_count = serializers.IntegerField()
     last_run_id = serializers.UUIDField(allow_null=True)
+    static = serializers.BooleanField(
+        help_text="Declared by the job's current JobEvent (no runs), not observed."
+    )
 
 
 class GraphSerializer(serializers.Serializer):
@@ -128,6 +137,13 @@ WALK_PARAMETERS = [
         description=f"Datasets + jobs, 1-{lineage.MAX_MAX_NODES} "
         f"(default {lineage.DEFAULT_MAX_NODES}).",
     ),
+    OpenApiParameter(
+        "lineage",
+        str,
+        enum=list(graph_static.LINEAGES),
+        description="observed: what runs read and wrote; static: what jobs' current JobEvents "
+        "declare (design-time); all (default): both.",
+    ),
 ]
 
 GRAPH_EXAMPLE = {
@@ -171,6 +187,8 @@ GRAPH_EXAMPLE = {
             "last_run_id": "0195f1c4-6a0e-7c8e-9d4f-3b2a1c0d9e8f",
             "run_count": 2,
             "lineage_types": [],
+            "observed": True,
+            "static": False,
         }
     ],
     "truncated": True,
@@ -191,6 +209,7 @@ def _walk_request(request: Request) -> lineage.GraphRequest:
         max_nodes=params.integer(
             request, "max_nodes", lineage.DEFAULT_MAX_NODES, 1, lineage.MAX_MAX_NODES
         ),
+        lineage=params.choice(request, "lineage", graph_static.LINEAGES, "all"),  # type: ignore[arg-type]
     )
 
 

@@ -11,11 +11,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catalog import naming
 from catalog.rules import RuleSet
 from catalog.services.derivation.skipped import without
+
+if TYPE_CHECKING:
+    from catalog.services.derivation.static import StaticFact
 
 Version = tuple[str, str]  # (eventTime as fixed-width ISO UTC, event digest hex)
 JobKey = tuple[str, str]
@@ -127,6 +130,12 @@ class Facts:
     # Aliases named as a symlinks identifier of type TABLE (preferred as display names).
     table_names: set[AliasKey] = field(default_factory=set)
     metadata: list[dict[str, Any]] = field(default_factory=list)
+    # Static lineage: per job, the newest JobEvent declaration of the batch (static.py).
+    static: "dict[JobKey, StaticFact]" = field(default_factory=dict)
+    # Run facts: (run, alias, direction, facet name) → (version text, value) (run_facts.py)
+    run_dataset_facets: dict[tuple[RunKey, AliasKey, str, str], tuple[str, Any]] = field(
+        default_factory=dict
+    )
 
 
 def _min(a: datetime | None, b: datetime | None) -> datetime | None:
@@ -343,6 +352,7 @@ class Extractor:
             key = self._dataset(event, dataset, direction, f"{direction}s/{position}")
             if run is not None:
                 self._span(self.facts.run_datasets, (run.key, key, direction), time)
+                run_facts.read_io_facets(self.facts, event, run.key, key, direction, dataset)
                 if direction == "output":
                     self._column_lineage(event, run, key, dataset)
             if job is not None:
@@ -480,6 +490,7 @@ class Extractor:
         job = self._job_facts(event, payload.get("job"))
         for direction in ("inputs", "outputs"):
             self._io(event, payload.get(direction), direction[:-1], job=job, declared=True)
+        static.read_declaration(self, event, job.key, payload)
 
     def _dataset_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
         dataset = payload.get("dataset")
@@ -535,6 +546,11 @@ class Extractor:
                 "additional_values": values,
             }
         )
+
+
+# Static lineage and run facts read with the extractor's names (imported last: they use
+# this module's types).
+from catalog.services.derivation import run_facts, static  # noqa: E402
 
 
 def extract(events: Iterable[RawEvent], rules: RuleSet) -> Facts:
