@@ -23,6 +23,7 @@ from api.serializers import (
     RunDetailSerializer,
     RunSerializer,
 )
+from catalog import run_facts
 from catalog.models import Dataset, Job, JobDataset, Run, RunDataset
 from ingest.models import Event
 
@@ -202,6 +203,7 @@ class RunViewSet(ReadOnlyViewSet):
             "same_run_id": list(
                 self._same_run_id().exclude(id=run.id).select_related("job")[:RELATED_LIMIT]
             ),
+            "dataset_facts": run_facts.of_run(run.id),
         }
         return Response(RunDetailSerializer(run, context=context).data)
 
@@ -243,6 +245,7 @@ class DatasetViewSet(ReadOnlyViewSet):
             **self.get_serializer_context(),
             "producing": _per_job(links.filter(direction="output")[: 4 * RELATED_LIMIT]),
             "consuming": _per_job(links.filter(direction="input")[: 4 * RELATED_LIMIT]),
+            "run_facts": run_facts.of_dataset(alias_ids),
         }
         return Response(DatasetDetailSerializer(dataset, context=context).data)
 

@@ -172,10 +172,11 @@ def test_query_counts_do_not_grow_with_the_page(mz):
 def test_graph_query_counts_are_pinned(world, mz):
     """A fixed handful per graph: the walk (catalog.graph, with its job edges: ADR 0027) plus
     seven for Marquez's shapes; column lineage: one query per level walked (at most MAX_DEPTH
-    per direction)."""
+    per direction). Static lineage (ADR 0061) adds three to a walk (declared pairs, declaring
+    jobs, drawn declarations) and a job root's declared datasets, one per direction."""
     mz.get("/tags")
-    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 18
-    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 19
+    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 21
+    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 24
     assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 8
 
 
