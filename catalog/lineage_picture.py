@@ -82,7 +82,9 @@ class PictureNode:
 class PictureEdge:
     source: str
     target: str
-    kind: str  # the graph's edge kind ("input", "output", ...) or "more" for markers
+    # the graph's edge kind ("input", "output", ...), "static" for an edge only a JobEvent
+    # declares, or "more" for markers
+    kind: str
 
 
 @dataclass(frozen=True)
@@ -190,7 +192,9 @@ def _merge(picture: PictureInput, graphs: list[Graph], node_link: Callable[[str]
             if key in seen_edges:
                 continue
             seen_edges.add(key)
-            picture.edges.append(PictureEdge(edge["source"], edge["target"], edge["kind"]))
+            # Declared only (a JobEvent's static lineage, no run): drawn dashed (ADR 0061).
+            kind = edge["kind"] if edge.get("observed", True) else "static"
+            picture.edges.append(PictureEdge(edge["source"], edge["target"], kind))
 
 
 def _add_columns(picture: PictureInput, graphs: list[Graph]) -> None:
