@@ -25,7 +25,7 @@ RUN_FACT_FACETS = (
 
 class RunDatasetFacet(models.Model):
     run = covered_fk(Run, on_delete=models.CASCADE, related_name="+")
-    alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
     direction = models.CharField(max_length=6, choices=Direction.choices)
     name = models.CharField(max_length=32)  # one of RUN_FACT_FACETS
     # "<eventTime fixed-width ISO UTC>|<digest hex>": the greatest wins.

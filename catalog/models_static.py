@@ -47,7 +47,7 @@ class StaticDataset(models.Model):
     same: its columns feed the output)."""
 
     job = covered_fk(Job, on_delete=models.CASCADE, related_name="+")
-    alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
     direction = models.CharField(max_length=6, choices=Direction.choices)
     via = models.CharField(max_length=16, choices=Via.choices, blank=True, default="")
 
@@ -71,7 +71,7 @@ class StaticColumnLineage(models.Model):
     """source alias.field → target alias.field as a job's current declaration states it."""
 
     job = covered_fk(Job, on_delete=models.CASCADE, related_name="+")
-    target_alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    target_alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
     target_field = models.TextField()
     source_alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
     source_field = models.TextField()
