@@ -24,7 +24,7 @@ from api.serializers import (
     RunDetailSerializer,
     RunSerializer,
 )
-from catalog import column_lineage
+from catalog import column_lineage, run_facts
 from catalog.models import Dataset, Job, JobDataset, Run, RunDataset
 from ingest.models import Event
 
@@ -214,6 +214,7 @@ class RunViewSet(ReadOnlyViewSet):
             "same_run_id": list(
                 self._same_run_id().exclude(id=run.id).select_related("job")[:RELATED_LIMIT]
             ),
+            "dataset_facts": run_facts.of_run(run.id),
         }
         return Response(RunDetailSerializer(run, context=context).data)
 
@@ -262,6 +263,7 @@ class DatasetViewSet(ReadOnlyViewSet):
             "consuming": _per_job(links.filter(direction="input")[: 4 * RELATED_LIMIT]),
             "column_lineage": [edge.named() for edge in lineage.edges],
             "dataset_dependencies": [edge.named() for edge in lineage.dependencies],
+            "run_facts": run_facts.of_dataset(alias_ids),
         }
         return Response(DatasetDetailSerializer(dataset, context=context).data)
 
