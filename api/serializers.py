@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from api import serializers_run_facts as _run_facts
 from api.column_serializers import DatasetColumnEdgeSerializer, DatasetDependencyDetailSerializer
+from api.json_fields import RedactedJSONField
 from catalog import naming
 from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run
 from ingest.facet_problems import FacetProblemSerializer, redacted_problems
@@ -125,13 +126,6 @@ class JobDatasetSerializer(serializers.Serializer):
     declared = serializers.BooleanField(help_text="Declared by a JobEvent (static lineage).")
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
-
-
-class RedactedJSONField(serializers.JSONField):
-    """Facets come from events: secrets in them are redacted like payloads."""
-
-    def to_representation(self, value: Any) -> Any:
-        return redact(value)
 
 
 class JobDetailSerializer(JobSerializer):

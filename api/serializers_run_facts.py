@@ -6,6 +6,8 @@ document them (OpenAPI) and the detail serializers redact them like every facet.
 
 from rest_framework import serializers
 
+from api.json_fields import RedactedJSONField
+
 
 class _RefSerializer(serializers.Serializer):
     id = serializers.IntegerField()
@@ -26,8 +28,7 @@ class StatisticsSerializer(serializers.Serializer):
 
 
 class QualityMetricsSerializer(StatisticsSerializer):
-    column_metrics = serializers.DictField(
-        child=serializers.JSONField(),
+    column_metrics = RedactedJSONField(
         help_text="Per column, as the producer sent them (nullCount, distinctCount, sum, "
         "count, min, max, quantiles).",
     )
