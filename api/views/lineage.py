@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api import params
-from api.access import COLUMN_EDGE, DATASET, EDGE, JOB
+from api.access import COLUMN_EDGE, DATASET, EDGE, JOB, STATIC, STATIC_COLUMN
 from api.base import ReadAPIView
 from api.column_serializers import ColumnEdgeSerializer, DatasetDependencySerializer
 from api.problems import WITH_404, bad_parameter, not_found
@@ -241,7 +241,8 @@ def _diff_dict(root: lineage.NodeRef, start: Any, end: Any, diff: lineage.GraphD
 
 
 class LineageGraph(ReadAPIView):
-    read_permissions = (JOB, DATASET, EDGE, COLUMN_EDGE)
+    # Static lineage (?lineage=, default all) shows declarations and their column edges.
+    read_permissions = (JOB, DATASET, EDGE, COLUMN_EDGE, STATIC, STATIC_COLUMN)
 
     @extend_schema(
         operation_id="lineage_graph",
@@ -283,7 +284,7 @@ class LineageGraph(ReadAPIView):
 
 
 class LineageDiff(ReadAPIView):
-    read_permissions = (JOB, DATASET, EDGE)
+    read_permissions = (JOB, DATASET, EDGE, STATIC)  # the diff walks static lineage too
 
     @extend_schema(
         operation_id="lineage_diff",
