@@ -32,6 +32,7 @@ from catalog.services import derive_events, rederive
 from ingest.models import Event
 from ingest.redaction import REDACTED
 from tests.ingest.helpers import dumps
+from tests.security.planted_declarations import assertions, planted_declarations
 
 MARK = "S3CRET"
 SHAPES = (
@@ -142,86 +143,13 @@ def plant(value: Any, planted: list[str], key: str = "") -> Any:
     return value
 
 
-def _assertions() -> dict[str, Any]:
-    """Run facts (ADR 0061): data-quality assertions an input carries."""
-    return facet(assertions=[{"assertion": "not_null", "success": True, "column": "id"}])
-
-
-def planted_declarations(planted: list[str]) -> list[dict[str, Any]]:
-    """A JobEvent declaring static lineage (column lineage with descriptions, a dataset-level
-    dependency, the field-level form) and a DatasetEvent describing a dataset, both without
-    a run and planted like the run event (ADR 0061)."""
-    source = {"namespace": "postgres://db:5432", "name": "shop.public.orders"}
-    lineage = facet(
-        fields={
-            "total": {
-                "transformationType": "INDIRECT",
-                "transformationDescription": "sum of amounts",
-                "inputFields": [
-                    {
-                        **source,
-                        "field": "amount",
-                        "transformations": [
-                            {"type": "DIRECT", "subtype": "AGGREGATION", "description": "sum()"}
-                        ],
-                    }
-                ],
-            }
-        },
-        dataset=[
-            {
-                **source,
-                "field": "day",
-                "transformations": [
-                    {"type": "INDIRECT", "subtype": "GROUP_BY", "description": "by day"}
-                ],
-            }
-        ],
-    )
-    job_event = {
-        "eventTime": "2026-11-29T09:00:00.000Z",
-        "producer": PRODUCER,
-        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
-        "job": {
-            "namespace": "etl",
-            "name": "declared_totals",
-            "facets": plant({"documentation": facet(description="Daily totals")}, planted),
-        },
-        "inputs": [{**source, "facets": {}}],
-        "outputs": [
-            {
-                "namespace": "s3://lake",
-                "name": "orders/totals",
-                "facets": plant({"columnLineage": lineage}, planted),
-            }
-        ],
-    }
-    dataset_event = {
-        "eventTime": "2026-11-29T09:30:00.000Z",
-        "producer": PRODUCER,
-        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
-        "dataset": {
-            "namespace": "s3://lake",
-            "name": "orders/described",
-            "facets": plant(
-                {
-                    "documentation": facet(description="Described without a run"),
-                    "schema": facet(fields=[{"name": "id", "type": "BIGINT", "description": "id"}]),
-                },
-                planted,
-            ),
-        },
-    }
-    return [job_event, dataset_event]
-
-
 def planted_event() -> tuple[dict[str, Any], list[str]]:
     event, planted = _event(), []
     event["run"]["facets"] = plant(event["run"]["facets"], planted)
     event["job"]["facets"] = plant(event["job"]["facets"], planted)
     for dataset in event["inputs"] + event["outputs"]:
         dataset["facets"] = plant(dataset["facets"], planted)
-    event["inputs"][0]["inputFacets"] = plant({"dataQualityAssertions": _assertions()}, planted)
+    event["inputs"][0]["inputFacets"] = plant({"dataQualityAssertions": assertions()}, planted)
     return event, planted
 
 
@@ -242,7 +170,7 @@ def world(ingest_client: Client) -> list[str]:
     downstream["job"] = {"namespace": "etl", "name": f"report secret={MARK}j", "facets": {}}
     downstream["inputs"], downstream["outputs"] = event["outputs"], []
     _ingest(ingest_client, downstream, "/api/v1/lineage")
-    for declaration in planted_declarations(planted):
+    for declaration in planted_declarations(lambda value: plant(value, planted)):
         _ingest(ingest_client, declaration, "/api/v1/lineage")
     metadata = {
         "subject": f"model token={MARK}m1",
