@@ -14,3 +14,8 @@ EDGE = "catalog.view_lineageedge"
 COLUMN_EDGE = "catalog.view_columnlineageedge"
 METADATA = "catalog.view_metadatarecord"
 EVENT = "ingest.view_event"
+# Issue 26 (ADR 0061): jobs' JobEvent declarations (static lineage: declared inputs and
+# outputs, declared column edges) and what runs reported about datasets (run facts).
+STATIC = "catalog.view_staticdataset"
+STATIC_COLUMN = "catalog.view_staticcolumnlineage"
+RUN_FACT = "catalog.view_rundatasetfacet"

@@ -28,6 +28,10 @@ class ColumnEdgeSerializer(serializers.Serializer):
     current = serializers.BooleanField(
         help_text="The job's latest completed run still produced this column edge."
     )
+    static = serializers.BooleanField(
+        help_text="Declared by the job's current JobEvent (no runs, never current), not "
+        "observed (ADR 0061)."
+    )
 
 
 class DatasetDependencySerializer(serializers.Serializer):
@@ -50,6 +54,7 @@ class DatasetDependencySerializer(serializers.Serializer):
     run_count = serializers.IntegerField()
     last_run_id = serializers.UUIDField(allow_null=True)
     current = serializers.BooleanField()
+    static = serializers.BooleanField(help_text="Declared by the job's current JobEvent.")
 
 
 class NamedSource(serializers.Serializer):

@@ -6,7 +6,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api import serializers_run_facts as _run_facts
 from api.column_serializers import DatasetColumnEdgeSerializer, DatasetDependencyDetailSerializer
+from api.json_fields import RedactedJSONField
 from catalog import naming
 from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run
 from ingest.facet_problems import FacetProblemSerializer, redacted_problems
@@ -126,13 +128,6 @@ class JobDatasetSerializer(serializers.Serializer):
     last_seen = serializers.DateTimeField()
 
 
-class RedactedJSONField(serializers.JSONField):
-    """Facets come from events: secrets in them are redacted like payloads."""
-
-    def to_representation(self, value: Any) -> Any:
-        return redact(value)
-
-
 class JobDetailSerializer(JobSerializer):
     facets = RedactedJSONField()
     parent = JobRefSerializer(allow_null=True)
@@ -229,6 +224,10 @@ class RunDetailSerializer(RunSerializer):
         help_text="Other runs the same runId names (other jobs), bounded; "
         "/runs/{runId}?job_id=<job id> shows one of them."
     )
+    dataset_facts = serializers.SerializerMethodField(
+        help_text="What the run reported about the datasets it read and wrote: statistics, "
+        "data quality metrics and assertions (ADR 0061)."
+    )
 
     class Meta(RunSerializer.Meta):
         fields = [
@@ -239,7 +238,12 @@ class RunDetailSerializer(RunSerializer):
             "events",
             "child_run_ids",
             "same_run_id_runs",
+            "dataset_facts",
         ]
+
+    @extend_schema_field(_run_facts.RunDatasetFactsSerializer(many=True))
+    def get_dataset_facts(self, run: Run) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], redact(self.context["dataset_facts"]))
 
     @extend_schema_field(SameRunIdSerializer(many=True))
     def get_same_run_id_runs(self, run: Run) -> list[dict[str, Any]]:
@@ -303,6 +307,10 @@ class DatasetDetailSerializer(DatasetSerializer):
     dataset_dependencies = serializers.SerializerMethodField(
         help_text="Fields that filter, join, group, sort or window this whole dataset."
     )
+    run_facts = serializers.SerializerMethodField(
+        help_text="What the latest runs (up to 10) reported about the dataset: statistics, "
+        "data quality metrics and assertions, newest run first (ADR 0061)."
+    )
 
     class Meta(DatasetSerializer.Meta):
         fields = [
@@ -314,6 +322,7 @@ class DatasetDetailSerializer(DatasetSerializer):
             "consuming_jobs",
             "column_lineage",
             "dataset_dependencies",
+            "run_facts",
         ]
 
     @extend_schema_field(DatasetColumnEdgeSerializer(many=True))
@@ -323,6 +332,15 @@ class DatasetDetailSerializer(DatasetSerializer):
     @extend_schema_field(DatasetDependencyDetailSerializer(many=True))
     def get_dataset_dependencies(self, dataset: Dataset) -> list[dict[str, Any]]:
         return cast(list[dict[str, Any]], self.context["dataset_dependencies"])
+
+    @extend_schema_field(_run_facts.DatasetRunFactsSerializer(many=True))
+    def get_run_facts(self, dataset: Dataset) -> list[dict[str, Any]]:
+        return cast(
+            list[dict[str, Any]],
+            redact(
+                [{**entry, "run_id": str(entry["run_id"])} for entry in self.context["run_facts"]]
+            ),
+        )
 
     # The view hands both lists over already in DatasetJobSerializer's shape.
     @extend_schema_field(DatasetJobSerializer(many=True))

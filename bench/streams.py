@@ -10,6 +10,9 @@ can store chunk after chunk and a profile can re-create "the same 500 events".
   every edge carries ~6,700 runs.
 - ``hot``: a hot table; 300 jobs each read their own table and write the same
   ``warehouse.events`` table (two events per run, column lineage on the output).
+- ``declared``: the fleet with static lineage and run facts (issue 26): output statistics
+  and input quality metrics/assertions on every COMPLETE, and a JobEvent with column
+  lineage that redeclares the job (alternating inputs) in every tenth run's slot.
 """
 
 import uuid
@@ -135,7 +138,70 @@ def hot(start: int, count: int, jobs: int = 300) -> list[dict[str, Any]]:
     return events
 
 
-STREAMS: dict[str, Stream] = {"shared-datasets": shared, "fleet": fleet, "hot": hot}
+JOB_EVENT_SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent"
+
+
+def _job_event(time: datetime, job: str, inputs: list[tuple[str, str]], output: tuple[str, str]):
+    return {
+        "eventTime": time.isoformat(),
+        "producer": PRODUCER,
+        "schemaURL": JOB_EVENT_SCHEMA_URL,
+        "job": {"namespace": "scheduler", "name": job, "facets": {}},
+        "inputs": [{"namespace": namespace, "name": name} for namespace, name in inputs],
+        "outputs": [
+            {
+                "namespace": output[0],
+                "name": output[1],
+                "facets": {"columnLineage": _columns(inputs)},
+            }
+        ],
+    }
+
+
+def declared(start: int, count: int, jobs: int = 50) -> list[dict[str, Any]]:
+    """The fleet, with static lineage and run facts (issue 26): each run's three events
+    carry output statistics and input quality metrics on COMPLETE, and every tenth run's
+    slot is a JobEvent that declares the job again (a deploy), alternating between two
+    input sets, so declarations keep replacing each other."""
+    kinds = ["START", "RUNNING", "COMPLETE"]
+    events = []
+    for index in range(start, start + count):
+        run = index // 3
+        job = run % jobs
+        time = START + timedelta(hours=run // jobs, seconds=index % 3 * 60 + job)
+        inputs = [("postgres://db:5432", f"src.orders_{job}"), ("s3://lake", f"ref/dim_{job}")]
+        output = ("s3://lake", f"mart/fact_{job}")
+        if run // jobs % 10 == 0 and index % 3 == 1:  # a deploy instead of the RUNNING
+            version = [("s3://lake", f"ref/dim_{job}_v{run // jobs // 10 % 2}")]
+            events.append(_job_event(time, f"etl.{job}", inputs[:1] + version, output))
+            continue
+        event = _run_event(kinds[index % 3], _uuid(4, run), time, f"etl.{job}", inputs, output)
+        if index % 3 == 2:
+            rows = run * 7 % 100_000
+            event["outputs"][0]["outputFacets"] = {
+                "outputStatistics": {**FACET, "rowCount": rows, "size": rows * 120}
+            }
+            event["inputs"][0]["inputFacets"] = {
+                "dataQualityMetrics": {
+                    **FACET,
+                    "rowCount": rows,
+                    "columnMetrics": {"id": {"nullCount": 0, "distinctCount": rows}},
+                },
+                "dataQualityAssertions": {
+                    **FACET,
+                    "assertions": [{"assertion": "not_null", "success": True, "column": "id"}],
+                },
+            }
+        events.append(event)
+    return events
+
+
+STREAMS: dict[str, Stream] = {
+    "shared-datasets": shared,
+    "fleet": fleet,
+    "hot": hot,
+    "declared": declared,
+}
 
 
 def records(stream: str, start: int, count: int) -> list[Any]:

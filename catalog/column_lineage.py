@@ -9,6 +9,10 @@
   filters, joins, groups, sorts or windows the whole target (columnLineage 1-2-0's
   ``dataset`` list, INDIRECT transformations).
 
+A job's current JobEvent declaration (static lineage, ADR 0061) states column edges and
+dependencies too (``catalog_static_column_lineage``, by alias): ``among`` reads them beside
+the observed ones in the same shape, marked ``static`` (no runs; seen when declared).
+
 The native graph (``catalog.graph``, ``columns=true``), the dataset detail, the admin
 picture and the Marquez mount (its dataset ``columnLineage`` and ``/column-lineage``) read
 them here and only shape them, so they cannot disagree. Every read is bounded: by the
@@ -66,6 +70,7 @@ class ColumnEdge:
     run_count: int
     last_run_id: Any
     current: bool | None = None  # None: not asked for (the Marquez walk)
+    static: bool = False  # a job's current JobEvent declares it (ADR 0061), no runs
 
     def native(self) -> dict[str, Any]:
         """The API's shape (api/views/lineage.py's ColumnEdgeSerializer and
@@ -96,6 +101,7 @@ class ColumnEdge:
                 "run_count": self.run_count,
                 "last_run_id": self.last_run_id,
                 "current": bool(self.current),
+                "static": self.static,
             }
         )
         return body
@@ -129,12 +135,14 @@ def _filters(as_of: datetime | None, since: datetime | None) -> tuple[str, dict[
     return sql, values
 
 
-def _read(where: str, values: dict[str, Any]) -> list[ColumnEdge]:
+def _read(where: str, values: dict[str, Any], static: bool = False) -> list[ColumnEdge]:
+    select, order = (_STATIC_SELECT, _STATIC_ORDER) if static else (_SELECT, _ORDER)
     with connection.cursor() as cursor:
-        cursor.execute(_SELECT + " WHERE " + where + _ORDER, values)
+        cursor.execute(select + " WHERE " + where + order, values)
         edges = [ColumnEdge(*row) for row in cursor.fetchall()]
     # Descriptions are producer text (often SQL): every surface gets them redacted, here.
     for edge in edges:
+        edge.static = static
         if edge.transformation_description:
             edge.transformation_description = redact_text(edge.transformation_description)
         if edge.field_transformation_description:
@@ -144,7 +152,31 @@ def _read(where: str, values: dict[str, Any]) -> list[ColumnEdge]:
     return edges
 
 
+# A declaration's column edges, in _SELECT's columns: through the aliases' current
+# datasets, seen when declared, no runs. The declaration holds until replaced, so ``since``
+# does not filter it (as catalog.graph_static); ``as_of`` shows one made by then.
+_STATIC_SELECT = """
+SELECT c.id, sa.dataset_id, s.namespace, s.name, c.source_field, ta.dataset_id, t.namespace,
+       t.name, c.target_field, c.job_id, c.transformation_type, c.transformation_subtype,
+       c.transformation_description, c.masking, c.field_transformation_type,
+       c.field_transformation_description, c.dataset_level, l.declared_at, l.declared_at,
+       0, NULL::uuid
+FROM catalog_dataset_alias ta
+JOIN catalog_static_column_lineage c ON c.target_alias_id = ta.id
+JOIN catalog_static_lineage l ON l.job_id = c.job_id
+JOIN catalog_dataset_alias sa ON sa.id = c.source_alias_id
+JOIN catalog_dataset s ON s.id = sa.dataset_id
+JOIN catalog_dataset t ON t.id = ta.dataset_id
+"""
+_STATIC_ORDER = (
+    " ORDER BY c.dataset_level, ta.dataset_id, c.target_field, s.namespace, s.name,"
+    " c.source_field, c.job_id, c.key_hash LIMIT %(limit)s"
+)
+
+
 def _with_currency(edges: list[ColumnEdge], as_of: datetime | None) -> ColumnLineage:
+    if not edges:
+        return ColumnLineage()
     current = currency.current_column_edges({e.id: e.job_id for e in edges}, as_of)
     answer = ColumnLineage()
     for edge in edges:
@@ -154,18 +186,36 @@ def _with_currency(edges: list[ColumnEdge], as_of: datetime | None) -> ColumnLin
 
 
 def among(
-    dataset_ids: list[int], limit: int, as_of: datetime | None = None, since: datetime | None = None
+    dataset_ids: list[int],
+    limit: int,
+    as_of: datetime | None = None,
+    since: datetime | None = None,
+    observed: bool = True,
+    static: bool = False,
 ) -> ColumnLineage:
     """Column edges and dataset-level dependencies with both ends in ``dataset_ids`` (a
-    graph's datasets), as of / since a time, at most ``limit`` rows, each with ``current``."""
+    graph's datasets), as of / since a time, at most ``limit`` rows, each with ``current``:
+    the observed ones and/or (``static``) those the jobs' current declarations state, at
+    most ``limit`` of each. A declared edge is never current (no run produced it)."""
     if not dataset_ids:
         return ColumnLineage()
-    filters, values = _filters(as_of, since)
-    edges = _read(
-        f"c.source_id = ANY(%(ids)s) AND c.target_id = ANY(%(ids)s) {filters}",
-        {**values, "ids": dataset_ids, "limit": limit},
-    )
-    return _with_currency(edges, as_of)
+    edges: list[ColumnEdge] = []
+    if observed:
+        filters, values = _filters(as_of, since)
+        edges = _read(
+            f"c.source_id = ANY(%(ids)s) AND c.target_id = ANY(%(ids)s) {filters}",
+            {**values, "ids": dataset_ids, "limit": limit},
+        )
+    answer = _with_currency(edges, as_of)
+    if static:
+        where = "ta.dataset_id = ANY(%(ids)s) AND sa.dataset_id = ANY(%(ids)s)"
+        values = {"ids": dataset_ids, "limit": limit}
+        if as_of is not None:
+            where, values["as_of"] = where + " AND l.declared_at <= %(as_of)s", as_of
+        for edge in _read(where, values, static=True):
+            edge.current = False
+            (answer.dependencies if edge.dataset_level else answer.edges).append(edge)
+    return answer
 
 
 def into(dataset_ids: list[int], limit: int, currency_too: bool = True) -> ColumnLineage:

@@ -13,6 +13,11 @@ how its last run named the dataset (``via``: an input only column lineage named 
 and whether the job's latest completed run still produced it (``current``); with
 ``columns=true`` the column edges and dataset-level dependencies come from the one
 column-lineage model, ``catalog.column_lineage`` (ADR 0060).
+
+Static (design-time) lineage, a job's current JobEvent declaration, is walked and drawn
+beside the observed edges (``catalog.graph_static``, ADR 0061); ``lineage`` chooses
+``observed``, ``static`` or ``all`` (the default), and every edge says which backs it.
+The declared column edges come from the same column-lineage model, marked ``static``.
 """
 
 from collections import defaultdict
@@ -22,7 +27,7 @@ from typing import Any, Literal
 
 from django.db import connection
 
-from catalog import column_lineage, currency, graph_jobs
+from catalog import column_lineage, currency, graph_jobs, graph_static
 from catalog.models import Dataset, DatasetAlias, Job
 
 Direction = Literal["upstream", "downstream", "both"]
@@ -66,6 +71,15 @@ class GraphRequest:
     as_of: datetime | None = None
     since: datetime | None = None
     columns: bool = False
+    lineage: graph_static.Lineage = "all"
+
+    @property
+    def observed(self) -> bool:
+        return self.lineage != "static"
+
+    @property
+    def static(self) -> bool:
+        return self.lineage != "observed"
 
 
 @dataclass
@@ -101,12 +115,15 @@ _WALK = """
 WITH RECURSIVE walk(dataset_id, depth) AS (
     SELECT unnest(%(start)s::bigint[]), %(start_depth)s::int
   UNION
-    SELECT e.{next}, w.depth + 1
-    FROM walk w JOIN catalog_lineage_edge e ON e.{here} = w.dataset_id
-    WHERE w.depth < %(depth)s {filters}
+    SELECT n.next_id, w.depth + 1
+    FROM walk w CROSS JOIN LATERAL ({steps}) n
+    WHERE w.depth < %(depth)s
 )
 SELECT dataset_id, depth FROM walk LIMIT %(row_limit)s
 """
+_OBSERVED_STEP = (
+    "SELECT e.{next} AS next_id FROM catalog_lineage_edge e WHERE e.{here} = w.dataset_id {filters}"
+)
 
 
 def _walk(
@@ -124,7 +141,14 @@ def _walk(
     filters, values = edge_filters(request)
     here, following = ("target_id", "source_id") if upstream else ("source_id", "target_id")
     row_limit = (request.max_nodes + 1) * (request.depth + 1)
-    sql = _WALK.format(next=following, here=here, filters=filters)
+    steps = []
+    if request.observed:
+        steps.append(_OBSERVED_STEP.format(next=following, here=here, filters=filters))
+    if request.static:
+        static_step, static_values = graph_static.walk_step(upstream, request.as_of)
+        steps.append(static_step)
+        values.update(static_values)
+    sql = _WALK.format(steps=" UNION ALL ".join(steps))
     with connection.cursor() as cursor:
         cursor.execute(
             sql,
@@ -146,13 +170,15 @@ def _walk(
 
 def _job_start(job_id: int, upstream: bool, request: GraphRequest) -> list[int]:
     """A job root's first hop: the datasets it read (upstream) or wrote (downstream)."""
-    return graph_jobs.job_datasets(
-        job_id,
-        "input" if upstream else "output",
-        request.as_of,
-        request.since,
-        request.max_nodes + 1,
-    )
+    direction, limit = "input" if upstream else "output", request.max_nodes + 1
+    found: set[int] = set()
+    if request.observed:
+        found.update(
+            graph_jobs.job_datasets(job_id, direction, request.as_of, request.since, limit)
+        )
+    if request.static:
+        found.update(graph_static.job_datasets(job_id, direction, request.as_of, limit))
+    return sorted(found)[:limit]
 
 
 # Only the keys the walk chooses by and the lineage type behind each half: the figures
@@ -176,6 +202,12 @@ SELECT e.source_id, e.target_id, e.job_id, e.lineage_type FROM (
 def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) -> list[tuple]:
     """Dataset → dataset edges among ``dataset_ids`` (and a root job's own), capped:
     ``(source_id, target_id, job_id, lineage_type)`` rows."""
+    limit = EDGES_PER_NODE * request.max_nodes
+    static = (
+        graph_static.edges(dataset_ids, root_job, request.as_of, limit) if request.static else []
+    )
+    if not request.observed:
+        return static
     filters, values = edge_filters(request)
     where = "(e.source_id = ANY(%(ids)s) AND e.target_id = ANY(%(ids)s))"
     if root_job is not None:
@@ -190,10 +222,13 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
                 **values,
                 "ids": dataset_ids,
                 "job": root_job,
-                "limit": EDGES_PER_NODE * request.max_nodes,
+                "limit": limit,
             },
         )
-        return cursor.fetchall()
+        observed = cursor.fetchall()
+    # A pair both observed and declared is one row for the walk (lineage types: observed).
+    known = {row[:3] for row in observed}
+    return observed + [row for row in static if row[:3] not in known][: limit - len(observed)]
 
 
 def _has_more(
@@ -207,12 +242,20 @@ def _has_more(
     filters, values = edge_filters(request)
     job_filters, _ = graph_jobs.filters(request.as_of, request.since)
     column = "target_id" if upstream else "source_id"
+    conditions = []
+    if request.observed:
+        conditions += [
+            f"EXISTS (SELECT 1 FROM catalog_lineage_edge e WHERE e.{column} = d {filters})",
+            "EXISTS (SELECT 1 FROM catalog_job_edge je WHERE je.dataset_id = d "
+            f"AND je.direction = %(direction)s AND NOT (je.job_id = ANY(%(jobs)s)) {job_filters})",
+        ]
+    if request.static:
+        static_condition, static_values = graph_static.has_more_sql(upstream, request.as_of)
+        conditions.append(static_condition)
+        values.update(static_values)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT d FROM unnest(%(ids)s::bigint[]) AS d WHERE EXISTS "
-            f"(SELECT 1 FROM catalog_lineage_edge e WHERE e.{column} = d {filters}) "
-            "OR EXISTS (SELECT 1 FROM catalog_job_edge je WHERE je.dataset_id = d "
-            f"AND je.direction = %(direction)s AND NOT (je.job_id = ANY(%(jobs)s)) {job_filters}) "
+            f"SELECT d FROM unnest(%(ids)s::bigint[]) AS d WHERE {' OR '.join(conditions)} "
             "ORDER BY d LIMIT %(limit)s",
             {
                 **values,
@@ -260,8 +303,13 @@ def lineage_graph(request: GraphRequest) -> Graph:
     budget = request.max_nodes - (1 if root_job is not None else 0)
     candidates = ordered[:budget]
     edge_rows = _edges(candidates, root_job.id if root_job else None, request)
-    job_links = graph_jobs.job_links(
-        candidates, request.as_of, request.since, EDGES_PER_NODE * request.max_nodes
+    job_links = graph_static.links(
+        candidates,
+        request.observed,
+        request.static,
+        request.as_of,
+        request.since,
+        EDGES_PER_NODE * request.max_nodes,
     )
     # Jobs next to a dataset in the walk's direction (readers downstream, writers
     # upstream), also those with nothing on the other side: checks, exports, loaders.
@@ -321,8 +369,9 @@ def lineage_graph(request: GraphRequest) -> Graph:
     if root_job is not None:
         drawn |= {(link[2], link[1], link[0]) for link in job_links if link[0] == root_job.id}
     drawn = {key for key in drawn if key[1] in chosen}
-    job_rows = graph_jobs.job_edges(drawn, request.as_of, request.since)
-    _assemble(graph, request, chosen, jobs, depths, edge_rows, job_rows, drawn, root_job)
+    job_rows = graph_jobs.job_edges(drawn, request.as_of, request.since) if request.observed else []
+    declared = graph_static.declared(drawn, request.as_of) if request.static else {}
+    _assemble(graph, request, chosen, jobs, depths, edge_rows, job_rows, drawn, root_job, declared)
 
     cut: dict[str, Any] = {}
     if omitted or row_cap_hit or omitted_jobs:
@@ -349,7 +398,12 @@ def lineage_graph(request: GraphRequest) -> Graph:
     graph.cut = cut
     if request.columns:
         lineage = column_lineage.among(
-            sorted(chosen), EDGES_PER_NODE * request.max_nodes, request.as_of, request.since
+            sorted(chosen),
+            EDGES_PER_NODE * request.max_nodes,
+            request.as_of,
+            request.since,
+            observed=request.observed,
+            static=request.static,
         )
         graph.column_edges, graph.dataset_dependencies = lineage.native()
     return graph
@@ -365,6 +419,7 @@ def _assemble(
     job_rows: list[graph_jobs.JobEdgeRow],
     drawn: set[tuple[str, int, int]],
     root_job: Job | None,
+    declared: graph_static.Declared,
 ) -> None:
     # Nodes and edges are built in the API's field order (api/views/lineage.py's
     # serializers, which document them): the view returns them as they are.
@@ -392,8 +447,12 @@ def _assemble(
             # output's column lineage (ADR 0060).
             "via": via,
             "current": edge_id in current,
+            "observed": True,
+            "static": key in declared,
         }
         sources[key] = [edge_id]
+    for key in graph_static.add_declared_only(aggregated, declared, drawn, chosen):
+        sources[key] = []
     # Edge-API lineage types come from the dataset → dataset edges behind each half.
     for source_id, target_id, job_id, lineage_type in edge_rows:
         for key in (("input", source_id, job_id), ("output", target_id, job_id)):
@@ -496,7 +555,7 @@ def lineage_diff(request: GraphRequest, start: datetime, end: datetime) -> Graph
     edges_removed = [
         edge
         for key, edge in before_edges.items()
-        if _job_of(edge) in active_jobs and not behind[key] & reseen
+        if edge["observed"] and _job_of(edge) in active_jobs and not behind[key] & reseen
     ]
     removed_ids = {edge["id"] for edge in edges_removed}
     still_linked = {

@@ -83,7 +83,9 @@ class PictureNode:
 class PictureEdge:
     source: str
     target: str
-    kind: str  # the graph's edge kind ("input", "output", ...) or "more" for markers
+    # the graph's edge kind ("input", "output", ...), "static" for an edge only a JobEvent
+    # declares, or "more" for markers
+    kind: str
     # False: the job's latest completed run no longer produced it (drawn grey, ADR 0060).
     current: bool = True
     via: str = ""  # "column_lineage": an input only the column lineage named
@@ -196,12 +198,15 @@ def _merge(picture: PictureInput, graphs: list[Graph], node_link: Callable[[str]
             if key in seen_edges:
                 continue
             seen_edges.add(key)
+            # Declared only (a JobEvent's static lineage, no run): drawn dashed (ADR 0061),
+            # never grey (stale is about runs, and no run produced it).
+            observed = edge.get("observed", True)
             picture.edges.append(
                 PictureEdge(
                     edge["source"],
                     edge["target"],
-                    edge["kind"],
-                    edge.get("current", True),
+                    edge["kind"] if observed else "static",
+                    edge.get("current", True) or not observed,
                     edge.get("via", ""),
                 )
             )
@@ -227,7 +232,8 @@ def _add_columns(picture: PictureInput, graphs: list[Graph]) -> None:
                         for part in (edge["transformation_type"], edge["transformation_subtype"])
                         if part
                     ),
-                    edge["current"],
+                    # A declared column edge has no run to be stale against (ADR 0061).
+                    edge["current"] or edge.get("static", False),
                 )
             )
             fields[edge["source"]].add(edge["source_field"])

@@ -580,3 +580,11 @@ from catalog.models_extra import (  # noqa: E402, F401
     JobLineageEdgeRun,
     MetadataRecord,
 )
+
+# Static (design-time) lineage and run facts (issue 26, ADR 0061).
+from catalog.models_run_facts import RunDatasetFacet  # noqa: E402, F401
+from catalog.models_static import (  # noqa: E402, F401
+    StaticColumnLineage,
+    StaticDataset,
+    StaticLineage,
+)

@@ -42,6 +42,12 @@ READ_MODELS = {
     "ingest": ["event"],
     "admin": ["logentry"],
 }
+# Models the read API shows that have no admin page of their own (the admin shows them
+# inside the job, run and dataset pages): their view permissions are read permissions of
+# API views (api/access.py), so both groups hold them like the registry's.
+API_READ_MODELS = {
+    "catalog": ["staticlineage", "staticdataset", "staticcolumnlineage", "rundatasetfacet"],
+}
 # (app label, model, codename, name): permissions that no model declares.
 CUSTOM_PERMISSIONS = [
     ("ingest", "event", "rederive_event", "Can re-derive events from the admin"),
@@ -73,7 +79,10 @@ def apply_registry_permissions(**kwargs: Any) -> None:
     """``post_migrate``: complete both groups with the registry's models (idempotent)."""
     from django.apps import apps
 
-    ensure_steward_groups(apps, registry_read_models())
+    read_models = registry_read_models()
+    for label, names in API_READ_MODELS.items():
+        read_models[label] += [name for name in names if name not in read_models[label]]
+    ensure_steward_groups(apps, read_models)
 
 
 def ensure_steward_groups(apps: Any, read_models: dict[str, list[str]] | None = None) -> None:

@@ -6,6 +6,8 @@ What is searched, and with which index (migration 0003_read_api_search_indexes):
 - job names (trigram) and job namespace, name and description words (full-text);
 - dataset descriptions (full-text, English stemming);
 - column names of current schemas (trigram).
+A dataset only named inside another dataset's column lineage (no event reads, writes or
+describes it) ranks ``PHANTOM_PENALTY`` lower than its match.
 Each branch reads at most ``CANDIDATES_PER_BRANCH`` index hits, so a query that matches half
 the catalog (a namespace) costs the same as one that matches ten rows; results are the best
 hit per dataset or job, ranked by score.
@@ -20,6 +22,13 @@ CANDIDATES_PER_BRANCH = 500
 # Trigram word similarity needed by the typo branch (pg_trgm's default is 0.6).
 WORD_SIMILARITY_THRESHOLD = 0.45
 MAX_QUERY_LENGTH = 200
+# A dataset that is a source in some run's column lineage and that no event names as an
+# input, output, DatasetEvent subject or symlink exists only as a name inside that column
+# lineage: producers' SQL parsers make such names
+# from CTE and subquery aliases (``paid`` for ``WITH paid AS (...)``). It ranks this much
+# lower (the exact-name bonus), below a real table of the same name (issue 26).
+PHANTOM_PENALTY = 0.5
+NAMED_ROLES = "('input', 'output', 'dataset', 'symlink')"
 
 # The indexed expressions; the migration creates expression indexes on exactly these.
 ALIAS_WORDS = (
@@ -74,10 +83,23 @@ WITH hits AS (
 best AS (
   SELECT DISTINCT ON (type, id) type, id, field, value, score
   FROM hits ORDER BY type, id, score DESC, field
+),
+ranked AS (
+  SELECT b.type, b.id, b.field, b.value,
+         b.score - CASE WHEN b.type = 'dataset' AND EXISTS (
+             SELECT 1 FROM catalog_dataset_alias ca
+             JOIN catalog_column_lineage_fact cf ON cf.source_alias_id = ca.id
+             WHERE ca.dataset_id = b.id
+         ) AND NOT EXISTS (
+             SELECT 1 FROM catalog_dataset_alias na
+             JOIN catalog_event_dataset ne ON ne.alias_id = na.id
+             WHERE na.dataset_id = b.id AND ne.role IN {NAMED_ROLES}
+         ) THEN {PHANTOM_PENALTY} ELSE 0 END AS score
+  FROM best b
 )
 SELECT b.type, b.id, b.field, b.value, round(b.score::numeric, 4)::float8,
        COALESCE(d.namespace, j.namespace), COALESCE(d.name, j.name)
-FROM best b
+FROM ranked b
 LEFT JOIN catalog_dataset d ON b.type = 'dataset' AND d.id = b.id
 LEFT JOIN catalog_job j ON b.type = 'job' AND j.id = b.id
 WHERE COALESCE(d.id, j.id) IS NOT NULL {{type_filter}}

@@ -115,3 +115,87 @@ run_events = from_schema({"$ref": "#/$defs/RunEvent"})
 dataset_events = from_schema({"$ref": "#/$defs/DatasetEvent"})
 job_events = from_schema({"$ref": "#/$defs/JobEvent"})
 any_event = st.one_of(run_events, dataset_events, job_events)
+
+
+# Issue 26's shapes for the order-independence property: JobEvents declaring static lineage
+# (a few jobs, so newer and older declarations of one job meet, equal eventTimes too),
+# DatasetEvents, and run events carrying run facts (statistics, quality metrics).
+_JOBS = [("dbt://analytics", "model_a"), ("dbt://analytics", "model_b")]
+_DATASETS = [("postgres://warehouse:5432", f"shop.s.t{index}") for index in range(4)]
+_RUNS = ["0195f1c4-6a0e-7c8e-9d4f-3b2a1c0d9f01", "0195f1c4-6a0e-7c8e-9d4f-3b2a1c0d9f02"]
+_FACET = {"_producer": "https://example.com/p", "_schemaURL": "https://example.com/s"}
+
+
+def _time(minute: int) -> str:
+    return f"2026-03-01T10:{minute:02d}:00Z"
+
+
+def _ref(dataset: tuple[str, str], **extra: Any) -> dict[str, Any]:
+    return {"namespace": dataset[0], "name": dataset[1], **extra}
+
+
+def _job_event(
+    job: tuple[str, str], minute: int, inputs: list, outputs: list, columns: bool
+) -> dict[str, Any]:
+    facets = {}
+    if columns and inputs:
+        source = {**_ref(inputs[0]), "field": "id", "transformations": [{"type": "DIRECT"}]}
+        facets = {"columnLineage": {**_FACET, "fields": {"id": {"inputFields": [source]}}}}
+    return {
+        "eventTime": _time(minute),
+        "producer": "https://example.com/p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+        "job": {"namespace": job[0], "name": job[1]},
+        "inputs": [_ref(item) for item in inputs],
+        "outputs": [_ref(item, facets=facets) for item in outputs],
+    }
+
+
+def _dataset_event(dataset: tuple[str, str], minute: int, text: str) -> dict[str, Any]:
+    return {
+        "eventTime": _time(minute),
+        "producer": "https://example.com/p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
+        "dataset": _ref(dataset, facets={"documentation": {**_FACET, "description": text}}),
+    }
+
+
+def _run_facts_event(run: str, minute: int, rows: int, dataset: tuple[str, str]) -> dict:
+    statistics = {**_FACET, "rowCount": rows, "size": rows * 10}
+    metrics = {**_FACET, "rowCount": rows, "columnMetrics": {"id": {"nullCount": rows % 3}}}
+    return {
+        "eventType": "COMPLETE" if minute % 2 else "RUNNING",
+        "eventTime": _time(minute),
+        "producer": "https://example.com/p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": run},
+        "job": {"namespace": "spark", "name": "export"},
+        "inputs": [_ref(_DATASETS[0], inputFacets={"dataQualityMetrics": metrics})],
+        "outputs": [_ref(dataset, outputFacets={"outputStatistics": statistics})],
+    }
+
+
+_minutes = st.integers(0, 4)
+_dataset_lists = st.lists(st.sampled_from(_DATASETS), max_size=3, unique=True)
+static_and_run_fact_events = st.lists(
+    st.one_of(
+        st.builds(
+            _job_event,
+            st.sampled_from(_JOBS),
+            _minutes,
+            _dataset_lists,
+            _dataset_lists,
+            st.booleans(),
+        ),
+        st.builds(_dataset_event, st.sampled_from(_DATASETS), _minutes, st.sampled_from("xyz")),
+        st.builds(
+            _run_facts_event,
+            st.sampled_from(_RUNS),
+            _minutes,
+            st.integers(0, 3),
+            st.sampled_from(_DATASETS),
+        ),
+    ),
+    min_size=2,
+    max_size=10,
+)

@@ -20,6 +20,7 @@ from catalog.models import (
     JobDataset,
     Run,
     RunDataset,
+    RunDatasetFacet,
 )
 from ingest.redaction import redact
 
@@ -109,15 +110,21 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
         .distinct()[: RELATED_LIMIT * max(len(runs), 1)]
     )
     uuids = {run.id: str(run.run_uuid) for run in runs}
+    io_facets = _io_facets(runs)
     for link in links:
+        namespace, name = link["alias__dataset__namespace"], link["alias__dataset__name"]
         by_run[link["run_id"]][link["direction"]].append(
             {
                 "datasetVersionId": {
-                    "namespace": link["alias__dataset__namespace"],
-                    "name": link["alias__dataset__name"],
+                    "namespace": namespace,
+                    "name": name,
                     "version": uuids[link["run_id"]] if link["direction"] == "output" else None,
                 },
-                "facets": {},
+                # The run's input/output facets of that dataset, as Marquez attaches them:
+                # statistics, data quality metrics and assertions (ADR 0061).
+                "facets": redact(
+                    io_facets.get((link["run_id"], link["direction"], namespace, name), {})
+                ),
             }
         )
     answer = []
@@ -127,6 +134,28 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
         data["outputDatasetVersions"] = by_run[run.id]["output"]
         answer.append(data)
     return answer
+
+
+def _io_facets(runs: list[Run]) -> dict[tuple[int, str, str, str], dict[str, Any]]:
+    """The runs' input/output facets kept as run facts, by (run, direction, dataset)."""
+    facets: dict[tuple[int, str, str, str], dict[str, Any]] = defaultdict(dict)
+    rows = (
+        RunDatasetFacet.objects.filter(
+            run_id__in=[run.id for run in runs], alias__dataset__isnull=False
+        )
+        .order_by("run_id", "direction", "alias__dataset_id", "name", "alias_id")
+        .values_list(
+            "run_id",
+            "direction",
+            "alias__dataset__namespace",
+            "alias__dataset__name",
+            "name",
+            "value",
+        )[: 4 * RELATED_LIMIT * max(len(runs), 1)]
+    )
+    for run_id, direction, namespace, name, facet, value in rows:
+        facets[(run_id, direction, namespace, name)].setdefault(facet, value)
+    return facets
 
 
 # --- jobs -----------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.access import COLUMN_EDGE, DATASET, EDGE, EVENT, JOB, RUN
+from api.access import COLUMN_EDGE, DATASET, EDGE, EVENT, JOB, RUN, RUN_FACT, STATIC
 from api.base import ReadRateThrottle
 from api.marquez import events, lineage, paths, resources
 from api.marquez.access import anonymous_reads_allowed
@@ -57,14 +57,15 @@ READ_PERMISSIONS: dict[str, tuple[str, ...]] = {
     "all_jobs": _JOBS,
     "jobs": _JOBS,
     "job": _JOBS,
-    "job_runs": (RUN, JOB, DATASET),
-    "run": (RUN, JOB, DATASET),
+    # A run's dataset versions carry its run facts (ADR 0061).
+    "job_runs": (RUN, JOB, DATASET, RUN_FACT),
+    "run": (RUN, JOB, DATASET, RUN_FACT),
     "run_facets": (RUN,),
     "datasets": _DATASETS,
     "dataset": _DATASETS,
-    "dataset_versions": _DATASETS,
-    "dataset_version": _DATASETS,
-    "lineage": (*_LINEAGE, RUN),
+    "dataset_versions": (*_DATASETS, RUN_FACT),  # createdByRun with its run facts
+    "dataset_version": (*_DATASETS, RUN_FACT),
+    "lineage": (*_LINEAGE, RUN, STATIC),  # observed and declared (static) lineage
     "column_lineage": (DATASET, COLUMN_EDGE),
     "search": (JOB, DATASET),
     "tags": (),  # always empty: the catalog has no tags

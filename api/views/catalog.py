@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api import params
-from api.access import DATASET, EVENT, JOB, RUN
+from api.access import COLUMN_EDGE, DATASET, EVENT, JOB, RUN, RUN_FACT
 from api.base import ReadAccessMixin, ReadAPIView, ReadOnlyViewSet
 from api.filters import DatasetFilterSet, JobFilterSet, RunFilterSet
 from api.pagination import CursorPage, OffsetPage
@@ -24,7 +24,7 @@ from api.serializers import (
     RunDetailSerializer,
     RunSerializer,
 )
-from catalog import column_lineage
+from catalog import column_lineage, run_facts
 from catalog.models import Dataset, Job, JobDataset, Run, RunDataset
 from ingest.models import Event
 
@@ -159,7 +159,8 @@ class RunViewSet(ReadOnlyViewSet):
     """Runs, newest row first; a run is addressed by its runId (UUID or the text sent)."""
 
     read_permissions = (RUN, JOB)  # each run names its job
-    detail_read_permissions = (RUN, JOB, DATASET, EVENT)  # its datasets and events
+    # its datasets and events, and what it reported about its datasets (run facts)
+    detail_read_permissions = (RUN, JOB, DATASET, EVENT, RUN_FACT)
 
     queryset = Run.objects.for_list()
     detail_queryset = Run.objects.with_parent_uuid()
@@ -214,6 +215,7 @@ class RunViewSet(ReadOnlyViewSet):
             "same_run_id": list(
                 self._same_run_id().exclude(id=run.id).select_related("job")[:RELATED_LIMIT]
             ),
+            "dataset_facts": run_facts.of_run(run.id),
         }
         return Response(RunDetailSerializer(run, context=context).data)
 
@@ -228,7 +230,9 @@ class DatasetViewSet(ReadOnlyViewSet):
     """Datasets with every alias; the detail adds schema, facets and the jobs around it."""
 
     read_permissions = (DATASET,)
-    detail_read_permissions = (DATASET, JOB)  # the jobs producing and consuming it
+    # the jobs producing and consuming it, the column lineage into it, and the latest
+    # runs' facts about it
+    detail_read_permissions = (DATASET, JOB, COLUMN_EDGE, RUN, RUN_FACT)
 
     queryset = Dataset.objects.with_names().for_list()
     detail_queryset = Dataset.objects.with_names(detail=True)
@@ -262,6 +266,7 @@ class DatasetViewSet(ReadOnlyViewSet):
             "consuming": _per_job(links.filter(direction="input")[: 4 * RELATED_LIMIT]),
             "column_lineage": [edge.named() for edge in lineage.edges],
             "dataset_dependencies": [edge.named() for edge in lineage.dependencies],
+            "run_facts": run_facts.of_dataset(alias_ids),
         }
         return Response(DatasetDetailSerializer(dataset, context=context).data)
 

@@ -9,11 +9,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api import params
-from api.access import COLUMN_EDGE, DATASET, EDGE, JOB
+from api.access import COLUMN_EDGE, DATASET, EDGE, JOB, STATIC, STATIC_COLUMN
 from api.base import ReadAPIView
 from api.column_serializers import ColumnEdgeSerializer, DatasetDependencySerializer
 from api.problems import WITH_404, bad_parameter, not_found
 from catalog import graph as lineage
+from catalog import graph_static
 
 DIRECTIONS = ("upstream", "downstream", "both")
 
@@ -61,6 +62,12 @@ class GraphEdgeSerializer(serializers.Serializer):
     )
     current = serializers.BooleanField(
         help_text="The job's latest completed run (as of `as_of`) still produced this edge."
+    )
+    observed = serializers.BooleanField(help_text="Some run read or wrote it.")
+    static = serializers.BooleanField(
+        help_text="The job's current JobEvent declares it (design-time lineage). A static-only "
+        "edge has no runs (run_count 0, last_run_id null, current false) and is seen when it "
+        "was declared; its via is how the declaration names the dataset."
     )
 
 
@@ -125,6 +132,13 @@ WALK_PARAMETERS = [
         description=f"Datasets + jobs, 1-{lineage.MAX_MAX_NODES} "
         f"(default {lineage.DEFAULT_MAX_NODES}).",
     ),
+    OpenApiParameter(
+        "lineage",
+        str,
+        enum=list(graph_static.LINEAGES),
+        description="observed: what runs read and wrote; static: what jobs' current JobEvents "
+        "declare (design-time); all (default): both.",
+    ),
 ]
 
 GRAPH_EXAMPLE = {
@@ -170,6 +184,8 @@ GRAPH_EXAMPLE = {
             "lineage_types": [],
             "via": "",
             "current": True,
+            "observed": True,
+            "static": False,
         }
     ],
     "truncated": True,
@@ -190,6 +206,7 @@ def _walk_request(request: Request) -> lineage.GraphRequest:
         max_nodes=params.integer(
             request, "max_nodes", lineage.DEFAULT_MAX_NODES, 1, lineage.MAX_MAX_NODES
         ),
+        lineage=params.choice(request, "lineage", graph_static.LINEAGES, "all"),  # type: ignore[arg-type]
     )
 
 
@@ -224,7 +241,8 @@ def _diff_dict(root: lineage.NodeRef, start: Any, end: Any, diff: lineage.GraphD
 
 
 class LineageGraph(ReadAPIView):
-    read_permissions = (JOB, DATASET, EDGE, COLUMN_EDGE)
+    # Static lineage (?lineage=, default all) shows declarations and their column edges.
+    read_permissions = (JOB, DATASET, EDGE, COLUMN_EDGE, STATIC, STATIC_COLUMN)
 
     @extend_schema(
         operation_id="lineage_graph",
@@ -266,7 +284,7 @@ class LineageGraph(ReadAPIView):
 
 
 class LineageDiff(ReadAPIView):
-    read_permissions = (JOB, DATASET, EDGE)
+    read_permissions = (JOB, DATASET, EDGE, STATIC)  # the diff walks static lineage too
 
     @extend_schema(
         operation_id="lineage_diff",

@@ -10,7 +10,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from catalog import display_names
+from catalog import display_names, run_facts
+from catalog.admin import run_facts as run_facts_admin
 from catalog.admin.jobs import job_edges_table, lineage_edges_table
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
@@ -87,6 +88,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
         "job_edges",
         "producing_runs",
         "consuming_jobs",
+        "run_facts_table",
         "fields_table",
         "events_link",
         "facets_pretty",
@@ -132,6 +134,13 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
             "{}. To choose another, select an alias in {} and “Use as display name”.",
             reasons.get(dataset.display_rank, "by rule"),
             changelist_link(DatasetAlias, "its aliases", dataset=dataset.pk),
+        )
+
+    @admin.display(description="the latest runs' statistics and data quality (ADR 0061)")
+    def run_facts_table(self, dataset: Dataset) -> str:
+        aliases = list(DatasetAlias.objects.filter(dataset=dataset).values_list("id", flat=True))
+        return run_facts_admin.facts_table(
+            run_facts.of_dataset(aliases[:100]), ("run", run_facts_admin.run_cell)
         )
 
     @admin.display(description="jobs that read or write it (graph edges)")

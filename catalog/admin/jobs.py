@@ -6,6 +6,8 @@ from django.contrib import admin
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 
+from catalog import run_facts
+from catalog.admin import run_facts as run_facts_admin
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
@@ -247,6 +249,7 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
         "first_event_time",
         "last_event_time",
         "datasets_table",
+        "run_facts_table",
         "edges_table",
         "children_table",
         "events_link",
@@ -297,6 +300,12 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
         return dataset_uses_table(
             RunDataset.objects.filter(run=run).order_by("direction", "id"),
             ("last seen", lambda row: row.last_seen),
+        )
+
+    @admin.display(description="statistics and data quality (ADR 0061)")
+    def run_facts_table(self, run: Run) -> str:
+        return run_facts_admin.facts_table(
+            run_facts.of_run(run.pk), ("dataset", run_facts_admin.dataset_cell)
         )
 
     @admin.display(description="lineage edges produced")

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0012_column_lineage_model'),
+        ('catalog', '0013_static_lineage_and_run_facts'),
     ]
 
     operations = [

@@ -235,13 +235,14 @@ def test_the_picture_costs_a_fixed_number_of_queries(
     django_assert_max_num_queries: Any,
 ) -> None:
     # Both cut on both sides: the walk (with the jobs that link its nodes, then the drawn
-    # job edges, ADR 0027), its cut checks, one marker count per side, and which drawn
-    # edges the jobs' latest completed runs still produce (ADR 0060).
+    # job edges, ADR 0027), its cut checks, one marker count per side, which drawn edges
+    # the jobs' latest completed runs still produce (ADR 0060); static lineage (ADR 0061)
+    # adds its declared pairs, declaring jobs, drawn declarations, column edges.
     small = chain(6)
-    with django_assert_max_num_queries(15) as small_queries:
+    with django_assert_max_num_queries(19) as small_queries:
         picture(small[3], depth=1, columns=True)
     large = chain(40, name="long")
-    with django_assert_max_num_queries(15) as large_queries:
+    with django_assert_max_num_queries(19) as large_queries:
         picture(large[20], depth=5, columns=True)
     assert len(large_queries) == len(small_queries)
 

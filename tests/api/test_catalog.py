@@ -197,8 +197,9 @@ def test_run_detail(api, shop):
 def test_run_detail_queries(api, shop, django_assert_num_queries):
     run = shop["load"].runs.get()
     # 1 run + job + parent uuid, 2 run datasets + aliases + datasets, 3 events, 4 child runs,
-    # 5 other jobs' runs with the same runId (ADR 0028)
-    with django_assert_num_queries(5):
+    # 5 other jobs' runs with the same runId (ADR 0028), 6 run facts with their aliases and
+    # datasets (ADR 0061)
+    with django_assert_num_queries(6):
         api.get(f"/api/v1/runs/{run.run_uuid}")
 
 
@@ -252,8 +253,9 @@ def test_dataset_detail(api, shop):
 
 def test_dataset_detail_queries(api, shop, django_assert_num_queries):
     # 1 dataset, 2 aliases + rule, 3 fields, 4 producing jobs, 5 consuming jobs, 6 column
-    # lineage into it (and one more for which edges are current, when it has some)
-    with django_assert_num_queries(6):
+    # lineage into it (and one more for which edges are current, when it has some), 7 the
+    # latest runs' facts with their runs and jobs (ADR 0061)
+    with django_assert_num_queries(7):
         api.get(f"/api/v1/datasets/{shop['orders'].id}")
 
 
@@ -293,8 +295,8 @@ def test_lookup_unknown_is_404_and_missing_parameter_is_400(api, shop):
 
 def test_lookup_queries(api, shop, django_assert_num_queries):
     # 1 alias rules (rewrite), 2 dataset by alias key, 3 aliases, 4 fields, 5-6 jobs,
-    # 7 column lineage into it
-    with django_assert_num_queries(7):
+    # 7 column lineage into it, 8 run facts
+    with django_assert_num_queries(8):
         api.get("/api/v1/datasets/lookup?namespace=s3://lake&name=warehouse.orders_clean")
 
 

@@ -2,8 +2,10 @@
 
 import pytest
 
+from catalog.models import Dataset
 from tests.api.conftest import results
 from tests.api.factories import add_alias, add_fields, make_dataset, make_job
+from tests.api.project_fixtures import derive, fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -68,3 +70,13 @@ def test_search_queries(api, catalog, django_assert_num_queries):
 @pytest.mark.parametrize("query", ["%25", "'", "!!", "a:*|b", "%E2%9C%93"])
 def test_punctuation_only_queries_are_answered(api, catalog, query):
     assert api.get(f"/api/v1/search?q={query}").status_code == 200
+
+
+def test_a_table_some_run_wrote_ranks_above_a_name_only_column_lineage_holds(api):
+    # The Spark event's column lineage names "paid", a CTE of its SQL, in the Hive
+    # namespace; a Hive job really wrote s3://lake/paid (tests/fixtures/openlineage/project).
+    derive(fixture("spark_cte_column_lineage"), fixture("hive_paid_table"))
+    phantom = Dataset.objects.for_alias("hive://metastore:9083", "paid").get()
+    real = Dataset.objects.for_alias("s3://lake", "paid").get()
+    found = [hit["id"] for hit in hits(api, "paid") if hit["type"] == "dataset"]
+    assert found.index(real.id) < found.index(phantom.id)

@@ -188,6 +188,33 @@ def canonical_dump() -> dict[str, Any]:
         ),
     }
     with connection.cursor() as cursor:
+        # Static lineage (ADR 0061): each job's current declaration, by natural keys.
+        cursor.execute(
+            "SELECT j.namespace, j.name, l.version, l.declared_at, a.namespace, a.name, "
+            "s.direction, s.via FROM catalog_static_lineage l "
+            "JOIN catalog_job j ON j.id = l.job_id "
+            "LEFT JOIN catalog_static_dataset s ON s.job_id = l.job_id "
+            "LEFT JOIN catalog_dataset_alias a ON a.id = s.alias_id"
+        )
+        dump["static_datasets"] = sorted(
+            (row[0], row[1], row[2], _time(row[3]), row[4], row[5], row[6], row[7])
+            for row in cursor.fetchall()
+        )
+        cursor.execute(
+            "SELECT j.namespace, j.name, ta.name, c.target_field, sa.name, c.source_field, "
+            "c.transformation_type, c.transformation_subtype, c.masking "
+            "FROM catalog_static_column_lineage c JOIN catalog_job j ON j.id = c.job_id "
+            "JOIN catalog_dataset_alias ta ON ta.id = c.target_alias_id "
+            "JOIN catalog_dataset_alias sa ON sa.id = c.source_alias_id"
+        )
+        dump["static_columns"] = sorted(cursor.fetchall())
+        # Run facts: per run, alias, direction and facet, the value of the greatest version.
+        cursor.execute(
+            "SELECT r.run_uuid::text, a.namespace, a.name, f.direction, f.name, f.version, "
+            "f.value::text FROM catalog_run_dataset_facet f JOIN catalog_run r ON r.id = f.run_id "
+            "JOIN catalog_dataset_alias a ON a.id = f.alias_id"
+        )
+        dump["run_dataset_facets"] = sorted(cursor.fetchall())
         cursor.execute(
             "SELECT r.run_uuid::text, a.namespace, a.name, rd.direction, rd.first_seen, "
             "rd.last_seen, rd.via FROM catalog_run_dataset rd JOIN catalog_run r ON "

@@ -15,8 +15,10 @@ from ingest.services import record_events
 from tests.catalog.conftest import dataset, facet, run_event
 from tests.catalog.helpers import canonical_dump, corpus_records, edge, openlineage
 from tests.conftest import CORPUS
+from tests.strategies import static_and_run_fact_events
 
 FIDELITY = Path(__file__).resolve().parents[1] / "fixtures" / "fidelity"
+PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "openlineage" / "project"
 
 pytestmark = pytest.mark.django_db
 
@@ -110,7 +112,25 @@ def _synthetic() -> list:
             run_event("COMPLETE", 70, RUN_E, job=("ns", "cl"), outputs=[dataset("pg", "report")]),
         )
     ]
+    # Issue 26's shapes too: static lineage (two JobEvents of one job: the newer replaces the
+    # older whatever the order), DatasetEvents, run facts (tests/fixtures/openlineage/project).
+    records += [openlineage(event) for event in _static_and_run_facts()]
     return records
+
+
+def _static_and_run_facts() -> list[dict]:
+    events = [orjson.loads(path.read_bytes()) for path in sorted(PROJECT.glob("*.json"))]
+    described = orjson.loads((PROJECT / "dataset_event_customers.json").read_bytes())
+    described["eventTime"] = "2026-03-03T09:00:00Z"
+    described["dataset"]["facets"]["documentation"]["description"] = "later"
+    statistics = orjson.loads((PROJECT / "run_output_statistics.json").read_bytes())
+    statistics["eventType"] = "RUNNING"
+    statistics["eventTime"] = "2026-03-01T10:00:00Z"
+    statistics["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] = 17
+    # Same eventTime as the v2 declaration: the digest decides, in any order.
+    tie = orjson.loads((PROJECT / "job_event_orders_v2.json").read_bytes())
+    tie["outputs"].append({"namespace": "postgres://warehouse:5432", "name": "shop.tie"})
+    return [*events, described, statistics, tie]
 
 
 @pytest.fixture(scope="module")
@@ -161,3 +181,17 @@ def test_a_full_rederive_empties_every_derived_table_and_keeps_steward_input() -
     # Every other catalog table is derived, including ones nobody listed by hand.
     assert {"catalog_job", "catalog_dataset_alias", "catalog_column_lineage_fact"} <= tables
     assert all(table.startswith("catalog_") for table in tables)
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(events=static_and_run_fact_events, data=st.data())
+def test_static_lineage_dataset_events_and_run_facts_are_order_independent(events, data) -> None:
+    records = [openlineage(event) for event in events]
+    reference = _derive(records, list(range(len(records))), [len(records)], [])
+    order = data.draw(st.permutations(range(len(records))))
+    batches = data.draw(st.lists(st.integers(1, 4), max_size=6))
+    assert _derive(records, list(order), batches, []) == reference

@@ -240,10 +240,12 @@ def test_graph_query_counts_are_pinned(world, mz):
     """A fixed handful per graph: the walk (catalog.graph, with its job edges: ADR 0027) plus
     seven for Marquez's shapes, one for the drawn jobs' every input and output (Marquez draws
     them all), one for which edges are current (ADR 0060); column lineage: one query per
-    level walked (at most MAX_DEPTH per direction)."""
+    level walked (at most MAX_DEPTH per direction). Static lineage (ADR 0061) adds three to a
+    walk (declared pairs, declaring jobs, drawn declarations) and a job root's declared
+    datasets, one per direction."""
     mz.get("/tags")
-    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 20
-    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 21
+    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 23
+    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 26
     assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 8
 
 

@@ -27,10 +27,13 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework import serializers
 
 from catalog.models import ColumnLineageEdge, Dataset, DatasetField, Job, Run, RunDataset
+from catalog.models_run_facts import RunDatasetFacet
+from catalog.models_static import StaticColumnLineage
 from catalog.services import derive_events, rederive
 from ingest.models import Event
 from ingest.redaction import REDACTED
 from tests.ingest.helpers import dumps
+from tests.security.planted_declarations import assertions, planted_declarations
 
 MARK = "S3CRET"
 SHAPES = (
@@ -147,6 +150,7 @@ def planted_event() -> tuple[dict[str, Any], list[str]]:
     event["job"]["facets"] = plant(event["job"]["facets"], planted)
     for dataset in event["inputs"] + event["outputs"]:
         dataset["facets"] = plant(dataset["facets"], planted)
+    event["inputs"][0]["inputFacets"] = plant({"dataQualityAssertions": assertions()}, planted)
     return event, planted
 
 
@@ -167,6 +171,8 @@ def world(ingest_client: Client) -> list[str]:
     downstream["job"] = {"namespace": "etl", "name": f"report secret={MARK}j", "facets": {}}
     downstream["inputs"], downstream["outputs"] = event["outputs"], []
     _ingest(ingest_client, downstream, "/api/v1/lineage")
+    for declaration in planted_declarations(lambda value: plant(value, planted)):
+        _ingest(ingest_client, declaration, "/api/v1/lineage")
     metadata = {
         "subject": f"model token={MARK}m1",
         "action": f"promote password={MARK}m2",
@@ -176,6 +182,11 @@ def world(ingest_client: Client) -> list[str]:
     _ingest(ingest_client, metadata, "/api/v1/metadata")
     derive_events(list(Event.objects.values_list("id", flat=True)))
     assert not Event.objects.exclude(derivation_status="derived").exists()
+    # The declarations and run facts are in the catalog (so their text is checked below).
+    assert StaticColumnLineage.objects.filter(dataset_level=True).exists()
+    assert StaticColumnLineage.objects.exclude(field_transformation_description="").exists()
+    assert RunDatasetFacet.objects.filter(name="dataQualityAssertions").exists()
+    assert Dataset.objects.filter(name="orders/described").exclude(description="").exists()
     assert all(not problems for problems in Event.objects.values_list("facet_problems", flat=True))
     return planted
 

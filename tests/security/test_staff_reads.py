@@ -13,6 +13,7 @@ import pytest
 from django.contrib.auth.models import Group, Permission, User
 from django.test import Client
 
+from api.access import COLUMN_EDGE, DATASET, EDGE, EVENT, JOB, RUN, RUN_FACT, STATIC, STATIC_COLUMN
 from api.marquez import paths
 from api.marquez.views import READ_PERMISSIONS
 from catalog.models import Dataset, Job
@@ -93,6 +94,27 @@ def test_each_list_needs_the_permission_of_what_it_shows(world, groups):
     assert events_only.get("/api/v1/events").status_code == 200
     assert events_only.get("/api/v1/events/export").status_code == 200
     assert events_only.get("/api/v1/datasets").status_code == 403
+
+
+def test_static_lineage_and_run_facts_need_their_own_permissions(world, groups):
+    """The graph shows jobs' declarations (static lineage) and the run and dataset details
+    runs' facts about datasets (ADR 0061): the permissions that read them before do not."""
+    before = (JOB, DATASET, EDGE, COLUMN_EDGE, RUN, EVENT)
+    window = "from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z"
+    dataset, run = Dataset.objects.first(), Job.objects.first().runs.first()
+    paths = {
+        f"/api/v1/lineage/graph?node=dataset:{dataset.id}": (STATIC, STATIC_COLUMN),
+        f"/api/v1/lineage/diff?node=dataset:{dataset.id}&{window}": (STATIC,),
+        f"/api/v1/runs/{run.run_uuid}": (RUN_FACT,),
+        f"/api/v1/datasets/{dataset.id}": (RUN_FACT,),
+    }
+    for number, (path, needed) in enumerate(paths.items()):
+        without = _session(f"without{number}", perms=before)
+        assert without.get(path).status_code == 403, path
+        with_them = _session(f"with{number}", perms=(*before, *needed))
+        assert with_them.get(path).status_code == 200, path
+    assert _marquez(_session("mz", perms=before), "lineage").status_code == 403
+    assert _marquez(_session("mz2", perms=(*before, STATIC)), "lineage").status_code == 200
 
 
 def test_a_read_token_still_reads_everything(world, read_client):

@@ -34,7 +34,9 @@ from catalog.services.derivation.jobs_runs import (
     split_runs,
 )
 from catalog.services.derivation.locks import lock_run_uuids
+from catalog.services.derivation.run_facts import store_run_dataset_facets
 from catalog.services.derivation.skipped import skipped_facets
+from catalog.services.derivation.static import store_declarations
 from ingest.derivation_status import CLAIM_IDS as _CLAIM_IDS
 from ingest.derivation_status import CLAIM_PENDING as _CLAIM_PENDING
 from ingest.derivation_status import MARK_DERIVED as _MARK_DERIVED
@@ -142,6 +144,7 @@ def apply_facts(facts: Facts) -> None:
     own_ids, moved = derive_runs(facts, job_ids, ours, run_ids)
     run_ids.update(own_ids)
     stored = store_run_facts(facts, run_ids, alias_ids, ours)
+    store_run_dataset_facets(facts, run_ids, alias_ids, ours)
     store_event_datasets(facts, alias_ids)
     store_metadata(facts)
     # The contended part.
@@ -150,9 +153,11 @@ def apply_facts(facts: Facts) -> None:
         held_ids, _ = derive_runs(facts, job_ids, held, run_ids)
         run_ids.update(held_ids)
         stored |= store_run_facts(facts, run_ids, alias_ids, held)
+        store_run_dataset_facets(facts, run_ids, alias_ids, held)
     merge_jobs(facts, job_ids)
     _, merged_runs = derive_aliases(facts, alias_ids)
     store_job_datasets(facts, job_ids, alias_ids)
+    store_declarations(facts, job_ids, alias_ids)  # static lineage (jobs locked above)
     rebuild = merged_runs | set(moved)
     recompute_edges(stored.touched | rebuild, moved, stored, rebuild)
     recompute_job_edges(stored.touched | rebuild)

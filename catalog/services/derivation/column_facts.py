@@ -9,6 +9,7 @@ the run did not list it (ADR 0060). Pure Python, like ``facts.py``.
 """
 
 import hashlib
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -26,17 +27,19 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 text = naming.producer_text
 
 
-def read(
-    extractor: "Extractor", event: "RawEvent", run: "RunFact", target: "AliasKey", dataset: dict
-) -> None:
-    """The output's columnLineage facet: its field-level lineage (``fields``) and its
-    dataset-level dependencies (``dataset``, facet 1-2-0). Every dataset it names is an
-    input of the run (ADR 0060: column lineage is lineage)."""
+Entry = tuple[str, dict[str, Any], dict[str, Any], "dict[str, Any] | None", bool]
+
+
+def entries(dataset: dict) -> Iterator[Entry]:
+    """The output's columnLineage facet, one entry per (target field, input, transformation):
+    ``(target field, input, transformation, the field's older form kept beside it or None,
+    dataset level)``. Its field-level lineage (``fields``) and its dataset-level
+    dependencies (``dataset``, facet 1-2-0, target field ""). Observed runs and static
+    declarations (catalog/services/derivation/static.py) read the facet here alike."""
     facets = dataset.get("facets")
     facet = facets.get("columnLineage") if isinstance(facets, dict) else None
     if not isinstance(facet, dict):
         return
-    time = event.event_time or EPOCH
     fields = facet.get("fields")
     for target_field, spec in (fields if isinstance(fields, dict) else {}).items():
         if not isinstance(spec, dict):
@@ -47,37 +50,19 @@ def read(
             "description": spec.get("transformationDescription") or "",
         }
         for source in spec.get("inputFields") or []:
-            _input(extractor, event, run, target, target_field, source, field_form, time)
+            yield from _transformations(target_field, source, field_form)
     dependencies = facet.get("dataset")
     for source in dependencies if isinstance(dependencies, list) else []:
-        _input(extractor, event, run, target, "", source, None, time)
+        yield from _transformations("", source, None)
 
 
-def _input(
-    extractor: "Extractor",
-    event: "RawEvent",
-    run: "RunFact",
-    target: "AliasKey",
-    target_field: str,
-    source: Any,
-    field_form: dict[str, Any] | None,
-    time: datetime,
-) -> None:
+def _transformations(
+    target_field: str, source: Any, field_form: dict[str, Any] | None
+) -> Iterator[Entry]:
     """One input field of a target field (``field_form``: the field's older form) or,
     with ``field_form`` None, one dataset-level dependency."""
     if not isinstance(source, dict) or not isinstance(source.get("field"), str):
         return
-    source_key = extractor.try_alias(
-        source.get("namespace"), source.get("name"), event, "columnLineage"
-    )
-    if source_key is None:
-        return
-    io_key = (run.key, source_key, "input")
-    extractor._span(extractor.facts.run_datasets, io_key, time)
-    extractor.facts.run_dataset_via.setdefault(io_key, VIA_COLUMN_LINEAGE)
-    job_key = (run.key[1], source_key, "input")
-    first, last, declared = extractor.facts.job_datasets.get(job_key, (time, time, False))
-    extractor.facts.job_datasets[job_key] = (min(first, time), max(last, time), declared)
     listed = source.get("transformations")
     # Without a per-input list the field's older form is the transformation; with one,
     # the older form is kept beside each entry (both are what the producer said).
@@ -85,32 +70,47 @@ def _input(
     kept = field_form if field_form is not None and listed else None
     for transformation in transformations:
         if isinstance(transformation, dict):
-            _fact(
-                extractor,
-                run,
-                target,
-                target_field,
-                source_key,
-                source["field"],
-                transformation,
-                time,
-                field_form=kept,
-                dataset_level=field_form is None,
-            )
+            yield target_field, source, transformation, kept, field_form is None
 
 
-def _fact(
-    extractor: "Extractor",
-    run: "RunFact",
-    target: "AliasKey",
+def read(
+    extractor: "Extractor", event: "RawEvent", run: "RunFact", target: "AliasKey", dataset: dict
+) -> None:
+    """The output's column lineage as column facts of the run. Every dataset it names is
+    an input of the run (ADR 0060: column lineage is lineage)."""
+    time = event.event_time or EPOCH
+    for target_field, source, transformation, kept, dataset_level in entries(dataset):
+        source_key = extractor.try_alias(
+            source.get("namespace"), source.get("name"), event, "columnLineage"
+        )
+        if source_key is None:
+            continue
+        io_key = (run.key, source_key, "input")
+        extractor._span(extractor.facts.run_datasets, io_key, time)
+        extractor.facts.run_dataset_via.setdefault(io_key, VIA_COLUMN_LINEAGE)
+        job_key = (run.key[1], source_key, "input")
+        first, last, declared = extractor.facts.job_datasets.get(job_key, (time, time, False))
+        extractor.facts.job_datasets[job_key] = (min(first, time), max(last, time), declared)
+        values, digest = column_values(
+            target_field, source["field"], transformation, kept, dataset_level
+        )
+        key = (run.key, target, source_key, digest)
+        current = extractor.facts.column_facts.get(key)
+        if current is None:
+            extractor.facts.column_facts[key] = {**values, "first_seen": time, "last_seen": time}
+        else:
+            current["first_seen"] = min(current["first_seen"], time)
+            current["last_seen"] = max(current["last_seen"], time)
+
+
+def column_values(
     target_field: str,
-    source: "AliasKey",
     source_field: str,
     transformation: dict[str, Any],
-    time: datetime,
     field_form: dict[str, Any] | None = None,
     dataset_level: bool = False,
-) -> None:
+) -> tuple[dict[str, Any], bytes]:
+    """A column edge's stored values (producer text redacted) and its key hash."""
     transformation_type = text(transformation.get("type"), 32)
     transformation_subtype = text(transformation.get("subtype"), 64)
     transformation_description = text(transformation.get("description"))
@@ -148,11 +148,4 @@ def _fact(
         parts.append("dataset")
     elif (field_type, field_description) != (transformation_type, transformation_description):
         parts += ["field", field_type, field_description]
-    digest = hashlib.sha256("\0".join(parts).encode()).digest()
-    key = (run.key, target, source, digest)
-    current = extractor.facts.column_facts.get(key)
-    if current is None:
-        extractor.facts.column_facts[key] = {**values, "first_seen": time, "last_seen": time}
-    else:
-        current["first_seen"] = min(current["first_seen"], time)
-        current["last_seen"] = max(current["last_seen"], time)
+    return values, hashlib.sha256("\0".join(parts).encode()).digest()

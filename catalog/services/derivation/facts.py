@@ -10,12 +10,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catalog import naming
 from catalog.rules import MatchBudgetSpent, RuleSet
 from catalog.services.derivation import column_facts
 from catalog.services.derivation.skipped import without
+
+if TYPE_CHECKING:
+    from catalog.services.derivation.static import StaticFact
 
 Version = tuple[str, str]  # (eventTime as fixed-width ISO UTC, event digest hex)
 JobKey = tuple[str, str]
@@ -130,6 +133,12 @@ class Facts:
     # Aliases named as a symlinks identifier of type TABLE (preferred as display names).
     table_names: set[AliasKey] = field(default_factory=set)
     metadata: list[dict[str, Any]] = field(default_factory=list)
+    # Static lineage: per job, the newest JobEvent declaration of the batch (static.py).
+    static: "dict[JobKey, StaticFact]" = field(default_factory=dict)
+    # Run facts: (run, alias, direction, facet name) → (version text, value) (run_facts.py)
+    run_dataset_facets: dict[tuple[RunKey, AliasKey, str, str], tuple[str, Any]] = field(
+        default_factory=dict
+    )
 
 
 def _min(a: datetime | None, b: datetime | None) -> datetime | None:
@@ -361,6 +370,7 @@ class Extractor:
             if run is not None:
                 self._span(self.facts.run_datasets, (run.key, key, direction), time)
                 self.facts.run_dataset_via[(run.key, key, direction)] = ""
+                run_facts.read_io_facets(self.facts, event, run.key, key, direction, dataset)
                 if direction == "output":
                     column_facts.read(self, event, run, key, dataset)
             if job is not None:
@@ -421,6 +431,7 @@ class Extractor:
         job = self._job_facts(event, payload.get("job"))
         for direction in ("inputs", "outputs"):
             self._io(event, payload.get(direction), direction[:-1], job=job, declared=True)
+        static.read_declaration(self, event, job.key, payload)
 
     def _dataset_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
         dataset = payload.get("dataset")
@@ -478,6 +489,11 @@ class Extractor:
                 "additional_values": values,
             }
         )
+
+
+# Static lineage and run facts read with the extractor's names (imported last: they use
+# this module's types).
+from catalog.services.derivation import run_facts, static  # noqa: E402
 
 
 def extract(events: Iterable[RawEvent], rules: RuleSet) -> Facts:

@@ -17,15 +17,16 @@ Free part:
    ids read, placeholders inserted if missing, no lock (``ensure_referenced_runs``).
 4. Other runs: the transaction lock of each runId (``try_lock_run_uuids``, sorted, without
    waiting); the runs of the runIds taken, their run rows (``locked``) and their
-   per-run rows (datasets read/written, column facts); the events' dataset and metadata
-   rows.
+   per-run rows (datasets read/written, column facts, run facts); the events' dataset and
+   metadata rows.
 Contended part, each kind in key order, the kinds in this sequence:
 5. Runs whose runId lock another batch held (``lock_run_uuids``, sorted UUIDs, waiting),
    then as in 4. Nothing contended is held yet while waiting for them.
 6. Jobs (id order), aggregates and facets.
 7. Aliases (id order), then their datasets (id order); a merge repoints the loser's
    aliases and deletes it.
-8. Job-dataset rows (job, alias, direction).
+8. Job-dataset rows (job, alias, direction), then static-lineage declarations (job id
+   order; their rows are only the job's, so the job's lock in 6 already serialises them).
 9. Lineage edges (source, target, job), column edges (target, source, job, key), job edges
    (job, dataset, direction): upserted in key order, then folded.
 

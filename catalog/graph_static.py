@@ -1,0 +1,213 @@
+"""Static (design-time) lineage in the graph: reads over a job's current JobEvent
+declaration (``catalog.models_static``), used by ``catalog.graph`` beside the observed
+edges (ADR 0061).
+
+Declarations point at aliases; every read here goes through the aliases' current
+datasets, so merges need no upkeep. A static edge is the job's current declaration: it
+has no runs, its first and last seen are the declaration's time, and it is in the graph
+as of T when it was declared at or before T. ``since`` filters observed edges only: a
+declaration holds until a newer JobEvent of the job replaces it, however old it is.
+"""
+
+from datetime import datetime
+from typing import Any, Literal
+
+from django.db import connection
+
+from catalog import graph_jobs
+
+Lineage = Literal["observed", "static", "all"]
+LINEAGES = ("all", "observed", "static")
+
+# (direction, dataset id, job id) → (declared at, via)
+Declared = dict[tuple[str, int, int], tuple[datetime, str]]
+
+
+def _as_of(as_of: datetime | None) -> tuple[str, dict[str, Any]]:
+    if as_of is None:
+        return "", {}
+    return " AND l.declared_at <= %(as_of)s", {"as_of": as_of}
+
+
+def walk_step(upstream: bool, as_of: datetime | None) -> tuple[str, dict[str, Any]]:
+    """The walk's static step from ``w.dataset_id`` (a LATERAL subquery selecting
+    ``next_id``): upstream from a job's declared output to its declared inputs, downstream
+    the other way."""
+    here, there = ("output", "input") if upstream else ("input", "output")
+    filters, values = _as_of(as_of)
+    sql = f"""SELECT a2.dataset_id AS next_id
+        FROM catalog_dataset_alias a1
+        JOIN catalog_static_dataset s1 ON s1.alias_id = a1.id AND s1.direction = '{here}'
+        JOIN catalog_static_lineage l ON l.job_id = s1.job_id
+        JOIN catalog_static_dataset s2 ON s2.job_id = s1.job_id AND s2.direction = '{there}'
+        JOIN catalog_dataset_alias a2 ON a2.id = s2.alias_id
+        WHERE a1.dataset_id = w.dataset_id AND a2.dataset_id IS NOT NULL{filters}"""
+    return sql, values
+
+
+_PAIRS = """
+SELECT DISTINCT ai.dataset_id, ao.dataset_id, si.job_id, ''
+FROM catalog_static_dataset si
+JOIN catalog_static_lineage l ON l.job_id = si.job_id
+JOIN catalog_static_dataset so ON so.job_id = si.job_id AND so.direction = 'output'
+JOIN catalog_dataset_alias ai ON ai.id = si.alias_id
+JOIN catalog_dataset_alias ao ON ao.id = so.alias_id
+WHERE si.direction = 'input' AND {where} {filters}
+ORDER BY 1, 2, 3 LIMIT %(limit)s
+"""
+
+
+def edges(
+    dataset_ids: list[int], root_job: int | None, as_of: datetime | None, limit: int
+) -> list[tuple]:
+    """Declared dataset → dataset pairs among ``dataset_ids`` (and a root job's own), as
+    ``(source_id, target_id, job_id, lineage_type)`` rows like the observed ones."""
+    if not dataset_ids:
+        return []
+    filters, values = _as_of(as_of)
+    where = "(ai.dataset_id = ANY(%(ids)s) AND ao.dataset_id = ANY(%(ids)s))"
+    if root_job is not None:
+        where = (
+            f"({where} OR (si.job_id = %(job)s AND "
+            "(ai.dataset_id = ANY(%(ids)s) OR ao.dataset_id = ANY(%(ids)s))))"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _PAIRS.format(where=where, filters=filters),
+            {**values, "ids": dataset_ids, "job": root_job, "limit": limit},
+        )
+        return cursor.fetchall()
+
+
+_LINKS = """
+SELECT DISTINCT s.job_id, a.dataset_id, s.direction
+FROM catalog_dataset_alias a
+JOIN catalog_static_dataset s ON s.alias_id = a.id
+JOIN catalog_static_lineage l ON l.job_id = s.job_id
+WHERE a.dataset_id = ANY(%(ids)s) {filters}
+ORDER BY a.dataset_id, s.direction, s.job_id LIMIT %(limit)s
+"""
+
+
+def job_links(dataset_ids: list[int], as_of: datetime | None, limit: int) -> list[tuple]:
+    """Which jobs declare ``dataset_ids`` as inputs or outputs: ``(job, dataset, direction)``."""
+    if not dataset_ids:
+        return []
+    filters, values = _as_of(as_of)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _LINKS.format(filters=filters), {**values, "ids": dataset_ids, "limit": limit}
+        )
+        return cursor.fetchall()
+
+
+def job_datasets(job_id: int, direction: str, as_of: datetime | None, limit: int) -> list[int]:
+    """The datasets a job declares reading (``input``) or writing (``output``)."""
+    filters, values = _as_of(as_of)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT a.dataset_id FROM catalog_static_dataset s "
+            "JOIN catalog_static_lineage l ON l.job_id = s.job_id "
+            "JOIN catalog_dataset_alias a ON a.id = s.alias_id "
+            "WHERE s.job_id = %(job)s AND s.direction = %(direction)s "
+            f"AND a.dataset_id IS NOT NULL {filters} ORDER BY 1 LIMIT %(limit)s",
+            {**values, "job": job_id, "direction": direction, "limit": limit},
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def has_more_sql(upstream: bool, as_of: datetime | None) -> tuple[str, dict[str, Any]]:
+    """An EXISTS condition on dataset ``d``: a job not in ``%(jobs)s`` declares it on the
+    walk's far side (writes it, upstream; reads it, downstream)."""
+    filters, values = _as_of(as_of)
+    direction = "output" if upstream else "input"
+    sql = (
+        "EXISTS (SELECT 1 FROM catalog_dataset_alias a JOIN catalog_static_dataset s "
+        f"ON s.alias_id = a.id AND s.direction = '{direction}' "
+        "JOIN catalog_static_lineage l ON l.job_id = s.job_id "
+        f"WHERE a.dataset_id = d AND NOT (s.job_id = ANY(%(jobs)s)){filters})"
+    )
+    return sql, values
+
+
+def declared(keys: set[tuple[str, int, int]], as_of: datetime | None) -> Declared:
+    """Of the ``(direction, dataset id, job id)`` keys, those a declaration holds, with its
+    time and how the dataset is named there (``""`` or ``column_lineage``; a declared one
+    wins)."""
+    if not keys:
+        return {}
+    ordered = sorted(keys)
+    filters, values = _as_of(as_of)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT s.direction, a.dataset_id, s.job_id, l.declared_at, MIN(s.via) "
+            "FROM unnest(%(directions)s::text[], %(datasets)s::bigint[], %(jobs)s::bigint[]) "
+            "AS k(direction, dataset_id, job_id) "
+            "JOIN catalog_static_dataset s ON s.job_id = k.job_id AND s.direction = k.direction "
+            "JOIN catalog_dataset_alias a ON a.id = s.alias_id AND a.dataset_id = k.dataset_id "
+            f"JOIN catalog_static_lineage l ON l.job_id = s.job_id WHERE true {filters} "
+            "GROUP BY 1, 2, 3, 4",
+            {
+                **values,
+                "directions": [key[0] for key in ordered],
+                "datasets": [key[1] for key in ordered],
+                "jobs": [key[2] for key in ordered],
+            },
+        )
+        return {(row[0], row[1], row[2]): (row[3], row[4]) for row in cursor.fetchall()}
+
+
+def links(
+    dataset_ids: list[int],
+    observed: bool,
+    static: bool,
+    as_of: datetime | None,
+    since: datetime | None,
+    limit: int,
+) -> list[graph_jobs.JobLink]:
+    """The (job, dataset, direction) links of ``dataset_ids``, observed and/or declared, in
+    the order of ``graph_jobs.job_links``, capped."""
+    found: list[graph_jobs.JobLink] = []
+    if observed:
+        found = graph_jobs.job_links(dataset_ids, as_of, since, limit)
+    if static:
+        known = set(found)
+        found += [link for link in job_links(dataset_ids, as_of, limit) if link not in known]
+    return sorted(found, key=lambda link: (link[1], link[2], link[0]))[:limit]
+
+
+def add_declared_only(
+    aggregated: dict[tuple[str, int, int], dict[str, Any]],
+    declared: Declared,
+    drawn: set[tuple[str, int, int]],
+    chosen: set[int],
+) -> list[tuple[str, int, int]]:
+    """Add to the graph's ``aggregated`` edges those only a declaration holds (no runs; seen
+    when declared); returns their keys."""
+    added = []
+    for key, (declared_at, via) in sorted(declared.items()):
+        if key in aggregated or key not in drawn or key[1] not in chosen:
+            continue
+        direction, dataset_id, job_id = key
+        source, target = f"dataset:{dataset_id}", f"job:{job_id}"
+        if direction == "output":
+            source, target = target, source
+        aggregated[key] = {
+            "id": f"{source}->{target}",
+            "kind": direction,
+            "source": source,
+            "target": target,
+            "first_seen": declared_at,
+            "last_seen": declared_at,
+            "last_run_id": None,
+            "run_count": 0,
+            "lineage_types": set(),
+            # How the declaration names the dataset; no run produced it, so not current
+            # (ADR 0060's currency is about the job's runs).
+            "via": via,
+            "current": False,
+            "observed": False,
+            "static": True,
+        }
+        added.append(key)
+    return added

@@ -1,0 +1,106 @@
+"""Static (design-time) lineage: what a job's latest OpenLineage 2 ``JobEvent`` declared.
+
+A JobEvent has no run: it states which datasets a job reads and writes, and which columns
+feed which, as designed (a dbt manifest, an orchestrator's DAG definition). The catalog
+keeps, per job, the declaration of the JobEvent with the greatest version
+``(eventTime, digest)``: a newer JobEvent of the job replaces it whole, an older one
+arriving later changes nothing (ADR 0061). The rows point at aliases, like every fact,
+so a dataset merge needs no upkeep; the graph reads them through the aliases' datasets
+(``catalog.graph_static``). Observed lineage (runs) is kept apart and never replaced.
+Imported by ``catalog.models``, which registers them.
+"""
+
+from django.db import models
+
+from catalog.fields import covered_fk
+from catalog.models import DatasetAlias, Direction, Job
+
+
+class StaticLineage(models.Model):
+    """A job's current design-time declaration: which JobEvent it comes from."""
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="static_lineage")
+    # "<eventTime fixed-width ISO UTC>|<digest hex>": text order is version order.
+    version = models.TextField()
+    event = models.ForeignKey(
+        "ingest.Event", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    declared_at = models.DateTimeField()  # the JobEvent's eventTime
+
+    class Meta:
+        db_table = "catalog_static_lineage"
+
+    def __str__(self) -> str:
+        return f"static lineage of job {self.job_id} ({self.declared_at:%Y-%m-%d %H:%M})"
+
+
+class Via(models.TextChoices):
+    DECLARED = "", "inputs/outputs"
+    COLUMN_LINEAGE = "column_lineage", "columnLineage only"
+
+
+class StaticDataset(models.Model):
+    """An input or output of a job's current declaration.
+
+    ``via``: ``""`` when the JobEvent lists it in its inputs/outputs, ``column_lineage``
+    when it only appears as a source in an output's columnLineage (it is an input all the
+    same: its columns feed the output)."""
+
+    job = covered_fk(Job, on_delete=models.CASCADE, related_name="+")
+    alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    direction = models.CharField(max_length=6, choices=Direction.choices)
+    via = models.CharField(max_length=16, choices=Via.choices, blank=True, default="")
+
+    class Meta:
+        db_table = "catalog_static_dataset"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["job", "direction", "alias"], name="catalog_static_dataset_uniq"
+            ),
+        ]
+        indexes = [
+            # The graph: the declarations naming a dataset (through its aliases).
+            models.Index(fields=["alias", "direction", "job"], name="catalog_static_ds_alias_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id} declares {self.direction} alias {self.alias_id}"
+
+
+class StaticColumnLineage(models.Model):
+    """source alias.field → target alias.field as a job's current declaration states it,
+    or (``dataset_level``, target field "") a field the whole target depends on: the
+    values of ``ColumnLineageEdge``, read from the facet alike (ADR 0060)."""
+
+    job = covered_fk(Job, on_delete=models.CASCADE, related_name="+")
+    target_alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    target_field = models.TextField()
+    source_alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    source_field = models.TextField()
+    transformation_type = models.CharField(max_length=32, blank=True, default="")
+    transformation_subtype = models.CharField(max_length=64, blank=True, default="")
+    transformation_description = models.TextField(blank=True, default="")
+    masking = models.BooleanField(default=False)
+    dataset_level = models.BooleanField(default=False, db_default=False)
+    field_transformation_type = models.CharField(
+        max_length=32, blank=True, default="", db_default=""
+    )
+    field_transformation_description = models.TextField(blank=True, default="", db_default="")
+    # sha256 of the field pair and the transformation (as ColumnLineageFact.key_hash).
+    key_hash = models.BinaryField(max_length=32, editable=False)
+
+    class Meta:
+        db_table = "catalog_static_column_lineage"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["job", "target_alias", "source_alias", "key_hash"],
+                name="catalog_static_column_uniq",
+            ),
+        ]
+        indexes = [
+            # The graph's column edges: those into the drawn datasets (through aliases).
+            models.Index(fields=["target_alias"], name="catalog_static_col_target_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_field} → {self.target_field} (declared by job {self.job_id})"

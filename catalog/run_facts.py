@@ -1,0 +1,163 @@
+"""Run facts read back: what runs reported about the datasets they read and wrote
+(``RunDatasetFacet``, derived in ``catalog/services/derivation/run_facts.py``), in one
+shape for every surface: the run and dataset details of /api/v1, the Marquez mount's run
+facets and dataset versions, the admin.
+
+Each entry is one (run, dataset name, direction): ``statistics`` (rows, bytes, files, from
+``outputStatistics`` for an output and ``inputStatistics`` for an input),
+``quality_metrics`` (``dataQualityMetrics``: rows, bytes, files, per-column metrics as the
+producer sent them) and ``assertions`` (``dataQualityAssertions``: assertion, success,
+column). Values are the producer's: the API redacts them like every facet. Reads are
+bounded: a run's entries by ``RELATED_LIMIT``, a dataset's by its latest ``runs`` runs per
+alias (index ``catalog_run_ds_facet_alias_idx``), whatever the history.
+"""
+
+from collections import defaultdict
+from typing import Any
+
+from django.db import connection
+
+RELATED_LIMIT = 200
+ASSERTIONS_LIMIT = 200
+_ROWS_PER_RUN = 8  # four facets, two directions: a run's rows about one alias at most
+
+
+def _number(value: Any) -> int | float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
+
+
+def _statistics(value: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "row_count": _number(value.get("rowCount")),
+        "bytes": _number(value.get("size", value.get("bytes"))),
+        "file_count": _number(value.get("fileCount")),
+    }
+
+
+def _metrics(value: dict[str, Any]) -> dict[str, Any]:
+    columns = value.get("columnMetrics")
+    return {
+        **_statistics({**value, "size": value.get("bytes")}),
+        "column_metrics": columns if isinstance(columns, dict) else {},
+    }
+
+
+def _assertions(value: dict[str, Any]) -> list[dict[str, Any]]:
+    items = value.get("assertions")
+    if not isinstance(items, list):
+        return []
+    return [
+        {
+            "assertion": str(item.get("assertion") or ""),
+            "success": item.get("success") if isinstance(item.get("success"), bool) else None,
+            "column": item.get("column") if isinstance(item.get("column"), str) else None,
+        }
+        for item in items[:ASSERTIONS_LIMIT]
+        if isinstance(item, dict)
+    ]
+
+
+def empty_entry(direction: str) -> dict[str, Any]:
+    return {"direction": direction, "statistics": None, "quality_metrics": None, "assertions": []}
+
+
+def fold(entry: dict[str, Any], name: str, value: Any) -> None:
+    """Put one stored facet into its entry's shape."""
+    if not isinstance(value, dict):
+        return
+    if name in ("outputStatistics", "inputStatistics"):
+        # An input's own statistics facet is inputStatistics, an output's outputStatistics.
+        wanted = "outputStatistics" if entry["direction"] == "output" else "inputStatistics"
+        if name == wanted or entry["statistics"] is None:
+            entry["statistics"] = _statistics(value)
+    elif name == "dataQualityMetrics":
+        entry["quality_metrics"] = _metrics(value)
+    elif name == "dataQualityAssertions":
+        entry["assertions"] = _assertions(value)
+
+
+def of_run(run_id: int) -> list[dict[str, Any]]:
+    """The run's facts per dataset name and direction, by direction and alias."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT f.alias_id, f.direction, f.name, f.value, a.namespace, a.name, a.reason, "
+            "d.id, d.namespace, d.name FROM catalog_run_dataset_facet f "
+            "JOIN catalog_dataset_alias a ON a.id = f.alias_id "
+            "LEFT JOIN catalog_dataset d ON d.id = a.dataset_id "
+            "WHERE f.run_id = %s ORDER BY f.direction, f.alias_id, f.name LIMIT %s",
+            [run_id, 4 * RELATED_LIMIT],
+        )
+        rows = cursor.fetchall()
+    entries: dict[tuple[int, str], dict[str, Any]] = {}
+    for alias_id, direction, name, value, *names in rows:
+        entry = entries.get((alias_id, direction))
+        if entry is None:
+            if len(entries) >= RELATED_LIMIT:
+                continue
+            entry = entries[(alias_id, direction)] = {
+                "dataset": (
+                    {"id": names[3], "namespace": names[4], "name": names[5]} if names[3] else None
+                ),
+                "alias": {"namespace": names[0], "name": names[1], "reason": names[2]},
+                **empty_entry(direction),
+            }
+        fold(entry, name, _json(value))
+    return list(entries.values())
+
+
+_OF_DATASET = """
+SELECT x.run_id, r.run_uuid, j.id, j.namespace, j.name, x.direction, x.name, x.value
+FROM unnest(%(aliases)s::bigint[]) AS a(id)
+CROSS JOIN LATERAL (
+    SELECT f.run_id, f.direction, f.name, f.value FROM catalog_run_dataset_facet f
+    WHERE f.alias_id = a.id ORDER BY f.run_id DESC LIMIT %(rows)s
+) x
+JOIN catalog_run r ON r.id = x.run_id
+JOIN catalog_job j ON j.id = r.job_id
+ORDER BY x.run_id DESC, x.direction, x.name
+"""
+
+
+def of_dataset(alias_ids: list[int], runs: int = 10) -> list[dict[str, Any]]:
+    """The facts the latest ``runs`` runs reported about the dataset (its aliases), newest
+    run first: one entry per (run, direction)."""
+    if not alias_ids:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(_OF_DATASET, {"aliases": alias_ids, "rows": runs * _ROWS_PER_RUN})
+        rows = cursor.fetchall()
+    entries: dict[tuple[int, str], dict[str, Any]] = {}
+    kept: list[int] = []
+    for run_id, run_uuid, job_id, namespace, job_name, direction, name, value in rows:
+        if run_id not in kept:
+            if len(kept) >= runs:
+                break
+            kept.append(run_id)
+        entry = entries.get((run_id, direction))
+        if entry is None:
+            entry = entries[(run_id, direction)] = {
+                "run_id": run_uuid,
+                "job": {"id": job_id, "namespace": namespace, "name": job_name},
+                **empty_entry(direction),
+            }
+        fold(entry, name, _json(value))
+    return list(entries.values())
+
+
+def by_alias(entries: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """Entries of ``of_run`` keyed by (alias namespace, alias name, direction)."""
+    keyed: dict[tuple[str, str, str], dict[str, Any]] = defaultdict(dict)
+    for entry in entries:
+        alias = entry["alias"]
+        keyed[(alias["namespace"], alias["name"], entry["direction"])] = entry
+    return dict(keyed)
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str | bytes):
+        import orjson
+
+        return orjson.loads(value)
+    return value
