@@ -209,12 +209,7 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
     if not request.observed:
         return static
     filters, values = edge_filters(request)
-    where = "(e.source_id = ANY(%(ids)s) AND e.target_id = ANY(%(ids)s))"
-    if root_job is not None:
-        where = (
-            f"({where} OR (e.job_id = %(job)s AND "
-            "(e.source_id = ANY(%(ids)s) OR e.target_id = ANY(%(ids)s))))"
-        )
+    where = graph_jobs.pair_condition("e.source_id", "e.target_id", "e.job_id", root_job)
     with connection.cursor() as cursor:
         cursor.execute(
             _EDGES.format(where=where, filters=filters),

@@ -11,6 +11,17 @@ from typing import Any
 
 from django.db import connection
 
+
+def pair_condition(source: str, target: str, job: str, root_job: int | None) -> str:
+    """SQL: a dataset → dataset pair among ``%(ids)s``, or, with a root job, any pair of that
+    job's (``%(job)s``) that touches them. Observed and declared edges are walked by it alike."""
+    among = f"({source} = ANY(%(ids)s) AND {target} = ANY(%(ids)s))"
+    if root_job is None:
+        return among
+    touching = f"({source} = ANY(%(ids)s) OR {target} = ANY(%(ids)s))"
+    return f"({among} OR ({job} = %(job)s AND {touching}))"
+
+
 JobEdgeRow = tuple[int, int, int, str, datetime, datetime, int, Any, str]
 # (id, job_id, dataset_id, direction, first_seen, last_seen, run_count, last run uuid, via)
 

@@ -65,12 +65,7 @@ def edges(
     if not dataset_ids:
         return []
     filters, values = _as_of(as_of)
-    where = "(ai.dataset_id = ANY(%(ids)s) AND ao.dataset_id = ANY(%(ids)s))"
-    if root_job is not None:
-        where = (
-            f"({where} OR (si.job_id = %(job)s AND "
-            "(ai.dataset_id = ANY(%(ids)s) OR ao.dataset_id = ANY(%(ids)s))))"
-        )
+    where = graph_jobs.pair_condition("ai.dataset_id", "ao.dataset_id", "si.job_id", root_job)
     with connection.cursor() as cursor:
         cursor.execute(
             _PAIRS.format(where=where, filters=filters),
