@@ -195,6 +195,32 @@ def current_database_url() -> str:
     )
 
 
+@contextmanager
+def shipped_web_server(start_seconds: float = 60) -> Iterator[str]:
+    """The shipped web server (granian, ``python -m config.server``) with test settings on
+    the test database, one worker of two threads; yields its URL, terminates it after."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": current_database_url(),
+        "WEB_WORKERS": "1",
+        "WEB_THREADS": "2",
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+    }
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    process = subprocess.Popen(
+        web_command(), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for(lambda: port_open(port), start_seconds, "the web server")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def service_env(database_url: str, redis_url: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
     env.update(

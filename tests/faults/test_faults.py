@@ -6,7 +6,6 @@ cannot disturb other tests, and each is bounded in time.
 import http.client
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,24 +18,6 @@ from tests.faults import processes
 from tests.ingest.helpers import run_event
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]
-MAIN_SERVER = "postgres://postgres@127.0.0.1:5432/postgres"
-
-
-@pytest.fixture(scope="module")
-def template_database() -> Iterator[str]:
-    """A migrated database to clone per test (CREATE DATABASE ... TEMPLATE is fast)."""
-    url = processes.create_database(MAIN_SERVER)
-    env = processes.service_env(url, "redis://127.0.0.1:1/0")
-    processes.manage(env, "migrate", "--no-input")
-    yield url.rsplit("/", 1)[1]
-    processes.drop_database(url)
-
-
-@pytest.fixture
-def database(template_database: str) -> Iterator[str]:
-    url = processes.create_database(MAIN_SERVER, template=template_database)
-    yield url
-    processes.drop_database(url)
 
 
 class Client:

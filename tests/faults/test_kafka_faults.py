@@ -14,28 +14,11 @@ import psycopg
 import pytest
 
 from tests.faults import processes
-from tests.faults.test_faults import MAIN_SERVER
 from tests.ingest.kafka.cluster import committed_total, mock_cluster, produce
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(300)]
 TOPIC = "fault-lineage"
 CONSUME = [str(processes.BIN / "python"), "manage.py", "consume_kafka"]
-
-
-@pytest.fixture(scope="module")
-def template_database() -> Iterator[str]:
-    url = processes.create_database(MAIN_SERVER)
-    env = processes.service_env(url, "redis://127.0.0.1:1/0")
-    processes.manage(env, "migrate", "--no-input")
-    yield url.rsplit("/", 1)[1]
-    processes.drop_database(url)
-
-
-@pytest.fixture
-def database(template_database: str) -> Iterator[str]:
-    url = processes.create_database(MAIN_SERVER, template=template_database)
-    yield url
-    processes.drop_database(url)
 
 
 @pytest.fixture

@@ -7,10 +7,7 @@ is called and its values checked: this is what "works unchanged" means.
 """
 
 import inspect
-import os
-import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,11 +18,8 @@ from marquez_client.errors import APIError
 
 from catalog.services import derive_events
 from ingest.models import Event
-from scripts.run_local import web_command
-from tests.faults.processes import current_database_url, free_port, port_open, wait_for
+from tests.faults.processes import shipped_web_server
 from tests.marquez.conftest import EVENTS, JOB_NS, LOAD_RUN, PG, REPORT_RUN, S3, SECRET
-
-ROOT = Path(__file__).resolve().parents[2]
 
 # The client's read methods, and the writes it has (Marquez's old API: we answer 405).
 READS = {
@@ -61,30 +55,10 @@ def test_the_read_list_is_every_read_method_of_the_installed_client() -> None:
 
 @pytest.fixture
 def server(transactional_db: None) -> Iterator[str]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": current_database_url(),
-        "WEB_WORKERS": "1",
-        "WEB_THREADS": "2",
-        "HOST": "127.0.0.1",
-        "PORT": str(port),
-    }
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    process = subprocess.Popen(
-        web_command(),
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     try:
-        wait_for(lambda: port_open(port), 60, "the web server")
-        yield f"http://127.0.0.1:{port}"
+        with shipped_web_server() as url:
+            yield url
     finally:
-        process.terminate()
-        process.wait(timeout=30)
         connection.close()  # the server's connections are gone; ours must not be reused
 
 

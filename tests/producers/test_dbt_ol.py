@@ -24,8 +24,7 @@ from django.db import connection
 from catalog import services
 from ingest.models import Event
 from ingest.services import create_token
-from scripts.run_local import web_command
-from tests.faults.processes import current_database_url, free_port, port_open, wait_for
+from tests.faults.processes import shipped_web_server
 from tests.producers.dbt_project import FAILING, MART, SCHEMA, STAGING, write_project
 
 pytestmark = pytest.mark.slow
@@ -83,26 +82,8 @@ def _dbt_ol(venv: Path, project: Path, env: dict[str, str], *args: str) -> int:
 def server(django_db_setup: None) -> Iterator[str]:
     """The shipped web server (granian, ``python -m config.server``) on the test database,
     for the whole module: dbt-ol's HTTP transport posts to it as to a deployed catalog."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": current_database_url(),
-        "WEB_WORKERS": "1",
-        "WEB_THREADS": "2",
-        "HOST": "127.0.0.1",
-        "PORT": str(port),
-    }
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    process = subprocess.Popen(
-        web_command(), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        wait_for(lambda: port_open(port), 90, "the web server")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    with shipped_web_server(start_seconds=90) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
