@@ -58,6 +58,9 @@ run: install
 	@scripts/ensure_services.sh
 	@HOST=$(HOST) PORT=$(PORT) $(BIN)/python scripts/run_local.py
 
+# The slowest tests are printed at the end of every run, so a suite that grows is seen growing.
+PYTEST_ARGS ?= --durations=15
+
 test: install-dev browser
 	@scripts/ensure_services.sh
 	$(UV) lock --check
