@@ -11,8 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,44 +22,14 @@ from django.db import connection
 from catalog import services
 from ingest.models import Event
 from ingest.services import create_token
-from tests.faults.processes import shipped_web_server
 from tests.producers.dbt_project import FAILING, MART, SCHEMA, STAGING, write_project
+from tests.producers.read_api import Api, lines
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 NAMESPACE = "dbt_harness"
 STRUCTURED_NAMESPACE = "dbt_harness_structured"
 ARTIFACTS = ROOT / "test-artifacts" / "dbt-ol"
-
-
-class Api:
-    """The read API over HTTP with a read token."""
-
-    def __init__(self, base_url: str, token: str) -> None:
-        self.base_url, self.token = base_url, token
-
-    def get(self, path: str, **params: Any) -> Any:
-        query = urllib.parse.urlencode(params, doseq=True)
-        request = urllib.request.Request(
-            f"{self.base_url}/api/v1/{path}" + (f"?{query}" if query else ""),
-            headers={"Authorization": f"Bearer {self.token}"},
-        )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.loads(response.read())
-
-    def all(self, path: str, **params: Any) -> list[dict[str, Any]]:
-        page = self.get(path, limit=500, **params)
-        items = list(page["results"])
-        while page.get("next"):
-            with urllib.request.urlopen(
-                urllib.request.Request(
-                    page["next"], headers={"Authorization": f"Bearer {self.token}"}
-                ),
-                timeout=30,
-            ) as response:
-                page = json.loads(response.read())
-            items += page["results"]
-        return items
 
 
 def _dbt_ol(venv: Path, project: Path, env: dict[str, str], *args: str) -> int:
@@ -76,14 +44,6 @@ def _dbt_ol(venv: Path, project: Path, env: dict[str, str], *args: str) -> int:
     )
     (project / f"dbt-ol-{name}.log").write_text(result.stdout + result.stderr)
     return result.returncode
-
-
-@pytest.fixture(scope="module")
-def server(django_db_setup: None) -> Iterator[str]:
-    """The shipped web server (granian, ``python -m config.server``) on the test database,
-    for the whole module: dbt-ol's HTTP transport posts to it as to a deployed catalog."""
-    with shipped_web_server(start_seconds=90) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -163,15 +123,11 @@ def _run_dbt(
     yield {
         "api": Api(base_url, read_token),
         "codes": codes,
-        "sent": _lines(sent),
-        "structured": _lines(structured),
+        "sent": lines(sent),
+        "structured": lines(structured),
         "database": database,
         "project": project,
     }
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _jobs(api: Api) -> dict[str, dict[str, Any]]:
