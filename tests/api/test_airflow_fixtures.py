@@ -107,3 +107,15 @@ def test_raw_clean_report_with_column_edges(api: Any, derived: None) -> None:
     }
     assert (f"dataset:{raw['id']}", "amount", f"dataset:{clean['id']}", "amount") in columns
     assert (f"dataset:{clean['id']}", "customer", f"dataset:{report['id']}", "customer") in columns
+
+
+def test_search_finds_the_tables_and_the_jobs(api: Any, derived: None) -> None:
+    found = {
+        (hit["type"], hit["name"])
+        for hit in results(api.get("/api/v1/search", {"q": "report", "limit": 50}))
+    }
+    assert {
+        ("dataset", TABLES + "report"),
+        ("job", "lc_shop_sql.build_report"),
+        ("job", "lc_shop_sql.fail_report"),
+    } <= found

@@ -25,7 +25,10 @@ from ingest.services import create_token
 from tests.producers.dbt_project import FAILING, MART, SCHEMA, STAGING, write_project
 from tests.producers.read_api import Api, lines
 
-pytestmark = pytest.mark.slow
+# django_db: pytest-django creates the test database only for a session holding a test that
+# asks for it. Without it this module, run alone, wrote to (and flushed) DATABASE_URL's own
+# database; the module's data is committed by the fixture, outside each test's transaction.
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 ROOT = Path(__file__).resolve().parents[2]
 NAMESPACE = "dbt_harness"
 STRUCTURED_NAMESPACE = "dbt_harness_structured"
