@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -47,14 +48,31 @@ def cached_venv(pins: tuple[str, ...]) -> Path:
     return venv
 
 
+def on_test_database() -> str:
+    """The name of the database Django is connected to, failing the test unless it is
+    pytest-django's test database: a module fixture writes outside any test transaction
+    and flushes after, which must never reach DATABASE_URL's own database."""
+    from django.db import connection
+    from django.db.backends.base.creation import TEST_DATABASE_PREFIX
+
+    name = str(connection.settings_dict["NAME"])
+    # setup_databases renames the connection's database to its TEST NAME or test_<NAME>.
+    expected = (connection.settings_dict.get("TEST") or {}).get("NAME")
+    if not (name == expected if expected else name.startswith(TEST_DATABASE_PREFIX)):
+        pytest.fail(f"Not on the test database ({name}): mark the tests django_db.")
+    return name
+
+
 @pytest.fixture(scope="session")
 def dbt_venv() -> Path:
     return cached_venv(DBT_PINS)
 
 
 @pytest.fixture(scope="module")
-def scratch_database(django_db_setup: None) -> Iterator[str]:
+def scratch_database(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
     """A fresh PostgreSQL database for dbt to build in, beside the test database."""
+    with django_db_blocker.unblock():
+        on_test_database()
     parts = urlsplit(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/x"))
     name = f"{settings.DATABASES['default']['NAME']}_dbt_scratch"
     maintenance = urlunsplit(parts._replace(path="/postgres"))

@@ -25,9 +25,14 @@ from catalog import services
 from ingest.models import Event
 from ingest.services import create_token
 from tests.faults.processes import shipped_web_server
+from tests.producers.conftest import on_test_database
 from tests.producers.dbt_project import FAILING, MART, SCHEMA, STAGING, write_project
 
-pytestmark = pytest.mark.slow
+# django_db: pytest-django creates the test databases only for the aliases that the
+# selected tests mark; without it, `pytest -m slow tests/producers` selected no test that
+# needs one, no test database was made, and the module fixture wrote to DATABASE_URL's
+# own database. The tests read over HTTP only; their transaction is never used.
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 ROOT = Path(__file__).resolve().parents[2]
 NAMESPACE = "dbt_harness"
 STRUCTURED_NAMESPACE = "dbt_harness_structured"
@@ -97,6 +102,7 @@ def dbt_catalog(
     """dbt-ol seed, run and test sent to the server; the events derived. The test database
     is written outside any test transaction (the server must see it) and flushed after."""
     with django_db_blocker.unblock():
+        on_test_database()
         try:
             yield from _run_dbt(dbt_venv, server, tmp_path_factory, scratch_database)
         finally:
