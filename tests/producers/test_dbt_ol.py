@@ -54,6 +54,16 @@ class Api:
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())
 
+    def marquez(self, path: str, **params: Any) -> Any:
+        """The Marquez-compatible mount (/marquez/api/v1), as Marquez's UI and client ask."""
+        query = urllib.parse.urlencode(params)
+        request = urllib.request.Request(
+            f"{self.base_url}/marquez/api/v1/{path}" + (f"?{query}" if query else ""),
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
     def all(self, path: str, **params: Any) -> list[dict[str, Any]]:
         page = self.get(path, limit=500, **params)
         items = list(page["results"])
@@ -278,6 +288,66 @@ def test_seeds_reach_the_staging_models(dbt_catalog: dict[str, Any]) -> None:
         "stg_customers": True,
         "stg_orders": True,
     }
+
+
+def _chain(database: str, table: str) -> str:
+    return f"{database}.{SCHEMA}.{table}"
+
+
+def test_seeds_staging_and_mart_are_one_chain_in_the_graph_and_the_marquez_mount(
+    dbt_catalog: dict[str, Any],
+) -> None:
+    """dbt-ol's default mode (issue 26 part 2): from the mart upstream, both surfaces walk
+    raw_* → staging job → stg_* → mart job → mart, and the columns follow the same chain
+    (raw_orders.amount → stg_orders.amount → customer_orders.total_amount)."""
+    api, database = dbt_catalog["api"], dbt_catalog["database"]
+    mart = _dataset(api, database, MART)
+    names = {
+        seed: _chain(database, seed) for seed in ("raw_customers", "raw_orders", *STAGING, MART)
+    }
+    # Native: the table chain and the column chain, two dataset hops up.
+    graph = api.get(
+        "lineage/graph", node=f"dataset:{mart['id']}", direction="upstream", depth=2, columns="true"
+    )
+    by_id = {node["id"]: node["name"] for node in graph["nodes"]}
+    hops = {
+        (by_id[edge["source"]], by_id[edge["target"]]) for edge in graph["edges"] if edge["kind"]
+    }
+    jobs = {name: node for node, name in by_id.items() if node.startswith("job:")}
+    staging_jobs = {_job_for(_jobs(api), model)["name"]: model for model in STAGING}
+    for job_name, model in staging_jobs.items():
+        seed = "raw_customers" if model == "stg_customers" else "raw_orders"
+        assert (names[seed], job_name) in hops, (seed, hops)
+        assert (job_name, names[model]) in hops
+        assert job_name in jobs
+    mart_job = _job_for(_jobs(api), MART)["name"]
+    assert {(names[model], mart_job) for model in STAGING} | {(mart_job, names[MART])} <= hops
+    columns = {
+        (by_id[e["source"]], e["source_field"], by_id[e["target"]], e["target_field"])
+        for e in graph["column_edges"]
+    }
+    assert (names["raw_orders"], "amount", names["stg_orders"], "amount") in columns, columns
+    assert (names["stg_orders"], "amount", names[MART], "total_amount") in columns
+    # The Marquez mount: the same chain from the mart's node, and the same column chain.
+    namespace = mart["namespace"]
+    body = api.marquez("lineage", nodeId=f"dataset:{namespace}:{names[MART]}", depth=5)
+    pairs = {
+        (edge["origin"], edge["destination"])
+        for node in body["graph"]
+        for edge in node["inEdges"] + node["outEdges"]
+    }
+    for job_name, model in staging_jobs.items():
+        seed = "raw_customers" if model == "stg_customers" else "raw_orders"
+        job_node = f"job:{NAMESPACE}:{job_name}"
+        assert (f"dataset:{namespace}:{names[seed]}", job_node) in pairs, (seed, pairs)
+        assert (job_node, f"dataset:{namespace}:{names[model]}") in pairs
+    total = f"datasetField:{namespace}:{names[MART]}:total_amount"
+    walked = api.marquez("column-lineage", nodeId=total, depth=5)
+    fields = {node["id"] for node in walked["graph"]}
+    assert {
+        f"datasetField:{namespace}:{names['stg_orders']}:amount",
+        f"datasetField:{namespace}:{names['raw_orders']}:amount",
+    } <= fields, fields
 
 
 def test_structured_logs_name_jobs_by_node_and_add_one_child_per_statement(
