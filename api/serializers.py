@@ -302,10 +302,12 @@ class DatasetDetailSerializer(DatasetSerializer):
     producing_jobs = serializers.SerializerMethodField()
     consuming_jobs = serializers.SerializerMethodField()
     column_lineage = serializers.SerializerMethodField(
-        help_text="Column edges into this dataset (catalog.column_lineage, ADR 0060), capped."
+        help_text="Column edges into this dataset (catalog.column_lineage, ADR 0060): observed "
+        "ones, then those jobs' current JobEvents declare (`static: true`); up to 200 of each."
     )
     dataset_dependencies = serializers.SerializerMethodField(
-        help_text="Fields that filter, join, group, sort or window this whole dataset."
+        help_text="Fields that filter, join, group, sort or window this whole dataset, observed "
+        "and declared (`static: true`) as column_lineage."
     )
     run_facts = serializers.SerializerMethodField(
         help_text="What the latest runs (up to 10) reported about the dataset: statistics, "

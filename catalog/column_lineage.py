@@ -218,17 +218,35 @@ def among(
     return answer
 
 
-def into(dataset_ids: list[int], limit: int, currency_too: bool = True) -> ColumnLineage:
+def into(
+    dataset_ids: list[int],
+    limit: int,
+    currency_too: bool = True,
+    observed: bool = True,
+    static: bool = False,
+) -> ColumnLineage:
     """Column edges and dataset-level dependencies into ``dataset_ids`` (dataset detail,
-    Marquez's dataset ``columnLineage``), wherever their sources are, at most ``limit``."""
+    Marquez's dataset ``columnLineage``), wherever their sources are: the observed ones
+    and/or (``static``) those the jobs' current declarations state into them, at most
+    ``limit`` of each, declared ones after the observed ones and marked ``static``."""
     if not dataset_ids:
         return ColumnLineage()
-    edges = _read("c.target_id = ANY(%(ids)s)", {"ids": dataset_ids, "limit": limit})
+    edges: list[ColumnEdge] = []
+    if observed:
+        edges = _read("c.target_id = ANY(%(ids)s)", {"ids": dataset_ids, "limit": limit})
     if currency_too:
-        return _with_currency(edges, None)
-    answer = ColumnLineage()
-    for edge in edges:
-        (answer.dependencies if edge.dataset_level else answer.edges).append(edge)
+        answer = _with_currency(edges, None)
+    else:
+        answer = ColumnLineage()
+        for edge in edges:
+            (answer.dependencies if edge.dataset_level else answer.edges).append(edge)
+    if static:
+        declared = _read(
+            "ta.dataset_id = ANY(%(ids)s)", {"ids": dataset_ids, "limit": limit}, static=True
+        )
+        for edge in declared:
+            edge.current = False  # no run produced it (as in ``among``)
+            (answer.dependencies if edge.dataset_level else answer.edges).append(edge)
     return answer
 
 

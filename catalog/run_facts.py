@@ -146,6 +146,68 @@ def of_dataset(alias_ids: list[int], runs: int = 10) -> list[dict[str, Any]]:
     return list(entries.values())
 
 
+# Marquez's dataset versions (api/marquez/resources.py): a version is a run that wrote the
+# dataset, current from its first write until the next run's. Its facets are the writer's
+# output facts, then the facts of the runs that read the dataset while that version was
+# current, oldest read first (Marquez attaches an input's facets to the dataset's current
+# version and merges a version's facets in event order, later ones winning).
+_OF_VERSIONS = """
+WITH writes AS (
+    SELECT w.run_id, MIN(w.first_seen) AS made
+    FROM catalog_dataset_alias a
+    JOIN catalog_run_dataset w ON w.alias_id = a.id AND w.direction = 'output'
+    WHERE a.dataset_id = %(dataset)s
+    GROUP BY w.run_id
+), versions AS (
+    SELECT * FROM (
+        SELECT run_id, made, LEAD(made) OVER (ORDER BY made, run_id) AS replaced FROM writes
+    ) v WHERE v.run_id = ANY(%(runs)s)
+), reads AS (
+    SELECT x.run_id, x.name, x.value, MIN(r.first_seen) OVER (PARTITION BY x.run_id) AS read_at
+    FROM catalog_dataset_alias a
+    CROSS JOIN LATERAL (
+        SELECT f.run_id, f.alias_id, f.name, f.value FROM catalog_run_dataset_facet f
+        WHERE f.alias_id = a.id AND f.direction = 'input'
+        ORDER BY f.run_id DESC LIMIT %(rows)s
+    ) x
+    JOIN catalog_run_dataset r
+        ON r.run_id = x.run_id AND r.alias_id = x.alias_id AND r.direction = 'input'
+    WHERE a.dataset_id = %(dataset)s
+)
+SELECT v.run_id, 0 AS side, v.made AS at, f.run_id AS reporter, f.name, f.value
+FROM versions v
+JOIN catalog_dataset_alias a ON a.dataset_id = %(dataset)s
+JOIN catalog_run_dataset_facet f
+    ON f.run_id = v.run_id AND f.alias_id = a.id AND f.direction = 'output'
+UNION ALL
+SELECT v.run_id, 1, r.read_at, r.run_id, r.name, r.value
+FROM versions v
+JOIN reads r ON r.read_at >= v.made AND (v.replaced IS NULL OR r.read_at < v.replaced)
+ORDER BY 1, 2, 3, 4, 5
+"""
+
+
+def of_versions(dataset_id: int, run_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Per writing run in ``run_ids`` (a page of the dataset's versions), the run facts
+    Marquez keeps as facets of that version, by facet name, as the producer sent them: the
+    writer's ``outputStatistics`` (and its other output facts), and the ``inputStatistics``,
+    ``dataQualityMetrics`` and ``dataQualityAssertions`` of the runs that read the dataset
+    while the version was current (the last reader's wins). Bounded: the readers' facts
+    come from the dataset's latest ``4 * RELATED_LIMIT`` input facts per alias."""
+    if not run_ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _OF_VERSIONS,
+            {"dataset": dataset_id, "runs": run_ids, "rows": 4 * RELATED_LIMIT},
+        )
+        rows = cursor.fetchall()
+    facets: dict[int, dict[str, Any]] = defaultdict(dict)
+    for run_id, _side, _at, _reporter, name, value in rows:
+        facets[run_id][name] = _json(value)  # in order: a later read overrides
+    return dict(facets)
+
+
 def by_alias(entries: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
     """Entries of ``of_run`` keyed by (alias namespace, alias name, direction)."""
     keyed: dict[tuple[str, str, str], dict[str, Any]] = defaultdict(dict)

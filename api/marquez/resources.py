@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from api.marquez import shapes
 from api.marquez.errors import MarquezError, not_found
 from api.marquez.paging import limit_offset, total_count
-from catalog import naming
+from catalog import naming, run_facts
 from catalog.models import (
     DATASETS_BY_NAME,
     JOBS_BY_UPDATE,
@@ -188,7 +188,8 @@ def _writes(dataset: Dataset) -> Any:
 
 def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]]:
     """Each version's fields and facets come from the events of its run that wrote the
-    dataset (later events override earlier ones, facet by facet): one query per page."""
+    dataset (later events override earlier ones, facet by facet), and its run facts
+    (``catalog.run_facts.of_versions``): two queries per page."""
     runs = {write.run_id: write.run for write in writes}
     facets: dict[str, dict[str, Any]] = defaultdict(dict)
     names = {(write.alias.namespace, write.alias.name) for write in writes}
@@ -210,11 +211,15 @@ def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]
                 continue
             if naming.normalise(space, name) in names:
                 facets[str(link["event__run_id"])].update(output.get("facets") or {})
+    # Statistics and data quality facts (ADR 0061, 0064): the writer's output facts, then
+    # those of the runs that read this version, on top of the events' dataset facets.
+    facts = run_facts.of_versions(dataset.id, list(runs))
     run_shapes = {data["id"]: data for data in shapes.runs_data(list(runs.values()))}
     answer = []
     for write in writes:
         run = runs[write.run_id]
-        version_facets = shapes.redact(facets.get(run.run_id_text, {}))
+        merged = {**facets.get(run.run_id_text, {}), **facts.get(run.id, {})}
+        version_facets = shapes.redact(merged)
         lifecycle = version_facets.get("lifecycleStateChange") or {}
         state = lifecycle.get("lifecycleStateChange") if isinstance(lifecycle, dict) else None
         source = (version_facets.get("dataSource") or {}).get("name")

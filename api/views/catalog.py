@@ -24,7 +24,7 @@ from api.serializers import (
     RunDetailSerializer,
     RunSerializer,
 )
-from catalog import column_lineage, run_facts
+from catalog import column_lineage, graph_static, run_facts
 from catalog.models import Dataset, Job, JobDataset, Run, RunDataset
 from ingest.models import Event
 
@@ -220,10 +220,22 @@ class RunViewSet(ReadOnlyViewSet):
         return Response(RunDetailSerializer(run, context=context).data)
 
 
+# The dataset detail's column lineage filter, named as the graph's (api/views/lineage.py).
+LINEAGE_PARAMETER = OpenApiParameter(
+    "lineage",
+    str,
+    enum=list(graph_static.LINEAGES),
+    description="Which column edges and dependencies into the dataset: observed (what runs "
+    "wrote), static (what jobs' current JobEvents declare, marked `static`), all (default).",
+)
+
+
 @extend_schema_view(
     list=extend_schema(summary="Datasets", responses={200: DatasetSerializer(many=True), **COMMON}),
     retrieve=extend_schema(
-        summary="One dataset", responses={200: DatasetDetailSerializer, **WITH_404}
+        summary="One dataset",
+        responses={200: DatasetDetailSerializer, **WITH_404},
+        parameters=[LINEAGE_PARAMETER],
     ),
 )
 class DatasetViewSet(ReadOnlyViewSet):
@@ -258,8 +270,12 @@ class DatasetViewSet(ReadOnlyViewSet):
             .values_list(*_LINK_COLUMNS)
             .order_by("direction", "job_id", "id")
         )
-        # The one column-lineage model (ADR 0060): what the graph and Marquez read too.
-        lineage = column_lineage.into([dataset.id], RELATED_LIMIT)
+        # The one column-lineage model (ADR 0060): what the graph and Marquez read too,
+        # with the declared (static) edges beside the observed ones, as in the graph.
+        which = params.choice(self.request, "lineage", graph_static.LINEAGES, "all")
+        lineage = column_lineage.into(
+            [dataset.id], RELATED_LIMIT, observed=which != "static", static=which != "observed"
+        )
         context = {
             **self.get_serializer_context(),
             "producing": _per_job(links.filter(direction="output")[: 4 * RELATED_LIMIT]),
@@ -281,6 +297,7 @@ class DatasetViewSet(ReadOnlyViewSet):
         parameters=[
             OpenApiParameter("namespace", str, required=True),
             OpenApiParameter("name", str, required=True),
+            LINEAGE_PARAMETER,
         ],
         responses={200: DatasetDetailSerializer, **WITH_404},
         filters=False,

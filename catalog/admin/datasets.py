@@ -10,12 +10,13 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from catalog import display_names, run_facts
+from catalog import column_lineage, display_names, run_facts
 from catalog.admin import run_facts as run_facts_admin
 from catalog.admin.jobs import job_edges_table, lineage_edges_table
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
+    RELATED_LIMIT,
     HiddenIdFilter,
     changelist_link,
     link,
@@ -27,6 +28,7 @@ from catalog.models import (
     Dataset,
     DatasetAlias,
     DatasetField,
+    Job,
     JobDataset,
     JobLineageEdge,
     LineageEdge,
@@ -44,6 +46,20 @@ if TYPE_CHECKING:
 
 
 # --- datasets and aliases -------------------------------------------------------------------
+
+
+def _transformation(edge: column_lineage.ColumnEdge) -> str:
+    parts = [edge.transformation_type, edge.transformation_subtype]
+    text = " ".join(part for part in parts if part)
+    return f"{text} (masking)" if edge.masking else text
+
+
+def _lineage_kind(edge: column_lineage.ColumnEdge) -> str:
+    """Declared edges are the job's current JobEvent (no runs, never current); observed ones
+    say whether the job's latest completed run still produced them (ADR 0060)."""
+    if edge.static:
+        return "declared (JobEvent)"
+    return f"observed, {edge.run_count} runs" + ("" if edge.current else ", stale")
 
 
 class SeveralAliasesFilter(admin.SimpleListFilter):
@@ -89,6 +105,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
         "producing_runs",
         "consuming_jobs",
         "run_facts_table",
+        "column_lineage_table",
         "fields_table",
         "events_link",
         "facets_pretty",
@@ -98,6 +115,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
         "upstream_table": (VIEW_JOB,),
         "downstream_table": (VIEW_JOB,),
         "job_edges": (VIEW_JOB,),
+        "column_lineage_table": (VIEW_JOB, "catalog.view_columnlineageedge"),
         "producing_runs": (VIEW_JOB, VIEW_RUN),
         "consuming_jobs": (VIEW_JOB,),
         "events_link": (VIEW_EVENT,),
@@ -141,6 +159,23 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
         aliases = list(DatasetAlias.objects.filter(dataset=dataset).values_list("id", flat=True))
         return run_facts_admin.facts_table(
             run_facts.of_dataset(aliases[:100]), ("run", run_facts_admin.run_cell)
+        )
+
+    @admin.display(description="column lineage into it, observed and declared (ADR 0060, 0061)")
+    def column_lineage_table(self, dataset: Dataset) -> str:
+        # The API detail's model and bound (catalog.column_lineage.into, 200 of each kind).
+        lineage = column_lineage.into([dataset.id], RELATED_LIMIT, static=True)
+        return related_table(
+            lineage.edges + lineage.dependencies,
+            [
+                ("from", lambda edge: f"{edge.source_name}.{edge.source_field}"),
+                ("into", lambda edge: edge.target_field or "(the whole dataset)"),
+                ("transformation", _transformation),
+                ("job", lambda edge: changelist_link(Job, f"#{edge.job_id}", id=edge.job_id)),
+                ("lineage", _lineage_kind),
+                ("last seen", lambda edge: edge.last_seen),
+            ],
+            limit=2 * RELATED_LIMIT,
         )
 
     @admin.display(description="jobs that read or write it (graph edges)")

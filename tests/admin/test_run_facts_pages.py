@@ -28,3 +28,19 @@ def test_the_picture_draws_declared_only_edges_dashed(super_client: Client) -> N
     page = super_client.get(f"/admin/catalog/dataset/{staged.pk}/change/").content.decode()
     assert page.count("lc-edge lc-edge-static") == 3  # two declared inputs, one output
     assert "declared by a JobEvent only" in page
+
+
+def test_the_dataset_page_lists_declared_and_observed_column_edges(super_client: Client) -> None:
+    """The page's column lineage table reads the API detail's model: a JobEvent's column
+    edges say "declared", a run's say "observed" with their run count."""
+    from tests.api.test_static_column_lineage_model import _declaration
+    from tests.api.test_static_dataset_detail import _observed_run
+
+    derive(_declaration(), _observed_run())
+    staged = Dataset.objects.for_alias("postgres://warehouse:5432", "shop.staging.stg_orders").get()
+    page = super_client.get(f"/admin/catalog/dataset/{staged.pk}/change/").content.decode()
+    assert "Column lineage into it, observed and declared" in page
+    assert "shop.raw.orders.id" in page  # the observed edge's source field
+    assert "observed, 1 runs" in page
+    assert page.count("declared (JobEvent)") >= 3  # two field edges, one dependency
+    assert "(the whole dataset)" in page  # the declared dataset-level dependency

@@ -119,3 +119,14 @@ def test_a_hostile_path_tries_a_bounded_number_of_readings(read_client):
     assert response.json()["message"] == f"Dataset '{name}' in namespace 'datasets' not found."
     lookups = [query for query in queries if 'FROM "catalog_dataset"' in query["sql"]]
     assert len(lookups) == MAX_READINGS
+
+
+@pytest.mark.django_db
+def test_a_path_ending_in_a_newline_is_answered_by_the_mount(mz) -> None:
+    """A regex ``.+$`` neither matches a newline nor stops before a final one: such a path
+    fell through the mount to Django's HTML 404 (found by tests/security/test_marquez_fuzz.py)."""
+    response = mz.get("/namespaces/airflow-prod/jobs/etl.load_orders/versions/%0A")
+    assert 400 <= response.status_code < 500
+    assert set(response.json()) == {"code", "message", "details"}
+    unknown = mz.get("/no-such-endpoint%0A")
+    assert (unknown.status_code, set(unknown.json())) == (404, {"code", "message", "details"})

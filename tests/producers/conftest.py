@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -66,6 +67,21 @@ def cached_venv(pins: tuple[str, ...], constraints: Path | None = None) -> Path:
     return venv
 
 
+def on_test_database() -> str:
+    """The name of the database Django is connected to, failing the test unless it is
+    pytest-django's test database: a module fixture writes outside any test transaction
+    and flushes after, which must never reach DATABASE_URL's own database."""
+    from django.db import connection
+    from django.db.backends.base.creation import TEST_DATABASE_PREFIX
+
+    name = str(connection.settings_dict["NAME"])
+    # setup_databases renames the connection's database to its TEST NAME or test_<NAME>.
+    expected = (connection.settings_dict.get("TEST") or {}).get("NAME")
+    if not (name == expected if expected else name.startswith(TEST_DATABASE_PREFIX)):
+        pytest.fail(f"Not on the test database ({name}): mark the tests django_db.")
+    return name
+
+
 @pytest.fixture(scope="session")
 def dbt_venv() -> Path:
     return cached_venv(DBT_PINS)
@@ -85,22 +101,25 @@ def server(django_db_setup: None) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def scratch_database(django_db_setup: None) -> Iterator[str]:
+def scratch_database(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
     """A fresh PostgreSQL database for dbt to build in, beside the test database."""
-    with scratch_postgres("dbt") as name:
+    with scratch_postgres("dbt", django_db_blocker) as name:
         yield name
 
 
 @pytest.fixture(scope="module")
-def airflow_scratch_database(django_db_setup: None) -> Iterator[str]:
+def airflow_scratch_database(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
     """A fresh PostgreSQL database for the Airflow DAGs' SQL tasks."""
-    with scratch_postgres("airflow") as name:
+    with scratch_postgres("airflow", django_db_blocker) as name:
         yield name
 
 
 @contextmanager
-def scratch_postgres(producer: str) -> Iterator[str]:
-    """``<test db>_<producer>_scratch``, created empty and dropped afterwards."""
+def scratch_postgres(producer: str, django_db_blocker: Any) -> Iterator[str]:
+    """``<test db>_<producer>_scratch``, created empty and dropped afterwards; only beside
+    pytest-django's test database (``on_test_database``)."""
+    with django_db_blocker.unblock():
+        on_test_database()
     parts = urlsplit(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/x"))
     name = f"{settings.DATABASES['default']['NAME']}_{producer}_scratch"
     maintenance = urlunsplit(parts._replace(path="/postgres"))

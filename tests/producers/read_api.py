@@ -15,9 +15,16 @@ class Api:
         self.base_url, self.token = base_url, token
 
     def get(self, path: str, **params: Any) -> Any:
+        return self._read(f"/api/v1/{path}", params)
+
+    def marquez(self, path: str, **params: Any) -> Any:
+        """The Marquez-compatible mount (/marquez/api/v1), as Marquez's UI and client ask."""
+        return self._read(f"/marquez/api/v1/{path}", params)
+
+    def _read(self, path: str, params: dict[str, Any]) -> Any:
         query = urllib.parse.urlencode(params, doseq=True)
         request = urllib.request.Request(
-            f"{self.base_url}/api/v1/{path}" + (f"?{query}" if query else ""),
+            f"{self.base_url}{path}" + (f"?{query}" if query else ""),
             headers={"Authorization": f"Bearer {self.token}"},
         )
         with urllib.request.urlopen(request, timeout=30) as response:

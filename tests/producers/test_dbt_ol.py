@@ -22,12 +22,14 @@ from django.db import connection
 from catalog import services
 from ingest.models import Event
 from ingest.services import create_token
+from tests.producers.conftest import on_test_database
 from tests.producers.dbt_project import FAILING, MART, SCHEMA, STAGING, write_project
 from tests.producers.read_api import Api, lines
 
-# django_db: pytest-django creates the test database only for a session holding a test that
-# asks for it. Without it this module, run alone, wrote to (and flushed) DATABASE_URL's own
-# database; the module's data is committed by the fixture, outside each test's transaction.
+# django_db: pytest-django creates the test databases only for the aliases that the
+# selected tests mark; without it, `pytest -m slow tests/producers` selected no test that
+# needs one, no test database was made, and the module fixture wrote to DATABASE_URL's
+# own database. The tests read over HTTP only; their transaction is never used.
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 ROOT = Path(__file__).resolve().parents[2]
 NAMESPACE = "dbt_harness"
@@ -60,6 +62,7 @@ def dbt_catalog(
     """dbt-ol seed, run and test sent to the server; the events derived. The test database
     is written outside any test transaction (the server must see it) and flushed after."""
     with django_db_blocker.unblock():
+        on_test_database()
         try:
             yield from _run_dbt(dbt_venv, server, tmp_path_factory, scratch_database)
         finally:
@@ -231,6 +234,66 @@ def test_seeds_reach_the_staging_models(dbt_catalog: dict[str, Any]) -> None:
         "stg_customers": True,
         "stg_orders": True,
     }
+
+
+def _chain(database: str, table: str) -> str:
+    return f"{database}.{SCHEMA}.{table}"
+
+
+def test_seeds_staging_and_mart_are_one_chain_in_the_graph_and_the_marquez_mount(
+    dbt_catalog: dict[str, Any],
+) -> None:
+    """dbt-ol's default mode (issue 26 part 2): from the mart upstream, both surfaces walk
+    raw_* → staging job → stg_* → mart job → mart, and the columns follow the same chain
+    (raw_orders.amount → stg_orders.amount → customer_orders.total_amount)."""
+    api, database = dbt_catalog["api"], dbt_catalog["database"]
+    mart = _dataset(api, database, MART)
+    names = {
+        seed: _chain(database, seed) for seed in ("raw_customers", "raw_orders", *STAGING, MART)
+    }
+    # Native: the table chain and the column chain, two dataset hops up.
+    graph = api.get(
+        "lineage/graph", node=f"dataset:{mart['id']}", direction="upstream", depth=2, columns="true"
+    )
+    by_id = {node["id"]: node["name"] for node in graph["nodes"]}
+    hops = {
+        (by_id[edge["source"]], by_id[edge["target"]]) for edge in graph["edges"] if edge["kind"]
+    }
+    jobs = {name: node for node, name in by_id.items() if node.startswith("job:")}
+    staging_jobs = {_job_for(_jobs(api), model)["name"]: model for model in STAGING}
+    for job_name, model in staging_jobs.items():
+        seed = "raw_customers" if model == "stg_customers" else "raw_orders"
+        assert (names[seed], job_name) in hops, (seed, hops)
+        assert (job_name, names[model]) in hops
+        assert job_name in jobs
+    mart_job = _job_for(_jobs(api), MART)["name"]
+    assert {(names[model], mart_job) for model in STAGING} | {(mart_job, names[MART])} <= hops
+    columns = {
+        (by_id[e["source"]], e["source_field"], by_id[e["target"]], e["target_field"])
+        for e in graph["column_edges"]
+    }
+    assert (names["raw_orders"], "amount", names["stg_orders"], "amount") in columns, columns
+    assert (names["stg_orders"], "amount", names[MART], "total_amount") in columns
+    # The Marquez mount: the same chain from the mart's node, and the same column chain.
+    namespace = mart["namespace"]
+    body = api.marquez("lineage", nodeId=f"dataset:{namespace}:{names[MART]}", depth=5)
+    pairs = {
+        (edge["origin"], edge["destination"])
+        for node in body["graph"]
+        for edge in node["inEdges"] + node["outEdges"]
+    }
+    for job_name, model in staging_jobs.items():
+        seed = "raw_customers" if model == "stg_customers" else "raw_orders"
+        job_node = f"job:{NAMESPACE}:{job_name}"
+        assert (f"dataset:{namespace}:{names[seed]}", job_node) in pairs, (seed, pairs)
+        assert (job_node, f"dataset:{namespace}:{names[model]}") in pairs
+    total = f"datasetField:{namespace}:{names[MART]}:total_amount"
+    walked = api.marquez("column-lineage", nodeId=total, depth=5)
+    fields = {node["id"] for node in walked["graph"]}
+    assert {
+        f"datasetField:{namespace}:{names['stg_orders']}:amount",
+        f"datasetField:{namespace}:{names['raw_orders']}:amount",
+    } <= fields, fields
 
 
 def test_structured_logs_name_jobs_by_node_and_add_one_child_per_statement(
