@@ -16,12 +16,13 @@ from django.db import connection
 
 from catalog.services.derivation.edge_runs import EdgeRuns
 from catalog.services.derivation.edges import upsert_spans
+from catalog.writes import WRITE_STATES
 
 # One row per (run, job, dataset, direction): a run that names two aliases of one dataset
 # counts once.
 _RUN_IO = """
 SELECT rd.run_id, r.job_id, a.dataset_id, rd.direction, MIN(rd.first_seen), MAX(rd.last_seen),
-       r.run_uuid, MIN(rd.via)
+       r.run_uuid, r.state = ANY(%(writes)s), MIN(rd.via)
 FROM catalog_run_dataset rd
 JOIN catalog_dataset_alias a ON a.id = rd.alias_id
 JOIN catalog_run r ON r.id = rd.run_id
@@ -50,17 +51,19 @@ def recompute_job_edges(run_ids: set[int]) -> None:
         return
     runs = sorted(run_ids)
     with connection.cursor() as cursor:
-        cursor.execute(_RUN_IO, {"runs": runs})
-        rows: list[tuple[int, int, int, str, datetime, datetime, UUID, str]] = cursor.fetchall()
+        cursor.execute(_RUN_IO, {"runs": runs, "writes": list(WRITE_STATES)})
+        rows: list[tuple[int, int, int, str, datetime, datetime, UUID, bool, str]] = (
+            cursor.fetchall()
+        )
         edge_ids = upsert_spans(
             cursor,
             _UPSERT,
             [((job, dataset, way), first, last) for _, job, dataset, way, first, last, *_ in rows],
         )
         cursor.execute(JOB_EDGE_RUNS.delete_runs, [runs])
-        before = {(edge, run) for edge, run in cursor.fetchall()}
+        before = {(edge, run): done for edge, run, done in cursor.fetchall()}
         new_rows = sorted(
-            (edge_ids[(job, dataset, direction)], run, first, last, run_uuid, via)
-            for run, job, dataset, direction, first, last, run_uuid, via in rows
+            (edge_ids[(job, dataset, direction)], run, first, last, run_uuid, done, via)
+            for run, job, dataset, direction, first, last, run_uuid, done, via in rows
         )
         JOB_EDGE_RUNS.replace(cursor, new_rows, before)

@@ -1,0 +1,58 @@
+"""Which runs count as writes (ADR 0069): the one choice every surface reads.
+
+A run that COMPLETEd wrote its outputs; a run that FAILed, was ABORTed or has not ended
+only *attempted* its inputs and outputs. Marquez creates an output dataset version only
+when a run completes, and a data engineer debugging a failed task expects the table it
+failed to write to show no new version. So a dataset's last modification, current
+version, versions and producing jobs come from completed runs only; edges keep every run
+and count the completed ones beside them (``completed_run_count``, kept by derivation
+from ``WRITE_STATES``), and a run's outputs say ``attempted`` when it did not complete.
+"""
+
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from catalog.models import Direction, RunDataset, RunState
+
+# The run states whose outputs are writes (the derivation's SQL reads this tuple too).
+WRITE_STATES: tuple[str, ...] = (RunState.COMPLETE.value,)
+
+
+def is_write(state: str) -> bool:
+    """Whether a run in ``state`` wrote its outputs (else they were only attempted)."""
+    return state in WRITE_STATES
+
+
+def completed(prefix: str = "run__") -> Q:
+    """The filter that keeps rows whose run (through ``prefix``) counts as a write."""
+    return Q(**{f"{prefix}state__in": WRITE_STATES})
+
+
+def writes(alias_ids: Any) -> QuerySet[RunDataset]:
+    """The writes of the aliases ``alias_ids`` (ids or a subquery): the outputs of their
+    completed runs, one row per (run, alias). A dataset version is such a write."""
+    return RunDataset.objects.filter(
+        completed(), alias_id__in=alias_ids, direction=Direction.OUTPUT
+    )
+
+
+# (job id, direction) → (runs, completed runs) of the job's edge with one dataset.
+JobCounts = dict[tuple[int, str], tuple[int, int]]
+
+
+def job_counts(dataset_id: int, job_ids: Any) -> JobCounts:
+    """How many of each job's runs read or wrote ``dataset_id``, and how many completed:
+    the job edges' counts (one row per job and direction, ``job_ids`` bounded)."""
+    from catalog.models import JobLineageEdge
+
+    rows = JobLineageEdge.objects.filter(dataset_id=dataset_id, job_id__in=job_ids).values_list(
+        "job_id", "direction", "run_count", "completed_run_count"
+    )
+    return {(job, direction): (runs, done) for job, direction, runs, done in rows}
+
+
+def only_attempted(declared: bool, runs: int, completed: int) -> bool:
+    """A job that ran against a dataset but never completed a run that did: its output is
+    no write (not a producing job), though a job that declares it stays its producer."""
+    return not declared and runs > 0 and completed == 0
