@@ -146,3 +146,19 @@ def test_a_terminal_event_without_datasets_recounts_the_runs_edges(api, state) -
     edge = _output_edge(api, _report())
     assert (edge["run_count"], edge["completed_run_count"]) == (1, int(state == "COMPLETE"))
     assert LineageEdge.objects.get().completed_run_count == int(state == "COMPLETE")
+
+
+def test_marquez_serves_the_edge_outside_the_schema_with_no_field_type(api) -> None:
+    """Marquez's field node has no flag: the field is served, its type null (docs/marquez.md)."""
+    derive(fixture(COMPLETE))
+    response = api.get(
+        "/marquez/api/v1/column-lineage",
+        {"nodeId": f"dataset:{PG}:shop.public.report"},
+    )
+    assert response.status_code == 200, response.content
+    types = {
+        node["data"]["field"]: node["data"]["fieldType"]
+        for node in response.json()["graph"]
+        if node["data"]["dataset"] == "shop.public.report"
+    }
+    assert types == {"day": "date", "total": "numeric", "amount": None}
