@@ -254,8 +254,9 @@ def test_dataset_detail(api, shop):
 def test_dataset_detail_queries(api, shop, django_assert_num_queries):
     # 1 dataset, 2 aliases + rule, 3 fields, 4 producing jobs, 5 consuming jobs, 6 column
     # lineage into it (and one more for which edges are current, when it has some), 7 the
-    # latest runs' facts with their runs and jobs (ADR 0061)
-    with django_assert_num_queries(7):
+    # latest runs' facts with their runs and jobs (ADR 0061), 8 the jobs' run and
+    # completed-run counts, 9 the column edges outside its schema (ADR 0069)
+    with django_assert_num_queries(9):
         api.get(f"/api/v1/datasets/{shop['orders'].id}")
 
 
@@ -295,8 +296,8 @@ def test_lookup_unknown_is_404_and_missing_parameter_is_400(api, shop):
 
 def test_lookup_queries(api, shop, django_assert_num_queries):
     # 1 alias rules (rewrite), 2 dataset by alias key, 3 aliases, 4 fields, 5-6 jobs,
-    # 7 column lineage into it, 8 run facts
-    with django_assert_num_queries(8):
+    # 7 column lineage into it, 8 run facts, 9 job run counts, 10 outside the schema
+    with django_assert_num_queries(10):
         api.get("/api/v1/datasets/lookup?namespace=s3://lake&name=warehouse.orders_clean")
 
 
