@@ -126,6 +126,11 @@ class JobDatasetSerializer(serializers.Serializer):
     declared = serializers.BooleanField(help_text="Declared by a JobEvent (static lineage).")
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
+    run_count = serializers.IntegerField(help_text="The job's runs that read/wrote it.")
+    completed_run_count = serializers.IntegerField(
+        help_text="Of run_count, those that completed: 0 of n, every run failed or was "
+        "aborted and the I/O was only attempted (ADR 0069)."
+    )
 
 
 class JobDetailSerializer(JobSerializer):

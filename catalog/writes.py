@@ -56,3 +56,14 @@ def only_attempted(declared: bool, runs: int, completed: int) -> bool:
     """A job that ran against a dataset but never completed a run that did: its output is
     no write (not a producing job), though a job that declares it stays its producer."""
     return not declared and runs > 0 and completed == 0
+
+
+def dataset_counts(job_id: int, dataset_ids: Any) -> dict[tuple[int, str], tuple[int, int]]:
+    """(dataset id, direction) → (runs, completed runs) of ``job_id``'s edges with
+    ``dataset_ids`` (the job detail's inputs and outputs, bounded by the caller)."""
+    from catalog.models import JobLineageEdge
+
+    rows = JobLineageEdge.objects.filter(job_id=job_id, dataset_id__in=dataset_ids).values_list(
+        "dataset_id", "direction", "run_count", "completed_run_count"
+    )
+    return {(dataset, direction): (runs, done) for dataset, direction, runs, done in rows}

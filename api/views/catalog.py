@@ -91,6 +91,13 @@ class JobViewSet(ReadOnlyViewSet):
             context["outputs"] = list(
                 links.filter(direction="output").order_by("id")[:RELATED_LIMIT]
             )
+            # Beside each, the job edge's runs and completed runs (ADR 0069).
+            rows = [*context["inputs"], *context["outputs"]]
+            counts = writes.dataset_counts(job_id, sorted({r.alias.dataset_id for r in rows}))
+            for row in rows:
+                row.run_count, row.completed_run_count = counts.get(
+                    (row.alias.dataset_id, row.direction), (0, 0)
+                )
         return context
 
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:

@@ -98,6 +98,9 @@ def test_a_completed_run_of_the_same_job_is_the_only_write_in_any_order(
     detail = api.get(f"/api/v1/datasets/{report.id}").json()
     [producer] = detail["producing_jobs"]
     assert (producer["run_count"], producer["completed_run_count"]) == (2, 1)
+    job = api.get(f"/api/v1/jobs/{producer['job']['id']}").json()
+    assert [(o["run_count"], o["completed_run_count"]) for o in job["outputs"]] == [(2, 1)]
+    assert [(i["run_count"], i["completed_run_count"]) for i in job["inputs"]] == [(2, 1)]
     assert detail["attempting_jobs"] == []
     edge = _output_edge(api, report)
     assert (edge["run_count"], edge["completed_run_count"]) == (2, 1)

@@ -114,8 +114,9 @@ def test_job_detail(api, shop):
 
 
 def test_job_detail_queries(api, shop, django_assert_num_queries):
-    # 1 job + parent + latest run, 2 children, 3 inputs, 4 outputs
-    with django_assert_num_queries(4):
+    # 1 job + parent + latest run, 2 children, 3 inputs, 4 outputs, 5 their job edges' run
+    # and completed-run counts (ADR 0069)
+    with django_assert_num_queries(5):
         api.get(f"/api/v1/jobs/{shop['load'].id}")
 
 
