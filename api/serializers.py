@@ -229,7 +229,7 @@ class SameRunIdSerializer(serializers.Serializer):
 
 def _run_io(run: Run, links: list[Any]) -> list[dict[str, Any]]:
     """A run's inputs or outputs, each ``attempted`` unless the run counts as a write."""
-    context = {"attempted": not writes.is_write(run.state)}
+    context = {"attempted": not writes.is_write(run.state, run.is_streaming)}
     return cast(list[dict[str, Any]], RunDatasetSerializer(links, many=True, context=context).data)
 
 

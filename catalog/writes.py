@@ -1,12 +1,14 @@
 """Which runs count as writes (ADR 0069): the one choice every surface reads.
 
-A run that COMPLETEd wrote its outputs; a run that FAILed, was ABORTed or has not ended
-only *attempted* its inputs and outputs. Marquez creates an output dataset version only
-when a run completes, and a data engineer debugging a failed task expects the table it
-failed to write to show no new version. So a dataset's last modification, current
-version, versions and producing jobs come from completed runs only; edges keep every run
-and count the completed ones beside them (``completed_run_count``, kept by derivation
-from ``WRITE_STATES``), and a run's outputs say ``attempted`` when it did not complete.
+A run that COMPLETEd wrote its outputs, and so does a streaming run while it is RUNNING
+(it writes before it ends; Marquez versions a streaming job's outputs as they come too); a
+run that FAILed, was ABORTed or has not ended only *attempted* its inputs and outputs.
+Marquez creates a batch job's output dataset version only when a run completes, and a data
+engineer debugging a failed task expects the table it failed to write to show no new
+version. So a dataset's last modification, current version, versions and producing jobs
+come from writes only; edges keep every run and count the writes beside them
+(``completed_run_count``, kept by derivation with ``write_sql``), and a run's inputs and
+outputs say ``attempted`` when it is no write.
 """
 
 from typing import Any
@@ -15,18 +17,30 @@ from django.db.models import Q, QuerySet
 
 from catalog.models import Direction, RunDataset, RunState
 
-# The run states whose outputs are writes (the derivation's SQL reads this tuple too).
+# The run states whose outputs are writes; a streaming run's RUNNING too.
 WRITE_STATES: tuple[str, ...] = (RunState.COMPLETE.value,)
+STREAMING_WRITE_STATE = RunState.RUNNING.value
 
 
-def is_write(state: str) -> bool:
+def is_write(state: str, streaming: bool = False) -> bool:
     """Whether a run in ``state`` wrote its outputs (else they were only attempted)."""
-    return state in WRITE_STATES
+    return state in WRITE_STATES or (streaming and state == STREAMING_WRITE_STATE)
+
+
+def write_sql(run: str = "r") -> str:
+    """``is_write`` in SQL over the run table aliased ``run`` (derivation's edge rows)."""
+    states = ", ".join(f"'{state}'" for state in WRITE_STATES)
+    return (
+        f"({run}.state IN ({states}) OR ({run}.is_streaming AND "
+        f"{run}.state = '{STREAMING_WRITE_STATE}'))"
+    )
 
 
 def completed(prefix: str = "run__") -> Q:
     """The filter that keeps rows whose run (through ``prefix``) counts as a write."""
-    return Q(**{f"{prefix}state__in": WRITE_STATES})
+    return Q(**{f"{prefix}state__in": WRITE_STATES}) | Q(
+        **{f"{prefix}is_streaming": True, f"{prefix}state": STREAMING_WRITE_STATE}
+    )
 
 
 def writes(alias_ids: Any) -> QuerySet[RunDataset]:

@@ -207,7 +207,14 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
                 ("job", lambda row: link(row.run.job)),
                 ("state", lambda row: row.run.get_state_display()),
                 # A run that did not complete wrote nothing (catalog.writes, ADR 0069).
-                ("write", lambda row: "written" if is_write(row.run.state) else "attempted only"),
+                (
+                    "write",
+                    lambda row: (
+                        "written"
+                        if is_write(row.run.state, row.run.is_streaming)
+                        else "attempted only"
+                    ),
+                ),
                 ("written", lambda row: row.last_seen),
             ],
             more=(Run, {"produced": dataset.pk}),

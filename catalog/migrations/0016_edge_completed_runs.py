@@ -6,9 +6,11 @@ from django.db import migrations, models
 
 _BACKFILL = """
 UPDATE catalog_lineage_edge_run er SET completed = true
-FROM catalog_run r WHERE r.id = er.run_id AND r.state = 'COMPLETE';
+FROM catalog_run r WHERE r.id = er.run_id
+  AND (r.state = 'COMPLETE' OR (r.is_streaming AND r.state = 'RUNNING'));
 UPDATE catalog_job_edge_run er SET completed = true
-FROM catalog_run r WHERE r.id = er.run_id AND r.state = 'COMPLETE';
+FROM catalog_run r WHERE r.id = er.run_id
+  AND (r.state = 'COMPLETE' OR (r.is_streaming AND r.state = 'RUNNING'));
 UPDATE catalog_lineage_edge e SET completed_run_count = c.n
 FROM (SELECT edge_id, COUNT(*) AS n FROM catalog_lineage_edge_run WHERE completed
       GROUP BY edge_id) c WHERE c.edge_id = e.id;

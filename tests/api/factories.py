@@ -110,7 +110,7 @@ def make_edge(
         last_seen=last,
         last_run=runs[-1] if runs else None,
         run_count=len(runs),
-        completed_run_count=sum(is_write(run.state) for run in runs),
+        completed_run_count=sum(is_write(run.state, run.is_streaming) for run in runs),
     )
     for run in runs:
         LineageEdgeRun.objects.create(
@@ -118,7 +118,7 @@ def make_edge(
             run=run,
             first_seen=run.started_at,
             last_seen=run.started_at,
-            completed=is_write(run.state),
+            completed=is_write(run.state, run.is_streaming),
         )
         for dataset, direction in ((source, "input"), (target, "output")):
             alias = dataset.aliases.order_by("id").first()
@@ -167,7 +167,7 @@ def make_job_edge(
             defaults={
                 "first_seen": run.started_at,
                 "last_seen": run.started_at,
-                "completed": is_write(run.state),
+                "completed": is_write(run.state, run.is_streaming),
             },
         )
     history = list(edge.runs.select_related("run"))

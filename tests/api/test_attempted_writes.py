@@ -165,3 +165,27 @@ def test_marquez_serves_the_edge_outside_the_schema_with_no_field_type(api) -> N
         if node["data"]["dataset"] == "shop.public.report"
     }
     assert types == {"day": "date", "total": "numeric", "amount": None}
+
+
+def test_a_running_streaming_run_writes_as_it_goes(api) -> None:
+    """A streaming job writes before it ends (ADR 0069): its RUNNING run is a write."""
+    event = {**fixture(START), "eventType": "RUNNING"}
+    event["job"] = {
+        **event["job"],
+        "facets": {
+            "jobType": {
+                "_producer": "https://example.com/p",
+                "_schemaURL": "https://openlineage.io/spec/facets/2-0-3/JobTypeJobFacet.json",
+                "processingType": "STREAMING",
+                "integration": "FLINK",
+                "jobType": "JOB",
+            }
+        },
+    }
+    derive(event)
+    run = api.get(f"/api/v1/runs/{FAILED}").json()
+    assert (run["state"], run["is_streaming"]) == ("RUNNING", True)
+    assert [o["attempted"] for o in run["outputs"]] == [False]
+    edge = _output_edge(api, _report())
+    assert (edge["run_count"], edge["completed_run_count"]) == (1, 1)
+    assert _marquez(api, "shop.public.report")["currentVersion"] == FAILED

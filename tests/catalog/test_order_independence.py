@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalog.services import derive_events, derived_tables
+from catalog.writes import write_sql
 from ingest.models import Event
 from ingest.services import record_events
 from tests.catalog.conftest import dataset, facet, run_event
@@ -206,7 +207,7 @@ def _completed_counts_match_the_runs() -> None:
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""SELECT e.id, e.run_count, e.completed_run_count, COUNT(er.run_id),
-                           COUNT(er.run_id) FILTER (WHERE r.state = 'COMPLETE')
+                           COUNT(er.run_id) FILTER (WHERE {write_sql()})
                     FROM {edges} e JOIN {edge_runs} er ON er.edge_id = e.id
                     JOIN catalog_run r ON r.id = er.run_id GROUP BY e.id"""
             )

@@ -15,7 +15,7 @@ from django.db import connection
 from catalog.services.derivation import column_edges
 from catalog.services.derivation.edge_runs import EdgeRuns, columns_of
 from catalog.services.derivation.facts import AliasKey, Facts, JobKey, RunKey
-from catalog.writes import WRITE_STATES
+from catalog.writes import write_sql
 
 _UPSERT_RUN_DATASETS = """
 INSERT INTO catalog_run_dataset (run_id, alias_id, direction, first_seen, last_seen, via)
@@ -75,7 +75,7 @@ ON CONFLICT (event_id) DO NOTHING
 _RUN_EDGES = """
 SELECT i.run_id, ai.dataset_id, ao.dataset_id, r.job_id,
        GREATEST(MIN(i.first_seen), MIN(o.first_seen)), GREATEST(MAX(i.last_seen), MAX(o.last_seen)),
-       r.run_uuid, r.state = ANY(%(writes)s),
+       r.run_uuid, {writes},
        COALESCE(r.facets->'lineageCatalog_edge'->>'lineage_type', ''),
        COALESCE(r.facets->'lineageCatalog_edge'->>'pipeline', '')
 FROM catalog_run_dataset i
@@ -88,7 +88,7 @@ WHERE i.run_id = ANY(%(runs)s) AND i.direction = 'input'
   -- index instead of hashing a whole table that grows with history (ADR 0025).
   AND o.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s)
 GROUP BY i.run_id, ai.dataset_id, ao.dataset_id, r.id
-"""
+""".replace("{writes}", write_sql())
 _UPSERT_EDGES = """
 INSERT INTO catalog_lineage_edge (
     source_id, target_id, job_id, first_seen, last_seen, run_count, lineage_type, pipeline
@@ -262,7 +262,7 @@ def recompute_edges(
         return
     runs = sorted(run_ids)
     with connection.cursor() as cursor:
-        cursor.execute(_RUN_EDGES, {"runs": runs, "writes": list(WRITE_STATES)})
+        cursor.execute(_RUN_EDGES, {"runs": runs})
         pairs: list[tuple[Any, ...]] = cursor.fetchall()
         edge_ids = upsert_spans(
             cursor,
