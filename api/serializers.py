@@ -207,9 +207,9 @@ class RunDatasetSerializer(serializers.Serializer):
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
     attempted = serializers.SerializerMethodField(
-        help_text="The run did not complete (it failed, was aborted or has not ended): this "
-        "input or output was only attempted, and an output is no write of the dataset (no "
-        "version, no last modification; ADR 0069)."
+        help_text="The run is no write (it failed, was aborted or has not ended, and is not "
+        "a streaming run that is running): this input or output was only attempted, and an "
+        "output is no version of the dataset, no last modification (ADR 0069)."
     )
 
     def get_attempted(self, link: Any) -> bool:
