@@ -32,6 +32,11 @@ class ColumnEdgeSerializer(serializers.Serializer):
         help_text="Declared by the job's current JobEvent (no runs, never current), not "
         "observed (ADR 0061)."
     )
+    outside_schema = serializers.BooleanField(
+        help_text="The target dataset has a schema and target_field is not in it (a "
+        "producer's SQL parser may have missed an INSERT's column list): kept, flagged "
+        "(ADR 0069)."
+    )
 
 
 class DatasetDependencySerializer(serializers.Serializer):

@@ -9,7 +9,7 @@ from rest_framework import serializers
 from api import serializers_run_facts as _run_facts
 from api.column_serializers import DatasetColumnEdgeSerializer, DatasetDependencyDetailSerializer
 from api.json_fields import RedactedJSONField
-from catalog import naming
+from catalog import naming, writes
 from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run
 from ingest.facet_problems import FacetProblemSerializer, redacted_problems
 from ingest.models import Event
@@ -126,6 +126,11 @@ class JobDatasetSerializer(serializers.Serializer):
     declared = serializers.BooleanField(help_text="Declared by a JobEvent (static lineage).")
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
+    run_count = serializers.IntegerField(help_text="The job's runs that read/wrote it.")
+    completed_run_count = serializers.IntegerField(
+        help_text="Of run_count, those that completed: 0 of n, every run failed or was "
+        "aborted and the I/O was only attempted (ADR 0069)."
+    )
 
 
 class JobDetailSerializer(JobSerializer):
@@ -201,6 +206,14 @@ class RunDatasetSerializer(serializers.Serializer):
     alias = ShortAliasSerializer()
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
+    attempted = serializers.SerializerMethodField(
+        help_text="The run is no write (it failed, was aborted or has not ended, and is not "
+        "a streaming run that is running): this input or output was only attempted, and an "
+        "output is no version of the dataset, no last modification (ADR 0069)."
+    )
+
+    def get_attempted(self, link: Any) -> bool:
+        return cast(bool, self.context["attempted"])
 
 
 class RunEventRefSerializer(serializers.ModelSerializer):
@@ -212,6 +225,12 @@ class RunEventRefSerializer(serializers.ModelSerializer):
 class SameRunIdSerializer(serializers.Serializer):
     job = JobRefSerializer()
     is_placeholder = serializers.BooleanField()
+
+
+def _run_io(run: Run, links: list[Any]) -> list[dict[str, Any]]:
+    """A run's inputs or outputs, each ``attempted`` unless the run counts as a write."""
+    context = {"attempted": not writes.is_write(run.state, run.is_streaming)}
+    return cast(list[dict[str, Any]], RunDatasetSerializer(links, many=True, context=context).data)
 
 
 class RunDetailSerializer(RunSerializer):
@@ -251,11 +270,11 @@ class RunDetailSerializer(RunSerializer):
 
     @extend_schema_field(RunDatasetSerializer(many=True))
     def get_inputs(self, run: Run) -> list[dict[str, Any]]:
-        return _many(RunDatasetSerializer, self.context["inputs"])
+        return _run_io(run, self.context["inputs"])
 
     @extend_schema_field(RunDatasetSerializer(many=True))
     def get_outputs(self, run: Run) -> list[dict[str, Any]]:
-        return _many(RunDatasetSerializer, self.context["outputs"])
+        return _run_io(run, self.context["outputs"])
 
     @extend_schema_field(RunEventRefSerializer(many=True))
     def get_events(self, run: Run) -> list[dict[str, Any]]:
@@ -292,6 +311,11 @@ class DatasetJobSerializer(serializers.Serializer):
     declared = serializers.BooleanField()
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
+    run_count = serializers.IntegerField(help_text="The job's runs that read/wrote the dataset.")
+    completed_run_count = serializers.IntegerField(
+        help_text="Of run_count, those that completed (COMPLETE): only their outputs are "
+        "writes (ADR 0069)."
+    )
 
 
 class DatasetDetailSerializer(DatasetSerializer):
@@ -299,8 +323,18 @@ class DatasetDetailSerializer(DatasetSerializer):
     # Only the stubs see Serializer.fields here: the serializer metaclass pops declared fields.
     fields = FieldSerializer(many=True, source="prefetched_fields")  # type: ignore[assignment]
     facets = RedactedJSONField()
-    producing_jobs = serializers.SerializerMethodField()
+    producing_jobs = serializers.SerializerMethodField(
+        help_text="Jobs that wrote the dataset in a completed run, or declare it (static)."
+    )
+    attempting_jobs = serializers.SerializerMethodField(
+        help_text="Jobs that named the dataset as an output in runs none of which completed "
+        "(failed, aborted, not ended): attempted writes, no version (ADR 0069)."
+    )
     consuming_jobs = serializers.SerializerMethodField()
+    column_lineage_outside_schema = serializers.SerializerMethodField(
+        help_text="How many column edges into this dataset target a field outside its schema "
+        "(column_lineage entries with outside_schema true; 0 without a schema)."
+    )
     column_lineage = serializers.SerializerMethodField(
         help_text="Column edges into this dataset (catalog.column_lineage, ADR 0060): observed "
         "ones, then those jobs' current JobEvents declare (`static: true`); up to 200 of each."
@@ -321,8 +355,10 @@ class DatasetDetailSerializer(DatasetSerializer):
             "facets",
             "fields",
             "producing_jobs",
+            "attempting_jobs",
             "consuming_jobs",
             "column_lineage",
+            "column_lineage_outside_schema",
             "dataset_dependencies",
             "run_facts",
         ]
@@ -348,6 +384,14 @@ class DatasetDetailSerializer(DatasetSerializer):
     @extend_schema_field(DatasetJobSerializer(many=True))
     def get_producing_jobs(self, dataset: Dataset) -> list[dict[str, Any]]:
         return cast(list[dict[str, Any]], self.context["producing"])
+
+    @extend_schema_field(DatasetJobSerializer(many=True))
+    def get_attempting_jobs(self, dataset: Dataset) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], self.context["attempting"])
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_column_lineage_outside_schema(self, dataset: Dataset) -> int:
+        return cast(int, self.context["column_lineage_outside_schema"])
 
     @extend_schema_field(DatasetJobSerializer(many=True))
     def get_consuming_jobs(self, dataset: Dataset) -> list[dict[str, Any]]:

@@ -97,13 +97,14 @@ def measure(history: int, batch: int) -> dict[str, str]:
         figures["insert_runs"] = _buffers(
             cursor,
             job_edges.JOB_EDGE_RUNS.insert_runs,
-            [[edge] * batch, new_runs, [now] * batch, [now] * batch],
+            # edge, run, first, last, completed (ADR 0069), via
+            [[edge] * batch, new_runs, [now] * batch, [now] * batch, [True] * batch, [""] * batch],
         )
         cursor.execute("SELECT run_uuid FROM catalog_run WHERE id = %s", [new_runs[-1]])
         run_uuid = cursor.fetchone()[0]
         # The fold's parameters as recompute_job_edges builds them (edge_runs.fold_rows).
-        rows = [(edge, run, now, now, run_uuid) for run in new_runs]
-        fold = fold_rows(rows, {(edge, run) for run in new_runs}, set())
+        rows = [(edge, run, now, now, run_uuid, True, "") for run in new_runs]
+        fold = fold_rows(rows, {}, set())  # no pair before: every run is new
         params = [list(column) for column in zip(*fold, strict=True)]
         figures["fold"] = _buffers(cursor, job_edges.JOB_EDGE_RUNS.fold, params)
         # Only when a run left the edge (datasets merged or split).

@@ -9,6 +9,9 @@
   filters, joins, groups, sorts or windows the whole target (columnLineage 1-2-0's
   ``dataset`` list, INDIRECT transformations).
 
+A column edge whose target dataset has a schema (``DatasetField`` rows) that does not
+name its target field is ``outside_schema``: kept and served, flagged (ADR 0069).
+
 A job's current JobEvent declaration (static lineage, ADR 0061) states column edges and
 dependencies too (``catalog_static_column_lineage``, by alias): ``among`` reads them beside
 the observed ones in the same shape, marked ``static`` (no runs; seen when declared).
@@ -29,17 +32,29 @@ from catalog import currency
 from catalog.models import DatasetField
 from ingest.redaction import redact_text
 
+
+def outside(target: str) -> str:
+    """Whether a row's target field is outside its target's schema: the target has fields
+    and none is named so (``target``: the SQL of the target dataset's id). One index probe
+    per row (the field table's unique key leads with the dataset)."""
+    return (
+        f"(NOT c.dataset_level AND EXISTS (SELECT 1 FROM catalog_dataset_field f"
+        f" WHERE f.dataset_id = {target}) AND NOT EXISTS (SELECT 1 FROM catalog_dataset_field f"
+        f" WHERE f.dataset_id = {target} AND f.name = c.target_field))"
+    )
+
+
 _SELECT = """
 SELECT c.id, c.source_id, s.namespace, s.name, c.source_field, c.target_id, t.namespace,
        t.name, c.target_field, c.job_id, c.transformation_type, c.transformation_subtype,
        c.transformation_description, c.masking, c.field_transformation_type,
        c.field_transformation_description, c.dataset_level, c.first_seen, c.last_seen,
-       c.run_count, r.run_uuid
+       c.run_count, r.run_uuid, {outside}
 FROM catalog_column_lineage_edge c
 JOIN catalog_dataset s ON s.id = c.source_id
 JOIN catalog_dataset t ON t.id = c.target_id
 LEFT JOIN catalog_run r ON r.id = c.last_run_id
-"""
+""".format(outside=outside("c.target_id"))
 _ORDER = (
     " ORDER BY c.dataset_level, c.target_id, c.target_field, s.namespace, s.name,"
     " c.source_field, c.job_id, c.key_hash LIMIT %(limit)s"
@@ -69,6 +84,7 @@ class ColumnEdge:
     last_seen: datetime
     run_count: int
     last_run_id: Any
+    outside_schema: bool  # the target has a schema without target_field (never a dependency)
     current: bool | None = None  # None: not asked for (the Marquez walk)
     static: bool = False  # a job's current JobEvent declares it (ADR 0061), no runs
 
@@ -104,6 +120,8 @@ class ColumnEdge:
                 "static": self.static,
             }
         )
+        if not self.dataset_level:
+            body["outside_schema"] = self.outside_schema
         return body
 
     def named(self) -> dict[str, Any]:
@@ -160,14 +178,14 @@ SELECT c.id, sa.dataset_id, s.namespace, s.name, c.source_field, ta.dataset_id, 
        t.name, c.target_field, c.job_id, c.transformation_type, c.transformation_subtype,
        c.transformation_description, c.masking, c.field_transformation_type,
        c.field_transformation_description, c.dataset_level, l.declared_at, l.declared_at,
-       0, NULL::uuid
+       0, NULL::uuid, {outside}
 FROM catalog_dataset_alias ta
 JOIN catalog_static_column_lineage c ON c.target_alias_id = ta.id
 JOIN catalog_static_lineage l ON l.job_id = c.job_id
 JOIN catalog_dataset_alias sa ON sa.id = c.source_alias_id
 JOIN catalog_dataset s ON s.id = sa.dataset_id
 JOIN catalog_dataset t ON t.id = ta.dataset_id
-"""
+""".format(outside=outside("ta.dataset_id"))
 _STATIC_ORDER = (
     " ORDER BY c.dataset_level, ta.dataset_id, c.target_field, s.namespace, s.name,"
     " c.source_field, c.job_id, c.key_hash LIMIT %(limit)s"
@@ -338,3 +356,15 @@ def dataset_fields(dataset_id: int, limit: int) -> set[Field]:
         )
         start |= {(dataset_id, row[0]) for row in cursor.fetchall()}
     return set(sorted(start)[:limit])
+
+
+def outside_schema_count(dataset_id: int) -> int:
+    """How many column edges into ``dataset_id`` target a field outside its schema (0 when
+    it has none): the dataset detail's count, over every edge, not the capped list."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT COUNT(*) FROM catalog_column_lineage_edge c WHERE c.target_id = %(id)s"
+            f" AND {outside('c.target_id')}",
+            {"id": dataset_id},
+        )
+        return int(cursor.fetchone()[0])

@@ -421,7 +421,7 @@ def _assemble(
     aggregated: dict[tuple[str, int, int], dict[str, Any]] = {}
     sources: dict[tuple[str, int, int], list[int]] = {}
     current = currency.current_job_edges({row[0]: row[1] for row in job_rows}, request.as_of)
-    for edge_id, job_id, dataset_id, direction, first, last, runs, run_uuid, via in job_rows:
+    for edge_id, job_id, dataset_id, direction, first, last, runs, done, run_uuid, via in job_rows:
         key = (direction, dataset_id, job_id)
         if dataset_id not in chosen or key not in drawn:
             continue
@@ -437,6 +437,9 @@ def _assemble(
             "last_seen": last,
             "last_run_id": run_uuid,
             "run_count": runs,
+            # Runs that completed (catalog.writes): 0 of n, every run failed or was
+            # aborted, the edge is only attempted I/O (ADR 0069).
+            "completed_run_count": done,
             "lineage_types": set(),
             # "" listed in the run's inputs/outputs; "column_lineage": only named in an
             # output's column lineage (ADR 0060).

@@ -22,8 +22,9 @@ def pair_condition(source: str, target: str, job: str, root_job: int | None) -> 
     return f"({among} OR ({job} = %(job)s AND {touching}))"
 
 
-JobEdgeRow = tuple[int, int, int, str, datetime, datetime, int, Any, str]
-# (id, job_id, dataset_id, direction, first_seen, last_seen, run_count, last run uuid, via)
+JobEdgeRow = tuple[int, int, int, str, datetime, datetime, int, int, Any, str]
+# (id, job_id, dataset_id, direction, first_seen, last_seen, run_count, completed run count,
+#  last run uuid, via)
 
 
 def filters(as_of: datetime | None, since: datetime | None) -> tuple[str, dict[str, Any]]:
@@ -50,7 +51,7 @@ JOIN unnest(%(jobs)s::bigint[], %(datasets)s::bigint[], %(directions)s::text[])
 _NOW = (
     """
 SELECT je.id, je.job_id, je.dataset_id, je.direction, je.first_seen, je.last_seen,
-       je.run_count, r.run_uuid, je.via
+       je.run_count, je.completed_run_count, r.run_uuid, je.via
 FROM catalog_job_edge je"""
     + _DRAWN
     + """LEFT JOIN catalog_run r ON r.id = je.last_run_id
@@ -62,9 +63,10 @@ ORDER BY je.dataset_id, je.direction, je.job_id
 
 def history_as_of(edges: str, alias: str, edge_runs: str) -> tuple[str, str]:
     """An edge's figures as of T (``%(as_of)s``): the select-list columns (first seen, last
-    seen, run count) and the FROM clause over ``edges`` (as ``alias``) that computes them
-    from its runs' contributions (``edge_runs``) up to T; an edge no run row backs keeps
-    its own. The graph draws job edges only, so they alone are read this way.
+    seen, run count, completed run count) and the FROM clause over ``edges`` (as
+    ``alias``) that computes them from its runs' contributions (``edge_runs``) up to T; an
+    edge no run row backs keeps its own. The graph draws job edges only, so they alone are
+    read this way.
 
     Every column it reads is in the edge-run table's unique index (ADR 0050), so this is an
     index-only scan of the edge's entries; ``h.latest`` (the greatest last seen up to T)
@@ -72,12 +74,16 @@ def history_as_of(edges: str, alias: str, edge_runs: str) -> tuple[str, str]:
     columns = (
         f"COALESCE(h.first_seen, {alias}.first_seen), "
         f"COALESCE(h.last_seen, LEAST({alias}.last_seen, %(as_of)s)), "
-        f"COALESCE(NULLIF(h.runs, 0), {alias}.run_count)"
+        f"COALESCE(NULLIF(h.runs, 0), {alias}.run_count), "
+        f"CASE WHEN h.runs > 0 THEN h.completed ELSE {alias}.completed_run_count END"
     )
     source = f"""FROM {edges} {alias}
 CROSS JOIN LATERAL (
     SELECT min(er.first_seen) AS first_seen, max(LEAST(er.last_seen, %(as_of)s)) AS last_seen,
-           count(*) AS runs, max(er.last_seen) AS latest
+           count(*) AS runs, max(er.last_seen) AS latest,
+           -- Runs that completed (ADR 0069): ``completed`` is not in the index, so this
+           -- one reads the rows' heap pages, for the drawn edges only.
+           count(*) FILTER (WHERE er.completed) AS completed
     FROM {edge_runs} er WHERE er.edge_id = {alias}.id AND er.first_seen <= %(as_of)s
 ) h
 """

@@ -196,6 +196,7 @@ def add_declared_only(
             "last_seen": declared_at,
             "last_run_id": None,
             "run_count": 0,
+            "completed_run_count": 0,
             "lineage_types": set(),
             # How the declaration names the dataset; no run produced it, so not current
             # (ADR 0060's currency is about the job's runs).

@@ -89,6 +89,9 @@ class PictureEdge:
     # False: the job's latest completed run no longer produced it (drawn grey, ADR 0060).
     current: bool = True
     via: str = ""  # "column_lineage": an input only the column lineage named
+    # True: runs read/wrote it but none completed (all failed or aborted), drawn red and
+    # dashed: attempted I/O, no write (catalog.writes, ADR 0069).
+    attempted: bool = False
 
 
 @dataclass(frozen=True)
@@ -208,6 +211,9 @@ def _merge(picture: PictureInput, graphs: list[Graph], node_link: Callable[[str]
                     edge["kind"] if observed else "static",
                     edge.get("current", True) or not observed,
                     edge.get("via", ""),
+                    observed
+                    and edge.get("run_count", 0) > 0
+                    and edge.get("completed_run_count", 0) == 0,
                 )
             )
 

@@ -112,9 +112,12 @@ def render_svg(picture: PictureInput, layout: Layout, label: str) -> SafeString:
         '<g class="lc-edges">',
     ]
     # Stale edges (a later run no longer produced them) are drawn grey; inputs only the
-    # column lineage named are dotted (ADR 0060).
+    # column lineage named are dotted (ADR 0060); edges no run of which completed are red
+    # and dashed, attempted only (ADR 0069), which beats stale (no completed run at all).
     extra = {
-        (edge.source, edge.target, edge.kind): (" lc-stale" if not edge.current else "")
+        (edge.source, edge.target, edge.kind): (
+            " lc-attempted" if edge.attempted else (" lc-stale" if not edge.current else "")
+        )
         + (" lc-via-column-lineage" if edge.via == "column_lineage" else "")
         for edge in picture.edges
     }

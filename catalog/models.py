@@ -371,6 +371,7 @@ class LineageEdge(models.Model):
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     run_count = models.IntegerField(default=0)
+    completed_run_count = models.IntegerField(default=0, db_default=0)  # COMPLETE runs (ADR 0069)
     # From the edge API (``lineage_type``, ``pipeline``) of the last run; "" for OpenLineage.
     lineage_type = models.CharField(max_length=100, blank=True, default="")
     pipeline = models.TextField(blank=True, default="")
@@ -404,6 +405,7 @@ class LineageEdgeRun(models.Model):
     # When both ends were first / last named by the run's events.
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
+    completed = models.BooleanField(default=False, db_default=False)  # run COMPLETE (ADR 0069)
 
     class Meta:
         db_table = "catalog_lineage_edge_run"

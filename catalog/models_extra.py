@@ -33,6 +33,7 @@ class JobLineageEdge(models.Model):
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     run_count = models.IntegerField(default=0)
+    completed_run_count = models.IntegerField(default=0, db_default=0)  # COMPLETE runs (ADR 0069)
     # How the last run named the dataset: "" in its inputs/outputs, "column_lineage" only in
     # an output's columnLineage (ADR 0060); carried from the last run like its figures.
     via = models.CharField(max_length=16, blank=True, default="", db_default="")
@@ -74,6 +75,7 @@ class JobLineageEdgeRun(models.Model):
     via = models.CharField(
         max_length=16, blank=True, default="", db_default=""
     )  # as RunDataset.via
+    completed = models.BooleanField(default=False, db_default=False)  # run COMPLETE (ADR 0069)
 
     class Meta:
         db_table = "catalog_job_edge_run"

@@ -199,3 +199,40 @@ static_and_run_fact_events = st.lists(
     min_size=2,
     max_size=10,
 )
+
+
+# Issue 31: runs of one task that START, FAIL, ABORT or COMPLETE in any order, with or
+# without their inputs and outputs, some sharing a table: which of them count as writes.
+_STATE_RUNS = [f"00000000-0000-4000-8000-0000000031{n:02d}" for n in range(3)]
+
+
+def _state_event(
+    run: str, state: str, minute: int, inputs: list, outputs: list, bare: bool
+) -> dict:
+    if bare:  # the state alone (producers often list the datasets on START only)
+        inputs, outputs = [], []
+    return {
+        "eventType": state,
+        "eventTime": _time(minute),
+        "producer": "https://example.com/p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": run},
+        "job": {"namespace": "airflow", "name": "report_dag.insert_report"},
+        "inputs": [_ref(item) for item in inputs],
+        "outputs": [_ref(item) for item in outputs],
+    }
+
+
+run_state_events = st.lists(
+    st.builds(
+        _state_event,
+        st.sampled_from(_STATE_RUNS),
+        st.sampled_from(["START", "RUNNING", "COMPLETE", "FAIL", "ABORT"]),
+        _minutes,
+        _dataset_lists,
+        _dataset_lists,
+        st.booleans(),
+    ),
+    min_size=2,
+    max_size=8,
+)

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from api.marquez import shapes
 from api.marquez.errors import MarquezError, not_found
 from api.marquez.paging import limit_offset, total_count
-from catalog import naming, run_facts
+from catalog import naming, run_facts, writes
 from catalog.models import (
     DATASETS_BY_NAME,
     JOBS_BY_UPDATE,
@@ -181,9 +181,10 @@ def dataset(request: Request, namespace: str, dataset: str) -> dict[str, Any]:
 
 
 def _writes(dataset: Dataset) -> Any:
-    """A dataset version is a run that wrote the dataset (newest first)."""
+    """A dataset version is a completed run that wrote the dataset (newest first): Marquez
+    creates an output version only when a run completes (catalog.writes, ADR 0069)."""
     aliases = list(DatasetAlias.objects.filter(dataset=dataset).values_list("id", flat=True))
-    return RunDataset.objects.filter(alias_id__in=aliases, direction="output")
+    return writes.writes(aliases)
 
 
 def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]]:

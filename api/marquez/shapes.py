@@ -12,9 +12,10 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from catalog import column_lineage
+from catalog import column_lineage, writes
 from catalog.models import (
     Dataset,
+    DatasetAlias,
     DatasetField,
     Job,
     JobDataset,
@@ -252,10 +253,11 @@ def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
         if entry not in entries:  # one per transformation Marquez can tell apart
             entries.append(entry)
     # The newest write of each dataset: its time is lastModifiedAt, its run the current
-    # version (a dataset version is the run that wrote it, see dataset_versions).
+    # version (a dataset version is the completed run that wrote it, see dataset_versions;
+    # a failed or aborted run wrote nothing, catalog.writes).
     latest = {
         row["alias__dataset_id"]: (row["last_seen"], str(row["run__run_uuid"]))
-        for row in RunDataset.objects.filter(alias__dataset_id__in=ids, direction="output")
+        for row in writes.writes(DatasetAlias.objects.filter(dataset_id__in=ids).values("id"))
         .order_by("alias__dataset_id", "-last_seen", "-id")
         .distinct("alias__dataset_id")
         .values("alias__dataset_id", "last_seen", "run__run_uuid")

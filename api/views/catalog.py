@@ -24,7 +24,7 @@ from api.serializers import (
     RunDetailSerializer,
     RunSerializer,
 )
-from catalog import column_lineage, graph_static, run_facts
+from catalog import column_lineage, graph_static, run_facts, writes
 from catalog.models import Dataset, Job, JobDataset, Run, RunDataset
 from ingest.models import Event
 
@@ -91,6 +91,13 @@ class JobViewSet(ReadOnlyViewSet):
             context["outputs"] = list(
                 links.filter(direction="output").order_by("id")[:RELATED_LIMIT]
             )
+            # Beside each, the job edge's runs and completed runs (ADR 0069).
+            rows = [*context["inputs"], *context["outputs"]]
+            counts = writes.dataset_counts(job_id, sorted({r.alias.dataset_id for r in rows}))
+            for row in rows:
+                row.run_count, row.completed_run_count = counts.get(
+                    (row.alias.dataset_id, row.direction), (0, 0)
+                )
         return context
 
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -276,10 +283,18 @@ class DatasetViewSet(ReadOnlyViewSet):
         lineage = column_lineage.into(
             [dataset.id], RELATED_LIMIT, observed=which != "static", static=which != "observed"
         )
+        outputs = list(links.filter(direction="output")[: 4 * RELATED_LIMIT])
+        inputs = list(links.filter(direction="input")[: 4 * RELATED_LIMIT])
+        # Each job's runs and completed runs with this dataset (catalog.writes, ADR 0069):
+        # a job none of whose runs completed only attempted to write it.
+        counts = writes.job_counts(dataset.id, sorted({row[0] for row in (*outputs, *inputs)}))
+        written = _per_job(outputs, counts, "output")
         context = {
             **self.get_serializer_context(),
-            "producing": _per_job(links.filter(direction="output")[: 4 * RELATED_LIMIT]),
-            "consuming": _per_job(links.filter(direction="input")[: 4 * RELATED_LIMIT]),
+            "producing": [entry for entry in written if not _attempted(entry)][:RELATED_LIMIT],
+            "attempting": [entry for entry in written if _attempted(entry)][:RELATED_LIMIT],
+            "consuming": _per_job(inputs, counts, "input")[:RELATED_LIMIT],
+            "column_lineage_outside_schema": column_lineage.outside_schema_count(dataset.id),
             "column_lineage": [edge.named() for edge in lineage.edges],
             "dataset_dependencies": [edge.named() for edge in lineage.dependencies],
             "run_facts": run_facts.of_dataset(alias_ids),
@@ -320,24 +335,34 @@ class DatasetViewSet(ReadOnlyViewSet):
 _LINK_COLUMNS = ("job_id", "job__namespace", "job__name", "declared", "first_seen", "last_seen")
 
 
-def _per_job(links: Any) -> list[dict[str, Any]]:
+def _attempted(entry: dict[str, Any]) -> bool:
+    return writes.only_attempted(
+        entry["declared"], entry["run_count"], entry["completed_run_count"]
+    )
+
+
+def _per_job(links: Any, counts: writes.JobCounts, direction: str) -> list[dict[str, Any]]:
     """One entry per job (a job may read several aliases of a merged dataset), in
     DatasetJobSerializer's shape, from rows of ``_LINK_COLUMNS``. Built as dicts, not
     through the serializer: a busy dataset lists 400 jobs, and DRF's fields took 40 % of
     the detail's CPU. Times are UTC, which the JSON renderer writes as DateTimeField does
-    (tests/api/test_list_columns.py compares the bytes)."""
+    (tests/api/test_list_columns.py compares the bytes). ``counts``: the job edges' run
+    and completed-run counts (``writes.job_counts``), 0 where the job has no edge."""
     entries: dict[int, dict[str, Any]] = {}
     for job_id, namespace, name, declared, first_seen, last_seen in links:
         entry = entries.get(job_id)
         if entry is None:
+            runs, done = counts.get((job_id, direction), (0, 0))
             entries[job_id] = {
                 "job": {"id": job_id, "namespace": namespace, "name": name},
                 "declared": declared,
                 "first_seen": first_seen,
                 "last_seen": last_seen,
+                "run_count": runs,
+                "completed_run_count": done,
             }
         else:
             entry["first_seen"] = min(entry["first_seen"], first_seen)
             entry["last_seen"] = max(entry["last_seen"], last_seen)
             entry["declared"] = entry["declared"] or declared
-    return list(entries.values())[:RELATED_LIMIT]
+    return list(entries.values())

@@ -51,6 +51,11 @@ class GraphEdgeSerializer(serializers.Serializer):
     last_seen = serializers.DateTimeField()
     last_run_id = serializers.UUIDField(allow_null=True)
     run_count = serializers.IntegerField()
+    completed_run_count = serializers.IntegerField(
+        help_text="Of run_count, the runs that completed (COMPLETE): the rest failed, were "
+        "aborted or have not ended, and only attempted this input or output. 0 with "
+        "run_count > 0: no run of the job ever completed it (ADR 0069)."
+    )
     lineage_types = serializers.ListField(
         child=serializers.CharField(), help_text="Edge-API lineage_type values, if any."
     )
@@ -181,6 +186,7 @@ GRAPH_EXAMPLE = {
             "last_seen": "2026-11-02T10:00:00Z",
             "last_run_id": "0195f1c4-6a0e-7c8e-9d4f-3b2a1c0d9e8f",
             "run_count": 2,
+            "completed_run_count": 1,
             "lineage_types": [],
             "via": "",
             "current": True,

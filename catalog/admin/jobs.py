@@ -74,6 +74,8 @@ def job_edges_table(rows: QuerySet, first: str, render: Any, more: dict[str, Any
             ("direction", lambda edge: edge.direction),
             (first, render),
             ("runs", lambda edge: edge.run_count),
+            # Of those, the runs that completed: 0 means attempted only (ADR 0069).
+            ("completed", lambda edge: edge.completed_run_count),
             (
                 "last run",
                 lambda edge: (
@@ -95,6 +97,7 @@ def lineage_edges_table(edges: QuerySet, ends: list[tuple[str, Any]], more: dict
         [
             *ends,
             ("runs", lambda edge: edge.run_count),
+            ("completed", lambda edge: edge.completed_run_count),
             ("edge", lambda edge: link(edge, f"last seen {edge.last_seen:%Y-%m-%d %H:%M}")),
         ],
         more=(LineageEdge, more),

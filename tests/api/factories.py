@@ -22,6 +22,7 @@ from catalog.models import (
     Run,
     RunDataset,
 )
+from catalog.writes import is_write
 from ingest.models import Event
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -109,10 +110,15 @@ def make_edge(
         last_seen=last,
         last_run=runs[-1] if runs else None,
         run_count=len(runs),
+        completed_run_count=sum(is_write(run.state, run.is_streaming) for run in runs),
     )
     for run in runs:
         LineageEdgeRun.objects.create(
-            edge=edge, run=run, first_seen=run.started_at, last_seen=run.started_at
+            edge=edge,
+            run=run,
+            first_seen=run.started_at,
+            last_seen=run.started_at,
+            completed=is_write(run.state, run.is_streaming),
         )
         for dataset, direction in ((source, "input"), (target, "output")):
             alias = dataset.aliases.order_by("id").first()
@@ -158,10 +164,15 @@ def make_job_edge(
         JobLineageEdgeRun.objects.get_or_create(
             edge=edge,
             run=run,
-            defaults={"first_seen": run.started_at, "last_seen": run.started_at},
+            defaults={
+                "first_seen": run.started_at,
+                "last_seen": run.started_at,
+                "completed": is_write(run.state, run.is_streaming),
+            },
         )
     history = list(edge.runs.select_related("run"))
     edge.run_count = len(history)
+    edge.completed_run_count = sum(row.completed for row in history)
     if history:
         edge.last_run = max(history, key=lambda row: (row.last_seen, row.run.run_uuid)).run
     edge.save()

@@ -114,8 +114,9 @@ def test_job_detail(api, shop):
 
 
 def test_job_detail_queries(api, shop, django_assert_num_queries):
-    # 1 job + parent + latest run, 2 children, 3 inputs, 4 outputs
-    with django_assert_num_queries(4):
+    # 1 job + parent + latest run, 2 children, 3 inputs, 4 outputs, 5 their job edges' run
+    # and completed-run counts (ADR 0069)
+    with django_assert_num_queries(5):
         api.get(f"/api/v1/jobs/{shop['load'].id}")
 
 
@@ -255,10 +256,11 @@ def test_dataset_detail_queries(api, shop, django_assert_num_queries):
     # 1 dataset, 2 aliases + rule, 3 fields, 4 producing jobs, 5 consuming jobs, 6 column
     # lineage into it (and one more for which edges are current, when it has some), 7 the
     # column edges jobs' current JobEvents declare into it, 8 the latest runs' facts with
-    # their runs and jobs (ADR 0061); only observed lineage skips the declared ones
-    with django_assert_num_queries(8):
+    # their runs and jobs (ADR 0061), 9 the jobs' run and completed-run counts, 10 the column
+    # edges outside its schema (ADR 0069); only observed lineage skips the declared ones
+    with django_assert_num_queries(10):
         api.get(f"/api/v1/datasets/{shop['orders'].id}")
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(9):
         api.get(f"/api/v1/datasets/{shop['orders'].id}?lineage=observed")
 
 
@@ -298,8 +300,9 @@ def test_lookup_unknown_is_404_and_missing_parameter_is_400(api, shop):
 
 def test_lookup_queries(api, shop, django_assert_num_queries):
     # 1 alias rules (rewrite), 2 dataset by alias key, 3 aliases, 4 fields, 5-6 jobs,
-    # 7 column lineage into it, 8 the declared (static) column edges into it, 9 run facts
-    with django_assert_num_queries(9):
+    # 7 column lineage into it, 8 the declared (static) column edges into it, 9 run facts,
+    # 10 job run counts, 11 outside the schema
+    with django_assert_num_queries(11):
         api.get("/api/v1/datasets/lookup?namespace=s3://lake&name=warehouse.orders_clean")
 
 

@@ -85,8 +85,9 @@ def test_a_datasets_jobs_are_rendered_as_their_serializer_documents(api, heavy):
             declared=declared,
         )
     links = JobDataset.objects.select_related("job").order_by("job_id")
-    documented = JSONRenderer().render(DatasetJobSerializer(list(links), many=True).data)
-    served = ServedRenderer().render(_per_job(links.values_list(*_LINK_COLUMNS)))
+    entries = _per_job(links.values_list(*_LINK_COLUMNS), {(job.id, "output"): (3, 2)}, "output")
+    documented = JSONRenderer().render(DatasetJobSerializer(entries, many=True).data)
+    served = ServedRenderer().render(entries)
     assert served == documented
     body = api.get(f"/api/v1/datasets/{dataset.id}").json()
     assert [entry["job"]["name"] for entry in body["producing_jobs"]] == [
@@ -124,5 +125,7 @@ def test_a_job_writing_two_names_of_one_dataset_is_listed_once_with_both_spans(a
             "declared": True,
             "first_seen": "2026-11-01T00:00:00Z",
             "last_seen": "2026-11-03T00:00:00Z",
+            "run_count": 0,
+            "completed_run_count": 0,
         }
     ]

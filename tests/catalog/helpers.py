@@ -144,6 +144,7 @@ def canonical_dump() -> dict[str, Any]:
                 _time(edge.last_seen),
                 runs.get(edge.last_run_id),
                 edge.run_count,
+                edge.completed_run_count,
                 edge.lineage_type,
             )
             for edge in LineageEdge.objects.all()
@@ -178,6 +179,7 @@ def canonical_dump() -> dict[str, Any]:
                 _time(edge.last_seen),
                 runs.get(edge.last_run_id),
                 edge.run_count,
+                edge.completed_run_count,
                 edge.via,
             )
             for edge in JobLineageEdge.objects.all()

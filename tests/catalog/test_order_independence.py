@@ -10,12 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalog.services import derive_events, derived_tables
+from catalog.writes import write_sql
 from ingest.models import Event
 from ingest.services import record_events
 from tests.catalog.conftest import dataset, facet, run_event
 from tests.catalog.helpers import canonical_dump, corpus_records, edge, openlineage
 from tests.conftest import CORPUS
-from tests.strategies import static_and_run_fact_events
+from tests.strategies import run_state_events, static_and_run_fact_events
 
 FIDELITY = Path(__file__).resolve().parents[1] / "fixtures" / "fidelity"
 PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "openlineage" / "project"
@@ -195,3 +196,61 @@ def test_static_lineage_dataset_events_and_run_facts_are_order_independent(event
     order = data.draw(st.permutations(range(len(records))))
     batches = data.draw(st.lists(st.integers(1, 4), max_size=6))
     assert _derive(records, list(order), batches, []) == reference
+
+
+def _completed_counts_match_the_runs() -> None:
+    """Each edge's completed count is the number of its runs that COMPLETEd (ADR 0069)."""
+    for edges, edge_runs in (
+        ("catalog_lineage_edge", "catalog_lineage_edge_run"),
+        ("catalog_job_edge", "catalog_job_edge_run"),
+    ):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""SELECT e.id, e.run_count, e.completed_run_count, COUNT(er.run_id),
+                           COUNT(er.run_id) FILTER (WHERE {write_sql()})
+                    FROM {edges} e JOIN {edge_runs} er ON er.edge_id = e.id
+                    JOIN catalog_run r ON r.id = er.run_id GROUP BY e.id"""
+            )
+            for edge_id, runs, completed, expected_runs, expected_completed in cursor.fetchall():
+                assert (runs, completed) == (expected_runs, expected_completed), (edges, edge_id)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(events=run_state_events, data=st.data())
+def test_which_runs_count_as_writes_is_order_independent(events, data) -> None:
+    """A FAIL before its START, a COMPLETE after another run's FAIL, a terminal event
+    without datasets: the completed counts are the same in any order and batching."""
+    records = [openlineage(event) for event in events]
+    reference = _derive(records, list(range(len(records))), [len(records)], [])
+    _completed_counts_match_the_runs()
+    order = data.draw(st.permutations(range(len(records))))
+    # Small batches, so a run's events (its START with datasets, its bare FAIL) usually
+    # land in different ones.
+    batches = data.draw(st.lists(st.integers(1, 3), min_size=2, max_size=6))
+    duplicates = data.draw(st.lists(st.integers(0, len(records) - 1), max_size=3))
+    assert _derive(records, list(order), batches, duplicates) == reference
+    _completed_counts_match_the_runs()
+
+
+@pytest.mark.parametrize("order", [[0, 1, 2], [2, 1, 0], [1, 2, 0]])
+def test_a_bare_terminal_event_in_a_later_batch_recounts_the_run(order) -> None:
+    """The case the property above seldom draws (it failed before the batch re-counted
+    every run with events, not only those naming datasets): the START lists the datasets,
+    the COMPLETE arrives alone, another run of the job FAILs, one batch each."""
+    from tests.strategies import _DATASETS, _STATE_RUNS, _state_event
+
+    events = [
+        _state_event(_STATE_RUNS[0], "START", 1, [_DATASETS[0]], [_DATASETS[1]], False),
+        _state_event(_STATE_RUNS[0], "COMPLETE", 2, [], [], True),
+        _state_event(_STATE_RUNS[1], "FAIL", 3, [_DATASETS[0]], [_DATASETS[1]], False),
+    ]
+    records = [openlineage(event) for event in events]
+    reference = _derive(records, [0, 1, 2], [3], [])
+    assert _derive(records, order, [1, 1, 1], []) == reference
+    _completed_counts_match_the_runs()
+    # (run count, completed run count) of the one dataset → dataset edge
+    assert [(edge[6], edge[7]) for edge in reference["edges"]] == [(2, 1)]

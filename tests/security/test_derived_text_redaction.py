@@ -26,6 +26,7 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework import serializers
 
+from catalog import writes
 from catalog.models import ColumnLineageEdge, Dataset, DatasetField, Job, Run, RunDataset
 from catalog.models_run_facts import RunDatasetFacet
 from catalog.models_static import StaticColumnLineage
@@ -88,7 +89,10 @@ def _event() -> dict[str, Any]:
         "dataSource": facet(name="shop database", uri="postgres://db:5432/shop"),
     }
     return {
-        "eventType": "FAIL",
+        # COMPLETE, so that its output is a dataset version (only completed runs write,
+        # ADR 0069) and the version read paths show its facets; the errorMessage facet is
+        # derived into the run's error whatever its state.
+        "eventType": "COMPLETE",
         "eventTime": "2026-11-29T10:00:00.000Z",
         "producer": PRODUCER,
         "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
@@ -278,8 +282,8 @@ def _marquez_nodes(fields: bool = False) -> list[str]:
 
 
 def _versions() -> list[str]:
-    """A dataset version is the run that wrote it (api/marquez/resources.py)."""
-    written = RunDataset.objects.filter(direction="output").values_list(
+    """A dataset version is the completed run that wrote it (catalog.writes)."""
+    written = RunDataset.objects.filter(writes.completed(), direction="output").values_list(
         "alias__dataset__namespace", "alias__dataset__name", "run__run_uuid"
     )
     return [

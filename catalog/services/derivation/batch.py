@@ -159,8 +159,12 @@ def apply_facts(facts: Facts) -> None:
     store_job_datasets(facts, job_ids, alias_ids)
     store_declarations(facts, job_ids, alias_ids)  # static lineage (jobs locked above)
     rebuild = merged_runs | set(moved)
-    recompute_edges(stored.touched | rebuild, moved, stored, rebuild)
-    recompute_job_edges(stored.touched | rebuild)
+    # Every run with events in the batch, not only those that named datasets: a FAIL or
+    # COMPLETE without inputs or outputs changes whether the run's edges count it as a
+    # write (ADR 0069), and the rebuild re-counts them.
+    touched = stored.touched | rebuild | {run_ids[key] for key in (*ours, *held)}
+    recompute_edges(touched, moved, stored, rebuild)
+    recompute_job_edges(touched)
 
 
 def _derive(events: list[RawEvent], rules: RuleSet) -> tuple[list[int], dict[int, str]]:

@@ -6,9 +6,11 @@ carries) is a pure function of its runs; the last run is the one seen last, ties
 run UUID (never by id, which follows arrival order). A batch rebuilds the (edge, run) rows
 of its runs, then:
 - edges that only gained runs fold in the batch's own rows: first/last seen only widen,
-  the count grows by the new pairs, the last run is the greater of the stored one and the
-  batch's best. No statement reads another run of the edge, so the cost is independent of
-  the edge's history (ADR 0025); a redelivered batch adds no pair and changes nothing;
+  the count grows by the new pairs, the completed count by the batch's completed pairs
+  less those its runs had before (a run that completes or fails later moves it, ADR
+  0069), the last run is the greater of the stored one and the batch's best. No
+  statement reads another run of the edge, so the cost is independent of the edge's
+  history (ADR 0025); a redelivered batch adds no pair and changes nothing;
 - an edge that lost a run (its run's job changed, datasets merged or split) is recomputed
   from all of its runs, and deleted by id when none is left. No NOT EXISTS on the
   edge-run table: when one edge holds most of its rows the planner reads it as an anti
@@ -22,7 +24,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-# (edge id, run id, first seen, last seen, run UUID, *what the run carries)
+# (edge id, run id, first seen, last seen, run UUID, completed?, *what the run carries)
 EdgeRunRow = tuple[Any, ...]
 _LAST = "ORDER BY er.last_seen DESC, r.run_uuid DESC"
 _WINS = """(e.last_run_id IS NULL OR v.last_seen > e.last_seen OR (v.last_seen = e.last_seen
@@ -46,7 +48,7 @@ class EdgeRuns:
     run (the lineage edge's ``lineage_type`` and ``pipeline``, from the run's facets).
     ``stored``: columns of the (edge, run) rows themselves that the edge takes from its
     last run too (the job edge's ``via``, ADR 0060). A row is (edge, run, first, last, run
-    UUID, *carried values, *stored values).
+    UUID, whether the run completed (``catalog.writes``), *carried values, *stored values).
     """
 
     edges: str
@@ -64,22 +66,25 @@ class EdgeRuns:
         names = [column for column, _ in carried]
         statements = {
             "delete_runs": f"DELETE FROM {self.edge_runs} WHERE run_id = ANY(%s) "
-            "RETURNING edge_id, run_id",
+            "RETURNING edge_id, run_id, completed",
             "insert_runs": f"""
-INSERT INTO {self.edge_runs} (edge_id, run_id, first_seen, last_seen{
+INSERT INTO {self.edge_runs} (edge_id, run_id, first_seen, last_seen, completed{
                 "".join(f", {name}" for name in self.stored)
             })
-SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::timestamptz[], %s::timestamptz[]{
+SELECT * FROM unnest(
+    %s::bigint[], %s::bigint[], %s::timestamptz[], %s::timestamptz[], %s::bool[]{
                 ", %s::text[]" * len(self.stored)
             })
 """,
             "aggregate": f"""
 UPDATE {self.edges} e SET
     first_seen = a.first_seen, last_seen = a.last_seen, run_count = a.run_count,
+    completed_run_count = a.completed_run_count,
     last_run_id = a.last_run_id{"".join(f", {name} = a.{name}" for name in names)}
 FROM (
     SELECT er.edge_id, MIN(er.first_seen) AS first_seen, MAX(er.last_seen) AS last_seen,
-           COUNT(*) AS run_count, (ARRAY_AGG(er.run_id {_LAST}))[1] AS last_run_id{
+           COUNT(*) AS run_count, COUNT(*) FILTER (WHERE er.completed) AS completed_run_count,
+           (ARRAY_AGG(er.run_id {_LAST}))[1] AS last_run_id{
                 "".join(f", (ARRAY_AGG({value} {_LAST}))[1] AS {name}" for name, value in carried)
             }
     FROM {self.edge_runs} er JOIN catalog_run r ON r.id = er.run_id
@@ -94,6 +99,7 @@ UPDATE {self.edges} e SET
     first_seen = LEAST(e.first_seen, v.first_seen),
     last_seen = GREATEST(e.last_seen, v.last_seen),
     run_count = e.run_count + v.added,
+    completed_run_count = e.completed_run_count + v.completed,
     last_run_id = CASE WHEN {_WINS} THEN v.run_id ELSE e.last_run_id END{
                 "".join(
                     f", {name} = CASE WHEN {_WINS} THEN v.{name} ELSE e.{name} END"
@@ -101,10 +107,9 @@ UPDATE {self.edges} e SET
                 )
             }
 FROM unnest(
-    %s::bigint[], %s::timestamptz[], %s::timestamptz[], %s::int[], %s::bigint[], %s::uuid[]{
-                ", %s::text[]" * len(names)
-            }
-) AS v(edge_id, first_seen, last_seen, added, run_id, run_uuid{
+    %s::bigint[], %s::timestamptz[], %s::timestamptz[], %s::int[], %s::int[], %s::bigint[],
+    %s::uuid[]{", %s::text[]" * len(names)}
+) AS v(edge_id, first_seen, last_seen, added, completed, run_id, run_uuid{
                 "".join(f", {name}" for name in names)
             })
 WHERE e.id = v.edge_id
@@ -114,46 +119,53 @@ WHERE e.id = v.edge_id
         for name, sql in statements.items():
             object.__setattr__(self, name, sql)
 
-    def replace(self, cursor: Any, rows: list[EdgeRunRow], before: set[tuple[int, int]]) -> None:
+    def replace(
+        self, cursor: Any, rows: list[EdgeRunRow], before: dict[tuple[int, int], bool]
+    ) -> None:
         """Store a batch's (edge, run) ``rows`` (sorted) after ``delete_runs`` removed the
-        ``before`` pairs of its runs, then bring the touched edges' aggregates up to date."""
+        ``before`` pairs of its runs (pair → whether it was completed), then bring the
+        touched edges' aggregates up to date."""
         if rows:
-            tail = 5 + len(self.carried)  # where a row's stored values start
+            tail = 6 + len(self.carried)  # where a row's stored values start
             cursor.execute(
                 self.insert_runs,
-                columns_of([(*row[:4], *row[tail:]) for row in rows], 4 + len(self.stored)),
+                columns_of([(*row[:4], row[5], *row[tail:]) for row in rows], 5 + len(self.stored)),
             )
         after = {(row[0], row[1]) for row in rows}
-        lost = sorted({edge for edge, _ in before - after})
+        lost = sorted({edge for edge, _ in set(before) - after})
         if lost:
             cursor.execute(self.aggregate, [lost])
             empty = sorted(set(lost) - {edge for (edge,) in cursor.fetchall()})
             if empty:
                 cursor.execute(self.delete_empty, [empty])
-        folds = fold_rows(rows, after - before, set(lost))
+        folds = fold_rows(rows, before, set(lost))
         if folds:
-            cursor.execute(self.fold, columns_of(folds, 6 + len(self.carried) + len(self.stored)))
+            cursor.execute(self.fold, columns_of(folds, 7 + len(self.carried) + len(self.stored)))
 
 
 def fold_rows(
-    rows: list[EdgeRunRow], new_pairs: set[tuple[int, int]], lost: set[int]
+    rows: list[EdgeRunRow], before: dict[tuple[int, int], bool], lost: set[int]
 ) -> list[tuple[Any, ...]]:
-    """Per edge not in ``lost``: (id, first, last, new pairs, best run, its UUID, *what it
-    carries) of this batch's ``rows``; the best run is the one seen last, ties broken by
-    UUID, as in the aggregate."""
+    """Per edge not in ``lost``: (id, first, last, new pairs, change in completed pairs,
+    best run, its UUID, *what it carries) of this batch's ``rows``, against the ``before``
+    pairs of its runs; the best run is the one seen last, ties broken by UUID, as in the
+    aggregate."""
     folds: dict[int, list[Any]] = {}
-    for edge, run, first, last, run_uuid, *carried in rows:
+    for edge, run, first, last, run_uuid, completed, *carried in rows:
         if edge in lost:
             continue
-        new = 1 if (edge, run) in new_pairs else 0
+        new = 0 if (edge, run) in before else 1
+        # A pair counts as completed once: what it counted before is taken back.
+        done = int(bool(completed)) - int(before.get((edge, run), False))
         best: tuple[datetime, UUID, int, list[Any]] = (last, run_uuid, run, carried)
         fold = folds.get(edge)
         if fold is None:
-            folds[edge] = [first, last, new, best]
+            folds[edge] = [first, last, new, done, best]
         else:
-            fold[0], fold[1], fold[2] = min(fold[0], first), max(fold[1], last), fold[2] + new
-            fold[3] = max(fold[3], best, key=lambda item: item[:2])
+            fold[0], fold[1] = min(fold[0], first), max(fold[1], last)
+            fold[2], fold[3] = fold[2] + new, fold[3] + done
+            fold[4] = max(fold[4], best, key=lambda item: item[:2])
     return [
-        (edge, first, last, added, best[2], best[1], *best[3])
-        for edge, (first, last, added, best) in sorted(folds.items())
+        (edge, first, last, added, done, best[2], best[1], *best[3])
+        for edge, (first, last, added, done, best) in sorted(folds.items())
     ]

@@ -15,6 +15,7 @@ from django.db import connection
 from catalog.services.derivation import column_edges
 from catalog.services.derivation.edge_runs import EdgeRuns, columns_of
 from catalog.services.derivation.facts import AliasKey, Facts, JobKey, RunKey
+from catalog.writes import write_sql
 
 _UPSERT_RUN_DATASETS = """
 INSERT INTO catalog_run_dataset (run_id, alias_id, direction, first_seen, last_seen, via)
@@ -69,11 +70,13 @@ SELECT e, r, s, a, t, v::jsonb FROM unnest(
 ON CONFLICT (event_id) DO NOTHING
 """
 # A run's edges: every (input dataset, output dataset) pair of the run, through its job,
-# with what the edge keeps of its last run (UUID for the order, edge API facet).
+# with what the edge keeps of its last run (UUID for the order, edge API facet) and
+# whether the run counts as a write (ADR 0069).
 _RUN_EDGES = """
 SELECT i.run_id, ai.dataset_id, ao.dataset_id, r.job_id,
        GREATEST(MIN(i.first_seen), MIN(o.first_seen)), GREATEST(MAX(i.last_seen), MAX(o.last_seen)),
-       r.run_uuid, COALESCE(r.facets->'lineageCatalog_edge'->>'lineage_type', ''),
+       r.run_uuid, {writes},
+       COALESCE(r.facets->'lineageCatalog_edge'->>'lineage_type', ''),
        COALESCE(r.facets->'lineageCatalog_edge'->>'pipeline', '')
 FROM catalog_run_dataset i
 JOIN catalog_run_dataset o ON o.run_id = i.run_id AND o.direction = 'output'
@@ -85,7 +88,7 @@ WHERE i.run_id = ANY(%(runs)s) AND i.direction = 'input'
   -- index instead of hashing a whole table that grows with history (ADR 0025).
   AND o.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s)
 GROUP BY i.run_id, ai.dataset_id, ao.dataset_id, r.id
-"""
+""".replace("{writes}", write_sql())
 _UPSERT_EDGES = """
 INSERT INTO catalog_lineage_edge (
     source_id, target_id, job_id, first_seen, last_seen, run_count, lineage_type, pipeline
@@ -270,7 +273,7 @@ def recompute_edges(
             ],
         )
         cursor.execute(LINEAGE_EDGE_RUNS.delete_runs, [runs])
-        before = {(edge, run) for edge, run in cursor.fetchall()}
+        before = {(edge, run): done for edge, run, done in cursor.fetchall()}
         rows = sorted(
             (edge_ids[(source, target, job)], run, first, last, *last_run)
             for run, source, target, job, first, last, *last_run in pairs

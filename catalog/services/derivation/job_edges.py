@@ -16,12 +16,13 @@ from django.db import connection
 
 from catalog.services.derivation.edge_runs import EdgeRuns
 from catalog.services.derivation.edges import upsert_spans
+from catalog.writes import write_sql
 
 # One row per (run, job, dataset, direction): a run that names two aliases of one dataset
 # counts once.
 _RUN_IO = """
 SELECT rd.run_id, r.job_id, a.dataset_id, rd.direction, MIN(rd.first_seen), MAX(rd.last_seen),
-       r.run_uuid, MIN(rd.via)
+       r.run_uuid, {writes}, MIN(rd.via)
 FROM catalog_run_dataset rd
 JOIN catalog_dataset_alias a ON a.id = rd.alias_id
 JOIN catalog_run r ON r.id = rd.run_id
@@ -30,7 +31,7 @@ WHERE rd.run_id = ANY(%(runs)s) AND a.dataset_id IS NOT NULL
   -- with the store in bench/derive_profile.py).
   AND r.id = ANY(%(runs)s)
 GROUP BY rd.run_id, r.id, a.dataset_id, rd.direction
-"""
+""".replace("{writes}", write_sql())
 _UPSERT = """
 INSERT INTO catalog_job_edge (job_id, dataset_id, direction, first_seen, last_seen, run_count)
 SELECT j, d, dir, f, l, 0 FROM unnest(
@@ -51,16 +52,18 @@ def recompute_job_edges(run_ids: set[int]) -> None:
     runs = sorted(run_ids)
     with connection.cursor() as cursor:
         cursor.execute(_RUN_IO, {"runs": runs})
-        rows: list[tuple[int, int, int, str, datetime, datetime, UUID, str]] = cursor.fetchall()
+        rows: list[tuple[int, int, int, str, datetime, datetime, UUID, bool, str]] = (
+            cursor.fetchall()
+        )
         edge_ids = upsert_spans(
             cursor,
             _UPSERT,
             [((job, dataset, way), first, last) for _, job, dataset, way, first, last, *_ in rows],
         )
         cursor.execute(JOB_EDGE_RUNS.delete_runs, [runs])
-        before = {(edge, run) for edge, run in cursor.fetchall()}
+        before = {(edge, run): done for edge, run, done in cursor.fetchall()}
         new_rows = sorted(
-            (edge_ids[(job, dataset, direction)], run, first, last, run_uuid, via)
-            for run, job, dataset, direction, first, last, run_uuid, via in rows
+            (edge_ids[(job, dataset, direction)], run, first, last, run_uuid, done, via)
+            for run, job, dataset, direction, first, last, run_uuid, done, via in rows
         )
         JOB_EDGE_RUNS.replace(cursor, new_rows, before)

@@ -1,0 +1,83 @@
+"""Which runs count as writes (ADR 0069): the one choice every surface reads.
+
+A run that COMPLETEd wrote its outputs, and so does a streaming run while it is RUNNING
+(it writes before it ends; Marquez versions a streaming job's outputs as they come too); a
+run that FAILed, was ABORTed or has not ended only *attempted* its inputs and outputs.
+Marquez creates a batch job's output dataset version only when a run completes, and a data
+engineer debugging a failed task expects the table it failed to write to show no new
+version. So a dataset's last modification, current version, versions and producing jobs
+come from writes only; edges keep every run and count the writes beside them
+(``completed_run_count``, kept by derivation with ``write_sql``), and a run's inputs and
+outputs say ``attempted`` when it is no write.
+"""
+
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from catalog.models import Direction, RunDataset, RunState
+
+# The run states whose outputs are writes; a streaming run's RUNNING too.
+WRITE_STATES: tuple[str, ...] = (RunState.COMPLETE.value,)
+STREAMING_WRITE_STATE = RunState.RUNNING.value
+
+
+def is_write(state: str, streaming: bool = False) -> bool:
+    """Whether a run in ``state`` wrote its outputs (else they were only attempted)."""
+    return state in WRITE_STATES or (streaming and state == STREAMING_WRITE_STATE)
+
+
+def write_sql(run: str = "r") -> str:
+    """``is_write`` in SQL over the run table aliased ``run`` (derivation's edge rows)."""
+    states = ", ".join(f"'{state}'" for state in WRITE_STATES)
+    return (
+        f"({run}.state IN ({states}) OR ({run}.is_streaming AND "
+        f"{run}.state = '{STREAMING_WRITE_STATE}'))"
+    )
+
+
+def completed(prefix: str = "run__") -> Q:
+    """The filter that keeps rows whose run (through ``prefix``) counts as a write."""
+    return Q(**{f"{prefix}state__in": WRITE_STATES}) | Q(
+        **{f"{prefix}is_streaming": True, f"{prefix}state": STREAMING_WRITE_STATE}
+    )
+
+
+def writes(alias_ids: Any) -> QuerySet[RunDataset]:
+    """The writes of the aliases ``alias_ids`` (ids or a subquery): the outputs of their
+    completed runs, one row per (run, alias). A dataset version is such a write."""
+    return RunDataset.objects.filter(
+        completed(), alias_id__in=alias_ids, direction=Direction.OUTPUT
+    )
+
+
+# (job id, direction) → (runs, completed runs) of the job's edge with one dataset.
+JobCounts = dict[tuple[int, str], tuple[int, int]]
+
+
+def job_counts(dataset_id: int, job_ids: Any) -> JobCounts:
+    """How many of each job's runs read or wrote ``dataset_id``, and how many completed:
+    the job edges' counts (one row per job and direction, ``job_ids`` bounded)."""
+    from catalog.models import JobLineageEdge
+
+    rows = JobLineageEdge.objects.filter(dataset_id=dataset_id, job_id__in=job_ids).values_list(
+        "job_id", "direction", "run_count", "completed_run_count"
+    )
+    return {(job, direction): (runs, done) for job, direction, runs, done in rows}
+
+
+def only_attempted(declared: bool, runs: int, completed: int) -> bool:
+    """A job that ran against a dataset but never completed a run that did: its output is
+    no write (not a producing job), though a job that declares it stays its producer."""
+    return not declared and runs > 0 and completed == 0
+
+
+def dataset_counts(job_id: int, dataset_ids: Any) -> dict[tuple[int, str], tuple[int, int]]:
+    """(dataset id, direction) → (runs, completed runs) of ``job_id``'s edges with
+    ``dataset_ids`` (the job detail's inputs and outputs, bounded by the caller)."""
+    from catalog.models import JobLineageEdge
+
+    rows = JobLineageEdge.objects.filter(job_id=job_id, dataset_id__in=dataset_ids).values_list(
+        "dataset_id", "direction", "run_count", "completed_run_count"
+    )
+    return {(dataset, direction): (runs, done) for dataset, direction, runs, done in rows}
