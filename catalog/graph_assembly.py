@@ -126,7 +126,7 @@ def _read(model: type[Dataset] | type[Job], ids: set[int], rows: NodeRows) -> li
     wanted = ids - {known.pk} if known is not None else ids
     found: list[Any] = []
     if wanted:
-        queryset = model.objects.filter(id__any=wanted).order_by("id")
+        queryset: Any = model.objects.filter(id__any=wanted).order_by("id")
         if rows.whole:
             found = list(queryset.select_related("parent") if model is Job else queryset)
         else:
