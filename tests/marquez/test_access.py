@@ -252,19 +252,18 @@ def test_graph_query_counts_are_pinned(world, mz):
     assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 8
 
 
-def _row_reads(mz: MarquezClient, table: str, **params: str) -> list[int]:
-    """The ids of ``table`` rows read whole (every column, facets too) by one request."""
+def _row_reads(mz: MarquezClient, table: str, **params: str) -> tuple[list[int], list[str]]:
+    """The ids of ``table`` rows one /lineage request reads (whole or some columns; -1 for
+    a row found by its name), and the graph's node types."""
     with CaptureQueriesContext(connection) as captured:
-        assert mz.get("/lineage", **params).status_code == 200
-    whole = f'SELECT "{table}"."id", "{table}"."namespace", "{table}"."name"'
+        response = mz.get("/lineage", **params)
     ids: list[int] = []
     for query in captured:
         sql = query["sql"]
-        if sql.startswith(whole):
+        if sql.startswith(f'SELECT "{table}"."id"'):
             found = re.search(rf'"{table}"\."id" = ANY\(\'\{{([0-9,]*)\}}', sql)
-            # The root is found by its name (one row), the nodes by their ids.
             ids.extend([int(n) for n in found.group(1).split(",")] if found else [-1])
-    return ids
+    return ids, [node["type"] for node in response.json()["graph"]]
 
 
 @pytest.mark.parametrize(
@@ -275,16 +274,13 @@ def _row_reads(mz: MarquezClient, table: str, **params: str) -> list[int]:
     ],
 )
 def test_lineage_reads_each_row_once(world, mz, node, table):
-    """The root once (its name lookup), each node once (the graph's read is the shapes'),
-    for the root's own kind and the other kind alike."""
+    """The root once (by its name), every other node once (the graph's read is the
+    shapes'): as many rows read as nodes drawn, of the root's kind and the other."""
     mz.get("/tags")
-    for read_table in ("catalog_dataset", "catalog_job"):
-        ids = _row_reads(mz, read_table, nodeId=node)
-        assert len(ids) == len(set(ids)), (read_table, ids)
-        if read_table == table:
-            assert ids.count(-1) == 1  # the root, by name, and not again by id
-    graph = mz.get("/lineage", nodeId=node).json()["graph"]
-    assert node in {entry["id"] for entry in graph}
+    for read_table, kind in (("catalog_dataset", "DATASET"), ("catalog_job", "JOB")):
+        ids, types = _row_reads(mz, read_table, nodeId=node)
+        assert len(ids) == types.count(kind) and len(set(ids)) == len(ids), (read_table, ids)
+        assert ids.count(-1) == (1 if read_table == table else 0), (read_table, ids)
 
 
 @pytest.mark.parametrize("host", ["marquez.example.com", "MARQUEZ.example.com:8000"])
