@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 from django.db import connection
 
-from catalog import column_lineage, currency, graph_jobs, graph_static
-from catalog.models import Dataset, DatasetAlias, Job
+from catalog import column_lineage, graph_assembly, graph_jobs, graph_static
+from catalog.models import Dataset, Job
 
 Direction = Literal["upstream", "downstream", "both"]
 
@@ -93,6 +93,8 @@ class Graph:
     cut: dict[str, Any] = field(default_factory=dict)
     # Internal: the JobLineageEdge id behind each bipartite edge (for diffs).
     edge_sources: dict[str, list[int]] = field(default_factory=dict)
+    # Internal: each node's whole row by node id, when asked for (``lineage_graph(rows=)``).
+    rows: dict[str, Dataset | Job] = field(default_factory=dict)
 
 
 class UnknownNode(LookupError):
@@ -263,41 +265,108 @@ def _has_more(
         return [row[0] for row in cursor.fetchall()]
 
 
-def lineage_graph(request: GraphRequest) -> Graph:
-    """The graph around ``request.root``; raises UnknownNode when the root does not exist."""
-    root = request.root
-    directions = {
-        "upstream": [True],
-        "downstream": [False],
-        "both": [True, False],
-    }[request.direction]
-    root_job: Job | None = None
-    if root.kind == "job":
-        root_job = Job.objects.filter(pk=root.id).first()
-        if root_job is None:
-            raise UnknownNode(str(root))
-    elif not Dataset.objects.filter(pk=root.id).exists():
-        raise UnknownNode(str(root))
+@dataclass
+class _Reach:
+    """What the walks found: each dataset's least depth and the directions that reached it."""
 
-    depths: dict[int, int] = {}
-    directions_of: dict[int, set[bool]] = defaultdict(set)
-    row_cap_hit = False
-    for upstream in directions:
+    depths: dict[int, int] = field(default_factory=dict)
+    directions_of: dict[int, set[bool]] = field(default_factory=lambda: defaultdict(set))
+    row_cap_hit: bool = False
+
+
+@dataclass
+class _Choice:
+    """The nodes drawn within the budget, and what the budget left out."""
+
+    ordered: list[int]
+    edge_rows: list[tuple]
+    job_links: list[graph_jobs.JobLink]
+    leaf_edges: set[tuple[str, int, int]]
+    chosen: set[int] = field(default_factory=set)
+    jobs: set[int] = field(default_factory=set)
+    omitted: int = 0
+    omitted_jobs: set[int] = field(default_factory=set)
+
+
+def lineage_graph(
+    request: GraphRequest, root_row: Dataset | Job | None = None, rows: bool = False
+) -> Graph:
+    """The graph around ``request.root``; raises UnknownNode when the root does not exist.
+
+    ``root_row``: the root as the caller already read it (not read again). ``rows``: the
+    nodes are read as whole rows (jobs with their parent), kept in ``Graph.rows`` by node id,
+    for a caller that shows more of each node than the graph does (the Marquez mount).
+    """
+    directions = {"upstream": [True], "downstream": [False], "both": [True, False]}
+    upstreams = directions[request.direction]
+    root_job = _root_job(request.root, root_row)
+    reach = _reach(request, upstreams)
+    choice = _choose(request, reach, root_job)
+    drawn = _drawn_edges(choice, root_job)
+    job_rows = graph_jobs.job_edges(drawn, request.as_of, request.since) if request.observed else []
+    declared = graph_static.declared(drawn, request.as_of) if request.static else {}
+    graph = Graph(root=request.root)
+    graph_assembly.assemble(
+        graph,
+        graph_assembly.Drawn(
+            request, choice.chosen, choice.jobs, reach.depths, choice.edge_rows, job_rows
+        ),
+        drawn,
+        declared,
+        graph_assembly.NodeRows(root_job, root_row, rows),
+    )
+    graph.cut = _cut(request, reach, choice, upstreams)
+    graph.truncated = bool(graph.cut)
+    if request.columns:
+        lineage = column_lineage.among(
+            sorted(choice.chosen),
+            EDGES_PER_NODE * request.max_nodes,
+            request.as_of,
+            request.since,
+            observed=request.observed,
+            static=request.static,
+        )
+        graph.column_edges, graph.dataset_dependencies = lineage.native()
+    return graph
+
+
+def _root_job(root: NodeRef, root_row: Dataset | Job | None) -> int | None:
+    """The root job's id (None for a dataset root); UnknownNode when the root is not there.
+    A root the caller read is not looked up again."""
+    if root_row is not None:
+        return root_row.pk if root.kind == "job" else None
+    model = Job if root.kind == "job" else Dataset
+    if not model.objects.filter(pk=root.id).exists():
+        raise UnknownNode(str(root))
+    return root.id if root.kind == "job" else None
+
+
+def _reach(request: GraphRequest, upstreams: list[bool]) -> _Reach:
+    """One bounded walk per direction from the root (a job root: from its first hop)."""
+    reach = _Reach()
+    root = request.root
+    for upstream in upstreams:
         if root.kind == "dataset":
             start, start_depth = [root.id], 0
         else:
             start, start_depth = _job_start(root.id, upstream, request), 1
         found, capped = _walk(start, start_depth, upstream, request)
-        row_cap_hit = row_cap_hit or capped
+        reach.row_cap_hit = reach.row_cap_hit or capped
         for dataset_id, depth in found.items():
-            directions_of[dataset_id].add(upstream)
-            if dataset_id not in depths or depth < depths[dataset_id]:
-                depths[dataset_id] = depth
+            reach.directions_of[dataset_id].add(upstream)
+            if dataset_id not in reach.depths or depth < reach.depths[dataset_id]:
+                reach.depths[dataset_id] = depth
+    return reach
 
+
+def _choose(request: GraphRequest, reach: _Reach, root_job: int | None) -> _Choice:
+    """The datasets and jobs drawn: nearest first, each dataset with the jobs linking it to
+    what is already in, then the jobs that lead nowhere else, as far as the budget goes."""
+    depths = reach.depths
     ordered = sorted(depths, key=lambda dataset_id: (depths[dataset_id], dataset_id))
     budget = request.max_nodes - (1 if root_job is not None else 0)
     candidates = ordered[:budget]
-    edge_rows = _edges(candidates, root_job.id if root_job else None, request)
+    edge_rows = _edges(candidates, root_job, request)
     job_links = graph_static.links(
         candidates,
         request.observed,
@@ -311,22 +380,21 @@ def lineage_graph(request: GraphRequest) -> Graph:
     leaf_jobs: dict[int, set[int]] = defaultdict(set)
     leaf_edges: set[tuple[str, int, int]] = set()
     for job_id, dataset_id, direction in job_links:
-        walked = directions_of[dataset_id]
+        walked = reach.directions_of[dataset_id]
         if depths[dataset_id] < request.depth and (
             (direction == "input" and False in walked) or (direction == "output" and True in walked)
         ):
             leaf_jobs[dataset_id].add(job_id)
             leaf_edges.add((direction, dataset_id, job_id))
-
-    # Greedy, nearest first: a dataset comes in with the jobs linking it to what is already in.
-    chosen: set[int] = set()
-    jobs: set[int] = {root_job.id} if root_job else set()
+    choice = _Choice(ordered, edge_rows, job_links, leaf_edges)
+    if root_job is not None:
+        choice.jobs.add(root_job)
     rows_by_dataset: dict[int, list[tuple]] = defaultdict(list)
     for row in edge_rows:
         rows_by_dataset[row[0]].append(row)
         if row[1] != row[0]:
             rows_by_dataset[row[1]].append(row)
-    omitted = 0
+    chosen, jobs = choice.chosen, choice.jobs
     for dataset_id in candidates:
         new_jobs = {
             row[2]
@@ -334,188 +402,66 @@ def lineage_graph(request: GraphRequest) -> Graph:
             if row[2] not in jobs and {row[0], row[1]} - {dataset_id} <= chosen
         }
         if len(chosen) + len(jobs) + 1 + len(new_jobs) > request.max_nodes:
-            omitted = len(ordered) - len(chosen)
             break
         chosen.add(dataset_id)
         jobs |= new_jobs
-    else:
-        omitted = len(ordered) - len(chosen)
-    # Then the jobs that lead nowhere else (checks, exports, loaders), nearest dataset first,
-    # as far as the budget goes: a table read by a thousand tests still shows its lineage.
-    omitted_jobs: set[int] = set()
+    choice.omitted = len(ordered) - len(chosen)
+    # Then the jobs that lead nowhere else, nearest dataset first: a table read by a
+    # thousand tests still shows its lineage.
     for dataset_id in sorted(chosen, key=lambda d: (depths[d], d)):
         for job_id in sorted(leaf_jobs[dataset_id] - jobs):
             if len(chosen) + len(jobs) < request.max_nodes:
                 jobs.add(job_id)
             else:
-                omitted_jobs.add(job_id)
+                choice.omitted_jobs.add(job_id)
+    return choice
 
-    graph = Graph(root=root)
-    # The edges drawn: halves of dataset → dataset edges with both ends drawn, a root job's
-    # edges, and the jobs brought in next to a dataset; never a job's edge that leads past
-    # the bounds (a job drawn for one pair may have read or written datasets far away).
+
+def _drawn_edges(choice: _Choice, root_job: int | None) -> set[tuple[str, int, int]]:
+    """The (direction, dataset, job) halves drawn: of dataset → dataset edges with both ends
+    drawn, a root job's edges, and the jobs brought in next to a dataset; never a job's edge
+    that leads past the bounds (a job drawn for one pair may have read or written datasets
+    far away)."""
+    chosen, jobs = choice.chosen, choice.jobs
     drawn: set[tuple[str, int, int]] = {
         key
-        for source, target, job_id, _ in edge_rows
+        for source, target, job_id, _ in choice.edge_rows
         if job_id in jobs and source in chosen and target in chosen
         for key in (("input", source, job_id), ("output", target, job_id))
     }
-    drawn |= {key for key in leaf_edges if key[2] in jobs and key[1] in chosen}
+    drawn |= {key for key in choice.leaf_edges if key[2] in jobs and key[1] in chosen}
     if root_job is not None:
-        drawn |= {(link[2], link[1], link[0]) for link in job_links if link[0] == root_job.id}
-    drawn = {key for key in drawn if key[1] in chosen}
-    job_rows = graph_jobs.job_edges(drawn, request.as_of, request.since) if request.observed else []
-    declared = graph_static.declared(drawn, request.as_of) if request.static else {}
-    _assemble(graph, request, chosen, jobs, depths, edge_rows, job_rows, drawn, root_job, declared)
+        drawn |= {(link[2], link[1], link[0]) for link in choice.job_links if link[0] == root_job}
+    return {key for key in drawn if key[1] in chosen}
 
+
+def _cut(
+    request: GraphRequest, reach: _Reach, choice: _Choice, upstreams: list[bool]
+) -> dict[str, Any]:
+    """What the bounds cut: nodes past the budget, edges past their cap, and the datasets
+    at the depth bound that have lineage beyond it."""
     cut: dict[str, Any] = {}
-    if omitted or row_cap_hit or omitted_jobs:
+    if choice.omitted or reach.row_cap_hit or choice.omitted_jobs:
         cut["max_nodes"] = {
             "limit": request.max_nodes,
-            "omitted_datasets": omitted,
-            "omitted_is_lower_bound": row_cap_hit,
+            "omitted_datasets": choice.omitted,
+            "omitted_is_lower_bound": reach.row_cap_hit,
         }
-        if omitted_jobs:
-            cut["max_nodes"]["omitted_jobs"] = len(omitted_jobs)
-    if max(len(edge_rows), len(job_links)) >= EDGES_PER_NODE * request.max_nodes:
+        if choice.omitted_jobs:
+            cut["max_nodes"]["omitted_jobs"] = len(choice.omitted_jobs)
+    if max(len(choice.edge_rows), len(choice.job_links)) >= EDGES_PER_NODE * request.max_nodes:
         cut["edges"] = {"limit": EDGES_PER_NODE * request.max_nodes}
-    at_bound = sorted(d for d in chosen if depths[d] >= request.depth)
+    at_bound = sorted(d for d in choice.chosen if reach.depths[d] >= request.depth)
     beyond: set[int] = set()
-    for upstream in directions:
-        side = [d for d in at_bound if upstream in directions_of[d]]
-        beyond.update(_has_more(side, upstream, request, jobs))
+    for upstream in upstreams:
+        side = [d for d in at_bound if upstream in reach.directions_of[d]]
+        beyond.update(_has_more(side, upstream, request, choice.jobs))
     if beyond:
         cut["depth"] = {
             "limit": request.depth,
             "nodes_with_more": [f"dataset:{d}" for d in sorted(beyond)[:CUT_LIST_LIMIT]],
         }
-    graph.truncated = bool(cut)
-    graph.cut = cut
-    if request.columns:
-        lineage = column_lineage.among(
-            sorted(chosen),
-            EDGES_PER_NODE * request.max_nodes,
-            request.as_of,
-            request.since,
-            observed=request.observed,
-            static=request.static,
-        )
-        graph.column_edges, graph.dataset_dependencies = lineage.native()
-    return graph
-
-
-def _assemble(
-    graph: Graph,
-    request: GraphRequest,
-    chosen: set[int],
-    jobs: set[int],
-    depths: dict[int, int],
-    edge_rows: list[tuple],
-    job_rows: list[graph_jobs.JobEdgeRow],
-    drawn: set[tuple[str, int, int]],
-    root_job: Job | None,
-    declared: graph_static.Declared,
-) -> None:
-    # Nodes and edges are built in the API's field order (api/views/lineage.py's
-    # serializers, which document them): the view returns them as they are.
-    aggregated: dict[tuple[str, int, int], dict[str, Any]] = {}
-    sources: dict[tuple[str, int, int], list[int]] = {}
-    current = currency.current_job_edges({row[0]: row[1] for row in job_rows}, request.as_of)
-    for edge_id, job_id, dataset_id, direction, first, last, runs, done, run_uuid, via in job_rows:
-        key = (direction, dataset_id, job_id)
-        if dataset_id not in chosen or key not in drawn:
-            continue
-        source, target = f"dataset:{dataset_id}", f"job:{job_id}"
-        if direction == "output":
-            source, target = target, source
-        aggregated[key] = {
-            "id": f"{source}->{target}",
-            "kind": direction,
-            "source": source,
-            "target": target,
-            "first_seen": first,
-            "last_seen": last,
-            "last_run_id": run_uuid,
-            "run_count": runs,
-            # Runs that completed (catalog.writes): 0 of n, every run failed or was
-            # aborted, the edge is only attempted I/O (ADR 0069).
-            "completed_run_count": done,
-            "lineage_types": set(),
-            # "" listed in the run's inputs/outputs; "column_lineage": only named in an
-            # output's column lineage (ADR 0060).
-            "via": via,
-            "current": edge_id in current,
-            "observed": True,
-            "static": key in declared,
-        }
-        sources[key] = [edge_id]
-    for key in graph_static.add_declared_only(aggregated, declared, drawn, chosen):
-        sources[key] = []
-    # Edge-API lineage types come from the dataset → dataset edges behind each half.
-    for source_id, target_id, job_id, lineage_type in edge_rows:
-        for key in (("input", source_id, job_id), ("output", target_id, job_id)):
-            if lineage_type and key in aggregated:
-                aggregated[key]["lineage_types"].add(lineage_type)
-    edges = []
-    for key in sorted(aggregated):
-        entry = aggregated[key]
-        entry["lineage_types"] = sorted(entry["lineage_types"])
-        graph.edge_sources[entry["id"]] = sources[key]
-        edges.append(entry)
-    graph.edges = edges
-
-    dataset_nodes = []
-    aliases: dict[int, list[dict[str, str]]] = defaultdict(list)
-    for alias in (
-        DatasetAlias.objects.filter(dataset_id__any=chosen)
-        .order_by("dataset_id", "namespace", "name", "id")
-        .values("dataset_id", "namespace", "name", "reason")
-    ):
-        aliases[alias["dataset_id"]].append(
-            {"namespace": alias["namespace"], "name": alias["name"], "reason": alias["reason"]}
-        )
-    # Only the columns a node shows: a dataset's or job's facets (schemas) can be large.
-    node_columns = ("id", "namespace", "name", "first_seen", "last_seen")
-    for dataset in (
-        Dataset.objects.filter(id__any=chosen).order_by("id").values(*node_columns, "is_dropped")
-    ):
-        dataset_nodes.append(
-            {
-                "id": f"dataset:{dataset['id']}",
-                "type": "dataset",
-                "dataset_id": dataset["id"],
-                "namespace": dataset["namespace"],
-                "name": dataset["name"],
-                "depth": depths[dataset["id"]],
-                "aliases": aliases[dataset["id"]],
-                "is_dropped": dataset["is_dropped"],
-                "first_seen": dataset["first_seen"],
-                "last_seen": dataset["last_seen"],
-            }
-        )
-    # A job's depth: one more than the nearest dataset it links (root job: 0).
-    job_depth: dict[int, int] = {}
-    for _, dataset_id, job_id in aggregated:
-        distance = depths[dataset_id] + 1
-        job_depth[job_id] = min(job_depth.get(job_id, distance), distance)
-    if root_job is not None:
-        job_depth[root_job.id] = 0
-    job_nodes: list[dict[str, Any]] = [
-        {
-            "id": f"job:{job['id']}",
-            "type": "job",
-            "job_id": job["id"],
-            "namespace": job["namespace"],
-            "name": job["name"],
-            "depth": job_depth.get(job["id"], 0),
-            "aliases": [],
-            "is_dropped": False,
-            "first_seen": job["first_seen"],
-            "last_seen": job["last_seen"],
-        }
-        for job in Job.objects.filter(id__any=jobs).order_by("id").values(*node_columns)
-    ]
-    graph.nodes = dataset_nodes + job_nodes
+    return cut
 
 
 @dataclass

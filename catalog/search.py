@@ -14,9 +14,12 @@ hit per dataset or job, ranked by score.
 """
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
+
+from catalog.models import Dataset, Job
 
 CANDIDATES_PER_BRANCH = 500
 # Trigram word similarity needed by the typo branch (pg_trgm's default is 0.6).
@@ -168,3 +171,13 @@ def search_catalog(
         )
         for row in rows
     ]
+
+
+def last_seen_of(hits: list[SearchHit]) -> dict[tuple[str, int], datetime | None]:
+    """When each hit's dataset or job was last seen, by (type, id): two queries."""
+    seen: dict[tuple[str, int], datetime | None] = {}
+    for kind, model in (("dataset", Dataset), ("job", Job)):
+        ids = [hit.id for hit in hits if hit.type == kind]
+        for row_id, last_seen in model.objects.filter(id__any=ids).values_list("id", "last_seen"):
+            seen[(kind, row_id)] = last_seen
+    return seen

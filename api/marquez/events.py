@@ -5,20 +5,18 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_date
 from rest_framework.request import Request
 
-from api.marquez import paths, shapes
+from api.marquez import node_ids, shapes
 from api.marquez.errors import MarquezError, not_found
-from api.marquez.paging import MAX_LIMIT, limit_offset, total_count
+from api.marquez.paging import MAX_LIMIT, limit_offset
 from api.params import BadMoment, parse_moment
 from catalog import stats
-from catalog.models import Dataset, Job
-from catalog.search import search_catalog
-from ingest.models import OPENLINEAGE_KINDS, Event
-from ingest.querysets import filter_given, leading_within
+from catalog.reads import events as event_reads
+from catalog.search import last_seen_of, search_catalog
+from ingest.querysets import leading_within
 from ingest.redaction import redact
 
 
@@ -38,14 +36,15 @@ def events(request: Request, namespace: str | None = None) -> dict[str, Any]:
     direction = request.query_params.get("sortDirection", "desc").lower() or "desc"
     if direction not in ("asc", "desc"):
         raise MarquezError(400, "sortDirection must be asc or desc.")
-    queryset = filter_given(
-        Event.objects.filter(kind__in=OPENLINEAGE_KINDS),
-        event_time__gte=_moment(request, "after"),
-        event_time__lte=_moment(request, "before"),
-        job_namespace=namespace,
+    page = event_reads.event_page(
+        _moment(request, "after"),
+        _moment(request, "before"),
+        namespace,
+        direction == "asc",
+        offset,
+        limit,
     )
-    order = ("event_time", "id") if direction == "asc" else ("-event_time", "-id")
-    sized = queryset.payload_sizes(order, offset, limit)
+    sized = page.sized
     budget = settings.LINEAGE["MAX_PAGE_BYTES"]
     fits = leading_within([event.payload_bytes for event in sized], budget)
     if fits < len(sized):
@@ -61,10 +60,9 @@ def events(request: Request, namespace: str | None = None) -> dict[str, Any]:
         )
     return {
         "events": [
-            redact(document)
-            for document in Event.objects.received_payloads([event.id for event in sized])
+            redact(document) for document in event_reads.payloads([event.id for event in sized])
         ],
-        "totalCount": total_count(queryset),
+        "totalCount": page.total,
     }
 
 
@@ -96,14 +94,6 @@ def _buckets(unit: str, count: int, zone: ZoneInfo) -> list[tuple[datetime, date
     ]
 
 
-def _bucket_counts(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-    # Runs under the view's statement timeout (api/marquez/views.py): a day or a week of
-    # events is aggregated in PostgreSQL, never loaded.
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return list(cursor.fetchall())
-
-
 def _bucket_index(bounds: list[tuple[datetime, datetime]], moment: datetime) -> int | None:
     for index, (start, end) in enumerate(bounds):
         if start <= moment < end:
@@ -114,13 +104,8 @@ def _bucket_index(bounds: list[tuple[datetime, datetime]], moment: datetime) -> 
 def stats_lineage_events(request: Request) -> list[dict[str, Any]]:
     unit, count, zone = _window(request)
     bounds = _buckets(unit, count, zone)
-    rows = _bucket_counts(
-        "SELECT date_trunc(%(unit)s, event_time AT TIME ZONE %(zone)s), event_type, count(*) "
-        "FROM ingest_event WHERE event_time >= %(start)s AND event_time < %(end)s "
-        "AND kind = 'run' GROUP BY 1, 2",
-        {"unit": unit, "zone": zone.key, "start": bounds[0][0], "end": bounds[-1][1]},
-    )
-    answer = [
+    rows = event_reads.run_events_by_type(unit, zone.key, bounds[0][0], bounds[-1][1])
+    answer: list[dict[str, Any]] = [
         {
             "startInterval": start.isoformat(),
             "endInterval": end.isoformat(),
@@ -159,13 +144,8 @@ def stats_assets(request: Request, asset: str) -> list[dict[str, Any]]:
     ]
     if asset == "sources":
         return answer
-    table = "catalog_job" if asset == "jobs" else "catalog_dataset"
     total = stats.table_sizes()[asset]
-    rows = _bucket_counts(
-        f"SELECT date_trunc(%(unit)s, first_seen AT TIME ZONE %(zone)s), count(*) FROM {table} "
-        "WHERE first_seen >= %(start)s GROUP BY 1",
-        {"unit": unit, "zone": zone.key, "start": bounds[0][0]},
-    )
+    rows = event_reads.first_seen_by(asset, unit, zone.key, bounds[0][0])
     new = [0] * count
     later = 0  # first seen after the window (an eventTime in the future)
     for local, number in rows:
@@ -205,17 +185,7 @@ def search(request: Request) -> dict[str, Any]:
     if namespace:
         hits = [hit for hit in hits if hit.namespace == namespace]
     after, before = _day(request, "after"), _day(request, "before")
-    updated = {
-        ("dataset", row[0]): row[1]
-        for row in Dataset.objects.filter(
-            id__any=[h.id for h in hits if h.type == "dataset"]
-        ).values_list("id", "last_seen")
-    } | {
-        ("job", row[0]): row[1]
-        for row in Job.objects.filter(id__any=[h.id for h in hits if h.type == "job"]).values_list(
-            "id", "last_seen"
-        )
-    }
+    updated = last_seen_of(hits)
     if after or before:
         hits = [
             hit
@@ -229,7 +199,7 @@ def search(request: Request) -> dict[str, Any]:
             "type": hit.type.upper(),
             "name": hit.name,
             "namespace": hit.namespace,
-            "nodeId": paths.node_id(hit.type, hit.namespace, hit.name),
+            "nodeId": node_ids.node_id(hit.type, hit.namespace, hit.name),
             "updatedAt": shapes.ts(updated.get((hit.type, hit.id))),
         }
         for hit in hits

@@ -2,22 +2,44 @@
 
 Marquez's web UI proxies to ``<host>/api/v1``. On a host named in the setting (say
 ``marquez.example.com``, a second DNS name for the same service) this middleware swaps in a
-URL map where /api/v1/ is the Marquez mount, ahead of the catalog's own routes; every other
-host keeps the catalog's /api/v1/. ``/marquez/api/v1/`` works on every host.
+URL map where /api/v1/ paths Marquez has go to the mount, ahead of the catalog's own routes;
+every other path, and every other host, keeps the catalog's /api/v1/. ``/marquez/api/v1/``
+works on every host.
+
+Which paths are Marquez's is the mount's own table (api/marquez/paths.py): a path with a
+reading there is the mount's; Django's resolver then tries the catalog's routes for the
+rest, as for any URL map. (The mount under /marquez/ answers every path itself, with
+Marquez's 404 for those it lacks.)
 """
 
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.urls import include, path
+from django.urls import URLPattern, include, path
+from django.urls.resolvers import RegexPattern
 
 import config.urls
+from api.marquez import paths
 from api.marquez.access import on_marquez_host
+from api.marquez.views import entry
 
 HOST_URLCONF = "api.marquez.hosts"
 
-urlpatterns = [path("api/v1/", include("api.marquez.urls")), *config.urls.urlpatterns]
+
+class MarquezPath(RegexPattern):
+    """Any path with a reading in the mount's table (``rest``); other paths do not match."""
+
+    def match(self, path: str) -> tuple[str, tuple[Any, ...], dict[str, Any]] | None:
+        found = super().match(path)
+        if found is None or not paths.resolve(found[2]["rest"], None):
+            return None
+        return found
+
+
+_mount = [URLPattern(MarquezPath(r"^(?P<rest>.+)$", is_endpoint=True), entry, name="marquez-host")]
+urlpatterns = [path("api/v1/", include(_mount)), *config.urls.urlpatterns]
 handler404 = config.urls.handler404
 handler500 = config.urls.handler500
 

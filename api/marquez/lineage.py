@@ -1,8 +1,9 @@
 """Marquez's ``/lineage`` and ``/column-lineage`` over the catalog's bounded graph walks.
 
-``/lineage`` is catalog.graph.lineage_graph (both directions) re-labelled: node ids become
-``dataset:<ns>:<name>`` / ``job:<ns>:<name>`` and each node carries the full Marquez Job or
-Dataset as ``data``. Depths asked (the UI sends 2-5, the client 20) are clamped to the
+``/lineage`` is catalog.reads.lineage.drawn_graph (catalog.graph's walk, both directions,
+each row read once) re-labelled: node ids become ``dataset:<ns>:<name>`` /
+``job:<ns>:<name>`` and each node carries the full Marquez Job or Dataset as ``data``.
+Depths asked (the UI sends 2-5, the client 20) are clamped to the
 catalog's budget, never refused; the node budget stays, and ``truncated``/``cut`` (extra
 top-level keys Marquez's readers ignore) say when a bound cut the graph.
 
@@ -16,19 +17,14 @@ from typing import Any
 
 from rest_framework.request import Request
 
-from api.marquez import paths, shapes
+from api.marquez import node_ids, shapes
 from api.marquez.errors import MarquezError, not_found
-from catalog import column_lineage, graph_jobs
-from catalog.graph import (
-    DEFAULT_MAX_NODES,
-    EDGES_PER_NODE,
-    MAX_DEPTH,
-    GraphRequest,
-    NodeRef,
-    UnknownNode,
-    lineage_graph,
-)
-from catalog.models import Dataset, DatasetField, Job
+from catalog import column_lineage
+from catalog.graph import MAX_DEPTH
+from catalog.models import Dataset, Job
+from catalog.reads.datasets import find_dataset, names_and_field_types
+from catalog.reads.jobs import find_job
+from catalog.reads.lineage import DrawnGraph, drawn_graph
 
 MARQUEZ_DEFAULT_DEPTH = 20
 MAX_FIELDS = 500
@@ -54,20 +50,20 @@ def _boolean(request: Request, name: str) -> bool:
     raise MarquezError(400, f"{name} must be true or false (got {raw!r}).")
 
 
-def _node(request: Request) -> paths.NodeId:
+def _node(request: Request) -> node_ids.NodeId:
     raw = request.query_params.get("nodeId", "")
     if not raw:
         raise MarquezError(400, "nodeId is required.")
-    return paths.parse_node_id(raw)
+    return node_ids.parse_node_id(raw)
 
 
-def _root(node: paths.NodeId) -> Dataset | Job:
+def _root(node: node_ids.NodeId) -> Dataset | Job:
     if node.kind == "job":
-        job = Job.objects.for_name(node.namespace, node.name).first()
+        job = find_job(node.namespace, node.name)
         if job is None:
             raise not_found(f"Job '{node.name}' in namespace '{node.namespace}'")
         return job
-    dataset = Dataset.objects.for_alias(node.namespace, node.name).first()
+    dataset = find_dataset(node.namespace, node.name)
     if dataset is None:
         raise not_found(f"Dataset '{node.name}' in namespace '{node.namespace}'")
     return dataset
@@ -77,35 +73,27 @@ def lineage(request: Request) -> dict[str, Any]:
     node = _node(request)
     if node.kind == "datasetField":
         raise MarquezError(400, "Use /column-lineage for datasetField nodes.")
-    depth = _depth(request)
-    root = _root(node)
-    ref = NodeRef("job" if isinstance(root, Job) else "dataset", root.id)
-    try:
-        graph = lineage_graph(
-            GraphRequest(root=ref, direction="both", depth=depth, max_nodes=DEFAULT_MAX_NODES)
-        )
-    except UnknownNode:  # deleted between the lookup and the walk
-        raise not_found(node.name) from None
+    drawn = drawn_graph(_root(node), _depth(request))
+    ids, nodes = _nodes(drawn)
+    _link(nodes, ids, _pairs(drawn))
+    return {
+        "graph": [nodes[key] for key in sorted(nodes)],
+        "truncated": drawn.graph.truncated,
+        "cut": drawn.graph.cut,
+    }
 
-    # Marquez draws each job with every dataset it reads and writes, also those past the
-    # depth bound: the jobs' own links come in (capped) beside the walk's.
-    job_ids = [n["job_id"] for n in graph.nodes if n["type"] == "job"]
-    links = graph_jobs.links_of_jobs(job_ids, EDGES_PER_NODE * DEFAULT_MAX_NODES)
-    dataset_ids = {n["dataset_id"] for n in graph.nodes if n["type"] == "dataset"}
-    dataset_rows = list(
-        Dataset.objects.filter(id__any=sorted(dataset_ids | {link[1] for link in links})).order_by(
-            "id"
-        )
-    )
-    job_rows = list(Job.objects.filter(id__any=job_ids).select_related("parent").order_by("id"))
-    ids: dict[str, str] = {}  # our node id (dataset:12) -> Marquez's (dataset:<ns>:<name>)
+
+def _nodes(drawn: DrawnGraph) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    """Marquez's nodes (the full Job or Dataset as ``data``), by Marquez id; and our node
+    ids (``dataset:12``) to Marquez's (``dataset:<ns>:<name>``)."""
+    ids: dict[str, str] = {}
     nodes: dict[str, dict[str, Any]] = {}
     for kind, rows, shaped in (
-        ("dataset", dataset_rows, shapes.datasets_data(dataset_rows)),
-        ("job", job_rows, shapes.jobs_data(job_rows, latest_runs=1)),
+        ("dataset", drawn.datasets, shapes.datasets_data(drawn.datasets)),
+        ("job", drawn.jobs, shapes.jobs_data(drawn.jobs, latest_runs=1)),
     ):
         for row, data in zip(rows, shaped, strict=True):
-            marquez_id = paths.node_id(kind, data["namespace"], data["name"])
+            marquez_id = node_ids.node_id(kind, data["namespace"], data["name"])
             ids[f"{kind}:{row.pk}"] = marquez_id
             nodes[marquez_id] = {
                 "id": marquez_id,
@@ -114,10 +102,23 @@ def lineage(request: Request) -> dict[str, Any]:
                 "inEdges": [],
                 "outEdges": [],
             }
-    pairs = [(edge["source"], edge["target"]) for edge in graph.edges]
-    for job_id, dataset_id, direction in links:
+    return ids, nodes
+
+
+def _pairs(drawn: DrawnGraph) -> list[tuple[str, str]]:
+    """(source, target) in our node ids: the walk's edges, then each drawn job's links."""
+    pairs = [(edge["source"], edge["target"]) for edge in drawn.graph.edges]
+    for job_id, dataset_id, direction in drawn.links:
         dataset_ref, job_ref = f"dataset:{dataset_id}", f"job:{job_id}"
         pairs.append((dataset_ref, job_ref) if direction == "input" else (job_ref, dataset_ref))
+    return pairs
+
+
+def _link(
+    nodes: dict[str, dict[str, Any]], ids: dict[str, str], pairs: list[tuple[str, str]]
+) -> None:
+    """Each pair once, as Marquez's ``outEdges`` of its origin and ``inEdges`` of its
+    destination; a pair with an end not drawn is left out."""
     drawn: set[tuple[str, str]] = set()
     for source, target in pairs:
         origin, destination = ids.get(source), ids.get(target)
@@ -127,17 +128,12 @@ def lineage(request: Request) -> dict[str, Any]:
         pair = {"origin": origin, "destination": destination}
         nodes[origin]["outEdges"].append(pair)
         nodes[destination]["inEdges"].append(pair)
-    return {
-        "graph": [nodes[key] for key in sorted(nodes)],
-        "truncated": graph.truncated,
-        "cut": graph.cut,
-    }
 
 
 # --- column lineage ---------------------------------------------------------------------
 
 
-def _start_fields(node: paths.NodeId, root: Dataset | Job) -> set[column_lineage.Field]:
+def _start_fields(node: node_ids.NodeId, root: Dataset | Job) -> set[column_lineage.Field]:
     if isinstance(root, Job):
         return column_lineage.job_fields(root.id, MAX_FIELDS)
     if node.kind == "datasetField":
@@ -160,23 +156,11 @@ def column_lineage_graph(request: Request) -> dict[str, Any]:
 def _column_graph(walked: column_lineage.FieldWalk) -> dict[str, Any]:
     """Marquez's column-lineage graph of the catalog's walk: shaping only."""
     fields = walked.fields
-    dataset_ids = sorted({item[0] for item in fields})
-    names = {
-        row[0]: (row[1], row[2])
-        for row in Dataset.objects.filter(id__any=dataset_ids).values_list(
-            "id", "namespace", "name"
-        )
-    }
-    types = {
-        (row[0], row[1]): row[2]
-        for row in DatasetField.objects.filter(dataset_id__any=dataset_ids).values_list(
-            "dataset_id", "name", "type"
-        )
-    }
+    names, types = names_and_field_types(sorted({item[0] for item in fields}))
 
     def ident(item: column_lineage.Field) -> str:
         namespace, name = names[item[0]]
-        return paths.node_id("datasetField", namespace, name, item[1])
+        return node_ids.node_id("datasetField", namespace, name, item[1])
 
     nodes: dict[column_lineage.Field, dict[str, Any]] = {}
     for item in fields:

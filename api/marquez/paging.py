@@ -1,14 +1,10 @@
-"""Marquez's ``limit``/``offset`` paging and ``totalCount``, without deep-page scans.
+"""Marquez's ``limit``/``offset`` parameters, without deep-page scans.
 
 Marquez pages by offset and counts every list. Here the offset is capped (an OFFSET of n
-reads n index entries first) and ``totalCount`` is exact up to ``EXACT_COUNT_CAP`` rows; above
-that it is PostgreSQL's planner estimate for the same query, never a full count.
+reads n index entries first); ``totalCount`` is catalog.reads.counting's (exact up to its
+cap, the planner's estimate above, never a full count).
 """
 
-from typing import Any
-
-import orjson
-from django.db import connection
 from rest_framework.request import Request
 
 from api.marquez.errors import MarquezError
@@ -16,7 +12,6 @@ from api.marquez.errors import MarquezError
 DEFAULT_LIMIT = 100  # Marquez's default
 MAX_LIMIT = 500
 MAX_OFFSET = 10_000
-EXACT_COUNT_CAP = 10_000
 
 
 def _integer(request: Request, name: str, default: int) -> int:
@@ -44,19 +39,3 @@ def limit_offset(request: Request, default_limit: int = DEFAULT_LIMIT) -> tuple[
             "(a namespace, a time range) or use /api/v1/ cursors.",
         )
     return limit, offset
-
-
-def total_count(queryset: Any) -> int:
-    """Exact up to EXACT_COUNT_CAP, else the planner's row estimate (at least the cap + 1)."""
-    queryset = queryset.order_by()
-    exact = queryset[: EXACT_COUNT_CAP + 1].count()
-    if exact <= EXACT_COUNT_CAP:
-        return int(exact)
-    sql, params = queryset.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
-        plan = cursor.fetchone()[0]
-    if isinstance(plan, str | bytes):
-        plan = orjson.loads(plan)
-    estimate = int(plan[0]["Plan"]["Plan Rows"])
-    return max(estimate, EXACT_COUNT_CAP + 1)

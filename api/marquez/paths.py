@@ -1,4 +1,5 @@
-"""Marquez's URL space, routed on the raw (still percent-encoded) path, and its node ids.
+"""Marquez's URL space: the mount's one table of pattern → endpoint, and its matching on
+the raw (still percent-encoded) path. Node ids are api/marquez/node_ids.py's.
 
 Why the raw path: Marquez names are percent-encoded path segments and may contain ``/``
 (``/namespaces/s3%3A%2F%2Fbucket/datasets/raw%2Forders``). WSGI servers decode PATH_INFO,
@@ -15,47 +16,95 @@ of more than ``MAX_SEGMENTS`` segments gets only the first.
 """
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 from urllib.parse import unquote
 
-from api.marquez.errors import MarquezError
+from api.access import COLUMN_EDGE, DATASET, EDGE, EVENT, JOB, RUN, RUN_FACT, STATIC
+from api.marquez import events, lineage, resources
+from api.marquez.node_ids import NodeId, node_id, parse_node_id
 
-# (pattern, handler name); a handler name of "" is a Marquez write: answered 405 here.
-ROUTES: tuple[tuple[str, str], ...] = (
-    ("namespaces", "namespaces"),
-    ("namespaces/{namespace}", "namespace"),
-    ("namespaces/{namespace}/jobs", "jobs"),
-    ("namespaces/{namespace}/jobs/{job}", "job"),
-    ("namespaces/{namespace}/jobs/{job}/runs", "job_runs"),
-    ("namespaces/{namespace}/jobs/{job}/versions", ""),
-    ("namespaces/{namespace}/jobs/{job}/versions/{version}", ""),
-    ("namespaces/{namespace}/jobs/{job}/tags/{tag}", ""),
-    ("namespaces/{namespace}/datasets", "datasets"),
-    ("namespaces/{namespace}/datasets/{dataset}", "dataset"),
-    ("namespaces/{namespace}/datasets/{dataset}/versions", "dataset_versions"),
-    ("namespaces/{namespace}/datasets/{dataset}/versions/{version}", "dataset_version"),
-    ("namespaces/{namespace}/datasets/{dataset}/tags/{tag}", ""),
-    ("namespaces/{namespace}/datasets/{dataset}/fields/{field}/tags/{tag}", ""),
-    ("jobs", "all_jobs"),
-    ("jobs/runs/{run}", "run"),
-    ("jobs/runs/{run}/facets", "run_facets"),
-    ("jobs/runs/{run}/{transition}", ""),
-    ("lineage", "lineage"),
-    ("column-lineage", "column_lineage"),
-    ("search", "search"),
-    ("tags", "tags"),
-    ("tags/{tag}", ""),
-    ("sources", "sources"),
-    ("sources/{source}", "source"),
-    ("events", "events"),
-    ("events/lineage", "events"),
-    ("events/{namespace}", "events"),
-    ("stats/lineage-events", "stats_lineage_events"),
-    ("stats/{asset}", "stats_assets"),
+__all__ = ["ROUTES", "Endpoint", "NodeId", "Route", "node_id", "parse_node_id"]
+
+
+# The mount's one table: each pattern with its endpoint's name, the function that answers a
+# GET and the kinds of objects its Marquez shape shows (api/access.py: what a staff session
+# needs to read it; tokens with the read scope read everything). A pattern without a
+# function is a Marquez write: answered 405 here.
+_JOBS, _DATASETS = (JOB, RUN, DATASET), (DATASET, JOB, RUN)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    pattern: str
+    name: str = ""
+    read: Callable[..., Any] | None = None
+    needs: tuple[str, ...] = ()
+
+
+def _write(pattern: str) -> Endpoint:
+    return Endpoint(pattern)
+
+
+ROUTES: tuple[Endpoint, ...] = (
+    Endpoint("namespaces", "namespaces", resources.namespaces, (JOB, DATASET)),
+    Endpoint("namespaces/{namespace}", "namespace", resources.namespace, (JOB, DATASET)),
+    Endpoint("namespaces/{namespace}/jobs", "jobs", resources.jobs, _JOBS),
+    Endpoint("namespaces/{namespace}/jobs/{job}", "job", resources.job, _JOBS),
+    # A run's dataset versions carry its run facts (ADR 0061).
+    Endpoint(
+        "namespaces/{namespace}/jobs/{job}/runs",
+        "job_runs",
+        resources.job_runs,
+        (RUN, JOB, DATASET, RUN_FACT),
+    ),
+    _write("namespaces/{namespace}/jobs/{job}/versions"),
+    _write("namespaces/{namespace}/jobs/{job}/versions/{version}"),
+    _write("namespaces/{namespace}/jobs/{job}/tags/{tag}"),
+    Endpoint("namespaces/{namespace}/datasets", "datasets", resources.datasets, _DATASETS),
+    Endpoint("namespaces/{namespace}/datasets/{dataset}", "dataset", resources.dataset, _DATASETS),
+    # createdByRun with its run facts
+    Endpoint(
+        "namespaces/{namespace}/datasets/{dataset}/versions",
+        "dataset_versions",
+        resources.dataset_versions,
+        (*_DATASETS, RUN_FACT),
+    ),
+    Endpoint(
+        "namespaces/{namespace}/datasets/{dataset}/versions/{version}",
+        "dataset_version",
+        resources.dataset_version,
+        (*_DATASETS, RUN_FACT),
+    ),
+    _write("namespaces/{namespace}/datasets/{dataset}/tags/{tag}"),
+    _write("namespaces/{namespace}/datasets/{dataset}/fields/{field}/tags/{tag}"),
+    Endpoint("jobs", "all_jobs", resources.all_jobs, _JOBS),
+    Endpoint("jobs/runs/{run}", "run", resources.run, (RUN, JOB, DATASET, RUN_FACT)),
+    Endpoint("jobs/runs/{run}/facets", "run_facets", resources.run_facets, (RUN,)),
+    _write("jobs/runs/{run}/{transition}"),
+    # Observed and declared (static) lineage.
+    Endpoint("lineage", "lineage", lineage.lineage, (JOB, DATASET, EDGE, RUN, STATIC)),
+    Endpoint(
+        "column-lineage", "column_lineage", lineage.column_lineage_graph, (DATASET, COLUMN_EDGE)
+    ),
+    Endpoint("search", "search", events.search, (JOB, DATASET)),
+    Endpoint("tags", "tags", events.tags),  # always empty: the catalog has no tags
+    _write("tags/{tag}"),
+    Endpoint("sources", "sources", events.sources),
+    Endpoint("sources/{source}", "source", events.source),
+    Endpoint("events", "events", events.events, (EVENT,)),
+    Endpoint("events/lineage", "events", events.events, (EVENT,)),
+    Endpoint("events/{namespace}", "events", events.events, (EVENT,)),
+    Endpoint("stats/lineage-events", "stats_lineage_events", events.stats_lineage_events, (EVENT,)),
+    Endpoint("stats/{asset}", "stats_assets", events.stats_assets, (JOB, DATASET)),
 )
+# The readings below name an endpoint; the view looks its function and needs up here.
+ENDPOINTS: dict[str, Endpoint] = {route.name: route for route in ROUTES if route.name}
+READS: dict[str, Callable[..., Any]] = {
+    route.name: route.read for route in ROUTES if route.read is not None
+}
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -77,15 +126,17 @@ def _compile(pattern: str) -> re.Pattern[str]:
 # the routes with the most fixed text come first (".../daily/versions" reads first as the
 # versions of "daily", not a dataset named "daily/versions"; "events/lineage" as the fixed
 # route, not the events of namespace "lineage").
-_RAW = [(_compile(pattern), handler) for pattern, handler in ROUTES]
+_RAW = [(_compile(route.pattern), route.name) for route in ROUTES]
 _DECODED = [
-    (tuple(pattern.split("/")), handler)
-    for pattern, handler in sorted(ROUTES, key=lambda route: -len(_PLACEHOLDER.sub("", route[0])))
+    (tuple(route.pattern.split("/")), route.name)
+    for route in sorted(ROUTES, key=lambda route: -len(_PLACEHOLDER.sub("", route.pattern)))
 ]
 
 
 @dataclass(frozen=True)
 class Route:
+    """One reading of a path: the endpoint's name ("" for a write) and the names in it."""
+
     handler: str
     kwargs: dict[str, str]
 
@@ -191,46 +242,3 @@ def _fits(tokens: tuple[str, ...], segments: list[str]) -> list[list[bool]]:
             fits[t][i] = (bool(segments[i]) and after[i + 1]) or later
             later = later or after[i + 1]
     return fits
-
-
-# Marquez's node ids: split on ":" except where ":" starts "//" or a digit (a scheme or a
-# port), so "dataset:postgres://db:5432:public.orders" is (dataset, postgres://db:5432,
-# public.orders). A "#<version>" suffix names a version; this catalog answers the current one.
-_ID_SPLIT = re.compile(r":(?!//|\d)")
-_VERSION = re.compile(r"#[0-9a-fA-F-]{36}$")
-_PARTS = {"dataset": 3, "job": 3, "datasetField": 4}
-
-
-@dataclass(frozen=True)
-class NodeId:
-    kind: str  # dataset, job or datasetField
-    namespace: str
-    name: str
-    field: str = ""
-
-
-def parse_node_id(value: str) -> NodeId:
-    text = _VERSION.sub("", value.strip())
-    kind = text.split(":", 1)[0]
-    expected = _PARTS.get(kind)
-    if expected is None:
-        raise MarquezError(
-            400, f"nodeId must start with dataset:, job: or datasetField: (got {value!r})."
-        )
-    parts = text.split(":")
-    if len(parts) != expected:
-        parts = _ID_SPLIT.split(text)
-    if len(parts) < expected or not all(parts[1:]):
-        raise MarquezError(400, f"nodeId {value!r} is not {kind}:<namespace>:<name>.")
-    if len(parts) > expected:
-        # A name holding ":" that the split could not tell apart: it belongs to the name.
-        if kind == "datasetField":
-            parts = [parts[0], parts[1], ":".join(parts[2:-1]), parts[-1]]
-        else:
-            parts = [parts[0], parts[1], ":".join(parts[2:])]
-    return NodeId(kind, parts[1], parts[2], parts[3] if kind == "datasetField" else "")
-
-
-def node_id(kind: str, namespace: str, name: str, field: str | None = None) -> str:
-    text = f"{kind}:{namespace}:{name}"
-    return f"{text}:{field}" if field is not None else text

@@ -1,31 +1,27 @@
 """Namespaces, jobs, runs, datasets and dataset versions in Marquez's shapes.
 
-Handlers take the DRF request and the names decoded from the raw path, and return the body.
-Names resolve like the rest of the catalog: a dataset by any alias it was ever called
-(``Dataset.objects.for_alias``), a job by its natural key, a run by its runId.
+Handlers take the DRF request and the names decoded from the path, and return the body;
+the rows come from the catalog's read services (catalog.reads). Names resolve like the rest
+of the catalog: a dataset by any alias it was ever called, a job by its natural key, a run
+by its runId.
 """
 
 from collections import defaultdict
 from typing import Any
 from uuid import UUID
 
-from django.db.models import Max, Min, Q
 from rest_framework.request import Request
 
 from api.marquez import shapes
 from api.marquez.errors import MarquezError, not_found
-from api.marquez.paging import limit_offset, total_count
-from catalog import naming, run_facts, writes
-from catalog.models import (
-    DATASETS_BY_NAME,
-    JOBS_BY_UPDATE,
-    Dataset,
-    DatasetAlias,
-    EventDataset,
-    Job,
-    Run,
-    RunDataset,
-)
+from api.marquez.paging import limit_offset
+from catalog import naming, run_facts
+from catalog.models import Dataset, Job, Run, RunDataset
+from catalog.reads import datasets as dataset_reads
+from catalog.reads import jobs as job_reads
+from catalog.reads import namespaces as namespace_reads
+from catalog.reads import runs as run_reads
+from catalog.reads import versions as version_reads
 
 # Marquez gives namespaces an owner; events carry none, and Marquez's own default is this.
 DEFAULT_OWNER = "anonymous"
@@ -35,32 +31,16 @@ DEFAULT_OWNER = "anonymous"
 
 
 def _namespace_rows(namespace: str | None = None) -> list[dict[str, Any]]:
-    """One GROUP BY per table over the namespace columns (as /api/v1/namespaces, ADR 0030)."""
-    merged: dict[str, dict[str, Any]] = {}
-    for model in (Job, Dataset):
-        rows = model.objects.order_by()
-        if namespace is not None:
-            rows = rows.filter(namespace=namespace)
-        row: Any
-        for row in rows.values("namespace").annotate(
-            created=Min("first_seen"), updated=Max("last_seen")
-        ):
-            entry = merged.setdefault(
-                row["namespace"], {"created": row["created"], "updated": row["updated"]}
-            )
-            for key, pick in (("created", min), ("updated", max)):
-                values = [v for v in (entry[key], row[key]) if v is not None]
-                entry[key] = pick(values) if values else None
     return [
         {
-            "name": name,
-            "createdAt": shapes.ts(merged[name]["created"]),
-            "updatedAt": shapes.ts(merged[name]["updated"]),
+            "name": row.name,
+            "createdAt": shapes.ts(row.created),
+            "updatedAt": shapes.ts(row.updated),
             "ownerName": DEFAULT_OWNER,
             "description": None,
             "isHidden": False,
         }
-        for name in sorted(merged)
+        for row in namespace_reads.namespaces(namespace)
     ]
 
 
@@ -81,13 +61,13 @@ def namespace(request: Request, namespace: str) -> dict[str, Any]:
 
 
 def _job(namespace: str, name: str) -> Job:
-    job = Job.objects.for_name(namespace, name).select_related("parent").first()
+    job = job_reads.find_job(namespace, name)
     if job is None:
         raise not_found(f"Job '{name}' in namespace '{namespace}'")
     return job
 
 
-def _job_page(request: Request, queryset: Any) -> dict[str, Any]:
+def _job_page(request: Request, namespace: str | None) -> dict[str, Any]:
     limit, offset = limit_offset(request)
     states = [
         state
@@ -99,38 +79,29 @@ def _job_page(request: Request, queryset: Any) -> dict[str, Any]:
         unknown = sorted(set(states) - set(shapes.OUR_STATES))
         if unknown:
             raise MarquezError(400, f"Unknown run state(s) in lastRunStates: {unknown}.")
-        ours = [state for name in states for state in shapes.OUR_STATES[name]]
-        queryset = queryset.with_latest_run_state().filter(latest_run_state__in=ours)
+    ours = [state for name in states for state in shapes.OUR_STATES[name]]
     # Marquez: ORDER BY updated_at DESC (JobDao.findAll), so what just ran comes first.
-    page = list(
-        queryset.select_related("parent").order_by(*JOBS_BY_UPDATE)[offset : offset + limit]
-    )
-    return {"jobs": shapes.jobs_data(page), "totalCount": total_count(queryset)}
+    page = job_reads.job_page(namespace, ours, offset, limit)
+    return {"jobs": shapes.jobs_data(page.rows), "totalCount": page.total}
 
 
 def all_jobs(request: Request) -> dict[str, Any]:
-    return _job_page(request, Job.objects.all())
+    return _job_page(request, None)
 
 
 def jobs(request: Request, namespace: str) -> dict[str, Any]:
-    return _job_page(request, Job.objects.filter(namespace=namespace))
+    return _job_page(request, namespace)
 
 
 def job(request: Request, namespace: str, job: str) -> dict[str, Any]:
     return shapes.jobs_data([_job(namespace, job)])[0]
 
 
-def _runs_of(job: Job) -> Any:
-    # Runs known only from a child's parent facet have no start: Marquez never saw them.
-    return Run.objects.filter(job=job, started_at__isnull=False).order_by("-started_at", "-id")
-
-
 def job_runs(request: Request, namespace: str, job: str) -> dict[str, Any]:
     found = _job(namespace, job)
     limit, offset = limit_offset(request)
-    queryset = _runs_of(found)
-    page = list(queryset.select_related("job")[offset : offset + limit])
-    return {"runs": shapes.runs_data(page), "totalCount": total_count(queryset)}
+    page = run_reads.job_runs(found, offset, limit)
+    return {"runs": shapes.runs_data(page.rows), "totalCount": page.total}
 
 
 def _run(run_id: str) -> Run:
@@ -138,7 +109,7 @@ def _run(run_id: str) -> Run:
         value = UUID(run_id)
     except ValueError:
         raise MarquezError(400, f"Run id must be a UUID (got {run_id!r}).") from None
-    run = Run.objects.filter(run_uuid=value).select_related("job").first()
+    run = run_reads.find_run(value)
     if run is None:
         raise not_found(f"Run '{run_id}'")
     return run
@@ -161,7 +132,7 @@ def run_facets(request: Request, run: str) -> dict[str, Any]:
 
 
 def _dataset(namespace: str, name: str) -> Dataset:
-    dataset = Dataset.objects.for_alias(namespace, name).first()
+    dataset = dataset_reads.find_dataset(namespace, name)
     if dataset is None:
         raise not_found(f"Dataset '{name}' in namespace '{namespace}'")
     return dataset
@@ -169,22 +140,12 @@ def _dataset(namespace: str, name: str) -> Dataset:
 
 def datasets(request: Request, namespace: str) -> dict[str, Any]:
     limit, offset = limit_offset(request)
-    # Datasets are listed under their normalised namespace (s3a://lake/ is s3://lake).
-    queryset = Dataset.objects.filter(namespace=naming.normalise_namespace(namespace))
-    # Marquez: ORDER BY name (DatasetDao.findAll).
-    page = list(queryset.order_by(*DATASETS_BY_NAME)[offset : offset + limit])
-    return {"datasets": shapes.datasets_data(page), "totalCount": total_count(queryset)}
+    page = dataset_reads.dataset_page(namespace, offset, limit)
+    return {"datasets": shapes.datasets_data(page.rows), "totalCount": page.total}
 
 
 def dataset(request: Request, namespace: str, dataset: str) -> dict[str, Any]:
     return shapes.datasets_data([_dataset(namespace, dataset)])[0]
-
-
-def _writes(dataset: Dataset) -> Any:
-    """A dataset version is a completed run that wrote the dataset (newest first): Marquez
-    creates an output version only when a run completes (catalog.writes, ADR 0069)."""
-    aliases = list(DatasetAlias.objects.filter(dataset=dataset).values_list("id", flat=True))
-    return writes.writes(aliases)
 
 
 def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]]:
@@ -194,24 +155,15 @@ def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]
     runs = {write.run_id: write.run for write in writes}
     facets: dict[str, dict[str, Any]] = defaultdict(dict)
     names = {(write.alias.namespace, write.alias.name) for write in writes}
-    links = (
-        EventDataset.objects.filter(
-            alias_id__in={write.alias_id for write in writes},
-            role="output",
-            event__run_id__in={run.run_id_text for run in runs.values()},
-        )
-        .order_by("event__event_time", "event_id")
-        .values("event__run_id", "event__payload__outputs")
-    )
-    for link in links:
-        for output in link["event__payload__outputs"] or []:
+    for run_id, outputs in version_reads.written_outputs(writes):
+        for output in outputs:
             if not isinstance(output, dict):
                 continue
             space, name = output.get("namespace"), output.get("name")
             if not (isinstance(space, str) and isinstance(name, str)):
                 continue
             if naming.normalise(space, name) in names:
-                facets[str(link["event__run_id"])].update(output.get("facets") or {})
+                facets[run_id].update(output.get("facets") or {})
     # Statistics and data quality facts (ADR 0061, 0064): the writer's output facts, then
     # those of the runs that read this version, on top of the events' dataset facets.
     facts = run_facts.of_versions(dataset.id, list(runs))
@@ -252,13 +204,8 @@ def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]
 def dataset_versions(request: Request, namespace: str, dataset: str) -> dict[str, Any]:
     found = _dataset(namespace, dataset)
     limit, offset = limit_offset(request)
-    queryset = _writes(found)
-    page = list(
-        queryset.select_related("run", "run__job", "alias").order_by("-last_seen", "-id")[
-            offset : offset + limit
-        ]
-    )
-    return {"versions": _versions(found, page), "totalCount": total_count(queryset)}
+    page = version_reads.dataset_writes(found, offset, limit)
+    return {"versions": _versions(found, page.rows), "totalCount": page.total}
 
 
 def dataset_version(request: Request, namespace: str, dataset: str, version: str) -> dict:
@@ -267,13 +214,7 @@ def dataset_version(request: Request, namespace: str, dataset: str, version: str
         run_uuid = UUID(version)
     except ValueError:
         raise MarquezError(400, f"version must be a UUID (got {version!r}).") from None
-    write = (
-        _writes(found)
-        .filter(Q(run__run_uuid=run_uuid))
-        .select_related("run", "run__job", "alias")
-        .order_by("-last_seen")
-        .first()
-    )
+    write = version_reads.dataset_write(found, run_uuid)
     if write is None:
         raise not_found(f"Version '{version}' of dataset '{dataset}'")
     return _versions(found, [write])[0]

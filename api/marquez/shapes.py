@@ -1,7 +1,8 @@
 """Catalog rows as Marquez's objects (Namespace, Job, Run, Dataset, DatasetVersion).
 
-Each builder takes a page of rows and answers with a fixed handful of queries whatever the
-page size (the pinned counts in tests/marquez prove it), so lists, details and graph nodes
+Each builder takes a page of rows and reads what else it shows through the catalog's read
+services (catalog.reads), a fixed handful of queries whatever the page size (the pinned
+counts in tests/marquez prove it), so lists, details and graph nodes
 share one shape. Field names follow Marquez's published OpenAPI document and what its UI
 reads; values the catalog does not have are Marquez's empty values (``[]``, ``{}``, null).
 Facets come from events: they go through the one redaction function like every read path.
@@ -12,17 +13,11 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from catalog import column_lineage, writes
-from catalog.models import (
-    Dataset,
-    DatasetAlias,
-    DatasetField,
-    Job,
-    JobDataset,
-    Run,
-    RunDataset,
-    RunDatasetFacet,
-)
+from catalog import column_lineage
+from catalog.models import Dataset, Job, Run
+from catalog.reads import datasets as dataset_reads
+from catalog.reads import jobs as job_reads
+from catalog.reads import runs as run_reads
 from ingest.redaction import redact
 
 # Marquez's run states from OpenLineage's event types (ADR 0021 decides ours).
@@ -104,28 +99,20 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
     by_run: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(
         lambda: {"input": [], "output": []}
     )
-    links = (
-        RunDataset.objects.filter(run_id__in=[run.id for run in runs], alias__dataset__isnull=False)
-        .order_by("run_id", "direction", "alias__dataset_id")
-        .values("run_id", "direction", "alias__dataset__namespace", "alias__dataset__name")
-        .distinct()[: RELATED_LIMIT * max(len(runs), 1)]
-    )
+    read = run_reads.run_datasets([run.id for run in runs], RELATED_LIMIT * max(len(runs), 1))
     uuids = {run.id: str(run.run_uuid) for run in runs}
-    io_facets = _io_facets(runs)
-    for link in links:
-        namespace, name = link["alias__dataset__namespace"], link["alias__dataset__name"]
-        by_run[link["run_id"]][link["direction"]].append(
+    for key in read.links:
+        run_id, direction, namespace, name = key
+        by_run[run_id][direction].append(
             {
                 "datasetVersionId": {
                     "namespace": namespace,
                     "name": name,
-                    "version": uuids[link["run_id"]] if link["direction"] == "output" else None,
+                    "version": uuids[run_id] if direction == "output" else None,
                 },
                 # The run's input/output facets of that dataset, as Marquez attaches them:
                 # statistics, data quality metrics and assertions (ADR 0061).
-                "facets": redact(
-                    io_facets.get((link["run_id"], link["direction"], namespace, name), {})
-                ),
+                "facets": redact(read.facets.get(key, {})),
             }
         )
     answer = []
@@ -137,28 +124,6 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
     return answer
 
 
-def _io_facets(runs: list[Run]) -> dict[tuple[int, str, str, str], dict[str, Any]]:
-    """The runs' input/output facets kept as run facts, by (run, direction, dataset)."""
-    facets: dict[tuple[int, str, str, str], dict[str, Any]] = defaultdict(dict)
-    rows = (
-        RunDatasetFacet.objects.filter(
-            run_id__in=[run.id for run in runs], alias__dataset__isnull=False
-        )
-        .order_by("run_id", "direction", "alias__dataset_id", "name", "alias_id")
-        .values_list(
-            "run_id",
-            "direction",
-            "alias__dataset__namespace",
-            "alias__dataset__name",
-            "name",
-            "value",
-        )[: 4 * RELATED_LIMIT * max(len(runs), 1)]
-    )
-    for run_id, direction, namespace, name, facet, value in rows:
-        facets[(run_id, direction, namespace, name)].setdefault(facet, value)
-    return facets
-
-
 # --- jobs -----------------------------------------------------------------------------
 
 
@@ -167,30 +132,17 @@ def jobs_data(jobs: list[Job], latest_runs: int = LATEST_RUNS) -> list[dict[str,
     two queries for the whole page. ``latest_runs=1``: latestRun only (graph nodes, as
     Marquez's lineage graph gives them), which keeps a 200-node graph cheap."""
     ids = [job.id for job in jobs]
-    latest: dict[int, list[Run]] = defaultdict(list)
-    # One index range per job (catalog_run_job_started_idx), whatever its run history.
-    ranked = Run.objects.raw(
-        "SELECT r.* FROM unnest(%s::bigint[]) AS j(id) CROSS JOIN LATERAL ("
-        " SELECT * FROM catalog_run r WHERE r.job_id = j.id AND r.started_at IS NOT NULL"
-        " ORDER BY r.started_at DESC, r.id DESC LIMIT %s) r",
-        [ids, latest_runs],
-    )
-    for run in ranked:
-        latest[run.job_id].append(run)
-    io: dict[int, dict[str, list[dict[str, str]]]] = defaultdict(
-        lambda: {"input": [], "output": []}
-    )
-    links = (
-        JobDataset.objects.filter(job_id__in=ids, alias__dataset__isnull=False)
-        .order_by("job_id", "direction", "alias__dataset__namespace", "alias__dataset__name")
-        .values("job_id", "direction", "alias__dataset__namespace", "alias__dataset__name")
-        .distinct()[: RELATED_LIMIT * max(len(ids), 1)]
-    )
-    for link in links:
-        io[link["job_id"]][link["direction"]].append(
-            {"namespace": link["alias__dataset__namespace"], "name": link["alias__dataset__name"]}
-        )
-    answer = [_job(job, latest[job.id], io[job.id]) for job in jobs]
+    latest = job_reads.latest_runs(ids, latest_runs)
+    io = {
+        job_id: {
+            direction: [{"namespace": namespace, "name": name} for namespace, name in named]
+            for direction, named in links.items()
+        }
+        for job_id, links in job_reads.job_datasets(ids, RELATED_LIMIT * max(len(ids), 1)).items()
+    }
+    answer = [
+        _job(job, latest[job.id], io.get(job.id) or {"input": [], "output": []}) for job in jobs
+    ]
     if latest_runs < LATEST_RUNS:
         for data in answer:
             del data["latestRuns"]
@@ -231,20 +183,18 @@ def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
     """Datasets with schema fields, column lineage, lastModifiedAt and currentVersion:
     three queries for the whole page."""
     ids = [dataset.id for dataset in datasets]
-    fields: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for row in (
-        DatasetField.objects.filter(dataset_id__in=ids)
-        .order_by("dataset_id", "ordinal")
-        .values("dataset_id", "name", "type", "description")
-    ):
-        fields[row["dataset_id"]].append(
+    fields = {
+        dataset_id: [
             {
                 "name": row["name"],
                 "type": row["type"] or None,
                 "tags": [],
                 "description": row["description"] or None,
             }
-        )
+            for row in rows
+        ]
+        for dataset_id, rows in dataset_reads.dataset_fields(ids).items()
+    }
     lineage: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     read = column_lineage.into(ids, RELATED_LIMIT * max(len(ids), 1), currency_too=False)
     for edge in read.edges:
@@ -253,19 +203,12 @@ def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
         if entry not in entries:  # one per transformation Marquez can tell apart
             entries.append(entry)
     # The newest write of each dataset: its time is lastModifiedAt, its run the current
-    # version (a dataset version is the completed run that wrote it, see dataset_versions;
-    # a failed or aborted run wrote nothing, catalog.writes).
-    latest = {
-        row["alias__dataset_id"]: (row["last_seen"], str(row["run__run_uuid"]))
-        for row in writes.writes(DatasetAlias.objects.filter(dataset_id__in=ids).values("id"))
-        .order_by("alias__dataset_id", "-last_seen", "-id")
-        .distinct("alias__dataset_id")
-        .values("alias__dataset_id", "last_seen", "run__run_uuid")
-    }
+    # version (a dataset version is the run that wrote it, see dataset_versions).
+    latest = dataset_reads.latest_writes(ids)
     return [
         dataset_data(
             dataset,
-            fields[dataset.id],
+            fields.get(dataset.id, []),
             [{"name": name, "inputFields": inputs} for name, inputs in lineage[dataset.id].items()],
             *latest.get(dataset.id, (None, None)),
         )

@@ -4,78 +4,22 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.db import OperationalError, connection, transaction
 from django.http import HttpRequest, HttpResponse
-from django.urls import resolve
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import authentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.access import COLUMN_EDGE, DATASET, EDGE, EVENT, JOB, RUN, RUN_FACT, STATIC
 from api.base import ReadRateThrottle
-from api.marquez import events, lineage, paths, resources
+from api.marquez import paths
 from api.marquez.access import anonymous_reads_allowed
 from api.marquez.errors import MarquezError, error_response, marquez_exception_handler
 from api.params import nul_parameter
+from catalog.reads.timeout import ReadTimedOut, bounded_read
 from ingest.authentication import BearerTokenAuthentication, HasReadScope
 from ingest.rendering import JSONRenderer
 from ingest.views import LineageView
-
-HANDLERS: dict[str, Callable[..., Any]] = {
-    "namespaces": resources.namespaces,
-    "namespace": resources.namespace,
-    "all_jobs": resources.all_jobs,
-    "jobs": resources.jobs,
-    "job": resources.job,
-    "job_runs": resources.job_runs,
-    "run": resources.run,
-    "run_facets": resources.run_facets,
-    "datasets": resources.datasets,
-    "dataset": resources.dataset,
-    "dataset_versions": resources.dataset_versions,
-    "dataset_version": resources.dataset_version,
-    "lineage": lineage.lineage,
-    "column_lineage": lineage.column_lineage_graph,
-    "search": events.search,
-    "tags": events.tags,
-    "sources": events.sources,
-    "source": events.source,
-    "events": events.events,
-    "stats_lineage_events": events.stats_lineage_events,
-    "stats_assets": events.stats_assets,
-}
-assert {handler for _, handler in paths.ROUTES if handler} == set(HANDLERS)
-
-# What a session needs to read each handler's answer (api/access.py): the kinds of objects
-# its Marquez shape shows. Tokens with the read scope read everything.
-_JOBS, _DATASETS, _LINEAGE = (JOB, RUN, DATASET), (DATASET, JOB, RUN), (JOB, DATASET, EDGE)
-READ_PERMISSIONS: dict[str, tuple[str, ...]] = {
-    "namespaces": (JOB, DATASET),
-    "namespace": (JOB, DATASET),
-    "all_jobs": _JOBS,
-    "jobs": _JOBS,
-    "job": _JOBS,
-    # A run's dataset versions carry its run facts (ADR 0061).
-    "job_runs": (RUN, JOB, DATASET, RUN_FACT),
-    "run": (RUN, JOB, DATASET, RUN_FACT),
-    "run_facets": (RUN,),
-    "datasets": _DATASETS,
-    "dataset": _DATASETS,
-    "dataset_versions": (*_DATASETS, RUN_FACT),  # createdByRun with its run facts
-    "dataset_version": (*_DATASETS, RUN_FACT),
-    "lineage": (*_LINEAGE, RUN, STATIC),  # observed and declared (static) lineage
-    "column_lineage": (DATASET, COLUMN_EDGE),
-    "search": (JOB, DATASET),
-    "tags": (),  # always empty: the catalog has no tags
-    "sources": (),
-    "source": (),
-    "events": (EVENT,),
-    "stats_lineage_events": (EVENT,),
-    "stats_assets": (JOB, DATASET),
-}
-assert set(READ_PERMISSIONS) == set(HANDLERS)
 
 _ingest = LineageView.as_view()
 READ_TIMEOUT_MS = 10_000
@@ -120,7 +64,12 @@ class MarquezView(APIView):
     def read_permissions(self) -> tuple[str, ...]:
         """Every reading's: the answer may come from any of them (``_first_found``)."""
         routes: list[paths.Route] = self.kwargs.get("routes", [])
-        needed = {name for route in routes for name in READ_PERMISSIONS.get(route.handler, ())}
+        needed = {
+            name
+            for route in routes
+            if route.handler
+            for name in paths.ENDPOINTS[route.handler].needs
+        }
         return tuple(sorted(needed))
 
     def get_exception_handler(self) -> Callable[..., Any]:
@@ -137,12 +86,9 @@ class MarquezView(APIView):
         # Every answer is bounded in time: offset pages, namespace filters without an index
         # (events of a job namespace) and the charts' aggregates run under a timeout.
         try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute("SET LOCAL statement_timeout = %s", [READ_TIMEOUT_MS])
+            with bounded_read(READ_TIMEOUT_MS):
                 body = self._first_found(request, routes)
-        except OperationalError as error:
-            if getattr(error.__cause__, "sqlstate", None) != "57014":  # query_canceled
-                raise
+        except ReadTimedOut:
             raise MarquezError(
                 503,
                 "The query took too long.",
@@ -166,7 +112,7 @@ class MarquezView(APIView):
             if not route.handler:
                 continue
             try:
-                return HANDLERS[route.handler](request, **route.kwargs)
+                return paths.READS[route.handler](request, **route.kwargs)
             except MarquezError as error:
                 if error.code != 404:
                     raise
@@ -200,10 +146,6 @@ def entry(request: HttpRequest, rest: str = "") -> HttpResponse:
     # reading of the decoded path, the usual one first; the view answers the first that exists.
     routes = [route] if route is not None else paths.resolve_all(rest)
     if not routes:
-        if getattr(request, "urlconf", None) == "api.marquez.hosts":
-            # Plain /api/v1/ on a Marquez host: paths Marquez lacks stay the catalog's own.
-            match = resolve(request.path_info, urlconf="config.urls")
-            return match.func(request, *match.args, **match.kwargs)  # type: ignore[no-any-return]
         return error_response(404, f"No Marquez endpoint at /api/v1/{rest}.")
     if routes[0].handler == "lineage" and request.method == "POST":
         return _ingest(request)

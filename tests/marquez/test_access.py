@@ -1,5 +1,6 @@
 """Auth, the switches, Marquez's error bodies, paging bounds and pinned query counts."""
 
+import re
 from typing import Any
 
 import pytest
@@ -9,6 +10,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 
 from api.marquez import paging
+from catalog.reads import counting
 from tests.api.factories import make_dataset, make_job, make_run
 from tests.marquez.conftest import JOB_NS, S3, MarquezClient
 
@@ -198,7 +200,7 @@ def test_limit_is_clamped_and_offset_pages(mz):
 def test_total_count_is_estimated_above_the_bound(mz, monkeypatch):
     for index in range(5):
         make_dataset(f"t{index}", namespace="big")
-    monkeypatch.setattr(paging, "EXACT_COUNT_CAP", 2)
+    monkeypatch.setattr(counting, "EXACT_COUNT_CAP", 2)
     body = mz.get("/namespaces/big/datasets", limit="1").json()
     # Past the bound the planner's estimate answers (never below the bound + 1).
     assert body["totalCount"] >= 3 and len(body["datasets"]) == 1
@@ -237,16 +239,48 @@ def test_query_counts_do_not_grow_with_the_page(mz):
 
 
 def test_graph_query_counts_are_pinned(world, mz):
-    """A fixed handful per graph: the walk (catalog.graph, with its job edges: ADR 0027) plus
-    seven for Marquez's shapes, one for the drawn jobs' every input and output (Marquez draws
+    """A fixed handful per graph: the walk (catalog.graph, with its job edges: ADR 0027; its
+    nodes read as whole rows, the root not again: catalog.reads.lineage) plus five for
+    Marquez's shapes, one for the drawn jobs' every input and output (Marquez draws
     them all), one for which edges are current (ADR 0060); column lineage: one query per
     level walked (at most MAX_DEPTH per direction). Static lineage (ADR 0061) adds three to a
     walk (declared pairs, declaring jobs, drawn declarations) and a job root's declared
     datasets, one per direction."""
     mz.get("/tags")
-    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 23
-    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 26
+    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 20
+    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 23
     assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 8
+
+
+def _row_reads(mz: MarquezClient, table: str, **params: str) -> tuple[list[int], list[str]]:
+    """The ids of ``table`` rows one /lineage request reads (whole or some columns; -1 for
+    a row found by its name), and the graph's node types."""
+    with CaptureQueriesContext(connection) as captured:
+        response = mz.get("/lineage", **params)
+    ids: list[int] = []
+    for query in captured:
+        sql = query["sql"]
+        if sql.startswith(f'SELECT "{table}"."id"'):
+            found = re.search(rf'"{table}"\."id" = ANY\(\'\{{([0-9,]*)\}}', sql)
+            ids.extend([int(n) for n in found.group(1).split(",")] if found else [-1])
+    return ids, [node["type"] for node in response.json()["graph"]]
+
+
+@pytest.mark.parametrize(
+    ("node", "table"),
+    [
+        (f"dataset:{S3}:raw/orders/daily", "catalog_dataset"),
+        (f"job:{JOB_NS}:etl.load_orders", "catalog_job"),
+    ],
+)
+def test_lineage_reads_each_row_once(world, mz, node, table):
+    """The root once (by its name), every other node once (the graph's read is the
+    shapes'): as many rows read as nodes drawn, of the root's kind and the other."""
+    mz.get("/tags")
+    for read_table, kind in (("catalog_dataset", "DATASET"), ("catalog_job", "JOB")):
+        ids, types = _row_reads(mz, read_table, nodeId=node)
+        assert len(ids) == types.count(kind) and len(set(ids)) == len(ids), (read_table, ids)
+        assert ids.count(-1) == (1 if read_table == table else 0), (read_table, ids)
 
 
 @pytest.mark.parametrize("host", ["marquez.example.com", "MARQUEZ.example.com:8000"])
@@ -267,14 +301,14 @@ def test_marquez_hosts_get_the_mount_at_plain_api_v1(world, read_client, host):
 
 
 def test_a_slow_read_is_cut_with_503(mz, monkeypatch):
-    from api.marquez import views
+    from api.marquez import paths, views
 
     def slow(request: Any) -> dict[str, Any]:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_sleep(2)")
         return {"tags": []}
 
-    monkeypatch.setitem(views.HANDLERS, "tags", slow)
+    monkeypatch.setitem(paths.READS, "tags", slow)
     monkeypatch.setattr(views, "READ_TIMEOUT_MS", 100)
     response = mz.get("/tags")
     assert response.status_code == 503 and response.json()["code"] == 503

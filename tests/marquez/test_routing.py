@@ -148,3 +148,24 @@ def test_raw_rest_strips_the_mount_and_query() -> None:
     assert raw_rest({}, "/marquez/api/v1/tags", "tags") is None
     absolute = {"REQUEST_URI": "http://host:8000/marquez/api/v1/tags"}
     assert raw_rest(absolute, "/marquez/api/v1/tags", "tags") == "tags"
+
+
+@pytest.mark.parametrize(
+    ("path", "mount"),
+    [
+        ("/api/v1/namespaces", True),
+        ("/api/v1/namespaces/s3://lake/datasets/raw/orders", True),
+        ("/api/v1/lineage", True),
+        ("/api/v1/stats", False),  # the catalog's own, reached by the resolver itself
+        ("/api/v1/lineage/graph", False),
+    ],
+)
+def test_a_marquez_host_sends_only_marquez_paths_to_the_mount(path: str, mount: bool) -> None:
+    """The host URL map matches a path only when the route table reads it: no catch-all,
+    so no dispatch back into config.urls (ADR 0068)."""
+    from django.urls import resolve as resolve_url
+
+    from api.marquez.views import entry
+
+    match = resolve_url(path, urlconf="api.marquez.hosts")
+    assert (match.func is entry) is mount, match

@@ -87,7 +87,7 @@ def _route_path(pattern: str, values: dict[str, str]) -> str:
     return re.sub(r"\{(\w+)\}", lambda m: quote(merged[m.group(1)], safe=""), pattern)
 
 
-READ_ROUTES = [(pattern, handler) for pattern, handler in paths.ROUTES if handler]
+READ_ROUTES = [(route.pattern, route.name) for route in paths.ROUTES if route.name]
 NAMED_PARAMETERS = [
     (pattern, handler, name)
     for pattern, handler in READ_ROUTES
@@ -162,7 +162,7 @@ segment = st.text(min_size=1, max_size=30)
 
 @FUZZ
 @given(
-    route=st.sampled_from([pattern for pattern, _ in paths.ROUTES]),
+    route=st.sampled_from([route.pattern for route in paths.ROUTES]),
     values=st.dictionaries(st.sampled_from(sorted(EXISTING)), segment, max_size=3),
     params=st.dictionaries(
         st.sampled_from(

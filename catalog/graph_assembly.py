@@ -1,0 +1,208 @@
+"""The lineage graph's edges and nodes, as the API shows them, from what the walk chose.
+
+``catalog.graph`` walks and chooses (which datasets, jobs and edge halves are drawn); this
+module reads what is drawn, once: the job edges' figures become the edges, the datasets'
+and jobs' rows the nodes. Nodes and edges are built in the API's field order
+(api/views/lineage.py's serializers, which document them): the view returns them as they are.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from catalog import currency, graph_jobs, graph_static
+from catalog.models import Dataset, DatasetAlias, Job
+
+if TYPE_CHECKING:
+    from catalog.graph import Graph, GraphRequest
+
+EdgeKey = tuple[str, int, int]  # (direction, dataset id, job id)
+# Only the columns a node shows: a dataset's or job's facets (schemas) can be large.
+NODE_COLUMNS = ("id", "namespace", "name", "first_seen", "last_seen")
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """What the walk chose: the datasets (with their depths), the jobs, and the rows read."""
+
+    request: "GraphRequest"
+    chosen: set[int]
+    jobs: set[int]
+    depths: dict[int, int]
+    edge_rows: list[tuple]
+    job_rows: list[graph_jobs.JobEdgeRow]
+
+
+@dataclass(frozen=True)
+class NodeRows:
+    """How nodes are read: only the columns shown, or whole rows (``whole``), without
+    reading again the root the caller has (``root_row``)."""
+
+    root_job: int | None
+    root_row: Dataset | Job | None
+    whole: bool
+
+
+def assemble(
+    graph: "Graph",
+    drawn: Drawn,
+    halves: set[EdgeKey],
+    declared: graph_static.Declared,
+    rows: NodeRows,
+) -> None:
+    aggregated = _edges(graph, drawn, halves, declared)
+    job_depth = _job_depths(aggregated, drawn.depths, rows.root_job)
+    graph.nodes = _dataset_nodes(graph, drawn, rows) + _job_nodes(graph, drawn, rows, job_depth)
+
+
+def _edges(
+    graph: "Graph", drawn: Drawn, halves: set[EdgeKey], declared: graph_static.Declared
+) -> dict[EdgeKey, dict[str, Any]]:
+    """The drawn halves with their job edges' figures (observed) or declarations (static),
+    and the lineage types of the dataset → dataset edges behind each."""
+    aggregated: dict[EdgeKey, dict[str, Any]] = {}
+    sources: dict[EdgeKey, list[int]] = {}
+    current = currency.current_job_edges(
+        {row[0]: row[1] for row in drawn.job_rows}, drawn.request.as_of
+    )
+    for row in drawn.job_rows:
+        edge_id, job_id, dataset_id, direction, first, last, runs, done, run_uuid, via = row
+        key = (direction, dataset_id, job_id)
+        if dataset_id not in drawn.chosen or key not in halves:
+            continue
+        source, target = f"dataset:{dataset_id}", f"job:{job_id}"
+        if direction == "output":
+            source, target = target, source
+        aggregated[key] = {
+            "id": f"{source}->{target}",
+            "kind": direction,
+            "source": source,
+            "target": target,
+            "first_seen": first,
+            "last_seen": last,
+            "last_run_id": run_uuid,
+            "run_count": runs,
+            # Runs that completed (catalog.writes): 0 of n, every run failed or was
+            # aborted, the edge is only attempted I/O (ADR 0069).
+            "completed_run_count": done,
+            "lineage_types": set(),
+            # "" listed in the run's inputs/outputs; "column_lineage": only named in an
+            # output's column lineage (ADR 0060).
+            "via": via,
+            "current": edge_id in current,
+            "observed": True,
+            "static": key in declared,
+        }
+        sources[key] = [edge_id]
+    for key in graph_static.add_declared_only(aggregated, declared, halves, drawn.chosen):
+        sources[key] = []
+    # Edge-API lineage types come from the dataset → dataset edges behind each half.
+    for source_id, target_id, job_id, lineage_type in drawn.edge_rows:
+        for key in (("input", source_id, job_id), ("output", target_id, job_id)):
+            if lineage_type and key in aggregated:
+                aggregated[key]["lineage_types"].add(lineage_type)
+    edges = []
+    for key in sorted(aggregated):
+        entry = aggregated[key]
+        entry["lineage_types"] = sorted(entry["lineage_types"])
+        graph.edge_sources[entry["id"]] = sources[key]
+        edges.append(entry)
+    graph.edges = edges
+    return aggregated
+
+
+def _job_depths(
+    aggregated: dict[EdgeKey, Any], depths: dict[int, int], root_job: int | None
+) -> dict[int, int]:
+    """A job's depth: one more than the nearest dataset it links (root job: 0)."""
+    job_depth: dict[int, int] = {}
+    for _, dataset_id, job_id in aggregated:
+        distance = depths[dataset_id] + 1
+        job_depth[job_id] = min(job_depth.get(job_id, distance), distance)
+    if root_job is not None:
+        job_depth[root_job] = 0
+    return job_depth
+
+
+def _read(model: type[Dataset] | type[Job], ids: set[int], rows: NodeRows) -> list[Any]:
+    """The nodes' rows by id, each read once: the root the caller has is not read again."""
+    known = rows.root_row if isinstance(rows.root_row, model) else None
+    wanted = ids - {known.pk} if known is not None else ids
+    found: list[Any] = []
+    if wanted:
+        queryset: Any = model.objects.filter(id__any=wanted).order_by("id")
+        if rows.whole:
+            found = list(queryset.select_related("parent") if model is Job else queryset)
+        else:
+            columns = NODE_COLUMNS + (("is_dropped",) if model is Dataset else ())
+            found = [_Columns(values) for values in queryset.values(*columns)]
+    if known is not None and known.pk in ids:
+        found.append(known)
+        found.sort(key=lambda row: row.pk)
+    return found
+
+
+class _Columns:
+    """A ``values()`` row read like a model instance (``row.name``), so both reads share
+    the node builders."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
+        self.pk = values["id"]
+
+
+def _dataset_nodes(graph: "Graph", drawn: Drawn, rows: NodeRows) -> list[dict[str, Any]]:
+    aliases: dict[int, list[dict[str, str]]] = defaultdict(list)
+    for alias in (
+        DatasetAlias.objects.filter(dataset_id__any=drawn.chosen)
+        .order_by("dataset_id", "namespace", "name", "id")
+        .values("dataset_id", "namespace", "name", "reason")
+    ):
+        aliases[alias["dataset_id"]].append(
+            {"namespace": alias["namespace"], "name": alias["name"], "reason": alias["reason"]}
+        )
+    nodes = []
+    for dataset in _read(Dataset, drawn.chosen, rows):
+        node_id = f"dataset:{dataset.id}"
+        if rows.whole:
+            graph.rows[node_id] = dataset
+        nodes.append(
+            {
+                "id": node_id,
+                "type": "dataset",
+                "dataset_id": dataset.id,
+                "namespace": dataset.namespace,
+                "name": dataset.name,
+                "depth": drawn.depths[dataset.id],
+                "aliases": aliases[dataset.id],
+                "is_dropped": dataset.is_dropped,
+                "first_seen": dataset.first_seen,
+                "last_seen": dataset.last_seen,
+            }
+        )
+    return nodes
+
+
+def _job_nodes(
+    graph: "Graph", drawn: Drawn, rows: NodeRows, job_depth: dict[int, int]
+) -> list[dict[str, Any]]:
+    nodes = []
+    for job in _read(Job, drawn.jobs, rows):
+        node_id = f"job:{job.id}"
+        if rows.whole:
+            graph.rows[node_id] = job
+        nodes.append(
+            {
+                "id": node_id,
+                "type": "job",
+                "job_id": job.id,
+                "namespace": job.namespace,
+                "name": job.name,
+                "depth": job_depth.get(job.id, 0),
+                "aliases": [],
+                "is_dropped": False,
+                "first_seen": job.first_seen,
+                "last_seen": job.last_seen,
+            }
+        )
+    return nodes

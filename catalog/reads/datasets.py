@@ -1,0 +1,65 @@
+"""Datasets: by any alias, by page, with their schema fields and newest write."""
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from catalog import naming, writes
+from catalog.models import DATASETS_BY_NAME, Dataset, DatasetAlias, DatasetField
+from catalog.reads.counting import Page, offset_page
+
+
+def find_dataset(namespace: str, name: str) -> Dataset | None:
+    """The dataset any (namespace, name) it was ever called resolves to (rules applied)."""
+    return Dataset.objects.for_alias(namespace, name).first()
+
+
+def dataset_page(namespace: str, offset: int, limit: int) -> Page[Dataset]:
+    """A namespace's datasets by name, as Marquez lists them (``DatasetDao.findAll``: ORDER
+    BY name), under the normalised namespace (s3a://lake/ is s3://lake)."""
+    queryset = Dataset.objects.filter(namespace=naming.normalise_namespace(namespace))
+    return offset_page(queryset, DATASETS_BY_NAME, offset, limit)
+
+
+def dataset_fields(dataset_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """Each dataset's schema fields in order: ``name``, ``type``, ``description``."""
+    fields: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for dataset_id, name, kind, description in (
+        DatasetField.objects.filter(dataset_id__in=dataset_ids)
+        .order_by("dataset_id", "ordinal")
+        .values_list("dataset_id", "name", "type", "description")
+    ):
+        fields[dataset_id].append({"name": name, "type": kind, "description": description})
+    return fields
+
+
+def latest_writes(dataset_ids: list[int]) -> dict[int, tuple[datetime, str]]:
+    """Each dataset's newest write: (when, the writing run's runId). A write is a completed
+    run (a failed or aborted run wrote nothing: catalog.writes, ADR 0069)."""
+    aliases = DatasetAlias.objects.filter(dataset_id__in=dataset_ids).values("id")
+    return {
+        row["alias__dataset_id"]: (row["last_seen"], str(row["run__run_uuid"]))
+        for row in writes.writes(aliases)
+        .order_by("alias__dataset_id", "-last_seen", "-id")
+        .distinct("alias__dataset_id")
+        .values("alias__dataset_id", "last_seen", "run__run_uuid")
+    }
+
+
+def names_and_field_types(
+    dataset_ids: list[int],
+) -> tuple[dict[int, tuple[str, str]], dict[tuple[int, str], str]]:
+    """The datasets' (namespace, name) and their fields' types by (dataset, field)."""
+    names = {
+        row[0]: (row[1], row[2])
+        for row in Dataset.objects.filter(id__any=dataset_ids).values_list(
+            "id", "namespace", "name"
+        )
+    }
+    types = {
+        (row[0], row[1]): row[2]
+        for row in DatasetField.objects.filter(dataset_id__any=dataset_ids).values_list(
+            "dataset_id", "name", "type"
+        )
+    }
+    return names, types

@@ -1,0 +1,25 @@
+"""Reads bounded in time: one transaction whose statements stop after a timeout."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import OperationalError, connection, transaction
+
+
+class ReadTimedOut(Exception):
+    """A statement of the read ran past the timeout (PostgreSQL cancelled it)."""
+
+
+@contextmanager
+def bounded_read(timeout_ms: int) -> Iterator[None]:
+    """Everything inside runs in one transaction under ``SET LOCAL statement_timeout``, so
+    the setting ends with it and the connection stays usable after a cancelled statement."""
+    try:
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL statement_timeout = %s", [timeout_ms])
+            yield
+    except OperationalError as error:
+        if getattr(error.__cause__, "sqlstate", None) != "57014":  # query_canceled
+            raise
+        raise ReadTimedOut from None
