@@ -5,8 +5,10 @@ so a consumer killed at any point leaves its messages to be read again, and stor
 idempotent, so reading them again stores nothing twice (ADR 0062). A batch is bounded by
 count and by time (``LINEAGE_CONSUMER_BATCH_MESSAGES``, ``_BATCH_MS``); one batch is
 written by a writer thread while the next is read and checked, and at most one is in
-flight. Before partitions are taken away in a rebalance, what was read from them is stored
-and committed. While PostgreSQL is away the partitions are paused and the batch retried.
+flight. A batch takes what librdkafka has already fetched and waits for more only while
+the writer is busy (ADR 0065). Before partitions are taken away in a rebalance, what was
+read from them is stored and committed. While PostgreSQL is away the partitions are
+paused and the batch retried.
 """
 
 import logging
@@ -38,6 +40,9 @@ BATCH_SECONDS = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
 )
 _RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0)
+# While the writer is busy, a batch that is not full waits for more messages in slices this
+# long, so that it is handed over soon after the writer is free.
+_WAIT_SLICE = 0.01
 
 
 class IngestConsumer:
@@ -58,17 +63,21 @@ class IngestConsumer:
         self.lag = LagReporter(self.consumer, config)
         # One writer thread: a batch is written while the next one is read and prepared.
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-writer")
-        self._in_flight: tuple[PreparedBatch, Future[BatchOutcome]] | None = None
+        self._in_flight: tuple[PreparedBatch, Future[BatchOutcome], dict[str, float]] | None = None
+        self._fill_seconds = 0.0  # the gathered batch's wait, from its first message
 
     # --- the loop ---------------------------------------------------------------------------
 
-    def run(self, exit_when_idle: float | None = None) -> None:
+    def subscribe(self) -> None:
         self.consumer.subscribe(
             list(self.config.topics),
             on_assign=self._on_assign,
             on_revoke=self._on_revoke,
             on_lost=self._on_lost,
         )
+
+    def run(self, exit_when_idle: float | None = None) -> None:
+        self.subscribe()
         try:
             while not self.stop.is_set():
                 self._gather()
@@ -101,26 +110,32 @@ class IngestConsumer:
         this one over. At most one batch is in flight; its offsets are committed only once
         its write has returned."""
         batch, self.pending = self.pending, []
+        started = time.monotonic()
         prepared = prepare_batch(batch, self.config.topics)
+        timing = {"fill": self._fill_seconds, "prepare": time.monotonic() - started}
         self._finish_in_flight()
-        self._in_flight = (prepared, self._writer.submit(self._write, prepared))
+        self._in_flight = (prepared, self._writer.submit(self._write, prepared, timing), timing)
 
-    def _write(self, prepared: PreparedBatch) -> BatchOutcome:
+    def _write(self, prepared: PreparedBatch, timing: dict[str, float]) -> BatchOutcome:
         """In the writer thread, on its own database connection."""
+        started = time.monotonic()
         try:
             with BATCH_SECONDS.time():
                 return write_batch(prepared, self.config.topics, self.config.dead_letter_bytes)
         except DatabaseError:
             connection.close()  # a broken connection is opened again by the next write
             raise
+        finally:
+            timing["write"] = time.monotonic() - started
 
     def _finish_in_flight(self, retry: bool = True) -> None:
         """Wait for the batch in flight; commit it, or store it again here while the
         database is away (``retry``) or leave it to the partitions' next owner."""
         if self._in_flight is None:
             return
-        prepared, future = self._in_flight
+        prepared, future, timing = self._in_flight
         self._in_flight = None
+        started = time.monotonic()
         try:
             outcome = future.result()
         except DatabaseError as error:
@@ -129,27 +144,62 @@ class IngestConsumer:
             else:
                 logger.warning("kafka_store_failed error=%s", type(error).__name__)
             return
+        waited = time.monotonic() - started
         self._count(prepared.messages, outcome)
         self._commit(prepared.messages)
+        if logger.isEnabledFor(logging.DEBUG):
+            # What a batch cost and where the loop waited (bench.kafka_accounting reads it).
+            logger.debug(
+                "kafka_batch messages=%d fill_ms=%.1f prepare_ms=%.1f write_ms=%.1f "
+                "wait_ms=%.1f commit_ms=%.1f",
+                len(prepared.messages),
+                timing["fill"] * 1000,
+                timing["prepare"] * 1000,
+                timing.get("write", 0.0) * 1000,
+                waited * 1000,
+                (time.monotonic() - started - waited) * 1000,
+            )
 
     def _gather(self) -> None:
-        """Read until the batch is full or as old as allowed (the first message starts the
-        clock); waits at most a second for the first one, so ``stop`` is seen."""
+        """Read a batch: every message librdkafka has already fetched, at once, up to the
+        count; more only while the previous batch is still being written, and not past
+        ``batch_seconds`` after the first message. Waits at most a second for a first one,
+        so that ``stop`` is seen.
+
+        ``consume(n, timeout)`` returns only once it has ``n`` messages or the timeout has
+        passed. Asked for a whole batch, a consumer holding fewer messages than that (the
+        tail of a burst; each of two consumers holding half of it) waited out the whole
+        timeout, a second, with the writer idle: two consumers stored fewer events/s than
+        one (bench.kafka_accounting, ADR 0065). So it is asked for one message to wait for,
+        and for the rest without waiting.
+        """
         limit = self.config.batch_messages
-        deadline: float | None = None
+        deadline = 0.0
+        first_at = 0.0
         while len(self.pending) < limit and not self.stop.is_set():
-            now = time.monotonic()
-            wait = 1.0 if deadline is None else deadline - now
-            if wait <= 0:
-                break
-            found = self.consumer.consume(num_messages=limit - len(self.pending), timeout=wait)
+            if not self.pending:
+                found = self.consumer.consume(num_messages=1, timeout=1.0)
+                if not found:
+                    break  # idle: let the loop report lag and check ``stop``
+            else:
+                found = self.consumer.consume(num_messages=limit - len(self.pending), timeout=0)
+                if not found:
+                    wait = deadline - time.monotonic()
+                    if wait <= 0 or not self._writer_busy():
+                        break  # nothing more fetched, and the writer is free: hand it over
+                    found = self.consumer.consume(
+                        num_messages=limit - len(self.pending), timeout=min(wait, _WAIT_SLICE)
+                    )
             for message in found:
                 if self._usable(message):
                     self.pending.append(_kept(message))
-            if self.pending and deadline is None:
-                deadline = now + self.config.batch_seconds
-            if not found and deadline is None:
-                break  # idle: let the loop report lag and check ``stop``
+            if self.pending and not first_at:
+                first_at = time.monotonic()
+                deadline = first_at + self.config.batch_seconds
+        self._fill_seconds = time.monotonic() - first_at if first_at else 0.0
+
+    def _writer_busy(self) -> bool:
+        return self._in_flight is not None and not self._in_flight[1].done()
 
     def _usable(self, message: Any) -> bool:
         error = message.error()

@@ -3,6 +3,7 @@ several points, PostgreSQL restarted under it (a private cluster), and a rebalan
 two consumers of one group. Each counts the events in the raw log against the messages
 produced: nothing lost, nothing stored twice, and every offset committed in the end."""
 
+import re
 import threading
 import time
 import uuid
@@ -27,9 +28,23 @@ def bootstrap() -> Iterator[str]:
         yield address
 
 
-def kafka_env(database: str, redis_url: str, bootstrap: str, group: str) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def bytecode(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the consumers started here keep their compiled bytecode. With
+    PYTHONDONTWRITEBYTECODE set (as on CI and in the image's build stage), each start of
+    ``manage.py`` compiled some 1,300 modules again: 2.5 CPU-seconds, up to 12 s of a
+    shared machine, and these tests start ten consumers."""
+    return tmp_path_factory.mktemp("bytecode")
+
+
+def kafka_env(
+    database: str, redis_url: str, bootstrap: str, group: str, bytecode: Path
+) -> dict[str, str]:
+    env = processes.service_env(database, redis_url)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return {
-        **processes.service_env(database, redis_url),
+        **env,
+        "PYTHONPYCACHEPREFIX": str(bytecode),
         "LINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
         "LINEAGE_KAFKA_TOPICS": TOPIC,
         "LINEAGE_KAFKA_GROUP_ID": group,
@@ -37,6 +52,14 @@ def kafka_env(database: str, redis_url: str, bootstrap: str, group: str) -> dict
         "LINEAGE_CONSUMER_BATCH_MESSAGES": "40",
         "LINEAGE_CONSUMER_BATCH_MS": "50",
         "LINEAGE_CONSUMER_PORT": "0",
+        # The mock cluster completes a rebalance of a group with members only once every
+        # member has rejoined or a session timeout has passed, and a SIGKILLed member never
+        # rejoins: at librdkafka's 45 s each kill cost most of a minute. A member is
+        # declared dead as soon here (heartbeats come from librdkafka's own thread, so a
+        # busy loop does not miss them); what each test proves does not depend on how
+        # long a dead member keeps its partitions.
+        "LINEAGE_KAFKA_SESSION_TIMEOUT_MS": "3000",
+        "LINEAGE_KAFKA_HEARTBEAT_INTERVAL_MS": "300",
     }
 
 
@@ -66,20 +89,20 @@ def consumer(env: dict[str, str], log: Path, *options: str) -> processes.Service
 
 def drain(env: dict[str, str], log: Path) -> None:
     """One more consumer until it is idle: it reads whatever was not committed."""
-    last = consumer(env, log, "--exit-when-idle", "3")
+    last = consumer(env, log, "--exit-when-idle", "2")
     assert last.process is not None
     assert last.process.wait(timeout=120) == 0, last.output()[-3000:]
     last.stop()
 
 
 def test_consumer_sigkilled_at_several_points_loses_nothing_and_stores_nothing_twice(
-    database: str, bootstrap: str, tmp_path: Path
+    database: str, bootstrap: str, bytecode: Path, tmp_path: Path
 ) -> None:
     total = 3000
     group = f"faults-{uuid.uuid4().hex[:8]}"
     produce(bootstrap, TOPIC, events(total))
     with processes.private_redis() as redis:
-        env = kafka_env(database, redis.url, bootstrap, group)
+        env = kafka_env(database, redis.url, bootstrap, group, bytecode)
         for kill_at in (200, 1100, 2300):
             running = consumer(env, tmp_path / "consumer.log")
             try:
@@ -95,13 +118,15 @@ def test_consumer_sigkilled_at_several_points_loses_nothing_and_stores_nothing_t
     assert committed_total(bootstrap, group, TOPIC) == total
 
 
-def test_postgres_restart_under_the_consumer_loses_nothing(bootstrap: str, tmp_path: Path) -> None:
+def test_postgres_restart_under_the_consumer_loses_nothing(
+    bootstrap: str, bytecode: Path, tmp_path: Path
+) -> None:
     total = 3000
     group = f"faults-{uuid.uuid4().hex[:8]}"
     produce(bootstrap, TOPIC, events(total))
     with processes.private_postgres() as cluster, processes.private_redis() as redis:
         database = processes.create_database(cluster.url())
-        env = kafka_env(database, redis.url, bootstrap, group)
+        env = kafka_env(database, redis.url, bootstrap, group, bytecode)
         processes.manage(env, "migrate", "--no-input")
         running = consumer(env, tmp_path / "consumer.log")
         try:
@@ -121,30 +146,48 @@ def test_postgres_restart_under_the_consumer_loses_nothing(bootstrap: str, tmp_p
 
 
 def test_rebalance_between_two_consumers_loses_nothing(
-    database: str, bootstrap: str, tmp_path: Path
+    database: str, bootstrap: str, bytecode: Path, tmp_path: Path
 ) -> None:
-    total = 4000
     group = f"faults-{uuid.uuid4().hex[:8]}"
-    batches = [events(total)[start : start + 200] for start in range(0, total, 200)]
+    produced: list[int] = []
+    enough = threading.Event()
 
-    def keep_producing() -> None:  # while the group rebalances, messages keep coming
-        for batch in batches:
+    def keep_producing() -> None:
+        # Messages keep coming while the partitions move, both ways, until the test has
+        # seen the second consumer take over; at most 20,000.
+        while not enough.is_set() and sum(produced) < 20000:
+            batch = events(100)
             produce(bootstrap, TOPIC, batch)
-            time.sleep(0.2)
+            produced.append(len(batch))
+            time.sleep(0.1)
 
     producer = threading.Thread(target=keep_producing)
     with processes.private_redis() as redis:
-        env = kafka_env(database, redis.url, bootstrap, group)
+        env = kafka_env(database, redis.url, bootstrap, group, bytecode)
         first = consumer(env, tmp_path / "first.log")
         second = None
         try:
             producer.start()
             processes.wait_for(lambda: stored(database) >= 300, 120, "the first consumer")
             second = consumer(env, tmp_path / "second.log")
-            processes.wait_for(lambda: "kafka_assigned" in second.output(), 120, "a rebalance")
-            processes.wait_for(lambda: stored(database) >= 2000, 120, "both consumers")
+            # Cooperative rebalancing: an empty assignment first, then the moved partitions.
+            processes.wait_for(
+                lambda: f"kafka_assigned partitions={TOPIC}" in second.output(),
+                120,
+                "partitions moved to the second consumer",
+            )
+            moved_at = stored(database)
+            processes.wait_for(
+                lambda: stored(database) >= moved_at + 400, 120, "both consumers storing"
+            )
             first.stop()  # SIGTERM: stores and commits what it holds, leaves the group
+            left_at = stored(database)
+            processes.wait_for(
+                lambda: stored(database) >= left_at + 400, 120, "the second alone, every partition"
+            )
+            enough.set()
             producer.join(timeout=120)
+            total = sum(produced)
             processes.wait_for(lambda: stored(database) >= total, 120, "every event", 0.5)
             # Commits refused while the group rebalanced are made by the partitions' next
             # owner (the second consumer), which reads those messages again.
@@ -152,10 +195,14 @@ def test_rebalance_between_two_consumers_loses_nothing(
                 lambda: committed_total(bootstrap, group, TOPIC) >= total, 180, "the offsets", 1
             )
         finally:
+            enough.set()
             first.stop()
             if second is not None:
                 second.stop()
             producer.join(timeout=120)
     assert "kafka_revoked" in first.output()
+    assert f"kafka_assigned partitions={TOPIC}" in second.output()
+    taken_over = re.search(r"stopped after (\d+) messages", second.output())
+    assert taken_over is not None and int(taken_over.group(1)) > 0, second.output()[-3000:]
     assert stored(database) == total
     assert committed_total(bootstrap, group, TOPIC) == total
