@@ -16,6 +16,7 @@ from api.marquez import shapes
 from api.marquez.errors import MarquezError, not_found
 from api.marquez.paging import limit_offset, total_count
 from catalog import naming
+from catalog.facets import data_source, lifecycle_state_change
 from catalog.models import (
     DATASETS_BY_NAME,
     JOBS_BY_UPDATE,
@@ -215,9 +216,7 @@ def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]
     for write in writes:
         run = runs[write.run_id]
         version_facets = shapes.redact(facets.get(run.run_id_text, {}))
-        lifecycle = version_facets.get("lifecycleStateChange") or {}
-        state = lifecycle.get("lifecycleStateChange") if isinstance(lifecycle, dict) else None
-        source = (version_facets.get("dataSource") or {}).get("name")
+        source = data_source.source_name(version_facets)
         answer.append(
             {
                 "id": {
@@ -234,7 +233,7 @@ def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]
                 "sourceName": source if isinstance(source, str) else dataset.namespace,
                 "fields": shapes.schema_fields(version_facets),
                 "tags": [],
-                "lifecycleState": state if isinstance(state, str) else None,
+                "lifecycleState": lifecycle_state_change.version_state(version_facets),
                 "description": dataset.description or None,
                 "createdByRun": run_shapes[str(run.run_uuid)],
                 "facets": version_facets,
