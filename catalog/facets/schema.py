@@ -40,7 +40,8 @@ def _flatten(fields: Any, prefix: str = "") -> list[tuple[str, str, str]]:
 def marquez_fields(facets: Any) -> list[dict[str, Any]]:
     """The facet's top-level fields as Marquez lists them (facets already redacted)."""
     answer = []
-    for item in opened(facets, NAME).get("fields") or []:
+    fields = opened(facets, NAME).get("fields")
+    for item in fields if isinstance(fields, list) else []:
         if isinstance(item, dict) and isinstance(item.get("name"), str):
             answer.append(
                 {

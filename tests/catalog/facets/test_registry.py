@@ -58,9 +58,9 @@ def facet_lookups(source: str, names: set[str]) -> list[tuple[int, str]]:
         keys: list[ast.expr] = []
         if isinstance(node, ast.Subscript) and _mentions_facets(node.value):
             keys = [node.slice]
-        elif isinstance(node, ast.Call) and _mentions_facets(node.func):
-            keys = list(node.args)
-        elif isinstance(node, ast.Call) and any(_mentions_facets(a) for a in node.args):
+        elif isinstance(node, ast.Call) and (
+            _mentions_facets(node.func) or any(_mentions_facets(a) for a in node.args)
+        ):
             keys = list(node.args)
         for key in keys:
             if isinstance(key, ast.Constant) and key.value in words:
