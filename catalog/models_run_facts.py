@@ -14,20 +14,12 @@ from django.db import models
 from catalog.fields import covered_fk
 from catalog.models import DatasetAlias, Direction, Run
 
-# The facets kept, and what each is (the names are OpenLineage's).
-RUN_FACT_FACETS = (
-    "outputStatistics",
-    "inputStatistics",
-    "dataQualityMetrics",
-    "dataQualityAssertions",
-)
-
 
 class RunDatasetFacet(models.Model):
     run = covered_fk(Run, on_delete=models.CASCADE, related_name="+")
     alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
     direction = models.CharField(max_length=6, choices=Direction.choices)
-    name = models.CharField(max_length=32)  # one of RUN_FACT_FACETS
+    name = models.CharField(max_length=32)  # one of catalog.facets.RUN_FACT_FACETS
     # "<eventTime fixed-width ISO UTC>|<digest hex>": the greatest wins.
     version = models.TextField()
     value = models.JSONField()

@@ -3,13 +3,14 @@
 shape for every surface: the run and dataset details of /api/v1, the Marquez mount's run
 facets and dataset versions, the admin.
 
-Each entry is one (run, dataset name, direction): ``statistics`` (rows, bytes, files, from
-``outputStatistics`` for an output and ``inputStatistics`` for an input),
-``quality_metrics`` (``dataQualityMetrics``: rows, bytes, files, per-column metrics as the
-producer sent them) and ``assertions`` (``dataQualityAssertions``: assertion, success,
-column). Values are the producer's: the API redacts them like every facet. Reads are
-bounded: a run's entries by ``RELATED_LIMIT``, a dataset's by its latest ``runs`` runs per
-alias (index ``catalog_run_ds_facet_alias_idx``), whatever the history.
+Each entry is one (run, dataset name, direction), one key per run-fact facet of the facet
+table (``catalog/facets/``, its ``RunFactShape``): ``statistics`` (rows, bytes, files,
+the output statistics for an output and the input statistics for an input),
+``quality_metrics`` (rows, bytes, files, per-column metrics as the producer sent them) and
+``assertions`` (assertion, success, column). Values are the producer's: the API redacts
+them like every facet. Reads are bounded: a run's entries by ``RELATED_LIMIT``, a
+dataset's by its latest ``runs`` runs per alias (index ``catalog_run_ds_facet_alias_idx``),
+whatever the history.
 """
 
 from collections import defaultdict
@@ -17,46 +18,10 @@ from typing import Any
 
 from django.db import connection
 
+from catalog.facets import RUN_FACTS
+
 RELATED_LIMIT = 200
-ASSERTIONS_LIMIT = 200
 _ROWS_PER_RUN = 8  # four facets, two directions: a run's rows about one alias at most
-
-
-def _number(value: Any) -> int | float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return value
-
-
-def _statistics(value: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "row_count": _number(value.get("rowCount")),
-        "bytes": _number(value.get("size", value.get("bytes"))),
-        "file_count": _number(value.get("fileCount")),
-    }
-
-
-def _metrics(value: dict[str, Any]) -> dict[str, Any]:
-    columns = value.get("columnMetrics")
-    return {
-        **_statistics({**value, "size": value.get("bytes")}),
-        "column_metrics": columns if isinstance(columns, dict) else {},
-    }
-
-
-def _assertions(value: dict[str, Any]) -> list[dict[str, Any]]:
-    items = value.get("assertions")
-    if not isinstance(items, list):
-        return []
-    return [
-        {
-            "assertion": str(item.get("assertion") or ""),
-            "success": item.get("success") if isinstance(item.get("success"), bool) else None,
-            "column": item.get("column") if isinstance(item.get("column"), str) else None,
-        }
-        for item in items[:ASSERTIONS_LIMIT]
-        if isinstance(item, dict)
-    ]
 
 
 def empty_entry(direction: str) -> dict[str, Any]:
@@ -65,17 +30,13 @@ def empty_entry(direction: str) -> dict[str, Any]:
 
 def fold(entry: dict[str, Any], name: str, value: Any) -> None:
     """Put one stored facet into its entry's shape."""
-    if not isinstance(value, dict):
+    shape = RUN_FACTS.get(name)
+    if shape is None or not isinstance(value, dict):
         return
-    if name in ("outputStatistics", "inputStatistics"):
-        # An input's own statistics facet is inputStatistics, an output's outputStatistics.
-        wanted = "outputStatistics" if entry["direction"] == "output" else "inputStatistics"
-        if name == wanted or entry["statistics"] is None:
-            entry["statistics"] = _statistics(value)
-    elif name == "dataQualityMetrics":
-        entry["quality_metrics"] = _metrics(value)
-    elif name == "dataQualityAssertions":
-        entry["assertions"] = _assertions(value)
+    # A facet of the entry's own direction (an input's inputStatistics) beats one of the
+    # other direction filling the same place.
+    if shape.direction in (None, entry["direction"]) or entry[shape.entry_key] is None:
+        entry[shape.entry_key] = shape.shape(value)
 
 
 def of_run(run_id: int) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from api.marquez import shapes
 from api.marquez.errors import MarquezError, not_found
 from api.marquez.paging import limit_offset
 from catalog import naming, run_facts
+from catalog.facets import data_source, lifecycle_state_change
 from catalog.models import Dataset, Job, Run, RunDataset
 from catalog.reads import datasets as dataset_reads
 from catalog.reads import jobs as job_reads
@@ -173,9 +174,7 @@ def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]
         run = runs[write.run_id]
         merged = {**facets.get(run.run_id_text, {}), **facts.get(run.id, {})}
         version_facets = shapes.redact(merged)
-        lifecycle = version_facets.get("lifecycleStateChange") or {}
-        state = lifecycle.get("lifecycleStateChange") if isinstance(lifecycle, dict) else None
-        source = (version_facets.get("dataSource") or {}).get("name")
+        source = data_source.source_name(version_facets)
         answer.append(
             {
                 "id": {
@@ -192,7 +191,7 @@ def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]
                 "sourceName": source if isinstance(source, str) else dataset.namespace,
                 "fields": shapes.schema_fields(version_facets),
                 "tags": [],
-                "lifecycleState": state if isinstance(state, str) else None,
+                "lifecycleState": lifecycle_state_change.version_state(version_facets),
                 "description": dataset.description or None,
                 "createdByRun": run_shapes[str(run.run_uuid)],
                 "facets": version_facets,

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from catalog import column_lineage
+from catalog.facets import data_source, documentation, schema, source_code_location
 from catalog.models import Dataset, Job, Run
 from catalog.reads import datasets as dataset_reads
 from catalog.reads import jobs as job_reads
@@ -58,11 +59,6 @@ def job_type(job: Job) -> str:
 
 def dataset_type(namespace: str) -> str:
     return "STREAM" if namespace.lower().startswith(STREAM_SCHEMES) else "DB_TABLE"
-
-
-def _facet(facets: dict[str, Any], name: str) -> dict[str, Any]:
-    value = facets.get(name)
-    return value if isinstance(value, dict) else {}
 
 
 # --- runs -----------------------------------------------------------------------------
@@ -151,8 +147,7 @@ def jobs_data(jobs: list[Job], latest_runs: int = LATEST_RUNS) -> list[dict[str,
 
 def _job(job: Job, runs: list[Run], io: dict[str, list[dict[str, str]]]) -> dict[str, Any]:
     facets = redact(job.facets)
-    documentation = _facet(facets, "documentation").get("description")
-    location = _facet(facets, "sourceCodeLocation").get("url")
+    described = documentation.description(facets)
     run_shapes = [run_data(run, job.namespace, job.name) for run in runs]
     return {
         "id": {"namespace": job.namespace, "name": job.name},
@@ -166,8 +161,8 @@ def _job(job: Job, runs: list[Run], io: dict[str, list[dict[str, str]]]) -> dict
         "namespace": job.namespace,
         "inputs": io["input"],
         "outputs": io["output"],
-        "location": location,
-        "description": job.description or documentation or None,
+        "location": source_code_location.url(facets),
+        "description": job.description or described or None,
         "latestRun": run_shapes[0] if run_shapes else None,
         "latestRuns": run_shapes,
         "tags": [],
@@ -224,7 +219,7 @@ def dataset_data(
     current_version: str | None,
 ) -> dict[str, Any]:
     facets = redact(dataset.facets)
-    source = _facet(facets, "dataSource").get("name")
+    source = data_source.source_name(facets)
     return {
         "id": {"namespace": dataset.namespace, "name": dataset.name},
         "type": dataset_type(dataset.namespace),
@@ -248,21 +243,8 @@ def dataset_data(
 
 
 def schema_fields(facets: dict[str, Any]) -> list[dict[str, Any]]:
-    """Fields of an event's ``schema`` dataset facet, as Marquez lists them."""
-    answer = []
-    for item in _facet(facets, "schema").get("fields") or []:
-        if isinstance(item, dict) and isinstance(item.get("name"), str):
-            answer.append(
-                {
-                    "name": item["name"],
-                    "type": item.get("type") if isinstance(item.get("type"), str) else None,
-                    "tags": [],
-                    "description": item.get("description")
-                    if isinstance(item.get("description"), str)
-                    else None,
-                }
-            )
-    return answer
+    """Fields of an event's schema dataset facet, as Marquez lists them."""
+    return schema.marquez_fields(facets)
 
 
 # --- column lineage -------------------------------------------------------------------

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from catalog import naming
+from catalog.facets import column_lineage
 
 if TYPE_CHECKING:
     from catalog.services.derivation.facts import AliasKey, Extractor, RawEvent, RunFact
@@ -36,9 +37,8 @@ def entries(dataset: dict) -> Iterator[Entry]:
     dataset level)``. Its field-level lineage (``fields``) and its dataset-level
     dependencies (``dataset``, facet 1-2-0, target field ""). Observed runs and static
     declarations (catalog/services/derivation/static.py) read the facet here alike."""
-    facets = dataset.get("facets")
-    facet = facets.get("columnLineage") if isinstance(facets, dict) else None
-    if not isinstance(facet, dict):
+    facet = column_lineage.of(dataset)
+    if facet is None:
         return
     fields = facet.get("fields")
     for target_field, spec in (fields if isinstance(fields, dict) else {}).items():
@@ -81,7 +81,7 @@ def read(
     time = event.event_time or EPOCH
     for target_field, source, transformation, kept, dataset_level in entries(dataset):
         source_key = extractor.try_alias(
-            source.get("namespace"), source.get("name"), event, "columnLineage"
+            source.get("namespace"), source.get("name"), event, column_lineage.NAME
         )
         if source_key is None:
             continue

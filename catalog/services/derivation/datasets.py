@@ -13,6 +13,7 @@ from typing import Any
 from django.db import connection, models
 
 from catalog import display_names
+from catalog.facets import documentation, lifecycle_state_change, schema
 from catalog.models import (
     AliasLink,
     ColumnLineageEdge,
@@ -298,19 +299,19 @@ def _merge_dataset_facts(
                 changed = merge_facets(dataset.facets, dataset.facet_versions, new)
                 if changed:
                     facets_changed.add(dataset_id)
-                if "schema" in changed and dataset not in schema_changed:
+                if schema.NAME in changed and dataset not in schema_changed:
                     schema_changed.append(dataset)
-        documentation = dataset.facets.get("documentation")
-        if isinstance(documentation, dict):
+        description = documentation.description(dataset.facets)
+        if description is not None:
             # Producer text shown and searched: stored redacted (ADR 0056).
-            dataset.description = producer_text(documentation.get("description") or "")
-        lifecycle = dataset.facets.get("lifecycleStateChange")
-        if isinstance(lifecycle, dict):
-            dataset.lifecycle_state = producer_text(lifecycle.get("lifecycleStateChange") or "", 16)
+            dataset.description = producer_text(description)
+        state = lifecycle_state_change.state(dataset.facets)
+        if state is not None:
+            dataset.lifecycle_state = producer_text(state, 16)
             dataset.lifecycle_changed_at = parse_timestamp(
-                dataset.facet_versions["lifecycleStateChange"][0]
+                dataset.facet_versions[lifecycle_state_change.NAME][0]
             )
-            dataset.is_dropped = dataset.lifecycle_state == "DROP"
+            dataset.is_dropped = dataset.lifecycle_state == lifecycle_state_change.DROP
     write_facets_if_changed(list(datasets.values()), facets_changed, DATASET_FIELDS)
     refresh_fields(schema_changed)
 
@@ -322,9 +323,7 @@ def refresh_fields(datasets: list[Dataset]) -> None:
     DatasetField.objects.filter(dataset__in=[dataset.id for dataset in datasets]).delete()
     rows = []
     for dataset in datasets:
-        schema = dataset.facets.get("schema")
-        fields = schema.get("fields") if isinstance(schema, dict) else None
-        for ordinal, (name, type_, description) in enumerate(_flatten(fields or [])):
+        for ordinal, (name, type_, description) in enumerate(schema.flattened(dataset.facets)):
             rows.append(
                 DatasetField(
                     dataset_id=dataset.id,
@@ -335,21 +334,6 @@ def refresh_fields(datasets: list[Dataset]) -> None:
                 )
             )
     DatasetField.objects.bulk_create(rows)
-
-
-def _flatten(fields: Any, prefix: str = "") -> list[tuple[str, str, str]]:
-    result: list[tuple[str, str, str]] = []
-    if not isinstance(fields, list):
-        return result
-    for field in fields:
-        if not isinstance(field, dict) or not isinstance(field.get("name"), str):
-            continue
-        # Names, types and descriptions are producer text: stored redacted (ADR 0056).
-        name = prefix + producer_text(field["name"])
-        type_, description = field.get("type") or "", field.get("description") or ""
-        result.append((name, producer_text(type_), producer_text(description)))
-        result.extend(_flatten(field.get("fields"), name + "."))
-    return result
 
 
 def detach_alias(alias_id: int) -> set[int]:

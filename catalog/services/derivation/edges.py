@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import connection
 
+from catalog.facets import lineage_catalog_edge
 from catalog.services.derivation import column_edges
 from catalog.services.derivation.edge_runs import EdgeRuns, columns_of
 from catalog.services.derivation.facts import AliasKey, Facts, JobKey, RunKey
@@ -75,9 +76,7 @@ ON CONFLICT (event_id) DO NOTHING
 _RUN_EDGES = """
 SELECT i.run_id, ai.dataset_id, ao.dataset_id, r.job_id,
        GREATEST(MIN(i.first_seen), MIN(o.first_seen)), GREATEST(MAX(i.last_seen), MAX(o.last_seen)),
-       r.run_uuid, {writes},
-       COALESCE(r.facets->'lineageCatalog_edge'->>'lineage_type', ''),
-       COALESCE(r.facets->'lineageCatalog_edge'->>'pipeline', '')
+       r.run_uuid, {writes}, {lineage_type}, {pipeline}
 FROM catalog_run_dataset i
 JOIN catalog_run_dataset o ON o.run_id = i.run_id AND o.direction = 'output'
 JOIN catalog_dataset_alias ai ON ai.id = i.alias_id
@@ -88,7 +87,11 @@ WHERE i.run_id = ANY(%(runs)s) AND i.direction = 'input'
   -- index instead of hashing a whole table that grows with history (ADR 0025).
   AND o.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s)
 GROUP BY i.run_id, ai.dataset_id, ao.dataset_id, r.id
-""".replace("{writes}", write_sql())
+""".format(
+    writes=write_sql(),
+    lineage_type=lineage_catalog_edge.sql_value("lineage_type"),
+    pipeline=lineage_catalog_edge.sql_value("pipeline"),
+)
 _UPSERT_EDGES = """
 INSERT INTO catalog_lineage_edge (
     source_id, target_id, job_id, first_seen, last_seen, run_count, lineage_type, pipeline
@@ -104,8 +107,8 @@ LINEAGE_EDGE_RUNS = EdgeRuns(
     "catalog_lineage_edge",
     "catalog_lineage_edge_run",
     carried=(
-        ("lineage_type", "COALESCE(r.facets->'lineageCatalog_edge'->>'lineage_type', '')"),
-        ("pipeline", "COALESCE(r.facets->'lineageCatalog_edge'->>'pipeline', '')"),
+        ("lineage_type", lineage_catalog_edge.sql_value("lineage_type")),
+        ("pipeline", lineage_catalog_edge.sql_value("pipeline")),
     ),
 )
 

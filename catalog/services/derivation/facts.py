@@ -13,6 +13,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from catalog import naming
+from catalog.facets import NOT_MERGED, job_type, lifecycle_state_change, lineage_catalog_edge
+from catalog.facets import parent as parent_facet
+from catalog.facets import symlinks as symlinks_facet
 from catalog.rules import MatchBudgetSpent, RuleSet
 from catalog.services.derivation import column_facts
 from catalog.services.derivation.skipped import without
@@ -306,15 +309,13 @@ class Extractor:
         if run.state is None or state > run.state:
             run.state, run.state_type, run.state_time = state, event_type, time
         # Streaming is a property of this event's own job facets (not of the batch's).
-        job_facets = payload["job"].get("facets")
-        job_type = job_facets.get("jobType") if isinstance(job_facets, dict) else None
-        if isinstance(job_type, dict) and job_type.get("processingType") == "STREAMING":
+        if job_type.is_streaming(payload["job"].get("facets")):
             run.streaming = True
         run_facets = run_payload.get("facets")
         _merge_facets(run.facets, run_facets, event.version)
-        parent = run_facets.get("parent") if isinstance(run_facets, dict) else None
-        if isinstance(parent, dict):
-            self._parent(event, run, job, parent)
+        parent = parent_facet.reference(run_facets)
+        if parent is not None:
+            self._parent(event, run, job, *parent)
         for direction in ("inputs", "outputs"):
             self._io(event, payload.get(direction), direction[:-1], run=run, job=job)
 
@@ -332,19 +333,19 @@ class Extractor:
             fact.run_id_text = run_id
         return fact
 
-    def _parent(self, event: RawEvent, run: RunFact, job: JobFact, parent: dict) -> None:
-        parent_job = parent.get("job") or {}
-        parent_run = parent.get("run") or {}
-        if not isinstance(parent_job, dict) or not isinstance(parent_run, dict):
-            return
-        namespace, name = parent_job.get("namespace"), parent_job.get("name")
-        if not isinstance(namespace, str) or not isinstance(name, str) or not name:
-            return
+    def _parent(
+        self,
+        event: RawEvent,
+        run: RunFact,
+        job: JobFact,
+        namespace: str,
+        name: str,
+        parent_run_id: str | None,
+    ) -> None:
         parent_fact = self.job(namespace, name, own=False)
         if (namespace, name) != job.key and (job.parent is None or event.version > job.parent[0]):
             job.parent = (event.version, parent_fact.key)
-        parent_run_id = parent_run.get("runId")
-        if isinstance(parent_run_id, str) and parent_run_id:
+        if parent_run_id is not None:
             placeholder = self._run(parent_run_id, parent_fact.key, own=False, version=("", ""))
             if placeholder.key != run.key and (run.parent is None or event.version > run.parent[0]):
                 run.parent = (event.version, placeholder.key)
@@ -395,37 +396,25 @@ class Extractor:
         facets = dataset.get("facets")
         if isinstance(facets, dict):
             into = self.facts.dataset_facets.setdefault(key, {})
-            _merge_facets(into, facets, event.version, skip=("columnLineage",))
-            self._symlinks(event, key, facets.get("symlinks"))
-            self._lifecycle(event, key, facets.get("lifecycleStateChange"))
+            _merge_facets(into, facets, event.version, skip=NOT_MERGED)
+            self._symlinks(event, key, facets)
+            self._rename(event, key, facets)
         return key
 
-    def _symlinks(self, event: RawEvent, key: AliasKey, symlinks: Any) -> None:
-        identifiers = symlinks.get("identifiers") if isinstance(symlinks, dict) else None
-        if not isinstance(identifiers, list):
-            return
-        for identifier in identifiers:
-            if not isinstance(identifier, dict):
-                continue
-            namespace, name = identifier.get("namespace"), identifier.get("name")
-            if not isinstance(namespace, str) or not isinstance(name, str) or not name.strip():
-                continue
-            detail = f"symlink {identifier.get('type') or ''} of {key[0]} {key[1]}".strip()
+    def _symlinks(self, event: RawEvent, key: AliasKey, facets: dict[str, Any]) -> None:
+        for namespace, name, kind in symlinks_facet.identifiers(facets):
+            detail = f"symlink {kind} of {key[0]} {key[1]}".strip()
             other = self.alias(namespace, name, event, "symlink", detail)
             self.facts.event_datasets.add((other, event.id, "symlink"))
-            if str(identifier.get("type") or "").upper() == "TABLE":
+            if symlinks_facet.is_table(kind):
                 self.facts.table_names.add(other)
             self.link(key, other, "symlink", event)
 
-    def _lifecycle(self, event: RawEvent, key: AliasKey, facet: Any) -> None:
-        if not isinstance(facet, dict) or facet.get("lifecycleStateChange") != "RENAME":
-            return
-        previous = facet.get("previousIdentifier")
-        if isinstance(previous, dict):
-            namespace, name = previous.get("namespace"), previous.get("name")
-            if isinstance(namespace, str) and isinstance(name, str) and name.strip():
-                other = self.alias(namespace, name, event, "rename", f"renamed to {key[1]}")
-                self.link(key, other, "rename", event)
+    def _rename(self, event: RawEvent, key: AliasKey, facets: dict[str, Any]) -> None:
+        previous = lifecycle_state_change.renamed_from(facets)
+        if previous is not None:
+            other = self.alias(*previous, event, "rename", f"renamed to {key[1]}")
+            self.link(key, other, "rename", event)
 
     def _job_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
         job = self._job_facts(event, payload.get("job"))
@@ -451,11 +440,10 @@ class Extractor:
         state = (1, event.version[0], TERMINAL["COMPLETE"], event.version[1])
         if run.state is None or state > run.state:
             run.state, run.state_type, run.state_time = state, "COMPLETE", time
-        edge_facet = {
-            "lineage_type": _text(payload.get("lineage_type"), 100),
-            "pipeline": _text(payload.get("pipeline")),
-        }
-        _merge_facets(run.facets, {"lineageCatalog_edge": edge_facet}, event.version)
+        edge_facet = lineage_catalog_edge.facet(
+            _text(payload.get("lineage_type"), 100), _text(payload.get("pipeline"))
+        )
+        _merge_facets(run.facets, edge_facet, event.version)
         keys = {}
         for role, column in (("input", "source_table"), ("output", "target_table")):
             table = payload.get(column)

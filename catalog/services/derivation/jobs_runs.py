@@ -4,6 +4,7 @@ import uuid
 from datetime import datetime
 from typing import Any, TypeVar
 
+from catalog.facets import documentation, error_message, job_type, nominal_time
 from catalog.models import TERMINAL_STATES, Job, Run, RunState
 from catalog.naming import key_hash, producer_text
 from catalog.services.derivation.facts import Facts, JobKey, RunFact, RunKey, Version, iso
@@ -81,10 +82,6 @@ def _max(a: datetime | None, b: datetime | None) -> datetime | None:
     return b if a is None else a if b is None else max(a, b)
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def ensure_jobs(facts: Facts) -> dict[JobKey, int]:
     """Insert the jobs the batch names that do not exist yet; returns key → id.
 
@@ -133,13 +130,12 @@ def merge_jobs(facts: Facts, ids: dict[JobKey, int]) -> None:
         parent_key = _newer_parent(job.facet_versions, fact.parent)
         if parent_key is not None:
             job.parent_id = ids[parent_key]
-        job_type = _dict(job.facets.get("jobType"))
+        processing_type, kind, integration = job_type.projection(job.facets)
         # Producer text the catalog shows and searches: stored redacted (ADR 0056).
-        job.processing_type = producer_text(job_type.get("processingType") or "", 16)
-        job.job_type = producer_text(job_type.get("jobType") or "", 64)
-        job.integration = producer_text(job_type.get("integration") or "", 64)
-        documentation = _dict(job.facets.get("documentation"))
-        job.description = producer_text(documentation.get("description") or "")
+        job.processing_type = producer_text(processing_type, 16)
+        job.job_type = producer_text(kind, 64)
+        job.integration = producer_text(integration, 64)
+        job.description = producer_text(documentation.description(job.facets) or "")
     write_facets_if_changed(jobs, facets_changed, JOB_FIELDS)
 
 
@@ -305,11 +301,10 @@ def _derived_run_fields(run: Run) -> None:
     run.started_at = run.first_start_time or run.first_event_time
     run.ended_at = run.state_time if run.state in TERMINAL_STATES else None
     run.duration = run.ended_at - run.started_at if run.ended_at and run.started_at else None
-    nominal = _dict(run.facets.get("nominalTime"))
-    run.nominal_start_time = parse_timestamp(nominal.get("nominalStartTime"))
-    run.nominal_end_time = parse_timestamp(nominal.get("nominalEndTime"))
-    error = _dict(run.facets.get("errorMessage"))
-    run.error_message = producer_text(error.get("message") or "")  # stored redacted
+    nominal_start, nominal_end = nominal_time.times(run.facets)
+    run.nominal_start_time = parse_timestamp(nominal_start)
+    run.nominal_end_time = parse_timestamp(nominal_end)
+    run.error_message = producer_text(error_message.message(run.facets))  # stored redacted
 
 
 __all__ = [

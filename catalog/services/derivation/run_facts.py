@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
-from catalog.models_run_facts import RUN_FACT_FACETS
+from catalog.facets import RUN_FACT_FACETS
 from catalog.services.derivation.edge_runs import columns_of
 from catalog.services.derivation.facts import AliasKey, RawEvent, RunKey
 from catalog.services.derivation.static import version_text

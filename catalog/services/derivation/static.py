@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
+from catalog.facets import column_lineage
 from catalog.services.derivation import column_facts
 from catalog.services.derivation.edge_runs import columns_of
 from catalog.services.derivation.facts import EPOCH, AliasKey, JobKey, RawEvent
@@ -77,7 +78,7 @@ def _columns(
     redacted, keyed alike (ADR 0060)."""
     for target_field, source, transformation, kept, dataset_level in column_facts.entries(dataset):
         source_key = extractor.try_alias(
-            source.get("namespace"), source.get("name"), event, "columnLineage"
+            source.get("namespace"), source.get("name"), event, column_lineage.NAME
         )
         if source_key is None:
             continue

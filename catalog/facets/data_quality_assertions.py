@@ -1,0 +1,36 @@
+"""``dataQualityAssertions`` (input dataset): each assertion, its column and success."""
+
+from typing import Any
+
+from catalog.facets.base import DATASET, INPUT, OUTPUT, Facet, RunFactShape
+
+NAME = "dataQualityAssertions"
+LIMIT = 200  # assertions shown per entry (every list bounded)
+
+
+def shape(value: dict[str, Any]) -> list[dict[str, Any]]:
+    items = value.get("assertions")
+    if not isinstance(items, list):
+        return []
+    return [
+        {
+            "assertion": str(item.get("assertion") or ""),
+            "success": item.get("success") if isinstance(item.get("success"), bool) else None,
+            "column": item.get("column") if isinstance(item.get("column"), str) else None,
+        }
+        for item in items[:LIMIT]
+        if isinstance(item, dict)
+    ]
+
+
+FACET = Facet(
+    NAME,
+    appears=(INPUT, OUTPUT, DATASET),
+    extracts="from an input's inputFacets (or an input's or output's dataset facets), "
+    "per (run, alias, direction) by version; also merged into the dataset's facets when "
+    "sent as a dataset facet",
+    projects="RunDatasetFacet",
+    native="run detail `dataset_facts[].assertions`, dataset detail `run_facts`",
+    marquez="run `inputDatasetVersions[].facets`",
+    run_fact=RunFactShape("assertions", shape),
+)

@@ -1,0 +1,56 @@
+"""``schema`` (dataset): the dataset's fields, nested fields flattened with dotted names."""
+
+from typing import Any
+
+from catalog.facets.base import DATASET, Facet, opened
+from catalog.naming import producer_text
+
+NAME = "schema"
+FACET = Facet(
+    NAME,
+    appears=(DATASET,),
+    extracts="merged into the dataset's facets by version (inputs, outputs, DatasetEvents)",
+    projects="DatasetField rows (name, type, description; nested fields as a.b), "
+    "replaced whole when the merged facet changes",
+    native="dataset detail `fields`, and in `facets`",
+    marquez="dataset `fields`; a dataset version's `fields` from that run's own facet",
+)
+
+
+def flattened(facets: Any) -> list[tuple[str, str, str]]:
+    """(name, type, description) of every field, nested ones after their parent as
+    ``parent.child``; producer text, stored redacted (ADR 0056)."""
+    return _flatten(opened(facets, NAME).get("fields"))
+
+
+def _flatten(fields: Any, prefix: str = "") -> list[tuple[str, str, str]]:
+    result: list[tuple[str, str, str]] = []
+    if not isinstance(fields, list):
+        return result
+    for field in fields:
+        if not isinstance(field, dict) or not isinstance(field.get("name"), str):
+            continue
+        name = prefix + producer_text(field["name"])
+        type_, description = field.get("type") or "", field.get("description") or ""
+        result.append((name, producer_text(type_), producer_text(description)))
+        result.extend(_flatten(field.get("fields"), name + "."))
+    return result
+
+
+def marquez_fields(facets: Any) -> list[dict[str, Any]]:
+    """The facet's top-level fields as Marquez lists them (facets already redacted)."""
+    answer = []
+    fields = opened(facets, NAME).get("fields")
+    for item in fields if isinstance(fields, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            answer.append(
+                {
+                    "name": item["name"],
+                    "type": item.get("type") if isinstance(item.get("type"), str) else None,
+                    "tags": [],
+                    "description": item.get("description")
+                    if isinstance(item.get("description"), str)
+                    else None,
+                }
+            )
+    return answer
