@@ -18,6 +18,7 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
     && pip install --only-binary=:all: -r requirements.txt
 COPY manage.py ./
 COPY config ./config
+COPY core ./core
 COPY ingest ./ingest
 COPY catalog ./catalog
 COPY api ./api
@@ -26,7 +27,7 @@ COPY api ./api
 RUN DJANGO_SETTINGS_MODULE=config.settings.production \
     DJANGO_SECRET_KEY=collectstatic-only-not-used-at-run-time-0123456789 \
     python manage.py collectstatic --no-input \
-    && python -m compileall -q config ingest catalog api
+    && python -m compileall -q config core ingest catalog api
 
 # --- runtime: the virtualenv and the code, owned by root, run as an unprivileged user ------
 FROM ${PYTHON_IMAGE} AS runtime

@@ -66,7 +66,7 @@ test: install-dev browser
 	$(UV) lock --check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy config ingest catalog api
+	$(BIN)/mypy config core ingest catalog api
 	$(BIN)/python manage.py makemigrations --check --dry-run --settings=config.settings.test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
@@ -80,7 +80,7 @@ lint:
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 typecheck:
-	$(BIN)/mypy config ingest catalog api
+	$(BIN)/mypy config core ingest catalog api
 
 schema: install-dev
 	$(BIN)/python manage.py spectacular --settings=config.settings.test --file docs/openapi.yaml

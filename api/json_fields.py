@@ -1,5 +1,5 @@
 """The serializer field for JSON a producer wrote (facets, payloads, metadata values, run
-facts): shown redacted by ``ingest.redaction.redact``, the one redaction function (ADR
+facts): shown redacted by ``core.redaction.redact``, the one redaction function (ADR
 0056). Its own module so the smaller serializer modules can use it without importing
 ``api.serializers``."""
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from ingest.redaction import redact
+from core.redaction import redact
 
 
 class RedactedJSONField(serializers.JSONField):

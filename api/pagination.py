@@ -14,7 +14,7 @@ from rest_framework.pagination import Cursor, CursorPagination, LimitOffsetPagin
 
 from api.params import integer_within
 from api.problems import bad_parameter
-from ingest.problems import Problem
+from core.problems import Problem
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500

@@ -3,7 +3,7 @@
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse
 from rest_framework import serializers
 
-from ingest.problems import Problem
+from core.problems import Problem
 
 
 class FieldErrorSerializer(serializers.Serializer):
@@ -68,7 +68,7 @@ def not_found(detail: str) -> Problem:
 def bad_parameter(name: str, message: str, detail: str | None = None) -> Problem:
     """400 for the query parameter ``name``: ``message`` is the field error, ``detail``
     (by default the name and the message) the problem's sentence."""
-    from ingest.problems import FieldError
+    from core.problems import FieldError
 
     return Problem(
         status=400,

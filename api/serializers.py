@@ -11,9 +11,9 @@ from api.column_serializers import DatasetColumnEdgeSerializer, DatasetDependenc
 from api.json_fields import RedactedJSONField
 from catalog import naming, writes
 from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run
+from core.redaction import redact, redact_text
 from ingest.facet_problems import FacetProblemSerializer, redacted_problems
 from ingest.models import Event
-from ingest.redaction import redact, redact_text
 
 
 def _many(serializer: type[serializers.BaseSerializer[Any]], items: Any) -> list[dict[str, Any]]:

@@ -48,8 +48,8 @@ def _documents(folders: list[Path]) -> list[object]:
 
 
 def _store(documents: list[object]) -> None:
+    from core.problems import Problem
     from ingest.metrics import problem_label
-    from ingest.problems import Problem
     from ingest.services import record_events
     from ingest.validation import validate_openlineage
 

@@ -7,7 +7,7 @@ memo of ``redact`` bypassed, so every string is scanned), and for each hostile s
 the tests (1 MB each), the time at 256 KB and at 1 MB and their ratio. Linear text costs
 about 4x at 4x the length; a quadratic scan costs about 16x.
 
-With ``--against REV``, the corpus figure is also taken for ``ingest/redaction.py`` as of
+With ``--against REV``, the corpus figure is also taken for ``core/redaction.py`` as of
 git revision REV, alternating with the current one in the same process.
 
 Usage: .venv/bin/python -m bench.redaction [--repeat 3] [--against cd086a2~3]
@@ -49,16 +49,16 @@ def _best(repeat: int, work: Callable[[], object]) -> float:
 
 
 def _module_at(revision: str) -> ModuleType:
-    """``ingest/redaction.py`` as of ``revision``, loaded as a module of its own."""
+    """``core/redaction.py`` as of ``revision``, loaded as a module of its own."""
     source = subprocess.run(
-        ["git", "show", f"{revision}:ingest/redaction.py"],
+        ["git", "show", f"{revision}:core/redaction.py"],
         check=True,
         capture_output=True,
         text=True,
         cwd=CORPUS.parents[2],
     ).stdout
     module = ModuleType(f"redaction_at_{revision}")
-    exec(compile(source, f"{revision}:ingest/redaction.py", "exec"), module.__dict__)
+    exec(compile(source, f"{revision}:core/redaction.py", "exec"), module.__dict__)
     return module
 
 
@@ -68,7 +68,7 @@ def main() -> None:
     parser.add_argument("--against", help="also time the corpus with this revision's module")
     args = parser.parse_args()
     django.setup()
-    from ingest import redaction
+    from core import redaction
     from tests.security.test_redaction import HOSTILE
 
     keys = redaction._configured("REDACT_KEYS")

@@ -30,7 +30,7 @@ from django.db import connection
 
 from catalog import currency
 from catalog.models import DatasetField
-from ingest.redaction import redact_text
+from core.redaction import redact_text
 
 
 def outside(target: str) -> str:

@@ -1,5 +1,5 @@
 """Static (design-time) lineage in the graph: reads over a job's current JobEvent
-declaration (``catalog.models_static``), used by ``catalog.graph`` beside the observed
+declaration (``catalog.models.static``), used by ``catalog.graph`` beside the observed
 edges (ADR 0061).
 
 Declarations point at aliases; every read here goes through the aliases' current

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from ingest.redaction import PORT_AND_PATH, redact_text, splice, url_windows
+from core.redaction import PORT_AND_PATH, redact_text, splice, url_windows
 
 # Default ports dropped from namespaces (the naming spec writes them only when not default).
 DEFAULT_PORTS = {
@@ -52,7 +52,7 @@ def without_credentials(text: str) -> str:
 
     The OpenLineage naming spec writes names without credentials; producers do not always
     follow it, and a name is shown everywhere (lists, search, graph), so derivation stores
-    it clean. Linear in the text, like ``ingest.redaction``.
+    it clean. Linear in the text, like ``core.redaction``.
     """
     if "://" in text and "@" in text:
         text = splice(text, _user_info_spans(text))
@@ -64,7 +64,7 @@ def producer_text(value: Any, limit: int | None = None) -> str:
 
     Derivation copies text out of facets into columns (descriptions, schema fields, column
     transformations, run errors, job types, metadata subjects) that every read path shows
-    and search indexes, so it stores them redacted once, by ``ingest.redaction``'s one
+    and search indexes, so it stores them redacted once, by ``core.redaction``'s one
     function (ADR 0056); a change of the redaction settings reaches them with
     ``manage.py rederive``. Redacted before it is cut to ``limit``, so a cut never keeps
     part of a secret the whole text would have hidden.

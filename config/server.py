@@ -41,7 +41,7 @@ from config.env import env_bool, env_int, env_str
 
 ROOT = Path(__file__).resolve().parent.parent
 # Watched by WEB_RELOAD: the service's code, not .local (make run's data) or the virtualenv.
-CODE = [ROOT / name for name in ("config", "ingest", "catalog", "api")]
+CODE = [ROOT / name for name in ("config", "core", "ingest", "catalog", "api")]
 # What the access log records of a request, read from granian's access-log record.
 ACCESS_FIELDS = {
     "remote": "addr",

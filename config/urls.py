@@ -29,5 +29,5 @@ urlpatterns = [
 ]
 
 # Programs get problem documents for unknown URLs too, not HTML.
-handler404 = "ingest.problems.not_found"
-handler500 = "ingest.problems.server_error"
+handler404 = "core.problems.not_found"
+handler500 = "core.problems.server_error"

@@ -10,9 +10,9 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from core.problems import FieldError, invalid_event
+from core.timestamps import parse_timestamp
 from ingest.models import EventKind
-from ingest.problems import FieldError, invalid_event
-from ingest.timestamps import parse_timestamp
 from ingest.validation import EventRecord
 
 EDGE_PRODUCER = "urn:lineage-catalog:edge-api"

@@ -8,9 +8,9 @@ class IngestConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from ingest import db_timestamps, lookups  # noqa: F401 (lookups registers ``__any``)
+        from core import db_timestamps, lookups  # noqa: F401 (lookups registers ``__any``)
 
-        connection_created.connect(db_timestamps.install, dispatch_uid="ingest.db_timestamps")
+        connection_created.connect(db_timestamps.install, dispatch_uid="core.db_timestamps")
         from ingest.kafka.gauges import KafkaCollector
         from ingest.metrics import register_database_collector
 

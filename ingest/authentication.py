@@ -18,8 +18,8 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 
+from core.problems import BEARER_CHALLENGE
 from ingest.models import ApiToken, TokenScope
-from ingest.problems import BEARER_CHALLENGE
 from ingest.services import hash_token
 
 _CACHE_SECONDS = 5.0

@@ -14,9 +14,9 @@ from typing import IO, Any, cast
 
 import orjson
 
+from core.problems import Problem
 from ingest import json_stream
 from ingest.parsing import limits, parse_json
-from ingest.problems import Problem
 
 GZIP_MAGIC = b"\x1f\x8b"
 EVENT_SUFFIXES = (".json", ".ndjson", ".jsonl", ".gz")

@@ -30,10 +30,10 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from core.problems import problem_exception_handler
+from core.rendering import JSONRenderer
 from ingest import views
 from ingest.authentication import BearerTokenAuthentication, HasIngestScope
-from ingest.problems import problem_exception_handler
-from ingest.rendering import JSONRenderer
 
 # What DRF's negotiation resolves to the JSON renderer with the media type
 # "application/json" and no parameters (no "indent"), as sent by the OpenLineage clients.

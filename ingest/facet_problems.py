@@ -3,7 +3,7 @@
 A problem's message is jsonschema's, which quotes the offending value: a facet that carries
 credentials in the wrong shape would show them. Every read path (API, admin) shows problems
 through ``redacted_problems``, which withholds the message when the path or the quoted
-value names a secret key, and otherwise applies ``ingest.redaction.redact_text`` to it.
+value names a secret key, and otherwise applies ``core.redaction.redact_text`` to it.
 """
 
 from typing import Any
@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 
-from ingest.redaction import is_secret_key, redact_text
+from core.redaction import is_secret_key, redact_text
 
 
 # One entry of ``redacted_problems``: the shape of a problem in every read and ingest answer.

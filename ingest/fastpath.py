@@ -36,10 +36,10 @@ from django.urls import resolve, reverse
 from django.utils.log import log_response
 from django.utils.module_loading import import_string
 
+from core.problems import problem_response, server_error
 from ingest.direct import DirectLineageAnswer
 from ingest.metrics import REQUEST_LATENCY, request_labels
 from ingest.middleware import database_unavailable, is_connection_error
-from ingest.problems import problem_response, server_error
 
 URL_NAME = "ingest-lineage"
 # The middleware whose only effect on this route is headers on the answer; the others

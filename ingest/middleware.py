@@ -10,7 +10,7 @@ from collections.abc import Callable
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse
 
-from ingest.problems import Problem, problem_response
+from core.problems import Problem, problem_response
 
 logger = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = "5"

@@ -124,7 +124,7 @@ class Event(models.Model):
     def __str__(self) -> str:
         label = self.event_type or self.kind
         if self.job_name:  # shown in the admin: an edge's pipeline may hold a token
-            from ingest.redaction import redact_text  # here: the stubs' plugin loads models
+            from core.redaction import redact_text  # here: the stubs' plugin loads models
 
             return redact_text(f"#{self.id} {label} {self.job_namespace}/{self.job_name}")
         return f"#{self.id} {label}"

@@ -14,7 +14,7 @@ import orjson
 from django.conf import settings
 from django.http import HttpRequest
 
-from ingest.problems import FieldError, Problem
+from core.problems import FieldError, Problem
 
 JSON_TYPES = {"application/json", "text/json"}
 NDJSON_TYPES = {"application/x-ndjson", "application/ndjson", "application/jsonlines"}

@@ -14,10 +14,10 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
+from core.problems import FieldError, Problem
 from ingest.derivation_status import PENDING
 from ingest.enqueue import enqueue_derivation_on_commit
 from ingest.models import ApiToken, TokenScope
-from ingest.problems import FieldError, Problem
 from ingest.validation import EventRecord
 
 _COLUMNS = (

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from core.problems import FieldError, invalid_event
+from core.timestamps import parse_timestamp
 from ingest.facets import FacetProblem, facet_problems
 from ingest.models import EventKind
-from ingest.problems import FieldError, invalid_event
-from ingest.timestamps import parse_timestamp
 
 EVENT_TYPES = {"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"}
 

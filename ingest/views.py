@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.problems import FieldError, Problem, invalid_event
 from ingest.adapters import edge_record, metadata_record
 from ingest.authentication import BearerTokenAuthentication, HasIngestScope
 from ingest.facet_problems import FacetProblemSerializer
@@ -28,7 +29,6 @@ from ingest.parsing import (
     require_media_type,
     too_large,
 )
-from ingest.problems import FieldError, Problem, invalid_event
 from ingest.services import SerialisedEvent, StoredEvent, oversized, record_events, serialise
 from ingest.validation import EventRecord, validate_openlineage
 

@@ -12,7 +12,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from ingest.problems import Problem
+from core.problems import Problem
 
 
 class MarquezError(Exception):

@@ -16,8 +16,8 @@ from api.params import BadMoment, parse_moment
 from catalog import stats
 from catalog.reads import events as event_reads
 from catalog.search import last_seen_of, search_catalog
+from core.redaction import redact
 from ingest.querysets import leading_within
-from ingest.redaction import redact
 
 
 def _moment(request: Request, name: str) -> datetime | None:
@@ -31,7 +31,7 @@ def _moment(request: Request, name: str) -> datetime | None:
 
 
 def events(request: Request, namespace: str | None = None) -> dict[str, Any]:
-    """OpenLineage events as received, secrets redacted (ingest.redaction.redact)."""
+    """OpenLineage events as received, secrets redacted (core.redaction.redact)."""
     limit, offset = limit_offset(request)
     direction = request.query_params.get("sortDirection", "desc").lower() or "desc"
     if direction not in ("asc", "desc"):

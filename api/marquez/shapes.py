@@ -19,7 +19,7 @@ from catalog.models import Dataset, Job, Run
 from catalog.reads import datasets as dataset_reads
 from catalog.reads import jobs as job_reads
 from catalog.reads import runs as run_reads
-from ingest.redaction import redact
+from core.redaction import redact
 
 # Marquez's run states from OpenLineage's event types (ADR 0021 decides ours).
 RUN_STATE = {

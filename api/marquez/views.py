@@ -17,8 +17,8 @@ from api.marquez.access import anonymous_reads_allowed
 from api.marquez.errors import MarquezError, error_response, marquez_exception_handler
 from api.params import nul_parameter
 from catalog.reads.timeout import ReadTimedOut, bounded_read
+from core.rendering import JSONRenderer
 from ingest.authentication import BearerTokenAuthentication, HasReadScope
-from ingest.rendering import JSONRenderer
 from ingest.views import LineageView
 
 _ingest = LineageView.as_view()

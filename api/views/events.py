@@ -30,9 +30,9 @@ from api.problems import COMMON, WITH_404, bad_parameter
 from api.serializers import EventDetailSerializer, EventSerializer, MetadataRecordSerializer
 from catalog import stats
 from catalog.models import MetadataRecord
+from core.redaction import is_secret_key, redact
 from ingest.models import Event
 from ingest.querysets import leading_within
-from ingest.redaction import is_secret_key, redact
 
 EVENT_EXAMPLE = {
     "id": 1042,

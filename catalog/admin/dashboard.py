@@ -17,9 +17,9 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from catalog import stats
+from core.redaction import redact_text
 from ingest import derivation_status
 from ingest.kafka.gauges import PartitionLag, open_dead_letters, partition_lag
-from ingest.redaction import redact_text
 
 CACHE_KEY = "lineage:admin:dashboard"
 CACHE_SECONDS = 60

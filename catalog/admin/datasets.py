@@ -39,7 +39,7 @@ from catalog.models import (
 from catalog.permissions import VIEW_EVENT, VIEW_JOB, VIEW_RUN
 from catalog.services import curation
 from catalog.writes import is_write
-from ingest.admin.base import BoundedAdmin, IdSearchMixin, pretty_json
+from core.admin_base import BoundedAdmin, IdSearchMixin, pretty_json
 from ingest.models import Event
 
 if TYPE_CHECKING:

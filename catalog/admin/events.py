@@ -26,10 +26,10 @@ from catalog.models import (
     Run,
 )
 from catalog.services import rederive_jobs
+from core.admin_base import BoundedAdmin
+from core.redaction import redact_text
 from ingest.admin import EventAdmin
-from ingest.admin.base import BoundedAdmin
 from ingest.models import Event
-from ingest.redaction import redact_text
 
 # --- events: the raw log, linked to what it derived -----------------------------------------
 

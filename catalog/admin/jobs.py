@@ -27,14 +27,14 @@ from catalog.models import (
     RunState,
 )
 from catalog.permissions import VIEW_DATASET, VIEW_EVENT, VIEW_JOB, VIEW_RUN
-from ingest.admin.base import (
+from core.admin_base import (
     BoundedAdmin,
     ChoicesFilter,
     WindowFilter,
     pretty_json,
 )
+from core.redaction import redact_text
 from ingest.models import Event
-from ingest.redaction import redact_text
 
 if TYPE_CHECKING:
     pass

@@ -20,7 +20,7 @@ from catalog.models import (
     LineageEdgeRun,
     RunDataset,
 )
-from ingest.admin.base import BoundedAdmin
+from core.admin_base import BoundedAdmin
 
 if TYPE_CHECKING:
     pass

@@ -8,7 +8,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from catalog.admin.support import related_table
-from ingest.redaction import redact
+from core.redaction import redact
 
 
 def _statistics(entry: dict[str, Any]) -> str:

@@ -29,7 +29,7 @@ from django.http import HttpRequest
 from catalog import naming
 from catalog.admin.support import name_keys
 from catalog.search import WORD_SIMILARITY_THRESHOLD
-from ingest.admin.base import search_id
+from core.admin_base import search_id
 
 Kind = Literal["dataset", "job", "run"]
 

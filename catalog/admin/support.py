@@ -1,6 +1,6 @@
 """Building blocks of the catalog admin: links, bounded related tables, name search.
 
-The shared base admin, "#id" search and window filter are in ingest/admin/base.py.
+The shared base admin, "#id" search and window filter are in core/admin_base.py.
 
 Related rows are shown as small read-only tables (at most ``RELATED_LIMIT`` rows, one query
 each, LIMIT n+1) with a link to the filtered changelist that holds the rest: an inline

@@ -138,11 +138,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
 # --- REST framework and OpenAPI -----------------------------------------------------------
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_RENDERER_CLASSES": ["ingest.rendering.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["core.rendering.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "EXCEPTION_HANDLER": "ingest.problems.problem_exception_handler",
+    "EXCEPTION_HANDLER": "core.problems.problem_exception_handler",
     "UNAUTHENTICATED_USER": None,
     # Proxies in front of the service that append to X-Forwarded-For (an ingress: 1). The
     # throttle of anonymous reads counts per client address: with 0 it is REMOTE_ADDR and
@@ -214,7 +214,7 @@ LINEAGE: LineageSettings = {
     # Celery task that ingest enqueues after commit (ingest knows only its name).
     "DERIVE_TASK": "catalog.derive_events",
     # Keys whose values are redacted from payloads on every read path (substring match,
-    # case-insensitive); the raw log keeps them. See ingest/redaction.py.
+    # case-insensitive); the raw log keeps them. See core/redaction.py.
     "REDACT_KEYS": env_list(
         "LINEAGE_REDACT_KEYS",
         [

@@ -7,16 +7,16 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from ingest.admin.base import (
+from core.admin_base import (
     BoundedAdmin,
     ChoicesFilter,
     IdSearchMixin,
     WindowFilter,
     pretty_json,
 )
+from core.redaction import redact_text
 from ingest.facet_problems import redacted_problems
 from ingest.models import ApiToken, Event
-from ingest.redaction import redact_text
 from ingest.services import create_token, revoke_token
 
 

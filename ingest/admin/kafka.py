@@ -7,9 +7,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from ingest.admin.base import BoundedAdmin
+from core.admin_base import BoundedAdmin
+from core.redaction import redact_text
 from ingest.models import ConsumerLag, DeadLetter
-from ingest.redaction import redact_text
 
 
 def _shown(data: Any, limit: int = 4096) -> str:

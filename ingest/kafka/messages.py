@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 
+from core.problems import Problem
 from ingest.adapters import metadata_record
 from ingest.kafka.config import METADATA
 from ingest.parsing import parse_json
-from ingest.problems import Problem
 from ingest.services import SerialisedEvent, oversized, serialise
 from ingest.validation import validate_openlineage
 

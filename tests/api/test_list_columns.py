@@ -69,7 +69,7 @@ def test_a_datasets_jobs_are_rendered_as_their_serializer_documents(api, heavy):
 
     from api.serializers import DatasetJobSerializer
     from api.views.catalog import _LINK_COLUMNS, _per_job
-    from ingest.rendering import JSONRenderer as ServedRenderer
+    from core.rendering import JSONRenderer as ServedRenderer
 
     job, _, dataset = heavy
     other = make_job("other.job")

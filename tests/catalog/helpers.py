@@ -16,9 +16,9 @@ from catalog.models import (
     MetadataRecord,
     Run,
 )
+from core.problems import Problem
 from ingest.adapters import edge_record, metadata_record
 from ingest.models import Event
-from ingest.problems import Problem
 from ingest.services import record_events
 from ingest.validation import EventRecord, validate_openlineage
 from tests.conftest import CORPUS

@@ -11,10 +11,10 @@ import random
 import pytest
 from django.conf import settings
 
+from core.problems import Problem
 from ingest import facets as facets_module
 from ingest.facets import facet_problems
 from ingest.parsing import check_depth, parse_json
-from ingest.problems import Problem
 
 MAX_DEPTH = settings.LINEAGE["MAX_JSON_DEPTH"]
 

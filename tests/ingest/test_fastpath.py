@@ -342,8 +342,8 @@ def test_a_view_configured_otherwise_turns_the_direct_answer_off(monkeypatch) ->
     from rest_framework.renderers import BrowsableAPIRenderer
     from rest_framework.throttling import AnonRateThrottle
 
+    from core.rendering import JSONRenderer
     from ingest.direct import DirectLineageAnswer
-    from ingest.rendering import JSONRenderer
     from ingest.views import LineageView
 
     for name, value in [

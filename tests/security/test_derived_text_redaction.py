@@ -28,11 +28,11 @@ from rest_framework import serializers
 
 from catalog import writes
 from catalog.models import ColumnLineageEdge, Dataset, DatasetField, Job, Run, RunDataset
-from catalog.models_run_facts import RunDatasetFacet
-from catalog.models_static import StaticColumnLineage
+from catalog.models.run_facts import RunDatasetFacet
+from catalog.models.static import StaticColumnLineage
 from catalog.services import derive_events, rederive
+from core.redaction import REDACTED
 from ingest.models import Event
-from ingest.redaction import REDACTED
 from tests.ingest.helpers import dumps
 from tests.security.planted_declarations import assertions, planted_declarations
 

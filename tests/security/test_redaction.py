@@ -8,7 +8,7 @@ import orjson
 import pytest
 from django.test import override_settings
 
-from ingest.redaction import REDACTED, redact, redact_text
+from core.redaction import REDACTED, redact, redact_text
 from tests.conftest import CORPUS
 
 
@@ -307,7 +307,7 @@ def test_redaction_time_grows_linearly_with_a_1_mb_hostile_string(text) -> None:
 
 
 def test_a_string_longer_than_the_scan_limit_keeps_no_secret_in_its_tail() -> None:
-    from ingest.redaction import SCAN_LIMIT
+    from core.redaction import SCAN_LIMIT
 
     clean = "x" * (SCAN_LIMIT + 10)
     assert redact(clean) == clean
@@ -391,7 +391,7 @@ def test_credentials_in_names_metadata_and_errors_reach_no_read_path(
 def test_remembered_answers_are_bounded_and_change_nothing(monkeypatch) -> None:
     """Keys and short strings are remembered (events repeat them); longer ones never are,
     and a full memo is emptied, so hostile text can only evict answers, not grow memory."""
-    from ingest import redaction
+    from core import redaction
 
     redaction._memo.cache_clear()
     event = {"password": "x", "url": "postgres://u:secret@h/db", "note": "token=abc"}
@@ -466,7 +466,7 @@ def test_every_pattern_run_over_stored_text_has_bounded_repeats() -> None:
     exception, a quoted SQL literal's body, is possessive (it never backtracks) and is
     matched once per literal. Literal ends are found from a position no later anchor goes
     back before, so each character is read by at most one of them."""
-    from ingest import redaction
+    from core import redaction
 
     patterns = [value for value in vars(redaction).values() if isinstance(value, re.Pattern)]
     keys, words = redaction._configured("REDACT_KEYS"), redaction._configured("REDACT_WORDS")

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from catalog.services import rederive
 from catalog.services.derivation.batch import BatchResult
-from ingest.timestamps import parse_timestamp
+from core.timestamps import parse_timestamp
 
 
 class Command(BaseCommand):

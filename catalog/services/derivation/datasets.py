@@ -32,7 +32,7 @@ from catalog.services.derivation.locks import (
     locked,
     write_facets_if_changed,
 )
-from ingest.timestamps import parse_timestamp
+from core.timestamps import parse_timestamp
 
 ALIAS_FIELDS = [
     "dataset",

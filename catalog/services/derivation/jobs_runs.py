@@ -17,7 +17,7 @@ from catalog.services.derivation.locks import (
     write_facets_if_changed,
 )
 from catalog.services.derivation.run_conflicts import mark_shared_run_ids
-from ingest.timestamps import parse_timestamp
+from core.timestamps import parse_timestamp
 
 K = TypeVar("K", JobKey, RunKey)
 

@@ -15,8 +15,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.problems import Problem
 from ingest.backfill import Item, Progress, StateFile, event_files, read_items
-from ingest.problems import Problem
 from ingest.services import SerialisedEvent, oversized, record_events, serialise
 from ingest.validation import validate_openlineage
 

@@ -1,4 +1,4 @@
-"""ingest.rendering.JSONRenderer writes what DRF's JSONRenderer writes, with orjson."""
+"""core.rendering.JSONRenderer writes what DRF's JSONRenderer writes, with orjson."""
 
 import datetime as dt
 import json
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from rest_framework.renderers import JSONRenderer as DRFRenderer
 from rest_framework.utils.serializer_helpers import ReturnDict, ReturnList
 
-from ingest.rendering import JSONRenderer
+from core.rendering import JSONRenderer
 
 UTC = dt.UTC
 SAMPLE = {

@@ -9,7 +9,7 @@ With ``USE_TZ`` and a UTC connection (this project's settings), PostgreSQL write
 value in ISO form with a ``+00`` offset, which ``datetime.fromisoformat`` (C) parses to the
 same aware datetime, with ``datetime.timezone.utc`` as its zone, as Django's loader returns.
 Anything else (another DateStyle or session zone, ``infinity``, BC dates) falls back to
-Django's loader, so answers and errors are unchanged; tests/ingest/test_db_timestamps.py
+Django's loader, so answers and errors are unchanged; tests/core/test_db_timestamps.py
 holds the two to the same values.
 """
 

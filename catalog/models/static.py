@@ -1,19 +1,16 @@
-"""Static (design-time) lineage: what a job's latest OpenLineage 2 ``JobEvent`` declared.
+"""Static lineage: what a JobEvent declares (ADR 0061).
 
 A JobEvent has no run: it states which datasets a job reads and writes, and which columns
 feed which, as designed (a dbt manifest, an orchestrator's DAG definition). The catalog
-keeps, per job, the declaration of the JobEvent with the greatest version
-``(eventTime, digest)``: a newer JobEvent of the job replaces it whole, an older one
-arriving later changes nothing (ADR 0061). The rows point at aliases, like every fact,
-so a dataset merge needs no upkeep; the graph reads them through the aliases' datasets
-(``catalog.graph_static``). Observed lineage (runs) is kept apart and never replaced.
-Imported by ``catalog.models``, which registers them.
+keeps, per job, the declaration of the JobEvent with the greatest version; the rows point at
+aliases, like every fact, so a dataset merge needs no upkeep.
 """
 
 from django.db import models
 
 from catalog.fields import covered_fk
-from catalog.models import DatasetAlias, Direction, Job
+from catalog.models.identity import DatasetAlias
+from catalog.models.jobs_runs import Direction, Job
 
 
 class StaticLineage(models.Model):

@@ -10,7 +10,7 @@ from django.db.backends.postgresql.psycopg_any import register_tzloader
 from psycopg.postgres import types
 from psycopg.pq import Format
 
-from ingest.db_timestamps import UtcTimestamptzLoader
+from core.db_timestamps import UtcTimestamptzLoader
 from ingest.models import Event
 
 TIMESTAMPTZ = types["timestamptz"].oid

@@ -6,13 +6,14 @@ per-column metrics) and assertions (``dataQualityAssertions``: assertion, succes
 column), as the run's input/output facets (or the dataset facets of that input/output)
 carried them. One row per (run, alias, direction, facet), holding the value of the
 greatest version ``(eventTime, digest)`` among the run's events: order-independent and
-idempotent like every fact (ADR 0061). Imported by ``catalog.models``.
+idempotent like every fact (ADR 0061).
 """
 
 from django.db import models
 
 from catalog.fields import covered_fk
-from catalog.models import DatasetAlias, Direction, Run
+from catalog.models.identity import DatasetAlias
+from catalog.models.jobs_runs import Direction, Run
 
 
 class RunDatasetFacet(models.Model):

@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
-from ingest.redaction import redact
+from core.redaction import redact
 
 COUNT_CAP = 10_000
 

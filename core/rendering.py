@@ -10,7 +10,7 @@ one difference: a float in exponent form is written the shortest way (1e-7, wher
 writes 1e-07), the same number to every JSON reader. Anything orjson refuses (an integer
 beyond 64 bits, nesting deeper than 254, a time with a zone) is rendered by DRF's
 renderer as before, and so is an indented answer (``Accept: application/json; indent=2``).
-``tests/ingest/test_rendering.py`` holds the two to the same bytes.
+``tests/core/test_rendering.py`` holds the two to the same bytes.
 """
 
 from collections.abc import Mapping

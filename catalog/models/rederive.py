@@ -1,9 +1,8 @@
-"""A steward's background re-derive: what was asked, by whom, and how far it got.
+"""Background re-derives (ADR 0046): steward input, kept by ``manage.py rederive``.
 
 One row per request (selected events or everything since a time). The task that runs it
 takes the row's id and writes its progress here, so PostgreSQL is the only store: the
 progress page, the list of recent re-derives and the admin log all read this table.
-Defined apart from catalog/models.py (which re-exports it) to keep that module short.
 """
 
 from django.conf import settings

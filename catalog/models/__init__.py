@@ -1,0 +1,86 @@
+"""The catalog derived from the raw event log (see docs/derivation.md), one module per idea.
+
+Everything but steward input (``AliasRule``, ``DisplayNamePin``, ``RederiveJob``) is derived
+from ``ingest.Event`` and rebuilt by ``manage.py rederive``. Natural keys are unique
+constraints on bounded columns: names of unbounded length are keyed by a sha256
+(``key_hash``).
+
+Facts (``RunDataset``, ``ColumnLineageFact``, ``JobDataset``, ``EventDataset``) point at
+``DatasetAlias`` rows, which never merge, so a dataset merge only moves aliases and
+recomputes the aggregates (``LineageEdge``, ``ColumnLineageEdge``, ``DatasetField``).
+
+The modules import each other downwards only (steward, identity, jobs_runs, then edges,
+metadata, static, run_facts, rederive) and never this package; everything else imports the
+models from here, which registers them with the app.
+"""
+
+from catalog.models.edges import (
+    ColumnLineageEdge,
+    ColumnLineageFact,
+    JobLineageEdge,
+    JobLineageEdgeRun,
+    LineageEdge,
+    LineageEdgeRun,
+)
+from catalog.models.identity import (
+    DATASETS_BY_NAME,
+    AliasLink,
+    AliasReason,
+    AliasRule,
+    AliasRuleAction,
+    Dataset,
+    DatasetAlias,
+)
+from catalog.models.jobs_runs import (
+    JOBS_BY_UPDATE,
+    TERMINAL_STATES,
+    Direction,
+    Job,
+    JobDataset,
+    Run,
+    RunDataset,
+    RunState,
+)
+from catalog.models.metadata import DatasetField, EventDataset, EventDatasetRole, MetadataRecord
+from catalog.models.rederive import FINISHED_STATES, RederiveJob, RederiveState
+from catalog.models.run_facts import RunDatasetFacet
+from catalog.models.static import StaticColumnLineage, StaticDataset, StaticLineage, Via
+from catalog.models.steward import DisplayNamePin, StewardInput
+
+__all__ = [
+    "DATASETS_BY_NAME",
+    "FINISHED_STATES",
+    "JOBS_BY_UPDATE",
+    "TERMINAL_STATES",
+    "AliasLink",
+    "AliasReason",
+    "AliasRule",
+    "AliasRuleAction",
+    "ColumnLineageEdge",
+    "ColumnLineageFact",
+    "Dataset",
+    "DatasetAlias",
+    "DatasetField",
+    "Direction",
+    "DisplayNamePin",
+    "EventDataset",
+    "EventDatasetRole",
+    "Job",
+    "JobDataset",
+    "JobLineageEdge",
+    "JobLineageEdgeRun",
+    "LineageEdge",
+    "LineageEdgeRun",
+    "MetadataRecord",
+    "RederiveJob",
+    "RederiveState",
+    "Run",
+    "RunDataset",
+    "RunDatasetFacet",
+    "RunState",
+    "StaticColumnLineage",
+    "StaticDataset",
+    "StaticLineage",
+    "StewardInput",
+    "Via",
+]

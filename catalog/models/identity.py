@@ -1,0 +1,193 @@
+"""Dataset identity and the rules that shape it (ADR 0020): datasets, the aliases that
+name them (which never merge), the links that join aliases, and the steward's alias rules.
+
+Alias rules are steward input, not derived: ``manage.py rederive`` keeps them and applies
+them to the whole log.
+"""
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import F
+from django.db.models.functions import MD5, Left
+
+from catalog.fields import covered_fk
+from catalog.models.steward import StewardInput
+from catalog.querysets import AliasQuerySet, DatasetQuerySet
+from ingest.models import DigestIndexedText
+
+DATASETS_BY_NAME = (Left("name", 200), F("name"), F("id"))
+
+
+class Dataset(models.Model):
+    """A dataset with a stable id; every name it was ever called is a ``DatasetAlias``."""
+
+    # The display name: the alias with the smallest (display_rank, namespace, name), which
+    # prefers a pinned name, a TABLE symlink, a catalog over a storage location
+    # (catalog.display_names). Also the merge survivor's key.
+    namespace = DigestIndexedText()
+    name = models.TextField()
+    display_rank = models.SmallIntegerField(default=3, editable=False)
+    facets = models.JSONField(default=dict, blank=True)
+    facet_versions = models.JSONField(default=dict, blank=True, editable=False)
+    description = models.TextField(blank=True, default="")
+    # From the latest lifecycleStateChange facet (CREATE, ALTER, DROP, RENAME, OVERWRITE, ...).
+    lifecycle_state = models.CharField(max_length=16, blank=True, default="")
+    lifecycle_changed_at = models.DateTimeField(null=True, blank=True)
+    is_dropped = models.BooleanField(default=False)
+    first_seen = models.DateTimeField(null=True, blank=True)
+    last_seen = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DatasetQuerySet.as_manager()
+
+    class Meta:
+        db_table = "catalog_dataset"
+        ordering = ["namespace", "name", "id"]
+        indexes = [
+            # Datasets of a namespace (API filter); btree on md5: unbounded text, shared.
+            models.Index(MD5("namespace"), name="catalog_dataset_ns_md5"),
+            # Recently seen datasets (API "seen since").
+            models.Index(fields=["last_seen", "id"], name="catalog_dataset_seen_idx"),
+            # Marquez's dataset lists: a namespace's datasets by name (DATASETS_BY_NAME). The
+            # name is cut to what a btree entry holds; a tie is sorted on the full name.
+            models.Index(
+                MD5("namespace"), Left("name", 200), F("id"), name="catalog_dataset_ns_name_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class AliasReason(models.TextChoices):
+    EVENT = "event", "Named in an event"
+    SYMLINK = "symlink", "symlinks facet"
+    RENAME = "rename", "lifecycleStateChange RENAME previousIdentifier"
+    RULE = "rule", "Alias rule"
+    EDGE = "edge", "Edge API table name"
+
+
+class DatasetAlias(models.Model):
+    """One (namespace, name), normalised, and the dataset it currently belongs to."""
+
+    namespace = models.TextField()
+    name = models.TextField()
+    # sha256(namespace + "\0" + name) of the normalised name: the lookup key.
+    key_hash = models.BinaryField(max_length=32, editable=False)
+    dataset = covered_fk(Dataset, null=True, on_delete=models.SET_NULL, related_name="aliases")
+    # Why the alias exists: the first (by eventTime, then digest) reason that named it.
+    reason = models.CharField(max_length=8, choices=AliasReason.choices)
+    reason_event = models.ForeignKey(
+        "ingest.Event", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason_rule = models.ForeignKey(
+        "catalog.AliasRule", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Free text: the facet path, the symlink's other name, the rule name.
+    reason_detail = models.TextField(blank=True, default="")
+    # Internal: [reason rank, eventTime ISO, digest hex] of the reason kept.
+    reason_version = models.JSONField(default=list, blank=True, editable=False)
+    # Named as a symlinks identifier of type TABLE (the logical name; preferred as title).
+    is_table_name = models.BooleanField(default=False)
+    first_seen = models.DateTimeField(null=True, blank=True)
+    last_seen = models.DateTimeField(null=True, blank=True)
+
+    objects = AliasQuerySet.as_manager()
+
+    class Meta:
+        db_table = "catalog_dataset_alias"
+        ordering = ["namespace", "name"]
+        verbose_name_plural = "dataset aliases"
+        constraints = [
+            # Lookup key (datasets/lookup) and the upsert target of derivation.
+            models.UniqueConstraint(fields=["key_hash"], name="catalog_alias_key_uniq"),
+        ]
+        indexes = [
+            # Aliases of a dataset (dataset detail, merges repoint them).
+            models.Index(fields=["dataset"], name="catalog_alias_dataset_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class AliasLink(models.Model):
+    """An equivalence between two aliases (undirected: stored with alias_a.id < alias_b.id)."""
+
+    alias_a = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    alias_b = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=8, choices=AliasReason.choices)
+    reason_event = models.ForeignKey(
+        "ingest.Event", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason_rule = models.ForeignKey(
+        "catalog.AliasRule", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        db_table = "catalog_alias_link"
+        constraints = [
+            # One row per pair; upserted with ON CONFLICT DO NOTHING.
+            models.UniqueConstraint(fields=["alias_a", "alias_b"], name="catalog_alias_link_uniq"),
+        ]
+        indexes = [
+            # Links of an alias from its second side (the unique index covers alias_a).
+            models.Index(fields=["alias_b"], name="catalog_alias_link_b_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.alias_a_id} ≡ {self.alias_b_id} ({self.reason})"
+
+
+class AliasRuleAction(models.TextChoices):
+    EQUATE = "equate", "Equate: both names are aliases of one dataset"
+    REWRITE = "rewrite", "Rewrite: the name is replaced before it is stored"
+    # A steward's split: symlinks, renames and equate rules never join the name to another.
+    DETACH = "detach", "Detach: the name stays its own dataset"
+
+
+class AliasRule(StewardInput):
+    """A steward's rule: names matching (namespace, name_pattern) map to (target ...).
+
+    ``name_pattern`` is a Python regular expression matched against the whole name (by
+    RE2, in linear time: catalog/rule_patterns.py);
+    ``target_name`` is its replacement template (``\\1``, ``\\g<table>``). Not derived:
+    stewards edit rules in the admin or load them with ``manage.py load_alias_rules``;
+    a ``rederive`` applies changed rules to the whole log.
+    """
+
+    slug = models.SlugField(max_length=100)
+    description = models.TextField(blank=True, default="")
+    action = models.CharField(
+        max_length=8, choices=AliasRuleAction.choices, default=AliasRuleAction.EQUATE
+    )
+    namespace = models.CharField(max_length=500)
+    name_pattern = models.CharField(max_length=1000, default="(.*)")
+    target_namespace = models.CharField(max_length=500)
+    target_name = models.CharField(max_length=1000, default="\\1")
+    priority = models.IntegerField(default=100)  # lower first; ties by slug
+    enabled = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "catalog_alias_rule"
+        ordering = ["priority", "slug"]
+        constraints = [
+            # Rules are loaded from files by slug (upsert by slug).
+            models.UniqueConstraint(fields=["slug"], name="catalog_alias_rule_slug_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    def clean(self) -> None:
+        """Refuse invalid patterns, and what the linear-time engine (RE2) cannot run, when
+        a rule is saved (the admin's form calls this; ``load_alias_rules`` checks the same)."""
+        import re
+
+        from catalog.rules import compile_pattern
+
+        try:
+            compile_pattern(self.name_pattern)
+        except re.error as error:
+            raise ValidationError({"name_pattern": f"Refused: {error}"}) from error

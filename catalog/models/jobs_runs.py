@@ -1,0 +1,221 @@
+"""Jobs and runs (ADR 0021, 0028), and the facts of what each reads and writes: a run's
+datasets (``RunDataset``) and a job's (``JobDataset``), pointing at aliases.
+"""
+
+from django.db import models
+from django.db.models import F
+from django.db.models.functions import MD5
+
+from catalog.fields import covered_fk
+from catalog.models.identity import DatasetAlias
+from catalog.querysets import JobQuerySet, RunQuerySet
+from ingest.models import DigestIndexedText
+
+
+class RunState(models.TextChoices):
+    """OpenLineage event types as run states; see ADR 0021 for how one is chosen."""
+
+    START = "START", "Started"
+    RUNNING = "RUNNING", "Running"
+    COMPLETE = "COMPLETE", "Completed"
+    FAIL = "FAIL", "Failed"
+    ABORT = "ABORT", "Aborted"
+    OTHER = "OTHER", "Other"
+    # A run known only from another run's parent facet.
+    UNKNOWN = "UNKNOWN", "Unknown (placeholder)"
+
+
+TERMINAL_STATES = frozenset({RunState.COMPLETE, RunState.FAIL, RunState.ABORT})
+
+
+# How Marquez orders its lists (its JobDao and DatasetDao): jobs by last update, newest
+# first; datasets by name. Each matches an index below.
+JOBS_BY_UPDATE = (F("last_seen").desc(nulls_last=True), F("id").desc())
+
+
+class Job(models.Model):
+    """A job, keyed by (namespace, name)."""
+
+    namespace = DigestIndexedText()
+    name = models.TextField()
+    # sha256(namespace + "\0" + name): the natural key (names have no length limit).
+    key_hash = models.BinaryField(max_length=32, editable=False)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+    )
+    # True until one of the job's own events (not a child's parent facet) is derived.
+    is_placeholder = models.BooleanField(default=True)
+    # Latest value of each job facet (sql, sourceCode, jobType, ownership, documentation, ...).
+    facets = models.JSONField(default=dict, blank=True)
+    # Per facet key: [eventTime ISO, event digest hex] of the event that gave the value.
+    facet_versions = models.JSONField(default=dict, blank=True, editable=False)
+    processing_type = models.CharField(max_length=16, blank=True, default="")  # BATCH/STREAMING
+    job_type = models.CharField(max_length=64, blank=True, default="")  # e.g. DAG, TASK, JOB
+    integration = models.CharField(max_length=64, blank=True, default="")  # e.g. SPARK
+    description = models.TextField(blank=True, default="")
+    first_seen = models.DateTimeField(null=True, blank=True)
+    last_seen = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        db_table = "catalog_job"
+        ordering = ["namespace", "name"]
+        constraints = [
+            # Natural key; derivation upserts with ON CONFLICT (key_hash).
+            models.UniqueConstraint(fields=["key_hash"], name="catalog_job_key_uniq"),
+        ]
+        indexes = [
+            # Jobs of a namespace (API filter); btree on md5: unbounded text, shared values.
+            models.Index(MD5("namespace"), name="catalog_job_namespace_md5"),
+            # Recently active jobs (API "seen since", default ordering of dashboards).
+            models.Index(fields=["last_seen", "id"], name="catalog_job_last_seen_idx"),
+            # Marquez's job lists: last update first, never-seen jobs last (JOBS_BY_UPDATE).
+            models.Index(
+                F("last_seen").desc(nulls_last=True), F("id").desc(), name="catalog_job_update_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class Run(models.Model):
+    """One run of a job, keyed by its runId (UUID; other strings are mapped by uuid5) and
+    its job: two jobs that send the same runId keep a run each (ADR 0028)."""
+
+    run_uuid = models.UUIDField()
+    # The runId as producers sent it (differs from run_uuid when it was not a UUID).
+    run_id_text = models.TextField()
+    # Indexed by catalog_run_job_started_idx (job first).
+    job = covered_fk(Job, on_delete=models.CASCADE, related_name="runs")
+    # Indexed by catalog_run_parent_idx (non-null only, which is all a lookup needs).
+    parent_run = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="child_runs",
+        db_index=False,
+    )
+    is_placeholder = models.BooleanField(default=True)
+    state = models.CharField(max_length=8, choices=RunState.choices, default=RunState.UNKNOWN)
+    # eventTime of the event that decided ``state``.
+    state_time = models.DateTimeField(null=True, blank=True)
+    # Internal: [terminal 0/1, eventTime ISO, type rank, digest hex] of the deciding event.
+    state_version = models.JSONField(default=list, blank=True, editable=False)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    duration = models.DurationField(null=True, blank=True)
+    nominal_start_time = models.DateTimeField(null=True, blank=True)
+    nominal_end_time = models.DateTimeField(null=True, blank=True)
+    error_message = models.TextField(blank=True, default="")
+    is_streaming = models.BooleanField(default=False)
+    # Latest eventTime of any of the run's events (for streaming runs: the last heartbeat).
+    last_event_time = models.DateTimeField(null=True, blank=True)
+    first_event_time = models.DateTimeField(null=True, blank=True)
+    # Earliest eventTime of a START event (started_at falls back to first_event_time).
+    first_start_time = models.DateTimeField(null=True, blank=True)
+    facets = models.JSONField(default=dict, blank=True)
+    facet_versions = models.JSONField(default=dict, blank=True, editable=False)
+    # Internal: version of the event that decided ``job`` (the run's own latest event).
+    job_version = models.JSONField(default=list, blank=True, editable=False)
+    # Another job's own events carry the same runId (a producer's mistake; ADR 0028).
+    shares_run_id = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        db_table = "catalog_run"
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            # Natural key (also serves lookups by runId); derivation upserts on it.
+            models.UniqueConstraint(fields=["run_uuid", "job"], name="catalog_run_uuid_job_uniq"),
+        ]
+        indexes = [
+            # Admin filter and metric: runs whose runId another job also sent.
+            models.Index(
+                fields=["run_uuid"],
+                name="catalog_run_shared_idx",
+                condition=models.Q(shares_run_id=True),
+            ),
+            # Runs of a job by start, newest first (job detail, latest run).
+            models.Index(fields=["job", "-started_at", "-id"], name="catalog_run_job_started_idx"),
+            # Run history of a job in its cursor's order (jobs/{id}/runs, /runs?job_id=):
+            # without it a job whose runs are old is found by walking every newer run.
+            models.Index(fields=["job", "-id"], name="catalog_run_job_id_idx"),
+            # Runs list filtered by state and ordered by start (API /runs?state=).
+            models.Index(fields=["state", "-started_at"], name="catalog_run_state_idx"),
+            # Child runs of a parent run (run detail).
+            models.Index(
+                fields=["parent_run"],
+                name="catalog_run_parent_idx",
+                condition=models.Q(parent_run__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_uuid} ({self.state})"
+
+
+class Direction(models.TextChoices):
+    INPUT = "input", "Input"
+    OUTPUT = "output", "Output"
+
+
+class RunDataset(models.Model):
+    """A dataset read or written by a run, accumulated over all the run's events."""
+
+    run = covered_fk(Run, on_delete=models.CASCADE, related_name="datasets")
+    alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    direction = models.CharField(max_length=6, choices=Direction.choices)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    # How the run named the dataset: "" in its inputs/outputs, "column_lineage" only in an
+    # output's columnLineage (ADR 0060). Upserted with LEAST: a declaration wins.
+    via = models.CharField(max_length=16, blank=True, default="", db_default="")
+
+    class Meta:
+        db_table = "catalog_run_dataset"
+        constraints = [
+            # One row per (run, alias, direction); upserted with LEAST/GREATEST times.
+            models.UniqueConstraint(
+                fields=["run", "alias", "direction"], name="catalog_run_dataset_uniq"
+            ),
+        ]
+        indexes = [
+            # Runs that read/wrote an alias (merges recompute their edges; dataset detail).
+            models.Index(fields=["alias", "direction"], name="catalog_run_ds_alias_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} {self.direction} alias {self.alias_id}"
+
+
+class JobDataset(models.Model):
+    """A dataset a job declares (JobEvent, static lineage) or its runs touched."""
+
+    job = covered_fk(Job, on_delete=models.CASCADE, related_name="datasets")
+    alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    direction = models.CharField(max_length=6, choices=Direction.choices)
+    declared = models.BooleanField(default=False)  # True when a JobEvent declared it
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    class Meta:
+        db_table = "catalog_job_dataset"
+        constraints = [
+            # One row per (job, alias, direction); upserted.
+            models.UniqueConstraint(
+                fields=["job", "alias", "direction"], name="catalog_job_dataset_uniq"
+            ),
+        ]
+        indexes = [
+            # Jobs that read/write a dataset (dataset detail: producing jobs).
+            models.Index(fields=["alias", "direction"], name="catalog_job_ds_alias_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id} {self.direction} alias {self.alias_id}"
