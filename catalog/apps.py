@@ -7,6 +7,8 @@ class CatalogConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # Imported once the app registry is ready (Django's rule for ready()): these modules
+        # read models and the admin registry.
         from django.db.models.signals import post_migrate
 
         from catalog.metrics import CatalogCollector

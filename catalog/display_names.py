@@ -21,6 +21,7 @@ from django.db import transaction
 
 from catalog.models import Dataset, DatasetAlias, DisplayNamePin
 from catalog.naming import key_hash
+from catalog.services.audit import log_curation
 
 PINNED, TABLE_SYMLINK, LOGICAL, OTHER, STORAGE = range(5)
 LOGICAL_SCHEMES = frozenset(
@@ -124,8 +125,6 @@ def pin_display_name(user: Any, alias: DatasetAlias) -> Dataset:
     The dataset's other pins are removed (one title per dataset); the pin is keyed by the
     alias's name, so it holds wherever derivation puts that name later.
     """
-    from catalog.services.audit import log_curation
-
     if alias.dataset_id is None:
         raise ValueError("this alias has no dataset")
     with transaction.atomic():
@@ -146,8 +145,6 @@ def pin_display_name(user: Any, alias: DatasetAlias) -> Dataset:
 
 def unpin_display_name(user: Any, dataset: Dataset) -> Dataset:
     """Remove a dataset's pin: its title follows the rule again."""
-    from catalog.services.audit import log_curation
-
     with transaction.atomic():
         locked = Dataset.objects.select_for_update().get(id=dataset.id)
         siblings = DatasetAlias.objects.filter(dataset_id=locked.id).values("key_hash")

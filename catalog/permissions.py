@@ -13,6 +13,11 @@ admin registers in the catalog's apps, so a model added to the admin cannot be f
 
 from typing import Any
 
+# The live registry, named apart from the historical ``apps`` migration 0002 passes in.
+from django.apps import apps as live_apps
+from django.contrib import admin
+from django.contrib.auth.management import create_permissions
+
 # The view permissions the admin asks for beside a page's own model (field_permissions).
 VIEW_JOB, VIEW_RUN, VIEW_DATASET = "catalog.view_job", "catalog.view_run", "catalog.view_dataset"
 VIEW_EVENT = "ingest.view_event"
@@ -63,11 +68,8 @@ CURATE = [
 
 def registry_read_models() -> dict[str, list[str]]:
     """Every model the admin registers in STEWARD_APPS, by app label (live registry)."""
-    from django.apps import apps
-    from django.contrib import admin
-
     models: dict[str, list[str]] = {label: [] for label in STEWARD_APPS}
-    for model in apps.get_models():
+    for model in live_apps.get_models():
         label, name = model._meta.app_label, model._meta.model_name or ""
         shown = label in models and (label, name) not in SUPERUSER_ONLY
         if shown and admin.site.is_registered(model):
@@ -77,18 +79,14 @@ def registry_read_models() -> dict[str, list[str]]:
 
 def apply_registry_permissions(**kwargs: Any) -> None:
     """``post_migrate``: complete both groups with the registry's models (idempotent)."""
-    from django.apps import apps
-
     read_models = registry_read_models()
     for label, names in API_READ_MODELS.items():
         read_models[label] += [name for name in names if name not in read_models[label]]
-    ensure_steward_groups(apps, read_models)
+    ensure_steward_groups(live_apps, read_models)
 
 
 def ensure_steward_groups(apps: Any, read_models: dict[str, list[str]] | None = None) -> None:
     """Create (or complete) both groups; safe to run any number of times."""
-    from django.contrib.auth.management import create_permissions
-
     read_models = READ_MODELS if read_models is None else read_models
     for label in read_models:
         config = apps.get_app_config(label)

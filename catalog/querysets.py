@@ -1,5 +1,6 @@
 """Read-side query helpers for the catalog (attached to the models with ``.as_manager()``)."""
 
+import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -8,6 +9,7 @@ from django.db.models import Count, OuterRef, Prefetch, Subquery
 
 from catalog import naming
 from catalog.rules import alias_key
+from ingest.models import Event
 from ingest.querysets import filter_given
 
 if TYPE_CHECKING:
@@ -38,7 +40,7 @@ class JobQuerySet(NamespacedQuerySet):
     def with_latest_run(self) -> "JobQuerySet":
         """Annotate the newest started run's ``latest_run_uuid``, ``_state``, ``_started``
         (three correlated subqueries per row, each on catalog_run_job_started_idx)."""
-        from catalog.models import Run
+        from catalog.models import Run  # a real circle: the models' managers are these
 
         latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
         return self.annotate(
@@ -51,7 +53,7 @@ class JobQuerySet(NamespacedQuerySet):
         """Annotate ``latest_run_state`` unless it is already there (the state filter)."""
         if "latest_run_state" in self.query.annotations:
             return self
-        from catalog.models import Run
+        from catalog.models import Run  # a real circle: the models' managers are these
 
         latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
         return self.annotate(latest_run_state=Subquery(latest.values("state")[:1]))
@@ -73,10 +75,6 @@ class RunQuerySet(models.QuerySet):
         """Runs the runId a producer sent names, in any job: a UUID is the key itself; other
         text is mapped per job (uuid5 over job and runId), the jobs read from the events that
         carried it (ingest_event_run_hash), at most ``jobs_limit`` of them."""
-        import uuid
-
-        from ingest.models import Event
-
         try:
             return self.filter(run_uuid=uuid.UUID(run_id))
         except ValueError:
@@ -94,7 +92,7 @@ class RunQuerySet(models.QuerySet):
 
     def with_parent_uuid(self) -> "RunQuerySet":
         """Runs with their job and ``parent_uuid`` (the parent run's runId, one subquery)."""
-        from catalog.models import Run
+        from catalog.models import Run  # a real circle: the models' managers are these
 
         parent = Run.objects.filter(pk=OuterRef("parent_run_id")).values("run_uuid")[:1]
         return self.select_related("job").annotate(parent_uuid=Subquery(parent))
@@ -112,6 +110,7 @@ class DatasetQuerySet(NamespacedQuerySet):
     def with_names(self, detail: bool = False) -> "DatasetQuerySet":
         """Datasets with their aliases prefetched (``prefetched_aliases``, name order) and,
         for a detail page, each alias's rule and the schema fields (``prefetched_fields``)."""
+        # A real circle: catalog.models builds its managers from this module.
         from catalog.models import DatasetAlias, DatasetField
 
         aliases = DatasetAlias.objects.order_by("namespace", "name", "id")

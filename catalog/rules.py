@@ -199,6 +199,7 @@ def compile_rule(rule: Any) -> CompiledRule:
 
 def active_rules() -> RuleSet:
     """The enabled rules, in application order (one query)."""
+    # A real circle: catalog.models (AliasRule.clean, the querysets) imports this module.
     from catalog.models import AliasRule
 
     compiled = []

@@ -16,6 +16,7 @@ whatever the history.
 from collections import defaultdict
 from typing import Any
 
+import orjson
 from django.db import connection
 
 from catalog.facets import RUN_FACTS
@@ -180,7 +181,5 @@ def by_alias(entries: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[s
 
 def _json(value: Any) -> Any:
     if isinstance(value, str | bytes):
-        import orjson
-
         return orjson.loads(value)
     return value

@@ -13,6 +13,7 @@ the catalog (a namespace) costs the same as one that matches ten rows; results a
 hit per dataset or job, ranked by score.
 """
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -124,8 +125,6 @@ class SearchHit:
 
 def _words(query: str) -> str:
     """Every word of the query must match, the last one as a prefix (type-ahead)."""
-    import re
-
     words = [word for word in re.split(r"[^\w]+", query.lower()) if word]
     if not words:
         return ""

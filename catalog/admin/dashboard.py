@@ -9,6 +9,7 @@ computation per minute.
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from urllib.parse import quote
 
 from django.core.cache import cache
 from django.db import connection
@@ -224,6 +225,4 @@ def horizontal_bars_svg(
 
 
 def _quote(value: str) -> str:
-    from urllib.parse import quote
-
     return quote(value, safe="")

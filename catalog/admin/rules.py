@@ -1,5 +1,6 @@
 """Alias rules: previewed before saving, applied (re-deriving what they regroup) after."""
 
+import re
 from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
@@ -31,8 +32,6 @@ class AliasRuleForm(forms.ModelForm):
         fields = ("slug", *RULE_FIELDS)
 
     def clean_name_pattern(self) -> str:
-        import re
-
         pattern = self.cleaned_data["name_pattern"]
         try:
             re.compile(pattern)

@@ -28,6 +28,7 @@ from django.http import HttpRequest
 
 from catalog import naming
 from catalog.admin.support import name_keys
+from catalog.models import Dataset, Job
 from catalog.search import WORD_SIMILARITY_THRESHOLD
 from core.admin_base import search_id
 
@@ -250,8 +251,6 @@ def rank_order(ids: list[int]) -> OrderBy:
 
 def search(term: str, kinds: Iterable[Kind] = ("dataset", "job"), limit: int = 20) -> list[Hit]:
     """The best ``limit`` datasets and jobs for the explorer, interleaved by rank."""
-    from catalog.models import Dataset, Job
-
     hits: list[Hit] = []
     for kind in kinds:
         ids = IDS[kind](term)[:limit]

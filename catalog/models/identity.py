@@ -5,6 +5,8 @@ Alias rules are steward input, not derived: ``manage.py rederive`` keeps them an
 them to the whole log.
 """
 
+import re
+
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F
@@ -13,6 +15,7 @@ from django.db.models.functions import MD5, Left
 from catalog.fields import covered_fk
 from catalog.models.steward import StewardInput
 from catalog.querysets import AliasQuerySet, DatasetQuerySet
+from catalog.rules import compile_pattern
 from ingest.models import DigestIndexedText
 
 DATASETS_BY_NAME = (Left("name", 200), F("name"), F("id"))
@@ -183,10 +186,6 @@ class AliasRule(StewardInput):
     def clean(self) -> None:
         """Refuse invalid patterns, and what the linear-time engine (RE2) cannot run, when
         a rule is saved (the admin's form calls this; ``load_alias_rules`` checks the same)."""
-        import re
-
-        from catalog.rules import compile_pattern
-
         try:
             compile_pattern(self.name_pattern)
         except re.error as error:

@@ -23,6 +23,9 @@ from catalog import naming
 from catalog.models import AliasRule, AliasRuleAction, Dataset, DatasetAlias
 from catalog.rules import RuleSet, compile_rule
 from catalog.services.audit import log_curation
+from catalog.services.derivation.datasets import detach_alias
+from catalog.services.derivation.edges import recompute_edges
+from catalog.services.derivation.job_edges import recompute_job_edges
 from catalog.services.rederive_jobs import (
     MAX_SELECTED_EVENTS,
     rederive_event_ids,
@@ -258,10 +261,6 @@ def split_alias(user: Any, alias: DatasetAlias) -> AliasRule:
     datasets' aliases (up to MAX_SELECTED_EVENTS, newest first) are re-derived so each
     dataset gets back exactly its own facets.
     """
-    from catalog.services.derivation.datasets import detach_alias
-    from catalog.services.derivation.edges import recompute_edges
-    from catalog.services.derivation.job_edges import recompute_job_edges
-
     if alias.dataset_id is None or not (
         DatasetAlias.objects.filter(dataset_id=alias.dataset_id).exclude(id=alias.id).exists()
     ):

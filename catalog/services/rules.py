@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import transaction
 
+from catalog.models import AliasRule
 from catalog.rules import compile_pattern
 
 RULE_FIELDS = (
@@ -42,8 +43,6 @@ def load_alias_rules(rules: list[dict[str, Any]], replace: bool = False) -> tupl
     Returns (created, updated, deleted). Rules change how *future* events are derived; run
     ``manage.py rederive`` to apply them to the whole log.
     """
-    from catalog.models import AliasRule
-
     created = updated = deleted = 0
     with transaction.atomic():
         slugs = []
