@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
 from django.db import connection
 
 from catalog.facets import lineage_catalog_edge
@@ -230,8 +231,6 @@ def store_job_datasets(
 def store_metadata(facts: Facts) -> None:
     if not facts.metadata:
         return
-    import orjson
-
     rows = sorted(
         (
             record["event_id"],

@@ -11,6 +11,7 @@ greatest version, so order and redelivery do not matter. Rows of the batch's own
 
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from django.db import connection
 
 from catalog.facets import RUN_FACT_FACETS
@@ -62,8 +63,6 @@ def store_run_dataset_facets(
     facts: "Facts", run_ids: dict[RunKey, int], alias_ids: dict[AliasKey, int], keys: list[RunKey]
 ) -> None:
     """Upsert the run facts of the runs ``keys`` (their runId locks are held)."""
-    import orjson
-
     wanted = set(keys)
     rows = sorted(
         (
