@@ -18,6 +18,7 @@ from catalog.querysets import AliasQuerySet, DatasetQuerySet
 from catalog.rules import compile_pattern
 from ingest.models import DigestIndexedText
 
+# How Marquez orders its dataset list (its DatasetDao): by name. It matches an index below.
 DATASETS_BY_NAME = (Left("name", 200), F("name"), F("id"))
 
 

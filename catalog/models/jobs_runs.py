@@ -28,8 +28,8 @@ class RunState(models.TextChoices):
 TERMINAL_STATES = frozenset({RunState.COMPLETE, RunState.FAIL, RunState.ABORT})
 
 
-# How Marquez orders its lists (its JobDao and DatasetDao): jobs by last update, newest
-# first; datasets by name. Each matches an index below.
+# How Marquez orders its job list (its JobDao): by last update, newest first. It matches
+# an index below (DATASETS_BY_NAME, beside Dataset, is its dataset order).
 JOBS_BY_UPDATE = (F("last_seen").desc(nulls_last=True), F("id").desc())
 
 
