@@ -1,5 +1,6 @@
 """The catalog's read API over HTTP, as a producer harness's user reads it (test_dbt_ol.py,
-test_airflow.py), and the JSON-lines files their file transports write."""
+test_airflow.py), the transport both harnesses configure, and the JSON-lines files it
+writes."""
 
 import json
 import urllib.parse
@@ -48,3 +49,21 @@ class Api:
 def lines(path: Path) -> list[dict[str, Any]]:
     """The events of a JSON-lines file, in file order."""
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def recording_transport(base_url: str, ingest_token: str, record: Path) -> dict[str, Any]:
+    """openlineage-python's transport for a harness: every event posted to the catalog and
+    also appended to ``record``, so a test compares what was sent with what was stored."""
+    return {
+        "type": "composite",
+        "continue_on_failure": False,
+        "transports": {
+            "catalog": {
+                "type": "http",
+                "url": base_url,
+                "endpoint": "api/v1/lineage",
+                "auth": {"type": "api_key", "apiKey": ingest_token},
+            },
+            "record": {"type": "file", "log_file_path": str(record), "append": True},
+        },
+    }

@@ -32,7 +32,7 @@ from django.db import connection
 from catalog import services
 from ingest.models import Event
 from ingest.services import create_token
-from tests.producers.read_api import Api, lines
+from tests.producers.read_api import Api, lines, recording_transport
 
 # django_db: pytest-django creates the test database only for a session holding a test that
 # asks for it; the server fixture alone does not (the module's data is committed by the
@@ -86,24 +86,6 @@ def _airflow_env(home: Path, database: str) -> dict[str, str]:
     }
 
 
-def _transport(base_url: str, token: str, record: Path) -> str:
-    return json.dumps(
-        {
-            "type": "composite",
-            "continue_on_failure": False,
-            "transports": {
-                "catalog": {
-                    "type": "http",
-                    "url": base_url,
-                    "endpoint": "api/v1/lineage",
-                    "auth": {"type": "api_key", "apiKey": token},
-                },
-                "record": {"type": "file", "log_file_path": str(record), "append": True},
-            },
-        }
-    )
-
-
 def _airflow(venv: Path, home: Path, env: dict[str, str], name: str, *args: str) -> int:
     result = subprocess.run(
         [venv / "bin" / "airflow", *args],
@@ -129,7 +111,9 @@ def _run_dags(
     for dag in (SHOP, FIVE):
         sent[dag] = home / f"{dag}.jsonl"
         dag_env = env | {
-            "AIRFLOW__OPENLINEAGE__TRANSPORT": _transport(base_url, ingest_token, sent[dag])
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+                recording_transport(base_url, ingest_token, sent[dag])
+            )
         }
         codes[dag] = _airflow(venv, home, dag_env, dag, "dags", "test", dag, "2026-01-02")
     # What was sent, for a developer to read (docs/producers.md); git-ignored.

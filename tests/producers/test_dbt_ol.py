@@ -24,7 +24,7 @@ from ingest.models import Event
 from ingest.services import create_token
 from tests.producers.conftest import on_test_database
 from tests.producers.dbt_project import FAILING, MART, SCHEMA, STAGING, write_project
-from tests.producers.read_api import Api, lines
+from tests.producers.read_api import Api, lines, recording_transport
 
 # django_db: pytest-django creates the test databases only for the aliases that the
 # selected tests mark; without it, `pytest -m slow tests/producers` selected no test that
@@ -77,25 +77,8 @@ def _run_dbt(
     sent = project / "sent.ndjson"
     ingest_token = create_token("dbt-ol harness", "ingest")[1]
     read_token = create_token("dbt-ol harness read", "read")[1]
-    (project / "openlineage.yml").write_text(
-        json.dumps(
-            {
-                "transport": {
-                    "type": "composite",
-                    "continue_on_failure": False,
-                    "transports": {
-                        "catalog": {
-                            "type": "http",
-                            "url": base_url,
-                            "endpoint": "api/v1/lineage",
-                            "auth": {"type": "api_key", "apiKey": ingest_token},
-                        },
-                        "record": {"type": "file", "log_file_path": str(sent), "append": True},
-                    },
-                }
-            }
-        )
-    )
+    transport = recording_transport(base_url, ingest_token, sent)
+    (project / "openlineage.yml").write_text(json.dumps({"transport": transport}))
     env = {
         key: value
         for key, value in os.environ.items()
