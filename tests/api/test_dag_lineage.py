@@ -10,9 +10,19 @@ from django.test import Client
 
 from catalog import graph_children
 from catalog.models import Job
-from tests.api.test_airflow_fixtures import FIVE, NAMESPACE, SHOP, TABLES, derived  # noqa: F401
+from catalog.services import derive_events
+from tests.api.test_airflow_fixtures import FIVE, NAMESPACE, SHOP, TABLES, sent
+from tests.catalog.helpers import openlineage, store
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("derived")]
+
+
+@pytest.fixture
+def derived() -> None:
+    """Both DAGs' events, each in its own batch in the order the provider sent them."""
+    for dag in ("lc_shop_sql", "lc_five_tasks"):
+        for event in sent(dag):
+            derive_events(store([openlineage(event)]))
 
 
 def _graph(api: Any, dag: str, **params: Any) -> dict[str, Any]:
@@ -28,7 +38,7 @@ def _names(body: dict[str, Any], kind: str) -> set[str]:
 
 @pytest.mark.parametrize("dag,tasks", [("lc_five_tasks", FIVE), ("lc_shop_sql", SHOP)])
 def test_the_dag_draws_its_tasks_and_their_datasets(
-    api: Any, derived: None, dag: str, tasks: tuple[str, ...]
+    api: Any, dag: str, tasks: tuple[str, ...]
 ) -> None:
     body = _graph(api, dag)
     children = {f"{dag}.{task}" for task in tasks}
@@ -45,41 +55,35 @@ def test_the_dag_draws_its_tasks_and_their_datasets(
     assert body["cut"] == {} and body["truncated"] is False
 
 
-def test_the_five_task_dag_shows_the_visits_chain(api: Any, derived: None) -> None:
+def test_the_five_task_dag_shows_the_visits_chain(api: Any) -> None:
     body = _graph(api, "lc_five_tasks")
     by_id = {node["id"]: node for node in body["nodes"]}
-    writers = {
-        by_id[edge["source"]]["name"] for edge in body["edges"] if edge["kind"] == "output"
-    }
+    writers = {by_id[edge["source"]]["name"] for edge in body["edges"] if edge["kind"] == "output"}
     readers = {by_id[edge["target"]]["name"] for edge in body["edges"] if edge["kind"] == "input"}
     assert "lc_five_tasks.load_visits" in writers
     assert {"lc_five_tasks.by_day", "lc_five_tasks.by_page"} <= readers
 
 
-def test_a_task_root_does_not_draw_its_siblings(api: Any, derived: None) -> None:
+def test_a_task_root_does_not_draw_its_siblings(api: Any) -> None:
     body = _graph(api, "lc_five_tasks.announce")
     assert not [edge for edge in body["edges"] if edge["kind"] == "parent"]
 
 
-def test_children_past_the_node_budget_are_reported_cut(api: Any, derived: None) -> None:
+def test_children_past_the_node_budget_are_reported_cut(api: Any) -> None:
     body = _graph(api, "lc_five_tasks", max_nodes=3)
     assert len(_names(body, "job")) == 3  # the DAG and its first two tasks
     assert body["truncated"] is True
     assert body["cut"]["children"] == {"limit": 2, "omitted_jobs": 3}
 
 
-def test_children_are_capped_per_parent(
-    api: Any, derived: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_children_are_capped_per_parent(api: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(graph_children, "CHILDREN_PER_PARENT", 4)
     body = _graph(api, "lc_five_tasks")
     assert len([edge for edge in body["edges"] if edge["kind"] == "parent"]) == 4
     assert body["cut"]["children"] == {"limit": 4, "omitted_jobs": 1}
 
 
-def test_the_dag_graph_query_count_is_pinned(
-    api: Any, derived: None, django_assert_num_queries: Any
-) -> None:
+def test_the_dag_graph_query_count_is_pinned(api: Any, django_assert_num_queries: Any) -> None:
     """A dataset root's 15 (tests/api/test_graph.py), + the job root's first hop (observed
     and static, one query each for the root and all its children), + the child jobs: the
     same however many tasks the DAG has."""
@@ -89,7 +93,7 @@ def test_the_dag_graph_query_count_is_pinned(
 
 
 def test_the_marquez_mount_draws_the_tasks_with_their_parent(
-    read_client: Client, steady_token_cache: None, derived: None
+    read_client: Client, steady_token_cache: None
 ) -> None:
     response = read_client.get(
         "/marquez/api/v1/lineage", {"nodeId": f"job:{NAMESPACE}:lc_five_tasks", "depth": "2"}
@@ -109,10 +113,14 @@ def test_the_marquez_mount_draws_the_tasks_with_their_parent(
     assert any(graph[f"job:{NAMESPACE}:lc_five_tasks.load_visits"]["outEdges"])
 
 
-def test_the_admin_dag_page_pictures_its_tasks(super_client: Client, derived: None) -> None:
+def test_the_admin_dag_page_pictures_its_tasks(django_user_model: Any) -> None:
+    super_client = Client()
+    super_client.force_login(django_user_model.objects.create_superuser("root", "", "pw"))
     job = Job.objects.get(namespace=NAMESPACE, name="lc_five_tasks")
     page = super_client.get(f"/admin/catalog/job/{job.pk}/change/").content.decode()
     for task in FIVE:
         child = Job.objects.get(namespace=NAMESPACE, name=f"lc_five_tasks.{task}")
         assert f"/admin/catalog/job/{child.pk}/change/" in page
-    assert "lc-edge-parent" in page or page.count("lc-edge") >= 5
+    # The picture reads the same graph: a parent edge to each task, and the tasks' own I/O.
+    assert page.count("lc-edge lc-edge-parent") == len(FIVE)
+    assert "lc-edge lc-edge-output" in page and "lc-edge lc-edge-input" in page
