@@ -124,3 +124,32 @@ def test_the_admin_dag_page_pictures_its_tasks(django_user_model: Any) -> None:
     # The picture reads the same graph: a parent edge to each task, and the tasks' own I/O.
     assert page.count("lc-edge lc-edge-parent") == len(FIVE)
     assert "lc-edge lc-edge-output" in page and "lc-edge lc-edge-input" in page
+
+
+def test_as_of_before_the_tasks_ran_draws_no_children(api: Any) -> None:
+    body = _graph(api, "lc_five_tasks", as_of="2026-12-01T00:00:00Z")
+    assert _names(body, "job") == {"lc_five_tasks"}
+    assert body["cut"] == {}
+
+
+def test_the_diff_adds_parent_edges_and_never_removes_them(api: Any) -> None:
+    job = Job.objects.get(namespace=NAMESPACE, name="lc_five_tasks")
+    response = api.get(
+        "/api/v1/lineage/diff",
+        {"node": f"job:{job.pk}", "from": "2026-12-01T00:00:00Z", "to": "2027-01-01T00:00:00Z"},
+    )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    added = [edge for edge in body["edges"]["added"] if edge["kind"] == "parent"]
+    assert len(added) == len(FIVE)
+    assert not [edge for edge in body["edges"]["removed"] if edge["kind"] == "parent"]
+    # From between the first task's START and its end: the task is active in the window and
+    # its parent edge, which no run backs, is still not "removed".
+    response = api.get(
+        "/api/v1/lineage/diff",
+        {"node": f"job:{job.pk}", "from": "2026-12-02T14:08:24.7Z", "to": "2027-01-01T00:00:00Z"},
+    )
+    before = _graph(api, "lc_five_tasks", as_of="2026-12-02T14:08:24.7Z")
+    assert [edge for edge in before["edges"] if edge["kind"] == "parent"]
+    body = response.json()
+    assert not [edge for edge in body["edges"]["removed"] if edge["kind"] == "parent"]
