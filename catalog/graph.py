@@ -18,6 +18,9 @@ Static (design-time) lineage, a job's current JobEvent declaration, is walked an
 beside the observed edges (``catalog.graph_static``, ADR 0061); ``lineage`` chooses
 ``observed``, ``static`` or ``all`` (the default), and every edge says which backs it.
 The declared column edges come from the same column-lineage model, marked ``static``.
+
+A job root that is a parent (an Airflow DAG) draws its child jobs too, linked by ``parent``
+edges, and walks from their datasets as from its own (``catalog.graph_children``, ADR 0070).
 """
 
 from collections import defaultdict
@@ -27,7 +30,7 @@ from typing import Any, Literal
 
 from django.db import connection
 
-from catalog import column_lineage, graph_assembly, graph_jobs, graph_static
+from catalog import column_lineage, graph_assembly, graph_children, graph_jobs, graph_static
 from catalog.models import Dataset, Job
 
 Direction = Literal["upstream", "downstream", "both"]
@@ -170,16 +173,17 @@ def _walk(
     return found, len(rows) >= row_limit
 
 
-def _job_start(job_id: int, upstream: bool, request: GraphRequest) -> list[int]:
-    """A job root's first hop: the datasets it read (upstream) or wrote (downstream)."""
+def _job_start(job_ids: list[int], upstream: bool, request: GraphRequest) -> list[int]:
+    """A job root's first hop: the datasets it (and its child jobs) read (upstream) or
+    wrote (downstream)."""
     direction, limit = "input" if upstream else "output", request.max_nodes + 1
     found: set[int] = set()
     if request.observed:
         found.update(
-            graph_jobs.job_datasets(job_id, direction, request.as_of, request.since, limit)
+            graph_jobs.job_datasets(job_ids, direction, request.as_of, request.since, limit)
         )
     if request.static:
-        found.update(graph_static.job_datasets(job_id, direction, request.as_of, limit))
+        found.update(graph_static.job_datasets(job_ids, direction, request.as_of, limit))
     return sorted(found)[:limit]
 
 
@@ -300,9 +304,15 @@ def lineage_graph(
     directions = {"upstream": [True], "downstream": [False], "both": [True, False]}
     upstreams = directions[request.direction]
     root_job = _root_job(request.root, root_row)
-    reach = _reach(request, upstreams)
-    choice = _choose(request, reach, root_job)
-    drawn = _drawn_edges(choice, root_job)
+    child_limit = min(graph_children.CHILDREN_PER_PARENT, request.max_nodes - 1)
+    child_ids, omitted_children = (
+        graph_children.children(root_job, request.as_of, child_limit)
+        if root_job is not None
+        else ([], 0)
+    )
+    reach = _reach(request, upstreams, child_ids)
+    choice = _choose(request, reach, root_job, child_ids)
+    drawn = _drawn_edges(choice, {root_job, *child_ids} if root_job is not None else set())
     job_rows = graph_jobs.job_edges(drawn, request.as_of, request.since) if request.observed else []
     declared = graph_static.declared(drawn, request.as_of) if request.static else {}
     graph = Graph(root=request.root)
@@ -315,7 +325,12 @@ def lineage_graph(
         declared,
         graph_assembly.NodeRows(root_job, root_row, rows),
     )
-    graph.cut = _cut(request, reach, choice, upstreams)
+    if root_job is not None:
+        graph_children.draw(graph, root_job, child_ids)
+    graph.cut = {
+        **_cut(request, reach, choice, upstreams),
+        **graph_children.cut(child_limit, omitted_children),
+    }
     graph.truncated = bool(graph.cut)
     if request.columns:
         lineage = column_lineage.among(
@@ -341,15 +356,16 @@ def _root_job(root: NodeRef, root_row: Dataset | Job | None) -> int | None:
     return root.id if root.kind == "job" else None
 
 
-def _reach(request: GraphRequest, upstreams: list[bool]) -> _Reach:
-    """One bounded walk per direction from the root (a job root: from its first hop)."""
+def _reach(request: GraphRequest, upstreams: list[bool], child_ids: list[int]) -> _Reach:
+    """One bounded walk per direction from the root (a job root: from its and its child
+    jobs' first hop)."""
     reach = _Reach()
     root = request.root
     for upstream in upstreams:
         if root.kind == "dataset":
             start, start_depth = [root.id], 0
         else:
-            start, start_depth = _job_start(root.id, upstream, request), 1
+            start, start_depth = _job_start([root.id, *child_ids], upstream, request), 1
         found, capped = _walk(start, start_depth, upstream, request)
         reach.row_cap_hit = reach.row_cap_hit or capped
         for dataset_id, depth in found.items():
@@ -359,12 +375,14 @@ def _reach(request: GraphRequest, upstreams: list[bool]) -> _Reach:
     return reach
 
 
-def _choose(request: GraphRequest, reach: _Reach, root_job: int | None) -> _Choice:
+def _choose(
+    request: GraphRequest, reach: _Reach, root_job: int | None, child_ids: list[int]
+) -> _Choice:
     """The datasets and jobs drawn: nearest first, each dataset with the jobs linking it to
     what is already in, then the jobs that lead nowhere else, as far as the budget goes."""
     depths = reach.depths
     ordered = sorted(depths, key=lambda dataset_id: (depths[dataset_id], dataset_id))
-    budget = request.max_nodes - (1 if root_job is not None else 0)
+    budget = request.max_nodes - (1 + len(child_ids) if root_job is not None else 0)
     candidates = ordered[:budget]
     edge_rows = _edges(candidates, root_job, request)
     job_links = graph_static.links(
@@ -389,6 +407,7 @@ def _choose(request: GraphRequest, reach: _Reach, root_job: int | None) -> _Choi
     choice = _Choice(ordered, edge_rows, job_links, leaf_edges)
     if root_job is not None:
         choice.jobs.add(root_job)
+        choice.jobs.update(child_ids)
     rows_by_dataset: dict[int, list[tuple]] = defaultdict(list)
     for row in edge_rows:
         rows_by_dataset[row[0]].append(row)
@@ -417,11 +436,11 @@ def _choose(request: GraphRequest, reach: _Reach, root_job: int | None) -> _Choi
     return choice
 
 
-def _drawn_edges(choice: _Choice, root_job: int | None) -> set[tuple[str, int, int]]:
+def _drawn_edges(choice: _Choice, root_jobs: set[int]) -> set[tuple[str, int, int]]:
     """The (direction, dataset, job) halves drawn: of dataset → dataset edges with both ends
-    drawn, a root job's edges, and the jobs brought in next to a dataset; never a job's edge
-    that leads past the bounds (a job drawn for one pair may have read or written datasets
-    far away)."""
+    drawn, a root job's (and its child jobs') edges, and the jobs brought in next to a
+    dataset; never a job's edge that leads past the bounds (a job drawn for one pair may
+    have read or written datasets far away)."""
     chosen, jobs = choice.chosen, choice.jobs
     drawn: set[tuple[str, int, int]] = {
         key
@@ -430,8 +449,7 @@ def _drawn_edges(choice: _Choice, root_job: int | None) -> set[tuple[str, int, i
         for key in (("input", source, job_id), ("output", target, job_id))
     }
     drawn |= {key for key in choice.leaf_edges if key[2] in jobs and key[1] in chosen}
-    if root_job is not None:
-        drawn |= {(link[2], link[1], link[0]) for link in choice.job_links if link[0] == root_job}
+    drawn |= {(link[2], link[1], link[0]) for link in choice.job_links if link[0] in root_jobs}
     return {key for key in drawn if key[1] in chosen}
 
 
@@ -499,7 +517,11 @@ def lineage_diff(request: GraphRequest, start: datetime, end: datetime) -> Graph
     edges_removed = [
         edge
         for key, edge in before_edges.items()
-        if edge["observed"] and _job_of(edge) in active_jobs and not behind[key] & reseen
+        # A parent edge has no runs to be re-seen by: never "removed".
+        if edge["kind"] != "parent"
+        and edge["observed"]
+        and _job_of(edge) in active_jobs
+        and not behind[key] & reseen
     ]
     removed_ids = {edge["id"] for edge in edges_removed}
     still_linked = {

@@ -154,16 +154,17 @@ def job_edges(
 
 
 def job_datasets(
-    job_id: int, direction: str, as_of: datetime | None, since: datetime | None, limit: int
+    job_ids: list[int], direction: str, as_of: datetime | None, since: datetime | None, limit: int
 ) -> list[int]:
-    """Datasets a job read (``input``) or wrote (``output``): a job root's first hop."""
+    """Datasets the jobs read (``input``) or wrote (``output``): a job root's first hop (the
+    root and its child jobs, ADR 0070)."""
     sql, values = filters(as_of, since)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT DISTINCT je.dataset_id FROM catalog_job_edge je "
-            f"WHERE je.job_id = %(job)s AND je.direction = %(direction)s {sql} "
+            f"WHERE je.job_id = ANY(%(jobs)s) AND je.direction = %(direction)s {sql} "
             "ORDER BY 1 LIMIT %(limit)s",
-            {**values, "job": job_id, "direction": direction, "limit": limit},
+            {**values, "jobs": job_ids, "direction": direction, "limit": limit},
         )
         return [row[0] for row in cursor.fetchall()]
 

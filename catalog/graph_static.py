@@ -96,17 +96,19 @@ def job_links(dataset_ids: list[int], as_of: datetime | None, limit: int) -> lis
         return cursor.fetchall()
 
 
-def job_datasets(job_id: int, direction: str, as_of: datetime | None, limit: int) -> list[int]:
-    """The datasets a job declares reading (``input``) or writing (``output``)."""
+def job_datasets(
+    job_ids: list[int], direction: str, as_of: datetime | None, limit: int
+) -> list[int]:
+    """The datasets the jobs declare reading (``input``) or writing (``output``)."""
     filters, values = _as_of(as_of)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT DISTINCT a.dataset_id FROM catalog_static_dataset s "
             "JOIN catalog_static_lineage l ON l.job_id = s.job_id "
             "JOIN catalog_dataset_alias a ON a.id = s.alias_id "
-            "WHERE s.job_id = %(job)s AND s.direction = %(direction)s "
+            "WHERE s.job_id = ANY(%(jobs)s) AND s.direction = %(direction)s "
             f"AND a.dataset_id IS NOT NULL {filters} ORDER BY 1 LIMIT %(limit)s",
-            {**values, "job": job_id, "direction": direction, "limit": limit},
+            {**values, "jobs": job_ids, "direction": direction, "limit": limit},
         )
         return [row[0] for row in cursor.fetchall()]
 

@@ -107,7 +107,8 @@ def _nodes(drawn: DrawnGraph) -> tuple[dict[str, str], dict[str, dict[str, Any]]
 
 def _pairs(drawn: DrawnGraph) -> list[tuple[str, str]]:
     """(source, target) in our node ids: the walk's edges, then each drawn job's links."""
-    pairs = [(edge["source"], edge["target"]) for edge in drawn.graph.edges]
+    # Marquez links jobs only to datasets: a parent edge (ADR 0070) is not one of its edges.
+    pairs = [(e["source"], e["target"]) for e in drawn.graph.edges if e["kind"] != "parent"]
     for job_id, dataset_id, direction in drawn.links:
         dataset_ref, job_ref = f"dataset:{dataset_id}", f"job:{job_id}"
         pairs.append((dataset_ref, job_ref) if direction == "input" else (job_ref, dataset_ref))

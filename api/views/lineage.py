@@ -42,7 +42,10 @@ class GraphNodeSerializer(serializers.Serializer):
 class GraphEdgeSerializer(serializers.Serializer):
     id = serializers.CharField(help_text="<source>-><target>")
     kind = serializers.ChoiceField(
-        choices=["input", "output"], help_text="input: dataset → job; output: job → dataset."
+        choices=["input", "output", "parent"],
+        help_text="input: dataset → job; output: job → dataset; parent: parent job → child "
+        "job (an Airflow DAG → its task, from the parent run facet; no runs of its own: "
+        "run_count 0, first/last seen are the child's; ADR 0070).",
     )
     # Only the stubs see Field.source here: the serializer metaclass pops declared fields.
     source = serializers.CharField()  # type: ignore[assignment]
@@ -92,8 +95,9 @@ class GraphSerializer(serializers.Serializer):
         child=serializers.JSONField(),
         help_text="What a bound cut: `depth` {limit, nodes_with_more}, `max_nodes` {limit, "
         "omitted_datasets, omitted_is_lower_bound, omitted_jobs (jobs that only read or only "
-        "write a drawn dataset, left out for the budget)}, `edges` {limit}. Empty when "
-        "complete.",
+        "write a drawn dataset, left out for the budget)}, `edges` {limit}, `children` "
+        "{limit, omitted_jobs} (child jobs of a parent root left out; at most 200 drawn). "
+        "Empty when complete.",
     )
 
 
