@@ -13,7 +13,7 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from catalog import column_lineage
+from catalog import column_lineage, writes
 from catalog.facets import data_source, documentation, schema, source_code_location
 from catalog.models import Dataset, Job, Run
 from catalog.reads import datasets as dataset_reads
@@ -89,8 +89,10 @@ def run_data(run: Run, namespace: str, name: str) -> dict[str, Any]:
 def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
     """Runs (``job`` selected) with the dataset versions they read and wrote (one query).
 
-    A dataset version is the run that wrote it, so an output's version is this run's id; an
-    input's version is not tracked and is null.
+    A dataset version is the completed run that wrote it, so an output's version is this
+    run's id; a run that wrote nothing (failed, aborted, not ended: catalog.writes, ADR
+    0069) has no output versions, as in Marquez, which versions outputs only on completion.
+    An input's version is not tracked and is null.
     """
     by_run: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(
         lambda: {"input": [], "output": []}
@@ -115,7 +117,8 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
     for run in runs:
         data = run_data(run, run.job.namespace, run.job.name)
         data["inputDatasetVersions"] = by_run[run.id]["input"]
-        data["outputDatasetVersions"] = by_run[run.id]["output"]
+        wrote = writes.is_write(run.state, run.is_streaming)
+        data["outputDatasetVersions"] = by_run[run.id]["output"] if wrote else []
         answer.append(data)
     return answer
 

@@ -112,6 +112,16 @@ def test_a_completed_run_of_the_same_job_is_the_only_write_in_any_order(
     assert shown["lastModifiedAt"] == "2026-03-02T05:00:09Z"
     versions = _marquez(api, "shop.public.report/versions")
     assert [v["version"] for v in versions["versions"]] == [COMPLETED]
+    # A run's output versions are its writes: the failed run lists none (Marquez versions
+    # outputs only when a run completes), the completed one lists its own.
+    outputs = {
+        run_id: [
+            o["datasetVersionId"]["version"]
+            for o in api.get(f"/marquez/api/v1/jobs/runs/{run_id}").json()["outputDatasetVersions"]
+        ]
+        for run_id in (FAILED, COMPLETED)
+    }
+    assert outputs == {FAILED: [], COMPLETED: [COMPLETED]}
     drawn = build_picture(NodeRef("dataset", report.id), Controls(depth=1), lambda e: "")
     assert not any(e.attempted for e in drawn.edges)
     page = admin_client.get(f"/admin/catalog/dataset/{report.id}/change/").content.decode()
