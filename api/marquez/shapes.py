@@ -40,6 +40,9 @@ RELATED_LIMIT = 200  # inputs/outputs and column lineage per object (invariant 7
 STREAM_SCHEMES = ("kafka://", "pulsar://", "kinesis://", "pubsub://", "eventhub://")
 # A stable UUID namespace for the versions this catalog does not keep (job versions).
 _VERSIONS = uuid.UUID("6b1f0a52-3c1e-5d7a-9a4e-0c2f7b8d9e10")
+# And for the jobs' UUIDs Marquez names a parent job by (``parentJobUuid``): the catalog's job
+# ids are integers, and a stable UUID from the name is the same on every read.
+_JOBS = uuid.UUID("024d3df9-c882-45d4-9acc-c6db9fcef2c5")
 
 
 def ts(value: datetime | None) -> str | None:
@@ -51,6 +54,11 @@ def ts(value: datetime | None) -> str | None:
 def job_version(namespace: str, name: str) -> str:
     """The catalog keeps one current version of a job: a stable id derived from its name."""
     return str(uuid.uuid5(_VERSIONS, f"{namespace}\0{name}"))
+
+
+def job_uuid(namespace: str, name: str) -> str:
+    """A job's stable UUID on the mount, derived from its name (``parentJobUuid``)."""
+    return str(uuid.uuid5(_JOBS, f"{namespace}\0{name}"))
 
 
 def job_type(job: Job) -> str:
@@ -158,7 +166,9 @@ def _job(job: Job, runs: list[Run], io: dict[str, list[dict[str, str]]]) -> dict
         "name": job.name,
         "simpleName": job.name.rsplit(".", 1)[-1],
         "parentJobName": job.parent.name if job.parent_id and job.parent else None,
-        "parentJobUuid": None,
+        "parentJobUuid": job_uuid(job.parent.namespace, job.parent.name)
+        if job.parent_id and job.parent
+        else None,
         "createdAt": ts(job.first_seen),
         "updatedAt": ts(job.last_seen or job.updated_at),
         "namespace": job.namespace,

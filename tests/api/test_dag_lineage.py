@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from api.marquez import shapes
 from catalog import graph_children
 from catalog.models import Job
 from catalog.services import derive_events
@@ -105,6 +106,12 @@ def test_the_marquez_mount_draws_the_tasks_with_their_parent(
         assert node["data"]["parentJobName"] == "lc_five_tasks"
     dag = graph[f"job:{NAMESPACE}:lc_five_tasks"]
     assert dag["data"]["parentJobName"] is None
+    # parentJobUuid is filled where Marquez fills it: one stable UUID for the DAG's job.
+    parents = {
+        graph[f"job:{NAMESPACE}:lc_five_tasks.{task}"]["data"]["parentJobUuid"] for task in FIVE
+    }
+    assert parents == {shapes.job_uuid(NAMESPACE, "lc_five_tasks")}
+    assert dag["data"]["parentJobUuid"] is None
     # Marquez's edges are job ↔ dataset only: no job → job edge.
     for node in graph.values():
         for edge in node["inEdges"] + node["outEdges"]:
