@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from catalog.models import Direction, RunDataset, RunState
+from catalog.models import Direction, JobLineageEdge, RunDataset, RunState
 
 # The run states whose outputs are writes; a streaming run's RUNNING too.
 WRITE_STATES: tuple[str, ...] = (RunState.COMPLETE.value,)
@@ -51,19 +51,23 @@ def writes(alias_ids: Any) -> QuerySet[RunDataset]:
     )
 
 
-# (job id, direction) → (runs, completed runs) of the job's edge with one dataset.
-JobCounts = dict[tuple[int, str], tuple[int, int]]
+# (job or dataset id, direction) → (runs, completed runs) of job edges.
+EdgeCounts = dict[tuple[int, str], tuple[int, int]]
 
 
-def job_counts(dataset_id: int, job_ids: Any) -> JobCounts:
+def _edge_counts(fixed: dict[str, int], key: str, ids: Any) -> EdgeCounts:
+    """(``key``'s id, direction) → (runs, completed runs) of the job edges matching
+    ``fixed`` whose ``key`` is among ``ids`` (bounded by the caller)."""
+    rows = JobLineageEdge.objects.filter(**fixed, **{f"{key}__in": ids}).values_list(
+        key, "direction", "run_count", "completed_run_count"
+    )
+    return {(other, direction): (runs, done) for other, direction, runs, done in rows}
+
+
+def job_counts(dataset_id: int, job_ids: Any) -> EdgeCounts:
     """How many of each job's runs read or wrote ``dataset_id``, and how many completed:
     the job edges' counts (one row per job and direction, ``job_ids`` bounded)."""
-    from catalog.models import JobLineageEdge
-
-    rows = JobLineageEdge.objects.filter(dataset_id=dataset_id, job_id__in=job_ids).values_list(
-        "job_id", "direction", "run_count", "completed_run_count"
-    )
-    return {(job, direction): (runs, done) for job, direction, runs, done in rows}
+    return _edge_counts({"dataset_id": dataset_id}, "job_id", job_ids)
 
 
 def only_attempted(declared: bool, runs: int, completed: int) -> bool:
@@ -72,12 +76,7 @@ def only_attempted(declared: bool, runs: int, completed: int) -> bool:
     return not declared and runs > 0 and completed == 0
 
 
-def dataset_counts(job_id: int, dataset_ids: Any) -> dict[tuple[int, str], tuple[int, int]]:
+def dataset_counts(job_id: int, dataset_ids: Any) -> EdgeCounts:
     """(dataset id, direction) → (runs, completed runs) of ``job_id``'s edges with
     ``dataset_ids`` (the job detail's inputs and outputs, bounded by the caller)."""
-    from catalog.models import JobLineageEdge
-
-    rows = JobLineageEdge.objects.filter(job_id=job_id, dataset_id__in=dataset_ids).values_list(
-        "dataset_id", "direction", "run_count", "completed_run_count"
-    )
-    return {(dataset, direction): (runs, done) for dataset, direction, runs, done in rows}
+    return _edge_counts({"job_id": job_id}, "dataset_id", dataset_ids)

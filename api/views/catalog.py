@@ -341,7 +341,7 @@ def _attempted(entry: dict[str, Any]) -> bool:
     )
 
 
-def _per_job(links: Any, counts: writes.JobCounts, direction: str) -> list[dict[str, Any]]:
+def _per_job(links: Any, counts: writes.EdgeCounts, direction: str) -> list[dict[str, Any]]:
     """One entry per job (a job may read several aliases of a merged dataset), in
     DatasetJobSerializer's shape, from rows of ``_LINK_COLUMNS``. Built as dicts, not
     through the serializer: a busy dataset lists 400 jobs, and DRF's fields took 40 % of
