@@ -48,8 +48,7 @@ class Facet:
 def opened(facets: Any, name: str) -> dict[str, Any]:
     """The facet ``name`` of a facets object, or ``{}`` when either is not an object: a
     facet of a bad shape reads as absent, never as an error (events are stored as sent)."""
-    value = facets.get(name) if isinstance(facets, dict) else None
-    return value if isinstance(value, dict) else {}
+    return present(facets, name) or {}
 
 
 def present(facets: Any, name: str) -> dict[str, Any] | None:
