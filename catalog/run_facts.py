@@ -20,6 +20,7 @@ import orjson
 from django.db import connection
 
 from catalog.facets import RUN_FACTS
+from catalog.writes import write_sql
 
 RELATED_LIMIT = 200
 _ROWS_PER_RUN = 8  # four facets, two directions: a run's rows about one alias at most
@@ -108,8 +109,9 @@ def of_dataset(alias_ids: list[int], runs: int = 10) -> list[dict[str, Any]]:
     return list(entries.values())
 
 
-# Marquez's dataset versions (api/marquez/resources.py): a version is a run that wrote the
-# dataset, current from its first write until the next run's. Its facets are the writer's
+# Marquez's dataset versions (api/marquez/resources.py): a version is a write (a completed
+# run's output, catalog.writes, ADR 0069), current from its first write until the next one;
+# a failed run made no version and ends none. Its facets are the writer's
 # output facts, then the facts of the runs that read the dataset while that version was
 # current, oldest read first (Marquez attaches an input's facets to the dataset's current
 # version and merges a version's facets in event order, later ones winning).
@@ -118,7 +120,8 @@ WITH writes AS (
     SELECT w.run_id, MIN(w.first_seen) AS made
     FROM catalog_dataset_alias a
     JOIN catalog_run_dataset w ON w.alias_id = a.id AND w.direction = 'output'
-    WHERE a.dataset_id = %(dataset)s
+    JOIN catalog_run r ON r.id = w.run_id
+    WHERE a.dataset_id = %(dataset)s AND {writes}
     GROUP BY w.run_id
 ), versions AS (
     SELECT * FROM (
@@ -146,7 +149,7 @@ SELECT v.run_id, 1, r.read_at, r.run_id, r.name, r.value
 FROM versions v
 JOIN reads r ON r.read_at >= v.made AND (v.replaced IS NULL OR r.read_at < v.replaced)
 ORDER BY 1, 2, 3, 4, 5
-"""
+""".replace("{writes}", write_sql("r"))
 
 
 def of_versions(dataset_id: int, run_ids: list[int]) -> dict[int, dict[str, Any]]:

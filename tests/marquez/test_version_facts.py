@@ -99,6 +99,18 @@ def test_a_readers_quality_facets_are_on_the_version_it_read(history, mz):
     assert not [key for key, version in versions.items() if "inputStatistics" in version["facets"]]
 
 
+def test_a_failed_write_between_a_version_and_its_reader_makes_no_version(mz):
+    """A failed run wrote nothing (ADR 0069): it is no version, and it does not end the
+    version before it, so a check after it still reads that version."""
+    failed = "0195f1c4-6a0e-7c8e-9d4f-3b2a1c0d9a21"
+    attempt = _write(failed, 150, 5)
+    attempt["eventType"] = "FAIL"
+    derive(_write(FIRST, 100, 1000), attempt, _check(CHECK_1, 200, False))
+    versions = _versions(mz)
+    assert set(versions) == {FIRST}
+    assert versions[FIRST]["facets"]["dataQualityAssertions"]["assertions"][0]["success"] is False
+
+
 def test_one_version_answers_as_in_the_list(history, mz):
     versions = _versions(mz)
     for version in (FIRST, SECOND):
