@@ -186,21 +186,106 @@ def record_events(events: Sequence[EventRecord | SerialisedEvent]) -> list[Store
     """
     if not events:
         return []
-    rows = [event if isinstance(event, SerialisedEvent) else serialise(event) for event in events]
-    check_sizes(rows)
-    values = [_values(row) for row in rows]
+    rows = _checked(events)
     # No explicit transaction: the INSERT is one statement, atomic on its own, and in
     # autocommit mode it commits at once (one round trip instead of BEGIN/INSERT/COMMIT).
     # Called inside a caller's transaction, it simply joins it.
     with _server_binding_cursor() as cursor:
-        if len(values) == 1:
-            cursor.execute(_INSERT_ONE, values[0])
+        if len(rows) == 1:
+            cursor.execute(_INSERT_ONE, _values(rows[0]))
         else:
-            cursor.execute(_INSERT_MANY, [list(column) for column in zip(*values, strict=True)])
+            cursor.execute(_INSERT_MANY, _columns(rows))
         created_ids = {bytes(digest): event_id for event_id, digest in cursor.fetchall()}
-        existing_ids: dict[bytes, int] = {}
-        missing = list({row.digest for row in rows if row.digest not in created_ids})
-        if missing:
+    return _stored(rows, created_ids)
+
+
+@dataclass
+class EventsInFlight:
+    """Events whose INSERT has been sent and not yet answered (``send_events``): the
+    server stores them while the caller does other work. ``finish_events`` collects."""
+
+    rows: list[SerialisedEvent]
+    pipeline_mode: Any  # the connection's ``pipeline()`` context, entered
+    pipeline: Any
+    cursor: Any
+
+    def answered(self) -> bool:
+        """Whether the server has answered the INSERT (never waits)."""
+        pgconn = self.pipeline.pgconn
+        try:
+            pgconn.consume_input()
+        except psycopg.Error:
+            return True  # the connection broke: ``finish_events`` raises it
+        return not pgconn.is_busy()
+
+
+def send_events(events: Sequence[EventRecord | SerialisedEvent]) -> EventsInFlight:
+    """Send the INSERT of ``events`` and return without waiting for it: ``record_events``
+    in two halves, for a caller that prepares its next batch meanwhile (the Kafka consumer).
+
+    The connection is put in pipeline mode (libpq's): the statement goes out at once, and
+    commits (autocommit: an implicit transaction ended by the pipeline's sync) only when
+    ``finish_events`` syncs. Until then the connection belongs to the batch in flight.
+    A writer *thread* cannot overlap the two: under the GIL it waited for the preparing
+    thread for up to a whole batch's preparation before it could send (measured in
+    bench/storage_path.py, ADR 0072).
+    """
+    rows = _checked(events)
+    database = connections[DEFAULT_DB_ALIAS]
+    if database.in_atomic_block:
+        raise RuntimeError("send_events commits on its own; it cannot join a transaction")
+    database.ensure_connection()
+    try:
+        with database.wrap_database_errors:
+            pipeline_mode = database.connection.pipeline()
+            pipeline = pipeline_mode.__enter__()
+            cursor = _server_binding_cursor()
+            cursor.execute(_INSERT_MANY, _columns(rows))
+            # Ask the server to send the answer as soon as it has it (not at the sync), so
+            # that ``answered`` can see it.
+            pipeline.pgconn.send_flush_request()
+            pipeline.pgconn.flush()
+    except BaseException:
+        database.close()  # a half-sent pipeline cannot be used again
+        raise
+    return EventsInFlight(rows, pipeline_mode, pipeline, cursor)
+
+
+def finish_events(in_flight: EventsInFlight) -> list[StoredEvent]:
+    """Wait for the INSERT ``send_events`` sent, commit it, and answer as ``record_events``
+    does. Raises a ``DatabaseError`` when the database did (the connection is closed then,
+    and nothing of the batch may be taken as stored)."""
+    database = connections[DEFAULT_DB_ALIAS]
+    try:
+        with database.wrap_database_errors:
+            in_flight.pipeline.sync()
+            answer = in_flight.cursor.fetchall()
+            in_flight.pipeline_mode.__exit__(None, None, None)
+    except BaseException:
+        database.close()
+        raise
+    in_flight.cursor.close()
+    return _stored(in_flight.rows, {bytes(digest): event_id for event_id, digest in answer})
+
+
+def _checked(events: Sequence[EventRecord | SerialisedEvent]) -> list[SerialisedEvent]:
+    rows = [event if isinstance(event, SerialisedEvent) else serialise(event) for event in events]
+    check_sizes(rows)
+    return rows
+
+
+def _columns(rows: Sequence[SerialisedEvent]) -> list[list[Any]]:
+    """The rows' values as the parallel arrays ``_INSERT_MANY`` takes."""
+    return [list(column) for column in zip(*(_values(row) for row in rows), strict=True)]
+
+
+def _stored(rows: Sequence[SerialisedEvent], created_ids: dict[bytes, int]) -> list[StoredEvent]:
+    """One answer per row, once its INSERT committed (``created_ids``: digest → id of the
+    rows it inserted); repeats are looked up, the new events enqueued for derivation."""
+    existing_ids: dict[bytes, int] = {}
+    missing = list({row.digest for row in rows if row.digest not in created_ids})
+    if missing:
+        with _server_binding_cursor() as cursor:
             cursor.execute(
                 "SELECT digest, id FROM ingest_event WHERE digest = ANY(%s::bytea[])", [missing]
             )

@@ -3,28 +3,35 @@
 Offsets are committed only after the statements that stored the batch have committed,
 so a consumer killed at any point leaves its messages to be read again, and storage is
 idempotent, so reading them again stores nothing twice (ADR 0062). A batch is bounded by
-count and by time (``LINEAGE_CONSUMER_BATCH_MESSAGES``, ``_BATCH_MS``); one batch is
-written by a writer thread while the next is read and checked, and at most one is in
-flight. A batch takes what librdkafka has already fetched and waits for more only while
-the writer is busy (ADR 0065). Before partitions are taken away in a rebalance, what was
-read from them is stored and committed. While PostgreSQL is away the partitions are
-paused and the batch retried.
+count and by time (``LINEAGE_CONSUMER_BATCH_MESSAGES``, ``_BATCH_MS``); the database stores
+one batch (its INSERT sent in libpq's pipeline mode, ADR 0072) while the next is read and
+checked, and at most one is in flight. A batch takes what librdkafka has already fetched
+and waits for more only while the database is still storing the one before (ADR 0065).
+Before partitions are taken away in a rebalance, what was read from them is stored and
+committed. While PostgreSQL is away the partitions are paused and the batch retried.
 """
 
 import logging
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
-from django.db import DatabaseError, connection, connections
+from django.db import DatabaseError, connections
 from prometheus_client import Counter, Histogram
 
 from ingest.kafka.config import KafkaConfig
 from ingest.kafka.lag import LagReporter
 from ingest.kafka.messages import Message, message_time
-from ingest.kafka.storage import BatchOutcome, PreparedBatch, prepare_batch, write_batch
+from ingest.kafka.storage import (
+    BatchInFlight,
+    BatchOutcome,
+    PreparedBatch,
+    finish_batch,
+    prepare_batch,
+    send_batch,
+    write_batch,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -36,12 +43,12 @@ MESSAGES = Counter(
 )
 BATCH_SECONDS = Histogram(
     "lineage_kafka_batch_store_seconds",
-    "Time to store one batch of Kafka messages (the database statements).",
+    "Time to store one batch of Kafka messages (from sending its INSERT to its commit).",
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
 )
 _RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0)
-# While the writer is busy, a batch that is not full waits for more messages in slices this
-# long, so that it is handed over soon after the writer is free.
+# While the database is storing the batch before, a batch that is not full waits for more
+# messages in slices this long, so that it is handed over soon after the database is done.
 _WAIT_SLICE = 0.01
 
 
@@ -61,9 +68,9 @@ class IngestConsumer:
             {**config.consumer_settings(), "error_cb": self._on_error, "logger": logger}
         )
         self.lag = LagReporter(self.consumer, config)
-        # One writer thread: a batch is written while the next one is read and prepared.
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-writer")
-        self._in_flight: tuple[PreparedBatch, Future[BatchOutcome], dict[str, float]] | None = None
+        # The batch the database is storing while the next one is read and prepared: its
+        # INSERT sent, not yet answered (ADR 0072), and when its steps began and took.
+        self._in_flight: tuple[BatchInFlight, dict[str, float]] | None = None
         self._fill_seconds = 0.0  # the gathered batch's wait, from its first message
 
     # --- the loop ---------------------------------------------------------------------------
@@ -82,7 +89,7 @@ class IngestConsumer:
             while not self.stop.is_set():
                 self._gather()
                 if self.pending:
-                    self._hand_to_writer()
+                    self._hand_over()
                 else:
                     self._finish_in_flight()
                 self.lag.maybe_report(self.assigned)
@@ -95,7 +102,6 @@ class IngestConsumer:
             self._store_and_commit(retry=not self.stop.is_set())
             self.lag.maybe_report(self.assigned, force=True)
             self.consumer.close()  # leaves the group: its partitions move on at once
-            self._writer.shutdown(wait=True)
 
     def _drained(self, idle_seconds: float) -> bool:
         """Idle that long, and every assigned partition committed up to its end."""
@@ -104,72 +110,64 @@ class IngestConsumer:
             return False
         return self.lag.caught_up(self.assigned)
 
-    def _hand_to_writer(self) -> None:
-        """Prepare the gathered batch (CPU) while the previous one is written (the writer
-        thread waits on PostgreSQL without the GIL), then commit the previous one and hand
-        this one over. At most one batch is in flight; its offsets are committed only once
-        its write has returned."""
+    def _hand_over(self) -> None:
+        """Prepare the gathered batch (CPU) while the database stores the previous one,
+        then finish and commit the previous one and send this one. At most one batch is in
+        flight; its offsets are committed only once its write has committed."""
         batch, self.pending = self.pending, []
         started = time.monotonic()
         prepared = prepare_batch(batch, self.config.topics)
         timing = {"fill": self._fill_seconds, "prepare": time.monotonic() - started}
         self._finish_in_flight()
-        self._in_flight = (prepared, self._writer.submit(self._write, prepared, timing), timing)
-
-    def _write(self, prepared: PreparedBatch, timing: dict[str, float]) -> BatchOutcome:
-        """In the writer thread, on its own database connection."""
-        started = time.monotonic()
+        timing["sent"] = time.monotonic()
         try:
-            with BATCH_SECONDS.time():
-                return write_batch(prepared, self.config.topics, self.config.dead_letter_bytes)
-        except DatabaseError:
-            connection.close()  # a broken connection is opened again by the next write
-            raise
-        finally:
-            timing["write"] = time.monotonic() - started
+            self._in_flight = (send_batch(prepared), timing)
+        except DatabaseError as error:
+            self._store_with_retry(prepared, error)
 
     def _finish_in_flight(self, retry: bool = True) -> None:
         """Wait for the batch in flight; commit it, or store it again here while the
         database is away (``retry``) or leave it to the partitions' next owner."""
         if self._in_flight is None:
             return
-        prepared, future, timing = self._in_flight
+        in_flight, timing = self._in_flight
         self._in_flight = None
         started = time.monotonic()
         try:
-            outcome = future.result()
+            outcome = finish_batch(in_flight, self.config.topics, self.config.dead_letter_bytes)
         except DatabaseError as error:
             if retry:
-                self._store_with_retry(prepared, error)
+                self._store_with_retry(in_flight.prepared, error)
             else:
                 logger.warning("kafka_store_failed error=%s", type(error).__name__)
             return
-        waited = time.monotonic() - started
-        self._count(prepared.messages, outcome)
-        self._commit(prepared.messages)
+        finished = time.monotonic()
+        BATCH_SECONDS.observe(finished - timing["sent"])
+        self._count(in_flight.prepared.messages, outcome)
+        self._commit(in_flight.prepared.messages)
         if logger.isEnabledFor(logging.DEBUG):
             # What a batch cost and where the loop waited (bench.kafka_accounting reads it).
             logger.debug(
                 "kafka_batch messages=%d fill_ms=%.1f prepare_ms=%.1f write_ms=%.1f "
                 "wait_ms=%.1f commit_ms=%.1f",
-                len(prepared.messages),
+                len(in_flight.prepared.messages),
                 timing["fill"] * 1000,
                 timing["prepare"] * 1000,
-                timing.get("write", 0.0) * 1000,
-                waited * 1000,
-                (time.monotonic() - started - waited) * 1000,
+                (finished - timing["sent"]) * 1000,
+                (finished - started) * 1000,
+                (time.monotonic() - finished) * 1000,
             )
 
     def _gather(self) -> None:
         """Read a batch: every message librdkafka has already fetched, at once, up to the
         count; more only while the previous batch is still being written, and not past
         ``batch_seconds`` after the first message. Waits at most a second for a first one,
-        so that ``stop`` is seen.
+        so that ``stop`` is seen, and not at all while a batch is in flight.
 
         ``consume(n, timeout)`` returns only once it has ``n`` messages or the timeout has
         passed. Asked for a whole batch, a consumer holding fewer messages than that (the
         tail of a burst; each of two consumers holding half of it) waited out the whole
-        timeout, a second, with the writer idle: two consumers stored fewer events/s than
+        timeout, a second, with the database idle: two consumers stored fewer events/s than
         one (bench.kafka_accounting, ADR 0065). So it is asked for one message to wait for,
         and for the rest without waiting.
         """
@@ -178,15 +176,18 @@ class IngestConsumer:
         first_at = 0.0
         while len(self.pending) < limit and not self.stop.is_set():
             if not self.pending:
-                found = self.consumer.consume(num_messages=1, timeout=1.0)
+                # A batch in flight is committed only when it is finished: with one, an idle
+                # consumer goes back to the loop at once to finish it, not a second later.
+                idle_wait = 1.0 if self._in_flight is None else 0.0
+                found = self.consumer.consume(num_messages=1, timeout=idle_wait)
                 if not found:
-                    break  # idle: let the loop report lag and check ``stop``
+                    break  # idle: let the loop finish the batch, report lag, check ``stop``
             else:
                 found = self.consumer.consume(num_messages=limit - len(self.pending), timeout=0)
                 if not found:
                     wait = deadline - time.monotonic()
-                    if wait <= 0 or not self._writer_busy():
-                        break  # nothing more fetched, and the writer is free: hand it over
+                    if wait <= 0 or not self._database_busy():
+                        break  # nothing more fetched, and the database is free: hand it over
                     found = self.consumer.consume(
                         num_messages=limit - len(self.pending), timeout=min(wait, _WAIT_SLICE)
                     )
@@ -198,8 +199,8 @@ class IngestConsumer:
                 deadline = first_at + self.config.batch_seconds
         self._fill_seconds = time.monotonic() - first_at if first_at else 0.0
 
-    def _writer_busy(self) -> bool:
-        return self._in_flight is not None and not self._in_flight[1].done()
+    def _database_busy(self) -> bool:
+        return self._in_flight is not None and not self._in_flight[0].answered()
 
     def _usable(self, message: Any) -> bool:
         error = message.error()
@@ -211,7 +212,7 @@ class IngestConsumer:
         return False
 
     def _store_and_commit(self, retry: bool = True) -> None:
-        """Store the pending batch here (not in the writer), then commit it."""
+        """Store the pending batch and wait for it (nothing else in flight), then commit it."""
         if not self.pending:
             return
         batch, self.pending = self.pending, []

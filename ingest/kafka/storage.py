@@ -1,11 +1,13 @@
-"""Store one batch of Kafka messages: the events through ``ingest.services.record_events``
-(the statement the batch endpoint uses), the refusals as dead letters.
+"""Store one batch of Kafka messages: the events by the statement the batch endpoint uses
+(``ingest.services``), the refusals as dead letters.
 
 Each of the two is one statement, atomic and committed on its own (autocommit), and each
 is idempotent: events by digest, dead letters by (topic, partition, offset). So the
 batch needs no transaction around them, and a batch of good messages is one round trip:
 whatever happens between the two statements and the offset commit, a redelivery stores
-nothing twice (ADR 0062).
+nothing twice (ADR 0062). The round trip comes in two halves, ``send_batch`` and
+``finish_batch``, so that the consumer prepares its next batch while the database stores
+this one (ADR 0072).
 """
 
 from collections.abc import Sequence
@@ -15,7 +17,7 @@ from django.db import connection
 
 from ingest.kafka.messages import Message, Refusal, read_message
 from ingest.metrics import count_ingested
-from ingest.services import SerialisedEvent, record_events
+from ingest.services import EventsInFlight, SerialisedEvent, finish_events, send_events
 
 _INSERT_DEAD_LETTERS = """
 INSERT INTO ingest_dead_letter
@@ -57,12 +59,31 @@ def prepare_batch(messages: Sequence[Message], kinds: dict[str, str]) -> Prepare
     return prepared
 
 
-def write_batch(
-    prepared: PreparedBatch, kinds: dict[str, str], dead_letter_bytes: int
+@dataclass
+class BatchInFlight:
+    """A prepared batch whose events' INSERT is on its way (none when it has no events)."""
+
+    prepared: PreparedBatch
+    events: EventsInFlight | None
+
+    def answered(self) -> bool:
+        return self.events is None or self.events.answered()
+
+
+def send_batch(prepared: PreparedBatch) -> BatchInFlight:
+    """Send the batch's INSERT without waiting for it. Until ``finish_batch``, the
+    connection is the batch's."""
+    return BatchInFlight(prepared, send_events(prepared.events) if prepared.events else None)
+
+
+def finish_batch(
+    in_flight: BatchInFlight, kinds: dict[str, str], dead_letter_bytes: int
 ) -> BatchOutcome:
-    """Store a prepared batch. Raises only when the database does; then nothing of the
-    batch may be acknowledged to Kafka. Safe to repeat."""
-    stored = record_events(prepared.events)
+    """Wait for the batch sent, then store its dead letters. Raises only when the database
+    does; then nothing of the batch may be acknowledged to Kafka. Safe to repeat (by
+    sending the prepared batch again)."""
+    prepared = in_flight.prepared
+    stored = finish_events(in_flight.events) if in_flight.events is not None else []
     count_ingested([event.record for event in prepared.events], stored)
     outcome = BatchOutcome(dead_letters=prepared.dead_letters)
     outcome.created = sum(item.created for item in stored)
@@ -72,11 +93,11 @@ def write_batch(
     return outcome
 
 
-def store_batch(
-    messages: Sequence[Message], kinds: dict[str, str], dead_letter_bytes: int
+def write_batch(
+    prepared: PreparedBatch, kinds: dict[str, str], dead_letter_bytes: int
 ) -> BatchOutcome:
-    """``prepare_batch`` then ``write_batch``."""
-    return write_batch(prepare_batch(messages, kinds), kinds, dead_letter_bytes)
+    """Store a prepared batch and wait for it: ``send_batch`` then ``finish_batch``."""
+    return finish_batch(send_batch(prepared), kinds, dead_letter_bytes)
 
 
 def record_dead_letters(

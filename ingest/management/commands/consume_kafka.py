@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.heap import freeze_startup_heap
 from ingest.kafka import config as kafka_config
 
 
@@ -41,6 +42,9 @@ class Command(BaseCommand):
         consumer = IngestConsumer(config, stop)
         if config.port:
             serve(consumer, config.port)
+        # After start-up, before the loop: a batch's parse allocates fast enough to make the
+        # collector traverse whatever is not frozen, again and again (core/heap.py).
+        freeze_startup_heap()
         topics = ", ".join(f"{topic} ({kind})" for topic, kind in config.topics.items())
         self.stdout.write(f"consuming {topics} as group {config.group_id!r}")
         consumer.run(exit_when_idle=options["exit_when_idle"])

@@ -1,16 +1,20 @@
 """How the consumer cuts batches, against librdkafka's mock cluster: a batch does not wait
-for messages that are not there while the writer is free, and waits for more, up to its
-time bound, while the writer is busy (ADR 0065)."""
+for messages that are not there while the database is free, and waits for more, up to its
+time bound, while the database is still storing the batch before (ADR 0065, 0072)."""
 
 import time
 import uuid
 
+import orjson
+import psycopg
 import pytest
+from django.db import connection
 
 from ingest.kafka import config as kafka_config
 from ingest.kafka.consumer import IngestConsumer
+from ingest.kafka.messages import Message
 from ingest.kafka.mock import create_topics
-from ingest.kafka.storage import PreparedBatch
+from ingest.kafka.storage import finish_batch, prepare_batch, send_batch
 from tests.ingest.kafka.cluster import produce
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -68,7 +72,6 @@ def gather_ten_more(bootstrap: str, consumer: IngestConsumer) -> float:
 def close(consumer: IngestConsumer) -> None:
     consumer._in_flight = None
     consumer.consumer.close()
-    consumer._writer.shutdown(wait=True)
 
 
 def test_fewer_messages_than_a_batch_are_handed_over_without_waiting(bootstrap: str) -> None:
@@ -77,19 +80,57 @@ def test_fewer_messages_than_a_batch_are_handed_over_without_waiting(bootstrap: 
         took = gather_ten_more(bootstrap, consumer)
         # Asked for a whole batch, consume() waited out its whole timeout (1 s) for 490
         # messages that were not coming; the batch bound (200 ms) is not a wait either
-        # while the writer is free.
+        # while the database is free.
         assert took < 0.5, f"a batch of 10 fetched messages took {took:.2f} s to gather"
     finally:
         close(consumer)
 
 
-def test_while_the_writer_is_busy_a_batch_waits_up_to_its_time_bound(bootstrap: str) -> None:
+def test_while_the_database_is_storing_a_batch_waits_up_to_its_time_bound(
+    bootstrap: str,
+) -> None:
+    consumer = joined(bootstrap)
+    database = connection.settings_dict
+    try:
+        with psycopg.connect(
+            host=database["HOST"],
+            port=database["PORT"],
+            user=database["USER"],
+            dbname=database["NAME"],
+            autocommit=True,
+        ) as other:
+            with other.transaction():
+                # A slow write: the batch before is sent, and its INSERT waits on a lock.
+                other.execute("LOCK TABLE ingest_event IN SHARE MODE")
+                topic = next(iter(consumer.config.topics))
+                slow = Message(topic, 0, 0, None, orjson.dumps(event(99)), None)
+                in_flight = send_batch(prepare_batch([slow], consumer.config.topics))
+                consumer._in_flight = (in_flight, {"fill": 0.0, "prepare": 0.0, "sent": 0.0})
+                took = gather_ten_more(bootstrap, consumer)
+                assert not in_flight.answered()
+            outcome = finish_batch(in_flight, consumer.config.topics, 4096)
+        assert 0.18 <= took < 1.0, f"gathering took {took:.2f} s, not about 200 ms"
+        assert outcome.created == 1
+    finally:
+        close(consumer)
+
+
+def test_an_idle_consumer_finishes_the_batch_in_flight_at_once(bootstrap: str) -> None:
+    """The batch in flight is committed when it is finished; with nothing more to read,
+    the loop is back to finish it at once, not after the idle wait (a second)."""
     consumer = joined(bootstrap)
     try:
-        # The writer thread busy for longer than a batch may wait (a slow write).
-        busy = consumer._writer.submit(time.sleep, 3.0)
-        consumer._in_flight = (PreparedBatch([]), busy, {})  # type: ignore[assignment]
-        took = gather_ten_more(bootstrap, consumer)
-        assert 0.18 <= took < 1.0, f"gathering took {took:.2f} s, not about 200 ms"
+        produce(bootstrap, next(iter(consumer.config.topics)), [event(n) for n in range(10)])
+        deadline = time.monotonic() + 30
+        while len(consumer.pending) < 10 and time.monotonic() < deadline:
+            consumer._gather()
+        consumer._hand_over()  # sent, not committed
+        assert consumer._in_flight is not None
+        started = time.monotonic()
+        consumer._gather()  # nothing to read
+        took = time.monotonic() - started
+        assert not consumer.pending and took < 0.5, f"an idle gather took {took:.2f} s"
+        consumer._finish_in_flight()
+        assert consumer._in_flight is None and consumer.stored_messages == 10
     finally:
         close(consumer)
