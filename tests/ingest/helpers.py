@@ -6,6 +6,8 @@ import uuid
 from typing import Any
 
 import orjson
+import psycopg
+from django.db import connection
 from django.test import Client
 from django.test.client import Client as _Client
 
@@ -55,3 +57,16 @@ def post_gzip(client: Client, url: str, document: Any, **extra: Any) -> Any:
 def error_paths(response: Any) -> set[str]:
     body = response.json()
     return {error["path"] for error in body.get("errors", [])}
+
+
+def second_connection() -> psycopg.Connection:
+    """Another autocommit connection to the test database, as another reader (or a
+    session holding a lock) would have: it sees only what has been committed."""
+    database = connection.settings_dict
+    return psycopg.connect(
+        host=database["HOST"],
+        port=database["PORT"],
+        user=database["USER"],
+        dbname=database["NAME"],
+        autocommit=True,
+    )

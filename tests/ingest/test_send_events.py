@@ -14,22 +14,14 @@ from django.db import DatabaseError, connection, transaction
 from ingest.models import Event
 from ingest.services import finish_events, record_events, send_events
 from ingest.validation import validate_openlineage
-from tests.ingest.helpers import run_event
+from tests.ingest.helpers import run_event, second_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def other() -> Iterator[psycopg.Connection]:
-    """A second connection to the test database, as another reader (or locker) would be."""
-    database = connection.settings_dict
-    with psycopg.connect(
-        host=database["HOST"],
-        port=database["PORT"],
-        user=database["USER"],
-        dbname=database["NAME"],
-        autocommit=True,
-    ) as second:
+    with second_connection() as second:
         yield second
 
 

@@ -6,15 +6,14 @@ import time
 import uuid
 
 import orjson
-import psycopg
 import pytest
-from django.db import connection
 
 from ingest.kafka import config as kafka_config
 from ingest.kafka.consumer import IngestConsumer
 from ingest.kafka.messages import Message
 from ingest.kafka.mock import create_topics
 from ingest.kafka.storage import finish_batch, prepare_batch, send_batch
+from tests.ingest.helpers import second_connection
 from tests.ingest.kafka.cluster import produce
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -90,15 +89,8 @@ def test_while_the_database_is_storing_a_batch_waits_up_to_its_time_bound(
     bootstrap: str,
 ) -> None:
     consumer = joined(bootstrap)
-    database = connection.settings_dict
     try:
-        with psycopg.connect(
-            host=database["HOST"],
-            port=database["PORT"],
-            user=database["USER"],
-            dbname=database["NAME"],
-            autocommit=True,
-        ) as other:
+        with second_connection() as other:
             with other.transaction():
                 # A slow write: the batch before is sent, and its INSERT waits on a lock.
                 other.execute("LOCK TABLE ingest_event IN SHARE MODE")
