@@ -12,10 +12,15 @@ events stored per second from the first stored event to the last, read from inge
 figures and the ratios the issue sets targets for (Kafka >= 0.8 x batch HTTP, two consumers
 >= 1.6 x one). The mock cluster runs on the same cores as everything else.
 
-Usage: .venv/bin/python -m bench.kafka [--events 20000] [--rounds 3]
+With --consumer-cpu CORES each consumer is held to that many cores (a CFS quota, what a
+pod's CPU limit is): on a machine whose cores one unconstrained consumer already fills,
+that is how to see whether a second consumer adds what it is given.
+
+Usage: .venv/bin/python -m bench.kafka [--events 20000] [--rounds 3] [--consumer-cpu 0.5]
 """
 
 import argparse
+import contextlib
 import statistics
 import subprocess
 import sys
@@ -34,6 +39,8 @@ from bench.common import (
     new_token,
     running_server,
 )
+from bench.cpu_quota import available as quota_unavailable
+from bench.cpu_quota import cpu_quota
 from bench.ingest import post_all
 from ingest.kafka.mock import create_topics
 
@@ -75,9 +82,11 @@ def consumer_rate(
     topic: str,
     events: list[bytes],
     consumers: int,
+    cpu: float | None = None,
 ) -> float:
     """Events/s stored by ``consumers`` processes of one group reading ``events``, produced
-    once every consumer holds its partitions (a rebalance is not what is measured here)."""
+    once every consumer holds its partitions (a rebalance is not what is measured here);
+    with ``cpu``, each consumer held to that many cores (``bench.cpu_quota``)."""
     before = stored(database_url)
     target = before + len(events)
     create_topics(bootstrap, [topic])
@@ -93,6 +102,10 @@ def consumer_rate(
         subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
         for _ in range(consumers)
     ]
+    quotas = contextlib.ExitStack()
+    if cpu is not None:
+        for process in processes:
+            quotas.enter_context(cpu_quota(process.pid, cpu, "consumer"))
     try:
         deadline = time.monotonic() + 120
         while members(database_url, topic) < consumers:
@@ -118,6 +131,7 @@ def consumer_rate(
             process.terminate()
         for process in processes:
             process.wait(timeout=60)
+        quotas.close()
     return (last[1] - first[1]) / (last[0] - first[0])
 
 
@@ -131,7 +145,17 @@ def main() -> None:
         "--database-url", default="postgres://postgres@127.0.0.1:5432/lineage_bench_kafka"
     )
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument(
+        "--consumer-cpu",
+        type=float,
+        default=None,
+        metavar="CORES",
+        help="hold each consumer to this many cores (a CFS quota, as a pod's CPU limit; "
+        "root): two consumers then scale only if the second finds CPU the first cannot use",
+    )
     args = parser.parse_args()
+    if args.consumer_cpu is not None and (why := quota_unavailable()):
+        raise SystemExit(f"--consumer-cpu: {why}")
 
     templates = load_templates(args.corpus)
     env = migrated_database(args.database_url)
@@ -145,6 +169,7 @@ def main() -> None:
     print(
         f"{args.events} events per measurement (Spark events of 2-5 KB), batches of "
         f"{args.batch_size}, {args.clients} HTTP clients, 4 partitions, {args.rounds} round(s)"
+        + (f", each consumer held to {args.consumer_cpu} cores" if args.consumer_cpu else "")
     )
     http_rates, one_rates, two_rates = [], [], []
     try:
@@ -162,7 +187,15 @@ def main() -> None:
                     topic = f"bench-{round_number}-{consumers}"
                     messages = make_events(templates, args.events, seed + consumers)
                     rates.append(
-                        consumer_rate(env, args.database_url, bootstrap, topic, messages, consumers)
+                        consumer_rate(
+                            env,
+                            args.database_url,
+                            bootstrap,
+                            topic,
+                            messages,
+                            consumers,
+                            args.consumer_cpu,
+                        )
                     )
                 print(
                     f"round {round_number + 1}: batch HTTP {http_rates[-1]:7.0f} events/s, "
