@@ -18,7 +18,7 @@ from ingest.kafka.consumer import IngestConsumer
 from ingest.models import ConsumerLag, DeadLetter, Event
 from tests.ingest.kafka.cluster import committed_total, produce
 
-# Transactional: the consumer writes from its writer thread, on its own connection.
+# Transactional: the consumer commits its own writes (and runs in threads of its own here).
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
