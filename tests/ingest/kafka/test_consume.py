@@ -18,7 +18,8 @@ from ingest.kafka.consumer import IngestConsumer
 from ingest.models import ConsumerLag, DeadLetter, Event
 from tests.ingest.kafka.cluster import committed_total, produce
 
-# Transactional: the consumer commits its own writes (and runs in threads of its own here).
+# Transactional: the consumer commits its batches itself (send_events refuses to join the
+# transaction a plain django_db test runs in).
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
