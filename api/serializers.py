@@ -128,8 +128,9 @@ class JobDatasetSerializer(serializers.Serializer):
     last_seen = serializers.DateTimeField()
     run_count = serializers.IntegerField(help_text="The job's runs that read/wrote it.")
     completed_run_count = serializers.IntegerField(
-        help_text="Of run_count, those that completed: 0 of n, every run failed or was "
-        "aborted and the I/O was only attempted (ADR 0069)."
+        help_text="Of run_count, those that completed and, for an output, wrote it (their "
+        "COMPLETE named it, or named no output): 0 of n, the I/O was only attempted "
+        "(ADR 0069)."
     )
 
 
@@ -207,13 +208,14 @@ class RunDatasetSerializer(serializers.Serializer):
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
     attempted = serializers.SerializerMethodField(
-        help_text="The run is no write (it failed, was aborted or has not ended, and is not "
-        "a streaming run that is running): this input or output was only attempted, and an "
-        "output is no version of the dataset, no last modification (ADR 0069)."
+        help_text="This input or output was only attempted: the run is no write (it failed, "
+        "was aborted or has not ended, and is not a streaming run that is running), or, for "
+        "an output, the run's COMPLETE named other outputs and not this one (a START's plan). "
+        "An attempted output is no version of the dataset, no last modification (ADR 0069)."
     )
 
     def get_attempted(self, link: Any) -> bool:
-        return cast(bool, self.context["attempted"])
+        return not writes.row_is_write(self.context["run"], link)
 
 
 class RunEventRefSerializer(serializers.ModelSerializer):
@@ -228,8 +230,8 @@ class SameRunIdSerializer(serializers.Serializer):
 
 
 def _run_io(run: Run, links: list[Any]) -> list[dict[str, Any]]:
-    """A run's inputs or outputs, each ``attempted`` unless the run counts as a write."""
-    context = {"attempted": not writes.is_write(run.state, run.is_streaming)}
+    """A run's inputs or outputs, each ``attempted`` unless it is a write of the run."""
+    context = {"run": run}
     return cast(list[dict[str, Any]], RunDatasetSerializer(links, many=True, context=context).data)
 
 
@@ -313,8 +315,8 @@ class DatasetJobSerializer(serializers.Serializer):
     last_seen = serializers.DateTimeField()
     run_count = serializers.IntegerField(help_text="The job's runs that read/wrote the dataset.")
     completed_run_count = serializers.IntegerField(
-        help_text="Of run_count, those that completed (COMPLETE): only their outputs are "
-        "writes (ADR 0069)."
+        help_text="Of run_count, those that completed (COMPLETE) and, for an output, wrote "
+        "it: their COMPLETE named it, or named no output (ADR 0069)."
     )
 
 
@@ -327,8 +329,9 @@ class DatasetDetailSerializer(DatasetSerializer):
         help_text="Jobs that wrote the dataset in a completed run, or declare it (static)."
     )
     attempting_jobs = serializers.SerializerMethodField(
-        help_text="Jobs that named the dataset as an output in runs none of which completed "
-        "(failed, aborted, not ended): attempted writes, no version (ADR 0069)."
+        help_text="Jobs that named the dataset as an output in runs none of which wrote it "
+        "(failed, aborted, not ended, or completed naming other outputs): attempted "
+        "writes, no version (ADR 0069)."
     )
     consuming_jobs = serializers.SerializerMethodField()
     column_lineage_outside_schema = serializers.SerializerMethodField(

@@ -110,11 +110,12 @@ def of_dataset(alias_ids: list[int], runs: int = 10) -> list[dict[str, Any]]:
 
 
 # Marquez's dataset versions (api/marquez/resources.py): a version is a write (a completed
-# run's output, catalog.writes, ADR 0069), current from its first write until the next one;
-# a failed run made no version and ends none. Its facets are the writer's
-# output facts, then the facts of the runs that read the dataset while that version was
-# current, oldest read first (Marquez attaches an input's facets to the dataset's current
-# version and merges a version's facets in event order, later ones winning).
+# run's output its COMPLETE named, catalog.writes, ADR 0069), current from its first write
+# until the next one; a failed run, or a table only a START listed, made no version and
+# ends none. Its facets are the writer's output facts, then the facts of the runs that
+# read the dataset while that version was current, oldest read first (Marquez attaches an
+# input's facets to the dataset's current version and merges a version's facets in event
+# order, later ones winning).
 _OF_VERSIONS = """
 WITH writes AS (
     SELECT w.run_id, MIN(w.first_seen) AS made
@@ -149,7 +150,7 @@ SELECT v.run_id, 1, r.read_at, r.run_id, r.name, r.value
 FROM versions v
 JOIN reads r ON r.read_at >= v.made AND (v.replaced IS NULL OR r.read_at < v.replaced)
 ORDER BY 1, 2, 3, 4, 5
-""".replace("{writes}", write_sql("r"))
+""".replace("{writes}", write_sql("r", "w"))
 
 
 def of_versions(dataset_id: int, run_ids: list[int]) -> dict[int, dict[str, Any]]:

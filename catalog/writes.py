@@ -1,4 +1,5 @@
-"""Which runs count as writes (ADR 0069): the one choice every surface reads.
+"""Which runs and which of their outputs count as writes (ADR 0069): the one choice every
+surface reads.
 
 A run that COMPLETEd wrote its outputs, and so does a streaming run while it is RUNNING
 (it writes before it ends; Marquez versions a streaming job's outputs as they come too); a
@@ -8,14 +9,25 @@ engineer debugging a failed task expects the table it failed to write to show no
 version. So a dataset's last modification, current version, versions and producing jobs
 come from writes only; edges keep every run and count the writes beside them
 (``completed_run_count``, kept by derivation with ``write_sql``), and a run's inputs and
-outputs say ``attempted`` when it is no write.
+outputs say ``attempted`` when they are no write.
+
+Of a write run's outputs, the writes are those its *write events* named, when one named
+any (``RunDataset.confirmed``, ``Run.outputs_confirmed``); else all of them. A write event
+is one whose own type is a write by ``is_write``: a COMPLETE, or a RUNNING of a streaming
+job (an edge API event is its run's COMPLETE). Producers plan on START and report on
+COMPLETE: Airflow's SQL parser lists every table of ``DROP TABLE IF EXISTS report, clean,
+raw`` as the START's outputs while the COMPLETE names only the table created, and Marquez
+versions what the COMPLETE names. A run whose write events list no output (``outputs: []``
+or none: producers that list datasets on START only) keeps all its outputs as writes. Both
+facts only ever turn true (OR-merged), so the answer is the same in any order of the run's
+events. Inputs are a run's reads: the run's state alone decides whether they were attempted.
 """
 
 from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from catalog.models import Direction, JobLineageEdge, RunDataset, RunState
+from catalog.models import Direction, JobLineageEdge, Run, RunDataset, RunState
 
 # The run states whose outputs are writes; a streaming run's RUNNING too.
 WRITE_STATES: tuple[str, ...] = (RunState.COMPLETE.value,)
@@ -23,29 +35,53 @@ STREAMING_WRITE_STATE = RunState.RUNNING.value
 
 
 def is_write(state: str, streaming: bool = False) -> bool:
-    """Whether a run in ``state`` wrote its outputs (else they were only attempted)."""
+    """Whether a run in ``state`` is a write (else its inputs and outputs were only
+    attempted); which of its outputs it wrote is ``row_is_write``."""
     return state in WRITE_STATES or (streaming and state == STREAMING_WRITE_STATE)
 
 
-def write_sql(run: str = "r") -> str:
-    """``is_write`` in SQL over the run table aliased ``run`` (derivation's edge rows)."""
+def row_is_write(run: Run, row: RunDataset) -> bool:
+    """Whether ``run``'s input or output ``row`` is a write: the run is one and, for an
+    output, a write event of the run named it, or none named any output."""
+    if not is_write(run.state, run.is_streaming):
+        return False
+    return row.direction != Direction.OUTPUT or row.confirmed or not run.outputs_confirmed
+
+
+def write_sql(run: str = "r", row: str | None = None) -> str:
+    """``is_write`` in SQL over the run table aliased ``run``; with ``row`` (a run-dataset
+    table alias), ``row_is_write`` of that row (derivation's edge rows, version reads)."""
     states = ", ".join(f"'{state}'" for state in WRITE_STATES)
-    return (
+    run_rule = (
         f"({run}.state IN ({states}) OR ({run}.is_streaming AND "
         f"{run}.state = '{STREAMING_WRITE_STATE}'))"
+    )
+    if row is None:
+        return run_rule
+    return (
+        f"({run_rule} AND ({row}.direction <> '{Direction.OUTPUT.value}' OR {row}.confirmed "
+        f"OR NOT {run}.outputs_confirmed))"
     )
 
 
 def completed(prefix: str = "run__") -> Q:
-    """The filter that keeps rows whose run (through ``prefix``) counts as a write."""
-    return Q(**{f"{prefix}state__in": WRITE_STATES}) | Q(
+    """The filter that keeps run-dataset rows that are writes (``row_is_write``), their
+    run reached through ``prefix``."""
+    run = Q(**{f"{prefix}state__in": WRITE_STATES}) | Q(
         **{f"{prefix}is_streaming": True, f"{prefix}state": STREAMING_WRITE_STATE}
     )
+    named = (
+        ~Q(direction=Direction.OUTPUT)
+        | Q(confirmed=True)
+        | Q(**{f"{prefix}outputs_confirmed": False})
+    )
+    return run & named
 
 
 def writes(alias_ids: Any) -> QuerySet[RunDataset]:
     """The writes of the aliases ``alias_ids`` (ids or a subquery): the outputs of their
-    completed runs, one row per (run, alias). A dataset version is such a write."""
+    completed runs that are writes, one row per (run, alias). A dataset version is such a
+    write."""
     return RunDataset.objects.filter(
         completed(), alias_id__in=alias_ids, direction=Direction.OUTPUT
     )

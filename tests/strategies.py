@@ -236,3 +236,27 @@ run_state_events = st.lists(
     min_size=2,
     max_size=8,
 )
+
+
+@st.composite
+def planned_and_completed_events(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Issue 31's last shape: per run of one task, a START listing more outputs than its
+    COMPLETE names (Airflow's ``DROP TABLE IF EXISTS``), a COMPLETE naming none of them
+    (``outputs: []`` or no key) or a FAIL, and sometimes a RUNNING naming some: which
+    outputs count as writes."""
+    events = []
+    for run in _STATE_RUNS[: draw(st.integers(1, 3))]:
+        planned = draw(st.lists(st.sampled_from(_DATASETS), min_size=1, max_size=3, unique=True))
+        named = draw(st.none() | st.lists(st.sampled_from(planned), max_size=2, unique=True))
+        inputs = draw(st.lists(st.sampled_from(_DATASETS), max_size=2, unique=True))
+        minute = draw(_minutes)
+        events.append(_state_event(run, "START", minute, inputs, planned, False))
+        end = draw(st.sampled_from(["COMPLETE", "COMPLETE", "FAIL"]))
+        ended = _state_event(run, end, minute + draw(st.integers(0, 2)), inputs, named or [], False)
+        if named is None:
+            del ended["outputs"]
+        events.append(ended)
+        if draw(st.booleans()):
+            touched = draw(st.lists(st.sampled_from(planned), max_size=2, unique=True))
+            events.append(_state_event(run, "RUNNING", minute, [], touched, False))
+    return events

@@ -13,7 +13,7 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from catalog import column_lineage, writes
+from catalog import column_lineage
 from catalog.facets import data_source, documentation, schema, source_code_location
 from catalog.models import Dataset, Job, Run
 from catalog.reads import datasets as dataset_reads
@@ -99,8 +99,9 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
 
     A dataset version is the completed run that wrote it, so an output's version is this
     run's id; a run that wrote nothing (failed, aborted, not ended: catalog.writes, ADR
-    0069) has no output versions, as in Marquez, which versions outputs only on completion.
-    An input's version is not tracked and is null.
+    0069) has no output versions, as in Marquez, which versions outputs only on completion,
+    and a completed run only those its COMPLETE named when it named any (``run_datasets``
+    reads writes only). An input's version is not tracked and is null.
     """
     by_run: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(
         lambda: {"input": [], "output": []}
@@ -125,8 +126,7 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
     for run in runs:
         data = run_data(run, run.job.namespace, run.job.name)
         data["inputDatasetVersions"] = by_run[run.id]["input"]
-        wrote = writes.is_write(run.state, run.is_streaming)
-        data["outputDatasetVersions"] = by_run[run.id]["output"] if wrote else []
+        data["outputDatasetVersions"] = by_run[run.id]["output"]
         answer.append(data)
     return answer
 

@@ -55,9 +55,10 @@ class GraphEdgeSerializer(serializers.Serializer):
     last_run_id = serializers.UUIDField(allow_null=True)
     run_count = serializers.IntegerField()
     completed_run_count = serializers.IntegerField(
-        help_text="Of run_count, the runs that completed (COMPLETE): the rest failed, were "
-        "aborted or have not ended, and only attempted this input or output. 0 with "
-        "run_count > 0: no run of the job ever completed it (ADR 0069)."
+        help_text="Of run_count, the runs that completed (COMPLETE) and, for an output, "
+        "wrote it (their COMPLETE named it, or named no output): the rest only attempted "
+        "this input or output. 0 with run_count > 0: no run of the job ever completed it "
+        "(ADR 0069)."
     )
     lineage_types = serializers.ListField(
         child=serializers.CharField(), help_text="Edge-API lineage_type values, if any."

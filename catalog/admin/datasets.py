@@ -38,7 +38,7 @@ from catalog.models import (
 )
 from catalog.permissions import VIEW_EVENT, VIEW_JOB, VIEW_RUN
 from catalog.services import curation
-from catalog.writes import is_write
+from catalog.writes import row_is_write
 from core.admin_base import BoundedAdmin, IdSearchMixin, pretty_json
 from ingest.models import Event
 
@@ -241,14 +241,11 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
                 ("run", lambda row: link(row.run, row.run.run_uuid)),
                 ("job", lambda row: link(row.run.job)),
                 ("state", lambda row: row.run.get_state_display()),
-                # A run that did not complete wrote nothing (catalog.writes, ADR 0069).
+                # A run that did not complete wrote nothing, and a completed one only what
+                # its COMPLETE named, when it named any (catalog.writes, ADR 0069).
                 (
                     "write",
-                    lambda row: (
-                        "written"
-                        if is_write(row.run.state, row.run.is_streaming)
-                        else "attempted only"
-                    ),
+                    lambda row: "written" if row_is_write(row.run, row) else "attempted only",
                 ),
                 ("written", lambda row: row.last_seen),
             ],

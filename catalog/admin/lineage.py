@@ -85,6 +85,9 @@ class LineageEdgeAdmin(BoundedAdmin):
             [
                 ("run", lambda row: link(row.run, row.run.run_uuid)),
                 ("state", lambda row: row.run.get_state_display()),
+                # The edge-run row's own flag (catalog.writes, ADR 0069): a run that did not
+                # complete, or whose COMPLETE named other outputs, only attempted the output.
+                ("completed", lambda row: "yes" if row.completed else "attempted only"),
                 ("seen", lambda row: row.last_seen),
             ],
         )
@@ -143,6 +146,9 @@ class JobLineageEdgeAdmin(BoundedAdmin):
             [
                 ("run", lambda row: link(row.run, row.run.run_uuid)),
                 ("state", lambda row: row.run.get_state_display()),
+                # The edge-run row's own flag (catalog.writes, ADR 0069): a run that did not
+                # complete, or whose COMPLETE named other outputs, only attempted the output.
+                ("completed", lambda row: "yes" if row.completed else "attempted only"),
                 ("seen", lambda row: row.last_seen),
             ],
         )

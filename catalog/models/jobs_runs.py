@@ -112,6 +112,10 @@ class Run(models.Model):
     nominal_end_time = models.DateTimeField(null=True, blank=True)
     error_message = models.TextField(blank=True, default="")
     is_streaming = models.BooleanField(default=False)
+    # A write event of the run (a COMPLETE, a streaming job's RUNNING) named an output:
+    # then only the outputs such events named (RunDataset.confirmed) are writes
+    # (catalog.writes). OR-merged.
+    outputs_confirmed = models.BooleanField(default=False, db_default=False)
     # Latest eventTime of any of the run's events (for streaming runs: the last heartbeat).
     last_event_time = models.DateTimeField(null=True, blank=True)
     first_event_time = models.DateTimeField(null=True, blank=True)
@@ -176,6 +180,10 @@ class RunDataset(models.Model):
     # How the run named the dataset: "" in its inputs/outputs, "column_lineage" only in an
     # output's columnLineage (ADR 0060). Upserted with LEAST: a declaration wins.
     via = models.CharField(max_length=16, blank=True, default="", db_default="")
+    # An output a write event of the run named (a COMPLETE, a streaming job's RUNNING; not
+    # only its START): the run's writes when it has any (catalog.writes). OR-merged, so
+    # any order agrees.
+    confirmed = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         db_table = "catalog_run_dataset"

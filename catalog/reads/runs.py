@@ -5,7 +5,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from catalog.models import Job, Run, RunDataset, RunDatasetFacet
+from django.db.models import Q
+
+from catalog import writes
+from catalog.models import Direction, Job, Run, RunDataset, RunDatasetFacet
 from catalog.reads.counting import Page, offset_page
 
 # (run id, direction, dataset namespace, dataset name)
@@ -34,10 +37,13 @@ class RunDatasets:
 
 
 def run_datasets(run_ids: list[int], limit: int) -> RunDatasets:
-    """Two queries for any number of runs: at most ``limit`` links and ``4 * limit`` facets."""
+    """Two queries for any number of runs: at most ``limit`` links and ``4 * limit`` facets.
+    Every input, and the outputs that are writes (``catalog.writes``): a dataset version is
+    a write, so a failed run has none and a completed one those its COMPLETE named."""
     answer = RunDatasets()
     answer.links = list(
         RunDataset.objects.filter(run_id__in=run_ids, alias__dataset__isnull=False)
+        .filter(Q(direction=Direction.INPUT) | writes.completed())
         .order_by("run_id", "direction", "alias__dataset_id")
         .values_list("run_id", "direction", "alias__dataset__namespace", "alias__dataset__name")
         .distinct()[:limit]

@@ -1,5 +1,6 @@
 """Dataset versions: a version is a completed run that wrote the dataset (newest first);
-Marquez creates an output version only when a run completes (catalog.writes, ADR 0069)."""
+Marquez creates an output version only when a run completes, of the outputs its COMPLETE
+names (catalog.writes, ADR 0069)."""
 
 from typing import Any
 from uuid import UUID

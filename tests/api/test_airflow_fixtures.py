@@ -3,13 +3,16 @@ harness's two DAGs (tests/fixtures/openlineage/airflow-2.10.5, captured by
 tests/producers/test_airflow.py), ingested and derived through the real paths in every
 ``make test``: what the slow harness checks against a live Airflow, without Airflow.
 
-What issue 31 calls wrong today (the failed task listed among report's writers, the DAG's
-job with no lineage of its own, the ``amount_sum`` column edge into a column report lacks)
-is neither asserted nor denied here: that change is to pin it.
+What issue 31 called wrong (the failed task listed among report's writers, the DAG's job
+with no lineage of its own, the ``amount_sum`` column edge into a column report lacks) is
+pinned by its own tests (tests/api/test_attempted_writes.py, test_dag_lineage.py); here,
+the last of it: ``create_raw``'s START lists the three tables its ``DROP TABLE IF EXISTS
+report, clean, raw`` names, its COMPLETE only ``raw``, and only ``raw`` is its write.
 """
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 import pytest
@@ -119,3 +122,48 @@ def test_search_finds_the_tables_and_the_jobs(api: Any, derived: None) -> None:
         ("job", "lc_shop_sql.build_report"),
         ("job", "lc_shop_sql.fail_report"),
     } <= found
+
+
+def test_create_raw_wrote_only_the_table_its_complete_names(api, derived: None) -> None:
+    """Marquez versions what the COMPLETE names: ``create_raw`` is no producer nor version
+    of ``report`` and ``clean``, which its START listed only because the DROP named them."""
+    jobs = _jobs(api)
+    create_raw = "lc_shop_sql.create_raw"
+    (run,) = results(api.get("/api/v1/runs", {"job_id": jobs[create_raw]["id"]}))
+    assert run["state"] == "COMPLETE"
+    detail = api.get(f"/api/v1/runs/{run['run_id']}").json()
+    assert {o["alias"]["name"]: o["attempted"] for o in detail["outputs"]} == {
+        TABLES + "raw": False,
+        TABLES + "clean": True,
+        TABLES + "report": True,
+    }
+    # table → (its one producing job, its attempting jobs); fail_report's run failed.
+    expected = {
+        "raw": (create_raw, set()),
+        "clean": ("lc_shop_sql.build_clean", {create_raw}),
+        "report": ("lc_shop_sql.build_report", {create_raw, "lc_shop_sql.fail_report"}),
+    }
+    for table, (writer, attempting) in expected.items():
+        found = _dataset(api, table)
+        shown = api.get(f"/api/v1/datasets/{found['id']}").json()
+        assert [job["job"]["name"] for job in shown["producing_jobs"]] == [writer], table
+        attempts = {job["job"]["name"]: job for job in shown["attempting_jobs"]}
+        assert set(attempts) == attempting, table
+        if create_raw in attempts:
+            counts = attempts[create_raw]["run_count"], attempts[create_raw]["completed_run_count"]
+            assert counts == (1, 0), table
+        graph = api.get(f"/api/v1/lineage/graph?node=dataset:{found['id']}&depth=1").json()
+        edge_id = f"job:{jobs[create_raw]['id']}->dataset:{found['id']}"
+        [edge] = [edge for edge in graph["edges"] if edge["id"] == edge_id]
+        assert edge["completed_run_count"] == int(table == "raw"), table
+        # Through the Marquez mount: the versions, and the current one, are the writer's.
+        base = f"/marquez/api/v1/namespaces/{quote(found['namespace'], safe='')}/datasets/"
+        marquez = api.get(base + found["name"]).json()
+        (writer_run,) = results(api.get("/api/v1/runs", {"job_id": jobs[writer]["id"]}))
+        assert marquez["currentVersion"] == writer_run["run_id"], table
+        versions = api.get(base + found["name"] + "/versions").json()["versions"]
+        assert [v["createdByRun"]["id"] for v in versions] == [writer_run["run_id"]], table
+    shown = api.get(f"/marquez/api/v1/jobs/runs/{run['run_id']}").json()
+    assert [o["datasetVersionId"]["name"] for o in shown["outputDatasetVersions"]] == [
+        TABLES + "raw"
+    ]

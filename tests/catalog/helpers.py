@@ -102,6 +102,7 @@ def canonical_dump() -> dict[str, Any]:
                 _time(run.nominal_start_time),
                 run.error_message,
                 run.is_streaming,
+                run.outputs_confirmed,
                 run.shares_run_id,
                 _time(run.last_event_time),
                 orjson.dumps(run.facets, option=orjson.OPT_SORT_KEYS).decode(),
@@ -219,11 +220,11 @@ def canonical_dump() -> dict[str, Any]:
         dump["run_dataset_facets"] = sorted(cursor.fetchall())
         cursor.execute(
             "SELECT r.run_uuid::text, a.namespace, a.name, rd.direction, rd.first_seen, "
-            "rd.last_seen, rd.via FROM catalog_run_dataset rd JOIN catalog_run r ON "
-            "r.id = rd.run_id JOIN catalog_dataset_alias a ON a.id = rd.alias_id"
+            "rd.last_seen, rd.via, rd.confirmed FROM catalog_run_dataset rd JOIN catalog_run r "
+            "ON r.id = rd.run_id JOIN catalog_dataset_alias a ON a.id = rd.alias_id"
         )
         dump["run_datasets"] = sorted(
-            (row[0], row[1], row[2], row[3], _time(row[4]), _time(row[5]), row[6])
+            (row[0], row[1], row[2], row[3], _time(row[4]), _time(row[5]), row[6], row[7])
             for row in cursor.fetchall()
         )
     return dump

@@ -1,6 +1,7 @@
 """Invariant 3: any permutation, duplication and batching of the events gives one catalog."""
 
 import uuid
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import orjson
@@ -9,6 +10,7 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from catalog.models import JobLineageEdge, LineageEdge, Run
 from catalog.services import derive_events, derived_tables
 from catalog.writes import write_sql
 from ingest.models import Event
@@ -16,7 +18,11 @@ from ingest.services import record_events
 from tests.catalog.conftest import dataset, facet, run_event
 from tests.catalog.helpers import canonical_dump, corpus_records, edge, openlineage
 from tests.conftest import CORPUS
-from tests.strategies import run_state_events, static_and_run_fact_events
+from tests.strategies import (
+    planned_and_completed_events,
+    run_state_events,
+    static_and_run_fact_events,
+)
 
 FIDELITY = Path(__file__).resolve().parents[1] / "fixtures" / "fidelity"
 PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "openlineage" / "project"
@@ -199,20 +205,59 @@ def test_static_lineage_dataset_events_and_run_facts_are_order_independent(event
 
 
 def _completed_counts_match_the_runs() -> None:
-    """Each edge's completed count is the number of its runs that COMPLETEd (ADR 0069)."""
-    for edges, edge_runs in (
-        ("catalog_lineage_edge", "catalog_lineage_edge_run"),
-        ("catalog_job_edge", "catalog_job_edge_run"),
+    """Each edge's completed count is the number of its runs that wrote it (ADR 0069), each
+    (edge, run) row's flag the rule of catalog.writes over the run's rows of the dataset."""
+    for edges, edge_runs, target, direction in (
+        ("catalog_lineage_edge", "catalog_lineage_edge_run", "e.target_id", "'output'"),
+        ("catalog_job_edge", "catalog_job_edge_run", "e.dataset_id", "e.direction"),
     ):
+        wrote = f"""EXISTS (SELECT 1 FROM catalog_run_dataset rd
+            JOIN catalog_dataset_alias a ON a.id = rd.alias_id
+            WHERE rd.run_id = r.id AND a.dataset_id = {target} AND rd.direction = {direction}
+              AND {write_sql("r", "rd")})"""
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""SELECT e.id, e.run_count, e.completed_run_count, COUNT(er.run_id),
-                           COUNT(er.run_id) FILTER (WHERE {write_sql()})
+                           COUNT(er.run_id) FILTER (WHERE er.completed),
+                           COUNT(er.run_id) FILTER (WHERE er.completed <> {wrote})
                     FROM {edges} e JOIN {edge_runs} er ON er.edge_id = e.id
                     JOIN catalog_run r ON r.id = er.run_id GROUP BY e.id"""
             )
-            for edge_id, runs, completed, expected_runs, expected_completed in cursor.fetchall():
-                assert (runs, completed) == (expected_runs, expected_completed), (edges, edge_id)
+            for edge_id, runs, completed, *expected, wrong in cursor.fetchall():
+                assert (runs, completed, wrong) == (*expected, 0), (edges, edge_id)
+
+
+def _writes_match_the_events(events: list[dict]) -> None:
+    """The completed counts recomputed from the events themselves (one task, no streaming):
+    a completed run wrote the outputs its COMPLETE events named, or all its outputs when
+    they named none, and read its inputs."""
+    read, listed, named = defaultdict(set), defaultdict(set), defaultdict(set)
+    for event in events:
+        run = event["run"]["runId"]
+        read[run] |= {item["name"] for item in event.get("inputs") or []}
+        outputs = {item["name"] for item in event.get("outputs") or []}
+        listed[run] |= outputs
+        if event["eventType"] == "COMPLETE":
+            named[run] |= outputs
+    job_edges: Counter = Counter()
+    lineage_edges: Counter = Counter()
+    for run in Run.objects.filter(state="COMPLETE"):
+        wrote = named[str(run.run_uuid)] or listed[str(run.run_uuid)]
+        job_edges.update((name, "input") for name in read[str(run.run_uuid)])
+        job_edges.update((name, "output") for name in wrote)
+        lineage_edges.update((i, o) for i in read[str(run.run_uuid)] for o in wrote)
+    shown = {
+        (edge.dataset.name, edge.direction): edge.completed_run_count
+        for edge in JobLineageEdge.objects.select_related("dataset")
+        if edge.completed_run_count
+    }
+    assert shown == dict(job_edges)
+    shown = {
+        (edge.source.name, edge.target.name): edge.completed_run_count
+        for edge in LineageEdge.objects.select_related("source", "target")
+        if edge.completed_run_count
+    }
+    assert shown == dict(lineage_edges)
 
 
 @settings(
@@ -227,6 +272,7 @@ def test_which_runs_count_as_writes_is_order_independent(events, data) -> None:
     records = [openlineage(event) for event in events]
     reference = _derive(records, list(range(len(records))), [len(records)], [])
     _completed_counts_match_the_runs()
+    _writes_match_the_events(events)
     order = data.draw(st.permutations(range(len(records))))
     # Small batches, so a run's events (its START with datasets, its bare FAIL) usually
     # land in different ones.
@@ -234,6 +280,26 @@ def test_which_runs_count_as_writes_is_order_independent(events, data) -> None:
     duplicates = data.draw(st.lists(st.integers(0, len(records) - 1), max_size=3))
     assert _derive(records, list(order), batches, duplicates) == reference
     _completed_counts_match_the_runs()
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(events=planned_and_completed_events(), data=st.data())
+def test_a_start_planning_more_than_its_complete_names_is_order_independent(events, data) -> None:
+    """A START listing more outputs than its COMPLETE names (or a COMPLETE naming none),
+    in any order and batching: the same writes, those the COMPLETE named (issue 31)."""
+    records = [openlineage(event) for event in events]
+    reference = _derive(records, list(range(len(records))), [len(records)], [])
+    _writes_match_the_events(events)
+    order = data.draw(st.permutations(range(len(records))))
+    batches = data.draw(st.lists(st.integers(1, 3), min_size=2, max_size=6))
+    duplicates = data.draw(st.lists(st.integers(0, len(records) - 1), max_size=3))
+    assert _derive(records, list(order), batches, duplicates) == reference
+    _completed_counts_match_the_runs()
+    _writes_match_the_events(events)
 
 
 @pytest.mark.parametrize("order", [[0, 1, 2], [2, 1, 0], [1, 2, 0]])

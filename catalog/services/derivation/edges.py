@@ -20,16 +20,21 @@ from catalog.services.derivation.facts import AliasKey, Facts, JobKey, RunKey
 from catalog.writes import write_sql
 
 _UPSERT_RUN_DATASETS = """
-INSERT INTO catalog_run_dataset (run_id, alias_id, direction, first_seen, last_seen, via)
+INSERT INTO catalog_run_dataset (
+    run_id, alias_id, direction, first_seen, last_seen, via, confirmed
+)
 SELECT * FROM unnest(
-    %s::bigint[], %s::bigint[], %s::text[], %s::timestamptz[], %s::timestamptz[], %s::text[]
+    %s::bigint[], %s::bigint[], %s::text[], %s::timestamptz[], %s::timestamptz[], %s::text[],
+    %s::bool[]
 )
 ON CONFLICT (run_id, alias_id, direction) DO UPDATE SET
     first_seen = LEAST(catalog_run_dataset.first_seen, EXCLUDED.first_seen),
     last_seen = GREATEST(catalog_run_dataset.last_seen, EXCLUDED.last_seen),
     -- "" (listed in the event's inputs/outputs) beats "column_lineage": a join, so the
     -- row says the same whatever order the run's events came in (ADR 0060).
-    via = LEAST(catalog_run_dataset.via, EXCLUDED.via)
+    via = LEAST(catalog_run_dataset.via, EXCLUDED.via),
+    -- Named by a write event in any batch stays named (catalog.writes): a join too.
+    confirmed = catalog_run_dataset.confirmed OR EXCLUDED.confirmed
 """
 _UPSERT_JOB_DATASETS = """
 INSERT INTO catalog_job_dataset (job_id, alias_id, direction, first_seen, last_seen, declared)
@@ -73,11 +78,11 @@ ON CONFLICT (event_id) DO NOTHING
 """
 # A run's edges: every (input dataset, output dataset) pair of the run, through its job,
 # with what the edge keeps of its last run (UUID for the order, edge API facet) and
-# whether the run counts as a write (ADR 0069).
+# whether the run wrote the output (ADR 0069: under any of the dataset's aliases).
 _RUN_EDGES = """
 SELECT i.run_id, ai.dataset_id, ao.dataset_id, r.job_id,
        GREATEST(MIN(i.first_seen), MIN(o.first_seen)), GREATEST(MAX(i.last_seen), MAX(o.last_seen)),
-       r.run_uuid, {writes}, {lineage_type}, {pipeline}
+       r.run_uuid, BOOL_OR({writes}), {lineage_type}, {pipeline}
 FROM catalog_run_dataset i
 JOIN catalog_run_dataset o ON o.run_id = i.run_id AND o.direction = 'output'
 JOIN catalog_dataset_alias ai ON ai.id = i.alias_id
@@ -89,7 +94,7 @@ WHERE i.run_id = ANY(%(runs)s) AND i.direction = 'input'
   AND o.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s)
 GROUP BY i.run_id, ai.dataset_id, ao.dataset_id, r.id
 """.format(
-    writes=write_sql(),
+    writes=write_sql("r", "o"),
     lineage_type=lineage_catalog_edge.sql_value("lineage_type"),
     pipeline=lineage_catalog_edge.sql_value("pipeline"),
 )
@@ -168,15 +173,23 @@ def store_run_facts(
     """
     wanted = set(keys)
     with connection.cursor() as cursor:
-        via = facts.run_dataset_via
+        via, confirmed = facts.run_dataset_via, facts.confirmed_outputs
         rows = sorted(
-            (run_ids[run], alias_ids[alias], direction, first, last, via.get(key, ""))
+            (
+                run_ids[run],
+                alias_ids[alias],
+                direction,
+                first,
+                last,
+                via.get(key, ""),
+                key in confirmed,
+            )
             for key, (first, last) in facts.run_datasets.items()
             for run, alias, direction in [key]
             if run in wanted
         )
         if rows:
-            cursor.execute(_UPSERT_RUN_DATASETS, columns_of(rows, 6))
+            cursor.execute(_UPSERT_RUN_DATASETS, columns_of(rows, 7))
         column_rows = sorted(
             (
                 run_ids[run],

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from catalog import naming
+from catalog import naming, writes
 from catalog.facets import NOT_MERGED, job_type, lifecycle_state_change, lineage_catalog_edge
 from catalog.facets import parent as parent_facet
 from catalog.facets import symlinks as symlinks_facet
@@ -90,6 +90,8 @@ class RunFact:
     last_event: datetime | None = None
     first_start: datetime | None = None
     streaming: bool = False
+    # A write event of the run (a COMPLETE, a streaming RUNNING) named an output.
+    outputs_confirmed: bool = False
     facets: dict[str, tuple[Version, Any]] = field(default_factory=dict)
     parent: tuple[Version, RunKey] | None = None
 
@@ -124,6 +126,8 @@ class Facts:
     # (run, alias, direction) → how the run named it: "" (inputs/outputs), "column_lineage"
     # (only in an output's columnLineage); a key absent here is "" (ADR 0060).
     run_dataset_via: dict[tuple[RunKey, AliasKey, str], str] = field(default_factory=dict)
+    # (run, alias, "output") keys a write event of the run listed (catalog.writes).
+    confirmed_outputs: set[tuple[RunKey, AliasKey, str]] = field(default_factory=set)
     # (job, alias, direction) → (first, last, declared)
     job_datasets: dict[tuple[JobKey, AliasKey, str], tuple[datetime, datetime, bool]] = field(
         default_factory=dict
@@ -309,15 +313,21 @@ class Extractor:
         if run.state is None or state > run.state:
             run.state, run.state_type, run.state_time = state, event_type, time
         # Streaming is a property of this event's own job facets (not of the batch's).
-        if job_type.is_streaming(payload["job"].get("facets")):
-            run.streaming = True
+        streaming = job_type.is_streaming(payload["job"].get("facets"))
+        run.streaming = run.streaming or streaming
         run_facets = run_payload.get("facets")
         _merge_facets(run.facets, run_facets, event.version)
         parent = parent_facet.reference(run_facets)
         if parent is not None:
             self._parent(event, run, job, *parent)
+        # The outputs a write event lists (a COMPLETE, a streaming job's RUNNING) are what
+        # the run wrote; a START's are its plan (Airflow lists every table a DROP names),
+        # attempted unless a write event names them too (catalog.writes).
+        confirms = writes.is_write(event_type, streaming)
         for direction in ("inputs", "outputs"):
-            self._io(event, payload.get(direction), direction[:-1], run=run, job=job)
+            self._io(
+                event, payload.get(direction), direction[:-1], run=run, job=job, confirms=confirms
+            )
 
     def _run(self, run_id: str, job_key: JobKey, own: bool, version: Version) -> RunFact:
         run_uuid = naming.run_uuid(run_id, *job_key)
@@ -358,6 +368,7 @@ class Extractor:
         run: RunFact | None = None,
         job: JobFact | None = None,
         declared: bool = False,
+        confirms: bool = False,
     ) -> None:
         if datasets is None:
             return
@@ -371,6 +382,9 @@ class Extractor:
             if run is not None:
                 self._span(self.facts.run_datasets, (run.key, key, direction), time)
                 self.facts.run_dataset_via[(run.key, key, direction)] = ""
+                if confirms and direction == "output":
+                    self.facts.confirmed_outputs.add((run.key, key, direction))
+                    run.outputs_confirmed = True
                 run_facts.read_io_facets(self.facts, event, run.key, key, direction, dataset)
                 if direction == "output":
                     column_facts.read(self, event, run, key, dataset)
@@ -453,6 +467,9 @@ class Extractor:
             self.facts.event_datasets.add((keys[role], event.id, role))
             self._span(self.facts.run_datasets, (run.key, keys[role], role), time)
             self.facts.run_dataset_via[(run.key, keys[role], role)] = ""
+            if role == "output":  # an edge event is its run's COMPLETE, naming the target
+                self.facts.confirmed_outputs.add((run.key, keys[role], role))
+                run.outputs_confirmed = True
             first, last, declared = self.facts.job_datasets.get(
                 (job.key, keys[role], role), (time, time, False)
             )

@@ -19,10 +19,10 @@ from catalog.services.derivation.edges import upsert_spans
 from catalog.writes import write_sql
 
 # One row per (run, job, dataset, direction): a run that names two aliases of one dataset
-# counts once.
+# counts once, and wrote it when it wrote any of them (catalog.writes).
 _RUN_IO = """
 SELECT rd.run_id, r.job_id, a.dataset_id, rd.direction, MIN(rd.first_seen), MAX(rd.last_seen),
-       r.run_uuid, {writes}, MIN(rd.via)
+       r.run_uuid, BOOL_OR({writes}), MIN(rd.via)
 FROM catalog_run_dataset rd
 JOIN catalog_dataset_alias a ON a.id = rd.alias_id
 JOIN catalog_run r ON r.id = rd.run_id
@@ -31,7 +31,7 @@ WHERE rd.run_id = ANY(%(runs)s) AND a.dataset_id IS NOT NULL
   -- with the store in bench/derive_profile.py).
   AND r.id = ANY(%(runs)s)
 GROUP BY rd.run_id, r.id, a.dataset_id, rd.direction
-""".replace("{writes}", write_sql())
+""".replace("{writes}", write_sql("r", "rd"))
 _UPSERT = """
 INSERT INTO catalog_job_edge (job_id, dataset_id, direction, first_seen, last_seen, run_count)
 SELECT j, d, dir, f, l, 0 FROM unnest(

@@ -49,6 +49,7 @@ RUN_FIELDS = [
     "nominal_end_time",
     "error_message",
     "is_streaming",
+    "outputs_confirmed",
     "last_event_time",
     "first_event_time",
     "first_start_time",
@@ -278,6 +279,7 @@ def derive_runs(
         run.last_event_time = _max(run.last_event_time, fact.last_event)
         run.first_start_time = _min(run.first_start_time, fact.first_start)
         run.is_streaming = run.is_streaming or fact.streaming
+        run.outputs_confirmed = run.outputs_confirmed or fact.outputs_confirmed
         merge_facets(run.facets, run.facet_versions, fact.facets)
         parent_key = _newer_parent(run.facet_versions, fact.parent)
         if parent_key is not None:
