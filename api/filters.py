@@ -12,6 +12,7 @@ from django import forms
 from django.db.models import Exists, OuterRef, QuerySet
 
 from api.problems import bad_parameter
+from catalog import writes
 from catalog.models import (
     AliasReason,
     Dataset,
@@ -125,7 +126,10 @@ class DatasetFilterSet(TimeWindowMixin):
     lifecycle_state = filters.CharFilter()
     is_dropped = filters.BooleanFilter()
     job_id = IdFilter(method="filter_job", help_text="Read or written by this job.")
-    producer_job_id = IdFilter(method="filter_job", help_text="Written by this job.")
+    producer_job_id = IdFilter(
+        method="filter_job",
+        help_text="Written by a completed run of this job, or declared as its output.",
+    )
     consumer_job_id = IdFilter(method="filter_job", help_text="Read by this job.")
 
     class Meta:
@@ -144,10 +148,10 @@ class DatasetFilterSet(TimeWindowMixin):
         )
 
     def filter_job(self, queryset: QuerySet, name: str, value: Any) -> QuerySet:
-        links = JobDataset.objects.filter(job_id=int(value), alias__dataset=OuterRef("pk"))
         if name == "producer_job_id":
-            links = links.filter(direction="output")
-        elif name == "consumer_job_id":
+            return queryset.filter(writes.produced_by(int(value)))  # not its attempts
+        links = JobDataset.objects.filter(job_id=int(value), alias__dataset=OuterRef("pk"))
+        if name == "consumer_job_id":
             links = links.filter(direction="input")
         return queryset.filter(Exists(links))
 

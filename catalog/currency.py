@@ -20,6 +20,8 @@ from typing import Any
 
 from django.db import connection
 
+from catalog.writes import write_sql
+
 # Each job's reference run, then the edges it has a row behind; one statement.
 _REFERENCE = """
 WITH reference(job_id, run_id) AS MATERIALIZED (  -- once per job, not per edge
@@ -37,10 +39,16 @@ JOIN reference ref ON ref.job_id = k.job_id
 """
 # A job without a started run has no reference: nothing says its edges went stale.
 
+# A reference run that is a write (it completed, or a stream's running run) makes current
+# only what it wrote (``completed``: the row rule of catalog.writes), not the outputs its
+# START planned and its write events did not name; a job whose runs never wrote has
+# attempts only, and the latest run's are current.
 _JOB_EDGES = """
 WHERE ref.run_id IS NULL OR EXISTS (SELECT 1 FROM catalog_job_edge_run er
-              WHERE er.edge_id = k.edge_id AND er.run_id = ref.run_id)
-"""
+              JOIN catalog_run rr ON rr.id = er.run_id
+              WHERE er.edge_id = k.edge_id AND er.run_id = ref.run_id
+                AND (er.completed OR NOT {writes}))
+""".replace("{writes}", write_sql("rr"))
 
 # A column edge is current when a fact of the reference run maps to it: same key, its
 # aliases naming the edge's datasets. The few aliases of each dataset (their dataset

@@ -25,9 +25,9 @@ events. Inputs are a run's reads: the run's state alone decides whether they wer
 
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from catalog.models import Direction, JobLineageEdge, Run, RunDataset, RunState
+from catalog.models import Direction, JobDataset, JobLineageEdge, Run, RunDataset, RunState
 
 # The run states whose outputs are writes; a streaming run's RUNNING too.
 WRITE_STATES: tuple[str, ...] = (RunState.COMPLETE.value,)
@@ -110,6 +110,22 @@ def only_attempted(declared: bool, runs: int, completed: int) -> bool:
     """A job that ran against a dataset but never completed a run that did: its output is
     no write (not a producing job), though a job that declares it stays its producer."""
     return not declared and runs > 0 and completed == 0
+
+
+def produced_by(job_id: int) -> Q:
+    """The datasets ``job_id`` produces, as a filter over datasets: those it declares as
+    outputs, and those a run of it wrote (``only_attempted``'s rule: a job edge out of the
+    job that counts a completed run)."""
+    declared = JobDataset.objects.filter(
+        job_id=job_id, alias__dataset=OuterRef("pk"), direction=Direction.OUTPUT, declared=True
+    )
+    written = JobLineageEdge.objects.filter(
+        job_id=job_id,
+        dataset=OuterRef("pk"),
+        direction=Direction.OUTPUT,
+        completed_run_count__gt=0,
+    )
+    return Q(Exists(declared)) | Q(Exists(written))
 
 
 def dataset_counts(job_id: int, dataset_ids: Any) -> EdgeCounts:

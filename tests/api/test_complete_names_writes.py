@@ -74,12 +74,12 @@ def _attempted(api: Any) -> dict[str, bool]:
     return {output["alias"]["name"]: output["attempted"] for output in run["outputs"]}
 
 
-def _job_edge(api: Any, name: str) -> tuple[int, int]:
-    """(runs, completed runs) of the job → dataset edge the native graph draws."""
+def _job_edge(api: Any, name: str) -> tuple[int, int, bool]:
+    """(runs, completed runs, current) of the job → dataset edge the native graph draws."""
     job, target = Job.objects.get(name=JOB[1]), _dataset(name)
     graph = api.get(f"/api/v1/lineage/graph?node=dataset:{target.id}&depth=1").json()
     [edge] = [e for e in graph["edges"] if e["id"] == f"job:{job.id}->dataset:{target.id}"]
-    return edge["run_count"], edge["completed_run_count"]
+    return edge["run_count"], edge["completed_run_count"], edge["current"]
 
 
 def _producers(api: Any, name: str) -> tuple[list[str], list[str]]:
@@ -97,8 +97,11 @@ def test_the_complete_names_the_writes_and_the_start_only_plans(api, admin_clien
     assert _attempted(api) == {PLANNED: True, WRITTEN: False}
     assert _producers(api, WRITTEN) == ([JOB[1]], [])
     assert _producers(api, PLANNED) == ([], [JOB[1]])
-    assert _job_edge(api, WRITTEN) == (1, 1)
-    assert _job_edge(api, PLANNED) == (1, 0)
+    assert _job_edge(api, WRITTEN) == (1, 1, True)
+    # Attempted only: the job's latest completed run did not write it, so not current.
+    assert _job_edge(api, PLANNED) == (1, 0, False)
+    produced = api.get(f"/api/v1/datasets?producer_job_id={Job.objects.get(name=JOB[1]).id}")
+    assert [row["id"] for row in produced.json()["results"]] == [_dataset(WRITTEN).id]
     counts = {
         edge.target.name: (edge.run_count, edge.completed_run_count)
         for edge in LineageEdge.objects.select_related("target")
@@ -126,7 +129,7 @@ def test_a_complete_that_names_no_output_keeps_every_output_a_write(api, outputs
     assert _attempted(api) == {PLANNED: False, WRITTEN: False}
     for name in (PLANNED, WRITTEN):
         assert _producers(api, name) == ([JOB[1]], [])
-        assert _job_edge(api, name) == (1, 1)
+        assert _job_edge(api, name) == (1, 1, True)
         assert _marquez(api, name)["currentVersion"] == RUN
 
 
@@ -145,4 +148,4 @@ def test_a_streaming_run_writes_what_its_running_events_name(api) -> None:
     assert _attempted(api) == {PLANNED: True, WRITTEN: False}
     assert _marquez(api, WRITTEN)["currentVersion"] == RUN
     assert _marquez(api, PLANNED)["currentVersion"] is None
-    assert _job_edge(api, PLANNED) == (1, 0)
+    assert _job_edge(api, PLANNED) == (1, 0, False)
