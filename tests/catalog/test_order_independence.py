@@ -3,6 +3,7 @@
 import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -260,6 +261,23 @@ def _writes_match_the_events(events: list[dict]) -> None:
     assert shown == dict(lineage_edges)
 
 
+def _writes_the_same_in_any_order(events: list, data: Any) -> None:
+    """Derived in order, then in a drawn order, batching and duplication: the same state,
+    and both times the completed counts and the writes the events' oracle gives."""
+    records = [openlineage(event) for event in events]
+    reference = _derive(records, list(range(len(records))), [len(records)], [])
+    _completed_counts_match_the_runs()
+    _writes_match_the_events(events)
+    order = data.draw(st.permutations(range(len(records))))
+    # Small batches, so a run's events (its START with datasets, its bare FAIL or its
+    # COMPLETE naming fewer outputs) usually land in different ones.
+    batches = data.draw(st.lists(st.integers(1, 3), min_size=2, max_size=6))
+    duplicates = data.draw(st.lists(st.integers(0, len(records) - 1), max_size=3))
+    assert _derive(records, list(order), batches, duplicates) == reference
+    _completed_counts_match_the_runs()
+    _writes_match_the_events(events)
+
+
 @settings(
     max_examples=25,
     deadline=None,
@@ -269,17 +287,7 @@ def _writes_match_the_events(events: list[dict]) -> None:
 def test_which_runs_count_as_writes_is_order_independent(events, data) -> None:
     """A FAIL before its START, a COMPLETE after another run's FAIL, a terminal event
     without datasets: the completed counts are the same in any order and batching."""
-    records = [openlineage(event) for event in events]
-    reference = _derive(records, list(range(len(records))), [len(records)], [])
-    _completed_counts_match_the_runs()
-    _writes_match_the_events(events)
-    order = data.draw(st.permutations(range(len(records))))
-    # Small batches, so a run's events (its START with datasets, its bare FAIL) usually
-    # land in different ones.
-    batches = data.draw(st.lists(st.integers(1, 3), min_size=2, max_size=6))
-    duplicates = data.draw(st.lists(st.integers(0, len(records) - 1), max_size=3))
-    assert _derive(records, list(order), batches, duplicates) == reference
-    _completed_counts_match_the_runs()
+    _writes_the_same_in_any_order(events, data)
 
 
 @settings(
@@ -291,15 +299,7 @@ def test_which_runs_count_as_writes_is_order_independent(events, data) -> None:
 def test_a_start_planning_more_than_its_complete_names_is_order_independent(events, data) -> None:
     """A START listing more outputs than its COMPLETE names (or a COMPLETE naming none),
     in any order and batching: the same writes, those the COMPLETE named (issue 31)."""
-    records = [openlineage(event) for event in events]
-    reference = _derive(records, list(range(len(records))), [len(records)], [])
-    _writes_match_the_events(events)
-    order = data.draw(st.permutations(range(len(records))))
-    batches = data.draw(st.lists(st.integers(1, 3), min_size=2, max_size=6))
-    duplicates = data.draw(st.lists(st.integers(0, len(records) - 1), max_size=3))
-    assert _derive(records, list(order), batches, duplicates) == reference
-    _completed_counts_match_the_runs()
-    _writes_match_the_events(events)
+    _writes_the_same_in_any_order(events, data)
 
 
 @pytest.mark.parametrize("order", [[0, 1, 2], [2, 1, 0], [1, 2, 0]])
