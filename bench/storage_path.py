@@ -2,9 +2,11 @@
 bare COPY of the same rows into a bare table, in one process on one database.
 
 The path is each event's bytes read (``ingest.kafka.storage.prepare_batch``: parsed,
-validated, serialised, size-checked) and stored (``write_batch`` → ``record_events``: one
-INSERT per batch of --batch-size, in autocommit). Two shapes of it, both as shipped:
-  - in series: read a batch, then store it, what one batch request does in its thread;
+validated, serialised, size-checked) and stored (``ingest.services``: one INSERT per batch
+of --batch-size, the statement ``record_events`` runs, committed on its own). Two shapes of
+it, both as shipped:
+  - in series (``write_batch``): read a batch, then store it and wait, as one batch
+    request does in its thread;
   - overlapped, what ``manage.py consume_kafka`` does: the next batch is read while the
     database stores the one before (its INSERT sent in pipeline mode, ADR 0072; at most
     one in flight).
