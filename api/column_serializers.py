@@ -1,5 +1,5 @@
 """Column lineage in the read API: column edges and dataset-level dependencies, as
-catalog.column_lineage reads them (the graph's ``columns=true`` and the dataset detail)."""
+catalog.lineage.column_lineage reads them (the graph's ``columns=true`` and the dataset detail)."""
 
 from rest_framework import serializers
 

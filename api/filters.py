@@ -12,7 +12,6 @@ from django import forms
 from django.db.models import Exists, OuterRef, QuerySet
 
 from api.problems import bad_parameter
-from catalog import writes
 from catalog.models import (
     AliasReason,
     Dataset,
@@ -22,9 +21,10 @@ from catalog.models import (
     JobDataset,
     Run,
     RunState,
+    writes,
 )
-from catalog.querysets import JobQuerySet
-from catalog.rules import alias_key
+from catalog.models.querysets import JobQuerySet
+from catalog.names.rules import alias_key
 from ingest.models import DerivationStatus, Event, EventKind
 
 

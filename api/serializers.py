@@ -9,8 +9,8 @@ from rest_framework import serializers
 from api import serializers_run_facts as _run_facts
 from api.column_serializers import DatasetColumnEdgeSerializer, DatasetDependencyDetailSerializer
 from api.json_fields import RedactedJSONField
-from catalog import naming, writes
-from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run
+from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run, writes
+from catalog.names import naming
 from core.redaction import redact, redact_text
 from ingest.facet_problems import FacetProblemSerializer, redacted_problems
 from ingest.models import Event
@@ -339,8 +339,8 @@ class DatasetDetailSerializer(DatasetSerializer):
         "(column_lineage entries with outside_schema true; 0 without a schema)."
     )
     column_lineage = serializers.SerializerMethodField(
-        help_text="Column edges into this dataset (catalog.column_lineage, ADR 0060): observed "
-        "ones, then those jobs' current JobEvents declare (`static: true`); up to 200 of each."
+        help_text="Column edges into this dataset (ADR 0060): observed ones, then those jobs' "
+        "current JobEvents declare (`static: true`); up to 200 of each."
     )
     dataset_dependencies = serializers.SerializerMethodField(
         help_text="Fields that filter, join, group, sort or window this whole dataset, observed "

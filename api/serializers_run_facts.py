@@ -1,7 +1,7 @@
-"""Response shapes of run facts (``catalog.run_facts``): output/input statistics, data
+"""Response shapes of run facts (``catalog.reads.run_facts``): output/input statistics, data
 quality metrics and assertions per run and dataset (issue 26 part 7, ADR 0061).
 
-The entries are built by ``catalog.run_facts`` already in these shapes; these serializers
+The entries are built by ``catalog.reads.run_facts`` already in these shapes; these serializers
 document them (OpenAPI) and the detail serializers redact them like every facet."""
 
 from rest_framework import serializers

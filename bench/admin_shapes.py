@@ -181,7 +181,7 @@ def time_rules() -> None:
     from ingest.services import record_events
     from ingest.validation import validate_openlineage
 
-    logging.getLogger("catalog.rules").setLevel(logging.ERROR)  # a warning per timed-out name
+    logging.getLogger("catalog.names.rules").setLevel(logging.ERROR)  # a warning per timed-out name
     patterns = [r"(a|a)*", r"([a-z]|[a-z0-9])*_v[0-9]", "(no rule)"]
     names = {
         r"(a|a)*": "a" * 40 + "b",

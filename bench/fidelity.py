@@ -80,8 +80,8 @@ def _store(documents: list[object]) -> None:
 def _report() -> None:
     from django.db import connection
 
-    from catalog.display_names import STORAGE, TABLE_SYMLINK, scheme_rank
     from catalog.services.derivation.batch import derive_pending_batch
+    from catalog.services.display_names import STORAGE, TABLE_SYMLINK, scheme_rank
 
     while derive_pending_batch(0, 500).claimed:
         pass

@@ -11,8 +11,8 @@ class CatalogConfig(AppConfig):
         # read models and the admin registry.
         from django.db.models.signals import post_migrate
 
-        from catalog.metrics import CatalogCollector
         from catalog.permissions import apply_registry_permissions
+        from catalog.reads.metrics import CatalogCollector
         from ingest.metrics import register_database_collector
 
         register_database_collector(CatalogCollector())

@@ -5,7 +5,8 @@ All follow the global acknowledgement setting (early acks, ADR 0045)."""
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from catalog import services, worker_seen
+from catalog import services
+from catalog.front import worker_seen
 from catalog.services import rederive_jobs
 from ingest import enqueue
 

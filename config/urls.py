@@ -5,12 +5,12 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from catalog.admin.picture import explorer_view
-from catalog.front_page import front_page
+from catalog.front.page import front_page
 from ingest.health import healthz, readyz
 from ingest.metrics import metrics_view
 
 urlpatterns = [
-    # What is running, its health and how to send lineage, for people (catalog/front_page.py).
+    # What is running, its health and how to send lineage, for people (catalog/front/page.py).
     path("", front_page, name="front-page"),
     # The read API first: /api/v1/metadata is both a read (GET, api) and an ingest (POST)
     # endpoint, and the read view hands every other method to ingest's view.

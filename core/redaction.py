@@ -375,7 +375,7 @@ def url_windows(text: str) -> Iterator[tuple[int, int]]:
 
     Each character belongs to one URL's window, so a walk that looks only inside the
     window is linear, however many ``://`` there are. Redaction here and the credential
-    stripping of dataset names (``catalog.naming``) both walk URLs this way.
+    stripping of dataset names (``catalog.names.naming``) both walk URLs this way.
     """
     position = text.find("://")
     while position >= 0:

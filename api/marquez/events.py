@@ -13,9 +13,9 @@ from api.marquez import node_ids, shapes
 from api.marquez.errors import MarquezError, not_found
 from api.marquez.paging import MAX_LIMIT, limit_offset
 from api.params import BadMoment, parse_moment
-from catalog import stats
 from catalog.reads import events as event_reads
-from catalog.search import last_seen_of, search_catalog
+from catalog.reads import stats
+from catalog.reads.search import last_seen_of, search_catalog
 from core.redaction import redact
 from ingest.querysets import leading_within
 
@@ -130,7 +130,7 @@ def stats_assets(request: Request, asset: str) -> list[dict[str, Any]]:
     so the UI's counter (the last interval) is how many there are. Sources: the catalog
     keeps none.
 
-    The total is catalog/stats.py's table size (exact up to its cap, the planner's estimate
+    The total is catalog/reads/stats.py's table size (exact up to its cap, the planner's estimate
     above); only rows first seen since the window opened are read, grouped per interval,
     and each interval's total is that size less what was first seen after it ended.
     """
@@ -164,7 +164,7 @@ def stats_assets(request: Request, asset: str) -> list[dict[str, Any]]:
 
 
 def search(request: Request) -> dict[str, Any]:
-    """The catalog's ranked search (catalog.search), answered in Marquez's result shape.
+    """The catalog's ranked search (catalog.reads.search), answered in Marquez's result shape.
 
     Marquez's ``%``/``_`` wildcards are not needed by a fuzzy search: ``%`` is dropped.
     """

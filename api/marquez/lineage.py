@@ -1,13 +1,13 @@
 """Marquez's ``/lineage`` and ``/column-lineage`` over the catalog's bounded graph walks.
 
-``/lineage`` is catalog.reads.lineage.drawn_graph (catalog.graph's walk, both directions,
+``/lineage`` is catalog.lineage.drawn.drawn_graph (catalog.lineage.graph's walk, both directions,
 each row read once) re-labelled: node ids become ``dataset:<ns>:<name>`` /
 ``job:<ns>:<name>`` and each node carries the full Marquez Job or Dataset as ``data``.
 Depths asked (the UI sends 2-5, the client 20) are clamped to the
 catalog's budget, never refused; the node budget stays, and ``truncated``/``cut`` (extra
 top-level keys Marquez's readers ignore) say when a bound cut the graph.
 
-``/column-lineage`` is catalog.column_lineage.walk (the one column-lineage model, which
+``/column-lineage`` is catalog.lineage.column_lineage.walk (the one column-lineage model, which
 the native API reads too) shaped as Marquez's field graph: level by level, at most
 MAX_DEPTH levels and MAX_FIELDS fields.
 """
@@ -19,12 +19,12 @@ from rest_framework.request import Request
 
 from api.marquez import node_ids, shapes
 from api.marquez.errors import MarquezError, not_found
-from catalog import column_lineage
-from catalog.graph import MAX_DEPTH
+from catalog.lineage import column_lineage
+from catalog.lineage.drawn import DrawnGraph, drawn_graph
+from catalog.lineage.graph import MAX_DEPTH
 from catalog.models import Dataset, Job
 from catalog.reads.datasets import find_dataset, names_and_field_types
 from catalog.reads.jobs import find_job
-from catalog.reads.lineage import DrawnGraph, drawn_graph
 
 MARQUEZ_DEFAULT_DEPTH = 20
 MAX_FIELDS = 500

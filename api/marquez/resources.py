@@ -15,12 +15,13 @@ from rest_framework.request import Request
 from api.marquez import shapes
 from api.marquez.errors import MarquezError, not_found
 from api.marquez.paging import limit_offset
-from catalog import naming, run_facts
 from catalog.facets import data_source, lifecycle_state_change
 from catalog.models import Dataset, Job, Run, RunDataset
+from catalog.names import naming
 from catalog.reads import datasets as dataset_reads
 from catalog.reads import jobs as job_reads
 from catalog.reads import namespaces as namespace_reads
+from catalog.reads import run_facts
 from catalog.reads import runs as run_reads
 from catalog.reads import versions as version_reads
 
@@ -152,7 +153,7 @@ def dataset(request: Request, namespace: str, dataset: str) -> dict[str, Any]:
 def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]]:
     """Each version's fields and facets come from the events of its run that wrote the
     dataset (later events override earlier ones, facet by facet), and its run facts
-    (``catalog.run_facts.of_versions``): two queries per page."""
+    (``catalog.reads.run_facts.of_versions``): two queries per page."""
     runs = {write.run_id: write.run for write in writes}
     facets: dict[str, dict[str, Any]] = defaultdict(dict)
     names = {(write.alias.namespace, write.alias.name) for write in writes}

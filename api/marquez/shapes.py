@@ -13,8 +13,8 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from catalog import column_lineage
 from catalog.facets import data_source, documentation, schema, source_code_location
+from catalog.lineage import column_lineage
 from catalog.models import Dataset, Job, Run
 from catalog.reads import datasets as dataset_reads
 from catalog.reads import jobs as job_reads
@@ -98,7 +98,7 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
     """Runs (``job`` selected) with the dataset versions they read and wrote (one query).
 
     A dataset version is the completed run that wrote it, so an output's version is this
-    run's id; a run that wrote nothing (failed, aborted, not ended: catalog.writes, ADR
+    run's id; a run that wrote nothing (failed, aborted, not ended: catalog.models.writes, ADR
     0069) has no output versions, as in Marquez, which versions outputs only on completion,
     and a completed run only those its COMPLETE named when it named any (``run_datasets``
     reads writes only). An input's version is not tracked and is null.

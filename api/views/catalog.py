@@ -24,8 +24,9 @@ from api.serializers import (
     RunDetailSerializer,
     RunSerializer,
 )
-from catalog import column_lineage, graph_static, run_facts, writes
-from catalog.models import Dataset, Job, JobDataset, Run, RunDataset
+from catalog.lineage import column_lineage, design_time
+from catalog.models import Dataset, Job, JobDataset, Run, RunDataset, writes
+from catalog.reads import run_facts
 from ingest.models import Event
 
 # Detail pages list related rows up to these bounds (invariant 7); the lists behind them
@@ -231,7 +232,7 @@ class RunViewSet(ReadOnlyViewSet):
 LINEAGE_PARAMETER = OpenApiParameter(
     "lineage",
     str,
-    enum=list(graph_static.LINEAGES),
+    enum=list(design_time.LINEAGES),
     description="Which column edges and dependencies into the dataset: observed (what runs "
     "wrote), static (what jobs' current JobEvents declare, marked `static`), all (default).",
 )
@@ -279,13 +280,13 @@ class DatasetViewSet(ReadOnlyViewSet):
         )
         # The one column-lineage model (ADR 0060): what the graph and Marquez read too,
         # with the declared (static) edges beside the observed ones, as in the graph.
-        which = params.choice(self.request, "lineage", graph_static.LINEAGES, "all")
+        which = params.choice(self.request, "lineage", design_time.LINEAGES, "all")
         lineage = column_lineage.into(
             [dataset.id], RELATED_LIMIT, observed=which != "static", static=which != "observed"
         )
         outputs = list(links.filter(direction="output")[: 4 * RELATED_LIMIT])
         inputs = list(links.filter(direction="input")[: 4 * RELATED_LIMIT])
-        # Each job's runs and completed runs with this dataset (catalog.writes, ADR 0069):
+        # Each job's runs and completed runs with this dataset (catalog.models.writes, ADR 0069):
         # a job none of whose runs completed only attempted to write it.
         counts = writes.job_counts(dataset.id, sorted({row[0] for row in (*outputs, *inputs)}))
         written = _per_job(outputs, counts, "output")

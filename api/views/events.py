@@ -28,8 +28,8 @@ from api.filters import EventFilterSet
 from api.pagination import CursorPage
 from api.problems import COMMON, WITH_404, bad_parameter
 from api.serializers import EventDetailSerializer, EventSerializer, MetadataRecordSerializer
-from catalog import stats
 from catalog.models import MetadataRecord
+from catalog.reads import stats
 from core.redaction import is_secret_key, redact
 from ingest.models import Event
 from ingest.querysets import leading_within

@@ -1,4 +1,4 @@
-"""/lineage/graph and /lineage/diff: bounded walks over the lineage (catalog.graph)."""
+"""/lineage/graph and /lineage/diff: bounded walks over the lineage (catalog.lineage.graph)."""
 
 from typing import Any
 
@@ -13,8 +13,8 @@ from api.access import COLUMN_EDGE, DATASET, EDGE, JOB, STATIC, STATIC_COLUMN
 from api.base import ReadAPIView
 from api.column_serializers import ColumnEdgeSerializer, DatasetDependencySerializer
 from api.problems import WITH_404, bad_parameter, not_found
-from catalog import graph as lineage
-from catalog import graph_static
+from catalog.lineage import design_time
+from catalog.lineage import graph as lineage
 
 DIRECTIONS = ("upstream", "downstream", "both")
 
@@ -145,7 +145,7 @@ WALK_PARAMETERS = [
     OpenApiParameter(
         "lineage",
         str,
-        enum=list(graph_static.LINEAGES),
+        enum=list(design_time.LINEAGES),
         description="observed: what runs read and wrote; static: what jobs' current JobEvents "
         "declare (design-time); all (default): both.",
     ),
@@ -217,14 +217,14 @@ def _walk_request(request: Request) -> lineage.GraphRequest:
         max_nodes=params.integer(
             request, "max_nodes", lineage.DEFAULT_MAX_NODES, 1, lineage.MAX_MAX_NODES
         ),
-        lineage=params.choice(request, "lineage", graph_static.LINEAGES, "all"),  # type: ignore[arg-type]
+        lineage=params.choice(request, "lineage", design_time.LINEAGES, "all"),  # type: ignore[arg-type]
     )
 
 
 def _graph_dict(graph: lineage.Graph) -> dict[str, Any]:
     """The graph as GraphSerializer documents it, key for key and in its field order.
 
-    catalog.graph builds nodes and edges in that shape already (datetimes in UTC, which the
+    catalog.lineage.graph builds nodes and edges in that shape already (datetimes in UTC, which the
     JSON renderer writes as DateTimeField would), so the answer skips the serializer: for
     a graph of 500 nodes, DRF's per-field walk cost ~30 ms of CPU, most of the request's
     Python. tests/api/test_lineage_rendering.py holds the two to the same bytes.

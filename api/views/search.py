@@ -1,4 +1,4 @@
-"""/search: ranked datasets and jobs (catalog.search)."""
+"""/search: ranked datasets and jobs (catalog.reads.search)."""
 
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -11,7 +11,7 @@ from api.access import DATASET, JOB
 from api.base import ReadAPIView
 from api.pagination import DEFAULT_PAGE_SIZE, MAX_OFFSET, MAX_PAGE_SIZE
 from api.problems import COMMON, bad_parameter
-from catalog.search import MAX_QUERY_LENGTH, search_catalog
+from catalog.reads.search import MAX_QUERY_LENGTH, search_catalog
 
 
 class SearchHitSerializer(serializers.Serializer):

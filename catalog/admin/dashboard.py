@@ -2,7 +2,7 @@
 
 Every figure is bounded: time windows use the BRIN index on ``received_at``, the backlog and
 failure counts use the partial indexes on pending/failed events and stop counting at a cap,
-and table sizes, backlog and lag are catalog/stats.py's (the figures /api/v1/stats serves).
+and table sizes, backlog and lag are catalog/reads/stats.py's (the figures /api/v1/stats serves).
 The whole dashboard is cached for a minute per process, so a busy admin index costs one
 computation per minute.
 """
@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from catalog import stats
+from catalog.reads import stats
 from core.redaction import redact_text
 from ingest import derivation_status
 from ingest.kafka.gauges import PartitionLag, open_dead_letters, partition_lag

@@ -10,8 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from catalog import column_lineage, display_names, run_facts
-from catalog.admin import run_facts as run_facts_admin
+from catalog.admin import fact_tables as run_facts_admin
 from catalog.admin.jobs import job_edges_table, lineage_edges_table
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
@@ -23,6 +22,7 @@ from catalog.admin.support import (
     name_keys,
     related_table,
 )
+from catalog.lineage import column_lineage
 from catalog.models import (
     AliasLink,
     Dataset,
@@ -36,9 +36,10 @@ from catalog.models import (
     Run,
     RunDataset,
 )
+from catalog.models.writes import row_is_write
 from catalog.permissions import VIEW_EVENT, VIEW_JOB, VIEW_RUN
-from catalog.services import curation
-from catalog.writes import row_is_write
+from catalog.reads import run_facts
+from catalog.services import curation, display_names
 from core.admin_base import BoundedAdmin, IdSearchMixin, pretty_json
 from ingest.models import Event
 
@@ -164,7 +165,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
 
     @admin.display(description="column lineage into it, observed and declared (ADR 0060, 0061)")
     def column_lineage_table(self, dataset: Dataset) -> str:
-        # The API detail's model and bound (catalog.column_lineage.into, 200 of each kind).
+        # The API detail's model and bound (catalog.lineage.column_lineage.into, 200 of each kind).
         lineage = column_lineage.into([dataset.id], RELATED_LIMIT, static=True)
         return related_table(
             lineage.edges + lineage.dependencies,
@@ -242,7 +243,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
                 ("job", lambda row: link(row.run.job)),
                 ("state", lambda row: row.run.get_state_display()),
                 # A run that did not complete wrote nothing, and a completed one only what
-                # its COMPLETE named, when it named any (catalog.writes, ADR 0069).
+                # its COMPLETE named, when it named any (catalog.models.writes, ADR 0069).
                 (
                     "write",
                     lambda row: "written" if row_is_write(row.run, row) else "attempted only",

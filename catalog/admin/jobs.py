@@ -6,8 +6,7 @@ from django.contrib import admin
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 
-from catalog import run_facts
-from catalog.admin import run_facts as run_facts_admin
+from catalog.admin import fact_tables as run_facts_admin
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
@@ -27,6 +26,7 @@ from catalog.models import (
     RunState,
 )
 from catalog.permissions import VIEW_DATASET, VIEW_EVENT, VIEW_JOB, VIEW_RUN
+from catalog.reads import run_facts
 from core.admin_base import (
     BoundedAdmin,
     ChoicesFilter,

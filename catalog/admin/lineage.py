@@ -85,7 +85,7 @@ class LineageEdgeAdmin(BoundedAdmin):
             [
                 ("run", lambda row: link(row.run, row.run.run_uuid)),
                 ("state", lambda row: row.run.get_state_display()),
-                # The edge-run row's own flag (catalog.writes, ADR 0069): a run that did not
+                # The edge-run row's own flag (catalog.models.writes, ADR 0069): a run that did not
                 # complete, or whose COMPLETE named other outputs, only attempted the output.
                 ("completed", lambda row: "yes" if row.completed else "attempted only"),
                 ("seen", lambda row: row.last_seen),
@@ -146,7 +146,7 @@ class JobLineageEdgeAdmin(BoundedAdmin):
             [
                 ("run", lambda row: link(row.run, row.run.run_uuid)),
                 ("state", lambda row: row.run.get_state_display()),
-                # The edge-run row's own flag (catalog.writes, ADR 0069): a run that did not
+                # The edge-run row's own flag (catalog.models.writes, ADR 0069): a run that did not
                 # complete, or whose COMPLETE named other outputs, only attempted the output.
                 ("completed", lambda row: "yes" if row.completed else "attempted only"),
                 ("seen", lambda row: row.last_seen),

@@ -21,16 +21,16 @@ from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.safestring import SafeString
 
 from catalog.admin import search as admin_search
-from catalog.graph import NodeRef, UnknownNode
-from catalog.lineage_layout import layout
-from catalog.lineage_picture import (
+from catalog.lineage.graph import NodeRef, UnknownNode
+from catalog.picture.build import (
     MAX_DEPTH,
     MAX_EXPANSIONS,
     Controls,
     Expansion,
     build_picture,
 )
-from catalog.lineage_svg import render_svg
+from catalog.picture.layout import layout
+from catalog.picture.svg import render_svg
 
 PREFIX = "lineage_"
 DIRECTIONS = ("both", "upstream", "downstream")

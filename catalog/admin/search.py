@@ -1,7 +1,7 @@
 """The admin's search: jobs, datasets (by any alias) and runs by any part of their name.
 
 Ranked best first, case-insensitive and typo-tolerant like the read API's search
-(catalog/search.py, docs/adr/0032), and bounded at any catalog size (docs/adr/0047): each
+(catalog/reads/search.py, docs/adr/0032), and bounded at any catalog size (docs/adr/0047): each
 branch is one index-backed query with a LIMIT, so the admin never scans a table.
 
 - exact: ``namespace/name`` of any alias (the unique key-hash index) or ``#id``: first;
@@ -26,10 +26,10 @@ from django.db.models import F, Func, QuerySet, Value
 from django.db.models.expressions import OrderBy
 from django.http import HttpRequest
 
-from catalog import naming
 from catalog.admin.support import name_keys
 from catalog.models import Dataset, Job
-from catalog.search import WORD_SIMILARITY_THRESHOLD
+from catalog.names import naming
+from catalog.reads.search import WORD_SIMILARITY_THRESHOLD
 from core.admin_base import search_id
 
 Kind = Literal["dataset", "job", "run"]

@@ -18,8 +18,8 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from catalog import naming
-from catalog.rules import active_rules, alias_key
+from catalog.names import naming
+from catalog.names.rules import active_rules, alias_key
 
 RELATED_LIMIT = 20
 

@@ -19,7 +19,7 @@ POSITIONS = (RUN, JOB, DATASET, INPUT, OUTPUT)
 @dataclass(frozen=True)
 class RunFactShape:
     """A run fact (ADR 0061): kept per (run, alias, direction) and shown by
-    ``catalog/run_facts.py`` under ``entry_key``, shaped by ``shape``. ``direction``: the
+    ``catalog/reads/run_facts.py`` under ``entry_key``, shaped by ``shape``. ``direction``: the
     direction whose own facet it is (it then beats the other direction's), or None."""
 
     entry_key: str

@@ -15,7 +15,8 @@ FACET = Facet(
     "the run (via column_lineage); not merged into the dataset's facets",
     projects="ColumnLineageFact → ColumnLineageEdge; StaticColumnLineage for JobEvents; "
     "RunDataset/JobDataset inputs",
-    native="graph column edges and dataset detail `column_lineage` (catalog/column_lineage.py)",
+    native="graph column edges and dataset detail `column_lineage` "
+    "(catalog/lineage/column_lineage.py)",
     marquez="dataset `columnLineage`, `/column-lineage` field nodes",
     kept_in_facets=False,
 )

@@ -3,7 +3,7 @@
 from typing import Any
 
 from catalog.facets.base import DATASET, Facet, opened
-from catalog.naming import producer_text
+from catalog.names.naming import producer_text
 
 NAME = "schema"
 FACET = Facet(

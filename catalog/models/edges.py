@@ -5,7 +5,7 @@ each, and column lineage (``ColumnLineageFact`` per run, ``ColumnLineageEdge`` a
 
 from django.db import models
 
-from catalog.fields import covered_fk
+from catalog.models.fields import covered_fk
 from catalog.models.identity import Dataset, DatasetAlias
 from catalog.models.jobs_runs import Direction, Job, Run
 

@@ -12,10 +12,10 @@ from django.db import models
 from django.db.models import F
 from django.db.models.functions import MD5, Left
 
-from catalog.fields import covered_fk
+from catalog.models.fields import covered_fk
+from catalog.models.querysets import AliasQuerySet, DatasetQuerySet
 from catalog.models.steward import StewardInput
-from catalog.querysets import AliasQuerySet, DatasetQuerySet
-from catalog.rules import compile_pattern
+from catalog.names.rules import compile_pattern
 from ingest.models import DigestIndexedText
 
 # How Marquez orders its dataset list (its DatasetDao): by name. It matches an index below.
@@ -27,7 +27,7 @@ class Dataset(models.Model):
 
     # The display name: the alias with the smallest (display_rank, namespace, name), which
     # prefers a pinned name, a TABLE symlink, a catalog over a storage location
-    # (catalog.display_names). Also the merge survivor's key.
+    # (catalog.services.display_names). Also the merge survivor's key.
     namespace = DigestIndexedText()
     name = models.TextField()
     display_rank = models.SmallIntegerField(default=3, editable=False)
@@ -154,7 +154,7 @@ class AliasRule(StewardInput):
     """A steward's rule: names matching (namespace, name_pattern) map to (target ...).
 
     ``name_pattern`` is a Python regular expression matched against the whole name (by
-    RE2, in linear time: catalog/rule_patterns.py);
+    RE2, in linear time: catalog/names/patterns.py);
     ``target_name`` is its replacement template (``\\1``, ``\\g<table>``). Not derived:
     stewards edit rules in the admin or load them with ``manage.py load_alias_rules``;
     a ``rederive`` applies changed rules to the whole log.

@@ -6,9 +6,9 @@ from django.db import models
 from django.db.models import F
 from django.db.models.functions import MD5
 
-from catalog.fields import covered_fk
+from catalog.models.fields import covered_fk
 from catalog.models.identity import DatasetAlias
-from catalog.querysets import JobQuerySet, RunQuerySet
+from catalog.models.querysets import JobQuerySet, RunQuerySet
 from ingest.models import DigestIndexedText
 
 
@@ -114,7 +114,7 @@ class Run(models.Model):
     is_streaming = models.BooleanField(default=False)
     # A write event of the run (a COMPLETE, a streaming job's RUNNING) named an output:
     # then only the outputs such events named (RunDataset.confirmed) are writes
-    # (catalog.writes). OR-merged.
+    # (catalog.models.writes). OR-merged.
     outputs_confirmed = models.BooleanField(default=False, db_default=False)
     # Latest eventTime of any of the run's events (for streaming runs: the last heartbeat).
     last_event_time = models.DateTimeField(null=True, blank=True)
@@ -181,7 +181,7 @@ class RunDataset(models.Model):
     # output's columnLineage (ADR 0060). Upserted with LEAST: a declaration wins.
     via = models.CharField(max_length=16, blank=True, default="", db_default="")
     # An output a write event of the run named (a COMPLETE, a streaming job's RUNNING; not
-    # only its START): the run's writes when it has any (catalog.writes). OR-merged, so
+    # only its START): the run's writes when it has any (catalog.models.writes). OR-merged, so
     # any order agrees.
     confirmed = models.BooleanField(default=False, db_default=False)
 

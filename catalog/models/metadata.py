@@ -6,9 +6,9 @@ from django.contrib.postgres.indexes import GinIndex, HashIndex
 from django.db import models
 from django.db.models.functions import MD5
 
-from catalog.fields import covered_fk
+from catalog.models.fields import covered_fk
 from catalog.models.identity import Dataset, DatasetAlias
-from catalog.querysets import MetadataRecordQuerySet
+from catalog.models.querysets import MetadataRecordQuerySet
 from ingest.models import DigestIndexedText
 
 

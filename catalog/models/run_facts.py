@@ -11,7 +11,7 @@ idempotent like every fact (ADR 0061).
 
 from django.db import models
 
-from catalog.fields import covered_fk
+from catalog.models.fields import covered_fk
 from catalog.models.identity import DatasetAlias
 from catalog.models.jobs_runs import Direction, Run
 

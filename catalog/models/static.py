@@ -8,7 +8,7 @@ aliases, like every fact, so a dataset merge needs no upkeep.
 
 from django.db import models
 
-from catalog.fields import covered_fk
+from catalog.models.fields import covered_fk
 from catalog.models.identity import DatasetAlias
 from catalog.models.jobs_runs import Direction, Job
 

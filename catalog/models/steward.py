@@ -1,5 +1,5 @@
 """What every row a steward makes carries (who made it, when, and that rederive keeps
-it), and the steward's pinned dataset titles (ADR 0020, catalog.display_names).
+it), and the steward's pinned dataset titles (ADR 0020, catalog.services.display_names).
 """
 
 from django.conf import settings
@@ -23,7 +23,7 @@ class StewardInput(models.Model):
 
 class DisplayNamePin(StewardInput):
     """A steward's choice of a dataset's title, by alias name (not derived: survives a
-    rederive, like ``AliasRule``). See catalog.display_names."""
+    rederive, like ``AliasRule``). See catalog.services.display_names."""
 
     namespace = models.TextField()
     name = models.TextField()

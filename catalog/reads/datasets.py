@@ -4,8 +4,8 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from catalog import naming, writes
-from catalog.models import DATASETS_BY_NAME, Dataset, DatasetAlias, DatasetField
+from catalog.models import DATASETS_BY_NAME, Dataset, DatasetAlias, DatasetField, writes
+from catalog.names import naming
 from catalog.reads.counting import Page, offset_page
 
 
@@ -35,7 +35,7 @@ def dataset_fields(dataset_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
 
 def latest_writes(dataset_ids: list[int]) -> dict[int, tuple[datetime, str]]:
     """Each dataset's newest write: (when, the writing run's runId). A write is a completed
-    run (a failed or aborted run wrote nothing: catalog.writes, ADR 0069)."""
+    run (a failed or aborted run wrote nothing: catalog.models.writes, ADR 0069)."""
     aliases = DatasetAlias.objects.filter(dataset_id__in=dataset_ids).values("id")
     return {
         row["alias__dataset_id"]: (row["last_seen"], str(row["run__run_uuid"]))

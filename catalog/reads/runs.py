@@ -7,8 +7,7 @@ from uuid import UUID
 
 from django.db.models import Q
 
-from catalog import writes
-from catalog.models import Direction, Job, Run, RunDataset, RunDatasetFacet
+from catalog.models import Direction, Job, Run, RunDataset, RunDatasetFacet, writes
 from catalog.reads.counting import Page, offset_page
 
 # (run id, direction, dataset namespace, dataset name)
@@ -38,7 +37,7 @@ class RunDatasets:
 
 def run_datasets(run_ids: list[int], limit: int) -> RunDatasets:
     """Two queries for any number of runs: at most ``limit`` links and ``4 * limit`` facets.
-    Every input, and the outputs that are writes (``catalog.writes``): a dataset version is
+    Every input, and the outputs that are writes (``catalog.models.writes``): a dataset version is
     a write, so a failed run has none and a completed one those its COMPLETE named."""
     answer = RunDatasets()
     answer.links = list(

@@ -1,13 +1,13 @@
 """Dataset versions: a version is a completed run that wrote the dataset (newest first);
 Marquez creates an output version only when a run completes, of the outputs its COMPLETE
-names (catalog.writes, ADR 0069)."""
+names (catalog.models.writes, ADR 0069)."""
 
 from typing import Any
 from uuid import UUID
 
 from catalog.models import Dataset, DatasetAlias, EventDataset, RunDataset
+from catalog.models.writes import writes as completed_writes
 from catalog.reads.counting import Page, offset_page
-from catalog.writes import writes as completed_writes
 
 _WRITE = ("run", "run__job", "alias")  # what a version shows of its write
 

@@ -18,7 +18,7 @@ from catalog.services.derivation.batch import (
     derive_event_ids,
     derive_pending_batch,
 )
-from catalog.services.rules import load_alias_rules, read_rules_file
+from catalog.services.rule_files import load_alias_rules, read_rules_file
 from ingest import derivation_status
 
 logger = logging.getLogger(__name__)

@@ -19,9 +19,9 @@ from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from catalog import naming
 from catalog.models import AliasRule, AliasRuleAction, Dataset, DatasetAlias
-from catalog.rules import RuleSet, compile_rule
+from catalog.names import naming
+from catalog.names.rules import RuleSet, compile_rule
 from catalog.services.audit import log_curation
 from catalog.services.derivation.datasets import detach_alias
 from catalog.services.derivation.edges import recompute_edges

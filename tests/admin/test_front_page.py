@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 
-from catalog import worker_seen
+from catalog.front import worker_seen
 from catalog.models import Dataset, Job
 from catalog.tasks import sweep_underived
 from ingest.models import Event
@@ -143,7 +143,7 @@ def test_every_snippet_names_this_server_and_parses_as_its_tool_reads_it() -> No
 
     import yaml
 
-    from catalog.producer_snippets import snippets
+    from catalog.front.snippets import snippets
 
     base = "https://catalog.example:8443"
     by_producer = {snippet.producer.split(" ")[0]: snippet.text for snippet in snippets(base)}

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-import catalog.lineage_layout as lineage_layout
-from catalog.lineage_layout import LAYERED_LIMIT, MAX_DRAWN_EDGES, layout
-from catalog.lineage_picture import PictureEdge, PictureInput, PictureNode
+import catalog.picture.layout as lineage_layout
 from catalog.models import Dataset, Job
+from catalog.picture.build import PictureEdge, PictureInput, PictureNode
+from catalog.picture.layout import LAYERED_LIMIT, MAX_DRAWN_EDGES, layout
 from tests.admin.conftest import ingest_and_derive, run_event
 
 pytestmark = pytest.mark.django_db
@@ -170,7 +170,7 @@ def test_crossing_passes_stop_at_their_time_budget_and_the_page_says_so(
 def test_column_edges_are_bounded_and_the_rest_counted(
     monkeypatch: pytest.MonkeyPatch, super_client: Client
 ) -> None:
-    import catalog.lineage_picture as lineage_picture
+    import catalog.picture.build as lineage_picture
     from tests.api.factories import add_fields, make_column_edge, make_dataset, make_edge, make_job
 
     source, target = make_dataset("col.source"), make_dataset("col.target")

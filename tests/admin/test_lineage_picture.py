@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from catalog.graph import NodeRef
-from catalog.lineage_layout import Layout, layout
-from catalog.lineage_picture import (
+from catalog.lineage.graph import NodeRef
+from catalog.picture.build import (
     MARKER_COUNT_CAP,
     MAX_NODES,
     Controls,
@@ -24,7 +23,8 @@ from catalog.lineage_picture import (
     PictureNode,
     build_picture,
 )
-from catalog.lineage_svg import render_svg
+from catalog.picture.layout import Layout, layout
+from catalog.picture.svg import render_svg
 from tests.api.factories import add_fields, at, make_column_edge, make_dataset, make_edge, make_job
 
 pytestmark = pytest.mark.django_db

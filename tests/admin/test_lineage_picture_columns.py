@@ -7,11 +7,11 @@ import uuid
 import orjson
 import pytest
 
-from catalog.graph import NodeRef
-from catalog.lineage_layout import layout
-from catalog.lineage_picture import Controls, build_picture
-from catalog.lineage_svg import render_svg
+from catalog.lineage.graph import NodeRef
 from catalog.models import Dataset
+from catalog.picture.build import Controls, build_picture
+from catalog.picture.layout import layout
+from catalog.picture.svg import render_svg
 from catalog.services import derive_events
 from tests.catalog.conftest import dataset, facet, run_event
 from tests.catalog.helpers import openlineage, store

@@ -6,7 +6,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from catalog import naming
 from catalog.models import (
     ColumnLineageEdge,
     Dataset,
@@ -22,7 +21,8 @@ from catalog.models import (
     Run,
     RunDataset,
 )
-from catalog.writes import is_write
+from catalog.models.writes import is_write
+from catalog.names import naming
 from ingest.models import Event
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

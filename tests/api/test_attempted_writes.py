@@ -12,11 +12,11 @@ from urllib.parse import quote
 
 import pytest
 
-from catalog.graph import NodeRef
-from catalog.lineage_layout import layout
-from catalog.lineage_picture import Controls, build_picture
-from catalog.lineage_svg import render_svg
+from catalog.lineage.graph import NodeRef
 from catalog.models import Dataset, Job, LineageEdge
+from catalog.picture.build import Controls, build_picture
+from catalog.picture.layout import layout
+from catalog.picture.svg import render_svg
 from tests.api.project_fixtures import derive, fixture
 
 pytestmark = pytest.mark.django_db

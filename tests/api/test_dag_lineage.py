@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from api.marquez import shapes
-from catalog import graph_children
+from catalog.lineage import child_jobs
 from catalog.models import Job
 from catalog.services import derive_events
 from tests.api.test_airflow_fixtures import FIVE, NAMESPACE, SHOP, TABLES, sent
@@ -78,7 +78,7 @@ def test_children_past_the_node_budget_are_reported_cut(api: Any) -> None:
 
 
 def test_children_are_capped_per_parent(api: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(graph_children, "CHILDREN_PER_PARENT", 4)
+    monkeypatch.setattr(child_jobs, "CHILDREN_PER_PARENT", 4)
     body = _graph(api, "lc_five_tasks")
     assert len([edge for edge in body["edges"] if edge["kind"] == "parent"]) == 4
     assert body["cut"]["children"] == {"limit": 4, "omitted_jobs": 1}

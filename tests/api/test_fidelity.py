@@ -236,9 +236,9 @@ def test_datasets_are_titled_by_their_logical_name(api) -> None:
 
 
 def test_a_pinned_display_name_survives_a_rederive(api, django_user_model) -> None:
-    from catalog.display_names import pin_display_name, unpin_display_name
     from catalog.models import Dataset, DatasetAlias
     from catalog.services import rederive
+    from catalog.services.display_names import pin_display_name, unpin_display_name
 
     steward = django_user_model.objects.create_user("steward")
     derive_in_order([fixture(name) for name in HIVE])

@@ -7,7 +7,7 @@ import pytest
 from rest_framework.renderers import JSONRenderer
 
 from api.views.lineage import DiffSerializer, GraphSerializer, _graph_dict
-from catalog import graph as lineage
+from catalog.lineage import graph as lineage
 from catalog.models import ColumnLineageEdge, LineageEdge
 from tests.api.factories import (
     add_alias,

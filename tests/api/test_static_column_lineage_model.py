@@ -1,6 +1,6 @@
 """Static lineage on the one column-lineage model (ADR 0060 x ADR 0061): a JobEvent's
 column lineage is read like a run's (both transformation forms, dataset-level
-dependencies), served by catalog.column_lineage beside the observed edges and marked
+dependencies), served by catalog.lineage.column_lineage beside the observed edges and marked
 ``static``; declared edges say how the declaration names the dataset (``via``) and are
 never ``current`` (no run produced them)."""
 
@@ -103,10 +103,10 @@ def test_declared_edges_say_via_and_are_never_current_an_observed_one_is(api):
 def test_the_picture_draws_declared_edges_and_column_edges_never_stale():
     """Stale (grey) says a job's latest run stopped producing an edge; a declaration has no
     run, so its edges are dashed as static and its column edges drawn, never grey."""
-    from catalog.graph import NodeRef
-    from catalog.lineage_layout import layout
-    from catalog.lineage_picture import Controls, build_picture
-    from catalog.lineage_svg import render_svg
+    from catalog.lineage.graph import NodeRef
+    from catalog.picture.build import Controls, build_picture
+    from catalog.picture.layout import layout
+    from catalog.picture.svg import render_svg
 
     derive(_declaration())
     staged = dataset_id("shop.staging.stg_orders")

@@ -8,7 +8,7 @@ must normalise to the one the collector writes with the port.
 import pytest
 from lineage_collector import naming as collector
 
-from catalog import naming as catalog
+from catalog.names import naming as catalog
 
 # One connection URL per platform the collector names, without ports where they can be
 # left out.

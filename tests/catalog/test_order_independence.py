@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalog.models import JobLineageEdge, LineageEdge, Run
+from catalog.models.writes import write_sql
 from catalog.services import derive_events, derived_tables
-from catalog.writes import write_sql
 from ingest.models import Event
 from ingest.services import record_events
 from tests.catalog.conftest import dataset, facet, run_event
@@ -207,7 +207,7 @@ def test_static_lineage_dataset_events_and_run_facts_are_order_independent(event
 
 def _completed_counts_match_the_runs() -> None:
     """Each edge's completed count is the number of its runs that wrote it (ADR 0069), each
-    (edge, run) row's flag the rule of catalog.writes over the run's rows of the dataset."""
+    (edge, run) row's flag the rule of catalog.models.writes over the run's rows of the dataset."""
     for edges, edge_runs, target, direction in (
         ("catalog_lineage_edge", "catalog_lineage_edge_run", "e.target_id", "'output'"),
         ("catalog_job_edge", "catalog_job_edge_run", "e.dataset_id", "e.direction"),

@@ -5,7 +5,7 @@ import uuid
 import pytest
 
 from catalog.models import Job, Run, RunState
-from catalog.naming import run_uuid
+from catalog.names.naming import run_uuid
 from catalog.services import derive_events
 from tests.catalog.conftest import at, facet, run_event
 from tests.catalog.helpers import openlineage, store

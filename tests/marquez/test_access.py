@@ -239,8 +239,8 @@ def test_query_counts_do_not_grow_with_the_page(mz):
 
 
 def test_graph_query_counts_are_pinned(world, mz):
-    """A fixed handful per graph: the walk (catalog.graph, with its job edges: ADR 0027; its
-    nodes read as whole rows, the root not again: catalog.reads.lineage) plus five for
+    """A fixed handful per graph: the walk (catalog.lineage.graph, with its job edges: ADR 0027; its
+    nodes read as whole rows, the root not again: catalog.lineage.drawn) plus five for
     Marquez's shapes, one for the drawn jobs' every input and output (Marquez draws
     them all), one for which edges are current (ADR 0060); column lineage: one query per
     level walked (at most MAX_DEPTH per direction). Static lineage (ADR 0061) adds three to a

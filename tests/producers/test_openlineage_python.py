@@ -14,7 +14,7 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 
 from catalog import services
-from catalog.producer_snippets import snippets
+from catalog.front.snippets import snippets
 from ingest.models import Event
 from ingest.services import create_token
 

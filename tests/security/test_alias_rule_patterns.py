@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catalog.models import AliasRule
-from catalog.rules import active_rules, check_pattern, compile_pattern, fullmatch
+from catalog.names.rules import active_rules, check_pattern, compile_pattern, fullmatch
 from catalog.services import load_alias_rules
 
 CATASTROPHIC = [r"(a+)+b", r"(x+x+)+y", r"(\w+\s?)+$", r"((ab)*)*c", r"(.*a){2,}", r"(a)\1"]
@@ -176,7 +176,7 @@ def test_patterns_mean_what_they_mean_in_python(pattern, names, template) -> Non
 def test_an_events_matching_has_one_budget_past_which_it_fails_whole_and_rederives(
     monkeypatch, ingest_client
 ) -> None:
-    import catalog.rules
+    import catalog.names.rules
     from catalog.models import DatasetAlias
     from catalog.services.rederive_jobs import rederive_event_ids
     from ingest.models import Event
@@ -194,14 +194,14 @@ def test_an_events_matching_has_one_budget_past_which_it_fails_whole_and_rederiv
             }
         ]
     )
-    monkeypatch.setattr(catalog.rules, "EVENT_MATCH_SECONDS", 0.0)
+    monkeypatch.setattr(catalog.names.rules, "EVENT_MATCH_SECONDS", 0.0)
     names = [("postgres://db:5432", f"prod_t{i}") for i in range(50)]
     ingest_and_derive(ingest_client, [run_event("wide", "COMPLETE", str(uuid.uuid4()), names)])
     event = Event.objects.get(payload__job__name="wide")
     assert event.derivation_status == "failed"
     assert "alias rules took over 0 s; nothing of it was derived" in event.derivation_error
     assert not DatasetAlias.objects.filter(name__startswith="prod_t").exists()  # nothing partial
-    monkeypatch.setattr(catalog.rules, "EVENT_MATCH_SECONDS", 2.0)
+    monkeypatch.setattr(catalog.names.rules, "EVENT_MATCH_SECONDS", 2.0)
     rederive_event_ids([event.id])
     event.refresh_from_db()
     assert event.derivation_status == "derived"

@@ -26,8 +26,7 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework import serializers
 
-from catalog import writes
-from catalog.models import ColumnLineageEdge, Dataset, DatasetField, Job, Run, RunDataset
+from catalog.models import ColumnLineageEdge, Dataset, DatasetField, Job, Run, RunDataset, writes
 from catalog.models.run_facts import RunDatasetFacet
 from catalog.models.static import StaticColumnLineage
 from catalog.services import derive_events, rederive
@@ -282,7 +281,7 @@ def _marquez_nodes(fields: bool = False) -> list[str]:
 
 
 def _versions() -> list[str]:
-    """A dataset version is the completed run that wrote it (catalog.writes)."""
+    """A dataset version is the completed run that wrote it (catalog.models.writes)."""
     written = RunDataset.objects.filter(writes.completed(), direction="output").values_list(
         "alias__dataset__namespace", "alias__dataset__name", "run__run_uuid"
     )
@@ -492,7 +491,7 @@ def test_every_serializer_field_that_shows_json_redacts_it() -> None:
 
 
 def test_a_namespace_loses_secret_parameters_like_a_name() -> None:
-    from catalog.naming import normalise_namespace
+    from catalog.names.naming import normalise_namespace
 
     assert normalise_namespace("sqlserver://H:1433;user=u;password=x") == (
         f"sqlserver://h:1433;user=u;password={REDACTED}"

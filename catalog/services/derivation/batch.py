@@ -14,8 +14,9 @@ from typing import Any, TypeVar
 import orjson
 from django.db import InterfaceError, OperationalError, connection, transaction
 
-from catalog.rules import RuleSet, active_rules
+from catalog.names.rules import RuleSet, active_rules
 from catalog.services.derivation.datasets import derive_aliases, ensure_aliases
+from catalog.services.derivation.declarations import store_declarations
 from catalog.services.derivation.edges import (
     recompute_edges,
     store_event_datasets,
@@ -24,6 +25,7 @@ from catalog.services.derivation.edges import (
     store_run_facts,
 )
 from catalog.services.derivation.facts import BadEvent, Extractor, Facts, RawEvent
+from catalog.services.derivation.io_facets import store_run_dataset_facets
 from catalog.services.derivation.job_edges import recompute_job_edges
 from catalog.services.derivation.jobs_runs import (
     derive_runs,
@@ -34,9 +36,7 @@ from catalog.services.derivation.jobs_runs import (
     split_runs,
 )
 from catalog.services.derivation.locks import lock_run_uuids
-from catalog.services.derivation.run_facts import store_run_dataset_facets
 from catalog.services.derivation.skipped import skipped_facets
-from catalog.services.derivation.static import store_declarations
 from ingest.derivation_status import CLAIM_IDS as _CLAIM_IDS
 from ingest.derivation_status import CLAIM_PENDING as _CLAIM_PENDING
 from ingest.derivation_status import MARK_DERIVED as _MARK_DERIVED

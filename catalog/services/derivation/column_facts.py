@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from catalog import naming
 from catalog.facets import column_lineage
+from catalog.names import naming
 
 if TYPE_CHECKING:
     from catalog.services.derivation.facts import AliasKey, Extractor, RawEvent, RunFact
@@ -36,7 +36,7 @@ def entries(dataset: dict) -> Iterator[Entry]:
     ``(target field, input, transformation, the field's older form kept beside it or None,
     dataset level)``. Its field-level lineage (``fields``) and its dataset-level
     dependencies (``dataset``, facet 1-2-0, target field ""). Observed runs and static
-    declarations (catalog/services/derivation/static.py) read the facet here alike."""
+    declarations (catalog/services/derivation/declarations.py) read the facet here alike."""
     facet = column_lineage.of(dataset)
     if facet is None:
         return

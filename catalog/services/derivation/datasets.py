@@ -4,7 +4,7 @@ Each alias belongs to exactly one dataset; aliases linked by a symlink, a rename
 belong to the same one. Grouping is a union: links are only ever added (a rederive starts
 from none), so the final grouping is the connected components of all links, whatever the
 order. A dataset's display name, and the survivor of a merge, is its alias with the
-smallest (rank, namespace, name) (catalog.display_names: pinned, TABLE symlink, catalog
+smallest (rank, namespace, name) (catalog.services.display_names: pinned, TABLE symlink, catalog
 scheme, other, storage location): the same whatever the order of events (ADR 0020).
 """
 
@@ -12,7 +12,6 @@ from typing import Any
 
 from django.db import connection, models
 
-from catalog import display_names
 from catalog.facets import documentation, lifecycle_state_change, schema
 from catalog.models import (
     AliasLink,
@@ -23,7 +22,8 @@ from catalog.models import (
     LineageEdge,
     LineageEdgeRun,
 )
-from catalog.naming import key_hash, producer_text
+from catalog.names.naming import key_hash, producer_text
+from catalog.services import display_names
 from catalog.services.derivation.facts import AliasKey, Facts
 from catalog.services.derivation.jobs_runs import merge_facets
 from catalog.services.derivation.locks import (

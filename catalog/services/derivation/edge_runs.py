@@ -48,7 +48,7 @@ class EdgeRuns:
     run (the lineage edge's ``lineage_type`` and ``pipeline``, from the run's facets).
     ``stored``: columns of the (edge, run) rows themselves that the edge takes from its
     last run too (the job edge's ``via``, ADR 0060). A row is (edge, run, first, last, run
-    UUID, whether the run completed (``catalog.writes``), *carried values, *stored values).
+    UUID, whether the run completed (``catalog.models.writes``), *carried values, *stored values).
     """
 
     edges: str

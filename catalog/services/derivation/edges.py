@@ -14,10 +14,10 @@ import orjson
 from django.db import connection
 
 from catalog.facets import lineage_catalog_edge
+from catalog.models.writes import write_sql
 from catalog.services.derivation import column_edges
 from catalog.services.derivation.edge_runs import EdgeRuns, columns_of
 from catalog.services.derivation.facts import AliasKey, Facts, JobKey, RunKey
-from catalog.writes import write_sql
 
 _UPSERT_RUN_DATASETS = """
 INSERT INTO catalog_run_dataset (
@@ -33,7 +33,7 @@ ON CONFLICT (run_id, alias_id, direction) DO UPDATE SET
     -- "" (listed in the event's inputs/outputs) beats "column_lineage": a join, so the
     -- row says the same whatever order the run's events came in (ADR 0060).
     via = LEAST(catalog_run_dataset.via, EXCLUDED.via),
-    -- Named by a write event in any batch stays named (catalog.writes): a join too.
+    -- Named by a write event in any batch stays named (catalog.models.writes): a join too.
     confirmed = catalog_run_dataset.confirmed OR EXCLUDED.confirmed
 """
 _UPSERT_JOB_DATASETS = """

@@ -12,16 +12,17 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from catalog import naming, writes
 from catalog.facets import NOT_MERGED, job_type, lifecycle_state_change, lineage_catalog_edge
 from catalog.facets import parent as parent_facet
 from catalog.facets import symlinks as symlinks_facet
-from catalog.rules import MatchBudgetSpent, RuleSet
+from catalog.models import writes
+from catalog.names import naming
+from catalog.names.rules import MatchBudgetSpent, RuleSet
 from catalog.services.derivation import column_facts
 from catalog.services.derivation.skipped import without
 
 if TYPE_CHECKING:
-    from catalog.services.derivation.static import StaticFact
+    from catalog.services.derivation.declarations import StaticFact
 
 Version = tuple[str, str]  # (eventTime as fixed-width ISO UTC, event digest hex)
 JobKey = tuple[str, str]
@@ -126,7 +127,7 @@ class Facts:
     # (run, alias, direction) → how the run named it: "" (inputs/outputs), "column_lineage"
     # (only in an output's columnLineage); a key absent here is "" (ADR 0060).
     run_dataset_via: dict[tuple[RunKey, AliasKey, str], str] = field(default_factory=dict)
-    # (run, alias, "output") keys a write event of the run listed (catalog.writes).
+    # (run, alias, "output") keys a write event of the run listed (catalog.models.writes).
     confirmed_outputs: set[tuple[RunKey, AliasKey, str]] = field(default_factory=set)
     # (job, alias, direction) → (first, last, declared)
     job_datasets: dict[tuple[JobKey, AliasKey, str], tuple[datetime, datetime, bool]] = field(
@@ -140,9 +141,9 @@ class Facts:
     # Aliases named as a symlinks identifier of type TABLE (preferred as display names).
     table_names: set[AliasKey] = field(default_factory=set)
     metadata: list[dict[str, Any]] = field(default_factory=list)
-    # Static lineage: per job, the newest JobEvent declaration of the batch (static.py).
+    # Static lineage: per job, the newest JobEvent declaration of the batch (declarations.py).
     static: "dict[JobKey, StaticFact]" = field(default_factory=dict)
-    # Run facts: (run, alias, direction, facet name) → (version text, value) (run_facts.py)
+    # Run facts: (run, alias, direction, facet name) → (version text, value) (io_facets.py)
     run_dataset_facets: dict[tuple[RunKey, AliasKey, str, str], tuple[str, Any]] = field(
         default_factory=dict
     )
@@ -322,7 +323,7 @@ class Extractor:
             self._parent(event, run, job, *parent)
         # The outputs a write event lists (a COMPLETE, a streaming job's RUNNING) are what
         # the run wrote; a START's are its plan (Airflow lists every table a DROP names),
-        # attempted unless a write event names them too (catalog.writes).
+        # attempted unless a write event names them too (catalog.models.writes).
         confirms = writes.is_write(event_type, streaming)
         for direction in ("inputs", "outputs"):
             self._io(
@@ -385,7 +386,7 @@ class Extractor:
                 if confirms and direction == "output":
                     self.facts.confirmed_outputs.add((run.key, key, direction))
                     run.outputs_confirmed = True
-                run_facts.read_io_facets(self.facts, event, run.key, key, direction, dataset)
+                io_facets.read_io_facets(self.facts, event, run.key, key, direction, dataset)
                 if direction == "output":
                     column_facts.read(self, event, run, key, dataset)
             if job is not None:
@@ -434,7 +435,7 @@ class Extractor:
         job = self._job_facts(event, payload.get("job"))
         for direction in ("inputs", "outputs"):
             self._io(event, payload.get(direction), direction[:-1], job=job, declared=True)
-        static.read_declaration(self, event, job.key, payload)
+        declarations.read_declaration(self, event, job.key, payload)
 
     def _dataset_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
         dataset = payload.get("dataset")
@@ -498,7 +499,7 @@ class Extractor:
 
 # Static lineage and run facts read with the extractor's names (imported last: they use
 # this module's types).
-from catalog.services.derivation import run_facts, static  # noqa: E402
+from catalog.services.derivation import declarations, io_facets  # noqa: E402
 
 
 def extract(events: Iterable[RawEvent], rules: RuleSet) -> Facts:

@@ -14,12 +14,12 @@ from uuid import UUID
 
 from django.db import connection
 
+from catalog.models.writes import write_sql
 from catalog.services.derivation.edge_runs import EdgeRuns
 from catalog.services.derivation.edges import upsert_spans
-from catalog.writes import write_sql
 
 # One row per (run, job, dataset, direction): a run that names two aliases of one dataset
-# counts once, and wrote it when it wrote any of them (catalog.writes).
+# counts once, and wrote it when it wrote any of them (catalog.models.writes).
 _RUN_IO = """
 SELECT rd.run_id, r.job_id, a.dataset_id, rd.direction, MIN(rd.first_seen), MAX(rd.last_seen),
        r.run_uuid, BOOL_OR({writes}), MIN(rd.via)

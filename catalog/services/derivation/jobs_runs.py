@@ -6,7 +6,7 @@ from typing import Any, TypeVar
 
 from catalog.facets import documentation, error_message, job_type, nominal_time
 from catalog.models import TERMINAL_STATES, Job, Run, RunState
-from catalog.naming import key_hash, producer_text
+from catalog.names.naming import key_hash, producer_text
 from catalog.services.derivation.facts import Facts, JobKey, RunFact, RunKey, Version, iso
 from catalog.services.derivation.locks import (
     bulk_update,

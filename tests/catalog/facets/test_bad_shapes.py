@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from catalog.facets import FACETS, data_source, schema
-from catalog.rules import RuleSet
+from catalog.names.rules import RuleSet
 from catalog.services.derivation.facts import Extractor, RawEvent
 from tests.api.project_fixtures import derive
 from tests.catalog.facets.world import OUTPUT, event, facet, ok, q

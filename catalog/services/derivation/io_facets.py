@@ -15,9 +15,9 @@ import orjson
 from django.db import connection
 
 from catalog.facets import RUN_FACT_FACETS
+from catalog.services.derivation.declarations import version_text
 from catalog.services.derivation.edge_runs import columns_of
 from catalog.services.derivation.facts import AliasKey, RawEvent, RunKey
-from catalog.services.derivation.static import version_text
 
 if TYPE_CHECKING:
     from catalog.services.derivation.facts import Facts

@@ -5,11 +5,11 @@ A rule matches a normalised namespace exactly and the whole name against ``name_
 (priority, slug) order: every matching *rewrite* rule applies once, in turn, then every
 matching *equate* rule adds one equivalent name. A matching *detach* rule (a steward's
 split) keeps the name out of every link, so it stays its own dataset. Rules are read once
-per derivation batch. Loading rules (the write side) is catalog/services/rules.py.
+per derivation batch. Loading rules (the write side) is catalog/services/rule_files.py.
 
 Patterns run on names that readers send (``/datasets/lookup``) and on every derived name,
 so a slow pattern would stall a web worker or a derivation worker. Patterns are written in
-Python's syntax and matched by RE2 (catalog/rule_patterns.py, ADR 0057), in time linear in
+Python's syntax and matched by RE2 (catalog/names/patterns.py, ADR 0057), in time linear in
 the name whatever the pattern; what RE2 cannot run (backreferences, lookarounds) is refused
 when a rule is saved, and so is a repeat inside a repeat (``(a+)+``), as before. Derivation
 also bounds the matching time of one event's names together (``RuleSet.start_event``): an
@@ -28,8 +28,8 @@ from typing import Any
 
 import re2
 
-from catalog import naming
-from catalog.rule_patterns import PatternRefused, to_re2
+from catalog.names import naming
+from catalog.names.patterns import PatternRefused, to_re2
 
 logger = logging.getLogger(__name__)
 # The most matching one event's names may take in derivation, all rules and names together.

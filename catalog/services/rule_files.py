@@ -1,6 +1,6 @@
 """Steward alias rules, the write side: load them from a file, upsert them by slug.
 
-How rules apply to names is catalog/rules.py (read by derivation and lookups alike).
+How rules apply to names is catalog/names/rules.py (read by derivation and lookups alike).
 """
 
 import json
@@ -12,7 +12,7 @@ from typing import Any
 from django.db import transaction
 
 from catalog.models import AliasRule
-from catalog.rules import compile_pattern
+from catalog.names.rules import compile_pattern
 
 RULE_FIELDS = (
     "description",

@@ -15,7 +15,7 @@ matches only at the very end, not before a final newline.
 """
 
 import re
-import re._constants as c  # the parsed form of a pattern, as catalog/rules.py reads it
+import re._constants as c  # the parsed form of a pattern, as catalog/names/rules.py reads it
 import re._parser as sre_parse
 from typing import Any
 

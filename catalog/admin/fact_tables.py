@@ -1,4 +1,4 @@
-"""The admin's view of run facts (``catalog.run_facts``): statistics, data quality metrics
+"""The admin's view of run facts (``catalog.reads.run_facts``): statistics, data quality metrics
 and assertions, on the run page (per dataset) and the dataset page (its latest runs)."""
 
 from collections.abc import Callable

@@ -1,4 +1,4 @@
-"""The job edges of the lineage graph (``JobLineageEdge``): reads used by ``catalog.graph``.
+"""The job edges of the lineage graph (``JobLineageEdge``): reads used by ``catalog.lineage.graph``.
 
 The walk finds datasets through ``LineageEdge`` (dataset → dataset via a job); the edges it
 draws are the bipartite ``input`` (dataset → job) and ``output`` (job → dataset) edges of

@@ -1,11 +1,11 @@
 """The steward's lineage picture, step 1 of 3: what to draw (docs/adr/0047).
 
-The picture reads ``catalog.graph.lineage_graph``, the same bounded walk that serves
+The picture reads ``catalog.lineage.graph.lineage_graph``, the same bounded walk that serves
 ``/api/v1/lineage/graph`` (one walk, two renderings), and turns its result into the layout
 input: nodes (datasets, jobs and "+N more" cut markers), edges with their ``kind`` (whatever
 kinds the graph function emits: a new kind is drawn with the default edge style) and, in
 column mode, each dataset's field list and the column edges between fields. No geometry
-here: catalog/lineage_layout.py places the nodes, catalog/lineage_svg.py draws them.
+here: catalog/picture/layout.py places the nodes, catalog/picture/svg.py draws them.
 
 Expanding a cut marker is one more walk from the marker's node in its direction, merged
 into the picture; at most ``MAX_EXPANSIONS`` walks are added, each with its own budget.
@@ -20,7 +20,14 @@ from typing import Any
 from django.db import connection
 from django.urls import reverse
 
-from catalog.graph import Direction, Graph, GraphRequest, NodeRef, edge_filters, lineage_graph
+from catalog.lineage.graph import (
+    Direction,
+    Graph,
+    GraphRequest,
+    NodeRef,
+    edge_filters,
+    lineage_graph,
+)
 
 DEFAULT_DEPTH = 2
 MAX_DEPTH = 5
@@ -90,7 +97,7 @@ class PictureEdge:
     current: bool = True
     via: str = ""  # "column_lineage": an input only the column lineage named
     # True: runs read/wrote it but none completed (all failed or aborted), drawn red and
-    # dashed: attempted I/O, no write (catalog.writes, ADR 0069).
+    # dashed: attempted I/O, no write (catalog.models.writes, ADR 0069).
     attempted: bool = False
 
 
@@ -141,7 +148,7 @@ def build_picture(
     expand_link: Callable[[Expansion], str],
     node_link: Callable[[str], str] | None = None,
 ) -> PictureInput:
-    """The layout input around ``root``; raises catalog.graph.UnknownNode for a bad root."""
+    """The layout input around ``root``; raises catalog.lineage.graph.UnknownNode for a bad root."""
     node_link = node_link or admin_change_urls()
     main = lineage_graph(_request(root, controls, controls.direction, MAX_NODES))
     graphs = [main]

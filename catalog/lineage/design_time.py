@@ -1,5 +1,5 @@
 """Static (design-time) lineage in the graph: reads over a job's current JobEvent
-declaration (``catalog.models.static``), used by ``catalog.graph`` beside the observed
+declaration (``catalog.models.static``), used by ``catalog.lineage.graph`` beside the observed
 edges (ADR 0061).
 
 Declarations point at aliases; every read here goes through the aliases' current
@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from django.db import connection
 
-from catalog import graph_jobs
+from catalog.lineage import job_edges
 
 Lineage = Literal["observed", "static", "all"]
 LINEAGES = ("all", "observed", "static")
@@ -65,7 +65,7 @@ def edges(
     if not dataset_ids:
         return []
     filters, values = _as_of(as_of)
-    where = graph_jobs.pair_condition("ai.dataset_id", "ao.dataset_id", "si.job_id", root_job)
+    where = job_edges.pair_condition("ai.dataset_id", "ao.dataset_id", "si.job_id", root_job)
     with connection.cursor() as cursor:
         cursor.execute(
             _PAIRS.format(where=where, filters=filters),
@@ -161,12 +161,12 @@ def links(
     as_of: datetime | None,
     since: datetime | None,
     limit: int,
-) -> list[graph_jobs.JobLink]:
+) -> list[job_edges.JobLink]:
     """The (job, dataset, direction) links of ``dataset_ids``, observed and/or declared, in
-    the order of ``graph_jobs.job_links``, capped."""
-    found: list[graph_jobs.JobLink] = []
+    the order of ``job_edges.job_links``, capped."""
+    found: list[job_edges.JobLink] = []
     if observed:
-        found = graph_jobs.job_links(dataset_ids, as_of, since, limit)
+        found = job_edges.job_links(dataset_ids, as_of, since, limit)
     if static:
         known = set(found)
         found += [link for link in job_links(dataset_ids, as_of, limit) if link not in known]

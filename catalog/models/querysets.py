@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 from django.db import models
 from django.db.models import Count, OuterRef, Prefetch, Subquery
 
-from catalog import naming
-from catalog.rules import alias_key
+from catalog.names import naming
+from catalog.names.rules import alias_key
 from ingest.models import Event
 from ingest.querysets import filter_given
 

@@ -20,7 +20,7 @@ from typing import Any
 from django.db import transaction
 
 from catalog.models import Dataset, DatasetAlias, DisplayNamePin
-from catalog.naming import key_hash
+from catalog.names.naming import key_hash
 from catalog.services.audit import log_curation
 
 PINNED, TABLE_SYMLINK, LOGICAL, OTHER, STORAGE = range(5)

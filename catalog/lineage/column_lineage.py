@@ -16,7 +16,7 @@ A job's current JobEvent declaration (static lineage, ADR 0061) states column ed
 dependencies too (``catalog_static_column_lineage``, by alias): ``among`` reads them beside
 the observed ones in the same shape, marked ``static`` (no runs; seen when declared).
 
-The native graph (``catalog.graph``, ``columns=true``), the dataset detail, the admin
+The native graph (``catalog.lineage.graph``, ``columns=true``), the dataset detail, the admin
 picture and the Marquez mount (its dataset ``columnLineage`` and ``/column-lineage``) read
 them here and only shape them, so they cannot disagree. Every read is bounded: by the
 datasets asked for and a row limit, and the walk by its depth and field budget.
@@ -28,7 +28,7 @@ from typing import Any
 
 from django.db import connection
 
-from catalog import currency
+from catalog.lineage import currency
 from catalog.models import DatasetField
 from core.redaction import redact_text
 
@@ -172,7 +172,7 @@ def _read(where: str, values: dict[str, Any], static: bool = False) -> list[Colu
 
 # A declaration's column edges, in _SELECT's columns: through the aliases' current
 # datasets, seen when declared, no runs. The declaration holds until replaced, so ``since``
-# does not filter it (as catalog.graph_static); ``as_of`` shows one made by then.
+# does not filter it (as catalog.lineage.design_time); ``as_of`` shows one made by then.
 _STATIC_SELECT = """
 SELECT c.id, sa.dataset_id, s.namespace, s.name, c.source_field, ta.dataset_id, t.namespace,
        t.name, c.target_field, c.job_id, c.transformation_type, c.transformation_subtype,

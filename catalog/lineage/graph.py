@@ -7,20 +7,20 @@ cuts the graph the result says so and names what was cut. See docs/adr/0031.
 
 The result is bipartite, as OpenLineage draws lineage: ``dataset → job`` edges (kind
 ``input``) and ``job → dataset`` edges (kind ``output``), read from ``JobLineageEdge``
-(first/last seen, last run, run count over the job's runs; ``catalog.graph_jobs``). Jobs
+(first/last seen, last run, run count over the job's runs; ``catalog.lineage.job_edges``). Jobs
 that only read or only write a dataset are drawn next to it too (ADR 0027). Each edge says
 how its last run named the dataset (``via``: an input only column lineage named is one)
 and whether the job's latest completed run still produced it (``current``); with
 ``columns=true`` the column edges and dataset-level dependencies come from the one
-column-lineage model, ``catalog.column_lineage`` (ADR 0060).
+column-lineage model, ``catalog.lineage.column_lineage`` (ADR 0060).
 
 Static (design-time) lineage, a job's current JobEvent declaration, is walked and drawn
-beside the observed edges (``catalog.graph_static``, ADR 0061); ``lineage`` chooses
+beside the observed edges (``catalog.lineage.design_time``, ADR 0061); ``lineage`` chooses
 ``observed``, ``static`` or ``all`` (the default), and every edge says which backs it.
 The declared column edges come from the same column-lineage model, marked ``static``.
 
 A job root that is a parent (an Airflow DAG) draws its child jobs too, linked by ``parent``
-edges, and walks from their datasets as from its own (``catalog.graph_children``, ADR 0070).
+edges, and walks from their datasets as from its own (``catalog.lineage.child_jobs``, ADR 0070).
 """
 
 from collections import defaultdict
@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from django.db import connection
 
-from catalog import column_lineage, graph_assembly, graph_children, graph_jobs, graph_static
+from catalog.lineage import assembly, child_jobs, column_lineage, design_time, job_edges
 from catalog.models import Dataset, Job
 
 Direction = Literal["upstream", "downstream", "both"]
@@ -74,7 +74,7 @@ class GraphRequest:
     as_of: datetime | None = None
     since: datetime | None = None
     columns: bool = False
-    lineage: graph_static.Lineage = "all"
+    lineage: design_time.Lineage = "all"
 
     @property
     def observed(self) -> bool:
@@ -150,7 +150,7 @@ def _walk(
     if request.observed:
         steps.append(_OBSERVED_STEP.format(next=following, here=here, filters=filters))
     if request.static:
-        static_step, static_values = graph_static.walk_step(upstream, request.as_of)
+        static_step, static_values = design_time.walk_step(upstream, request.as_of)
         steps.append(static_step)
         values.update(static_values)
     sql = _WALK.format(steps=" UNION ALL ".join(steps))
@@ -180,15 +180,15 @@ def _job_start(job_ids: list[int], upstream: bool, request: GraphRequest) -> lis
     found: set[int] = set()
     if request.observed:
         found.update(
-            graph_jobs.job_datasets(job_ids, direction, request.as_of, request.since, limit)
+            job_edges.job_datasets(job_ids, direction, request.as_of, request.since, limit)
         )
     if request.static:
-        found.update(graph_static.job_datasets(job_ids, direction, request.as_of, limit))
+        found.update(design_time.job_datasets(job_ids, direction, request.as_of, limit))
     return sorted(found)[:limit]
 
 
 # Only the keys the walk chooses by and the lineage type behind each half: the figures
-# drawn (first/last seen, run count, last run) are the job edges' (graph_jobs.job_edges),
+# drawn (first/last seen, run count, last run) are the job edges' (job_edges.job_edges),
 # and as of T the edge's own first_seen decides whether it existed, as in the walk.
 #
 # OFFSET 0 keeps the planner from reading the whole table in id order to find the few rows
@@ -210,12 +210,12 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
     ``(source_id, target_id, job_id, lineage_type)`` rows."""
     limit = EDGES_PER_NODE * request.max_nodes
     static = (
-        graph_static.edges(dataset_ids, root_job, request.as_of, limit) if request.static else []
+        design_time.edges(dataset_ids, root_job, request.as_of, limit) if request.static else []
     )
     if not request.observed:
         return static
     filters, values = edge_filters(request)
-    where = graph_jobs.pair_condition("e.source_id", "e.target_id", "e.job_id", root_job)
+    where = job_edges.pair_condition("e.source_id", "e.target_id", "e.job_id", root_job)
     with connection.cursor() as cursor:
         cursor.execute(
             _EDGES.format(where=where, filters=filters),
@@ -241,7 +241,7 @@ def _has_more(
     if not dataset_ids:
         return []
     filters, values = edge_filters(request)
-    job_filters, _ = graph_jobs.filters(request.as_of, request.since)
+    job_filters, _ = job_edges.filters(request.as_of, request.since)
     column = "target_id" if upstream else "source_id"
     conditions = []
     if request.observed:
@@ -251,7 +251,7 @@ def _has_more(
             f"AND je.direction = %(direction)s AND NOT (je.job_id = ANY(%(jobs)s)) {job_filters})",
         ]
     if request.static:
-        static_condition, static_values = graph_static.has_more_sql(upstream, request.as_of)
+        static_condition, static_values = design_time.has_more_sql(upstream, request.as_of)
         conditions.append(static_condition)
         values.update(static_values)
     with connection.cursor() as cursor:
@@ -284,7 +284,7 @@ class _Choice:
 
     ordered: list[int]
     edge_rows: list[tuple]
-    job_links: list[graph_jobs.JobLink]
+    job_links: list[job_edges.JobLink]
     leaf_edges: set[tuple[str, int, int]]
     chosen: set[int] = field(default_factory=set)
     jobs: set[int] = field(default_factory=set)
@@ -304,32 +304,32 @@ def lineage_graph(
     directions = {"upstream": [True], "downstream": [False], "both": [True, False]}
     upstreams = directions[request.direction]
     root_job = _root_job(request.root, root_row)
-    child_limit = min(graph_children.CHILDREN_PER_PARENT, request.max_nodes - 1)
+    child_limit = min(child_jobs.CHILDREN_PER_PARENT, request.max_nodes - 1)
     child_ids, omitted_children = (
-        graph_children.children(root_job, request.as_of, child_limit)
+        child_jobs.children(root_job, request.as_of, child_limit)
         if root_job is not None
         else ([], 0)
     )
     reach = _reach(request, upstreams, child_ids)
     choice = _choose(request, reach, root_job, child_ids)
     drawn = _drawn_edges(choice, {root_job, *child_ids} if root_job is not None else set())
-    job_rows = graph_jobs.job_edges(drawn, request.as_of, request.since) if request.observed else []
-    declared = graph_static.declared(drawn, request.as_of) if request.static else {}
+    job_rows = job_edges.job_edges(drawn, request.as_of, request.since) if request.observed else []
+    declared = design_time.declared(drawn, request.as_of) if request.static else {}
     graph = Graph(root=request.root)
-    graph_assembly.assemble(
+    assembly.assemble(
         graph,
-        graph_assembly.Drawn(
+        assembly.Drawn(
             request, choice.chosen, choice.jobs, reach.depths, choice.edge_rows, job_rows
         ),
         drawn,
         declared,
-        graph_assembly.NodeRows(root_job, root_row, rows),
+        assembly.NodeRows(root_job, root_row, rows),
     )
     if root_job is not None:
-        graph_children.draw(graph, root_job, child_ids)
+        child_jobs.draw(graph, root_job, child_ids)
     graph.cut = {
         **_cut(request, reach, choice, upstreams),
-        **graph_children.cut(child_limit, omitted_children),
+        **child_jobs.cut(child_limit, omitted_children),
     }
     graph.truncated = bool(graph.cut)
     if request.columns:
@@ -385,7 +385,7 @@ def _choose(
     budget = request.max_nodes - (1 + len(child_ids) if root_job is not None else 0)
     candidates = ordered[:budget]
     edge_rows = _edges(candidates, root_job, request)
-    job_links = graph_static.links(
+    job_links = design_time.links(
         candidates,
         request.observed,
         request.static,
@@ -513,7 +513,7 @@ def lineage_diff(request: GraphRequest, start: datetime, end: datetime) -> Graph
     }
     underlying = sorted({i for ids in behind.values() for i in ids})
     jobs = sorted({_job_of(edge) for edge in before.edges})
-    reseen, active_jobs = graph_jobs.reseen_and_active(underlying, jobs, start, end)
+    reseen, active_jobs = job_edges.reseen_and_active(underlying, jobs, start, end)
     edges_removed = [
         edge
         for key, edge in before_edges.items()

@@ -17,7 +17,7 @@ from catalog.models import (
     AliasRule,
 )
 from catalog.services import curation
-from catalog.services.rules import RULE_FIELDS
+from catalog.services.rule_files import RULE_FIELDS
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldGroups

@@ -2,15 +2,15 @@
 
 Marquez draws each job with every dataset it reads and writes, also those past the depth
 bound, and shows each node whole (a Job or a Dataset as its API gives them). This is
-``catalog.graph.lineage_graph`` (both directions) with its nodes read as whole rows, the
+``catalog.lineage.graph.lineage_graph`` (both directions) with its nodes read as whole rows, the
 root the caller found not read again, and the jobs' own links (capped) beside the walk's:
 each row is read once.
 """
 
 from dataclasses import dataclass
 
-from catalog import graph_jobs
-from catalog.graph import (
+from catalog.lineage import job_edges
+from catalog.lineage.graph import (
     DEFAULT_MAX_NODES,
     EDGES_PER_NODE,
     Graph,
@@ -26,7 +26,7 @@ class DrawnGraph:
     graph: Graph
     datasets: list[Dataset]  # the walk's and the drawn jobs' datasets, by id
     jobs: list[Job]  # the drawn jobs (parent selected), by id
-    links: list[graph_jobs.JobLink]  # every (job, dataset, direction) of the drawn jobs
+    links: list[job_edges.JobLink]  # every (job, dataset, direction) of the drawn jobs
 
 
 def drawn_graph(root: Dataset | Job, depth: int, max_nodes: int = DEFAULT_MAX_NODES) -> DrawnGraph:
@@ -36,7 +36,7 @@ def drawn_graph(root: Dataset | Job, depth: int, max_nodes: int = DEFAULT_MAX_NO
     graph = lineage_graph(request, root_row=root, rows=True)
     jobs = [row for row in graph.rows.values() if isinstance(row, Job)]
     walked = {row.pk: row for row in graph.rows.values() if isinstance(row, Dataset)}
-    links = graph_jobs.links_of_jobs([job.pk for job in jobs], EDGES_PER_NODE * max_nodes)
+    links = job_edges.links_of_jobs([job.pk for job in jobs], EDGES_PER_NODE * max_nodes)
     past = sorted({link[1] for link in links} - set(walked))
     if past:  # datasets the jobs touch past the walk's bounds: read once, here
         walked.update((row.pk, row) for row in Dataset.objects.filter(id__any=past))

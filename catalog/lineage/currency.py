@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db import connection
 
-from catalog.writes import write_sql
+from catalog.models.writes import write_sql
 
 # Each job's reference run, then the edges it has a row behind; one statement.
 _REFERENCE = """
@@ -40,7 +40,7 @@ JOIN reference ref ON ref.job_id = k.job_id
 # A job without a started run has no reference: nothing says its edges went stale.
 
 # A reference run that is a write (it completed, or a stream's running run) makes current
-# only what it wrote (``completed``: the row rule of catalog.writes), not the outputs its
+# only what it wrote (``completed``: the row rule of catalog.models.writes), not the outputs its
 # START planned and its write events did not name; a job whose runs never wrote has
 # attempts only, and the latest run's are current.
 _JOB_EDGES = """

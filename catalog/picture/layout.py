@@ -5,7 +5,7 @@ layers by their hops from the focus (``layers``, edges against the flow are gran
 inverted edges), grandalf orders each layer to reduce crossings, places nodes with
 Brandes-Köpf and routes long edges through dummy points, so nothing overlaps however wide
 a fan-out is. Its work is bounded (ADR 0057): above a size the picture is laid out in
-columns instead (catalog/lineage_columns.py), and the crossing passes have a time budget.
+columns instead (catalog/picture/column_layout.py), and the crossing passes have a time budget.
 grandalf lays layers out top to bottom; the picture reads left to right (upstream left),
 so the layout runs on transposed sizes and the result is transposed back. Each connected
 component is laid out on its own and the components are stacked.
@@ -19,7 +19,7 @@ from typing import Any
 from grandalf.graphs import Edge, Vertex, graph_core
 from grandalf.layouts import Layer, SugiyamaLayout
 
-from catalog.lineage_picture import PictureInput, PictureNode
+from catalog.picture.build import PictureInput, PictureNode
 
 MARGIN = 12
 LAYER_GAP = 64  # horizontal space between layers
@@ -32,7 +32,7 @@ FIELD_ROW = 16
 # Ordering passes (grandalf's default is 1.5); more passes cost time for few crossings.
 ORDERING_ROUNDS = 2
 # The layout's work is bounded, whatever graph a producer planted (issue 27, ADR 0057):
-# above either size the picture is laid out in columns (catalog/lineage_columns.py).
+# above either size the picture is laid out in columns (catalog/picture/column_layout.py).
 MAX_DRAWN_EDGES = 500  # node pairs; the columns draw this many, nearest the focus first
 LAYERED_LIMIT = 1500  # nodes plus dummy points (one per layer a long edge crosses)
 ORDERING_SECONDS = 0.3  # grandalf's crossing passes stop here (the order so far is kept)
@@ -109,7 +109,7 @@ def layout(picture: PictureInput) -> Layout:
     Layered (grandalf) when the graph is small enough to lay out in layers quickly: at most
     ``MAX_DRAWN_EDGES`` node pairs and ``LAYERED_LIMIT`` points to place (nodes plus one per
     layer a long edge crosses), with the crossing passes stopped after ``ORDERING_SECONDS``.
-    Otherwise in columns (catalog/lineage_columns.py): the same layers, a few ordering sweeps,
+    Otherwise in columns (catalog/picture/column_layout.py): the same layers, a few ordering sweeps,
     edges drawn straight across and at most ``MAX_DRAWN_EDGES`` of them, nearest the focus
     first; ``Layout.note`` says so, for the page.
     """
@@ -133,7 +133,7 @@ def layout(picture: PictureInput) -> Layout:
     # An edge within one layer (not dataset <-> job, which alternate) grandalf cannot route.
     flat = any(rank[source] == rank[target] for source, target in pairs)
     if len(pairs) > MAX_DRAWN_EDGES or points > LAYERED_LIMIT or flat:
-        from catalog.lineage_columns import column_layout  # it imports this module
+        from catalog.picture.column_layout import column_layout  # it imports this module
 
         column_layout(picture, pairs, rank, result, dense=not flat)
     else:

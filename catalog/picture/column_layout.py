@@ -10,7 +10,8 @@ edges: a dense graph a producer planted costs milliseconds, not minutes.
 from collections import defaultdict
 from typing import Any
 
-from catalog.lineage_layout import (
+from catalog.picture.build import PictureInput
+from catalog.picture.layout import (
     COMPONENT_GAP,
     LAYER_GAP,
     LAYERED_LIMIT,
@@ -23,7 +24,6 @@ from catalog.lineage_layout import (
     _components,
     node_size,
 )
-from catalog.lineage_picture import PictureInput
 
 SWEEPS = 4  # left to right and back, twice
 

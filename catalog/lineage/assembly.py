@@ -1,6 +1,6 @@
 """The lineage graph's edges and nodes, as the API shows them, from what the walk chose.
 
-``catalog.graph`` walks and chooses (which datasets, jobs and edge halves are drawn); this
+``catalog.lineage.graph`` walks and chooses (which datasets, jobs and edge halves are drawn); this
 module reads what is drawn, once: the job edges' figures become the edges, the datasets'
 and jobs' rows the nodes. Nodes and edges are built in the API's field order
 (api/views/lineage.py's serializers, which document them): the view returns them as they are.
@@ -10,11 +10,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from catalog import currency, graph_jobs, graph_static
+from catalog.lineage import currency, design_time, job_edges
 from catalog.models import Dataset, DatasetAlias, Job
 
 if TYPE_CHECKING:
-    from catalog.graph import Graph, GraphRequest
+    from catalog.lineage.graph import Graph, GraphRequest
 
 EdgeKey = tuple[str, int, int]  # (direction, dataset id, job id)
 # Only the columns a node shows: a dataset's or job's facets (schemas) can be large.
@@ -30,7 +30,7 @@ class Drawn:
     jobs: set[int]
     depths: dict[int, int]
     edge_rows: list[tuple]
-    job_rows: list[graph_jobs.JobEdgeRow]
+    job_rows: list[job_edges.JobEdgeRow]
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def assemble(
     graph: "Graph",
     drawn: Drawn,
     halves: set[EdgeKey],
-    declared: graph_static.Declared,
+    declared: design_time.Declared,
     rows: NodeRows,
 ) -> None:
     aggregated = _edges(graph, drawn, halves, declared)
@@ -56,7 +56,7 @@ def assemble(
 
 
 def _edges(
-    graph: "Graph", drawn: Drawn, halves: set[EdgeKey], declared: graph_static.Declared
+    graph: "Graph", drawn: Drawn, halves: set[EdgeKey], declared: design_time.Declared
 ) -> dict[EdgeKey, dict[str, Any]]:
     """The drawn halves with their job edges' figures (observed) or declarations (static),
     and the lineage types of the dataset → dataset edges behind each."""
@@ -82,7 +82,7 @@ def _edges(
             "last_seen": last,
             "last_run_id": run_uuid,
             "run_count": runs,
-            # Runs that completed (catalog.writes): 0 of n, every run failed or was
+            # Runs that completed (catalog.models.writes): 0 of n, every run failed or was
             # aborted, the edge is only attempted I/O (ADR 0069).
             "completed_run_count": done,
             "lineage_types": set(),
@@ -94,7 +94,7 @@ def _edges(
             "static": key in declared,
         }
         sources[key] = [edge_id]
-    for key in graph_static.add_declared_only(aggregated, declared, halves, drawn.chosen):
+    for key in design_time.add_declared_only(aggregated, declared, halves, drawn.chosen):
         sources[key] = []
     # Edge-API lineage types come from the dataset → dataset edges behind each half.
     for source_id, target_id, job_id, lineage_type in drawn.edge_rows:

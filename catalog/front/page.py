@@ -1,7 +1,7 @@
 """The front page at ``/``: what is running, its health, where to go, how to send lineage.
 
 It lives in ``catalog`` because its figures are the catalog's headline figures
-(catalog/stats.py, over ingest's event log) and the worker it reports runs catalog tasks;
+(catalog/reads/stats.py, over ingest's event log) and the worker it reports runs catalog tasks;
 ``api`` is the programs' contract (DRF, the OpenAPI schema) and ``config`` holds no logic.
 The links are resolved by URL name, so nothing here imports ``api`` (ADR 0063).
 
@@ -22,8 +22,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
-from catalog import stats, worker_seen
-from catalog.producer_snippets import snippets
+from catalog.front import worker_seen
+from catalog.front.snippets import snippets
+from catalog.reads import stats
 
 # A worker is "running" when it ran a task this recently (the scheduler sweeps every 5 s).
 WORKER_FRESH_SECONDS = 60
@@ -52,7 +53,7 @@ def may_see_figures(request: HttpRequest) -> bool:
 
 
 def health(now: datetime) -> Health:
-    """Two bounded queries (catalog/stats.py) and one Redis GET."""
+    """Two bounded queries (catalog/reads/stats.py) and one Redis GET."""
     sizes = stats.table_sizes()
     backlog = stats.derivation_backlog()
     seen = worker_seen.last_seen()

@@ -1,5 +1,5 @@
 """Run facts read back: what runs reported about the datasets they read and wrote
-(``RunDatasetFacet``, derived in ``catalog/services/derivation/run_facts.py``), in one
+(``RunDatasetFacet``, derived in ``catalog/services/derivation/io_facets.py``), in one
 shape for every surface: the run and dataset details of /api/v1, the Marquez mount's run
 facets and dataset versions, the admin.
 
@@ -20,7 +20,7 @@ import orjson
 from django.db import connection
 
 from catalog.facets import RUN_FACTS
-from catalog.writes import write_sql
+from catalog.models.writes import write_sql
 
 RELATED_LIMIT = 200
 _ROWS_PER_RUN = 8  # four facets, two directions: a run's rows about one alias at most
@@ -110,7 +110,7 @@ def of_dataset(alias_ids: list[int], runs: int = 10) -> list[dict[str, Any]]:
 
 
 # Marquez's dataset versions (api/marquez/resources.py): a version is a write (a completed
-# run's output its COMPLETE named, catalog.writes, ADR 0069), current from its first write
+# run's output its COMPLETE named, catalog.models.writes, ADR 0069), current from its first write
 # until the next one; a failed run, or a table only a START listed, made no version and
 # ends none. Its facets are the writer's output facts, then the facts of the runs that
 # read the dataset while that version was current, oldest read first (Marquez attaches an

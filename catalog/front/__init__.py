@@ -1,0 +1,1 @@
+"""The front page at ``/``: health, headline figures, the producers' snippets."""
