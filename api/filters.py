@@ -19,12 +19,12 @@ from catalog.models import (
     EventDataset,
     Job,
     JobDataset,
+    JobQuerySet,
     Run,
     RunState,
+    stored_key,
     writes,
 )
-from catalog.models.querysets import JobQuerySet
-from catalog.names.rules import alias_key
 from ingest.models import DerivationStatus, Event, EventKind
 
 
@@ -140,7 +140,7 @@ class DatasetFilterSet(TimeWindowMixin):
         namespace, alias_name = _pair(self.data, "alias_namespace", "alias_name")
         if name == "alias_name":
             return queryset  # applied once, by alias_namespace
-        return queryset.filter(aliases__key_hash=alias_key(namespace, alias_name))
+        return queryset.filter(aliases__key_hash=stored_key(namespace, alias_name))
 
     def filter_alias_reason(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset.filter(
@@ -211,7 +211,7 @@ class EventFilterSet(CatalogFilterSet):
         namespace, dataset_name = _pair(self.data, "dataset_namespace", "dataset_name")
         if name == "dataset_name":
             return queryset  # applied once, by dataset_namespace
-        links = EventDataset.objects.filter(alias__key_hash=alias_key(namespace, dataset_name))
+        links = EventDataset.objects.filter(alias__key_hash=stored_key(namespace, dataset_name))
         return queryset.filter(id__in=links.values("event_id"))
 
 

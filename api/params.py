@@ -8,7 +8,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from rest_framework.request import Request
 
-from api.problems import bad_parameter
+from api.problems import bad_parameter, not_found
 
 
 class BadMoment(ValueError):
@@ -109,3 +109,15 @@ def required(request: Request, name: str) -> str:
     if "\x00" in raw:
         raise bad_parameter(name, "NUL characters are not allowed.")
     return raw
+
+
+def row_id(value: str, what: str) -> int:
+    """A path's ``{id}`` as a row id: anything but an integer a bigint holds is a 404 (the
+    database would refuse it with a 500), said in the words of a missing row."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 0 < number < 2**63:
+        raise not_found(f"No {what} has id {value}.")
+    return number

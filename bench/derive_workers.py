@@ -87,7 +87,7 @@ def _children_cpu_seconds() -> float:
 def _reset() -> None:
     from django.db import connection, transaction
 
-    from catalog.services import derived_tables
+    from catalog.services.derive import derived_tables
 
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")

@@ -5,9 +5,8 @@ All follow the global acknowledgement setting (early acks, ADR 0045)."""
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from catalog import services
 from catalog.front import worker_seen
-from catalog.services import rederive_jobs
+from catalog.services import derive, rederive_jobs
 from ingest import enqueue
 
 # Transient database trouble (connection lost, deadlock, failover) is retried with
@@ -29,8 +28,8 @@ def derive_events(event_ids: list[int]) -> int:
     (ADR 0053), so this one derives every event committed before it started."""
     enqueue.derive_task_started()
     worker_seen.record()
-    derived = services.derive_events(event_ids).derived
-    drained, more = services.drain_pending()
+    derived = derive.derive_events(event_ids).derived
+    drained, more = derive.drain_pending()
     if more:
         enqueue.publish([])  # a backlog beyond this task's time budget: another task goes on
     return derived + drained.derived
@@ -44,14 +43,14 @@ def derive_events(event_ids: list[int]) -> int:
     max_retries=3,
     ignore_result=True,
 )
-def sweep_underived(older_than_seconds: float = services.SWEEP_AFTER_SECONDS) -> int:
+def sweep_underived(older_than_seconds: float = derive.SWEEP_AFTER_SECONDS) -> int:
     """Derive what the broker never delivered (Redis down, worker killed, lost message)."""
     worker_seen.record()  # every few seconds from the scheduler: an idle worker is seen too
-    return services.sweep_underived(older_than_seconds=older_than_seconds).derived
+    return derive.sweep_underived(older_than_seconds=older_than_seconds).derived
 
 
 @shared_task(
-    name="catalog.rederive_job",
+    name=rederive_jobs.REDERIVE_TASK,
     autoretry_for=TRANSIENT,
     retry_backoff=True,
     max_retries=5,

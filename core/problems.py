@@ -89,14 +89,6 @@ def _status_problem(status: int, detail: str) -> Problem:
     return Problem(status=status, slug=slug, title=title, detail=detail)
 
 
-def api_problem(error: exceptions.APIException) -> Problem:
-    """The problem document of a DRF authentication or permission error (outside DRF)."""
-    problem = _status_problem(error.status_code, str(error.detail))
-    if error.status_code == 401:
-        problem.headers["WWW-Authenticate"] = BEARER_CHALLENGE
-    return problem
-
-
 def _flatten(detail: Any, prefix: str = "") -> list[FieldError]:
     if isinstance(detail, dict):
         out: list[FieldError] = []

@@ -13,19 +13,8 @@ from django.db.models.functions import MD5, Now
 from django.db.models.lookups import Exact
 
 from ingest.derivation_status import DerivationStatus
+from ingest.kinds import EventKind
 from ingest.querysets import EventQuerySet, TokenQuerySet
-
-
-class EventKind(models.TextChoices):
-    RUN = "run", "RunEvent"
-    DATASET = "dataset", "DatasetEvent"
-    JOB = "job", "JobEvent"
-    EDGE = "edge", "Lineage edge"
-    METADATA = "metadata", "Metadata record"
-
-
-# The kinds that are OpenLineage events as sent (the others are adapted edges and records).
-OPENLINEAGE_KINDS = (EventKind.RUN, EventKind.DATASET, EventKind.JOB)
 
 
 class DigestIndexedText(models.TextField):

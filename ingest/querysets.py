@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.db.models.functions import Cast, Coalesce
 
 from ingest import derivation_status
+from ingest.kinds import OPENLINEAGE_KINDS, EventKind
 
 # Backlog counts stop here: counting a million pending rows is itself a full scan, and past
 # this "very large" is all a reader needs.
@@ -79,7 +80,6 @@ class EventQuerySet(models.QuerySet):
     ) -> "EventQuerySet":
         """OpenLineage events (run, dataset and job events) with eventTime in [since, until),
         of one namespace when given: the job's, or a DatasetEvent's dataset's."""
-        from ingest.models import OPENLINEAGE_KINDS, EventKind
 
         queryset = filter_given(
             self.filter(kind__in=OPENLINEAGE_KINDS, event_time__isnull=False),

@@ -1,11 +1,15 @@
-"""The import rules of the project's packages (issue 29 item 3, ADR 0066), checked.
+"""The import rules of the project's packages (ADR 0066, ADR 0073), checked.
 
 Layers point one way: api → catalog → ingest → core. Each may import itself and what is
 below it, never what is above. The collector is a package of its own: it imports none of
 them and none of them imports it. config (settings, URLs, the server) wires everything and
-may import anything. Every ``import`` statement counts, at the top of a module or inside a
-function or an ``if TYPE_CHECKING:`` block: an import that only runs later is still an
-arrow, and a circle dodged inside a function is still a circle.
+may import anything. Inside ``catalog`` each package is one idea with its own rule
+(``CATALOG``, and docs/architecture.md says the same in words). No module imports a name
+from its own package's ``__init__``, and there is no import circle anywhere in the house.
+
+Every ``import`` statement counts, at the top of a module or inside a function or an
+``if TYPE_CHECKING:`` block: an import that only runs later is still an arrow, and a
+circle dodged inside a function is still a circle.
 """
 
 import ast
@@ -32,10 +36,43 @@ ALLOWED = {
 # that no longer occurs fails too, so the list cannot outlive what it excuses.
 KNOWN_EXCEPTIONS = {
     ("api.marquez.hosts", "config.urls"): (
-        "the Marquez host's URLconf extends the project's; issue 29 item 2 (the thin "
-        "Marquez adapter) removes this dispatch back into config.urls"
+        "on a Marquez host the URL map is the mount's paths ahead of the project's own "
+        "(ADR 0068): it extends config.urls, which cannot be given to it from below"
     ),
 }
+
+
+# What each part of the catalog may import of the catalog, besides itself (ADR 0073). A part
+# is a package (``catalog.lineage``) or a top-level module (``catalog.tasks``).
+CATALOG: dict[str, set[str]] = {
+    "catalog.names": set(),  # pure: how names are spelled
+    "catalog.facets": {"catalog.names"},
+    "catalog.models": {"catalog.names", "catalog.facets"},
+    "catalog.lineage": {"catalog.models", "catalog.names", "catalog.facets"},
+    "catalog.reads": {"catalog.models", "catalog.names", "catalog.facets"},
+    # The picture is drawn from what the walk returned: its request and result, no reads.
+    "catalog.picture": {"catalog.lineage.request"},
+    "catalog.front": {"catalog.reads", "catalog.models", "catalog.names"},
+    "catalog.services": {"catalog.models", "catalog.names", "catalog.facets"},
+    "catalog.management": {"catalog.services", "catalog.models", "catalog.names"},
+    "catalog.tasks": {"catalog.services", "catalog.front"},
+    "catalog.admin": {
+        "catalog.names",
+        "catalog.facets",
+        "catalog.models",
+        "catalog.lineage",
+        "catalog.reads",
+        "catalog.picture",
+        "catalog.services",
+        "catalog.permissions",
+    },
+    "catalog.templatetags": {"catalog.admin"},
+    "catalog.apps": {"catalog.reads", "catalog.permissions"},
+    "catalog.permissions": set(),
+    "catalog": set(),
+}
+# Modules that must not touch the database, even through Django: the picture is pure layout.
+NO_DATABASE = ("catalog.picture", "catalog.names", "catalog.facets")
 
 
 def module_name(path: Path, package: str) -> str:
@@ -46,7 +83,8 @@ def module_name(path: Path, package: str) -> str:
 
 
 def imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
-    """Every module an import statement anywhere in ``tree`` names, relative ones resolved."""
+    """Every module an import statement anywhere in ``tree`` names, relative ones resolved;
+    ``from package import name`` also names ``package.name`` (a submodule, if it is one)."""
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -59,7 +97,124 @@ def imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
             else:
                 target = node.module or ""
             names.add(target)
+            names.update(f"{target}.{alias.name}" for alias in node.names)
     return names
+
+
+def project_modules() -> dict[str, Path]:
+    """Every module of the project's packages (migrations aside), by dotted name."""
+    modules = {}
+    for package, directory in PACKAGES.items():
+        for path in directory.rglob("*.py"):
+            if "migrations" not in path.parts:
+                modules[module_name(path, package)] = path
+    return modules
+
+
+def module_graph() -> dict[str, set[str]]:
+    """importer → the project modules it imports (a name resolves to its nearest module)."""
+    modules = project_modules()
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        targets = set()
+        for name in imported_modules(tree, module, path.name == "__init__.py"):
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles: strongly connected components of more than one module
+    (Tarjan's algorithm, iterative), each sorted, smallest name first."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return sorted(found)
+
+
+def part_of(module: str) -> str:
+    """The catalog part a module belongs to (``catalog.lineage.graph`` → ``catalog.lineage``)."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def catalog_breaks(graph: dict[str, set[str]]) -> list[str]:
+    broken_rules = []
+    for importer, targets in graph.items():
+        if not importer.startswith("catalog"):
+            continue
+        part = part_of(importer)
+        allowed = CATALOG[part]
+        for target in targets:
+            if not target.startswith("catalog") or part_of(target) == part:
+                continue
+            if target == "catalog.tasks" or not any(
+                target == rule or target.startswith(rule + ".") for rule in allowed
+            ):
+                broken_rules.append(f"{importer} imports {target} ({part} may import {allowed})")
+    return sorted(broken_rules)
+
+
+def own_init_imports() -> list[str]:
+    """``from package import name`` inside ``package`` where ``name`` is not a submodule:
+    a module that takes names from its own package's ``__init__``."""
+    modules = project_modules()
+    found = []
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and not node.level
+                and node.module in modules
+                and module.startswith(f"{node.module}.")
+                # ``python -m package`` runs __main__ after the package: it is its user.
+                and not module.endswith(".__main__")
+            ):
+                found += [
+                    f"{module}: from {node.module} import {alias.name}"
+                    for alias in node.names
+                    if f"{node.module}.{alias.name}" not in modules
+                ]
+    return sorted(found)
 
 
 def arrows() -> set[tuple[str, str]]:
@@ -93,8 +248,8 @@ def test_the_walk_sees_every_package() -> None:
     # Each package but the collector imports some other project module (the collector
     # imports only itself), so a walk that finds none of them has looked in the wrong place.
     assert importers >= {"core", "ingest", "catalog", "api", "config", "lineage_collector"}
-    assert ("catalog.models.jobs_runs", "catalog.models.querysets") in found  # a top-level import
-    assert ("catalog.services.rederive_jobs", "catalog.tasks") in found  # inside a function
+    assert ("catalog.models.jobs_runs", "catalog.models.identity") in found  # a top-level import
+    assert ("api.marquez.hosts", "config.urls") in found  # an `import a.b` statement
 
 
 def test_no_import_breaks_the_layers() -> None:
@@ -128,6 +283,57 @@ def test_function_level_and_relative_imports_are_arrows() -> None:
     )
     assert imported_modules(tree, "core.sub.mod", is_package=False) == {
         "ingest.models",
+        "ingest.models.Event",  # a submodule or a name: module_graph keeps what is a module
         "core.sub",
+        "core.sub.sibling",
         "core.base",
+        "core.base.thing",
     }
+
+
+def test_there_is_no_import_circle() -> None:
+    graph = module_graph()
+    assert len(graph) > 150  # the walk found the project
+    assert cycles(graph) == []
+
+
+def test_a_planted_circle_is_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    graph = module_graph()
+    graph["catalog.names.naming"] = {*graph["catalog.names.naming"], "catalog.lineage.graph"}
+    assert any("catalog.names.naming" in circle for circle in cycles(graph))
+
+
+def test_each_catalog_part_imports_only_what_its_rule_allows() -> None:
+    graph = module_graph()
+    assert set(map(part_of, (m for m in graph if m.startswith("catalog")))) == set(CATALOG)
+    assert catalog_breaks(graph) == []
+
+
+def test_a_planted_catalog_import_is_named() -> None:
+    planted = {
+        "catalog.names.rules": {"catalog.models.identity"},  # names is pure
+        "catalog.lineage.graph": {"catalog.reads.search"},  # lineage and reads are apart
+        "catalog.reads.search": {"catalog.lineage.graph"},
+        "catalog.picture.build": {"catalog.lineage.graph"},  # the picture reads nothing
+        "catalog.services.derive": {"catalog.tasks"},  # tasks are sent by name
+        "catalog.admin.jobs": {"catalog.tasks"},
+    }
+    named = catalog_breaks(planted)
+    assert len(named) == len(planted)
+    assert catalog_breaks({"catalog.picture.build": {"catalog.lineage.request"}}) == []
+
+
+def test_nothing_touches_the_database_where_it_must_not() -> None:
+    graph = module_graph()
+    modules = project_modules()
+    for module, targets in graph.items():
+        if module.startswith(NO_DATABASE):
+            text = modules[module].read_text(encoding="utf-8")
+            assert "django.db" not in text, module
+            assert not {t for t in targets if t.startswith("catalog.models")}, module
+
+
+def test_no_module_imports_its_own_package_init() -> None:
+    assert own_init_imports() == []

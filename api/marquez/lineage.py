@@ -21,7 +21,7 @@ from api.marquez import node_ids, shapes
 from api.marquez.errors import MarquezError, not_found
 from catalog.lineage import column_lineage
 from catalog.lineage.drawn import DrawnGraph, drawn_graph
-from catalog.lineage.graph import MAX_DEPTH
+from catalog.lineage.request import MAX_DEPTH
 from catalog.models import Dataset, Job
 from catalog.reads.datasets import find_dataset, names_and_field_types
 from catalog.reads.jobs import find_job

@@ -106,18 +106,8 @@ class JobViewSet(ReadOnlyViewSet):
         return Response(self.get_serializer(job).data)
 
     def get_object(self) -> Any:
-        _positive(self.kwargs["pk"], "job")
+        params.row_id(self.kwargs["pk"], "job")
         return super().get_object()
-
-
-def _positive(value: str, what: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if not 0 < number < 2**63:
-        raise not_found(f"No {what} has id {value}.")
-    return number
 
 
 class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView):
@@ -139,7 +129,7 @@ class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView
         responses={200: RunSerializer(many=True), **WITH_404},
     )
     def get(self, request: Request, pk: str) -> Response:
-        job_id = _positive(pk, "job")
+        job_id = params.row_id(pk, "job")
         if not Job.objects.filter(pk=job_id).exists():
             raise not_found(f"No job has id {pk}.")
         return self.list(request)
@@ -189,7 +179,7 @@ class RunViewSet(ReadOnlyViewSet):
         runs = self._same_run_id()
         job_id = self.request.query_params.get("job_id")
         if job_id is not None:
-            runs = runs.filter(job_id=_positive(job_id, "job"))
+            runs = runs.filter(job_id=params.row_id(job_id, "job"))
         run = self.get_queryset().filter(id__in=runs.values("id")[:1]).first()
         if run is None:
             raise not_found(f"No run has runId {self.kwargs['run_id'][:200]!r}.")
@@ -262,7 +252,7 @@ class DatasetViewSet(ReadOnlyViewSet):
     cursor_ordering = "id"
 
     def get_object(self) -> Any:
-        _positive(self.kwargs["pk"], "dataset")
+        params.row_id(self.kwargs["pk"], "dataset")
         return super().get_object()
 
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:

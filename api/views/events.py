@@ -72,9 +72,7 @@ class EventViewSet(ReadOnlyViewSet):
     cursor_ordering = "-id"
 
     def get_object(self) -> Any:
-        from api.views.catalog import _positive
-
-        _positive(self.kwargs["pk"], "event")
+        params.row_id(self.kwargs["pk"], "event")
         return super().get_object()
 
 

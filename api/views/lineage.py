@@ -14,7 +14,9 @@ from api.base import ReadAPIView
 from api.column_serializers import ColumnEdgeSerializer, DatasetDependencySerializer
 from api.problems import WITH_404, bad_parameter, not_found
 from catalog.lineage import design_time
+from catalog.lineage import diff as graph_diff
 from catalog.lineage import graph as lineage
+from catalog.lineage import request as graph_request
 
 DIRECTIONS = ("upstream", "downstream", "both")
 
@@ -134,13 +136,14 @@ WALK_PARAMETERS = [
     OpenApiParameter(
         "depth",
         int,
-        description=f"Dataset hops, 1-{lineage.MAX_DEPTH} (default {lineage.DEFAULT_DEPTH}).",
+        description=f"Dataset hops, 1-{graph_request.MAX_DEPTH} "
+        f"(default {graph_request.DEFAULT_DEPTH}).",
     ),
     OpenApiParameter(
         "max_nodes",
         int,
-        description=f"Datasets + jobs, 1-{lineage.MAX_MAX_NODES} "
-        f"(default {lineage.DEFAULT_MAX_NODES}).",
+        description=f"Datasets + jobs, 1-{graph_request.MAX_MAX_NODES} "
+        f"(default {graph_request.DEFAULT_MAX_NODES}).",
     ),
     OpenApiParameter(
         "lineage",
@@ -204,24 +207,26 @@ GRAPH_EXAMPLE = {
 }
 
 
-def _walk_request(request: Request) -> lineage.GraphRequest:
+def _walk_request(request: Request) -> graph_request.GraphRequest:
     raw = params.required(request, "node")
     try:
-        root = lineage.NodeRef.parse(raw)
+        root = graph_request.NodeRef.parse(raw)
     except ValueError as error:
         raise bad_parameter("node", str(error)) from None
-    return lineage.GraphRequest(
+    return graph_request.GraphRequest(
         root=root,
         direction=params.choice(request, "direction", DIRECTIONS, "both"),  # type: ignore[arg-type]
-        depth=params.integer(request, "depth", lineage.DEFAULT_DEPTH, 1, lineage.MAX_DEPTH),
+        depth=params.integer(
+            request, "depth", graph_request.DEFAULT_DEPTH, 1, graph_request.MAX_DEPTH
+        ),
         max_nodes=params.integer(
-            request, "max_nodes", lineage.DEFAULT_MAX_NODES, 1, lineage.MAX_MAX_NODES
+            request, "max_nodes", graph_request.DEFAULT_MAX_NODES, 1, graph_request.MAX_MAX_NODES
         ),
         lineage=params.choice(request, "lineage", design_time.LINEAGES, "all"),  # type: ignore[arg-type]
     )
 
 
-def _graph_dict(graph: lineage.Graph) -> dict[str, Any]:
+def _graph_dict(graph: graph_request.Graph) -> dict[str, Any]:
     """The graph as GraphSerializer documents it, key for key and in its field order.
 
     catalog.lineage.graph builds nodes and edges in that shape already (datetimes in UTC, which the
@@ -238,7 +243,9 @@ def _graph_dict(graph: lineage.Graph) -> dict[str, Any]:
     return body
 
 
-def _diff_dict(root: lineage.NodeRef, start: Any, end: Any, diff: lineage.GraphDiff) -> dict:
+def _diff_dict(
+    root: graph_request.NodeRef, start: Any, end: Any, diff: graph_diff.GraphDiff
+) -> dict:
     """The diff as DiffSerializer documents it, in its field order ("from" is declared
     last, see above); as for the graph, without the serializer's per-field walk."""
     return {
@@ -289,7 +296,7 @@ class LineageGraph(ReadAPIView):
         walk.columns = params.boolean(request, "columns")
         try:
             graph = lineage.lineage_graph(walk)
-        except lineage.UnknownNode:
+        except graph_request.UnknownNode:
             raise not_found(f"No {walk.root.kind} has id {walk.root.id}.") from None
         return Response(_graph_dict(graph))
 
@@ -324,7 +331,7 @@ class LineageDiff(ReadAPIView):
         if end < start:
             raise bad_parameter("to", "must not be before `from`.")
         try:
-            diff = lineage.lineage_diff(walk, start, end)
-        except lineage.UnknownNode:
+            diff = graph_diff.lineage_diff(walk, start, end)
+        except graph_request.UnknownNode:
             raise not_found(f"No {walk.root.kind} has id {walk.root.id}.") from None
         return Response(_diff_dict(walk.root, start, end, diff))

@@ -10,7 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from catalog.admin import fact_tables as run_facts_admin
+from catalog.admin.fact_tables import facts_table, run_cell
 from catalog.admin.jobs import job_edges_table, lineage_edges_table
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
@@ -159,9 +159,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     @admin.display(description="the latest runs' statistics and data quality (ADR 0061)")
     def run_facts_table(self, dataset: Dataset) -> str:
         aliases = list(DatasetAlias.objects.filter(dataset=dataset).values_list("id", flat=True))
-        return run_facts_admin.facts_table(
-            run_facts.of_dataset(aliases[:100]), ("run", run_facts_admin.run_cell)
-        )
+        return facts_table(run_facts.of_dataset(aliases[:100]), ("run", run_cell))
 
     @admin.display(description="column lineage into it, observed and declared (ADR 0060, 0061)")
     def column_lineage_table(self, dataset: Dataset) -> str:

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 
-from catalog.admin import fact_tables as run_facts_admin
+from catalog.admin.fact_tables import dataset_cell, facts_table
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
@@ -307,9 +307,7 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
 
     @admin.display(description="statistics and data quality (ADR 0061)")
     def run_facts_table(self, run: Run) -> str:
-        return run_facts_admin.facts_table(
-            run_facts.of_run(run.pk), ("dataset", run_facts_admin.dataset_cell)
-        )
+        return facts_table(run_facts.of_run(run.pk), ("dataset", dataset_cell))
 
     @admin.display(description="lineage edges produced")
     def edges_table(self, run: Run) -> str:

@@ -20,8 +20,9 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.safestring import SafeString
 
-from catalog.admin import search as admin_search
-from catalog.lineage.graph import NodeRef, UnknownNode
+from catalog.admin.search import MAX_TERM, search
+from catalog.lineage import graph as lineage_reads
+from catalog.lineage.request import NodeRef, UnknownNode
 from catalog.picture.build import (
     MAX_DEPTH,
     MAX_EXPANSIONS,
@@ -104,7 +105,7 @@ def render_picture(request: HttpRequest, root: NodeRef, path: str) -> SafeString
         more = [*expanded, str(expansion)][-MAX_EXPANSIONS:]
         return f"{path}?{_query(request.GET, expand=more)}#lineage-picture"
 
-    picture = build_picture(root, controls, expand_link)
+    picture = build_picture(root, controls, expand_link, lineage_reads)
     placed = layout(picture)
     focus = picture.nodes.get(str(root))
     label = f"Lineage of {focus.label if focus else root}"
@@ -172,7 +173,7 @@ def explorer_view(request: HttpRequest) -> HttpResponse:
     """The Lineage explorer: find a dataset or job by any part of its name, see its picture."""
     if not may_see_picture(request):
         raise PermissionDenied
-    term = request.GET.get("q", "").strip()[: admin_search.MAX_TERM]
+    term = request.GET.get("q", "").strip()[:MAX_TERM]
     status, problem, picture = 200, "", None
     node_text = request.GET.get("node", "")
     if node_text:
@@ -182,7 +183,7 @@ def explorer_view(request: HttpRequest) -> HttpResponse:
             status, problem = 400, f"node: {error} (e.g. dataset:12 or job:7)."
         except UnknownNode:
             status, problem = 404, f"There is no {node_text}."
-    hits = admin_search.search(term) if term else []
+    hits = search(term) if term else []
     context = {
         **admin.site.each_context(request),
         "title": "Lineage explorer",

@@ -29,7 +29,11 @@ from django.http import HttpRequest
 from catalog.admin.support import name_keys
 from catalog.models import Dataset, Job
 from catalog.names import naming
-from catalog.reads.search import WORD_SIMILARITY_THRESHOLD
+from catalog.reads.search import (
+    CANDIDATES_PER_BRANCH,
+    MAX_QUERY_LENGTH,
+    WORD_SIMILARITY_THRESHOLD,
+)
 from core.admin_base import search_id
 
 Kind = Literal["dataset", "job", "run"]
@@ -39,12 +43,12 @@ SEARCH_HELP = (
     "an exact namespace/name, a namespace, or #id."
 )
 
-# Matches per branch, and the ranked ids a changelist shows (50 a page, so 10 pages).
-CANDIDATES_PER_BRANCH = 200
+# The ranked ids a changelist shows (50 a page, so 10 pages). What one branch reads, how
+# long a term may be and how alike a typo must be are the API search's (one engine's caps).
 RESULT_LIMIT = 500
 JOBS_FOR_RUNS = 20
 RUNS_PER_JOB = 25
-MAX_TERM = 200
+MAX_TERM = MAX_QUERY_LENGTH
 MIN_SUBSTRING = 3
 
 # Scores: exact > whole name > last segment > prefix > substring > typo (0.45 to 1) > namespace.

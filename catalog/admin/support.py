@@ -18,8 +18,9 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from catalog.models import AliasRule
 from catalog.names import naming
-from catalog.names.rules import active_rules, alias_key
+from catalog.names.rules import alias_key
 
 RELATED_LIMIT = 20
 
@@ -95,7 +96,7 @@ def name_keys(term: str) -> list[bytes]:
         if char == "/" and 0 < index < len(term) - 1:
             candidates.add((term[:index], term[index + 1 :]))
             candidates.add((term[:index], term[index:]))
-    rules = active_rules()
+    rules = AliasRule.objects.rule_set()
     keys = set()
     for namespace, name in candidates:
         if namespace and name:

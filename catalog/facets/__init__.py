@@ -11,7 +11,7 @@ version, ADR 0021) and served redacted there. docs/derivation.md lists this tabl
 Adding a facet: a module here with ``NAME`` and ``FACET``, a line in ``FACETS``, and its
 case in tests/catalog/facets/test_facets_end_to_end.py.
 
-Pure Python, no models: ``catalog.models.run_facts`` imports ``RUN_FACT_FACETS``.
+Pure Python, no models: ``catalog.models.jobs_runs`` imports ``RUN_FACT_FACETS``.
 """
 
 from catalog.facets import (

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from catalog.facets import _numbers
+from catalog.facets._numbers import statistics
 from catalog.facets.base import DATASET, INPUT, OUTPUT, Facet, RunFactShape
 
 NAME = "dataQualityMetrics"
@@ -11,7 +11,7 @@ NAME = "dataQualityMetrics"
 def shape(value: dict[str, Any]) -> dict[str, Any]:
     columns = value.get("columnMetrics")
     return {
-        **_numbers.statistics({**value, "size": value.get("bytes")}),
+        **statistics({**value, "size": value.get("bytes")}),
         "column_metrics": columns if isinstance(columns, dict) else {},
     }
 

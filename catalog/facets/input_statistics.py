@@ -1,6 +1,6 @@
 """``inputStatistics`` (input dataset): rows, bytes and files the run read."""
 
-from catalog.facets import _numbers
+from catalog.facets._numbers import statistics
 from catalog.facets.base import DATASET, INPUT, Facet, RunFactShape
 
 NAME = "inputStatistics"
@@ -12,5 +12,5 @@ FACET = Facet(
     projects="RunDatasetFacet",
     native="run detail `dataset_facts[].statistics`, dataset detail `run_facts`",
     marquez="run `inputDatasetVersions[].facets`",
-    run_fact=RunFactShape("statistics", _numbers.statistics, direction="input"),
+    run_fact=RunFactShape("statistics", statistics, direction="input"),
 )

@@ -1,6 +1,6 @@
 """``outputStatistics`` (output dataset): rows, bytes and files the run written."""
 
-from catalog.facets import _numbers
+from catalog.facets._numbers import statistics
 from catalog.facets.base import DATASET, OUTPUT, Facet, RunFactShape
 
 NAME = "outputStatistics"
@@ -12,5 +12,5 @@ FACET = Facet(
     projects="RunDatasetFacet",
     native="run detail `dataset_facts[].statistics`, dataset detail `run_facts`",
     marquez="run `outputDatasetVersions[].facets`",
-    run_fact=RunFactShape("statistics", _numbers.statistics, direction="output"),
+    run_fact=RunFactShape("statistics", statistics, direction="output"),
 )

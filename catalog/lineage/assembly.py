@@ -8,13 +8,11 @@ and jobs' rows the nodes. Nodes and edges are built in the API's field order
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from catalog.lineage import currency, design_time, job_edges
+from catalog.lineage.request import Graph, GraphRequest
 from catalog.models import Dataset, DatasetAlias, Job
-
-if TYPE_CHECKING:
-    from catalog.lineage.graph import Graph, GraphRequest
 
 EdgeKey = tuple[str, int, int]  # (direction, dataset id, job id)
 # Only the columns a node shows: a dataset's or job's facets (schemas) can be large.

@@ -28,7 +28,7 @@ from typing import Any
 
 from django.db import connection
 
-from catalog.lineage import currency
+from catalog.lineage import currency, window
 from catalog.models import DatasetField
 from core.redaction import redact_text
 
@@ -142,17 +142,6 @@ class ColumnLineage:
         return [edge.native() for edge in self.edges], [d.native() for d in self.dependencies]
 
 
-def _filters(as_of: datetime | None, since: datetime | None) -> tuple[str, dict[str, Any]]:
-    sql, values = "", {}
-    if as_of is not None:
-        sql += " AND c.first_seen <= %(as_of)s"
-        values["as_of"] = as_of
-    if since is not None:
-        sql += " AND c.last_seen >= %(since)s"
-        values["since"] = since
-    return sql, values
-
-
 def _read(where: str, values: dict[str, Any], static: bool = False) -> list[ColumnEdge]:
     select, order = (_STATIC_SELECT, _STATIC_ORDER) if static else (_SELECT, _ORDER)
     with connection.cursor() as cursor:
@@ -219,17 +208,16 @@ def among(
         return ColumnLineage()
     edges: list[ColumnEdge] = []
     if observed:
-        filters, values = _filters(as_of, since)
+        filters, values = window.observed(as_of, since, "c")
         edges = _read(
             f"c.source_id = ANY(%(ids)s) AND c.target_id = ANY(%(ids)s) {filters}",
             {**values, "ids": dataset_ids, "limit": limit},
         )
     answer = _with_currency(edges, as_of)
     if static:
-        where = "ta.dataset_id = ANY(%(ids)s) AND sa.dataset_id = ANY(%(ids)s)"
-        values = {"ids": dataset_ids, "limit": limit}
-        if as_of is not None:
-            where, values["as_of"] = where + " AND l.declared_at <= %(as_of)s", as_of
+        declared, values = window.declared(as_of, "l")
+        where = "ta.dataset_id = ANY(%(ids)s) AND sa.dataset_id = ANY(%(ids)s)" + declared
+        values.update(ids=dataset_ids, limit=limit)
         for edge in _read(where, values, static=True):
             edge.current = False
             (answer.dependencies if edge.dataset_level else answer.edges).append(edge)

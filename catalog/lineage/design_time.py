@@ -10,23 +10,16 @@ declaration holds until a newer JobEvent of the job replaces it, however old it 
 """
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from django.db import connection
 
-from catalog.lineage import job_edges
+from catalog.lineage import job_edges, window
 
-Lineage = Literal["observed", "static", "all"]
 LINEAGES = ("all", "observed", "static")
 
 # (direction, dataset id, job id) → (declared at, via)
 Declared = dict[tuple[str, int, int], tuple[datetime, str]]
-
-
-def _as_of(as_of: datetime | None) -> tuple[str, dict[str, Any]]:
-    if as_of is None:
-        return "", {}
-    return " AND l.declared_at <= %(as_of)s", {"as_of": as_of}
 
 
 def walk_step(upstream: bool, as_of: datetime | None) -> tuple[str, dict[str, Any]]:
@@ -34,7 +27,7 @@ def walk_step(upstream: bool, as_of: datetime | None) -> tuple[str, dict[str, An
     ``next_id``): upstream from a job's declared output to its declared inputs, downstream
     the other way."""
     here, there = ("output", "input") if upstream else ("input", "output")
-    filters, values = _as_of(as_of)
+    filters, values = window.declared(as_of, "l")
     sql = f"""SELECT a2.dataset_id AS next_id
         FROM catalog_dataset_alias a1
         JOIN catalog_static_dataset s1 ON s1.alias_id = a1.id AND s1.direction = '{here}'
@@ -64,7 +57,7 @@ def edges(
     ``(source_id, target_id, job_id, lineage_type)`` rows like the observed ones."""
     if not dataset_ids:
         return []
-    filters, values = _as_of(as_of)
+    filters, values = window.declared(as_of, "l")
     where = job_edges.pair_condition("ai.dataset_id", "ao.dataset_id", "si.job_id", root_job)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -88,7 +81,7 @@ def job_links(dataset_ids: list[int], as_of: datetime | None, limit: int) -> lis
     """Which jobs declare ``dataset_ids`` as inputs or outputs: ``(job, dataset, direction)``."""
     if not dataset_ids:
         return []
-    filters, values = _as_of(as_of)
+    filters, values = window.declared(as_of, "l")
     with connection.cursor() as cursor:
         cursor.execute(
             _LINKS.format(filters=filters), {**values, "ids": dataset_ids, "limit": limit}
@@ -100,7 +93,7 @@ def job_datasets(
     job_ids: list[int], direction: str, as_of: datetime | None, limit: int
 ) -> list[int]:
     """The datasets the jobs declare reading (``input``) or writing (``output``)."""
-    filters, values = _as_of(as_of)
+    filters, values = window.declared(as_of, "l")
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT DISTINCT a.dataset_id FROM catalog_static_dataset s "
@@ -116,7 +109,7 @@ def job_datasets(
 def has_more_sql(upstream: bool, as_of: datetime | None) -> tuple[str, dict[str, Any]]:
     """An EXISTS condition on dataset ``d``: a job not in ``%(jobs)s`` declares it on the
     walk's far side (writes it, upstream; reads it, downstream)."""
-    filters, values = _as_of(as_of)
+    filters, values = window.declared(as_of, "l")
     direction = "output" if upstream else "input"
     sql = (
         "EXISTS (SELECT 1 FROM catalog_dataset_alias a JOIN catalog_static_dataset s "
@@ -134,7 +127,7 @@ def declared(keys: set[tuple[str, int, int]], as_of: datetime | None) -> Declare
     if not keys:
         return {}
     ordered = sorted(keys)
-    filters, values = _as_of(as_of)
+    filters, values = window.declared(as_of, "l")
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT s.direction, a.dataset_id, s.job_id, l.declared_at, MIN(s.via) "

@@ -10,14 +10,8 @@ each row is read once.
 from dataclasses import dataclass
 
 from catalog.lineage import job_edges
-from catalog.lineage.graph import (
-    DEFAULT_MAX_NODES,
-    EDGES_PER_NODE,
-    Graph,
-    GraphRequest,
-    NodeRef,
-    lineage_graph,
-)
+from catalog.lineage.graph import lineage_graph
+from catalog.lineage.request import DEFAULT_MAX_NODES, EDGES_PER_NODE, Graph, GraphRequest, NodeRef
 from catalog.models import Dataset, Job
 
 

@@ -26,95 +26,20 @@ edges, and walks from their datasets as from its own (``catalog.lineage.child_jo
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from django.db import connection
 
-from catalog.lineage import assembly, child_jobs, column_lineage, design_time, job_edges
+from catalog.lineage import assembly, child_jobs, column_lineage, design_time, job_edges, window
+from catalog.lineage.request import (
+    CUT_LIST_LIMIT,
+    EDGES_PER_NODE,
+    Graph,
+    GraphRequest,
+    NodeRef,
+    UnknownNode,
+)
 from catalog.models import Dataset, Job
-
-Direction = Literal["upstream", "downstream", "both"]
-
-DEFAULT_DEPTH = 3
-MAX_DEPTH = 10
-DEFAULT_MAX_NODES = 200
-MAX_MAX_NODES = 2000
-# Edges among the chosen nodes and column edges are capped too (multiple jobs per pair).
-EDGES_PER_NODE = 20
-# "What was cut" lists at most this many node ids.
-CUT_LIST_LIMIT = 100
-
-
-@dataclass(frozen=True)
-class NodeRef:
-    kind: Literal["dataset", "job"]
-    id: int
-
-    def __str__(self) -> str:
-        return f"{self.kind}:{self.id}"
-
-    @classmethod
-    def parse(cls, text: str) -> "NodeRef":
-        """``dataset:12`` or ``job:7``; ValueError otherwise."""
-        kind, _, number = text.partition(":")
-        if kind not in ("dataset", "job") or not number.isdigit():
-            raise ValueError("expected dataset:<id> or job:<id>")
-        value = int(number)
-        if not 0 < value < 2**63:
-            raise ValueError("the id is out of range")
-        return cls(kind, value)  # type: ignore[arg-type]
-
-
-@dataclass
-class GraphRequest:
-    root: NodeRef
-    direction: Direction = "both"
-    depth: int = DEFAULT_DEPTH
-    max_nodes: int = DEFAULT_MAX_NODES
-    as_of: datetime | None = None
-    since: datetime | None = None
-    columns: bool = False
-    lineage: design_time.Lineage = "all"
-
-    @property
-    def observed(self) -> bool:
-        return self.lineage != "static"
-
-    @property
-    def static(self) -> bool:
-        return self.lineage != "observed"
-
-
-@dataclass
-class Graph:
-    root: NodeRef
-    nodes: list[dict[str, Any]] = field(default_factory=list)
-    edges: list[dict[str, Any]] = field(default_factory=list)
-    column_edges: list[dict[str, Any]] | None = None
-    dataset_dependencies: list[dict[str, Any]] | None = None
-    truncated: bool = False
-    cut: dict[str, Any] = field(default_factory=dict)
-    # Internal: the JobLineageEdge id behind each bipartite edge (for diffs).
-    edge_sources: dict[str, list[int]] = field(default_factory=dict)
-    # Internal: each node's whole row by node id, when asked for (``lineage_graph(rows=)``).
-    rows: dict[str, Dataset | Job] = field(default_factory=dict)
-
-
-class UnknownNode(LookupError):
-    pass
-
-
-def edge_filters(request: GraphRequest, alias: str = "e") -> tuple[str, dict[str, Any]]:
-    sql = ""
-    values: dict[str, Any] = {}
-    if request.as_of is not None:
-        sql += f" AND {alias}.first_seen <= %(as_of)s"
-        values["as_of"] = request.as_of
-    if request.since is not None:
-        sql += f" AND {alias}.last_seen >= %(since)s"
-        values["since"] = request.since
-    return sql, values
-
 
 _WALK = """
 WITH RECURSIVE walk(dataset_id, depth) AS (
@@ -143,7 +68,7 @@ def _walk(
     """
     if not start:
         return {}, False
-    filters, values = edge_filters(request)
+    filters, values = window.observed(request.as_of, request.since, "e")
     here, following = ("target_id", "source_id") if upstream else ("source_id", "target_id")
     row_limit = (request.max_nodes + 1) * (request.depth + 1)
     steps = []
@@ -214,7 +139,7 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
     )
     if not request.observed:
         return static
-    filters, values = edge_filters(request)
+    filters, values = window.observed(request.as_of, request.since, "e")
     where = job_edges.pair_condition("e.source_id", "e.target_id", "e.job_id", root_job)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -240,7 +165,7 @@ def _has_more(
     drawn."""
     if not dataset_ids:
         return []
-    filters, values = edge_filters(request)
+    filters, values = window.observed(request.as_of, request.since, "e")
     job_filters, _ = job_edges.filters(request.as_of, request.since)
     column = "target_id" if upstream else "source_id"
     conditions = []
@@ -482,71 +407,27 @@ def _cut(
     return cut
 
 
-@dataclass
-class GraphDiff:
-    before: Graph
-    after: Graph
-    nodes_added: list[dict[str, Any]]
-    nodes_removed: list[dict[str, Any]]
-    edges_added: list[dict[str, Any]]
-    edges_removed: list[dict[str, Any]]
+def hidden_neighbours(
+    candidates: list[int], shown: list[int], direction: str, as_of: datetime | None, cap: int
+) -> list[tuple[int, int]]:
+    """(dataset, how many neighbours one hop ``direction`` are not drawn) where any are.
 
-
-def lineage_diff(request: GraphRequest, start: datetime, end: datetime) -> GraphDiff:
-    """What changed around ``request.root`` between ``start`` and ``end`` (ADR 0031).
-
-    Added: in the graph as of ``end`` and not as of ``start``. Removed: in the graph as of
-    ``start``, not produced again in (start, end] although its job did produce lineage in
-    that window: the job ran and no longer reads or writes that dataset. (Edges are never
-    deleted, so "removed" is about what the job stopped doing, not about rows.)
+    One query: per candidate an index probe (catalog_edge_target_idx upstream, the unique
+    (source, target, job) index downstream), each capped at ``cap`` rows.
     """
-    before = lineage_graph(GraphRequest(**{**request.__dict__, "as_of": start, "since": None}))
-    after = lineage_graph(GraphRequest(**{**request.__dict__, "as_of": end, "since": None}))
-    before_edges = {edge["id"]: edge for edge in before.edges}
-    after_edges = {edge["id"]: edge for edge in after.edges}
-    edges_added = [edge for key, edge in after_edges.items() if key not in before_edges]
-
-    # A bipartite edge is re-seen when its job edge got a run in the window.
-    behind = {
-        key: set(before.edge_sources[key]) | set(after.edge_sources.get(key, []))
-        for key in before_edges
-    }
-    underlying = sorted({i for ids in behind.values() for i in ids})
-    jobs = sorted({_job_of(edge) for edge in before.edges})
-    reseen, active_jobs = job_edges.reseen_and_active(underlying, jobs, start, end)
-    edges_removed = [
-        edge
-        for key, edge in before_edges.items()
-        # A parent edge has no runs to be re-seen by: never "removed".
-        if edge["kind"] != "parent"
-        and edge["observed"]
-        and _job_of(edge) in active_jobs
-        and not behind[key] & reseen
-    ]
-    removed_ids = {edge["id"] for edge in edges_removed}
-    still_linked = {
-        end_ref
-        for edge in before.edges
-        if edge["id"] not in removed_ids
-        for end_ref in (edge["source"], edge["target"])
-    }
-    before_nodes = {node["id"] for node in before.nodes}
-    removed_refs = {ref for edge in edges_removed for ref in (edge["source"], edge["target"])}
-    root = str(request.root)
-    return GraphDiff(
-        before=before,
-        after=after,
-        nodes_added=[node for node in after.nodes if node["id"] not in before_nodes],
-        nodes_removed=[
-            node
-            for node in before.nodes
-            if node["id"] != root and node["id"] in removed_refs and node["id"] not in still_linked
-        ],
-        edges_added=edges_added,
-        edges_removed=edges_removed,
+    if not candidates:
+        return []
+    here, other = (
+        ("target_id", "source_id") if direction == "upstream" else ("source_id", "target_id")
     )
-
-
-def _job_of(edge: dict[str, Any]) -> int:
-    ref = edge["target"] if edge["kind"] == "input" else edge["source"]
-    return int(ref.split(":")[1])
+    filters, values = window.observed(as_of, None, "e")
+    sql = (
+        "SELECT d, n FROM unnest(%(ids)s::bigint[]) AS d CROSS JOIN LATERAL ("
+        " SELECT count(*) AS n FROM ("
+        f"  SELECT DISTINCT e.{other} FROM catalog_lineage_edge e"
+        f"  WHERE e.{here} = d AND e.{other} <> ALL(%(shown)s::bigint[]) {filters}"
+        "   LIMIT %(cap)s) AS hidden) AS c WHERE n > 0 ORDER BY d"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {**values, "ids": candidates, "shown": shown, "cap": cap})
+        return [(row[0], row[1]) for row in cursor.fetchall()]

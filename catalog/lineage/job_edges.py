@@ -11,6 +11,8 @@ from typing import Any
 
 from django.db import connection
 
+from catalog.lineage import window
+
 
 def pair_condition(source: str, target: str, job: str, root_job: int | None) -> str:
     """SQL: a dataset → dataset pair among ``%(ids)s``, or, with a root job, any pair of that
@@ -28,15 +30,8 @@ JobEdgeRow = tuple[int, int, int, str, datetime, datetime, int, int, Any, str]
 
 
 def filters(as_of: datetime | None, since: datetime | None) -> tuple[str, dict[str, Any]]:
-    sql = ""
-    values: dict[str, Any] = {}
-    if as_of is not None:
-        sql += " AND je.first_seen <= %(as_of)s"
-        values["as_of"] = as_of
-    if since is not None:
-        sql += " AND je.last_seen >= %(since)s"
-        values["since"] = since
-    return sql, values
+    """The window on the job-edge table, aliased ``je`` in every query here."""
+    return window.observed(as_of, since, "je")
 
 
 JobLink = tuple[int, int, str]  # (job_id, dataset_id, direction)

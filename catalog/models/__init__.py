@@ -10,8 +10,9 @@ Facts (``RunDataset``, ``ColumnLineageFact``, ``JobDataset``, ``EventDataset``) 
 recomputes the aggregates (``LineageEdge``, ``ColumnLineageEdge``, ``DatasetField``).
 
 The modules import each other downwards only (steward, identity, jobs_runs, then edges,
-metadata, static, run_facts, rederive) and never this package; everything else imports the
-models from here, which registers them with the app.
+metadata, static, rederive, and ``writes``, the rule of which runs wrote what)
+and never this package; everything else imports the models from here, which registers them
+with the app. Each model's queryset (its read helpers) is in the model's own module.
 """
 
 from catalog.models.edges import (
@@ -30,6 +31,7 @@ from catalog.models.identity import (
     AliasRuleAction,
     Dataset,
     DatasetAlias,
+    stored_key,
 )
 from catalog.models.jobs_runs import (
     JOBS_BY_UPDATE,
@@ -37,13 +39,14 @@ from catalog.models.jobs_runs import (
     Direction,
     Job,
     JobDataset,
+    JobQuerySet,
     Run,
     RunDataset,
+    RunDatasetFacet,
     RunState,
 )
 from catalog.models.metadata import DatasetField, EventDataset, EventDatasetRole, MetadataRecord
 from catalog.models.rederive import FINISHED_STATES, RederiveJob, RederiveState
-from catalog.models.run_facts import RunDatasetFacet
 from catalog.models.static import StaticColumnLineage, StaticDataset, StaticLineage, Via
 from catalog.models.steward import DisplayNamePin, StewardInput
 
@@ -69,6 +72,7 @@ __all__ = [
     "JobDataset",
     "JobLineageEdge",
     "JobLineageEdgeRun",
+    "JobQuerySet",
     "LineageEdge",
     "LineageEdgeRun",
     "MetadataRecord",
@@ -83,4 +87,5 @@ __all__ = [
     "StaticLineage",
     "StewardInput",
     "Via",
+    "stored_key",
 ]

@@ -1,11 +1,28 @@
-"""Field helpers for the catalog's models."""
+"""Field and queryset helpers shared by the catalog's model modules."""
 
 from typing import Any
 
 from django.db import models
+from django.db.models import Count
+
+# A job's, run's or dataset's facets can be hundreds of kilobytes (a Spark plan, a wide
+# schema) and their versions grow with them; a list shows none of them, so it never reads
+# them (the API's pinned query counts prove no row loads them afterwards).
+FACET_FIELDS = ("facets", "facet_versions")
 
 
 def covered_fk(to: Any, **options: Any) -> models.ForeignKey:
     """A foreign key without its own index: a unique constraint or an index that starts
     with the column already serves it, and each index costs every write (ADR 0025)."""
     return models.ForeignKey(to, db_index=False, **options)
+
+
+class NamespacedQuerySet(models.QuerySet):
+    def for_list(self) -> Any:
+        """Without the facet columns: what a list page reads."""
+        return self.defer(*FACET_FIELDS)
+
+    def namespace_counts(self) -> dict[str, int]:
+        """Rows per namespace (one GROUP BY over the namespace column, ADR 0030)."""
+        rows = self.order_by().values("namespace").annotate(n=Count("id"))
+        return {row["namespace"]: row["n"] for row in rows}

@@ -5,18 +5,75 @@ Alias rules are steward input, not derived: ``manage.py rederive`` keeps them an
 them to the whole log.
 """
 
+import logging
 import re
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import F
+from django.db.models import F, Prefetch
 from django.db.models.functions import MD5, Left
 
-from catalog.models.fields import covered_fk
-from catalog.models.querysets import AliasQuerySet, DatasetQuerySet
+from catalog.models.fields import NamespacedQuerySet, covered_fk
 from catalog.models.steward import StewardInput
-from catalog.names.rules import compile_pattern
+from catalog.names import naming
+from catalog.names.rules import RuleSet, alias_key, compile_pattern, compile_rule
 from ingest.models import DigestIndexedText
+
+logger = logging.getLogger(__name__)
+
+
+class DatasetQuerySet(NamespacedQuerySet):
+    def for_alias(self, namespace: str, name: str) -> "DatasetQuerySet":
+        """The dataset any (namespace, name) it was ever called resolves to (rules applied)."""
+        return self.filter(aliases__key_hash=stored_key(namespace, name))
+
+    def for_table_name(self, table: str) -> "DatasetQuerySet":
+        """An edge-API ``catalog.schema.table`` string, looked up by the same string."""
+        return self.for_alias(*naming.edge_table(table))
+
+    def with_names(self, detail: bool = False) -> "DatasetQuerySet":
+        """Datasets with their aliases prefetched (``prefetched_aliases``, name order) and,
+        for a detail page, each alias's rule and the schema fields (``prefetched_fields``)."""
+        aliases = DatasetAlias.objects.order_by("namespace", "name", "id")
+        if detail:
+            aliases = aliases.select_related("reason_rule")
+        prefetches: list[Prefetch[Any, Any, Any]] = [
+            Prefetch("aliases", queryset=aliases, to_attr="prefetched_aliases")
+        ]
+        if detail:
+            # DatasetField (catalog.models.metadata) points here; reached through its relation.
+            field_model: Any = self.model._meta.get_field("fields").related_model
+            fields = field_model.objects.order_by("ordinal")
+            prefetches.append(Prefetch("fields", queryset=fields, to_attr="prefetched_fields"))
+        return self.prefetch_related(*prefetches)
+
+
+class AliasQuerySet(models.QuerySet):
+    def for_name(self, namespace: str, name: str) -> "AliasQuerySet":
+        """The alias a (namespace, name) is stored as (rules applied)."""
+        return self.filter(key_hash=stored_key(namespace, name))
+
+
+class AliasRuleQuerySet(models.QuerySet["AliasRule"]):
+    def rule_set(self) -> RuleSet:
+        """The enabled rules, compiled, in application order (one query)."""
+        compiled = []
+        for rule in self.filter(enabled=True):
+            try:
+                compiled.append(compile_rule(rule))
+            except re.error as error:  # saved before patterns were checked: never run it
+                logger.error("alias rule %r is skipped: %s", rule.slug, error)
+        return RuleSet(compiled)
+
+
+def stored_key(namespace: str, name: str) -> bytes:
+    """The key a dataset name is stored under, with the rules in force now (one query).
+
+    Every lookup of a dataset by a name it was called (the read API's filters and lookup,
+    the admin search) goes through here, so it finds what derivation stored."""
+    return alias_key(namespace, name, AliasRule.objects.rule_set())
+
 
 # How Marquez orders its dataset list (its DatasetDao): by name. It matches an index below.
 DATASETS_BY_NAME = (Left("name", 200), F("name"), F("id"))
@@ -159,6 +216,8 @@ class AliasRule(StewardInput):
     stewards edit rules in the admin or load them with ``manage.py load_alias_rules``;
     a ``rederive`` applies changed rules to the whole log.
     """
+
+    objects = AliasRuleQuerySet.as_manager()
 
     slug = models.SlugField(max_length=100)
     description = models.TextField(blank=True, default="")

@@ -1,15 +1,76 @@
 """Jobs and runs (ADR 0021, 0028), and the facts of what each reads and writes: a run's
-datasets (``RunDataset``) and a job's (``JobDataset``), pointing at aliases.
+datasets (``RunDataset``) and a job's (``JobDataset``), pointing at aliases, and what a run
+reported about them (``RunDatasetFacet``, the run facts). Each model's queryset is here too.
 """
 
+import uuid
+from typing import Any
+
 from django.db import models
-from django.db.models import F
+from django.db.models import F, OuterRef, Subquery
 from django.db.models.functions import MD5
 
-from catalog.models.fields import covered_fk
+from catalog.models.fields import FACET_FIELDS, NamespacedQuerySet, covered_fk
 from catalog.models.identity import DatasetAlias
-from catalog.models.querysets import JobQuerySet, RunQuerySet
-from ingest.models import DigestIndexedText
+from catalog.names import naming
+from ingest.models import DigestIndexedText, Event
+
+
+class JobQuerySet(NamespacedQuerySet):
+    def for_name(self, namespace: str, name: str) -> "JobQuerySet":
+        return self.filter(key_hash=naming.job_key(namespace, name))
+
+    def with_latest_run(self) -> "JobQuerySet":
+        """Annotate the newest started run's ``latest_run_uuid``, ``_state``, ``_started``
+        (three correlated subqueries per row, each on catalog_run_job_started_idx)."""
+        latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
+        return self.annotate(
+            latest_run_uuid=Subquery(latest.values("run_uuid")[:1]),
+            latest_run_state=Subquery(latest.values("state")[:1]),
+            latest_run_started=Subquery(latest.values("started_at")[:1]),
+        )
+
+    def with_latest_run_state(self) -> "JobQuerySet":
+        """Annotate ``latest_run_state`` unless it is already there (the state filter)."""
+        if "latest_run_state" in self.query.annotations:
+            return self
+        latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
+        return self.annotate(latest_run_state=Subquery(latest.values("state")[:1]))
+
+
+class RunQuerySet(models.QuerySet):
+    def for_list(self) -> "RunQuerySet":
+        """Runs with their job and parent runId, without any facet column or merge version
+        (``with_parent_uuid``, what a list page reads)."""
+        job_facets = [f"job__{name}" for name in FACET_FIELDS]
+        return self.with_parent_uuid().defer(
+            *FACET_FIELDS, *job_facets, "state_version", "job_version"
+        )
+
+    def for_run_id(self, run_id: str, job_namespace: str = "", job_name: str = "") -> Any:
+        return self.filter(run_uuid=naming.job_run_uuid(run_id, job_namespace, job_name))
+
+    def named(self, run_id: str, jobs_limit: int = 20) -> Any:
+        """Runs the runId a producer sent names, in any job: a UUID is the key itself; other
+        text is mapped per job (uuid5 over job and runId), the jobs read from the events that
+        carried it (ingest_event_run_hash), at most ``jobs_limit`` of them."""
+        try:
+            return self.filter(run_uuid=uuid.UUID(run_id))
+        except ValueError:
+            pass
+        jobs = (
+            Event.objects.filter(run_id=run_id, job_name__isnull=False)
+            .order_by()
+            .values_list("job_namespace", "job_name")
+            .distinct()[:jobs_limit]
+        )
+        uuids = [naming.job_run_uuid(run_id, ns or "", name or "") for ns, name in jobs]
+        return self.filter(run_uuid__in=uuids)
+
+    def with_parent_uuid(self) -> "RunQuerySet":
+        """Runs with their job and ``parent_uuid`` (the parent run's runId, one subquery)."""
+        parent = Run.objects.filter(pk=OuterRef("parent_run_id")).values("run_uuid")[:1]
+        return self.select_related("job").annotate(parent_uuid=Subquery(parent))
 
 
 class RunState(models.TextChoices):
@@ -227,3 +288,38 @@ class JobDataset(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.job_id} {self.direction} alias {self.alias_id}"
+
+
+# Run facts: what a run said about a dataset it read or wrote, beyond reading or writing
+# it.
+#
+# Output statistics (``outputStatistics``: rows, bytes, files), input statistics
+# (``inputStatistics``), data quality metrics (``dataQualityMetrics``: rows, bytes,
+# per-column metrics) and assertions (``dataQualityAssertions``: assertion, success,
+# column), as the run's input/output facets (or the dataset facets of that input/output)
+# carried them. One row per (run, alias, direction, facet), holding the value of the
+# greatest version ``(eventTime, digest)`` among the run's events: order-independent and
+# idempotent like every fact (ADR 0061).
+class RunDatasetFacet(models.Model):
+    run = covered_fk(Run, on_delete=models.CASCADE, related_name="+")
+    alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
+    direction = models.CharField(max_length=6, choices=Direction.choices)
+    name = models.CharField(max_length=32)  # one of catalog.facets.RUN_FACT_FACETS
+    # "<eventTime fixed-width ISO UTC>|<digest hex>": the greatest wins.
+    version = models.TextField()
+    value = models.JSONField()
+
+    class Meta:
+        db_table = "catalog_run_dataset_facet"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "alias", "direction", "name"], name="catalog_run_ds_facet_uniq"
+            ),
+        ]
+        indexes = [
+            # Dataset detail: the latest runs' facts about a dataset (through its aliases).
+            models.Index(fields=["alias", "run"], name="catalog_run_ds_facet_alias_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} of alias {self.alias_id} in run {self.run_id}"

@@ -2,14 +2,39 @@
 events named each alias, and the generic metadata records (``/api/v1/metadata``).
 """
 
+from datetime import datetime
+
 from django.contrib.postgres.indexes import GinIndex, HashIndex
 from django.db import models
 from django.db.models.functions import MD5
 
 from catalog.models.fields import covered_fk
 from catalog.models.identity import Dataset, DatasetAlias
-from catalog.models.querysets import MetadataRecordQuerySet
 from ingest.models import DigestIndexedText
+from ingest.querysets import filter_given
+
+
+class MetadataRecordQuerySet(models.QuerySet):
+    def search(
+        self,
+        resource: str | None = None,
+        subject: str | None = None,
+        action: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        values: dict[str, str] | None = None,
+    ) -> "MetadataRecordQuerySet":
+        queryset = filter_given(
+            self,
+            resource=resource,
+            subject=subject,
+            action=action,
+            timestamp__gte=since,
+            timestamp__lt=until,
+        )
+        if values:
+            queryset = queryset.filter(additional_values__contains=values)
+        return queryset
 
 
 class DatasetField(models.Model):

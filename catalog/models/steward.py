@@ -9,7 +9,7 @@ from django.db.models.functions import Now
 
 class StewardInput(models.Model):
     """Base of the steward's own rows (alias rules, title pins): not derived from events,
-    so ``manage.py rederive`` keeps them (``catalog.services.derived_tables``)."""
+    so ``manage.py rederive`` keeps them (``catalog.services.derive.derived_tables``)."""
 
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

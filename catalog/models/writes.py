@@ -27,7 +27,8 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from catalog.models import Direction, JobDataset, JobLineageEdge, Run, RunDataset, RunState
+from catalog.models.edges import JobLineageEdge
+from catalog.models.jobs_runs import Direction, JobDataset, Run, RunDataset, RunState
 
 # The run states whose outputs are writes; a streaming run's RUNNING too.
 WRITE_STATES: tuple[str, ...] = (RunState.COMPLETE.value,)

@@ -150,6 +150,23 @@ def key_hash(namespace: str, name: str) -> bytes:
     return hashlib.sha256(namespace.encode() + b"\0" + name.encode()).digest()
 
 
+def job_name(namespace: str, name: str) -> tuple[str, str]:
+    """A job's (namespace, name) as the catalog keeps it: as sent, credentials removed
+    (names are shown everywhere, so credentials never reach the catalog)."""
+    return without_credentials(namespace), without_credentials(name)
+
+
+def job_key(namespace: str, name: str) -> bytes:
+    """The natural key a job is stored under, from the names a producer sent: derivation
+    and every lookup by name (``Job.objects.for_name``) agree on it."""
+    return key_hash(*job_name(namespace, name))
+
+
+def job_run_uuid(run_id: str, job_namespace: str, job_name_: str) -> uuid.UUID:
+    """``run_uuid`` of a runId sent for a job named as the producer named it."""
+    return run_uuid(run_id, *job_name(job_namespace, job_name_))
+
+
 def run_uuid(run_id: str, job_namespace: str, job_name: str) -> uuid.UUID:
     """A runId as a UUID: itself when it is one, else uuid5 over (job namespace, name, runId).
 

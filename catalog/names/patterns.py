@@ -15,7 +15,7 @@ matches only at the very end, not before a final newline.
 """
 
 import re
-import re._constants as c  # the parsed form of a pattern, as catalog/names/rules.py reads it
+import re._constants as c  # the parsed form of a pattern (CPython's private parser, ADR 0057)
 import re._parser as sre_parse
 from typing import Any
 
@@ -171,10 +171,55 @@ def _at(value: Any, flags: int) -> str:
     raise PatternRefused(f"RE2 cannot run this anchor ({value})")
 
 
+class UnsafePattern(re.error):
+    """A valid pattern refused because matching it can take exponential time."""
+
+
+_REPEATS = {c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT}
+_BACKREFERENCES = {c.GROUPREF, c.GROUPREF_EXISTS}
+
+
+def check_pattern(pattern: str) -> None:
+    """Raise ``re.error`` (``UnsafePattern`` for a catastrophic shape) unless ``pattern``
+    is a valid regular expression whose matching time stays polynomial."""
+    _check(sre_parse.parse(pattern))
+
+
+def _check(parsed: Any) -> None:
+    """``check_pattern`` on a parsed pattern: the one walk both it and ``to_re2`` run."""
+
+    def walk(items: Any, inside_repeat: bool) -> None:
+        for op, value in items:
+            if op in _BACKREFERENCES:
+                raise UnsafePattern("backreferences are not allowed in alias rules")
+            if op in _REPEATS:
+                _, high, sub = value
+                repeats = high > 1  # MAXREPEAT (unbounded) included
+                if repeats and inside_repeat:
+                    raise UnsafePattern(
+                        "a repeated group contains another repeat (like (a+)+): matching it "
+                        "can take exponential time; repeat the group or its content, not both"
+                    )
+                walk(sub, inside_repeat or repeats)
+            elif op is c.SUBPATTERN:
+                walk(value[-1], inside_repeat)
+            elif op is c.BRANCH:
+                for branch in value[1]:
+                    walk(branch, inside_repeat)
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                walk(value[1], inside_repeat)
+            elif op is c.ATOMIC_GROUP:
+                walk(value, inside_repeat)
+
+    walk(parsed, False)
+
+
 def to_re2(pattern: str) -> str:
     """``pattern`` (Python syntax) in RE2's syntax, meaning the same; ``re.error`` when
-    Python refuses it, ``PatternRefused`` when RE2 cannot run it."""
+    Python refuses it, ``UnsafePattern`` for a catastrophic shape (checked first, as a
+    steward saving it is told), ``PatternRefused`` when RE2 cannot run it."""
     parsed = sre_parse.parse(pattern)
+    _check(parsed)
     flags = parsed.state.flags
     names = {number: name for name, number in parsed.state.groupdict.items()}
     body = _items(parsed, flags, names)

@@ -19,7 +19,6 @@ derived, and derives in full when re-derived (docs/security.md).
 
 import logging
 import re
-import re._constants as sre_constants  # the parsed form of a pattern: what check_pattern reads
 import re._parser as sre_parse
 import time
 from collections.abc import Iterable
@@ -38,53 +37,15 @@ logger = logging.getLogger(__name__)
 EVENT_MATCH_SECONDS = 2.0
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # a refused pattern is told to the steward, not to stderr
-_REPEATS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT}
-_BACKREFERENCES = {sre_constants.GROUPREF, sre_constants.GROUPREF_EXISTS}
-
-
-class UnsafePattern(re.error):
-    """A valid pattern refused because matching it can take exponential time."""
 
 
 class MatchBudgetSpent(Exception):
     """One event's names took more than ``EVENT_MATCH_SECONDS`` to match."""
 
 
-def check_pattern(pattern: str) -> None:
-    """Raise ``re.error`` (``UnsafePattern`` for a catastrophic shape) unless ``pattern``
-    is a valid regular expression whose matching time stays polynomial."""
-    parsed = sre_parse.parse(pattern)
-
-    def walk(items: Any, inside_repeat: bool) -> None:
-        for op, value in items:
-            if op in _BACKREFERENCES:
-                raise UnsafePattern("backreferences are not allowed in alias rules")
-            if op in _REPEATS:
-                _, high, sub = value
-                repeats = high > 1  # MAXREPEAT (unbounded) included
-                if repeats and inside_repeat:
-                    raise UnsafePattern(
-                        "a repeated group contains another repeat (like (a+)+): matching it "
-                        "can take exponential time; repeat the group or its content, not both"
-                    )
-                walk(sub, inside_repeat or repeats)
-            elif op is sre_constants.SUBPATTERN:
-                walk(value[-1], inside_repeat)
-            elif op is sre_constants.BRANCH:
-                for branch in value[1]:
-                    walk(branch, inside_repeat)
-            elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-                walk(value[1], inside_repeat)
-            elif op is sre_constants.ATOMIC_GROUP:
-                walk(value, inside_repeat)
-
-    walk(parsed, False)
-
-
 def compile_pattern(pattern: str) -> Any:
     """The pattern checked and compiled for RE2 (``re.error`` when refused, with why)."""
-    check_pattern(pattern)
-    translated = to_re2(pattern)  # raises PatternRefused for what RE2 cannot run
+    translated = to_re2(pattern)  # one parse: UnsafePattern, PatternRefused or re.error
     try:
         return _Pattern(pattern, re2.compile(translated, _RE2_OPTIONS), re.compile(pattern))
     except re2.error as error:
@@ -197,26 +158,7 @@ def compile_rule(rule: Any) -> CompiledRule:
     )
 
 
-def active_rules() -> RuleSet:
-    """The enabled rules, in application order (one query)."""
-    # A real circle: catalog.models (AliasRule.clean, the querysets) imports this module.
-    from catalog.models import AliasRule
-
-    compiled = []
-    for rule in AliasRule.objects.filter(enabled=True):
-        try:
-            compiled.append(compile_rule(rule))
-        except re.error as error:  # saved before patterns were checked: never run it
-            logger.error("alias rule %r is skipped: %s", rule.slug, error)
-    return RuleSet(compiled)
-
-
-def alias_key(namespace: str, name: str, rules: RuleSet | None = None) -> bytes:
-    """The key a dataset name is stored under: normalised, rewrite rules applied, hashed.
-
-    Every lookup of a dataset by a name it was called (the read API's filters and lookup,
-    the admin search) goes through here, so it finds what derivation stored. Pass
-    ``rules`` to key many names with one read of the rules.
-    """
-    rules = active_rules() if rules is None else rules
+def alias_key(namespace: str, name: str, rules: RuleSet) -> bytes:
+    """The key a dataset name is stored under: normalised, ``rules`` rewrites applied,
+    hashed. With the rules in force now: ``catalog.models.identity.stored_key``."""
     return naming.key_hash(*rules.rewrite(*naming.normalise(namespace, name)))

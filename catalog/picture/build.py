@@ -15,19 +15,28 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
-from django.db import connection
 from django.urls import reverse
 
-from catalog.lineage.graph import (
-    Direction,
-    Graph,
-    GraphRequest,
-    NodeRef,
-    edge_filters,
-    lineage_graph,
-)
+from catalog.lineage.request import Direction, Graph, GraphRequest, NodeRef
+
+
+class Reads(Protocol):
+    """What the picture reads, passed in (``catalog.lineage.graph`` is one): the picture
+    itself never touches the database."""
+
+    def lineage_graph(self, request: GraphRequest) -> Graph: ...
+
+    def hidden_neighbours(
+        self,
+        candidates: list[int],
+        shown: list[int],
+        direction: str,
+        as_of: datetime | None,
+        cap: int,
+    ) -> list[tuple[int, int]]: ...
+
 
 DEFAULT_DEPTH = 2
 MAX_DEPTH = 5
@@ -146,17 +155,20 @@ def build_picture(
     root: NodeRef,
     controls: Controls,
     expand_link: Callable[[Expansion], str],
+    reads: Reads,
     node_link: Callable[[str], str] | None = None,
 ) -> PictureInput:
     """The layout input around ``root``; raises catalog.lineage.graph.UnknownNode for a bad root."""
     node_link = node_link or admin_change_urls()
-    main = lineage_graph(_request(root, controls, controls.direction, MAX_NODES))
+    main = reads.lineage_graph(_request(root, controls, controls.direction, MAX_NODES))
     graphs = [main]
     for expansion in controls.expand[:MAX_EXPANSIONS]:
         if not any(node["id"] == str(expansion.node) for node in _all_nodes(graphs)):
             continue  # only from a node in the picture (a stale link expands nothing)
         graphs.append(
-            lineage_graph(_request(expansion.node, controls, expansion.direction, EXPANSION_NODES))
+            reads.lineage_graph(
+                _request(expansion.node, controls, expansion.direction, EXPANSION_NODES)
+            )
         )
     picture = PictureInput(focus=str(root))
     picture.truncated = any(graph.truncated for graph in graphs)
@@ -165,7 +177,7 @@ def build_picture(
     if controls.columns:
         _add_columns(picture, graphs)
     if picture.truncated:
-        _add_markers(picture, controls, expand_link)
+        _add_markers(picture, controls, expand_link, reads)
     return picture
 
 
@@ -297,7 +309,7 @@ def sides(picture: PictureInput) -> dict[str, set[str]]:
 
 
 def _add_markers(
-    picture: PictureInput, controls: Controls, expand_link: Callable[[Expansion], str]
+    picture: PictureInput, controls: Controls, expand_link: Callable[[Expansion], str], reads: Reads
 ) -> None:
     """A "+N more" node beside every drawn dataset with undrawn lineage on its side."""
     wanted = {"both": ("upstream", "downstream")}.get(controls.direction, (controls.direction,))
@@ -307,7 +319,10 @@ def _add_markers(
     )
     for direction in wanted:
         candidates = [d for d in shown if direction in node_sides.get(f"dataset:{d}", ())]
-        for dataset_id, count in _hidden_neighbours(candidates, shown, direction, controls):
+        hidden = reads.hidden_neighbours(
+            candidates, shown, direction, controls.as_of, MARKER_COUNT_CAP
+        )
+        for dataset_id, count in hidden:
             anchor = f"dataset:{dataset_id}"
             ref = f"more:{anchor}:{direction}"
             capped = count >= MARKER_COUNT_CAP
@@ -326,29 +341,3 @@ def _add_markers(
                 picture.edges.append(PictureEdge(ref, anchor, "more"))
             else:
                 picture.edges.append(PictureEdge(anchor, ref, "more"))
-
-
-def _hidden_neighbours(
-    candidates: list[int], shown: list[int], direction: str, controls: Controls
-) -> list[tuple[int, int]]:
-    """(dataset, how many neighbours one hop ``direction`` are not drawn) where any are.
-
-    One query: per candidate an index probe (catalog_edge_target_idx upstream, the unique
-    (source, target, job) index downstream), each capped at MARKER_COUNT_CAP rows.
-    """
-    if not candidates:
-        return []
-    here, other = (
-        ("target_id", "source_id") if direction == "upstream" else ("source_id", "target_id")
-    )
-    filters, values = edge_filters(GraphRequest(root=NodeRef("dataset", 1), as_of=controls.as_of))
-    sql = (
-        "SELECT d, n FROM unnest(%(ids)s::bigint[]) AS d CROSS JOIN LATERAL ("
-        " SELECT count(*) AS n FROM ("
-        f"  SELECT DISTINCT e.{other} FROM catalog_lineage_edge e"
-        f"  WHERE e.{here} = d AND e.{other} <> ALL(%(shown)s::bigint[]) {filters}"
-        "   LIMIT %(cap)s) AS hidden) AS c WHERE n > 0 ORDER BY d"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, {**values, "ids": candidates, "shown": shown, "cap": MARKER_COUNT_CAP})
-        return [(row[0], row[1]) for row in cursor.fetchall()]

@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from catalog.picture.build import PictureInput
-from catalog.picture.layout import (
+from catalog.picture.geometry import (
     COMPONENT_GAP,
     LAYER_GAP,
     LAYERED_LIMIT,
@@ -21,7 +21,7 @@ from catalog.picture.layout import (
     Box,
     Layout,
     Route,
-    _components,
+    components,
     node_size,
 )
 
@@ -65,7 +65,7 @@ def column_layout(
         neighbours[target].append(source)
     top = float(MARGIN)
     width = 0.0
-    for members, _ in _components(picture, pairs):
+    for members, _ in components(picture, pairs):
         columns: dict[int, list[str]] = defaultdict(list)
         for ref in members:
             columns[rank[ref]].append(ref)

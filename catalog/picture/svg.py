@@ -13,7 +13,7 @@ from html import escape  # Django's escape adds a lazy-string wrapper per call: 
 from django.utils.safestring import SafeString, mark_safe
 
 from catalog.picture.build import PictureInput, PictureNode
-from catalog.picture.layout import DATASET_HEIGHT, FIELD_ROW, Box, Layout, Route
+from catalog.picture.geometry import DATASET_HEIGHT, FIELD_ROW, Box, Layout, Route
 
 _KIND = re.compile(r"[^a-z0-9_-]+")
 

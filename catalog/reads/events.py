@@ -8,7 +8,8 @@ from typing import Any
 from django.db import connection
 
 from catalog.reads.counting import total_count
-from ingest.models import OPENLINEAGE_KINDS, Event
+from ingest.kinds import OPENLINEAGE_KINDS
+from ingest.models import Event
 from ingest.querysets import SizedEvent, filter_given
 
 

@@ -174,15 +174,6 @@ def of_versions(dataset_id: int, run_ids: list[int]) -> dict[int, dict[str, Any]
     return dict(facets)
 
 
-def by_alias(entries: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """Entries of ``of_run`` keyed by (alias namespace, alias name, direction)."""
-    keyed: dict[tuple[str, str, str], dict[str, Any]] = defaultdict(dict)
-    for entry in entries:
-        alias = entry["alias"]
-        keyed[(alias["namespace"], alias["name"], entry["direction"])] = entry
-    return dict(keyed)
-
-
 def _json(value: Any) -> Any:
     if isinstance(value, str | bytes):
         return orjson.loads(value)

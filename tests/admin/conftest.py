@@ -10,9 +10,9 @@ from django.contrib.auth.models import Group, User
 from django.core.cache import cache
 from django.test import Client
 
-from catalog import services
 from catalog.admin.dashboard import CACHE_KEY
 from catalog.permissions import READERS, STEWARDS, apply_registry_permissions
+from catalog.services import derive
 from ingest.models import Event
 
 LAKE = "s3://lake"
@@ -61,7 +61,7 @@ def ingest_and_derive(client: Client, events: list[dict[str, Any]]) -> list[int]
     )
     assert response.status_code == 201, response.content
     ids = list(Event.objects.order_by("id").values_list("id", flat=True))
-    services.derive_events(ids)
+    derive.derive_events(ids)
     return ids
 
 

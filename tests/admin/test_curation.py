@@ -9,9 +9,9 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
 from django.test import Client
 
-from catalog import services, tasks
+from catalog import tasks
 from catalog.models import AliasRule, Dataset, DatasetAlias, RederiveJob
-from catalog.services import rederive_jobs
+from catalog.services import derive, rederive_jobs
 from ingest.models import Event
 from tests.admin.conftest import START
 
@@ -112,7 +112,7 @@ def test_merge_two_datasets_is_a_steward_rule_that_rederive_keeps(
     assert LogEntry.objects.filter(user=steward, change_message__contains="merged").exists()
 
     # A full rederive empties every derived table and keeps the steward's rule.
-    services.rederive()
+    derive.rederive()
     assert _dataset_of("raw/orders_v1") == _dataset_of("orders_report")
 
 

@@ -10,8 +10,8 @@ import orjson
 import pytest
 from django.test import Client
 
-from catalog import services
 from catalog.models import Dataset, DatasetAlias, Job, Run
+from catalog.services import derive
 from ingest.models import Event
 from tests.admin.conftest import ingest_and_derive
 
@@ -86,7 +86,7 @@ def test_a_steward_pins_a_display_name_and_rederive_keeps_it(
     page = steward_client.get(f"/admin/catalog/dataset/{dataset.pk}/change/").content.decode()
     assert "pinned by a steward" in page
 
-    services.rederive()  # a clean derivation: new rows, the pin (steward input) kept
+    derive.rederive()  # a clean derivation: new rows, the pin (steward input) kept
     dataset = DatasetAlias.objects.get(namespace="file", name=path.name).dataset
     assert (dataset.namespace, dataset.name) == ("file", "/tmp/warehouse/test.db/t1")
 

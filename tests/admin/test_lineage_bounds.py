@@ -16,7 +16,8 @@ from django.test import Client
 import catalog.picture.layout as lineage_layout
 from catalog.models import Dataset, Job
 from catalog.picture.build import PictureEdge, PictureInput, PictureNode
-from catalog.picture.layout import LAYERED_LIMIT, MAX_DRAWN_EDGES, layout
+from catalog.picture.geometry import LAYERED_LIMIT, MAX_DRAWN_EDGES
+from catalog.picture.layout import layout
 from tests.admin.conftest import ingest_and_derive, run_event
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from catalog.lineage.graph import NodeRef
+from catalog.lineage import graph
+from catalog.lineage.request import NodeRef
 from catalog.picture.build import (
     MARKER_COUNT_CAP,
     MAX_NODES,
@@ -23,7 +24,8 @@ from catalog.picture.build import (
     PictureNode,
     build_picture,
 )
-from catalog.picture.layout import Layout, layout
+from catalog.picture.geometry import Layout
+from catalog.picture.layout import layout
 from catalog.picture.svg import render_svg
 from tests.api.factories import add_fields, at, make_column_edge, make_dataset, make_edge, make_job
 
@@ -36,7 +38,7 @@ def expand_link(expansion: Expansion) -> str:
 
 def picture(root: Any, **controls: Any) -> PictureInput:
     ref = NodeRef("dataset" if hasattr(root, "aliases") else "job", root.pk)
-    return build_picture(ref, Controls(**controls), expand_link)
+    return build_picture(ref, Controls(**controls), expand_link, graph)
 
 
 def chain(length: int, name: str = "chain") -> list[Any]:

@@ -7,12 +7,13 @@ import uuid
 import orjson
 import pytest
 
-from catalog.lineage.graph import NodeRef
+from catalog.lineage import graph
+from catalog.lineage.request import NodeRef
 from catalog.models import Dataset
 from catalog.picture.build import Controls, build_picture
 from catalog.picture.layout import layout
 from catalog.picture.svg import render_svg
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from tests.catalog.conftest import dataset, facet, run_event
 from tests.catalog.helpers import openlineage, store
 from tests.conftest import CORPUS
@@ -24,7 +25,7 @@ NS = "postgres://db:5432"
 
 def draw(target: Dataset) -> tuple[object, str]:
     drawn = build_picture(
-        NodeRef("dataset", target.id), Controls(depth=1, columns=True), lambda e: ""
+        NodeRef("dataset", target.id), Controls(depth=1, columns=True), lambda e: "", graph
     )
     return drawn, str(render_svg(drawn, layout(drawn), "test"))
 

@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from catalog.models import AliasRule
-from catalog.services import load_alias_rules
+from catalog.services.rule_files import load_alias_rules
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from catalog.models import AliasRule, Dataset, DatasetAlias, LineageEdge
-from catalog.services import curation, derive_events, rederive
+from catalog.services import curation
+from catalog.services.derive import derive_events, rederive
 from tests.catalog.conftest import dataset, facet, run_event
 from tests.catalog.helpers import canonical_dump, openlineage, store
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from tests.catalog.helpers import openlineage, store
 
 PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "openlineage" / "project"

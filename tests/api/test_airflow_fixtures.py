@@ -17,7 +17,7 @@ from urllib.parse import quote
 import orjson
 import pytest
 
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from tests.api.conftest import results
 from tests.catalog.helpers import openlineage, store
 

@@ -12,7 +12,8 @@ from urllib.parse import quote
 
 import pytest
 
-from catalog.lineage.graph import NodeRef
+from catalog.lineage import graph
+from catalog.lineage.request import NodeRef
 from catalog.models import Dataset, Job, LineageEdge
 from catalog.picture.build import Controls, build_picture
 from catalog.picture.layout import layout
@@ -75,7 +76,7 @@ def test_a_failed_insert_is_attempted_io_and_writes_nothing(api, admin_client) -
         == 404
     )
     # The admin picture draws the edge red and dashed, and says why in its legend.
-    drawn = build_picture(NodeRef("dataset", report.id), Controls(depth=1), lambda e: "")
+    drawn = build_picture(NodeRef("dataset", report.id), Controls(depth=1), lambda e: "", graph)
     assert [e.attempted for e in drawn.edges if e.target == f"dataset:{report.id}"] == [True]
     assert "lc-attempted" in str(render_svg(drawn, layout(drawn), "test"))
     page = admin_client.get(f"/admin/catalog/dataset/{report.id}/change/").content.decode()
@@ -122,7 +123,7 @@ def test_a_completed_run_of_the_same_job_is_the_only_write_in_any_order(
         for run_id in (FAILED, COMPLETED)
     }
     assert outputs == {FAILED: [], COMPLETED: [COMPLETED]}
-    drawn = build_picture(NodeRef("dataset", report.id), Controls(depth=1), lambda e: "")
+    drawn = build_picture(NodeRef("dataset", report.id), Controls(depth=1), lambda e: "", graph)
     assert not any(e.attempted for e in drawn.edges)
     page = admin_client.get(f"/admin/catalog/dataset/{report.id}/change/").content.decode()
     assert "written</td>" in page and "attempted only</td>" in page

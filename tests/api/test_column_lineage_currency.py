@@ -9,7 +9,7 @@ from django.test import Client
 
 from api.marquez import paths
 from catalog.models import Dataset
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from ingest.models import Event
 from tests.catalog.conftest import at, dataset, facet, run_event
 from tests.marquez.conftest import MarquezClient

@@ -17,7 +17,7 @@ from django.test import Client
 
 from api.marquez import paths
 from catalog.models import ColumnLineageEdge, Dataset
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from ingest.models import Event
 from tests.conftest import CORPUS
 from tests.ingest.corpus import corpus_files

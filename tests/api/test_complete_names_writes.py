@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 
 from catalog.models import Dataset, Job, LineageEdge
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from tests.catalog.conftest import dataset, facet, run_event
 from tests.catalog.helpers import openlineage, store
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from ingest.models import Event
 from tests.api.conftest import results
 

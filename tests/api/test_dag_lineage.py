@@ -11,7 +11,7 @@ from django.test import Client
 from api.marquez import shapes
 from catalog.lineage import child_jobs
 from catalog.models import Job
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from tests.api.test_airflow_fixtures import FIVE, NAMESPACE, SHOP, TABLES, sent
 from tests.catalog.helpers import openlineage, store
 

@@ -13,7 +13,7 @@ import orjson
 import pytest
 from django.db import connection
 
-from catalog.services import derive_events, derived_tables
+from catalog.services.derive import derive_events, derived_tables
 from ingest.models import Event
 from tests.catalog.helpers import openlineage, store
 
@@ -237,7 +237,7 @@ def test_datasets_are_titled_by_their_logical_name(api) -> None:
 
 def test_a_pinned_display_name_survives_a_rederive(api, django_user_model) -> None:
     from catalog.models import Dataset, DatasetAlias
-    from catalog.services import rederive
+    from catalog.services.derive import rederive
     from catalog.services.display_names import pin_display_name, unpin_display_name
 
     steward = django_user_model.objects.create_user("steward")

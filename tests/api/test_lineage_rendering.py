@@ -7,7 +7,9 @@ import pytest
 from rest_framework.renderers import JSONRenderer
 
 from api.views.lineage import DiffSerializer, GraphSerializer, _graph_dict
+from catalog.lineage import diff as graph_diff
 from catalog.lineage import graph as lineage
+from catalog.lineage import request as graph_request
 from catalog.models import ColumnLineageEdge, LineageEdge
 from tests.api.factories import (
     add_alias,
@@ -64,7 +66,7 @@ def region():
 )
 def test_graph_is_what_its_serializer_renders(api, region, params):
     a, _, _ = region
-    request = lineage.GraphRequest(root=lineage.NodeRef("dataset", a.id), **params)
+    request = graph_request.GraphRequest(root=graph_request.NodeRef("dataset", a.id), **params)
     query = "&".join(
         f"{key}={iso(value) if key in ('as_of', 'since') else str(value).lower()}"
         for key, value in params.items()
@@ -80,7 +82,7 @@ def test_graph_of_a_job_root_is_what_its_serializer_renders(api, region):
     response = api.get(f"/api/v1/lineage/graph?node=job:{job.id}&columns=true")
     assert response.status_code == 200, response.content
     graph = lineage.lineage_graph(
-        lineage.GraphRequest(root=lineage.NodeRef("job", job.id), columns=True)
+        graph_request.GraphRequest(root=graph_request.NodeRef("job", job.id), columns=True)
     )
     assert response.content == documented(GraphSerializer, _graph_dict(graph))
 
@@ -92,8 +94,8 @@ def test_diff_is_what_its_serializer_renders(api, region):
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["nodes"]["added"] and body["edges"]["added"]  # the comparison is not vacuous
-    diff = lineage.lineage_diff(
-        lineage.GraphRequest(root=lineage.NodeRef("dataset", a.id)), start, end
+    diff = graph_diff.lineage_diff(
+        graph_request.GraphRequest(root=graph_request.NodeRef("dataset", a.id)), start, end
     )
     expected = {
         "root": f"dataset:{a.id}",

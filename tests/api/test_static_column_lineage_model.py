@@ -103,7 +103,8 @@ def test_declared_edges_say_via_and_are_never_current_an_observed_one_is(api):
 def test_the_picture_draws_declared_edges_and_column_edges_never_stale():
     """Stale (grey) says a job's latest run stopped producing an edge; a declaration has no
     run, so its edges are dashed as static and its column edges drawn, never grey."""
-    from catalog.lineage.graph import NodeRef
+    from catalog.lineage import graph
+    from catalog.lineage.request import NodeRef
     from catalog.picture.build import Controls, build_picture
     from catalog.picture.layout import layout
     from catalog.picture.svg import render_svg
@@ -111,7 +112,7 @@ def test_the_picture_draws_declared_edges_and_column_edges_never_stale():
     derive(_declaration())
     staged = dataset_id("shop.staging.stg_orders")
     picture = build_picture(
-        NodeRef("dataset", staged), Controls(depth=1, columns=True), lambda edge: ""
+        NodeRef("dataset", staged), Controls(depth=1, columns=True), lambda edge: "", graph
     )
     svg = str(render_svg(picture, layout(picture), "test"))
     assert svg.count("lc-edge lc-edge-static") == 3

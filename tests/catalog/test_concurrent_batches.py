@@ -16,8 +16,8 @@ import pytest
 from django.db import connection, transaction
 
 from catalog.models import LineageEdge
-from catalog.services import derive_events, derived_tables
 from catalog.services.derivation import batch
+from catalog.services.derive import derive_events, derived_tables
 from ingest.models import Event
 from tests.catalog.conftest import dataset, facet, run_event
 from tests.catalog.helpers import canonical_dump, openlineage, store

@@ -4,7 +4,7 @@ import pytest
 
 from catalog.models import ColumnLineageEdge, Dataset, Job, LineageEdge, Run, RunState
 from catalog.names.naming import run_uuid
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from ingest.models import Event
 from tests.catalog.helpers import corpus_records, store
 

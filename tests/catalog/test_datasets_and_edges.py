@@ -17,7 +17,7 @@ from catalog.models import (
     Run,
 )
 from catalog.names.naming import normalise
-from catalog.services import derive_events, rederive
+from catalog.services.derive import derive_events, rederive
 from tests.catalog.conftest import dataset, facet, run_event
 from tests.catalog.helpers import canonical_dump, edge, metadata, openlineage, store
 

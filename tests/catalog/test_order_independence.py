@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from catalog.models import JobLineageEdge, LineageEdge, Run
 from catalog.models.writes import write_sql
-from catalog.services import derive_events, derived_tables
+from catalog.services.derive import derive_events, derived_tables
 from ingest.models import Event
 from ingest.services import record_events
 from tests.catalog.conftest import dataset, facet, run_event

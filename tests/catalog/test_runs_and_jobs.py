@@ -6,7 +6,7 @@ import pytest
 
 from catalog.models import Job, Run, RunState
 from catalog.names.naming import run_uuid
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from tests.catalog.conftest import at, facet, run_event
 from tests.catalog.helpers import openlineage, store
 

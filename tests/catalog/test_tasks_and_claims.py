@@ -7,9 +7,10 @@ import pytest
 from django.db import connection
 from kombu.exceptions import OperationalError as BrokerError
 
-from catalog import services, tasks
+from catalog import tasks
 from catalog.models import LineageEdge, Run, RunState
-from catalog.services import derive_events, sweep_underived
+from catalog.services import derive
+from catalog.services.derive import derive_events, sweep_underived
 from ingest import enqueue
 from ingest.models import Event
 from tests.catalog.conftest import dataset, run_event
@@ -81,12 +82,12 @@ def test_a_backlog_beyond_the_task_budget_gets_another_task(monkeypatch, no_task
     store([openlineage(run_event("COMPLETE", 1, str(uuid.uuid4()))) for _ in range(5)])
     sent = []
     monkeypatch.setattr(enqueue.current_app, "send_task", lambda name, args: sent.append(args))
-    drain = services.drain_pending
+    drain = derive.drain_pending
     # A budget that ends after the first batch of two: three events are left.
-    monkeypatch.setattr(services, "drain_pending", lambda: drain(0, 2))
+    monkeypatch.setattr(derive, "drain_pending", lambda: drain(0, 2))
     assert tasks.derive_events.apply(args=[[]]).get() == 2
     assert sent == [[[]]]  # another task, which drains the rest
-    monkeypatch.setattr(services, "drain_pending", drain)
+    monkeypatch.setattr(derive, "drain_pending", drain)
     assert tasks.derive_events.apply(args=sent[0]).get() == 3
     assert sent == [[[]]]  # nothing left: no further task
     assert not Event.objects.filter(derivation_status="pending").exists()
@@ -262,7 +263,7 @@ def test_corpus_in_one_batch_equals_one_event_at_a_time(corpus) -> None:
     derive_events(ids)
     at_once = canonical_dump()
     Event.objects.update(derivation_status="pending")
-    from catalog.services import rederive
+    from catalog.services.derive import rederive
 
     rederive(batch_size=1)
     assert canonical_dump() == at_once

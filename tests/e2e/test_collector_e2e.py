@@ -15,7 +15,7 @@ import lineage_collector as lc
 import pytest
 
 from catalog.models import Dataset, Job, LineageEdge, Run
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from ingest.models import Event
 from ingest.services import create_token
 

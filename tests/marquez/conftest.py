@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from ingest.models import Event
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/client/python"

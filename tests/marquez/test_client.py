@@ -16,7 +16,7 @@ from django.db import connection
 from marquez_client import MarquezClient
 from marquez_client.errors import APIError
 
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from ingest.models import Event
 from tests.faults.processes import shipped_web_server
 from tests.marquez.conftest import EVENTS, JOB_NS, LOAD_RUN, PG, REPORT_RUN, S3, SECRET

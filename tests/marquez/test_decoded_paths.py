@@ -9,7 +9,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 
 from api.marquez.paths import MAX_READINGS, MAX_SEGMENTS
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from ingest.models import Event
 from tests.marquez.conftest import LOAD_RUN, REPORT_RUN, S3, event
 

@@ -13,7 +13,7 @@ from django.db import connection
 from django.test import Client
 
 from catalog.models import DATASETS_BY_NAME, JOBS_BY_UPDATE, Dataset, Job
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from ingest.models import Event
 from tests.marquez.conftest import JOB_NS, S3, event
 from tests.marquez.test_shapes import ok

@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 import pytest
 
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from ingest.models import Event
 from tests.marquez.conftest import (
     EVENTS,
@@ -351,7 +351,7 @@ def test_marquez_lineage_events_backfill_then_read(tmp_path, mz):
 def test_column_lineage_without_a_schema_and_its_depth_bound(mz):
     """Column edges name fields no schema facet listed; a 12-hop chain asked at the client's
     depth 20 is walked to the catalog's 10 levels and says it was cut."""
-    from catalog.lineage.graph import MAX_DEPTH
+    from catalog.lineage.request import MAX_DEPTH
     from tests.api.factories import make_column_edge, make_dataset, make_job
 
     job = make_job("chain")

@@ -29,7 +29,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from catalog import services
+from catalog.services import derive
 from ingest.models import Event
 from ingest.services import create_token
 from tests.producers.read_api import Api, lines, recording_transport
@@ -120,7 +120,7 @@ def _run_dags(
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for path in (*sent.values(), *home.glob("airflow-*.log")):
         shutil.copy(path, ARTIFACTS / path.name)
-    services.derive_events(list(Event.objects.order_by("id").values_list("id", flat=True)))
+    derive.derive_events(list(Event.objects.order_by("id").values_list("id", flat=True)))
     return {
         "api": Api(base_url, read_token),
         "codes": codes,

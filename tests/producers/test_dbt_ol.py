@@ -19,7 +19,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from catalog import services
+from catalog.services import derive
 from ingest.models import Event
 from ingest.services import create_token
 from tests.producers.conftest import on_test_database
@@ -108,7 +108,7 @@ def _run_dbt(
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for path in (sent, structured, *project.glob("dbt-ol-*.log")):
         shutil.copy(path, ARTIFACTS / path.name)
-    services.derive_events(list(Event.objects.order_by("id").values_list("id", flat=True)))
+    derive.derive_events(list(Event.objects.order_by("id").values_list("id", flat=True)))
     yield {
         "api": Api(base_url, read_token),
         "codes": codes,

@@ -13,8 +13,8 @@ from django.test import Client
 from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 
-from catalog import services
 from catalog.front.snippets import snippets
+from catalog.services import derive
 from ingest.models import Event
 from ingest.services import create_token
 
@@ -64,7 +64,7 @@ def test_the_openlineage_python_recipes_deliver(
     run_id = _emit(OpenLineageClient(), f"recipe_{recipe.replace('.', '_')}")
 
     assert Event.objects.filter(run_id=run_id).count() == 2
-    services.derive_events(list(Event.objects.values_list("id", flat=True)))
+    derive.derive_events(list(Event.objects.values_list("id", flat=True)))
     read = {"HTTP_AUTHORIZATION": f"Bearer {create_token('recipe read', 'read')[1]}"}
     jobs = Client().get("/api/v1/jobs", {"namespace": "recipes"}, **read).json()["results"]
     (job,) = jobs

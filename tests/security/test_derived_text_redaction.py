@@ -27,9 +27,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework import serializers
 
 from catalog.models import ColumnLineageEdge, Dataset, DatasetField, Job, Run, RunDataset, writes
-from catalog.models.run_facts import RunDatasetFacet
+from catalog.models.jobs_runs import RunDatasetFacet
 from catalog.models.static import StaticColumnLineage
-from catalog.services import derive_events, rederive
+from catalog.services.derive import derive_events, rederive
 from core.redaction import REDACTED
 from ingest.models import Event
 from tests.ingest.helpers import dumps

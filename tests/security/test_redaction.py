@@ -109,7 +109,7 @@ def test_admin_payload_view_redacts_secrets(admin_client, ingest_client) -> None
 @pytest.mark.django_db
 def test_no_read_endpoint_reflects_the_debezium_password(ingest_client, read_client) -> None:
     from catalog.models import Run
-    from catalog.services import derive_events
+    from catalog.services.derive import derive_events
     from ingest.models import Event
 
     raw = (Path(CORPUS) / "debezium" / "debezium_event.json").read_bytes()
@@ -227,7 +227,7 @@ def test_sql_credential_shapes_are_redacted(text, expected) -> None:
 @pytest.mark.django_db
 def test_a_sql_facet_with_a_create_user_reaches_no_read_path(ingest_client, read_client) -> None:
     from catalog.models import Job
-    from catalog.services import derive_events
+    from catalog.services.derive import derive_events
     from ingest.models import Event
     from tests.ingest.helpers import run_event
 
@@ -322,7 +322,7 @@ def test_credentials_in_names_metadata_and_errors_reach_no_read_path(
     """Names are stored without user info (derivation strips it, as the OpenLineage naming
     spec writes names); metadata values and derivation errors pass through ``redact``."""
     from catalog.models import Dataset, Job, Run
-    from catalog.services import derive_events
+    from catalog.services.derive import derive_events
     from ingest.models import Event
     from tests.ingest.helpers import run_event
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.services import load_alias_rules, read_rules_file
+from catalog.services.rule_files import load_alias_rules, read_rules_file
 
 
 class Command(BaseCommand):

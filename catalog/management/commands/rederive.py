@@ -4,8 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.services import rederive
 from catalog.services.derivation.batch import BatchResult
+from catalog.services.derive import rederive
 from core.timestamps import parse_timestamp
 
 

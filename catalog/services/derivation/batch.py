@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 import orjson
 from django.db import InterfaceError, OperationalError, connection, transaction
 
-from catalog.names.rules import RuleSet, active_rules
+from catalog.models import AliasRule
+from catalog.names.rules import RuleSet
 from catalog.services.derivation.datasets import derive_aliases, ensure_aliases
 from catalog.services.derivation.declarations import store_declarations
 from catalog.services.derivation.edges import (
@@ -24,7 +25,7 @@ from catalog.services.derivation.edges import (
     store_metadata,
     store_run_facts,
 )
-from catalog.services.derivation.facts import BadEvent, Extractor, Facts, RawEvent
+from catalog.services.derivation.facts import Extractor
 from catalog.services.derivation.io_facets import store_run_dataset_facets
 from catalog.services.derivation.job_edges import recompute_job_edges
 from catalog.services.derivation.jobs_runs import (
@@ -36,6 +37,7 @@ from catalog.services.derivation.jobs_runs import (
     split_runs,
 )
 from catalog.services.derivation.locks import lock_run_uuids
+from catalog.services.derivation.records import BadEvent, Facts, RawEvent
 from catalog.services.derivation.skipped import skipped_facets
 from ingest.derivation_status import CLAIM_IDS as _CLAIM_IDS
 from ingest.derivation_status import CLAIM_PENDING as _CLAIM_PENDING
@@ -215,7 +217,7 @@ def derive_claimed(claim_sql: str, params: list[Any]) -> BatchResult:
         events = [_row_to_event(row) for row in cursor.fetchall()]
         if not events:
             return BatchResult()
-        derived, failed = _derive(events, active_rules())
+        derived, failed = _derive(events, AliasRule.objects.rule_set())
         if derived:
             cursor.execute(_MARK_DERIVED, [derived])
         if failed:

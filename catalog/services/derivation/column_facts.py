@@ -10,18 +10,13 @@ the run did not list it (ADR 0060). Pure Python, like ``facts.py``.
 
 import hashlib
 from collections.abc import Iterator
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from catalog.facets import column_lineage
 from catalog.names import naming
-
-if TYPE_CHECKING:
-    from catalog.services.derivation.facts import AliasKey, Extractor, RawEvent, RunFact
+from catalog.services.derivation.records import EPOCH, AliasKey, Extractor, RawEvent, RunFact
 
 VIA_COLUMN_LINEAGE = "column_lineage"
-# As facts.EPOCH: the time of an event without one (never the case after ingest).
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 # Producer text the graph and the Marquez mount show: stored redacted (ADR 0056).
@@ -86,7 +81,7 @@ def read(
         if source_key is None:
             continue
         io_key = (run.key, source_key, "input")
-        extractor._span(extractor.facts.run_datasets, io_key, time)
+        extractor.span(extractor.facts.run_datasets, io_key, time)
         extractor.facts.run_dataset_via.setdefault(io_key, VIA_COLUMN_LINEAGE)
         job_key = (run.key[1], source_key, "input")
         first, last, declared = extractor.facts.job_datasets.get(job_key, (time, time, False))

@@ -24,7 +24,6 @@ from catalog.models import (
 )
 from catalog.names.naming import key_hash, producer_text
 from catalog.services import display_names
-from catalog.services.derivation.facts import AliasKey, Facts
 from catalog.services.derivation.jobs_runs import merge_facets
 from catalog.services.derivation.locks import (
     bulk_update,
@@ -32,6 +31,7 @@ from catalog.services.derivation.locks import (
     locked,
     write_facets_if_changed,
 )
+from catalog.services.derivation.records import AliasKey, Facts, earliest, latest
 from core.timestamps import parse_timestamp
 
 ALIAS_FIELDS = [
@@ -76,14 +76,6 @@ class _UnionFind:
         root_a, root_b = self.find(a), self.find(b)
         if root_a != root_b:
             self.parent[max(root_a, root_b)] = min(root_a, root_b)
-
-
-def _min(a: Any, b: Any) -> Any:
-    return b if a is None else a if b is None else min(a, b)
-
-
-def _max(a: Any, b: Any) -> Any:
-    return b if a is None else a if b is None else max(a, b)
 
 
 def ensure_aliases(facts: Facts) -> dict[AliasKey, int]:
@@ -136,8 +128,8 @@ def derive_aliases(
             alias.reason, alias.reason_detail = reason, detail
             alias.reason_event_id, alias.reason_rule_id = event_id, rule_id
             alias.reason_version = [rank, time, event_digest]
-        alias.first_seen = _min(alias.first_seen, fact.first_seen)
-        alias.last_seen = _max(alias.last_seen, fact.last_seen)
+        alias.first_seen = earliest(alias.first_seen, fact.first_seen)
+        alias.last_seen = latest(alias.last_seen, fact.last_seen)
         alias.is_table_name = alias.is_table_name or key in facts.table_names
 
     _store_links(facts, aliases)
@@ -235,8 +227,8 @@ def merge_datasets(survivor: Dataset, loser: Dataset) -> set[int]:
     edges must be recomputed are returned. Facts point at aliases, so nothing else moves.
     """
     merge_facets(survivor.facets, survivor.facet_versions, _versioned(loser))
-    survivor.first_seen = _min(survivor.first_seen, loser.first_seen)
-    survivor.last_seen = _max(survivor.last_seen, loser.last_seen)
+    survivor.first_seen = earliest(survivor.first_seen, loser.first_seen)
+    survivor.last_seen = latest(survivor.last_seen, loser.last_seen)
     if display_names.current_key(loser) < display_names.current_key(survivor):
         survivor.display_rank = loser.display_rank
         survivor.namespace, survivor.name = loser.namespace, loser.name
@@ -292,8 +284,8 @@ def _merge_dataset_facts(
         dataset = datasets[dataset_id]
         for key in keys:
             alias = aliases[key]
-            dataset.first_seen = _min(dataset.first_seen, alias.first_seen)
-            dataset.last_seen = _max(dataset.last_seen, alias.last_seen)
+            dataset.first_seen = earliest(dataset.first_seen, alias.first_seen)
+            dataset.last_seen = latest(dataset.last_seen, alias.last_seen)
             new = facts.dataset_facets.get(key)
             if new:
                 changed = merge_facets(dataset.facets, dataset.facet_versions, new)

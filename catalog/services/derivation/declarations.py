@@ -12,35 +12,23 @@ Cost: a replacement deletes and inserts the rows of that job's declaration only;
 reads the job's runs.
 """
 
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import connection
 
 from catalog.facets import column_lineage
 from catalog.services.derivation import column_facts
 from catalog.services.derivation.edge_runs import columns_of
-from catalog.services.derivation.facts import EPOCH, AliasKey, JobKey, RawEvent
-
-if TYPE_CHECKING:
-    from catalog.services.derivation.facts import Extractor, Facts
-
-
-@dataclass
-class StaticFact:
-    version: str  # "<eventTime ISO>|<digest hex>"
-    event_id: int
-    declared_at: datetime
-    # (alias, direction) → via ("" declared, "column_lineage" only named there)
-    datasets: dict[tuple[AliasKey, str], str] = field(default_factory=dict)
-    # (target alias, source alias, key hash) → column values
-    columns: dict[tuple[AliasKey, AliasKey, bytes], dict[str, Any]] = field(default_factory=dict)
-
-
-def version_text(event: RawEvent) -> str:
-    time, digest = event.version
-    return f"{time}|{digest}"
+from catalog.services.derivation.records import (
+    EPOCH,
+    AliasKey,
+    Extractor,
+    Facts,
+    JobKey,
+    RawEvent,
+    StaticFact,
+    version_text,
+)
 
 
 def read_declaration(

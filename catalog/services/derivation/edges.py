@@ -17,7 +17,7 @@ from catalog.facets import lineage_catalog_edge
 from catalog.models.writes import write_sql
 from catalog.services.derivation import column_edges
 from catalog.services.derivation.edge_runs import EdgeRuns, columns_of
-from catalog.services.derivation.facts import AliasKey, Facts, JobKey, RunKey
+from catalog.services.derivation.records import AliasKey, Facts, JobKey, RunKey
 
 _UPSERT_RUN_DATASETS = """
 INSERT INTO catalog_run_dataset (

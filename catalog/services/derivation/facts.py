@@ -5,12 +5,9 @@ so that the database merge can keep "the latest" or "the first" independently of
 order in which events arrive (see docs/derivation.md, "Order independence").
 """
 
-import uuid
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
 
 from catalog.facets import NOT_MERGED, job_type, lifecycle_state_change, lineage_catalog_edge
 from catalog.facets import parent as parent_facet
@@ -18,143 +15,25 @@ from catalog.facets import symlinks as symlinks_facet
 from catalog.models import writes
 from catalog.names import naming
 from catalog.names.rules import MatchBudgetSpent, RuleSet
-from catalog.services.derivation import column_facts
+from catalog.services.derivation import column_facts, declarations, io_facets
+from catalog.services.derivation.records import (
+    EPOCH,
+    NON_TERMINAL,
+    REASON_RANK,
+    TERMINAL,
+    AliasFact,
+    AliasKey,
+    BadEvent,
+    Facts,
+    JobFact,
+    JobKey,
+    RawEvent,
+    RunFact,
+    Version,
+    earliest,
+    latest,
+)
 from catalog.services.derivation.skipped import without
-
-if TYPE_CHECKING:
-    from catalog.services.derivation.declarations import StaticFact
-
-Version = tuple[str, str]  # (eventTime as fixed-width ISO UTC, event digest hex)
-JobKey = tuple[str, str]
-AliasKey = tuple[str, str]
-# A run is identified by its runId (as a UUID) *and* its job: two jobs sending the same
-# runId (test fixtures, misconfigured producers) keep two runs (ADR 0028).
-RunKey = tuple[uuid.UUID, JobKey]
-
-TERMINAL = {"COMPLETE": 3, "FAIL": 5, "ABORT": 4}
-# Ties on eventTime are broken by this rank (higher wins), then by digest.
-NON_TERMINAL = {"RUNNING": 2, "START": 1, "OTHER": 0}
-# Alias reasons, strongest first: an event naming a dataset beats a derived name.
-REASON_RANK = {"event": 0, "edge": 0, "symlink": 1, "rename": 2, "rule": 3}
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def iso(moment: datetime | None) -> str:
-    return (moment or EPOCH).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-class BadEvent(ValueError):
-    """The event's content cannot be derived (recorded as failed, never retried)."""
-
-
-@dataclass(frozen=True)
-class RawEvent:
-    id: int
-    kind: str
-    event_type: str | None
-    event_time: datetime | None
-    run_id: str | None
-    job_namespace: str | None
-    job_name: str | None
-    payload: Any
-    digest: bytes
-    # Facets ingest recorded as unusable (JSON Pointers); derivation reads around them.
-    skipped_facets: frozenset[str] = frozenset()
-
-    @cached_property  # read for every fact the event yields
-    def version(self) -> Version:
-        return iso(self.event_time), self.digest.hex()
-
-
-@dataclass
-class JobFact:
-    key: JobKey
-    own: bool
-    times: list[datetime] = field(default_factory=list)
-    # facet key → (version, value); the latest version wins.
-    facets: dict[str, tuple[Version, Any]] = field(default_factory=dict)
-    parent: tuple[Version, JobKey] | None = None
-
-
-@dataclass
-class RunFact:
-    run_uuid: uuid.UUID
-    run_id_text: str
-    # (own 0/1, version) → job key; the greatest wins (own events beat parent facets).
-    job: tuple[tuple[int, Version], JobKey]
-    own: bool
-    state: tuple[int, str, int, str] | None = None  # (terminal, time, rank, digest)
-    state_type: str = ""
-    state_time: datetime | None = None
-    first_event: datetime | None = None
-    last_event: datetime | None = None
-    first_start: datetime | None = None
-    streaming: bool = False
-    # A write event of the run (a COMPLETE, a streaming RUNNING) named an output.
-    outputs_confirmed: bool = False
-    facets: dict[str, tuple[Version, Any]] = field(default_factory=dict)
-    parent: tuple[Version, RunKey] | None = None
-
-    @property
-    def key(self) -> RunKey:
-        return self.run_uuid, self.job[1]
-
-
-@dataclass
-class AliasFact:
-    key: AliasKey
-    reason: tuple[tuple[int, str, str], str, int | None, int | None, str]
-    # ((rank, time, digest), reason, event id, rule id, detail); the smallest wins.
-    first_seen: datetime | None
-    last_seen: datetime | None
-
-
-@dataclass
-class Facts:
-    jobs: dict[JobKey, JobFact] = field(default_factory=dict)
-    runs: dict[RunKey, RunFact] = field(default_factory=dict)
-    aliases: dict[AliasKey, AliasFact] = field(default_factory=dict)
-    # (alias, alias) → (reason, event id, rule id)
-    links: dict[tuple[AliasKey, AliasKey], tuple[str, int | None, int | None]] = field(
-        default_factory=dict
-    )
-    dataset_facets: dict[AliasKey, dict[str, tuple[Version, Any]]] = field(default_factory=dict)
-    # (run, alias, direction) → (first, last)
-    run_datasets: dict[tuple[RunKey, AliasKey, str], tuple[datetime, datetime]] = field(
-        default_factory=dict
-    )
-    # (run, alias, direction) → how the run named it: "" (inputs/outputs), "column_lineage"
-    # (only in an output's columnLineage); a key absent here is "" (ADR 0060).
-    run_dataset_via: dict[tuple[RunKey, AliasKey, str], str] = field(default_factory=dict)
-    # (run, alias, "output") keys a write event of the run listed (catalog.models.writes).
-    confirmed_outputs: set[tuple[RunKey, AliasKey, str]] = field(default_factory=set)
-    # (job, alias, direction) → (first, last, declared)
-    job_datasets: dict[tuple[JobKey, AliasKey, str], tuple[datetime, datetime, bool]] = field(
-        default_factory=dict
-    )
-    # (run, target alias, source alias, key hash) → row values
-    column_facts: dict[tuple[RunKey, AliasKey, AliasKey, bytes], dict[str, Any]] = field(
-        default_factory=dict
-    )
-    event_datasets: set[tuple[AliasKey, int, str]] = field(default_factory=set)
-    # Aliases named as a symlinks identifier of type TABLE (preferred as display names).
-    table_names: set[AliasKey] = field(default_factory=set)
-    metadata: list[dict[str, Any]] = field(default_factory=list)
-    # Static lineage: per job, the newest JobEvent declaration of the batch (declarations.py).
-    static: "dict[JobKey, StaticFact]" = field(default_factory=dict)
-    # Run facts: (run, alias, direction, facet name) → (version text, value) (io_facets.py)
-    run_dataset_facets: dict[tuple[RunKey, AliasKey, str, str], tuple[str, Any]] = field(
-        default_factory=dict
-    )
-
-
-def _min(a: datetime | None, b: datetime | None) -> datetime | None:
-    return b if a is None else a if b is None else min(a, b)
-
-
-def _max(a: datetime | None, b: datetime | None) -> datetime | None:
-    return b if a is None else a if b is None else max(a, b)
 
 
 def _merge_facets(
@@ -223,8 +102,8 @@ class Extractor:
             return
         if candidate[0] < current.reason[0]:
             current.reason = candidate
-        current.first_seen = _min(current.first_seen, event.event_time)
-        current.last_seen = _max(current.last_seen, event.event_time)
+        current.first_seen = earliest(current.first_seen, event.event_time)
+        current.last_seen = latest(current.last_seen, event.event_time)
 
     def try_alias(self, namespace: Any, name: Any, event: RawEvent, detail: str) -> AliasKey | None:
         """``alias`` for a name inside a facet: an unusable one is skipped, not poison."""
@@ -247,7 +126,7 @@ class Extractor:
         # Credentials never reach the catalog (names are shown everywhere); else as sent.
         key = self._job_keys.get((namespace, name))
         if key is None:
-            key = (naming.without_credentials(namespace), naming.without_credentials(name))
+            key = naming.job_name(namespace, name)
             self._job_keys[(namespace, name)] = key
         fact = self.facts.jobs.get(key)
         if fact is None:
@@ -299,15 +178,15 @@ class Extractor:
         run_id = run_payload["runId"]
         run = self._run(run_id, job.key, own=True, version=event.version)
         time = event.event_time or EPOCH
-        run.first_event = _min(run.first_event, time)
-        run.last_event = _max(run.last_event, time)
+        run.first_event = earliest(run.first_event, time)
+        run.last_event = latest(run.last_event, time)
         # Outside the spec's enum (stored with a warning): read as OTHER.
         event_type = payload.get("eventType")
         event_type = event_type.upper() if isinstance(event_type, str) else "OTHER"
         if event_type not in TERMINAL and event_type not in NON_TERMINAL:
             event_type = "OTHER"
         if event_type == "START":
-            run.first_start = _min(run.first_start, time)
+            run.first_start = earliest(run.first_start, time)
         terminal = event_type in TERMINAL
         rank = TERMINAL.get(event_type, NON_TERMINAL.get(event_type, 0))
         state = (int(terminal), event.version[0], rank, event.version[1])
@@ -381,7 +260,7 @@ class Extractor:
                 raise BadEvent(f"{direction}s/{position} is not an object")
             key = self._dataset(event, dataset, direction, f"{direction}s/{position}")
             if run is not None:
-                self._span(self.facts.run_datasets, (run.key, key, direction), time)
+                self.span(self.facts.run_datasets, (run.key, key, direction), time)
                 self.facts.run_dataset_via[(run.key, key, direction)] = ""
                 if confirms and direction == "output":
                     self.facts.confirmed_outputs.add((run.key, key, direction))
@@ -401,7 +280,7 @@ class Extractor:
                 )
 
     @staticmethod
-    def _span(into: dict, key: Any, time: datetime) -> None:
+    def span(into: dict, key: Any, time: datetime) -> None:
         first, last = into.get(key, (time, time))
         into[key] = (min(first, time), max(last, time))
 
@@ -450,8 +329,8 @@ class Extractor:
         job.times.append(time)
         # An edge without a run in its pipeline is its own one-event run.
         run = self._run(run_id or f"edge:{event.digest.hex()}", job.key, True, event.version)
-        run.first_event = _min(run.first_event, time)
-        run.last_event = _max(run.last_event, time)
+        run.first_event = earliest(run.first_event, time)
+        run.last_event = latest(run.last_event, time)
         state = (1, event.version[0], TERMINAL["COMPLETE"], event.version[1])
         if run.state is None or state > run.state:
             run.state, run.state_type, run.state_time = state, "COMPLETE", time
@@ -466,7 +345,7 @@ class Extractor:
                 raise BadEvent(f"{column} is not a non-empty string")
             keys[role] = self.alias(*naming.edge_table(table), event, "edge", column)
             self.facts.event_datasets.add((keys[role], event.id, role))
-            self._span(self.facts.run_datasets, (run.key, keys[role], role), time)
+            self.span(self.facts.run_datasets, (run.key, keys[role], role), time)
             self.facts.run_dataset_via[(run.key, keys[role], role)] = ""
             if role == "output":  # an edge event is its run's COMPLETE, naming the target
                 self.facts.confirmed_outputs.add((run.key, keys[role], role))
@@ -497,23 +376,9 @@ class Extractor:
         )
 
 
-# Static lineage and run facts read with the extractor's names (imported last: they use
-# this module's types).
-from catalog.services.derivation import declarations, io_facets  # noqa: E402
-
-
 def extract(events: Iterable[RawEvent], rules: RuleSet) -> Facts:
     """All facts of ``events``; raises BadEvent naming the first poison event's problem."""
     extractor = Extractor(rules)
     for event in events:
         extractor.add(event)
     return extractor.facts
-
-
-def iter_poison(events: Iterable[RawEvent], rules: RuleSet) -> Iterator[tuple[RawEvent, str]]:
-    """Events whose content cannot be read, each with its reason."""
-    for event in events:
-        try:
-            Extractor(rules).add(event)
-        except BadEvent as error:
-            yield event, str(error)

@@ -9,18 +9,14 @@ greatest version, so order and redelivery do not matter. Rows of the batch's own
 (the free part, under the runs' runId locks).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from django.db import connection
 
 from catalog.facets import RUN_FACT_FACETS
-from catalog.services.derivation.declarations import version_text
 from catalog.services.derivation.edge_runs import columns_of
-from catalog.services.derivation.facts import AliasKey, RawEvent, RunKey
-
-if TYPE_CHECKING:
-    from catalog.services.derivation.facts import Facts
+from catalog.services.derivation.records import AliasKey, Facts, RawEvent, RunKey, version_text
 
 FactKey = tuple[RunKey, AliasKey, str, str]  # (run, alias, direction, facet name)
 

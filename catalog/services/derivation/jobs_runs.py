@@ -1,13 +1,11 @@
 """Jobs and runs: upsert by natural key, lock in primary-key order, merge facts by version."""
 
 import uuid
-from datetime import datetime
 from typing import Any, TypeVar
 
 from catalog.facets import documentation, error_message, job_type, nominal_time
 from catalog.models import TERMINAL_STATES, Job, Run, RunState
 from catalog.names.naming import key_hash, producer_text
-from catalog.services.derivation.facts import Facts, JobKey, RunFact, RunKey, Version, iso
 from catalog.services.derivation.locks import (
     bulk_update,
     ids_by_key_hash,
@@ -15,6 +13,16 @@ from catalog.services.derivation.locks import (
     locked,
     try_lock_run_uuids,
     write_facets_if_changed,
+)
+from catalog.services.derivation.records import (
+    Facts,
+    JobKey,
+    RunFact,
+    RunKey,
+    Version,
+    earliest,
+    iso,
+    latest,
 )
 from catalog.services.derivation.run_conflicts import mark_shared_run_ids
 from core.timestamps import parse_timestamp
@@ -75,14 +83,6 @@ def merge_facets(
     return changed
 
 
-def _min(a: datetime | None, b: datetime | None) -> datetime | None:
-    return b if a is None else a if b is None else min(a, b)
-
-
-def _max(a: datetime | None, b: datetime | None) -> datetime | None:
-    return b if a is None else a if b is None else max(a, b)
-
-
 def ensure_jobs(facts: Facts) -> dict[JobKey, int]:
     """Insert the jobs the batch names that do not exist yet; returns key → id.
 
@@ -126,8 +126,8 @@ def merge_jobs(facts: Facts, ids: dict[JobKey, int]) -> None:
         if merge_facets(job.facets, job.facet_versions, fact.facets):
             facets_changed.add(job.id)
         if fact.times:
-            job.first_seen = _min(job.first_seen, min(fact.times))
-            job.last_seen = _max(job.last_seen, max(fact.times))
+            job.first_seen = earliest(job.first_seen, min(fact.times))
+            job.last_seen = latest(job.last_seen, max(fact.times))
         parent_key = _newer_parent(job.facet_versions, fact.parent)
         if parent_key is not None:
             job.parent_id = ids[parent_key]
@@ -275,9 +275,9 @@ def derive_runs(
         ):
             run.state_version = [*fact.state, fact.state_type]
             run.state_time = fact.state_time
-        run.first_event_time = _min(run.first_event_time, fact.first_event)
-        run.last_event_time = _max(run.last_event_time, fact.last_event)
-        run.first_start_time = _min(run.first_start_time, fact.first_start)
+        run.first_event_time = earliest(run.first_event_time, fact.first_event)
+        run.last_event_time = latest(run.last_event_time, fact.last_event)
+        run.first_start_time = earliest(run.first_start_time, fact.first_start)
         run.is_streaming = run.is_streaming or fact.streaming
         run.outputs_confirmed = run.outputs_confirmed or fact.outputs_confirmed
         merge_facets(run.facets, run.facet_versions, fact.facets)

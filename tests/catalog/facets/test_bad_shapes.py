@@ -10,7 +10,8 @@ import pytest
 
 from catalog.facets import FACETS, data_source, schema
 from catalog.names.rules import RuleSet
-from catalog.services.derivation.facts import Extractor, RawEvent
+from catalog.services.derivation.facts import Extractor
+from catalog.services.derivation.records import RawEvent
 from tests.api.project_fixtures import derive
 from tests.catalog.facets.world import OUTPUT, event, facet, ok, q
 

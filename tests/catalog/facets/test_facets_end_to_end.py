@@ -34,7 +34,7 @@ from catalog.facets import (
     symlinks,
 )
 from catalog.models import Dataset, Run
-from catalog.services import derive_events
+from catalog.services.derive import derive_events
 from tests.api.project_fixtures import derive
 from tests.catalog.facets.world import (
     INPUT,

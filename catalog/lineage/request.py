@@ -1,0 +1,83 @@
+"""What a lineage graph read is asked (``GraphRequest``) and what it answers (``Graph``).
+
+Plain values, no database: the walk (``catalog.lineage.graph``), its assembly, the diff,
+the picture and the API all speak these, and import nothing else of one another for them.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from catalog.models import Dataset, Job
+
+Direction = Literal["upstream", "downstream", "both"]
+# Which lineage a read walks: what runs did, what JobEvents declare, or both (ADR 0061).
+Lineage = Literal["observed", "static", "all"]
+
+DEFAULT_DEPTH = 3
+MAX_DEPTH = 10
+DEFAULT_MAX_NODES = 200
+MAX_MAX_NODES = 2000
+# Edges among the chosen nodes and column edges are capped too (multiple jobs per pair).
+EDGES_PER_NODE = 20
+# "What was cut" lists at most this many node ids.
+CUT_LIST_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class NodeRef:
+    kind: Literal["dataset", "job"]
+    id: int
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.id}"
+
+    @classmethod
+    def parse(cls, text: str) -> "NodeRef":
+        """``dataset:12`` or ``job:7``; ValueError otherwise."""
+        kind, _, number = text.partition(":")
+        if kind not in ("dataset", "job") or not number.isdigit():
+            raise ValueError("expected dataset:<id> or job:<id>")
+        value = int(number)
+        if not 0 < value < 2**63:
+            raise ValueError("the id is out of range")
+        return cls(kind, value)  # type: ignore[arg-type]
+
+
+@dataclass
+class GraphRequest:
+    root: NodeRef
+    direction: Direction = "both"
+    depth: int = DEFAULT_DEPTH
+    max_nodes: int = DEFAULT_MAX_NODES
+    as_of: datetime | None = None
+    since: datetime | None = None
+    columns: bool = False
+    lineage: Lineage = "all"
+
+    @property
+    def observed(self) -> bool:
+        return self.lineage != "static"
+
+    @property
+    def static(self) -> bool:
+        return self.lineage != "observed"
+
+
+@dataclass
+class Graph:
+    root: NodeRef
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    edges: list[dict[str, Any]] = field(default_factory=list)
+    column_edges: list[dict[str, Any]] | None = None
+    dataset_dependencies: list[dict[str, Any]] | None = None
+    truncated: bool = False
+    cut: dict[str, Any] = field(default_factory=dict)
+    # Internal: the JobLineageEdge id behind each bipartite edge (for diffs).
+    edge_sources: dict[str, list[int]] = field(default_factory=dict)
+    # Internal: each node's whole row by node id, when asked for (``lineage_graph(rows=)``).
+    rows: dict[str, Dataset | Job] = field(default_factory=dict)
+
+
+class UnknownNode(LookupError):
+    pass
