@@ -82,16 +82,21 @@ def logging_config() -> dict[str, Any]:
             "service": service["formatters"][formatter],
             "access": {"()": "config.server.AccessFormatter"},
         },
+        # Redacted like every other log line (core/log_redaction.py): a path's query may
+        # carry a token.
+        "filters": service["filters"],
         "handlers": {
             "console": {
                 "class": "logging.StreamHandler",
                 "stream": "ext://sys.stdout",
                 "formatter": "service",
+                "filters": ["redact"],
             },
             "access": {
                 "class": "logging.StreamHandler",
                 "stream": "ext://sys.stdout",
                 "formatter": "access",
+                "filters": ["redact"],
             },
         },
         "loggers": {

@@ -17,7 +17,11 @@ Redacted shapes:
   a whole line when the assignment starts the line (``user=bob\\npassword=x``,
   ``Authorization: Bearer x``), else up to the next blank, ``&``, ``;`` or ``,``
   (``--conf spark.hadoop.fs.s3a.secret.key=x``, JDBC ``?user=u&password=x``, a DSN
-  ``host=h password=x``), or the quoted value (JAAS ``password="x";``);
+  ``host=h password=x``), or the quoted value (JAAS ``password="x";``, escaped quotes
+  inside), to the end of the text when it is never closed;
+- an object or array written in text after a secret key (JSON or a Python dict in a string,
+  JSON escaped inside a JSON string, JSON cut short: ``{"password": {"nested": "x"}}``,
+  ``{'secrets': ['x']}``): the whole of it, to its closing bracket or the end of the text;
 - the password of URLs with user info (``postgres://user:secret@host``), including
   passwords that contain ``/`` or ``@``;
 - SQL credentials: the string literal after a secret key (``ALTER ROLE r PASSWORD 'x'``,
@@ -51,10 +55,16 @@ UNSCANNED = "***REDACTED: {count} characters not scanned***"
 _MAX_KEY = 200
 # A candidate key: a run of name characters that starts a word (the look-behind fails at
 # once inside a run, so each character starts at most one attempt), optionally closed by a
-# quote (JSON inside a string), then ``=`` or ``:``. Bounded quantifiers: linear overall.
-_ASSIGNMENT = re.compile(rf"(?<![\w.\-])([\w.\-]{{1,{_MAX_KEY}}})[\"']?[ \t]{{0,8}}([=:])")
+# quote (JSON or a Python dict inside a string, or JSON escaped inside a JSON string:
+# ``\"password\":``), then ``=`` or ``:``. Bounded quantifiers: linear overall.
+_ASSIGNMENT = re.compile(rf"(?<![\w.\-])([\w.\-]{{1,{_MAX_KEY}}})(\\?[\"'])?[ \t]{{0,8}}([=:])")
 # Where an unquoted inline value ends.
 _VALUE_END = re.compile(r"[\s&;,]")
+# What a walk through an object or array in text stops at: runs of opening or of closing
+# brackets (counted at once), quotes, escapes.
+_STRUCTURE_MARK = re.compile(r"[\[{]{1,4096}|[\]}]{1,4096}|[\"'\\]")
+# Blanks (line breaks too) between a key and the object or array that is its value.
+_BLANKS_BEFORE_STRUCTURE = re.compile(r"[ \t\r\n]{0,64}[\[{]")
 # SQL credentials (see _sql_spans). Every quantifier is bounded (but _QUOTED_BODY's), so an
 # attempt at a position reads a bounded number of characters (tests/security/
 # test_redaction.py checks the patterns on the regex parser's tree).
@@ -256,34 +266,84 @@ def _assignment_spans(text: str, keywords: re.Pattern[str]) -> Iterator[tuple[in
         if match.start() < done or not keywords.search(match[1]):
             continue
         start = match.end()
+        structure = _BLANKS_BEFORE_STRUCTURE.match(text, start)
+        if structure is not None:  # {"password": {"nested": "x"}}: the whole value
+            start = structure.end() - 1
+            end = _structure_end(text, start, _STRING_QUOTES[match[2] or ""])
+            mark = match[2] if match[2] in ('"', "'") else ""
+            yield start, end, f"{mark}{REDACTED}{mark}"
+            done = end
+            continue
         while start < len(text) and text[start] in " \t":
             start += 1
-        end = _value_end(text, match.start(), start)
+        start, end = _value_span(text, match.start(), start)
         if end <= start:
             continue
-        quoted = text[start] in "\"'" and end - start >= 2 and text[end - 1] == text[start]
-        if quoted:  # keep the quotes: ``password="***REDACTED***"``
-            start, end = start + 1, end - 1
         yield start, end, REDACTED
         done = end
 
 
-def _value_end(text: str, key_start: int, value_start: int) -> int:
-    """Where the value of an assignment ends: its closing quote, its line, or its word."""
+# How strings are quoted inside an object or array, by how its key was quoted: JSON (``"``),
+# a Python dict's repr (``'``, and ``"`` around text holding a ``'``), JSON escaped inside
+# a JSON string (its quotes are escapes, skipped as such), or a bare key (either quote).
+_STRING_QUOTES = {'"': '"', "'": "'\"", '\\"': "", "\\'": "", "": "'\""}
+
+
+def _structure_end(text: str, start: int, quotes: str) -> int:
+    """Where the object or array opening at ``text[start]`` closes (just after its closing
+    bracket), or the end of the text when it never does (JSON cut short: the rest of the
+    text is the secret value).
+
+    Brackets inside strings do not count: a string is skipped whole, with the possessive
+    ``_QUOTED_BODY`` (backslash escapes; a doubled quote over-redacts at worst). Each
+    character is read once, and the caller skips every key inside: linear.
+    """
+    depth, position = 0, start
+    while True:
+        found = _STRUCTURE_MARK.search(text, position)
+        if found is None:
+            return len(text)
+        mark, position = found[0], found.end()
+        if mark[0] in "[{":
+            depth += len(mark)
+        elif mark[0] in "]}":
+            if len(mark) >= depth:
+                return found.start() + depth
+            depth -= len(mark)
+        elif mark == "\\":
+            position += 1  # an escaped character: an escaped quote opens no string
+        elif mark in quotes:
+            position = _QUOTED_BODY[mark].match(text, position).end() + 1  # type: ignore[union-attr]
+            if position > len(text):
+                return len(text)
+
+
+def _value_span(text: str, key_start: int, value_start: int) -> tuple[int, int]:
+    """The value of an assignment: inside its quotes (to the end of the text when it is
+    never closed), its line, or its word."""
     if value_start >= len(text):
-        return value_start
+        return value_start, value_start
+    if text.startswith(('\\"', "\\'"), value_start):  # JSON escaped in a JSON string
+        mark = text[value_start : value_start + 2]
+        closing = text.find(mark, value_start + 2)
+        while closing >= 0 and text[closing - 1] == "\\":  # an escaped quote inside
+            closing = text.find(mark, closing + 2)
+        return (value_start + 2, closing) if closing >= 0 else (value_start, len(text))
     quote = text[value_start]
     if quote in "\"'":
-        closing = text.find(quote, value_start + 1)
-        return len(text) if closing < 0 else closing + 1
+        # Backslash escapes (and doubled quotes) stay inside: "a\\"b c" is one value.
+        body_end = _QUOTED_BODY[quote].match(text, value_start + 1).end()  # type: ignore[union-attr]
+        if body_end < len(text):  # keep the quotes: ``password="***REDACTED***"``
+            return value_start + 1, body_end
+        return value_start, len(text)
     before = key_start  # only blanks between the line's start and the key: its own line
     while before > 0 and text[before - 1] in " \t":
         before -= 1
     if before == 0 or text[before - 1] in "\r\n":
         line_end = text.find("\n", value_start)
-        return len(text) if line_end < 0 else line_end
+        return value_start, len(text) if line_end < 0 else line_end
     found = _VALUE_END.search(text, value_start)
-    return len(text) if found is None else found.start()
+    return value_start, len(text) if found is None else found.start()
 
 
 def _sql_spans(

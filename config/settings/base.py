@@ -290,9 +290,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = LINEAGE["MAX_REQUEST_BYTES"] + 1
 # see config/settings/production.py) for the log pipeline. Extra fields passed with
 # ``extra={...}`` become JSON keys.
 LOG_FORMAT = env_str("LOG_FORMAT", "plain")
+# Every log record is redacted like an answer when it is made, whatever logger makes it and
+# whatever handler writes it (core/log_redaction.py); the filter on every handler below
+# redacts records made otherwise. A handler added here must list "redact" too
+# (tests/security/test_log_redaction.py checks every settings module).
+LOGGING_CONFIG = "core.log_redaction.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"redact": {"()": "core.log_redaction.RedactingFilter"}},
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
         "json": {
@@ -312,6 +318,7 @@ LOGGING = {
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stdout",
             "formatter": LOG_FORMAT,
+            "filters": ["redact"],
         }
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},

@@ -1,5 +1,7 @@
 """Admin for Kafka ingest: dead letters (read-only, replayable) and the consumers' lag."""
 
+import json
+import re
 from typing import Any, ClassVar
 
 from django.contrib import admin, messages
@@ -8,16 +10,36 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from core.admin_base import BoundedAdmin
-from core.redaction import redact_text
+from core.problems import Problem
+from core.redaction import redact, redact_text
 from ingest.models import ConsumerLag, DeadLetter
+from ingest.parsing import parse_json
+
+# Control bytes no text carries (tab and line breaks aside): UTF-16 or UTF-32 text (an ASCII
+# key is split by NUL bytes), compressed or binary formats (Avro, Protobuf). Their keys are
+# not text that redaction can find, so they are not shown at all.
+_BINARY = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _shown(data: Any, limit: int = 4096) -> str:
-    """Bytes as the steward sees them: decoded, bounded and redacted (the one redaction)."""
+    """Bytes as the steward sees them: bounded and redacted by the one redaction function.
+
+    A JSON document (as ingest parses it: strict, no duplicate keys, bounded depth) is
+    redacted as a document, so a secret key's value goes whole whatever it holds (``{"password":
+    {"nested": "x"}}``, ``{"secrets": ["x", "y"]}``, numbers); anything else (JSON cut short,
+    refused JSON, plain text) as text, which redacts an object or array after a secret key to
+    its closing bracket or, cut short, to the end. Binary is not shown.
+    """
     if data is None:
         return "—"
-    text = bytes(data)[:limit].decode("utf-8", errors="replace")
-    return redact_text(text)
+    raw = bytes(data)[:limit]
+    if _BINARY.search(raw):
+        return f"binary, {len(raw)} bytes: not shown (only text can be redacted)"
+    try:
+        document = parse_json(raw)
+    except Problem:
+        return redact_text(raw.decode("utf-8", errors="replace"))
+    return json.dumps(redact(document), indent=2, ensure_ascii=False)
 
 
 class ReplayedFilter(admin.SimpleListFilter):
@@ -75,7 +97,7 @@ class DeadLetterAdmin(BoundedAdmin):
     def key_shown(self, letter: DeadLetter) -> str:
         return _shown(letter.key, 1024)
 
-    @admin.display(description="value (as received, redacted; kept whole when it fits)")
+    @admin.display(description="value (redacted; JSON indented; kept whole when it fits)")
     def value_shown(self, letter: DeadLetter) -> str:
         kept = "whole" if letter.complete else f"first {len(bytes(letter.value))} bytes"
         return format_html("<p>{}</p><pre>{}</pre>", kept, _shown(letter.value))

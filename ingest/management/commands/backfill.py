@@ -5,6 +5,9 @@ interrupted run continues where it stopped. Without it no file is written anywhe
 to be ``.backfill-state.json`` in whatever the working directory was, left behind untracked):
 a run started again reads everything again, and because ingest is idempotent it stores
 nothing twice (it counts those events as duplicates).
+
+Its report quotes the events (refusal reasons, facet problems): what it writes is redacted
+like an answer (core/command_output.py).
 """
 
 import sys
@@ -15,6 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.command_output import RedactedOutput
 from core.problems import Problem
 from ingest.backfill import Item, Progress, StateFile, event_files, read_items
 from ingest.services import SerialisedEvent, oversized, record_events, serialise
@@ -28,7 +32,7 @@ def _reason(problem: Problem) -> str:
     return problem.detail or problem.title
 
 
-class Command(BaseCommand):
+class Command(RedactedOutput, BaseCommand):
     help = "Load OpenLineage events from JSON, JSON-array, NDJSON or gzipped files or folders."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -12,11 +12,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.command_output import RedactedOutput
 from core.heap import freeze_startup_heap
 from ingest.kafka import config as kafka_config
 
 
-class Command(BaseCommand):
+class Command(RedactedOutput, BaseCommand):
     help = "Consume OpenLineage and metadata records from Kafka topics into the event log."
 
     def add_arguments(self, parser: CommandParser) -> None:
