@@ -195,6 +195,21 @@ def test_no_log_line_of_ingest_and_derivation_shows_a_planted_secret(
     assert "postgres://svc:***REDACTED***@db:5432" in output
 
 
+@pytest.mark.django_db(transaction=True)
+def test_rederive_output_is_redacted(ingest_client) -> None:
+    """``manage.py rederive`` prints each failed event's error, which quotes the event."""
+    failing = _events()[0]
+    response = ingest_client.post(
+        "/api/v1/lineage", data=orjson.dumps(failing), content_type="application/json"
+    )
+    assert response.status_code == 201, response.content
+    out, err = io.StringIO(), io.StringIO()
+    call_command("rederive", stdout=out, stderr=err)
+    shown = out.getvalue() + err.getvalue()
+    assert "failed 1" in shown and "postgres://svc:***REDACTED***@db:5432" in shown
+    assert "PLANTED-NS" not in shown
+
+
 def test_backfill_output_is_redacted(tmp_path: Path) -> None:
     refused = {"eventType": "START", "eventTime": "postgres://u:PLANTED-BF@h", "run": {}}
     (tmp_path / "events.ndjson").write_text(json.dumps(refused) + "\n")

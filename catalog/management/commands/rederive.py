@@ -6,10 +6,12 @@ from django.core.management.base import BaseCommand, CommandError
 
 from catalog.services.derivation.batch import BatchResult
 from catalog.services.derive import rederive
+from core.command_output import RedactedOutput
 from core.timestamps import parse_timestamp
 
 
-class Command(BaseCommand):
+class Command(RedactedOutput, BaseCommand):
+    # Prints derivation errors, which quote producer text: redacted like logs (ADR 0074).
     help = (
         "Rebuild the catalog from the event log. Without --since: empty the derived tables "
         "and derive every event again (the state a clean derivation gives). With --since: "
