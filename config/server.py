@@ -84,7 +84,7 @@ def logging_config() -> dict[str, Any]:
         },
         # Redacted like every other log line (core/log_redaction.py): a path's query may
         # carry a token.
-        "filters": service["filters"],
+        "filters": {"redact": {"()": "core.log_redaction.RedactingFilter"}},
         "handlers": {
             "console": {
                 "class": "logging.StreamHandler",
