@@ -72,7 +72,7 @@ test: install-dev browser
 	$(UV) lock --check
 	@scripts/check_and_test.sh $(BIN) $(XDIST) $(PYTEST_ARGS)
 
-# The inner loop, under a minute on an idle two-core machine: the tests that neither start
+# The inner loop (919 tests, about 120 CPU seconds, ADR 0073): the tests that neither start
 # real processes or servers (faults, deploy, Kafka, browser, e2e) nor search long (property
 # and fuzz tests, transactional round trips): 900-odd of them. `make test` still runs every
 # test. ARGS adds pytest arguments: `make test-fast ARGS="-k lineage"`.
