@@ -234,3 +234,18 @@ def test_a_partition_kept_after_a_batch_was_given_up_on_is_read_again(bootstrap:
         timer.cancel()
     assert Event.objects.filter(job_namespace="revoked").count() == 20
     assert committed_total(bootstrap, group, topic) == 20
+
+
+def test_a_drain_is_not_stopped_by_a_broker_that_does_not_answer_in_time() -> None:
+    """``--exit-when-idle`` asks for the partitions' ends; a broker too busy to answer
+    (serving a 300 MB message, in bench/kafka_memory.py) raised _TIMED_OUT out of the loop."""
+    from confluent_kafka import Consumer
+
+    from ingest.kafka.lag import LagReporter
+
+    config = load("127.0.0.1:1", "nowhere", "tests-lag")  # nothing listens on port 1
+    reader = Consumer({"bootstrap.servers": "127.0.0.1:1", "group.id": "tests-lag"})
+    try:
+        assert LagReporter(reader, config).caught_up({("nowhere", 0)}) is False
+    finally:
+        reader.close()
