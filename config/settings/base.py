@@ -275,6 +275,10 @@ LINEAGE_KAFKA: dict[str, Any] = {
     # A batch is stored when it holds this many messages or is this old, whichever is first.
     "BATCH_MESSAGES": env_int("LINEAGE_CONSUMER_BATCH_MESSAGES", 500),
     "BATCH_MS": env_int("LINEAGE_CONSUMER_BATCH_MS", 200),
+    # ... or when its messages' values and keys reach this many bytes (at least one message).
+    # With librdkafka's prefetch and fetch sizes (ingest/kafka/config.py) it bounds the
+    # consumer's memory; docs/ingest.md says how they add up.
+    "BATCH_BYTES": env_int("LINEAGE_CONSUMER_BATCH_BYTES", 16 * 1024 * 1024),
     # How much of a dead letter's value (and key) is kept; a message within it is kept whole.
     "DEAD_LETTER_BYTES": env_int("LINEAGE_CONSUMER_DEAD_LETTER_BYTES", 64 * 1024),
     # The consumer's own /healthz, /readyz and /metrics (0: none).

@@ -8,6 +8,7 @@ from django.conf import settings
 OPENLINEAGE = "openlineage"
 METADATA = "metadata"
 KINDS = (OPENLINEAGE, METADATA)
+RECEIVE_BYTES = "receive.message.max.bytes"
 MOCK = "mock"  # LINEAGE_KAFKA_BOOTSTRAP_SERVERS=mock: make run starts a mock cluster
 # Decided by the consumer, whatever the environment says: offsets are committed by the
 # consumer itself, and only after the batch they cover is stored (ADR 0062).
@@ -21,6 +22,20 @@ _DEFAULTS = {
     "auto.offset.reset": "earliest",
     # Rebalances move partitions one by one instead of stopping the whole group.
     "partition.assignment.strategy": "cooperative-sticky",
+    # What librdkafka holds is bounded here, not by what producers send (docs/ingest.md,
+    # "Memory"); librdkafka's own defaults let one consumer hold over a gigabyte of
+    # inflated messages, and the chart gives it 512 MiB.
+    # The bytes of one fetch on the wire, and of one partition's share of it.
+    "fetch.max.bytes": 1024 * 1024,
+    "max.partition.fetch.bytes": 1024 * 1024,
+    # Fetched messages waiting to be read, counted inflated (librdkafka: 64 MiB); stops
+    # fetching when passed, overshot by at most one fetch.
+    "queued.max.messages.kbytes": 16 * 1024,
+    # The largest response librdkafka reads, and the most a zstd batch may inflate to
+    # (librdkafka: 100 MB); a batch that inflates beyond it is a dead letter. It must
+    # exceed the topics' ``max.message.bytes`` (1 MiB by default), else a batch that large
+    # can never be fetched.
+    RECEIVE_BYTES: 4 * 1024 * 1024,
 }
 
 
@@ -36,19 +51,29 @@ class KafkaConfig:
     client: dict[str, str] = field(default_factory=dict)  # further librdkafka settings
     batch_messages: int = 500
     batch_seconds: float = 0.2
+    batch_bytes: int = 16 * 1024 * 1024  # a gathered batch's values and keys
     dead_letter_bytes: int = 64 * 1024
     port: int = 0
     lag_report_seconds: float = 5.0
 
     def consumer_settings(self) -> dict[str, Any]:
         """What ``confluent_kafka.Consumer`` is given."""
-        return {
+        settings: dict[str, Any] = {
             **_DEFAULTS,
             **self.client,
             "bootstrap.servers": self.bootstrap_servers,
             "group.id": self.group_id,
             **_FORCED,
         }
+        # librdkafka refuses a response limit below a fetch plus its framing, and a fetch
+        # below ``message.max.bytes``: an operator who changed only
+        # LINEAGE_KAFKA_FETCH_MAX_BYTES gets what that needs.
+        fetch = int(settings["fetch.max.bytes"])
+        if RECEIVE_BYTES not in self.client:
+            settings[RECEIVE_BYTES] = max(int(settings[RECEIVE_BYTES]), fetch + 512)
+        if "message.max.bytes" not in self.client:
+            settings["message.max.bytes"] = min(1_000_000, fetch)  # librdkafka's default
+        return settings
 
 
 def parse_topics(items: list[str]) -> dict[str, str]:
@@ -93,9 +118,10 @@ def load(overrides: dict[str, Any] | None = None) -> KafkaConfig:
             "LINEAGE_KAFKA_TOPICS is empty: name the topics to read, e.g. "
             "LINEAGE_KAFKA_TOPICS=openlineage,metadata-records:metadata."
         )
-    if values["BATCH_MESSAGES"] < 1 or values["BATCH_MS"] < 1:
+    if values["BATCH_MESSAGES"] < 1 or values["BATCH_MS"] < 1 or values["BATCH_BYTES"] < 1:
         raise KafkaNotConfigured(
-            "LINEAGE_CONSUMER_BATCH_MESSAGES and LINEAGE_CONSUMER_BATCH_MS must be positive."
+            "LINEAGE_CONSUMER_BATCH_MESSAGES, LINEAGE_CONSUMER_BATCH_MS and "
+            "LINEAGE_CONSUMER_BATCH_BYTES must be positive."
         )
     return KafkaConfig(
         bootstrap_servers=servers,
@@ -104,6 +130,7 @@ def load(overrides: dict[str, Any] | None = None) -> KafkaConfig:
         client=client_settings(values["CLIENT"]),
         batch_messages=values["BATCH_MESSAGES"],
         batch_seconds=values["BATCH_MS"] / 1000,
+        batch_bytes=values["BATCH_BYTES"],
         dead_letter_bytes=max(256, values["DEAD_LETTER_BYTES"]),
         port=values["PORT"],
         lag_report_seconds=max(0.5, values["LAG_REPORT_SECONDS"]),

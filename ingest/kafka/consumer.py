@@ -3,12 +3,20 @@
 Offsets are committed only after the statements that stored the batch have committed,
 so a consumer killed at any point leaves its messages to be read again, and storage is
 idempotent, so reading them again stores nothing twice (ADR 0062). A batch is bounded by
-count and by time (``LINEAGE_CONSUMER_BATCH_MESSAGES``, ``_BATCH_MS``); the database stores
+count, time and bytes (``LINEAGE_CONSUMER_BATCH_MESSAGES``, ``_BATCH_MS``, ``_BATCH_BYTES``);
+the database stores
 one batch (its INSERT sent in libpq's pipeline mode, ADR 0072) while the next is read and
 checked, and at most one is in flight. A batch takes what librdkafka has already fetched
 and waits for more only while the database is still storing the one before (ADR 0065).
 Before partitions are taken away in a rebalance, what was read from them is stored and
 committed. While PostgreSQL is away the partitions are paused and the batch retried.
+
+No message stops its partition: one that cannot be read (a timestamp that is no date, a
+batch librdkafka cannot inflate) is a dead letter like one that cannot be stored, and the
+partition moves past it. No offset is committed past a message that was not stored: a
+batch given up on (its write failed in a rebalance or at shutdown) holds its partitions'
+commits back to its first message, and a partition the consumer keeps is read again from
+there.
 """
 
 import logging
@@ -22,7 +30,7 @@ from prometheus_client import Counter, Histogram
 
 from ingest.kafka.config import KafkaConfig
 from ingest.kafka.lag import LagReporter
-from ingest.kafka.messages import Message, message_time
+from ingest.kafka.messages import Message, kept, unreadable
 from ingest.kafka.storage import (
     BatchInFlight,
     BatchOutcome,
@@ -50,6 +58,22 @@ _RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0)
 # While the database is storing the batch before, a batch that is not full waits for more
 # messages in slices this long, so that it is handed over soon after the database is done.
 _WAIT_SLICE = 0.01
+# Messages taken from librdkafka at a time, at most: ``consume`` copies each into Python.
+# Fewer near the batch's byte bound (``_wanted``), so a batch passes it by one message at
+# most (a message is at most what librdkafka may inflate, ``receive.message.max.bytes``,
+# and is kept only in part past ``LINEAGE_MAX_REQUEST_BYTES``).
+_CHUNK = 16
+# Errors librdkafka reports for one message (or one batch of them) it read from a partition
+# and cannot hand over; it fetches the same offset again for ever unless the consumer moves
+# past it. The message is a dead letter. Errors about the partition itself (authorisation,
+# leadership, offsets) are not here: skipping on those would lose messages.
+_UNREADABLE = {
+    KafkaError._BAD_COMPRESSION,  # a batch that does not inflate, or inflates too large
+    KafkaError._BAD_MSG,  # fails its checksum, or cannot be parsed
+    KafkaError._NOT_IMPLEMENTED,  # an unknown compression codec or message format
+    KafkaError.MSG_SIZE_TOO_LARGE,  # larger than librdkafka may receive
+    KafkaError.INVALID_MSG,  # the broker says the record is corrupt
+}
 
 
 class IngestConsumer:
@@ -72,6 +96,12 @@ class IngestConsumer:
         # INSERT sent, not yet answered (ADR 0072), and when its steps began and took.
         self._in_flight: tuple[BatchInFlight, dict[str, float]] | None = None
         self._fill_seconds = 0.0  # the gathered batch's wait, from its first message
+        self._pending_bytes = 0
+        # A batch librdkafka could not hand over: (its first offset, the next to skip to).
+        self._skipping: dict[tuple[str, int], tuple[int, int]] = {}
+        # Partitions of a batch given up on, and its first offset on each: no commit goes
+        # past it, and a partition still held is read again from there (``_rewind``).
+        self._unstored: dict[tuple[str, int], int] = {}
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -88,6 +118,7 @@ class IngestConsumer:
         try:
             while not self.stop.is_set():
                 self._gather()
+                self._rewind()
                 if self.pending:
                     self._hand_over()
                 else:
@@ -114,7 +145,7 @@ class IngestConsumer:
         """Prepare the gathered batch (CPU) while the database stores the previous one,
         then finish and commit the previous one and send this one. At most one batch is in
         flight; its offsets are committed only once its write has committed."""
-        batch, self.pending = self.pending, []
+        batch, self.pending, self._pending_bytes = self.pending, [], 0
         started = time.monotonic()
         prepared = prepare_batch(batch, self.config.topics)
         timing = {"fill": self._fill_seconds, "prepare": time.monotonic() - started}
@@ -139,7 +170,7 @@ class IngestConsumer:
             if retry:
                 self._store_with_retry(in_flight.prepared, error)
             else:
-                logger.warning("kafka_store_failed error=%s", type(error).__name__)
+                self._give_up(in_flight.prepared.messages, error)
             return
         finished = time.monotonic()
         BATCH_SECONDS.observe(finished - timing["sent"])
@@ -174,7 +205,12 @@ class IngestConsumer:
         limit = self.config.batch_messages
         deadline = 0.0
         first_at = 0.0
-        while len(self.pending) < limit and not self.stop.is_set():
+        while (
+            len(self.pending) < limit
+            and self._pending_bytes < self.config.batch_bytes
+            and not self.stop.is_set()
+        ):
+            wanted = self._wanted()
             if not self.pending:
                 # A batch in flight is committed only when it is finished: with one, an idle
                 # consumer goes back to the loop at once to finish it, not a second later.
@@ -183,39 +219,86 @@ class IngestConsumer:
                 if not found:
                     break  # idle: let the loop finish the batch, report lag, check ``stop``
             else:
-                found = self.consumer.consume(num_messages=limit - len(self.pending), timeout=0)
+                found = self.consumer.consume(num_messages=wanted, timeout=0)
                 if not found:
                     wait = deadline - time.monotonic()
                     if wait <= 0 or not self._database_busy():
                         break  # nothing more fetched, and the database is free: hand it over
                     found = self.consumer.consume(
-                        num_messages=limit - len(self.pending), timeout=min(wait, _WAIT_SLICE)
+                        num_messages=wanted, timeout=min(wait, _WAIT_SLICE)
                     )
-            for message in found:
-                if self._usable(message):
-                    self.pending.append(_kept(message))
+            self._take(found)
             if self.pending and not first_at:
                 first_at = time.monotonic()
                 deadline = first_at + self.config.batch_seconds
         self._fill_seconds = time.monotonic() - first_at if first_at else 0.0
 
+    def _wanted(self) -> int:
+        """How many messages to take next: a chunk, or as many as the byte bound still has
+        room for at the batch's average size (at least one)."""
+        wanted = min(self.config.batch_messages - len(self.pending), _CHUNK)
+        if self.pending:
+            room = self.config.batch_bytes - self._pending_bytes
+            average = max(1, self._pending_bytes // len(self.pending))
+            wanted = min(wanted, max(1, room // average))
+        return wanted
+
     def _database_busy(self) -> bool:
         return self._in_flight is not None and not self._in_flight[0].answered()
 
-    def _usable(self, message: Any) -> bool:
+    def _take(self, found: list[Any]) -> None:
+        for message in found:
+            taken = self._read(message)
+            if taken is not None:
+                self.pending.append(taken)
+                self._pending_bytes += len(taken.value or b"") + len(taken.key or b"")
+
+    def _read(self, message: Any) -> Message | None:
+        """The message as the batch keeps it; None for an error that is no message."""
         error = message.error()
         if error is None:
             self.connected = True
-            return True
+            self._skipping.pop((message.topic(), message.partition()), None)
+            return kept(
+                message.topic(),
+                message.partition(),
+                message.offset(),
+                message.key(),
+                message.value(),
+                message.timestamp(),
+                self.config.dead_letter_bytes,
+            )
+        if (
+            error.code() in _UNREADABLE
+            and message.topic() in self.config.topics
+            and message.partition() is not None
+            and message.offset() is not None
+            and message.offset() >= 0
+        ):
+            return self._skip_unreadable(message, error)
         if error.code() != KafkaError._PARTITION_EOF:
             logger.warning("kafka_consume_error error=%s", error)
-        return False
+        return None
+
+    def _skip_unreadable(self, message: Any, error: KafkaError) -> Message:
+        """A dead letter for the message librdkafka could not hand over, and the partition
+        moved past it. librdkafka names the first offset of the batch that failed, and fetches
+        the whole batch again for any offset inside it, so the same error comes back for the
+        next offset while the batch lasts: each of its offsets becomes a dead letter in turn.
+        """
+        topic, partition, first = message.topic(), message.partition(), message.offset()
+        skipping = self._skipping.get((topic, partition))
+        offset = skipping[1] if skipping is not None and skipping[0] == first else first
+        self._skipping[(topic, partition)] = (first, offset + 1)
+        self.consumer.seek(TopicPartition(topic, partition, offset + 1))
+        code = "kafka-" + error.name().lower().strip("_").replace("_", "-")
+        return unreadable(topic, partition, offset, code[:32], error.str()[:4000])
 
     def _store_and_commit(self, retry: bool = True) -> None:
         """Store the pending batch and wait for it (nothing else in flight), then commit it."""
         if not self.pending:
             return
-        batch, self.pending = self.pending, []
+        batch, self.pending, self._pending_bytes = self.pending, [], 0
         prepared = prepare_batch(batch, self.config.topics)
         try:
             with BATCH_SECONDS.time():
@@ -225,7 +308,7 @@ class IngestConsumer:
                 self._store_with_retry(prepared, error)
             else:
                 connections.close_all()
-                logger.warning("kafka_store_failed error=%s", type(error).__name__)
+                self._give_up(batch, error)
             return
         self._count(batch, outcome)
         self._commit(batch)
@@ -237,7 +320,10 @@ class IngestConsumer:
             self._wait_for_database(error, attempt)
             attempt += 1
             if self.stop.is_set():
-                return  # nothing acknowledged: read again by whoever owns them next
+                # Nothing acknowledged: read again by whoever owns them next; and nothing
+                # after them either, whatever is stored before the consumer stops.
+                self._give_up(prepared.messages, error)
+                return
             try:
                 with BATCH_SECONDS.time():
                     outcome = write_batch(
@@ -267,17 +353,54 @@ class IngestConsumer:
         )
         deadline = time.monotonic() + delay
         while time.monotonic() < deadline and not self.stop.is_set():
-            for message in self.consumer.consume(num_messages=100, timeout=0.2):
-                if self._usable(message):  # from a partition assigned meanwhile
-                    self.pending.append(_kept(message))
-            if len(self.pending) >= self.config.batch_messages:
+            # From a partition assigned meanwhile.
+            self._take(self.consumer.consume(num_messages=self._wanted(), timeout=0.2))
+            if (
+                len(self.pending) >= self.config.batch_messages
+                or self._pending_bytes >= self.config.batch_bytes
+            ):
                 self.consumer.pause(self._assignment())  # a batch in hand is enough
+
+    def _give_up(self, batch: list[Message], error: DatabaseError) -> None:
+        """The batch's write failed and is not retried (a rebalance, a stop): nothing of it
+        is committed, and nothing after it on its partitions either, since committing a
+        later batch would acknowledge these messages with it."""
+        for message in batch:
+            key = (message.topic, message.partition)
+            self._unstored[key] = min(self._unstored.get(key, message.offset), message.offset)
+        logger.warning(
+            "kafka_store_failed messages=%d error=%s (read again from offsets %s)",
+            len(batch),
+            type(error).__name__,
+            ",".join(f"{t}[{p}]@{o}" for (t, p), o in sorted(self._unstored.items())),
+        )
+
+    def _rewind(self) -> None:
+        """Partitions still held after a batch was given up on are read again from its
+        first message (what was read after it is dropped and read again too), so the
+        consumer stores it and its commits move on; storage is idempotent."""
+        if self._in_flight is not None:
+            return
+        held = {key: offset for key, offset in self._unstored.items() if key in self.assigned}
+        for key, offset in held.items():
+            del self._unstored[key]
+            self._skipping.pop(key, None)
+            self.consumer.seek(TopicPartition(key[0], key[1], offset))
+        if not held:
+            return
+        self.pending = [
+            m for m in self.pending if m.offset < held.get((m.topic, m.partition), m.offset + 1)
+        ]
+        self._pending_bytes = sum(len(m.value or b"") + len(m.key or b"") for m in self.pending)
 
     def _commit(self, batch: list[Message]) -> None:
         offsets: dict[tuple[str, int], int] = {}
         for message in batch:
             key = (message.topic, message.partition)
             offsets[key] = max(offsets.get(key, -1), message.offset + 1)
+        for key, first_unstored in self._unstored.items():
+            if key in offsets:
+                offsets[key] = min(offsets[key], first_unstored)
         partitions = [
             TopicPartition(topic, partition, offset)
             for (topic, partition), offset in offsets.items()
@@ -331,7 +454,7 @@ class IngestConsumer:
         # While the database is away, what was read from them is left to the next owner.
         self.pending = [m for m in self.pending if (m.topic, m.partition) not in revoked]
         self.assigned -= revoked
-        self.lag.forget(revoked)
+        self._forget(revoked)
         logger.info("kafka_revoked partitions=%s", _names(partitions))
 
     def _on_lost(self, consumer: Any, partitions: list[TopicPartition]) -> None:
@@ -339,24 +462,21 @@ class IngestConsumer:
         lost = {(tp.topic, tp.partition) for tp in partitions}
         self.pending = [m for m in self.pending if (m.topic, m.partition) not in lost]
         self.assigned -= lost
-        self.lag.forget(lost)
+        self._forget(lost)
         logger.warning("kafka_partitions_lost partitions=%s", _names(partitions))
+
+    def _forget(self, gone: set[tuple[str, int]]) -> None:
+        """Partitions gone to another member: what was not committed is theirs to read."""
+        self._pending_bytes = sum(len(m.value or b"") + len(m.key or b"") for m in self.pending)
+        self.lag.forget(gone)
+        for key in gone:
+            self._unstored.pop(key, None)
+            self._skipping.pop(key, None)
 
     def _on_error(self, error: KafkaError) -> None:
         if error.code() in (KafkaError._ALL_BROKERS_DOWN, KafkaError._TRANSPORT):
             self.connected = False
         logger.warning("kafka_error error=%s", error)
-
-
-def _kept(message: Any) -> Message:
-    return Message(
-        topic=message.topic(),
-        partition=message.partition(),
-        offset=message.offset(),
-        key=message.key(),
-        value=message.value(),
-        timestamp=message_time(message.timestamp()),
-    )
 
 
 def _names(partitions: list[TopicPartition]) -> str:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from confluent_kafka import TopicPartition
+from confluent_kafka import KafkaException, TopicPartition
 from django.db import connection
 from django.utils import timezone
 
@@ -62,14 +62,20 @@ class LagReporter:
             logger.warning("kafka_lag_report_failed error=%s", type(error).__name__)
 
     def caught_up(self, assigned: set[tuple[str, int]]) -> bool:
-        """Whether this consumer has committed every assigned partition up to its end."""
-        for topic, partition in assigned:
-            _, high = self.consumer.get_watermark_offsets(
-                TopicPartition(topic, partition), timeout=2
-            )
-            row = self._row(topic, partition)
-            if row is None or row[2] < high:
-                return False
+        """Whether this consumer has committed every assigned partition up to its end; not
+        while a broker does not answer in time (a busy broker stopped a drain with a
+        KafkaException)."""
+        try:
+            for topic, partition in assigned:
+                _, high = self.consumer.get_watermark_offsets(
+                    TopicPartition(topic, partition), timeout=2
+                )
+                row = self._row(topic, partition)
+                if row is None or row[2] < high:
+                    return False
+        except KafkaException as error:
+            logger.warning("kafka_watermarks_unavailable error=%s", error)
+            return False
         return True
 
     def _row(self, topic: str, partition: int) -> tuple[str, int, int, int] | None:

@@ -26,6 +26,12 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class Refusal:
+    code: str  # the problem's slug (invalid-json, too-deep, invalid-event, payload-too-large)
+    reason: str
+
+
+@dataclass(frozen=True)
 class Message:
     """What the consumer keeps of a Kafka message."""
 
@@ -35,12 +41,12 @@ class Message:
     key: bytes | None
     value: bytes | None
     timestamp: datetime | None  # the producer's (or broker's) time, when the message has one
-
-
-@dataclass(frozen=True)
-class Refusal:
-    code: str  # the problem's slug (invalid-json, too-deep, invalid-event, payload-too-large)
-    reason: str
+    # Refused as it was read, before its value was looked at: a timestamp that is no date,
+    # a value over the limit (kept only in part), a message librdkafka could not hand over.
+    refusal: Refusal | None = None
+    # The size of the whole value when ``value`` holds only a prefix of it; -1 when the
+    # value never reached the consumer (librdkafka refused it: see ``unreadable``).
+    size: int | None = None
 
 
 def problem_reason(problem: Problem) -> str:
@@ -51,6 +57,8 @@ def problem_reason(problem: Problem) -> str:
 
 def read_message(message: Message, kind: str) -> SerialisedEvent | Refusal:
     """The message's event, serialised as it will be stored, or why it cannot be."""
+    if message.refusal is not None:
+        return message.refusal
     value = message.value
     if not value:
         return Refusal("empty", "the message has no value")
@@ -89,8 +97,53 @@ def _metadata_defaults(document: object, message: Message) -> object:
 
 
 def message_time(timestamp: tuple[int, int]) -> datetime | None:
-    """confluent-kafka's ``(type, milliseconds)``; type 0 means the message has none."""
+    """confluent-kafka's ``(type, milliseconds)``; type 0 means the message has none.
+    Raises ``ValueError`` for a time that is no date here (past the year 9999): the
+    producer chooses it, so ``kept`` refuses the message instead."""
     kind, milliseconds = timestamp
     if kind == 0 or milliseconds < 0:
         return None
-    return datetime.fromtimestamp(milliseconds / 1000, tz=UTC)
+    try:
+        return datetime.fromtimestamp(milliseconds / 1000, tz=UTC)
+    except (OverflowError, OSError) as error:
+        raise ValueError(str(error)) from error
+
+
+def kept(
+    topic: str,
+    partition: int,
+    offset: int,
+    key: bytes | None,
+    value: bytes | None,
+    timestamp: tuple[int, int],
+    prefix_bytes: int,
+) -> Message:
+    """What the consumer keeps of a message read from Kafka, whatever the producer put in
+    it: never raises. A value over ``LINEAGE_MAX_REQUEST_BYTES`` is refused here and only
+    the prefix a dead letter keeps is held until its batch is stored (holding the whole
+    value, as many of them as a batch takes, is what producers would size the consumer's
+    memory by); a key is held only to that prefix too, since only a dead letter keeps it."""
+    refusal: Refusal | None = None
+    size: int | None = None
+    try:
+        moment = message_time(timestamp)
+    except ValueError as error:
+        moment = None
+        refusal = Refusal(
+            "invalid-timestamp", f"the message's timestamp ({timestamp[1]} ms) is no date: {error}"
+        )
+    limit = settings.LINEAGE["MAX_REQUEST_BYTES"]
+    if value is not None and len(value) > limit:
+        if refusal is None:
+            refusal = Refusal("payload-too-large", f"the value is {len(value)} bytes, over {limit}")
+        size, value = len(value), value[:prefix_bytes]
+    if key is not None and len(key) > prefix_bytes:
+        key = key[:prefix_bytes]
+    return Message(topic, partition, offset, key, value, moment, refusal, size)
+
+
+def unreadable(topic: str, partition: int, offset: int, code: str, reason: str) -> Message:
+    """A message librdkafka could not hand over (a batch it cannot inflate, one larger
+    than it may receive, one that fails its checksum): refused with librdkafka's reason,
+    its value unknown (size -1), so that a replay reads it from Kafka again."""
+    return Message(topic, partition, offset, None, None, None, Refusal(code, reason), -1)

@@ -112,7 +112,7 @@ def record_dead_letters(
             kinds[message.topic],
             message.key[:limit] if message.key is not None else None,
             (message.value or b"")[:limit],
-            len(message.value or b""),
+            message.size if message.size is not None else len(message.value or b""),
             message.timestamp,
             refusal.code[:32],
             refusal.reason[:4000].replace("\x00", "\ufffd"),

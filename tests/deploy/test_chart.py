@@ -478,6 +478,8 @@ def test_kafka_consumer_runs_consume_kafka_with_the_settings_it_reads() -> None:
     assert env["LINEAGE_KAFKA_BOOTSTRAP_SERVERS"]["value"] == values["bootstrapServers"]
     assert env["LINEAGE_KAFKA_TOPICS"]["value"] == "openlineage,metadata-records:metadata"
     assert env["LINEAGE_KAFKA_GROUP_ID"]["value"] == "lineage-catalog"
+    # The batch's byte bound, one of the bounds that keep the consumer within its limit.
+    assert env["LINEAGE_CONSUMER_BATCH_BYTES"]["value"] == str(16 * 1024 * 1024)
     assert env["LINEAGE_KAFKA_SECURITY_PROTOCOL"]["value"] == "SASL_SSL"
     assert env["LINEAGE_KAFKA_SASL_MECHANISM"]["value"] == "SCRAM-SHA-512"
     password = env["LINEAGE_KAFKA_SASL_PASSWORD"]["valueFrom"]["secretKeyRef"]
