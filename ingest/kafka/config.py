@@ -38,6 +38,7 @@ class KafkaConfig:
     batch_seconds: float = 0.2
     dead_letter_bytes: int = 64 * 1024
     port: int = 0
+    host: str = "127.0.0.1"
     lag_report_seconds: float = 5.0
 
     def consumer_settings(self) -> dict[str, Any]:
@@ -106,5 +107,6 @@ def load(overrides: dict[str, Any] | None = None) -> KafkaConfig:
         batch_seconds=values["BATCH_MS"] / 1000,
         dead_letter_bytes=max(256, values["DEAD_LETTER_BYTES"]),
         port=values["PORT"],
+        host=values["HOST"].strip() or "127.0.0.1",
         lag_report_seconds=max(0.5, values["LAG_REPORT_SECONDS"]),
     )

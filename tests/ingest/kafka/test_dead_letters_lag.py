@@ -87,7 +87,13 @@ def test_a_dead_letter_kept_in_part_is_replayed_from_kafka(bootstrap: str, setti
     letter = DeadLetter.objects.get(reason_code="payload-too-large")
     assert not letter.complete and len(bytes(letter.value)) == 256
     settings.LINEAGE = {**settings.LINEAGE, "MAX_REQUEST_BYTES": 1 << 20}
-    assert replay([letter.id]).unavailable == [letter.id]  # Kafka not configured here
+    report = replay([letter.id])  # Kafka not configured in this process: it says so
+    assert report.unavailable == [letter.id]
+    assert "cannot read Kafka" in report.why_unavailable()
+    assert "LINEAGE_KAFKA_BOOTSTRAP_SERVERS" in report.why_unavailable()
+    # A process given `mock` (make run gives every process the cluster's address instead).
+    settings.LINEAGE_KAFKA = {**settings.LINEAGE_KAFKA, "BOOTSTRAP_SERVERS": "mock"}
+    assert "`make run` only" in replay([letter.id]).why_unavailable()
     settings.LINEAGE_KAFKA = {
         **settings.LINEAGE_KAFKA,
         "BOOTSTRAP_SERVERS": bootstrap,
