@@ -38,15 +38,23 @@ def held(port: int) -> Iterator[socket.socket]:
         yield holder
 
 
+def taken(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
 def free_ports(count: int) -> int:
     """The first of ``count`` consecutive free ports on 127.0.0.1."""
     for _ in range(100):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             first = probe.getsockname()[1]
-        if first + count < 65536 and not any(
-            run_local.port_taken("127.0.0.1", first + step) for step in range(count)
-        ):
+        if first + count < 65536 and not any(taken(first + step) for step in range(count)):
             return first
     raise RuntimeError("no run of free ports")
 
