@@ -394,7 +394,8 @@ def supervise(
         running = [other for other in processes if other not in left]
         if not running:
             say(f"{name} {why}; nothing is left running, stopping")
-            stop_and_exit()
+            stop(processes)
+            sys.exit(1)
         say(
             f"{name} {why}; not starting it again. Still running: {', '.join(running)} "
             "(Ctrl-C stops them)"

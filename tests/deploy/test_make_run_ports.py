@@ -280,6 +280,20 @@ def test_a_process_that_cannot_start_never_stops_those_that_did() -> None:
     )
 
 
+def test_the_supervisor_ends_when_nothing_is_left_running() -> None:
+    alone = _SUPERVISED.replace(
+        '"steady": (python + ["import time; time.sleep(60)"], {}),', ""
+    ).replace('"taken"', '"1-taken"')  # left first: "crashing" is left last
+    finished = subprocess.run(
+        [sys.executable, "-c", alone], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert finished.returncode == 1, finished.stdout
+    last = finished.stdout.strip().splitlines()[-1]
+    assert last == (
+        "[make run] crashing keeps exiting (last code 3); nothing is left running, stopping"
+    )
+
+
 # --- make run itself, with the Kafka mock cluster --------------------------------------------
 
 
@@ -336,6 +350,16 @@ def test_make_run_with_kafka_beside_taken_ports_keeps_serving(tmp_path: Path) ->
         assert listening(consumer) == {("127.0.0.1", port + 2)}  # HOST, after PORT
         wait_for(lambda: bool(listening(run.children()["web"])), 60, "the web server")
         assert listening(run.children()["web"]) == {("127.0.0.1", port)}
+        one_line(
+            run.output(),
+            f"the Kafka consumer's /healthz, /readyz and /metrics: http://127.0.0.1:{port + 2}/",
+        )
+        (mock,) = [
+            child
+            for child in psutil.Process(run.process.pid).children()
+            if "ingest.kafka.mock" in " ".join(child.cmdline())
+        ]
+        assert {address for address, _ in listening(mock)} == {"127.0.0.1"}
 
         # A message too large, refused and kept in part; the admin reads it again from Kafka.
         address = re.search(r"Kafka mock cluster \(local use only\) at (\S+),", run.output())
