@@ -62,7 +62,7 @@ run: install
 PYTEST_ARGS ?= --durations=15
 # pytest-xdist: one worker per core (at most 4: each takes a Redis db of its own, counting down
 # from REDIS_URL's, and pytest-django a test database of its own), a test file's tests on one
-# worker so a module's fixtures are built once (docs/adr/0073-parallel-test-workers.md).
+# worker so a module's fixtures are built once (docs/adr/0075-parallel-test-workers.md).
 XDIST ?= -n auto --maxprocesses=4 --dist loadfile
 
 # ruff, mypy and the migrations check run beside pytest (scripts/check_and_test.sh): the
@@ -72,7 +72,7 @@ test: install-dev browser
 	$(UV) lock --check
 	@scripts/check_and_test.sh $(BIN) $(XDIST) $(PYTEST_ARGS)
 
-# The inner loop (919 tests, about 120 CPU seconds, ADR 0073): the tests that neither start
+# The inner loop (919 tests, about 120 CPU seconds, ADR 0075): the tests that neither start
 # real processes or servers (faults, deploy, Kafka, browser, e2e) nor search long (property
 # and fuzz tests, transactional round trips): 900-odd of them. `make test` still runs every
 # test. ARGS adds pytest arguments: `make test-fast ARGS="-k lineage"`.

@@ -4,7 +4,8 @@ docs/adr/0052-granian-web-server.md for why granian and not gunicorn.
 
 Read from the environment; the defaults fit 2 cores:
 
-- ``HOST`` (0.0.0.0) and ``PORT`` (8000): where to listen.
+- ``HOST`` (0.0.0.0) and ``PORT`` (8000): where to listen. A port another program holds
+  ends the server with one line naming it (exit status 78).
 - ``WEB_WORKERS`` (2): processes, one per core. ``WEB_THREADS`` (8): threads per process
   that run the Django application; a request spends much of its time waiting on PostgreSQL,
   so threads keep a core busy. Each thread holds one database connection: a pod opens up to
@@ -116,6 +117,10 @@ def empty_metrics_directory() -> None:
         Path(directory).mkdir(parents=True, exist_ok=True)
 
 
+# sysexits.h's EX_CONFIG: this configuration cannot start (a taken port), so a supervisor
+# (scripts/run_local.py) does not start it again.
+CANNOT_START = 78
+
 # Read once by the settings at import; dropped from the environment afterwards, because
 # granian copies the environment into every request's WSGI environ (request.META).
 SECRETS = (
@@ -224,7 +229,20 @@ def main() -> None:
         sys.exit(f"config.server: {error}")  # a readable line, not a traceback
     from granian import Granian
 
-    Granian(**settings).serve()
+    try:
+        Granian(**settings).serve()
+    except (OSError, RuntimeError) as error:
+        # granian reports a taken port as RuntimeError("Address already in use (os error
+        # 98)") with a page of Rust backtrace; one line says which port and what moves it.
+        if "Address already in use" not in str(error):
+            raise
+        print(
+            f"config.server: port {settings['port']} on {settings['address']} is in use by "
+            "another program: set PORT to a free port",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.exit(CANNOT_START)
 
 
 if __name__ == "__main__":

@@ -3,18 +3,26 @@
 Finds PostgreSQL and Redis (DATABASE_URL / REDIS_URL, else the local defaults; an embedded
 PostgreSQL from the `pgserver` package when none is reachable), creates the database if it
 is missing, migrates, makes sure a local admin, an ingest token and a read token exist, then
-runs the web server, a Celery worker and the scheduler together until Ctrl-C, which stops all
-three. It says in one line what each step is doing, not the tools' own output.
+runs the web server, a Celery worker and the scheduler (and the Kafka consumer when
+LINEAGE_KAFKA_BOOTSTRAP_SERVERS is set) together until Ctrl-C, which stops them all. It says
+in one line what each step is doing, not the tools' own output.
 
-The local admin password and the tokens are kept in .local/credentials.json (git-ignored) so
-that every run prints working credentials without resetting them.
+Every port it opens listens on HOST (127.0.0.1 unless told) and follows PORT: the web server
+on PORT, the consumer's probes on the first free port after it (LINEAGE_CONSUMER_PORT
+chooses another). A port another program holds gets one line naming it and the setting that
+moves it, and a process that cannot start never stops those that did.
+
+The admin login is created once, by the first run; its password and the tokens are kept in
+.local/credentials.json (git-ignored). Later runs print the password while it is still the
+one created and never change it: a password changed in the admin is the person's.
 """
 
 import atexit
+import errno
 import json
 import os
-import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -30,6 +38,9 @@ CREDENTIALS = LOCAL / "credentials.json"
 BIN = Path(sys.executable).parent
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/lineage_catalog"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+# sysexits.h's EX_CONFIG: config/server.py and consume_kafka exit with it when their port is
+# taken. Starting such a process again would fail the same way: it is not restarted.
+CANNOT_START = 78
 
 
 def say(message: str) -> None:
@@ -106,12 +117,15 @@ def manage(*args: str, env: dict[str, str], capture: bool = False) -> str:
 
 
 # Run inside `manage.py shell` with the saved credentials as JSON on stdin: migrates when
-# asked, makes sure the admin has the saved password and that each saved token is still
-# active with its scope (a new one otherwise), and prints the credentials as JSON. One
-# Django start instead of five: on a busy laptop each costs seconds of `make run`.
+# asked, creates the admin login once (never touching it afterwards: its password, its
+# flags and its sessions are the person's), says whether the saved password is still its
+# password, makes sure each saved token is still active with its scope (a new one
+# otherwise), and prints the credentials as JSON. One Django start instead of five: on a
+# busy laptop each costs seconds of `make run`.
 _PREPARE_SCRIPT = """
-import json, sys
+import json, secrets, sys
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import check_password
 from django.core.management import call_command
 from ingest.models import ApiToken
 from ingest.services import create_token, hash_token
@@ -119,10 +133,24 @@ from ingest.services import create_token, hash_token
 saved = json.loads(sys.stdin.read())
 if saved.pop("migrate"):
     call_command("migrate", interactive=False, verbosity=0)
-user, _ = get_user_model().objects.get_or_create(username="admin")
-user.is_staff = user.is_superuser = True
-user.set_password(saved["admin_password"])
-user.save()
+user = get_user_model().objects.filter(username="admin").first()
+if user is None:
+    password = saved["admin_password"] or secrets.token_urlsafe(12)
+    user = get_user_model().objects.create_superuser("admin", "", password)
+    saved.update(admin_password=password, admin_login="created")
+elif saved["admin_password"] and (
+    user.password == saved["admin_password_hash"]
+    # The hash alone changes when Django rehashes a password at login (a new iteration
+    # count); comparing the hash first spares the second of hashing on every run.
+    # hashers.check_password, not user.check_password: that one may save a new hash.
+    or check_password(saved["admin_password"], user.password)
+):
+    saved["admin_login"] = "created"
+else:  # changed since make run created it, or there before this credentials file
+    changed = saved["admin_login"] in ("created", "changed")
+    saved.update(admin_password="", admin_login="changed" if changed else "existing")
+saved["admin_password_hash"] = user.password if saved["admin_password"] else ""
+saved["admin_since"] = user.date_joined.date().isoformat()
 for scope in ("ingest", "read"):
     secret = saved.get(scope + "_token") or ""
     if not ApiToken.objects.active().filter(key_hash=hash_token(secret), scope=scope).exists():
@@ -134,14 +162,21 @@ print(json.dumps(saved))
 def ensure_credentials(env: dict[str, str], migrate: bool = False) -> dict[str, str]:
     """The local admin login, an ingest token and a read token, kept in
     .local/credentials.json so every run prints the same working ones; ``migrate`` applies
-    the migrations first, in the same Django process."""
+    the migrations first, in the same Django process.
+
+    ``admin_login`` says what the admin's password is: ``created`` (by make run, still
+    ``admin_password``), ``changed`` (by someone since: not shown, and never reset) or
+    ``existing`` (the user was there before this file: make run does not know it)."""
     LOCAL.mkdir(exist_ok=True)
-    saved = json.loads(CREDENTIALS.read_text()) if CREDENTIALS.exists() else {}
+    kept = json.loads(CREDENTIALS.read_text()) if CREDENTIALS.exists() else {}
     saved: dict[str, str | bool] = {
         "admin_user": "admin",
-        "admin_password": saved.get("admin_password") or secrets.token_urlsafe(12),
-        "ingest_token": saved.get("ingest_token", ""),
-        "read_token": saved.get("read_token", ""),
+        "admin_password": kept.get("admin_password", ""),
+        "admin_password_hash": kept.get("admin_password_hash", ""),
+        # Files written before admin_login was kept held the password make run had set.
+        "admin_login": kept.get("admin_login", "created" if kept.get("admin_password") else ""),
+        "ingest_token": kept.get("ingest_token", ""),
+        "read_token": kept.get("read_token", ""),
     }
     result = subprocess.run(
         [BIN / "python", "manage.py", "shell", "-c", _PREPARE_SCRIPT],
@@ -158,13 +193,30 @@ def ensure_credentials(env: dict[str, str], migrate: bool = False) -> dict[str, 
     return credentials
 
 
+def admin_login(credentials: dict[str, str]) -> str:
+    """The banner's words for the admin login: its password only while it is the one make
+    run created."""
+    since = credentials.get("admin_since", "")
+    if credentials.get("admin_login") == "created":
+        return f"user 'admin'  password {credentials['admin_password']}"
+    if credentials.get("admin_login") == "changed":
+        return (
+            f"user 'admin' (created by make run on {since}; its password was changed since, "
+            "so it is not shown: `manage.py changepassword admin` sets another)"
+        )
+    return (
+        f"user 'admin' (there since {since}, not created by make run, which does not know "
+        "its password: `manage.py changepassword admin` sets one)"
+    )
+
+
 def banner(url: str, credentials: dict[str, str]) -> str:
     """What `make run` prints once everything is started: where to go and how to log in."""
     ingest, read = credentials["ingest_token"], credentials["read_token"]
     return (
         "\n"
         f"  Lineage Catalog is running. Start here: {url}/\n"
-        f"  Admin:        {url}/admin/  user 'admin'  password {credentials['admin_password']}\n"
+        f"  Admin:        {url}/admin/  {admin_login(credentials)}\n"
         f"  API docs:     {url}/api/docs/\n"
         f"  Ingest token: {ingest}\n"
         f"  Read token:   {read}\n"
@@ -173,7 +225,7 @@ def banner(url: str, credentials: dict[str, str]) -> str:
         f"  Read:         curl -H 'Authorization: Bearer {read}' {url}/api/v1/jobs\n"
         "  Credentials are kept in .local/credentials.json; "
         "docs/producers.md has each producer's recipe.\n"
-        "  Ctrl-C stops the web server, the worker and the scheduler.\n"
+        "  Ctrl-C stops everything make run started.\n"
     )
 
 
@@ -206,14 +258,77 @@ def web_environment(environ: dict[str, str]) -> dict[str, str]:
     }
 
 
+# --- ports ---------------------------------------------------------------------------------
+# Everything make run opens listens on HOST and follows PORT, so that two `make run`s (or a
+# `make run` beside anything else) never fight over a port nobody chose.
+
+CONSUMER_PORT_TRIES = 100
+
+
+def port_taken(host: str, port: int) -> bool:
+    """Whether another program listens on ``port`` at ``host`` (a bind that fails with
+    EADDRINUSE; SO_REUSEADDR, as servers bind, so a closing connection does not count)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            return error.errno == errno.EADDRINUSE
+    return False
+
+
+def check_web_port(host: str, port: int) -> None:
+    """Before anything starts: a taken PORT ends make run with one line saying so."""
+    if port_taken(host, port):
+        sys.exit(
+            f"[make run] port {port} on {host} is in use by another program: "
+            f"set PORT to a free one (PORT={port + 10} make run)"
+        )
+
+
+def consumer_port(env: dict[str, str], host: str, web_port: int) -> int:
+    """The consumer's probe port: LINEAGE_CONSUMER_PORT when set (0: none), else the first
+    free port after PORT. A taken port is said in one line, and the consumer runs without
+    its probes rather than not at all."""
+    chosen = env.get("LINEAGE_CONSUMER_PORT", "").strip()
+    if chosen:
+        port = int(chosen)
+        if port and port_taken(host, port):
+            say(
+                f"port {port} on {host} (LINEAGE_CONSUMER_PORT) is in use by another program: "
+                "the Kafka consumer runs without its /healthz, /readyz and /metrics; set "
+                "LINEAGE_CONSUMER_PORT to a free port"
+            )
+            return 0
+        return port
+    for port in range(web_port + 1, min(web_port + 1 + CONSUMER_PORT_TRIES, 65536)):
+        if not port_taken(host, port):
+            if port != web_port + 1:
+                say(
+                    f"port {web_port + 1} on {host} is in use by another program: the Kafka "
+                    f"consumer's /healthz, /readyz and /metrics are on {port} instead "
+                    "(LINEAGE_CONSUMER_PORT sets it)"
+                )
+            return port
+    say(
+        f"ports {web_port + 1}-{web_port + CONSUMER_PORT_TRIES} on {host} are all in use: the "
+        "Kafka consumer runs without its probes; set LINEAGE_CONSUMER_PORT to a free port"
+    )
+    return 0
+
+
 # --- supervision ---------------------------------------------------------------------------
 # Like a process supervisor (Kubernetes restarts pods): a process that dies is started again;
-# one that keeps dying (5 times in a minute) stops the whole system. Nothing started here
+# one that keeps dying (more than 5 times in a minute), or that says it cannot start as
+# configured (exit status CANNOT_START: a taken port), is left stopped, in one line, and the
+# others keep running: what started is never stopped by what could not. Nothing started here
 # outlives the supervisor: Ctrl-C or SIGTERM stops every process, and each is started with
 # a parent-death signal, so a supervisor that is SIGKILLed takes them with it too.
 
 RESTARTS_PER_MINUTE = 5
 STOP_SECONDS = 10
+POLL_SECONDS = 1.0
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
@@ -271,25 +386,47 @@ def supervise(
 
     signal.signal(signal.SIGINT, stop_and_exit)
     signal.signal(signal.SIGTERM, stop_and_exit)
-    restarts: list[float] = []
+    restarts: dict[str, list[float]] = {name: [] for name in processes}
+    left: set[str] = set()  # stopped for good: they cannot start
+
+    def leave(name: str, why: str) -> None:
+        left.add(name)
+        running = [other for other in processes if other not in left]
+        if not running:
+            say(f"{name} {why}; nothing is left running, stopping")
+            stop(processes)
+            sys.exit(1)
+        say(
+            f"{name} {why}; not starting it again. Still running: {', '.join(running)} "
+            "(Ctrl-C stops them)"
+        )
+
     while True:
-        for name, process in processes.items():
-            if process.poll() is None:
+        for name, process in list(processes.items()):
+            if name in left or process.poll() is None:
+                continue
+            if process.returncode == CANNOT_START:
+                leave(name, "cannot start as configured (its line above says why)")
                 continue
             now = time.monotonic()
-            restarts = [moment for moment in restarts if now - moment < 60] + [now]
-            if len(restarts) > RESTARTS_PER_MINUTE:
-                say(f"{name} keeps exiting (last code {process.returncode}); stopping")
-                stop_and_exit()
+            restarts[name] = [moment for moment in restarts[name] if now - moment < 60] + [now]
+            if len(restarts[name]) > RESTARTS_PER_MINUTE:
+                leave(name, f"keeps exiting (last code {process.returncode})")
+                continue
             say(f"{name} exited with {process.returncode}; starting it again")
             processes[name] = start(*commands[name])
-        time.sleep(1)
+        time.sleep(POLL_SECONDS)
 
 
-def kafka_commands(env: dict[str, str]) -> dict[str, tuple[list[str], dict[str, str]]]:
+def kafka_commands(
+    env: dict[str, str], host: str = "127.0.0.1", web_port: int = 8000
+) -> dict[str, tuple[list[str], dict[str, str]]]:
     """The Kafka consumer, when LINEAGE_KAFKA_BOOTSTRAP_SERVERS is set. ``mock`` starts
     librdkafka's mock cluster first (local use only: in memory, gone when make run stops)
-    and gives the consumer its address; topics default to ``openlineage`` and ``metadata``."""
+    and puts its address in ``env``, so that every process make run starts sees it: the
+    consumer reads it and the web server's admin replays dead letters from it; topics
+    default to ``openlineage`` and ``metadata``. The consumer's probes listen on ``host``,
+    on the port ``consumer_port`` chooses."""
     servers = env.get("LINEAGE_KAFKA_BOOTSTRAP_SERVERS", "")
     if not servers:
         return {}
@@ -315,12 +452,20 @@ def kafka_commands(env: dict[str, str]) -> dict[str, tuple[list[str], dict[str, 
             f"Kafka mock cluster (local use only) at {env['LINEAGE_KAFKA_BOOTSTRAP_SERVERS']}, "
             f"topics {env['LINEAGE_KAFKA_TOPICS']}"
         )
-    return {"consumer": ([str(BIN / "python"), "manage.py", "consume_kafka"], env)}
+    port = consumer_port(env, host, web_port)
+    if port:
+        say(f"the Kafka consumer's /healthz, /readyz and /metrics: http://{host}:{port}/")
+    consumer_env = {**env, "LINEAGE_CONSUMER_HOST": host, "LINEAGE_CONSUMER_PORT": str(port)}
+    return {"consumer": ([str(BIN / "python"), "manage.py", "consume_kafka"], consumer_env)}
 
 
 def main() -> None:
-    port = os.environ.get("PORT") or "8000"
     env = dict(os.environ)
+    # One address for everything make run opens (the web server, the consumer's probes).
+    host = env["HOST"] = env.get("HOST") or "127.0.0.1"
+    port = int(env.get("PORT") or "8000")
+    env["PORT"] = str(port)
+    check_web_port(host, port)
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
     env["DATABASE_URL"] = database_url()
     env["REDIS_URL"] = redis_url()
@@ -333,8 +478,9 @@ def main() -> None:
         manage("collectstatic", "--no-input", "--verbosity", "0", env=env)
     say("migrating the database; making sure the local admin and two tokens exist")
     credentials = ensure_credentials(env, migrate=True)
+    # First: the mock cluster's address goes into env, for the web server's replay too.
+    kafka = kafka_commands(env, host, port)
     say("starting the web server, a Celery worker and the scheduler")
-
     commands = {
         "web": (web_command(), {**env, **web_environment(env)}),
         "worker": (celery_command("worker", "--concurrency", "2"), env),
@@ -342,10 +488,9 @@ def main() -> None:
             celery_command("beat", "--schedule", str(LOCAL / "celerybeat-schedule")),
             env,
         ),
-        **kafka_commands(env),
+        **kafka,
     }
     processes = {name: start(*command) for name, command in commands.items()}
-    host = env.get("HOST") or "127.0.0.1"
     if host not in ("127.0.0.1", "localhost", "::1"):
         say(
             f"listening on {host} with DEBUG on: anyone who can reach this machine can use it; "

@@ -1,4 +1,4 @@
-"""`make test` runs pytest on several xdist workers (ADR 0073): each worker gets a Redis
+"""`make test` runs pytest on several xdist workers (ADR 0075): each worker gets a Redis
 database of its own, as pytest-django gives it a PostgreSQL test database of its own, so
 one worker's queued tasks and waiting-task marker are never seen by another."""
 

@@ -281,8 +281,11 @@ LINEAGE_KAFKA: dict[str, Any] = {
     "BATCH_BYTES": env_int("LINEAGE_CONSUMER_BATCH_BYTES", 16 * 1024 * 1024),
     # How much of a dead letter's value (and key) is kept; a message within it is kept whole.
     "DEAD_LETTER_BYTES": env_int("LINEAGE_CONSUMER_DEAD_LETTER_BYTES", 64 * 1024),
-    # The consumer's own /healthz, /readyz and /metrics (0: none).
+    # The consumer's own /healthz, /readyz and /metrics (0: none), on this address: this
+    # machine only unless told otherwise (`make run` gives it HOST; the chart 0.0.0.0, for
+    # the kubelet's probes and the scrape).
     "PORT": env_int("LINEAGE_CONSUMER_PORT", 8001),
+    "HOST": env_str("LINEAGE_CONSUMER_HOST", "127.0.0.1"),
     # How often a consumer writes its partitions' lag into ingest_consumer_lag.
     "LAG_REPORT_SECONDS": env_int("LINEAGE_CONSUMER_LAG_REPORT_SECONDS", 5),
 }

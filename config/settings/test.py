@@ -13,7 +13,7 @@ from config.settings.base import LINEAGE
 def worker_redis_url(url: str, worker: str | None) -> str:
     """``url`` with the Redis database of pytest-xdist's ``worker`` (gw0, gw1, ...): gw0
     keeps ``url``'s database, each next worker takes the one below it (db 15, 14, ...), so
-    one worker's queued tasks and waiting-task marker are never another's (ADR 0073).
+    one worker's queued tasks and waiting-task marker are never another's (ADR 0075).
     pytest-django gives each worker its own PostgreSQL test database the same way. Outside
     xdist (no worker, or its controller "master") ``url`` is used as it is."""
     if not worker or not worker.startswith("gw"):

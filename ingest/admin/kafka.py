@@ -124,8 +124,8 @@ class DeadLetterAdmin(BoundedAdmin):
         self.message_user(
             request,
             f"Stored {len(report.stored)}, refused again {len(report.refused)} (the reason is "
-            f"updated), unavailable {len(report.unavailable)} (only a prefix was kept and the "
-            "topic no longer holds the message).",
+            f"updated), unavailable {len(report.unavailable)}"
+            + (f" ({report.why_unavailable()})." if report.unavailable else "."),
             messages.SUCCESS if not (report.refused or report.unavailable) else messages.WARNING,
         )
 

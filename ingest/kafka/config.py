@@ -54,6 +54,7 @@ class KafkaConfig:
     batch_bytes: int = 16 * 1024 * 1024  # a gathered batch's values and keys
     dead_letter_bytes: int = 64 * 1024
     port: int = 0
+    host: str = "127.0.0.1"
     lag_report_seconds: float = 5.0
 
     def consumer_settings(self) -> dict[str, Any]:
@@ -133,5 +134,6 @@ def load(overrides: dict[str, Any] | None = None) -> KafkaConfig:
         batch_bytes=values["BATCH_BYTES"],
         dead_letter_bytes=max(256, values["DEAD_LETTER_BYTES"]),
         port=values["PORT"],
+        host=values["HOST"].strip() or "127.0.0.1",
         lag_report_seconds=max(0.5, values["LAG_REPORT_SECONDS"]),
     )

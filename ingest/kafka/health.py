@@ -1,7 +1,9 @@
-"""The consumer process's own HTTP port (``LINEAGE_CONSUMER_PORT``): ``/healthz`` (alive),
-``/readyz`` (the broker answers and PostgreSQL answers) and ``/metrics`` (this process's
-counters; the lag and dead-letter gauges are on the web pods' ``/metrics``)."""
+"""The consumer process's own HTTP port (``LINEAGE_CONSUMER_PORT`` on
+``LINEAGE_CONSUMER_HOST``): ``/healthz`` (alive), ``/readyz`` (the broker answers and
+PostgreSQL answers) and ``/metrics`` (this process's counters; the lag and dead-letter
+gauges are on the web pods' ``/metrics``)."""
 
+import errno
 import json
 import logging
 import threading
@@ -37,8 +39,16 @@ def readiness(ingest_consumer: Any) -> tuple[bool, dict[str, str]]:
     return ready, checks
 
 
-def serve(ingest_consumer: Any, port: int, host: str = "0.0.0.0") -> ThreadingHTTPServer:
-    """Start the probe server in a daemon thread; returns it (``server_address`` has the port)."""
+class CannotListen(Exception):
+    """The probe server cannot open its port; the message names it and the setting that
+    moves it."""
+
+
+def serve(ingest_consumer: Any, port: int, host: str = "127.0.0.1") -> ThreadingHTTPServer:
+    """Start the probe server in a daemon thread; returns it (``server_address`` has the port).
+
+    Raises ``CannotListen`` saying which address and which setting when the port is taken
+    or the address is not this machine's."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -63,8 +73,25 @@ def serve(ingest_consumer: Any, port: int, host: str = "0.0.0.0") -> ThreadingHT
         def log_message(self, format: str, *args: Any) -> None:  # probes every few seconds
             return
 
-    server = ThreadingHTTPServer((host, port), Handler)
+    try:
+        server = ThreadingHTTPServer((host, port), Handler)
+    except OSError as error:
+        raise CannotListen(cannot_listen(host, port, error)) from error
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name="consumer-probes", daemon=True).start()
     logger.info("consumer_probes_serving port=%d", server.server_address[1])
     return server
+
+
+def cannot_listen(host: str, port: int, error: OSError) -> str:
+    """One line: what could not be opened, why, and which setting changes it."""
+    where = f"the consumer's probe port {port} on {host}"
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"{where} is in use by another program: set LINEAGE_CONSUMER_PORT to a free port "
+            "(0: no probe server)"
+        )
+    return (
+        f"{where} cannot be opened ({error.strerror or error}): set LINEAGE_CONSUMER_HOST to "
+        "an address of this machine, or LINEAGE_CONSUMER_PORT to another port (0: none)"
+    )

@@ -1,13 +1,16 @@
 """Replay dead letters: run each through the pipeline again (after a steward fixed a rule,
 a limit was raised or the code was upgraded). A stored one is marked replayed with the
 event it became; one refused again gets the new reason. A value kept only in part is read
-again from Kafka, at its offset, while the topic still holds it."""
+again from Kafka, at its offset, while the topic still holds it, by the process that
+replays (the web server, for the admin's action): one whose Kafka settings are missing says
+so in the report instead of calling the message gone."""
 
 from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.utils import timezone
 
+from ingest.kafka import config as kafka_config
 from ingest.kafka.messages import Message, Refusal, read_message
 from ingest.models import DeadLetter
 from ingest.services import record_events
@@ -17,13 +20,32 @@ from ingest.services import record_events
 class ReplayReport:
     stored: list[int] = field(default_factory=list)  # dead letter ids
     refused: list[int] = field(default_factory=list)
-    unavailable: list[int] = field(default_factory=list)  # only a prefix, gone from Kafka
+    unavailable: list[int] = field(default_factory=list)  # only a prefix, not read again
+    # Why this process could not read Kafka at all (its settings' message); empty when it
+    # could, and the unavailable ones are gone from their topic.
+    kafka_not_configured: str = ""
+
+    def why_unavailable(self) -> str:
+        if self.kafka_not_configured:
+            return (
+                "only a prefix was kept, and this process cannot read Kafka to fetch the rest: "
+                + self.kafka_not_configured
+            )
+        return "only a prefix was kept and the topic no longer holds the message"
 
 
 def replay(letter_ids: list[int]) -> ReplayReport:
     report = ReplayReport()
+    config: kafka_config.KafkaConfig | None = None
+    try:
+        config = kafka_config.load()
+    except kafka_config.KafkaNotConfigured as error:
+        report.kafka_not_configured = str(error)
     for letter in DeadLetter.objects.filter(id__in=letter_ids, replayed_at__isnull=True):
-        value = bytes(letter.value) if letter.complete else fetch_value(letter)
+        if letter.complete:
+            value: bytes | None = bytes(letter.value)
+        else:
+            value = fetch_value(letter, config) if config is not None else None
         if value is None:
             report.unavailable.append(letter.id)
             continue
@@ -51,17 +73,11 @@ def replay(letter_ids: list[int]) -> ReplayReport:
     return report
 
 
-def fetch_value(letter: DeadLetter) -> bytes | None:
+def fetch_value(letter: DeadLetter, config: kafka_config.KafkaConfig) -> bytes | None:
     """The whole value of a message, read from Kafka at its offset (no group, no commit);
-    None when Kafka is not configured or the topic no longer holds it."""
+    None when the topic no longer holds it."""
     from confluent_kafka import Consumer, TopicPartition
 
-    from ingest.kafka import config as kafka_config
-
-    try:
-        config = kafka_config.load()
-    except kafka_config.KafkaNotConfigured:
-        return None
     settings = {**config.consumer_settings(), "group.id": f"{config.group_id}-replay"}
     reader = Consumer(settings)
     try:

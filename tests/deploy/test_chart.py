@@ -486,5 +486,7 @@ def test_kafka_consumer_runs_consume_kafka_with_the_settings_it_reads() -> None:
     assert password == {"name": "lineage-kafka", "key": "LINEAGE_KAFKA_SASL_PASSWORD"}
     port = container["ports"][0]["containerPort"]
     assert env["LINEAGE_CONSUMER_PORT"]["value"] == str(port)
+    # The probe server's default is 127.0.0.1 (issue 38 item 11); the kubelet needs the pod's.
+    assert env["LINEAGE_CONSUMER_HOST"]["value"] == "0.0.0.0"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"

@@ -1,8 +1,6 @@
 """`make run` is a development server (DEBUG on, a fixed key): local unless told otherwise;
 its supervisor starts again whatever process dies, and nothing it started outlives it."""
 
-import contextlib
-import http.client
 import importlib.util
 import json
 import os
@@ -10,29 +8,20 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import orjson
 import psutil
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 
 from ingest.authentication import clear_token_cache
 from ingest.models import ApiToken, Event
 from ingest.services import create_token, hash_token, revoke_token
+from tests.deploy.make_run import KINDS, MakeRun, started_make_run
 from tests.deploy.rendering import ROOT
-from tests.faults.processes import (
-    current_database_url,
-    free_port,
-    port_open,
-    private_redis,
-    service_env,
-    wait_for,
-)
-from tests.ingest.helpers import run_event
+from tests.faults.processes import port_open, wait_for
 
 
 def _run_local():
@@ -86,55 +75,6 @@ def test_development_settings_accept_only_loopback_host_names() -> None:
 # scheduler under its supervision) on the test database and a Redis of its own. Each kind of
 # process is SIGKILLed and must be started again, and the system must derive afterwards.
 
-KINDS = {"web": "config.server", "worker": " worker ", "scheduler": " beat "}
-
-
-@dataclass
-class MakeRun:
-    process: subprocess.Popen[bytes]
-    port: int
-    log: Path
-    folder: Path
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def children(self) -> dict[str, psutil.Process]:
-        """The supervised processes by kind (web, worker, scheduler), alive ones only."""
-        found = {}
-        for child in psutil.Process(self.process.pid).children():
-            with contextlib.suppress(psutil.Error):
-                if child.status() == psutil.STATUS_ZOMBIE:
-                    continue
-                line = f" {' '.join(child.cmdline())} "
-                for kind, mark in KINDS.items():
-                    if mark in line:
-                        found[kind] = child
-        return found
-
-    def descendants(self) -> list[psutil.Process]:
-        return psutil.Process(self.process.pid).children(recursive=True)
-
-    def ingest_token(self) -> str:
-        return json.loads((self.folder / "credentials.json").read_text())["ingest_token"]
-
-    def request(self, method: str, path: str, token: str, body: bytes | None = None) -> Any:
-        client = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-        client.request(method, path, body=body, headers=headers)
-        response = client.getresponse()
-        data = response.read()
-        assert response.status < 300, (response.status, data[:500])
-        return orjson.loads(data)
-
-    def post_events(self, count: int) -> list[int]:
-        """``count`` events in one batch (committed at once, so derivation starts on all of
-        them together); their ids."""
-        batch = [run_event() for _ in range(count)]
-        self.request("POST", "/api/v1/lineage/batch", self.ingest_token(), orjson.dumps(batch))
-        run_ids = [event["run"]["runId"] for event in batch]
-        return list(Event.objects.filter(run_id__in=run_ids).values_list("id", flat=True))
-
 
 def _pending(ids: list[int]) -> int:
     return Event.objects.filter(id__in=ids, derivation_status="pending").count()
@@ -159,38 +99,8 @@ def _restarted(run: MakeRun, kind: str, killed: int) -> dict[str, int]:
 
 @pytest.fixture
 def make_run(tmp_path: Path) -> Iterator[MakeRun]:
-    with private_redis() as redis:
-        port = free_port()
-        folder = tmp_path / "local"
-        env = {
-            **service_env(current_database_url(), redis.url),
-            "DJANGO_SETTINGS_MODULE": "config.settings.development",
-            "MAKE_RUN_DIR": str(folder),
-            "PORT": str(port),
-        }
-        log = tmp_path / "make-run.log"
-        with log.open("wb") as output:
-            process = subprocess.Popen(
-                [sys.executable, str(ROOT / "scripts" / "run_local.py")],
-                cwd=ROOT,
-                env=env,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # so that the test can end whatever is left
-            )
-        run = MakeRun(process, port, log, folder)
-        try:
-            wait_for(lambda: "is running" in run.output(), 180, "make run to start")
-            yield run
-        finally:
-            left = [] if process.poll() is not None else run.descendants()
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            for survivor in left:
-                with contextlib.suppress(psutil.Error):
-                    survivor.kill()
-            process.wait(timeout=30)
-            connection.close()
+    with started_make_run(tmp_path) as run:
+        yield run
 
 
 def _all_ended(processes: list[psutil.Process]) -> bool:
@@ -274,6 +184,15 @@ def test_sigterm_after_a_restart_stops_everything(make_run: MakeRun) -> None:
     wait_for(lambda: not port_open(make_run.port), 10, "the port to close")
 
 
+def _test_database_env() -> dict[str, str]:
+    database = connection.settings_dict
+    return dict(os.environ) | {
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}"
+        f"/{database['NAME']}",
+    }
+
+
 @pytest.mark.django_db(transaction=True)
 def test_make_run_keeps_an_admin_an_ingest_token_and_a_read_token(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -282,14 +201,10 @@ def test_make_run_keeps_an_admin_an_ingest_token_and_a_read_token(
     run_local = _run_local()
     monkeypatch.setattr(run_local, "LOCAL", tmp_path)
     monkeypatch.setattr(run_local, "CREDENTIALS", tmp_path / "credentials.json")
-    database = connection.settings_dict
-    env = dict(os.environ) | {
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}"
-        f"/{database['NAME']}",
-    }
+    env = _test_database_env()
     first = run_local.ensure_credentials(env, migrate=True)  # as `make run` calls it
-    assert set(first) == {"admin_user", "admin_password", "ingest_token", "read_token"}
+    assert first["admin_login"] == "created" and first["admin_password"]
+    assert {"admin_user", "admin_password", "ingest_token", "read_token"} <= set(first)
     assert json.loads((tmp_path / "credentials.json").read_text()) == first
     assert run_local.ensure_credentials(env) == first
 
@@ -310,3 +225,56 @@ def test_make_run_keeps_an_admin_an_ingest_token_and_a_read_token(
     banner = run_local.banner("http://127.0.0.1:8000", again)
     assert again["read_token"] in banner and again["ingest_token"] in banner
     assert "Start here: http://127.0.0.1:8000/" in banner
+
+
+# --- the admin login is the person's (issue 39) --------------------------------------------
+# Each run used to set the admin's password again: a new hash, so every admin session ended,
+# and a password changed in the admin was undone.
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_later_run_never_changes_the_admin_login_nor_ends_its_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_local = _run_local()
+    monkeypatch.setattr(run_local, "LOCAL", tmp_path)
+    monkeypatch.setattr(run_local, "CREDENTIALS", tmp_path / "credentials.json")
+    env = _test_database_env()
+    first = run_local.ensure_credentials(env, migrate=True)
+    created = first["admin_password"]
+    admin = User.objects.get(username="admin")
+    assert admin.is_superuser and admin.is_staff
+    browser = Client()
+    assert browser.login(username="admin", password=created)
+    assert browser.get("/admin/").status_code == 200
+
+    # The next run: the same hash, the session still logged in, the password printed again.
+    second = run_local.ensure_credentials(env)
+    assert User.objects.get(username="admin").password == admin.password
+    assert browser.get("/admin/").status_code == 200
+    assert second["admin_password"] == created
+    assert f"user 'admin'  password {created}" in run_local.banner("http://x", second)
+
+    # The person changes the password (and their flags) in the admin, and logs in again.
+    admin.set_password("chosen-by-the-person")
+    admin.is_superuser = False
+    admin.save()
+    assert browser.login(username="admin", password="chosen-by-the-person")
+    for _ in range(2):  # that run, and every one after it
+        later = run_local.ensure_credentials(env)
+        kept = User.objects.get(username="admin")
+        assert kept.password == admin.password and not kept.is_superuser
+        assert browser.get("/admin/").status_code == 200
+        banner = run_local.banner("http://x", later)
+        assert created not in banner and "chosen-by-the-person" not in banner
+        assert f"created by make run on {admin.date_joined.date()}" in banner
+        assert "password was changed since, so it is not shown" in banner
+        assert created not in (tmp_path / "credentials.json").read_text()
+
+    # An admin make run did not create (its credentials file gone): not touched either.
+    (tmp_path / "credentials.json").unlink()
+    unknown = run_local.ensure_credentials(env)
+    assert User.objects.get(username="admin").password == admin.password
+    assert unknown["admin_password"] == "" and unknown["admin_login"] == "existing"
+    assert "not created by make run" in run_local.banner("http://x", unknown)
+    assert browser.get("/admin/").status_code == 200

@@ -2,7 +2,9 @@
 
 Configured by LINEAGE_KAFKA_BOOTSTRAP_SERVERS, LINEAGE_KAFKA_TOPICS, LINEAGE_KAFKA_GROUP_ID
 and LINEAGE_KAFKA_<SETTING> (docs/ingest.md); exits with a message saying what is missing
-when they are not set. SIGTERM (or Ctrl-C) stores and commits the batch in hand, then
+when they are not set, and with one line naming the port and the setting that moves it when
+its probe port cannot be opened (exit status 78, EX_CONFIG: starting it again would not
+help, and ``make run`` does not). SIGTERM (or Ctrl-C) stores and commits the batch in hand, then
 leaves the group.
 """
 
@@ -15,6 +17,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from core.command_output import RedactedOutput
 from core.heap import freeze_startup_heap
 from ingest.kafka import config as kafka_config
+
+# sysexits.h's EX_CONFIG: the configuration keeps this process from starting, so a
+# supervisor (make run's) does not start it again; scripts/run_local.py says the same.
+CANNOT_START = 78
 
 
 class Command(RedactedOutput, BaseCommand):
@@ -35,14 +41,18 @@ class Command(RedactedOutput, BaseCommand):
         except kafka_config.KafkaNotConfigured as error:
             raise CommandError(str(error)) from error
         from ingest.kafka.consumer import IngestConsumer
-        from ingest.kafka.health import serve
+        from ingest.kafka.health import CannotListen, serve
 
         stop = threading.Event()
         for signal_number in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signal_number, lambda *_: stop.set())
         consumer = IngestConsumer(config, stop)
         if config.port:
-            serve(consumer, config.port)
+            try:
+                serve(consumer, config.port, config.host)
+            except CannotListen as error:
+                consumer.consumer.close()
+                raise CommandError(str(error), returncode=CANNOT_START) from error
         # After start-up, before the loop: a batch's parse allocates fast enough to make the
         # collector traverse whatever is not frozen, again and again (core/heap.py).
         freeze_startup_heap()

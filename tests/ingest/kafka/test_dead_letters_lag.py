@@ -77,7 +77,9 @@ def test_dead_letters_are_counted_shown_redacted_and_replayed_after_a_fix(
     )
 
 
-def test_a_dead_letter_kept_in_part_is_replayed_from_kafka(bootstrap: str, settings: Any) -> None:
+def test_a_dead_letter_kept_in_part_is_replayed_from_kafka(
+    bootstrap: str, settings: Any, superuser_client: Client
+) -> None:
     from ingest.kafka.replay import replay
 
     settings.LINEAGE = {**settings.LINEAGE, "MAX_REQUEST_BYTES": 2048}
@@ -87,7 +89,20 @@ def test_a_dead_letter_kept_in_part_is_replayed_from_kafka(bootstrap: str, setti
     letter = DeadLetter.objects.get(reason_code="payload-too-large")
     assert not letter.complete and len(bytes(letter.value)) == 256
     settings.LINEAGE = {**settings.LINEAGE, "MAX_REQUEST_BYTES": 1 << 20}
-    assert replay([letter.id]).unavailable == [letter.id]  # Kafka not configured here
+    report = replay([letter.id])  # Kafka not configured in this process: it says so
+    assert report.unavailable == [letter.id]
+    assert "cannot read Kafka" in report.why_unavailable()
+    assert "LINEAGE_KAFKA_BOOTSTRAP_SERVERS" in report.why_unavailable()
+    # A web process given `mock` (make run gives every process the cluster's address
+    # instead): the admin's message says why, not that the message is gone.
+    settings.LINEAGE_KAFKA = {**settings.LINEAGE_KAFKA, "BOOTSTRAP_SERVERS": "mock"}
+    answer = superuser_client.post(
+        "/admin/ingest/deadletter/",
+        {"action": "replay_selected", "_selected_action": [letter.id]},
+        follow=True,
+    ).content.decode()
+    assert "unavailable 1 (only a prefix was kept, and this process cannot read Kafka" in answer
+    assert "is for `make run` only" in answer and "no longer holds" not in answer
     settings.LINEAGE_KAFKA = {
         **settings.LINEAGE_KAFKA,
         "BOOTSTRAP_SERVERS": bootstrap,
