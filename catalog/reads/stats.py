@@ -22,6 +22,7 @@ from catalog.models import (
     MetadataRecord,
     Run,
 )
+from core.counts import estimate_sql
 from ingest.models import Event
 from ingest.querysets import BACKLOG_COUNT_CAP, DerivationBacklog
 
@@ -42,11 +43,12 @@ SIZED: dict[str, type[Model]] = {
 
 
 def _size_sql(table: str) -> str:
-    # Above the cap: pg_class.reltuples. Otherwise (small, or never analysed, when
+    # Above the cap: pg_class.reltuples, an integer clamped to core.counts.MAX_COUNT (the
+    # estimate is a float: 1e30 would overflow a plain ::bigint cast). Otherwise (small, or never analysed, when
     # reltuples is -1 or 0): an exact count that stops at the cap. The count is an
     # uncorrelated subquery, which PostgreSQL only runs when the CASE needs it.
     estimate = (
-        "(SELECT GREATEST(reltuples, 0)::bigint FROM pg_class "
+        f"(SELECT {estimate_sql('reltuples')} FROM pg_class "
         f"WHERE relname = '{table}' AND relkind IN ('r', 'p'))"
     )
     quoted = connection.ops.quote_name(table)
