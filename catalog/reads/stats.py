@@ -49,9 +49,10 @@ SIZED: dict[str, type[Model]] = {
 
 def _size_sql(table: str) -> str:
     # Above the cap: pg_class.reltuples, an integer clamped to core.counts.MAX_COUNT (the
-    # estimate is a float: 1e30 would overflow a plain ::bigint cast). Otherwise (small, or never analysed, when
-    # reltuples is -1 or 0): an exact count that stops at the cap. The count is an
-    # uncorrelated subquery, which PostgreSQL only runs when the CASE needs it.
+    # estimate is a float: 1e30 would overflow a plain ::bigint cast). Otherwise (small,
+    # or never analysed, when reltuples is -1 or 0): an exact count that stops at the cap.
+    # The count is an uncorrelated subquery, which PostgreSQL only runs when the CASE
+    # needs it.
     estimate = (
         f"(SELECT {estimate_sql('reltuples')} FROM pg_class "
         f"WHERE relname = '{table}' AND relkind IN ('r', 'p'))"
