@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
+from core.counts import estimate_sql
 from core.redaction import redact
 
 COUNT_CAP = 10_000
@@ -52,7 +53,7 @@ def planner_estimate(table: str, above: int) -> int | None:
     ``above``; None when the table is small enough to count exactly."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT GREATEST(reltuples, 0)::bigint FROM pg_class WHERE relname = %s", [table]
+            f"SELECT {estimate_sql('reltuples')} FROM pg_class WHERE relname = %s", [table]
         )
         row = cursor.fetchone()
     return int(row[0]) if row and row[0] > above else None

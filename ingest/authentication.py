@@ -137,6 +137,18 @@ class HasIngestScope(_ScopePermission):
         return super().has_permission(request, view)
 
 
+def session_may_read(user: Any, needed: tuple[str, ...] | None) -> bool:
+    """Whether a logged-in session of ``user`` reads what needs ``needed``: staff holding
+    every one of them (None: nothing a session may read). The one rule of the read API's
+    sessions (HasReadScope) and of every page that shows what it answers (the front page's
+    figures are /api/v1/stats', catalog.reads.stats.may_read)."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return False
+    if not getattr(user, "is_staff", False):
+        return False
+    return needed is not None and bool(user.has_perms(needed))
+
+
 def read_permissions(view: object) -> tuple[str, ...] | None:
     """The Django permissions a session needs to read what ``view`` answers.
 
@@ -170,7 +182,4 @@ class HasReadScope(_ScopePermission):
             raise exceptions.NotAuthenticated("A read token or a staff session is required.")
         if isinstance(user, TokenPrincipal):
             return super().has_permission(request, view)
-        if not getattr(user, "is_staff", False):
-            return False
-        needed = read_permissions(view)
-        return needed is not None and bool(user.has_perms(needed))
+        return session_may_read(user, read_permissions(view))

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 
 from api.marquez import node_ids, shapes
 from api.marquez.errors import MarquezError, not_found
-from api.marquez.paging import MAX_LIMIT, limit_offset
+from api.marquez.paging import MAX_LIMIT, limit_offset, within_budget
 from api.params import BadMoment, parse_moment
 from catalog.reads import events as event_reads
 from catalog.reads import stats
@@ -208,7 +208,7 @@ def search(request: Request) -> dict[str, Any]:
         results.sort(key=lambda item: (item["name"], item["namespace"], item["type"]))
     else:
         results.sort(key=lambda item: item["updatedAt"] or "", reverse=True)
-    return {"totalCount": len(results), "results": results}
+    return {"totalCount": len(results), "results": within_budget(results, lambda chunk: chunk)}
 
 
 def _day(request: Request, name: str) -> date | None:

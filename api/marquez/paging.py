@@ -1,17 +1,63 @@
-"""Marquez's ``limit``/``offset`` parameters, without deep-page scans.
+"""Marquez's ``limit``/``offset`` parameters, without deep-page scans, and pages bounded
+in bytes.
 
 Marquez pages by offset and counts every list. Here the offset is capped (an OFFSET of n
 reads n index entries first); ``totalCount`` is catalog.reads.counting's (exact up to its
 cap, the planner's estimate above, never a full count).
+
+A list page holds at most ``LINEAGE_MAX_PAGE_BYTES`` of items (``within_budget``), as
+/api/v1/ pages do: a page of jobs or dataset versions with megabytes of facets each would
+otherwise be hundreds of megabytes, built whole in the web worker. The page is shortened
+(at least one item) and ``totalCount`` still counts every item, so a client that continues
+at ``offset + len(items)`` reads the rest (docs/marquez.md, "Bounds").
 """
 
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import orjson
+from django.conf import settings
 from rest_framework.request import Request
 
 from api.marquez.errors import MarquezError
+from core.rendering import JSONRenderer
 
 DEFAULT_LIMIT = 100  # Marquez's default
 MAX_LIMIT = 500
 MAX_OFFSET = 10_000
+# Rows shaped at once: the first chunk is one row, each next one what the rest of the
+# budget holds at the page's average item size, at most this many.
+MAX_CHUNK = 100
+
+Key = TypeVar("Key")
+_renderer = JSONRenderer()
+
+
+def within_budget(
+    keys: Sequence[Key], shape: Callable[[list[Key]], list[Any]]
+) -> list[orjson.Fragment]:
+    """The items ``shape`` makes of ``keys`` (ids, or rows already read), rendered one by
+    one, until the next would take the page past ``LINEAGE_MAX_PAGE_BYTES`` (the first is
+    always served, however large). ``shape`` is called a chunk of keys at a time, so at
+    most a chunk of shaped items and the rendered page are in memory, never a whole page
+    of facets. Each item is rendered by the API's renderer and kept as bytes (an orjson
+    Fragment the answer embeds as it is)."""
+    budget = settings.LINEAGE["MAX_PAGE_BYTES"]
+    page: list[orjson.Fragment] = []
+    used = 0
+    start, size = 0, 1
+    while start < len(keys):
+        chunk = list(keys[start : start + size])
+        start += len(chunk)
+        for item in shape(chunk):
+            rendered = _renderer.render(item)
+            if page and used + len(rendered) + 1 > budget:
+                return page
+            page.append(orjson.Fragment(rendered))
+            used += len(rendered) + 1  # and its comma
+        if page:
+            size = min(MAX_CHUNK, max(1, (budget - used) // max(used // len(page), 1)))
+    return page
 
 
 def _integer(request: Request, name: str, default: int) -> int:

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 
 from api.marquez import shapes
 from api.marquez.errors import MarquezError, not_found
-from api.marquez.paging import limit_offset
+from api.marquez.paging import limit_offset, within_budget
 from catalog.facets import data_source, lifecycle_state_change
 from catalog.models import Dataset, Job, Run, RunDataset
 from catalog.names import naming
@@ -49,7 +49,8 @@ def _namespace_rows(namespace: str | None = None) -> list[dict[str, Any]]:
 def namespaces(request: Request) -> dict[str, Any]:
     limit, offset = limit_offset(request)
     rows = _namespace_rows()
-    return {"namespaces": rows[offset : offset + limit], "totalCount": len(rows)}
+    page = within_budget(rows[offset : offset + limit], lambda chunk: chunk)
+    return {"namespaces": page, "totalCount": len(rows)}
 
 
 def namespace(request: Request, namespace: str) -> dict[str, Any]:
@@ -84,7 +85,8 @@ def _job_page(request: Request, namespace: str | None) -> dict[str, Any]:
     ours = [state for name in states for state in shapes.OUR_STATES[name]]
     # Marquez: ORDER BY updated_at DESC (JobDao.findAll), so what just ran comes first.
     page = job_reads.job_page(namespace, ours, offset, limit)
-    return {"jobs": shapes.jobs_data(page.rows), "totalCount": page.total}
+    jobs = within_budget(page.ids, lambda ids: shapes.jobs_data(page.rows(ids)))
+    return {"jobs": jobs, "totalCount": page.total}
 
 
 def all_jobs(request: Request) -> dict[str, Any]:
@@ -103,7 +105,8 @@ def job_runs(request: Request, namespace: str, job: str) -> dict[str, Any]:
     found = _job(namespace, job)
     limit, offset = limit_offset(request)
     page = run_reads.job_runs(found, offset, limit)
-    return {"runs": shapes.runs_data(page.rows), "totalCount": page.total}
+    runs = within_budget(page.ids, lambda ids: shapes.runs_data(page.rows(ids)))
+    return {"runs": runs, "totalCount": page.total}
 
 
 def _run(run_id: str) -> Run:
@@ -143,7 +146,8 @@ def _dataset(namespace: str, name: str) -> Dataset:
 def datasets(request: Request, namespace: str) -> dict[str, Any]:
     limit, offset = limit_offset(request)
     page = dataset_reads.dataset_page(namespace, offset, limit)
-    return {"datasets": shapes.datasets_data(page.rows), "totalCount": page.total}
+    datasets = within_budget(page.ids, lambda ids: shapes.datasets_data(page.rows(ids)))
+    return {"datasets": datasets, "totalCount": page.total}
 
 
 def dataset(request: Request, namespace: str, dataset: str) -> dict[str, Any]:
@@ -205,7 +209,8 @@ def dataset_versions(request: Request, namespace: str, dataset: str) -> dict[str
     found = _dataset(namespace, dataset)
     limit, offset = limit_offset(request)
     page = version_reads.dataset_writes(found, offset, limit)
-    return {"versions": _versions(found, page.rows), "totalCount": page.total}
+    versions = within_budget(page.ids, lambda ids: _versions(found, page.rows(ids)))
+    return {"versions": versions, "totalCount": page.total}
 
 
 def dataset_version(request: Request, namespace: str, dataset: str, version: str) -> dict:

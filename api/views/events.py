@@ -259,7 +259,9 @@ class StatsSerializer(serializers.Serializer):
 class Stats(ReadAPIView):
     """Counts, ingest rate, derivation lag, underived and failed events; all bounded."""
 
-    read_permissions = (EVENT,)  # figures of the raw log and its derivation
+    # Figures of the raw log and its derivation; the front page shows them to the same
+    # sessions (catalog.reads.stats.may_read).
+    read_permissions = stats.READ_PERMISSIONS
 
     @extend_schema(operation_id="stats", responses={200: StatsSerializer, **COMMON})
     def get(self, request: Request) -> Response:

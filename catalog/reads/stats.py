@@ -8,6 +8,7 @@ on ``received_at``, the partial pending/failed indexes).
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection
 from django.db.models import Model
@@ -22,10 +23,15 @@ from catalog.models import (
     MetadataRecord,
     Run,
 )
+from core.counts import estimate_sql
+from ingest.authentication import session_may_read
 from ingest.models import Event
 from ingest.querysets import BACKLOG_COUNT_CAP, DerivationBacklog
 
 COUNT_CAP = BACKLOG_COUNT_CAP
+# What a session needs to read these figures (/api/v1/stats, the front page): they are
+# figures of the raw log and its derivation.
+READ_PERMISSIONS = ("ingest.view_event",)
 
 # The tables whose size is a headline figure, by the name the figures carry.
 SIZED: dict[str, type[Model]] = {
@@ -42,16 +48,25 @@ SIZED: dict[str, type[Model]] = {
 
 
 def _size_sql(table: str) -> str:
-    # Above the cap: pg_class.reltuples. Otherwise (small, or never analysed, when
-    # reltuples is -1 or 0): an exact count that stops at the cap. The count is an
-    # uncorrelated subquery, which PostgreSQL only runs when the CASE needs it.
+    # Above the cap: pg_class.reltuples, an integer clamped to core.counts.MAX_COUNT (the
+    # estimate is a float: 1e30 would overflow a plain ::bigint cast). Otherwise (small,
+    # or never analysed, when reltuples is -1 or 0): an exact count that stops at the cap.
+    # The count is an uncorrelated subquery, which PostgreSQL only runs when the CASE
+    # needs it.
     estimate = (
-        "(SELECT GREATEST(reltuples, 0)::bigint FROM pg_class "
+        f"(SELECT {estimate_sql('reltuples')} FROM pg_class "
         f"WHERE relname = '{table}' AND relkind IN ('r', 'p'))"
     )
     quoted = connection.ops.quote_name(table)
     exact = f"(SELECT count(*) FROM (SELECT 1 FROM {quoted} LIMIT %(cap)s) AS c)"
     return f"CASE WHEN coalesce({estimate}, 0) > %(cap)s THEN {estimate} ELSE {exact} END"
+
+
+def may_read(user: Any) -> bool:
+    """Whether ``user``'s session sees these figures: exactly when /api/v1/stats answers
+    it (ingest.authentication.session_may_read with READ_PERMISSIONS, the rule of the
+    endpoint's HasReadScope), on the front page too."""
+    return session_may_read(user, READ_PERMISSIONS)
 
 
 def table_sizes() -> dict[str, int]:

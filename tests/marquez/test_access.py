@@ -215,6 +215,10 @@ def _queries(mz: MarquezClient, path: str, **params: str) -> int:
 
 
 def test_query_counts_do_not_grow_with_the_page(mz):
+    """The page's ids and its total, then its rows in two chunks (one row, then up to
+    paging.MAX_CHUNK more: the page is read a chunk at a time so that it never holds a
+    whole page of facets), each chunk read and shaped in the same few queries."""
+
     def grow(count: int) -> None:
         for _ in range(count):
             job = make_job(namespace="counted")
@@ -235,7 +239,7 @@ def test_query_counts_do_not_grow_with_the_page(mz):
         "datasets": _queries(mz, "/namespaces/counted/datasets"),
         "namespaces": _queries(mz, "/namespaces"),
     }
-    assert small == large == {"jobs": 4, "datasets": 5, "namespaces": 2}
+    assert small == large == {"jobs": 2 + 2 * 3, "datasets": 2 + 2 * 4, "namespaces": 2}
 
 
 def test_graph_query_counts_are_pinned(world, mz):
