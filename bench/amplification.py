@@ -1,11 +1,15 @@
-"""Worker time and rows for one event naming many inputs and outputs (issue 38, item 4).
+"""Work in proportion to what was sent (issue 38, items 4 and 6).
 
     .venv/bin/python bench/amplification.py --size 500
+    .venv/bin/python bench/amplification.py --size 0 --transformations 110000
 
 Stores one COMPLETE event of a job with ``size`` inputs and ``size`` outputs, derives it as
 the worker does, and prints the event's bytes, the seconds derivation took and the rows it
 made: dataset → dataset lineage edges (capped by LINEAGE_MAX_RUN_EDGES, the cut counted on
-the run) and job ↔ dataset edges (every input and output). The database is made anew.
+the run) and job ↔ dataset edges (every input and output). With ``--transformations N``
+it stores instead one event with N transformations of one field, and times the lineage
+graph with columns (max_nodes 2,000, as the API reads it), its column edges' currency and
+the JSON the answer would be. The database is made anew.
 """
 
 import argparse
@@ -37,15 +41,81 @@ def event(size: int) -> dict:
     }
 
 
+def column_event(count: int) -> dict:
+    payload = event(1)
+    payload["outputs"][0]["facets"] = {
+        "columnLineage": {
+            "_producer": "https://example.com/bench",
+            "_schemaURL": "https://example.com/f",
+            "fields": {
+                "total": {
+                    "inputFields": [
+                        {
+                            "namespace": "bench",
+                            "name": "in0",
+                            "field": "amount",
+                            "transformations": [
+                                {
+                                    "type": "DIRECT",
+                                    "subtype": "TRANSFORMATION",
+                                    "description": f"t{index}",
+                                }
+                                for index in range(count)
+                            ],
+                        }
+                    ]
+                }
+            },
+        }
+    }
+    return payload
+
+
+def columns(count: int) -> None:
+    from django.db.models import Max
+
+    from catalog.lineage import currency
+    from catalog.lineage.graph import lineage_graph
+    from catalog.lineage.request import GraphRequest, NodeRef
+    from catalog.models import ColumnLineageEdge, Dataset
+    from catalog.services.derive import derive_events
+    from ingest.services import record_events
+    from ingest.validation import validate_openlineage
+
+    payload = column_event(count)
+    derive_events([stored.id for stored in record_events([validate_openlineage(payload)])])
+    edges = dict(ColumnLineageEdge.objects.values_list("id", "job_id")[:40_000])
+    began = time.perf_counter()
+    current = currency.current_column_edges(edges)
+    print(
+        f"currency of {len(edges)} column edges: {time.perf_counter() - began:.2f}s, "
+        f"{len(current)} current"
+    )
+    root = Dataset.objects.filter(aliases__name="in0").aggregate(Max("id"))["id__max"]
+    began = time.perf_counter()
+    graph = lineage_graph(GraphRequest(NodeRef("dataset", root), max_nodes=2000, columns=True))
+    seconds = time.perf_counter() - began
+    size = len(orjson.dumps(graph.column_edges, default=str))
+    print(
+        f"{count} transformations, {len(orjson.dumps(payload)) / 1024 / 1024:.1f} MB event: "
+        f"graph with columns in {seconds:.2f}s, {len(graph.column_edges or [])} column edges "
+        f"({size / 1024 / 1024:.1f} MB), truncated {graph.truncated}, cut {graph.cut}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=500, help="inputs, and outputs (each)")
+    parser.add_argument("--transformations", type=int, default=0, help="column edges instead")
     parser.add_argument("--database", default=DEFAULT_DATABASE)
     options = parser.parse_args()
 
     from bench.common import migrated_django_without_broker
 
     migrated_django_without_broker(options.database)
+    if options.transformations:
+        columns(options.transformations)
+        return
     from catalog.models import JobLineageEdge, LineageEdge, Run
     from catalog.services.derive import derive_events
     from ingest.services import record_events

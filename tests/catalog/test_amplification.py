@@ -6,9 +6,9 @@ import pytest
 from django.conf import settings
 from django.test import Client, override_settings
 
-from catalog.models import Dataset, JobLineageEdge, LineageEdge, Run
+from catalog.models import ColumnLineageEdge, Dataset, JobLineageEdge, LineageEdge, Run
 from catalog.services.derive import derive_events
-from tests.catalog.conftest import dataset, run_event
+from tests.catalog.conftest import dataset, facet, run_event
 from tests.catalog.helpers import openlineage, store
 
 pytestmark = pytest.mark.django_db
@@ -68,3 +68,55 @@ def test_an_input_whose_pairs_were_cut_still_draws_its_job(api) -> None:
     assert not LineageEdge.objects.filter(source=last).exists()
     body = api.get(f"/api/v1/lineage/graph?node=dataset:{last.id}&direction=downstream").json()
     assert ("job", "job") in {(node["type"], node.get("name")) for node in body["nodes"]}
+
+
+def _transformations_of_one_field(count: int) -> None:
+    """One event: ``count`` transformations of one input field into one output field."""
+    transformations = [
+        {"type": "DIRECT", "subtype": "TRANSFORMATION", "description": f"t{index}"}
+        for index in range(count)
+    ]
+    column_lineage = facet(
+        fields={
+            "total": {
+                "inputFields": [
+                    {
+                        "namespace": "ns",
+                        "name": "in",
+                        "field": "amount",
+                        "transformations": transformations,
+                    }
+                ]
+            }
+        }
+    )
+    event = run_event(
+        "COMPLETE",
+        1,
+        str(uuid.uuid4()),
+        inputs=[dataset("ns", "in")],
+        outputs=[dataset("ns", "out", columnLineage=column_lineage)],
+    )
+    derive_events(store([openlineage(event)]))
+
+
+def test_column_edges_served_stop_at_the_cap_and_say_how_many_were_left_out(api) -> None:
+    _transformations_of_one_field(8)
+    assert ColumnLineageEdge.objects.count() == 8
+    root = Dataset.objects.get(aliases__name="in")
+    with override_settings(LINEAGE={**settings.LINEAGE, "MAX_COLUMN_EDGES": 5}):
+        response = api.get(f"/api/v1/lineage/graph?node=dataset:{root.id}&columns=true")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert len(body["column_edges"]) == 5
+    assert all(edge["current"] for edge in body["column_edges"])  # the one run made them
+    assert body["truncated"] is True
+    assert body["cut"]["column_edges"] == {
+        "limit": 5,
+        "omitted": 3,
+        "omitted_is_lower_bound": False,
+    }
+    # Within the cap nothing is cut, and the answer says so.
+    whole = api.get(f"/api/v1/lineage/graph?node=dataset:{root.id}&columns=true").json()
+    assert len(whole["column_edges"]) == 8
+    assert whole["truncated"] is False and "column_edges" not in whole["cut"]
