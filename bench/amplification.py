@@ -1,7 +1,8 @@
-"""Work in proportion to what was sent (issue 38, items 4 and 6).
+"""Work in proportion to what was sent (issue 38, items 4, 5 and 6).
 
     .venv/bin/python bench/amplification.py --size 500
     .venv/bin/python bench/amplification.py --size 0 --transformations 110000
+    .venv/bin/python bench/amplification.py --size 5000 --declared
 
 Stores one COMPLETE event of a job with ``size`` inputs and ``size`` outputs, derives it as
 the worker does, and prints the event's bytes, the seconds derivation took and the rows it
@@ -9,7 +10,8 @@ made: dataset → dataset lineage edges (capped by LINEAGE_MAX_RUN_EDGES, the cu
 the run) and job ↔ dataset edges (every input and output). With ``--transformations N``
 it stores instead one event with N transformations of one field, and times the lineage
 graph with columns (max_nodes 2,000, as the API reads it), its column edges' currency and
-the JSON the answer would be. The database is made anew.
+the JSON the answer would be; with ``--declared``, one JobEvent declaring ``size`` inputs
+and outputs, and times the job's graph with the default bounds. The database is made anew.
 """
 
 import argparse
@@ -103,16 +105,41 @@ def columns(count: int) -> None:
     )
 
 
+def declared(size: int) -> None:
+    from catalog.lineage.graph import lineage_graph
+    from catalog.lineage.request import GraphRequest, NodeRef
+    from catalog.models import Job
+    from catalog.services.derive import derive_events
+    from ingest.services import record_events
+    from ingest.validation import validate_openlineage
+
+    payload = event(size)
+    del payload["run"], payload["eventType"]
+    payload["schemaURL"] = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent"
+    derive_events([stored.id for stored in record_events([validate_openlineage(payload)])])
+    began = time.perf_counter()
+    graph = lineage_graph(GraphRequest(NodeRef("job", Job.objects.get().id)))
+    print(
+        f"JobEvent declaring {size}x{size}, {len(orjson.dumps(payload)) / 1024:.0f} KB: graph of "
+        f"the job (default bounds) in {time.perf_counter() - began:.2f}s, "
+        f"{len(graph.nodes)} nodes, truncated {graph.truncated}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=500, help="inputs, and outputs (each)")
     parser.add_argument("--transformations", type=int, default=0, help="column edges instead")
+    parser.add_argument("--declared", action="store_true", help="a JobEvent of --size instead")
     parser.add_argument("--database", default=DEFAULT_DATABASE)
     options = parser.parse_args()
 
     from bench.common import migrated_django_without_broker
 
     migrated_django_without_broker(options.database)
+    if options.declared:
+        declared(options.size)
+        return
     if options.transformations:
         columns(options.transformations)
         return
