@@ -184,12 +184,18 @@ class RunSerializer(serializers.ModelSerializer):
             "shares_run_id",
             "first_event_time",
             "last_event_time",
+            "lineage_edges_cut",
         ]
         extra_kwargs = {
+            "lineage_edges_cut": {
+                "help_text": "(input, output) dataset pairs of this run with no dataset → "
+                "dataset lineage edge: a run's edges stop at LINEAGE_MAX_RUN_EDGES "
+                "(docs/derivation.md). Its job edges still name every input and output."
+            },
             "shares_run_id": {
                 "help_text": "Another job's events carry the same runId: each job keeps its "
                 "own run (ADR 0028); /runs/{runId}?job_id= picks one."
-            }
+            },
         }
 
     @extend_schema_field(serializers.UUIDField(allow_null=True))

@@ -99,7 +99,10 @@ class GraphSerializer(serializers.Serializer):
         help_text="What a bound cut: `depth` {limit, nodes_with_more}, `max_nodes` {limit, "
         "omitted_datasets, omitted_is_lower_bound, omitted_jobs (jobs that only read or only "
         "write a drawn dataset, left out for the budget)}, `edges` {limit}, `children` "
-        "{limit, omitted_jobs} (child jobs of a parent root left out; at most 200 drawn). "
+        "{limit, omitted_jobs} (child jobs of a parent root left out; at most 200 drawn), "
+        "`column_edges` {limit, omitted, omitted_is_lower_bound} (with columns=true: column "
+        "edges and dependencies past the limit, LINEAGE_MAX_COLUMN_EDGES (2,000) of each "
+        "kind, observed and declared, or 20 per node if fewer; counted up to 100,000). "
         "Empty when complete.",
     )
 

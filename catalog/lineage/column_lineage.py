@@ -137,9 +137,28 @@ class ColumnEdge:
 class ColumnLineage:
     edges: list[ColumnEdge] = field(default_factory=list)
     dependencies: list[ColumnEdge] = field(default_factory=list)
+    # Rows past the limit that were not read (``among``; at most COUNT_CAP counted).
+    left_out: int = 0
 
     def native(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         return [edge.native() for edge in self.edges], [d.native() for d in self.dependencies]
+
+
+# Rows past a limit are counted up to this many: the count costs what it finds, so it
+# stops too (an answer then says "at least").
+COUNT_CAP = 100_000
+
+
+def _left_out(where: str, values: dict[str, Any], static: bool) -> int:
+    """How many rows ``where`` matches past ``values["limit"]`` (up to COUNT_CAP): only the
+    FROM of the read, none of its columns."""
+    tables = (_STATIC_SELECT if static else _SELECT).split("\nFROM ", 1)[1]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM {tables} WHERE {where} LIMIT %(count_cap)s) AS q",
+            {**values, "count_cap": COUNT_CAP},
+        )
+        return max(cursor.fetchone()[0] - values["limit"], 0)
 
 
 def _read(where: str, values: dict[str, Any], static: bool = False) -> list[ColumnEdge]:
@@ -203,24 +222,31 @@ def among(
     """Column edges and dataset-level dependencies with both ends in ``dataset_ids`` (a
     graph's datasets), as of / since a time, at most ``limit`` rows, each with ``current``:
     the observed ones and/or (``static``) those the jobs' current declarations state, at
-    most ``limit`` of each. A declared edge is never current (no run produced it)."""
+    most ``limit`` of each, and how many rows the limit left out (``left_out``, counted
+    only when a kind reached it). A declared edge is never current (no run produced it)."""
     if not dataset_ids:
         return ColumnLineage()
     edges: list[ColumnEdge] = []
+    left_out = 0
     if observed:
         filters, values = window.observed(as_of, since, "c")
-        edges = _read(
-            f"c.source_id = ANY(%(ids)s) AND c.target_id = ANY(%(ids)s) {filters}",
-            {**values, "ids": dataset_ids, "limit": limit},
-        )
+        where = f"c.source_id = ANY(%(ids)s) AND c.target_id = ANY(%(ids)s) {filters}"
+        values.update(ids=dataset_ids, limit=limit)
+        edges = _read(where, values)
+        if len(edges) == limit:  # there may be more: counted, only then
+            left_out += _left_out(where, values, static=False)
     answer = _with_currency(edges, as_of)
     if static:
         declared, values = window.declared(as_of, "l")
         where = "ta.dataset_id = ANY(%(ids)s) AND sa.dataset_id = ANY(%(ids)s)" + declared
         values.update(ids=dataset_ids, limit=limit)
-        for edge in _read(where, values, static=True):
+        found = _read(where, values, static=True)
+        for edge in found:
             edge.current = False
             (answer.dependencies if edge.dataset_level else answer.edges).append(edge)
+        if len(found) == limit:
+            left_out += _left_out(where, values, static=True)
+    answer.left_out = left_out
     return answer
 
 

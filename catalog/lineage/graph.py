@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 
 from catalog.lineage import assembly, child_jobs, column_lineage, design_time, job_edges, window
@@ -258,15 +259,25 @@ def lineage_graph(
     }
     graph.truncated = bool(graph.cut)
     if request.columns:
+        # Column edges are bounded apart from the nodes: one event can state a hundred
+        # thousand among two datasets (issue 38), and each is a row of the answer.
+        limit = min(EDGES_PER_NODE * request.max_nodes, settings.LINEAGE["MAX_COLUMN_EDGES"])
         lineage = column_lineage.among(
             sorted(choice.chosen),
-            EDGES_PER_NODE * request.max_nodes,
+            limit,
             request.as_of,
             request.since,
             observed=request.observed,
             static=request.static,
         )
         graph.column_edges, graph.dataset_dependencies = lineage.native()
+        if lineage.left_out:
+            graph.cut["column_edges"] = {
+                "limit": limit,
+                "omitted": lineage.left_out,
+                "omitted_is_lower_bound": lineage.left_out >= column_lineage.COUNT_CAP - limit,
+            }
+            graph.truncated = True
     return graph
 
 

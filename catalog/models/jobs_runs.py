@@ -188,6 +188,10 @@ class Run(models.Model):
     job_version = models.JSONField(default=list, blank=True, editable=False)
     # Another job's own events carry the same runId (a producer's mistake; ADR 0028).
     shares_run_id = models.BooleanField(default=False)
+    # Dataset → dataset pairs (an input x an output) the run states but has no lineage edge
+    # for: a run's edges stop at LINEAGE_MAX_RUN_EDGES (issue 38), so one wide event cannot
+    # make millions of rows. Its job edges still name every input and output.
+    lineage_edges_cut = models.BigIntegerField(default=0, db_default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = RunQuerySet.as_manager()

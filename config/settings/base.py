@@ -192,6 +192,8 @@ class LineageSettings(TypedDict):
     MAX_PAGE_BYTES: int
     ENQUEUE_BACKOFF_SECONDS: int
     ENQUEUE_INTERVAL_MS: int
+    MAX_RUN_EDGES: int
+    MAX_COLUMN_EDGES: int
 
 
 LINEAGE: LineageSettings = {
@@ -247,6 +249,12 @@ LINEAGE: LineageSettings = {
     # the ids of a busy interval go in one task. A publish costs a large part of what
     # storing an event costs (docs/benchmarks.md, "Where single-event CPU goes").
     "ENQUEUE_INTERVAL_MS": env_int("LINEAGE_ENQUEUE_INTERVAL_MS", 100),
+    # Most dataset → dataset lineage edges one run makes (its inputs x its outputs): the
+    # rest are counted on the run (``lineage_edges_cut``); its job edges keep every dataset.
+    "MAX_RUN_EDGES": env_int("LINEAGE_MAX_RUN_EDGES", 10_000),
+    # Most column edges (and as many declared ones) a lineage graph with columns=true
+    # serves; the answer says how many it left out (``cut.column_edges``).
+    "MAX_COLUMN_EDGES": env_int("LINEAGE_MAX_COLUMN_EDGES", 2_000),
 }
 # The Marquez-compatible read API (api/marquez, docs/marquez.md, ADR 0033).
 MARQUEZ_API: dict[str, Any] = {

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 import orjson
+from django.conf import settings
 from django.db import connection
 
 from catalog.facets import lineage_catalog_edge
@@ -76,23 +77,49 @@ SELECT e, r, s, a, t, v::jsonb FROM unnest(
 ) AS u(e, r, s, a, t, v)
 ON CONFLICT (event_id) DO NOTHING
 """
-# A run's edges: every (input dataset, output dataset) pair of the run, through its job,
-# with what the edge keeps of its last run (UUID for the order, edge API facet) and
-# whether the run wrote the output (ADR 0069: under any of the dataset's aliases).
+# A run's edges: (input dataset, output dataset) pairs of the run, through its job, with
+# what the edge keeps of its last run (UUID for the order, edge API facet) and whether the
+# run wrote the output (ADR 0069: under any of the dataset's aliases). At most ``cap`` pairs
+# a run, the first by (input, output) dataset id, so the rows an event makes are bounded
+# whatever it names (issue 38): inputs are cut to the fewest whose pairs reach the cap
+# before the join, and the pairs left out are counted on the run (``lineage_edges_cut``,
+# written only when it changes; a data-modifying CTE runs whether or not it is read).
 _RUN_EDGES = """
-SELECT i.run_id, ai.dataset_id, ao.dataset_id, r.job_id,
-       GREATEST(MIN(i.first_seen), MIN(o.first_seen)), GREATEST(MAX(i.last_seen), MAX(o.last_seen)),
-       r.run_uuid, BOOL_OR({writes}), {lineage_type}, {pipeline}
-FROM catalog_run_dataset i
-JOIN catalog_run_dataset o ON o.run_id = i.run_id AND o.direction = 'output'
-JOIN catalog_dataset_alias ai ON ai.id = i.alias_id
-JOIN catalog_dataset_alias ao ON ao.id = o.alias_id
+WITH i AS MATERIALIZED (
+    SELECT d.run_id, a.dataset_id, MIN(d.first_seen) AS first_seen,
+           MAX(d.last_seen) AS last_seen,
+           ROW_NUMBER() OVER (PARTITION BY d.run_id ORDER BY a.dataset_id) AS n
+    FROM catalog_run_dataset d JOIN catalog_dataset_alias a ON a.id = d.alias_id
+    WHERE d.run_id = ANY(%(runs)s) AND d.direction = 'input'
+    GROUP BY d.run_id, a.dataset_id
+), o AS MATERIALIZED (
+    SELECT o.run_id, a.dataset_id, MIN(o.first_seen) AS first_seen,
+           MAX(o.last_seen) AS last_seen, BOOL_OR({writes}) AS writes,
+           ROW_NUMBER() OVER (PARTITION BY o.run_id ORDER BY a.dataset_id) AS n,
+           COUNT(*) OVER (PARTITION BY o.run_id) AS m
+    FROM catalog_run_dataset o JOIN catalog_dataset_alias a ON a.id = o.alias_id
+    JOIN catalog_run r ON r.id = o.run_id
+    -- The same condition on every per-run table, so the planner looks these runs up by
+    -- index instead of hashing a whole table that grows with history (ADR 0025).
+    WHERE o.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s) AND o.direction = 'output'
+    GROUP BY o.run_id, a.dataset_id, r.id
+), sizes AS (
+    SELECT x.id, (SELECT COUNT(*) FROM i WHERE i.run_id = x.id)
+                 * (SELECT COUNT(*) FROM o WHERE o.run_id = x.id) AS pairs
+    FROM unnest(%(runs)s::bigint[]) AS x(id)
+), cut AS (
+    UPDATE catalog_run r SET lineage_edges_cut = GREATEST(s.pairs - %(cap)s, 0)
+    FROM sizes s
+    WHERE r.id = s.id AND r.lineage_edges_cut <> GREATEST(s.pairs - %(cap)s, 0)
+)
+SELECT i.run_id, i.dataset_id, o.dataset_id, r.job_id,
+       GREATEST(i.first_seen, o.first_seen), GREATEST(i.last_seen, o.last_seen),
+       r.run_uuid, o.writes, {lineage_type}, {pipeline}
+FROM (SELECT DISTINCT run_id, m FROM o) AS oc
+JOIN i ON i.run_id = oc.run_id AND i.n <= (%(cap)s + oc.m - 1) / oc.m
+JOIN o ON o.run_id = i.run_id AND (i.n - 1) * o.m + o.n <= %(cap)s
 JOIN catalog_run r ON r.id = i.run_id
-WHERE i.run_id = ANY(%(runs)s) AND i.direction = 'input'
-  -- The same condition on every per-run table, so the planner looks these runs up by
-  -- index instead of hashing a whole table that grows with history (ADR 0025).
-  AND o.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s)
-GROUP BY i.run_id, ai.dataset_id, ao.dataset_id, r.id
+WHERE r.id = ANY(%(runs)s)
 """.format(
     writes=write_sql("r", "o"),
     lineage_type=lineage_catalog_edge.sql_value("lineage_type"),
@@ -277,7 +304,7 @@ def recompute_edges(
         return
     runs = sorted(run_ids)
     with connection.cursor() as cursor:
-        cursor.execute(_RUN_EDGES, {"runs": runs})
+        cursor.execute(_RUN_EDGES, {"runs": runs, "cap": settings.LINEAGE["MAX_RUN_EDGES"]})
         pairs: list[tuple[Any, ...]] = cursor.fetchall()
         edge_ids = upsert_spans(
             cursor,
