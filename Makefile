@@ -19,7 +19,7 @@ export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_NO_PROGRESS := 1
 
-.PHONY: run test test-fast install install-dev lock browser audit lint typecheck schema clean
+.PHONY: run demo test test-fast install install-dev lock browser audit lint typecheck schema clean
 
 # pip --target puts uv's binary in $(UV_HOME)/bin without building a virtualenv first (half
 # the CPU); where the machine's pip refuses that, a small virtualenv holds it instead.
@@ -57,6 +57,13 @@ browser:
 run: install
 	@scripts/ensure_services.sh
 	@HOST=$(HOST) PORT=$(PORT) $(BIN)/python scripts/run_local.py
+
+# Real Airflow, dbt-ol and Spark/Hive events into the catalog `make run` serves (same
+# DATABASE_URL), derived at once; twice stores nothing twice. ARGS=--force into a non-empty one.
+demo: install
+	@scripts/ensure_services.sh
+	@$(BIN)/python manage.py migrate --verbosity 0
+	@$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT) $(ARGS)
 
 # The slowest tests are printed at the end of every run, so a suite that grows is seen growing.
 PYTEST_ARGS ?= --durations=15

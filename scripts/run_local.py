@@ -221,7 +221,7 @@ def banner(url: str, credentials: dict[str, str]) -> str:
         f"  Ingest token: {ingest}\n"
         f"  Read token:   {read}\n"
         f"  Send:         curl -H 'Authorization: Bearer {ingest}' "
-        f"-H 'Content-Type: application/json' -d @event.json {url}/api/v1/lineage\n"
+        f"-H 'Content-Type: application/json' -d @examples/event.json {url}/api/v1/lineage\n"
         f"  Read:         curl -H 'Authorization: Bearer {read}' {url}/api/v1/jobs\n"
         "  Credentials are kept in .local/credentials.json; "
         "docs/producers.md has each producer's recipe.\n"

@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 
 from catalog.front import worker_seen
-from catalog.front.snippets import snippets
+from catalog.front.snippets import SAMPLE_EVENT, snippets
 from catalog.reads import stats
 
 # A worker is "running" when it ran a task this recently (the scheduler sweeps every 5 s).
@@ -108,6 +108,7 @@ def front_page(request: HttpRequest) -> HttpResponse:
         "batch_url": base_url + reverse("ingest-lineage-batch"),
         "links": links,
         "snippets": snippets(base_url),
+        "sample_event": SAMPLE_EVENT,
         "health": health(now) if figures else None,
         "now": now,
         "logged_in": request.user.is_authenticated,

@@ -8,6 +8,9 @@ can load never carries a secret (`make run` prints a real one).
 from dataclasses import dataclass
 
 TOKEN_PLACEHOLDER = "lc_ingest_..."
+# A real OpenLineage RunEvent (an Airflow task's COMPLETE) in the repository, so the curl
+# command shown runs as it is from the repository's root; `make run` prints the same path.
+SAMPLE_EVENT = "examples/event.json"
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,6 @@ def snippets(base_url: str, token: str = TOKEN_PLACEHOLDER) -> list[Snippet]:
             "Anything else (curl)",
             "a shell",
             f"curl -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' \\\n"
-            f"  -d @event.json {ingest}\n",
+            f"  -d @{SAMPLE_EVENT} {ingest}\n",
         ),
     ]

@@ -46,7 +46,13 @@ from catalog.models.jobs_runs import (
     RunState,
 )
 from catalog.models.metadata import DatasetField, EventDataset, EventDatasetRole, MetadataRecord
-from catalog.models.rederive import FINISHED_STATES, RederiveJob, RederiveState
+from catalog.models.rederive import (
+    FINISHED_STATES,
+    RederiveJob,
+    RederiveState,
+    RememberedId,
+    RememberedKind,
+)
 from catalog.models.static import StaticColumnLineage, StaticDataset, StaticLineage, Via
 from catalog.models.steward import DisplayNamePin, StewardInput
 
@@ -78,6 +84,8 @@ __all__ = [
     "MetadataRecord",
     "RederiveJob",
     "RederiveState",
+    "RememberedId",
+    "RememberedKind",
     "Run",
     "RunDataset",
     "RunDatasetFacet",

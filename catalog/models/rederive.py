@@ -57,3 +57,38 @@ class RederiveJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.state in FINISHED_STATES
+
+
+class RememberedKind(models.IntegerChoices):
+    DATASET = 1, "dataset (by alias key_hash)"
+    JOB = 2, "job (by key_hash)"
+    RUN = 3, "run (by runId uuid bytes + job key_hash)"
+
+
+class RememberedId(models.Model):
+    """The id a dataset, job or run had before a full rederive emptied the catalog (ADR 0077).
+
+    ``catalog.services.derive.rederive`` fills it from the catalog in the transaction that
+    empties it and clears it once every event is derived again; derivation gives a row it
+    inserts meanwhile the id remembered for its natural key, so the same identity keeps the
+    same id (a bookmarked ``dataset:5``, a client's stored job id). Not emptied by the
+    rederive itself, so a rederive that stops half way leaves the memory for the next one.
+    """
+
+    kind = models.SmallIntegerField(choices=RememberedKind.choices)
+    # A dataset: the key_hash of one of its aliases; a job: its key_hash; a run: its
+    # runId's 16 bytes followed by its job's key_hash.
+    key = models.BinaryField(max_length=48)
+    object_id = models.BigIntegerField()
+
+    kept_by_rederive = True  # the memory a rederive reads while the derived tables are empty
+
+    class Meta:
+        db_table = "catalog_remembered_id"
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "key"], name="catalog_remembered_id_key_uniq")
+        ]
+        indexes = [models.Index(fields=["kind", "object_id"], name="catalog_remembered_obj_idx")]
+
+    def __str__(self) -> str:
+        return f"{RememberedKind(self.kind).label} → {self.object_id}"

@@ -12,6 +12,7 @@ from datetime import datetime
 from django.apps import apps
 from django.db import connection, transaction
 
+from catalog.services.derivation import remembered
 from catalog.services.derivation.batch import (
     BATCH_SIZE,
     BatchResult,
@@ -120,7 +121,8 @@ def rederive(
     """Rebuild the catalog from the raw log.
 
     Without ``since``: empty every derived table, mark every event pending and derive them
-    all, which is by construction the state a clean derivation gives. With ``since``: mark
+    all, which is by construction the state a clean derivation gives, but that every
+    dataset, job and run keeps its id (ADR 0077: remembered by natural key). With ``since``: mark
     the events with eventTime >= ``since`` pending, with every event of the runs they
     belong to, and derive them again on top of the current catalog (derivation only ever
     adds, so this applies changed code or new rules to that range; a full rederive is what
@@ -131,6 +133,8 @@ def rederive(
             # Check deferred foreign keys now: TRUNCATE refuses tables with pending checks
             # (only the case when called inside an outer transaction, e.g. tests).
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            # Same identity, same id: derivation reuses what is remembered here (ADR 0077).
+            remembered.remember(cursor)
             cursor.execute(f"TRUNCATE {', '.join(derived_tables())}")
             cursor.execute("SET CONSTRAINTS ALL DEFERRED")
             derivation_status.reset_all(cursor)
@@ -144,4 +148,9 @@ def rederive(
             progress(total)
         if result.claimed == 0:
             break
+    if since is None:
+        # Every event is derived again, so every remembered id that still names an
+        # identity is in use again; the others (a name no event gives any more) go.
+        with transaction.atomic(), connection.cursor() as cursor:
+            remembered.forget(cursor)
     return total

@@ -21,6 +21,7 @@ from catalog.models import (
     DatasetField,
     LineageEdge,
     LineageEdgeRun,
+    RememberedKind,
 )
 from catalog.names.naming import key_hash, producer_text
 from catalog.services import display_names
@@ -32,6 +33,7 @@ from catalog.services.derivation.locks import (
     write_facets_if_changed,
 )
 from catalog.services.derivation.records import AliasKey, Facts, earliest, latest
+from catalog.services.derivation.remembered import remembered, remembered_dataset_ids
 from core.timestamps import parse_timestamp
 
 ALIAS_FIELDS = [
@@ -184,6 +186,7 @@ def _group(facts: Facts, aliases: dict[AliasKey, DatasetAlias]) -> set[int]:
             display_names.show_as(dataset, first, bytes(first.key_hash) in pins)
             created.append((dataset, members))
     if created:
+        _give_remembered_ids(created)
         Dataset.objects.bulk_create([dataset for dataset, _ in created])
         for dataset, members in created:
             datasets[dataset.id] = dataset
@@ -192,10 +195,24 @@ def _group(facts: Facts, aliases: dict[AliasKey, DatasetAlias]) -> set[int]:
 
     recompute_runs: set[int] = set()
     merged: set[int] = set()
+    # Only a merge asks which datasets hold remembered ids (a rederive under way).
+    owned = [
+        {alias.dataset_id for alias in members if alias.dataset_id is not None}
+        for members in components.values()
+    ]
+    merging = sorted({dataset_id for ids in owned if len(ids) > 1 for dataset_id in ids})
+    kept = remembered_dataset_ids(merging) if merging else set()
     for members in components.values():
+        # ADR 0020's survivor, but during a full rederive the dataset with the smallest
+        # remembered id survives, so the identity ends with the id it had (ADR 0077).
         owners = sorted(
             {datasets[alias.dataset_id] for alias in members if alias.dataset_id},
-            key=lambda dataset: (*display_names.current_key(dataset), dataset.id),
+            key=lambda dataset: (
+                dataset.id not in kept,
+                dataset.id if dataset.id in kept else 0,
+                *display_names.current_key(dataset),
+                dataset.id,
+            ),
         )
         survivor = owners[0]
         for alias in members:
@@ -217,6 +234,34 @@ def _group(facts: Facts, aliases: dict[AliasKey, DatasetAlias]) -> set[int]:
         facts_by_dataset.setdefault(alias.dataset_id, []).append(key)
     _merge_dataset_facts(facts, aliases, datasets, facts_by_dataset, merged)
     return recompute_runs
+
+
+def _give_remembered_ids(created: list[tuple[Dataset, list[DatasetAlias]]]) -> None:
+    """Give each new dataset the smallest id its aliases' identity had before a full
+    rederive (ADR 0077), unless a dataset holds it already (a steward's split, or the same
+    identity's other aliases not linked yet: the merge that links them keeps that id)."""
+    kept = remembered(
+        RememberedKind.DATASET,
+        [bytes(alias.key_hash) for _, members in created for alias in members],
+    )
+    if not kept:
+        return
+    wanted = sorted(set(kept.values()))
+    # Two batches may create datasets for the same identity at once (its aliases not linked
+    # yet): a transaction lock per remembered id, taken in id order, lets one have the id.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('catalog_dataset ' || i::text, 1228))"
+            " FROM unnest(%s::bigint[]) WITH ORDINALITY AS t(i, n) ORDER BY n",
+            [wanted],
+        )
+    taken = set(Dataset.objects.filter(id__in=wanted).values_list("id", flat=True))
+    for dataset, members in created:
+        free = {kept[bytes(alias.key_hash)] for alias in members if bytes(alias.key_hash) in kept}
+        free -= taken
+        if free:
+            dataset.id = min(free)
+            taken.add(dataset.id)
 
 
 def merge_datasets(survivor: Dataset, loser: Dataset) -> set[int]:

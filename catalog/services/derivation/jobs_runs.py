@@ -1,10 +1,11 @@
 """Jobs and runs: upsert by natural key, lock in primary-key order, merge facts by version."""
 
 import uuid
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from catalog.facets import documentation, error_message, job_type, nominal_time
-from catalog.models import TERMINAL_STATES, Job, Run, RunState
+from catalog.models import TERMINAL_STATES, Job, RememberedKind, Run, RunState
 from catalog.names.naming import key_hash, producer_text
 from catalog.services.derivation.locks import (
     bulk_update,
@@ -24,6 +25,7 @@ from catalog.services.derivation.records import (
     iso,
     latest,
 )
+from catalog.services.derivation.remembered import remembered, run_key
 from catalog.services.derivation.run_conflicts import mark_shared_run_ids
 from core.timestamps import parse_timestamp
 
@@ -93,6 +95,7 @@ def ensure_jobs(facts: Facts) -> dict[JobKey, int]:
         Job,
         {key_hash(*key): key for key in facts.jobs},
         lambda digest, key: Job(namespace=key[0], name=key[1], key_hash=digest),
+        lambda digests: remembered(RememberedKind.JOB, digests),
     )
 
 
@@ -221,7 +224,21 @@ def ensure_referenced_runs(
             job_version=[own, *version],
         )
 
-    return ids_inserting_missing(Run, wanted, read, placeholder)
+    return ids_inserting_missing(Run, wanted, read, placeholder, _remembered_run_ids(job_ids))
+
+
+def _remembered_run_ids(
+    job_ids: dict[JobKey, int],
+) -> Callable[[list[tuple[uuid.UUID, int]]], dict[tuple[uuid.UUID, int], int]]:
+    """Remembered ids (ADR 0077) of runs given as (runId, job id) pairs."""
+    job_hashes = {job_id: key_hash(*job) for job, job_id in job_ids.items()}
+
+    def read(pairs: list[tuple[uuid.UUID, int]]) -> dict[tuple[uuid.UUID, int], int]:
+        keys = {run_key(run_uuid, job_hashes[job]): (run_uuid, job) for run_uuid, job in pairs}
+        found = remembered(RememberedKind.RUN, list(keys))
+        return {keys[key]: run_id for key, run_id in found.items()}
+
+    return read
 
 
 def derive_runs(
@@ -240,15 +257,20 @@ def derive_runs(
     wanted = {key: facts.runs[key] for key in (facts.runs if keys is None else keys)}
     if not wanted:
         return {}, {}
+    ordered = sorted(wanted.values(), key=lambda fact: (fact.run_uuid, fact.job[1]))
+    run_keys = [run_key(fact.run_uuid, key_hash(*fact.job[1])) for fact in ordered]
+    kept = remembered(RememberedKind.RUN, run_keys)  # empty but during a full rederive
+    # A remembered id is this run's only, so a conflict on it is this run, as on its key.
     Run.objects.bulk_create(
         [
             Run(
+                id=kept.get(key),
                 run_uuid=fact.run_uuid,
                 run_id_text=fact.run_id_text,
                 job_id=job_ids[fact.job[1]],
                 state=RunState.UNKNOWN,
             )
-            for fact in sorted(wanted.values(), key=lambda fact: (fact.run_uuid, fact.job[1]))
+            for fact, key in zip(ordered, run_keys, strict=True)
         ],
         ignore_conflicts=True,
     )

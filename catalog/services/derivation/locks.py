@@ -66,10 +66,11 @@ def ids_inserting_missing(
     keys: dict[R, K],
     read: Callable[[list[R]], dict[R, int]],
     build: Callable[[R, K], M],
+    remembered: Callable[[list[R]], dict[R, int]] | None = None,
 ) -> dict[K, int]:
     """The ids of ``model``'s rows for ``keys`` (the row's natural key → the batch's key),
     as ``read`` finds them; rows made by ``build`` are inserted first for the keys that have
-    none.
+    none, each with the id ``remembered`` gives its key if any (a full rederive, ADR 0077).
 
     It reads before it inserts. An ``INSERT ... ON CONFLICT DO NOTHING`` on a key whose row
     another batch has updated and not yet committed waits for that batch to end (the
@@ -83,18 +84,29 @@ def ids_inserting_missing(
     known = read(list(keys))
     missing = [row_key for row_key in sorted(keys) if row_key not in known]  # type: ignore[type-var]
     if missing:
-        model._default_manager.bulk_create(
-            [build(row_key, keys[row_key]) for row_key in missing], ignore_conflicts=True
-        )
+        ids = remembered(missing) if remembered is not None else {}
+        rows = []
+        for row_key in missing:
+            row = build(row_key, keys[row_key])
+            row.pk = ids.get(row_key)
+            rows.append(row)
+        # A remembered id belongs to this key only, so a conflict on it is the same row
+        # inserted by another batch, as a conflict on the natural key is.
+        model._default_manager.bulk_create(rows, ignore_conflicts=True)
         known.update(read(missing))
     return {keys[row_key]: row_id for row_key, row_id in known.items()}
 
 
 def ids_by_key_hash(
-    model: type[M], keys: dict[bytes, K], build: Callable[[bytes, K], M]
+    model: type[M],
+    keys: dict[bytes, K],
+    build: Callable[[bytes, K], M],
+    remembered: Callable[[list[bytes]], dict[bytes, int]] | None = None,
 ) -> dict[K, int]:
     """``ids_inserting_missing`` for a model keyed by ``key_hash`` (jobs, aliases)."""
-    return ids_inserting_missing(model, keys, lambda digests: _ids(model, digests), build)
+    return ids_inserting_missing(
+        model, keys, lambda digests: _ids(model, digests), build, remembered
+    )
 
 
 def _ids(model: type[Model], digests: list[bytes]) -> dict[bytes, int]:
