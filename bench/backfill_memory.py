@@ -23,7 +23,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import BIN, ROOT, migrated_database
+from bench.common import BIN, PEAK_PROBE, ROOT, migrated_database, peak_mib
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_backfill"
 MIB = 1 << 20
@@ -95,24 +95,11 @@ def _large_event() -> bytes:
     return orjson.dumps(event) + b"\n"
 
 
-# The peak is the child's own VmHWM, read as it exits: ru_maxrss of a child also counts the
-# pages it shared with this process between fork and exec (this process built the files).
-PEAK = (
-    "import atexit, runpy, sys\n"
-    "def peak():\n"
-    "    status = open('/proc/self/status').read()\n"
-    "    print('peak-kib', status.split('VmHWM:')[1].split()[0], file=sys.stderr)\n"
-    "atexit.register(peak)\n"
-    "sys.argv = sys.argv[1:]\n"
-    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
-)
-
-
 def run(path: Path, env: dict[str, str]) -> tuple[float, float, str]:
     """Peak RSS in MiB, seconds and the summary printed by backfilling ``path`` alone."""
     started = time.monotonic()
     result = subprocess.run(
-        [str(BIN / "python"), "-c", PEAK, str(ROOT / "manage.py"), "backfill", str(path)],
+        [str(BIN / "python"), "-c", PEAK_PROBE, str(ROOT / "manage.py"), "backfill", str(path)],
         cwd=path.parent,
         env={**env, "PYTHONPATH": str(ROOT)},
         capture_output=True,
@@ -120,7 +107,7 @@ def run(path: Path, env: dict[str, str]) -> tuple[float, float, str]:
         check=True,
     )
     elapsed = time.monotonic() - started
-    peak = int(result.stderr.rsplit("peak-kib", 1)[1].split()[0]) / 1024
+    peak = peak_mib(result.stderr)
     lines = result.stdout.splitlines()
     summary = next((line for line in lines if line.startswith("stored")), result.stdout)
     return peak, elapsed, summary.strip()[:120]

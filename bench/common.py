@@ -32,6 +32,25 @@ DEFAULT_CORPUS = ROOT / "tests" / "fixtures" / "openlineage"
 TEMPLATE_DIRS = ("spark/dataproc-bigquery-1.23.0", "spark/dataproc-hive-simple-1.23.0")
 
 
+# Prefix a command with this (``python -c PEAK_PROBE script args...``) to have it print its
+# own peak RSS as it exits: VmHWM of the child itself, where ru_maxrss of a child would also
+# count the pages it shared with the parent between fork and exec.
+PEAK_PROBE = (
+    "import atexit, runpy, sys\n"
+    "def peak():\n"
+    "    status = open('/proc/self/status').read()\n"
+    "    print('peak-kib', status.split('VmHWM:')[1].split()[0], file=sys.stderr)\n"
+    "atexit.register(peak)\n"
+    "sys.argv = sys.argv[1:]\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
+def peak_mib(stderr: str) -> float:
+    """The peak RSS (MiB) a command run under ``PEAK_PROBE`` printed last."""
+    return int(stderr.rsplit("peak-kib", 1)[1].split()[0]) / 1024
+
+
 def run_in_threads(target: Callable[[], None], count: int) -> float:
     """Run ``target`` in ``count`` threads at once; the seconds until the last one ends."""
     threads = [threading.Thread(target=target) for _ in range(count)]

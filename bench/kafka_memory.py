@@ -24,7 +24,7 @@ from confluent_kafka import Producer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import BIN, ROOT, migrated_database
+from bench.common import BIN, PEAK_PROBE, ROOT, migrated_database, peak_mib
 from ingest.kafka.mock import create_topics
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_kafka_memory"
@@ -48,17 +48,6 @@ CASES = {
     # close to it a batch may come depends on its size on the wire (3.06 MiB for these).
     "zstd-80x3MB": Case(80, 3 * 1000 * 1000, "zstd"),
 }
-
-# The peak is the child's own VmHWM, read as it exits (as bench/backfill_memory.py does).
-PEAK = (
-    "import atexit, runpy, sys\n"
-    "def peak():\n"
-    "    status = open('/proc/self/status').read()\n"
-    "    print('peak-kib', status.split('VmHWM:')[1].split()[0], file=sys.stderr)\n"
-    "atexit.register(peak)\n"
-    "sys.argv = sys.argv[1:]\n"
-    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
-)
 
 
 def valid_event(topic: str) -> bytes:
@@ -95,7 +84,15 @@ def produce(bootstrap: str, topic: str, case: Case) -> None:
 def consume(env: dict[str, str], bootstrap: str, topic: str) -> tuple[float, float]:
     started = time.monotonic()
     result = subprocess.run(
-        [BIN / "python", "-c", PEAK, ROOT / "manage.py", "consume_kafka", "--exit-when-idle", "2"],
+        [
+            BIN / "python",
+            "-c",
+            PEAK_PROBE,
+            ROOT / "manage.py",
+            "consume_kafka",
+            "--exit-when-idle",
+            "2",
+        ],
         cwd=ROOT,
         env={
             **env,
@@ -113,7 +110,7 @@ def consume(env: dict[str, str], bootstrap: str, topic: str) -> tuple[float, flo
     elapsed = time.monotonic() - started
     if "peak-kib" not in result.stderr or result.returncode != 0:
         raise SystemExit(f"the consumer failed ({result.returncode}): {result.stderr[-3000:]}")
-    return int(result.stderr.rsplit("peak-kib", 1)[1].split()[0]) / 1024, elapsed
+    return peak_mib(result.stderr), elapsed
 
 
 def outcome(database_url: str, topic: str) -> str:
