@@ -31,14 +31,14 @@ def _run_id(index: int) -> str:
 
 @pytest.fixture
 def heavy(ingest_client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Six completed runs of two jobs (three each), each writing the dataset ``shared``
+    """Six completed runs of two jobs (three each), each writing the dataset ``written_by_all``
     (six versions) and its own ``table_<i>``, every run, job and output carrying a ~3 KB
     facet."""
     monkeypatch.setitem(settings.LINEAGE, "MAX_PAGE_BYTES", BUDGET)
     for index in range(COUNT):
         outputs = [
             {"namespace": LAKE, "name": name, "facets": {"padding": facet(padding=PADDING)}}
-            for name in ("shared", f"table_{index}")
+            for name in ("written_by_all", f"table_{index}")
         ]
         document = event(
             "COMPLETE",
@@ -89,7 +89,7 @@ def _unbounded(mz: MarquezClient, path: str, key: str, monkeypatch: Any) -> list
         ("/jobs", "jobs", 2),
         (f"/namespaces/{JOB_NS}/jobs/bytes.job_0/runs", "runs", COUNT // 2),
         (f"/namespaces/{LAKE}/datasets", "datasets", COUNT + 1),
-        (f"/namespaces/{LAKE}/datasets/shared/versions", "versions", COUNT),
+        (f"/namespaces/{LAKE}/datasets/written_by_all/versions", "versions", COUNT),
     ],
 )
 def test_a_list_page_stops_at_the_budget_and_offsets_continue(
@@ -109,7 +109,7 @@ def test_one_item_over_the_budget_is_served_alone(
     heavy: None, mz: MarquezClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(settings.LINEAGE, "MAX_PAGE_BYTES", 1_000)
-    body = mz.get(f"/namespaces/{LAKE}/datasets/shared/versions", limit="500").json()
+    body = mz.get(f"/namespaces/{LAKE}/datasets/written_by_all/versions", limit="500").json()
     assert len(body["versions"]) == 1 and body["totalCount"] == COUNT
     assert body["versions"][0]["facets"]["padding"]["padding"] == PADDING
 
