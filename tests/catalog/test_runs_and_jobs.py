@@ -115,3 +115,14 @@ def test_job_event_declares_inputs_and_outputs() -> None:
         ("input", True),
         ("output", True),
     ]
+
+
+def test_a_job_named_with_credentials_is_found_by_the_name_as_sent() -> None:
+    """Derivation keeps a job's name without credentials; a lookup by the name a producer
+    sent (``Job.objects.for_name``, ``Run.objects.for_run_id``) keys it the same way
+    (``naming.job_key``), so it finds the job and its run rather than nothing."""
+    sent = ("postgres://etl:S3CRET@db:5432", "load?token=S3CRET")
+    derive(run_event("START", 0, "nightly-1", job=sent))
+    job = Job.objects.for_name(*sent).get()
+    assert "S3CRET" not in job.namespace + job.name
+    assert Run.objects.for_run_id("nightly-1", *sent).get().job == job
