@@ -104,3 +104,18 @@ def _marker(lines: list[str], index: int) -> str | None:
         previous -= 1
     marker = NOT_RUN.match(lines[previous]) if previous >= 0 else None
     return marker["reason"] if marker else None
+
+
+def sections(path: Path) -> dict[str, list[Block]]:
+    """The blocks under each `## ` heading (its text without the hashes), in order."""
+    headings = [
+        (number, line.removeprefix("## ").strip())
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if line.startswith("## ")
+    ]
+    found: dict[str, list[Block]] = {title: [] for _, title in headings}
+    for block in blocks(path):
+        above = [title for number, title in headings if number < block.line]
+        if above:
+            found[above[-1]].append(block)
+    return found

@@ -10,6 +10,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, distribution
 
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 
 def missing(requirement: Requirement) -> list[str]:
@@ -30,6 +31,31 @@ def missing(requirement: Requirement) -> list[str]:
             if dependency.marker and dependency.marker.evaluate({"extra": extra}):
                 problems += [f"[{extra}]: {text}" for text in missing(dependency)]
     return problems
+
+
+def closure(requirements: list[Requirement]) -> set[str]:
+    """The distributions installing ``requirements`` brings (their dependencies and those
+    their extras add), by canonical name, as far as this environment has them."""
+    found: set[str] = set()
+    pending = list(requirements)
+    while pending:
+        requirement = pending.pop()
+        name = canonicalize_name(requirement.name)
+        if name in found:
+            continue
+        found.add(name)
+        try:
+            dependencies = distribution(requirement.name).requires or []
+        except PackageNotFoundError:
+            continue
+        for line in dependencies:
+            dependency = Requirement(line)
+            extras = requirement.extras or {""}
+            if dependency.marker is None or any(
+                dependency.marker.evaluate({"extra": extra}) for extra in extras
+            ):
+                pending.append(dependency)
+    return found
 
 
 def main(arguments: list[str]) -> int:
