@@ -92,7 +92,7 @@ FAST_SKIP := tests/faults tests/deploy tests/e2e tests/producers tests/ingest/ka
   tests/ingest/test_ingest_auth.py tests/security/test_derived_text_redaction.py \
   tests/admin/test_pages.py tests/api/test_dag_lineage.py tests/security/test_size_limits.py \
   tests/security/test_marquez_fuzz.py tests/catalog/test_tasks_and_claims.py \
-  collector/tests/test_never_hurts.py
+  tests/docs/test_command_blocks.py collector/tests/test_never_hurts.py
 test-fast: install-dev
 	@scripts/ensure_services.sh
 	$(BIN)/python -m pytest $(XDIST) --durations=5 $(foreach path,$(FAST_SKIP),--ignore=$(path)) $(ARGS)

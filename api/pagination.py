@@ -20,6 +20,8 @@ DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 # Ranked results (search) cannot be keyset-paginated; deeper pages are refused, not slow.
 MAX_OFFSET = 1000
+# Where the schema's examples of page links point: the API as `make run` serves it.
+EXAMPLE_API = "http://127.0.0.1:8000/api/v1/"
 
 
 class CursorPage(CursorPagination):
@@ -40,6 +42,13 @@ class CursorPage(CursorPagination):
 
     def get_page_size(self, request: Any) -> int:
         return _page_size(request, self.page_size_query_param, self.page_size)
+
+    def get_paginated_response_schema(self, schema: Any) -> Any:
+        return _links_described(
+            super().get_paginated_response_schema(schema),
+            "with an opaque `cursor`",
+            {"next": "events?cursor=cD0xMDQy", "previous": "events?cursor=cj0xJnA9MTA5Mw%3D%3D"},
+        )
 
     def paginate_queryset(self, queryset: Any, request: Any, view: Any = None) -> Any:
         self._model = getattr(queryset, "model", None)
@@ -109,6 +118,13 @@ class OffsetPage(LimitOffsetPagination):
     def get_limit(self, request: Any) -> int:
         return _page_size(request, self.limit_query_param, self.default_limit)
 
+    def get_paginated_response_schema(self, schema: Any) -> Any:
+        return _links_described(
+            super().get_paginated_response_schema(schema),
+            "with `limit` and `offset`",
+            {"next": "search?q=orders&limit=50&offset=100", "previous": "search?q=orders&limit=50"},
+        )
+
     def get_offset(self, request: Any) -> int:
         raw = request.query_params.get(self.offset_query_param, "0")
         try:
@@ -118,6 +134,22 @@ class OffsetPage(LimitOffsetPagination):
         if not 0 <= offset <= MAX_OFFSET:
             raise _bad_parameter(self.offset_query_param, f"an integer from 0 to {MAX_OFFSET}")
         return offset
+
+
+def _links_described(paginated: Any, query: str, examples: dict[str, str]) -> Any:
+    """DRF's page schema, its ``next``/``previous`` described as this API fills them: DRF's
+    examples name another service (``api.example.org/accounts``), which Swagger showed as if
+    it were ours (issue 39). ``examples`` maps each link to a list and query under the API
+    (cursors are DRF's base64 of ``p=<position>``, ``r=1`` for a page reached backwards)."""
+    for link, example in examples.items():
+        paginated["properties"][link].update(
+            description=(
+                f"The {link} page of the same list, on this server (the scheme, host and path "
+                f"the request used, {query}); null when there is none."
+            ),
+            example=EXAMPLE_API + example,
+        )
+    return paginated
 
 
 def _page_size(request: Any, parameter: str, default: int) -> int:

@@ -202,11 +202,11 @@ def admin_login(credentials: dict[str, str]) -> str:
     if credentials.get("admin_login") == "changed":
         return (
             f"user 'admin' (created by make run on {since}; its password was changed since, "
-            "so it is not shown: `manage.py changepassword admin` sets another)"
+            "so it is not shown: `.venv/bin/python manage.py changepassword admin` sets another)"
         )
     return (
         f"user 'admin' (there since {since}, not created by make run, which does not know "
-        "its password: `manage.py changepassword admin` sets one)"
+        "its password: `.venv/bin/python manage.py changepassword admin` sets one)"
     )
 
 

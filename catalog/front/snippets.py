@@ -23,6 +23,13 @@ class Snippet:
 def snippets(base_url: str, token: str = TOKEN_PLACEHOLDER) -> list[Snippet]:
     """One snippet per producer; ``base_url`` has no trailing slash."""
     ingest = f"{base_url}/api/v1/lineage"
+    # The variables openlineage-python reads when it finds no openlineage.yml; dbt-ol and the
+    # collector's openlineage extra are built on that client and read the same ones.
+    environment = (
+        f"export OPENLINEAGE_URL={base_url}\n"
+        "export OPENLINEAGE_ENDPOINT=api/v1/lineage\n"
+        f"export OPENLINEAGE_API_KEY={token}\n"
+    )
     airflow_transport = (
         f'{{"type": "http", "url": "{base_url}", "endpoint": "api/v1/lineage", '
         f'"compression": "gzip", "auth": {{"type": "api_key", "apiKey": "{token}"}}}}'
@@ -30,7 +37,7 @@ def snippets(base_url: str, token: str = TOKEN_PLACEHOLDER) -> list[Snippet]:
     return [
         Snippet(
             "openlineage-python",
-            "openlineage.yml (or the environment variables below)",
+            "openlineage.yml (or, without one, the environment variables of the next snippet)",
             "transport:\n"
             "  type: http\n"
             f"  url: {base_url}\n"
@@ -41,12 +48,14 @@ def snippets(base_url: str, token: str = TOKEN_PLACEHOLDER) -> list[Snippet]:
             f"    apiKey: {token}\n",
         ),
         Snippet(
+            "openlineage-python, by environment",
+            "the shell that runs the program, when no openlineage.yml is found",
+            environment,
+        ),
+        Snippet(
             "dbt-ol (openlineage-dbt)",
             "the shell that runs dbt",
-            f"export OPENLINEAGE_URL={base_url}\n"
-            "export OPENLINEAGE_ENDPOINT=api/v1/lineage\n"
-            f"export OPENLINEAGE_API_KEY={token}\n"
-            "export OPENLINEAGE_NAMESPACE=dbt_prod\n"
+            environment + "export OPENLINEAGE_NAMESPACE=dbt_prod\n"
             "dbt-ol seed && dbt-ol run && dbt-ol test\n",
         ),
         Snippet(

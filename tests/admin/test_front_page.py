@@ -160,3 +160,8 @@ def test_every_snippet_names_this_server_and_parses_as_its_tool_reads_it() -> No
     assert flink["openlineage.transport.url"] == base and flink["execution.attached"] is True
     assert f"spark.openlineage.transport.url={base} " in by_producer["Spark"]
     assert f"export OPENLINEAGE_URL={base}\n" in by_producer["dbt-ol"]
+    # openlineage-python's variables are a snippet of its own, not dbt-ol's (issue 39).
+    (environment,) = [
+        s.text for s in snippets(base) if s.producer.startswith("openlineage-python,")
+    ]
+    assert environment.startswith(f"export OPENLINEAGE_URL={base}\n")

@@ -1,12 +1,16 @@
 """The OpenAPI contract: committed, in sync with the code, and honoured by every response."""
 
+import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
 from django.core.management import call_command
 from django.db import transaction
 from hypothesis import HealthCheck, Phase, given, settings
+
+from api.pagination import EXAMPLE_API
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 COMMITTED = ROOT / "docs" / "openapi.yaml"
@@ -26,9 +30,20 @@ def test_committed_schema_matches_the_code(tmp_path):
     generated = tmp_path / "openapi.yaml"
     call_command("spectacular", "--file", str(generated))
     assert yaml.safe_load(generated.read_text()) == yaml.safe_load(COMMITTED.read_text()), (
-        "docs/openapi.yaml is stale: run `python manage.py spectacular --file "
-        "docs/openapi.yaml --settings=config.settings.test` and commit it."
+        "docs/openapi.yaml is stale: run `make schema` and commit it."
     )
+
+
+def test_page_link_examples_are_this_apis_own_lists():
+    """Swagger shows ``next``/``previous`` examples as this API's answers: each is a list of
+    this API (DRF's defaults named api.example.org/accounts, one with a stray quote)."""
+    schema = yaml.safe_load(COMMITTED.read_text())
+    lists = {path.removeprefix("/api/v1/") for path in schema["paths"]}
+    links = re.findall(r"(?:next|previous|example): (https?://\S+)", COMMITTED.read_text())
+    assert links
+    for link in links:
+        assert link.startswith(EXAMPLE_API), link
+        assert urlsplit(link).path.removeprefix("/api/v1/") in lists, link
 
 
 def test_every_read_operation_documents_problems():
