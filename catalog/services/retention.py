@@ -16,6 +16,7 @@ the JobEvent a job's current declared lineage comes from (``catalog_static_linea
 current state, one event per job, not history).
 """
 
+import hashlib
 import logging
 import uuid
 from dataclasses import dataclass
@@ -37,9 +38,18 @@ BATCH_SIZE = 2_000
 # the cutoff (derivation sets updated_at on every run it writes, after the event was
 # received, so every event of such a run was received before the cutoff).
 _RUNS = """
-SELECT id, run_uuid FROM catalog_run
-WHERE id > %(after)s AND updated_at < %(cutoff)s
-ORDER BY id LIMIT %(limit)s
+SELECT r.id, r.run_uuid, r.run_id_text, j.key_hash
+FROM catalog_run r JOIN catalog_job j ON j.id = r.job_id
+WHERE r.id > %(after)s AND r.updated_at < %(cutoff)s
+ORDER BY r.id LIMIT %(limit)s
+FOR UPDATE OF r SKIP LOCKED
+"""
+# The events of those runs (md5 first: the run_id index is on md5, ADR 0025), removed
+# with them, so a run that an event names later starts again from that event alone.
+_RUN_EVENTS = """
+SELECT id, run_id, job_namespace, job_name FROM ingest_event
+WHERE md5(run_id) = ANY(%(digests)s) AND run_id = ANY(%(run_ids)s)
+  AND received_at < %(cutoff)s AND derivation_status <> 'pending'
 FOR UPDATE SKIP LOCKED
 """
 # Of those, the runs whose runId no derivation batch holds (derivation's own try-lock).
@@ -119,11 +129,14 @@ def apply_retention(
             cursor.execute(_COUNT_RUNS, [cutoff])
             result.runs = cursor.fetchone()[0]
     while not dry_run:
-        after, removed, skipped = _remove_runs(cutoff, after, batch_size)
-        result.runs += removed
-        result.skipped += skipped
-        if after == 0:
+        batch = _remove_runs(cutoff, after, batch_size)
+        result.runs += batch.runs
+        result.skipped += batch.skipped
+        result.events += batch.events
+        result.bytes += batch.bytes
+        if batch.after == 0:
             break
+        after = batch.after
     with connection.cursor() as cursor:
         cursor.execute(_LAST_EVENT, [cutoff])
         last = cursor.fetchone()[0]
@@ -145,22 +158,67 @@ def apply_retention(
     return result
 
 
-def _remove_runs(cutoff: datetime, after: int, limit: int) -> tuple[int, int, int]:
-    """One batch of runs: (last id looked at, 0 when none was left; removed; skipped)."""
+@dataclass
+class _Batch:
+    after: int = 0  # the last id looked at; 0 when none was left
+    runs: int = 0
+    skipped: int = 0
+    events: int = 0
+    bytes: int = 0
+
+
+def _remove_runs(cutoff: datetime, after: int, limit: int) -> _Batch:
+    """One batch of runs, with their events."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(_RUNS, {"after": after, "cutoff": cutoff, "limit": limit})
         candidates = cursor.fetchall()
         if not candidates:
-            return 0, 0, 0
+            return _Batch()
         cursor.execute(
             _TRY_RUN_LOCKS, [[row[0] for row in candidates], [row[1] for row in candidates]]
         )
-        runs = sorted(run for (run,) in cursor.fetchall())
-        if runs:
-            retained.keep_runs(cursor, runs)
-            for statement in _DELETE_RUN_ROWS:
-                cursor.execute(statement, {"runs": runs})
-        return candidates[-1][0], len(runs), len(candidates) - len(runs)
+        taken = {run for (run,) in cursor.fetchall()}
+        batch = _Batch(candidates[-1][0], len(taken), len(candidates) - len(taken))
+        if not taken:
+            return batch
+        runs = [row for row in candidates if row[0] in taken]
+        retained.keep_runs(cursor, sorted(taken))
+        run_ids = sorted({row[2] for row in runs})
+        cursor.execute(
+            _RUN_EVENTS,
+            {
+                "digests": [hashlib.md5(text.encode()).hexdigest() for text in run_ids],
+                "run_ids": run_ids,
+                "cutoff": cutoff,
+            },
+        )
+        keys = {(row[1], bytes(row[3])) for row in runs}
+        events = [
+            row[0]
+            for row in cursor.fetchall()
+            if (
+                naming.job_run_uuid(row[1], row[2] or "", row[3] or ""),
+                naming.job_key(row[2] or "", row[3] or ""),
+            )
+            in keys
+        ]
+        for statement in _DELETE_RUN_ROWS:
+            cursor.execute(statement, {"runs": sorted(taken)})
+        if events:
+            batch.events, batch.bytes = len(events), _delete_events(cursor, events)
+        return batch
+
+
+def _delete_events(cursor: Any, events: list[int]) -> int:
+    """Summarise the aliases ``events`` named, remove them and what points at them;
+    returns their size as stored."""
+    cursor.execute(_EVENT_BYTES, [events])
+    size = cursor.fetchone()[0]
+    cursor.execute(_EVENT_ALIASES, [events])
+    retained.keep_aliases(cursor, [alias for (alias,) in cursor.fetchall()])
+    for statement in _DELETE_EVENT_ROWS:
+        cursor.execute(statement, {"events": events})
+    return int(size)
 
 
 def _remove_events(
@@ -179,15 +237,10 @@ def _remove_events(
         events = [row[0] for row in rows if row[0] not in kept]
         if not events:
             return rows[-1][0], 0, 0
-        cursor.execute(_EVENT_BYTES, [events])
-        size = cursor.fetchone()[0]
         if dry_run:
-            return rows[-1][0], len(events), size
-        cursor.execute(_EVENT_ALIASES, [events])
-        retained.keep_aliases(cursor, [alias for (alias,) in cursor.fetchall()])
-        for statement in _DELETE_EVENT_ROWS:
-            cursor.execute(statement, {"events": events})
-        return rows[-1][0], len(events), size
+            cursor.execute(_EVENT_BYTES, [events])
+            return rows[-1][0], len(events), cursor.fetchone()[0]
+        return rows[-1][0], len(events), _delete_events(cursor, events)
 
 
 def _of_kept_runs(

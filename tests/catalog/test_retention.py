@@ -4,6 +4,7 @@ The store: the demo's real events plus runs that merge datasets through a symlin
 of them received 40 days ago (their runs last derived then too), the rest now.
 """
 
+import threading
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -200,3 +201,63 @@ def test_the_daily_task_uses_the_setting(aged_store: dict[str, list[int]], setti
     settings.LINEAGE = {**settings.LINEAGE, "RETENTION_DAYS": 30}
     assert tasks.apply_retention() == len(aged_store["old"])
     assert tasks.apply_retention() == 0  # run twice: nothing more
+
+
+@pytest.mark.django_db(transaction=True)
+def test_retention_racing_derivation_of_the_same_runs_ends_consistent() -> None:
+    """Late events of old runs are derived (one connection) while retention removes those
+    runs (another): whichever takes a run first, no event fails, and the catalog equals
+    a rederive of what is left (the removed runs' summaries plus the events still held)."""
+    runs = [str(uuid.uuid4()) for _ in range(12)]
+    io = {"inputs": [dataset("pg://db:5432", "raw.in")], "outputs": [dataset("s3://lake", "out")]}
+    old = store(
+        [
+            openlineage(run_event(kind, index * 10 + offset, run, job=("etl", "race"), **io))
+            for index, run in enumerate(runs)
+            for kind, offset in (("START", 0), ("COMPLETE", 5))
+        ]
+    )
+    assert derive_events(old).failed == 0
+    _age(old)
+    late = store(
+        [
+            openlineage(run_event("OTHER", 1_000 + index, run, job=("etl", "race"), **io))
+            for index, run in enumerate(runs[::2])
+        ]
+    )
+    barrier = threading.Barrier(2, timeout=30)
+    errors: list[BaseException] = []
+
+    def work(step: Any) -> None:
+        try:
+            barrier.wait()
+            step()
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    steps = [
+        lambda: [derive_events([event_id]) for event_id in late],
+        lambda: apply_retention(30, batch_size=2),
+    ]
+    threads = [threading.Thread(target=work, args=(step,)) for step in steps]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    derive_events(
+        list(Event.objects.filter(derivation_status="pending").values_list("id", flat=True))
+    )
+    assert not Event.objects.exclude(derivation_status="derived").exists()
+    live = _lineage()
+    edge = LineageEdge.objects.get(job__name="race")
+    # Every run counted once, whether retention or the late event took it first, and a
+    # run removed and then named again by its late event counted again (a new run).
+    assert len(runs) <= edge.run_count <= len(runs) + len(late)
+    assert rederive(batch_size=4).failed == 0
+    after = _lineage()
+    assert after["edges"] == live["edges"]
+    assert after["job_edges"] == live["job_edges"]
+    assert after == live
