@@ -55,6 +55,7 @@ from catalog.models.rederive import (
 )
 from catalog.models.retained import (
     RetainedAlias,
+    RetainedColumnEdge,
     RetainedEdge,
     RetainedJob,
     RetainedJobEdge,
@@ -94,6 +95,7 @@ __all__ = [
     "RememberedId",
     "RememberedKind",
     "RetainedAlias",
+    "RetainedColumnEdge",
     "RetainedEdge",
     "RetainedJob",
     "RetainedJobEdge",

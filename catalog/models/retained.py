@@ -147,3 +147,43 @@ class RetainedJobEdge(models.Model):
 
     def __str__(self) -> str:
         return f"retained {self.direction} job edge ({self.run_count} runs)"
+
+
+class RetainedColumnEdge(models.Model):
+    """The removed runs' column facts of one column edge: span and run count.
+
+    By the job's and the aliases' keys as the facts name them (facts point at aliases), and
+    the edge's ``key_hash`` (the digest of its fields and transformation, held beside)."""
+
+    job_key = models.BinaryField(max_length=32)
+    target_key = models.BinaryField(max_length=32)
+    source_key = models.BinaryField(max_length=32)
+    key_hash = models.BinaryField(max_length=32)
+    target_field = models.TextField()
+    source_field = models.TextField()
+    transformation_type = models.CharField(max_length=32, blank=True, default="")
+    transformation_subtype = models.CharField(max_length=64, blank=True, default="")
+    transformation_description = models.TextField(blank=True, default="")
+    masking = models.BooleanField(default=False)
+    dataset_level = models.BooleanField(default=False)
+    field_transformation_type = models.CharField(max_length=32, blank=True, default="")
+    field_transformation_description = models.TextField(blank=True, default="")
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    run_count = models.IntegerField()
+
+    kept_by_rederive = True
+
+    class Meta:
+        db_table = "catalog_retained_column_edge"
+        constraints = [
+            # Natural key; retention adds removed runs with ON CONFLICT; a column-edge
+            # recompute finds a job's summaries by its first column.
+            models.UniqueConstraint(
+                fields=["job_key", "target_key", "source_key", "key_hash"],
+                name="catalog_retained_column_uniq",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"retained column edge {self.source_field} → {self.target_field}"

@@ -13,7 +13,15 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from catalog.models import Dataset, DatasetAlias, Job, JobLineageEdge, LineageEdge, Run
+from catalog.models import (
+    ColumnLineageEdge,
+    Dataset,
+    DatasetAlias,
+    Job,
+    JobLineageEdge,
+    LineageEdge,
+    Run,
+)
 from catalog.services.derive import derive_events, rederive
 from catalog.services.retention import apply_retention
 from ingest import demo
@@ -33,7 +41,20 @@ def _own_events(offset: int) -> list[Any]:
     for index in range(3):
         run_id = str(uuid.uuid4())
         seconds = offset + index * 60
-        outputs = [dataset("s3://lake", "sales", symlinks=facet(identifiers=[table]))]
+        columns = facet(
+            fields={
+                "id": {
+                    "inputFields": [
+                        {"namespace": "pg://db:5432", "name": "raw.orders", "field": "id"}
+                    ]
+                }
+            }
+        )
+        outputs = [
+            dataset(
+                "s3://lake", "sales", symlinks=facet(identifiers=[table]), columnLineage=columns
+            )
+        ]
         events += [
             run_event(
                 "START",
@@ -99,6 +120,18 @@ def _lineage() -> dict[str, Any]:
                 "last_seen",
                 "run_count",
                 "completed_run_count",
+            )
+        ),
+        "column_edges": sorted(
+            ColumnLineageEdge.objects.values_list(
+                "source_id",
+                "source_field",
+                "target_id",
+                "target_field",
+                "job_id",
+                "first_seen",
+                "last_seen",
+                "run_count",
             )
         ),
         "job_edges": sorted(

@@ -71,6 +71,55 @@ WHERE er.run_id = ANY(%(runs)s)
 GROUP BY 1, 2, 3
 ON CONFLICT (job_key, dataset_key, direction) DO UPDATE SET {_SPAN_UPDATE}
 """
+_COLUMNS = """target_field, source_field, transformation_type, transformation_subtype,
+    transformation_description, masking, dataset_level, field_transformation_type,
+    field_transformation_description"""
+# The text columns follow from key_hash (their digest): MIN() names the one value.
+_COLUMN_VALUES = """MIN(f.target_field), MIN(f.source_field), MIN(f.transformation_type),
+    MIN(f.transformation_subtype), MIN(f.transformation_description), BOOL_OR(f.masking),
+    BOOL_OR(f.dataset_level), MIN(f.field_transformation_type),
+    MIN(f.field_transformation_description)"""
+_KEEP_COLUMN_EDGES = f"""
+INSERT INTO catalog_retained_column_edge AS t (job_key, target_key, source_key, key_hash,
+    {_COLUMNS}, first_seen, last_seen, run_count)
+SELECT j.key_hash, ta.key_hash, sa.key_hash, f.key_hash, {_COLUMN_VALUES},
+       MIN(f.first_seen), MAX(f.last_seen), COUNT(DISTINCT f.run_id)
+FROM catalog_column_lineage_fact f
+JOIN catalog_run r ON r.id = f.run_id
+JOIN catalog_job j ON j.id = r.job_id
+JOIN catalog_dataset_alias ta ON ta.id = f.target_alias_id
+JOIN catalog_dataset_alias sa ON sa.id = f.source_alias_id
+WHERE f.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s)
+GROUP BY j.key_hash, ta.key_hash, sa.key_hash, f.key_hash
+ON CONFLICT (job_key, target_key, source_key, key_hash) DO UPDATE SET
+    first_seen = LEAST(t.first_seen, EXCLUDED.first_seen),
+    last_seen = GREATEST(t.last_seen, EXCLUDED.last_seen),
+    run_count = t.run_count + EXCLUDED.run_count
+"""
+# The summaries' column edges, through the aliases' datasets now, added to the stored
+# ones: for the (target dataset, job) pairs a recompute rebuilt, or all (a rederive).
+_ADD_COLUMN_EDGES = f"""
+INSERT INTO catalog_column_lineage_edge AS e (target_id, source_id, job_id, key_hash,
+    {_COLUMNS}, first_seen, last_seen, run_count)
+SELECT ta.dataset_id, sa.dataset_id, j.id, f.key_hash, {_COLUMN_VALUES},
+       MIN(f.first_seen), MAX(f.last_seen), SUM(f.run_count)
+FROM catalog_retained_column_edge f
+JOIN catalog_job j ON j.key_hash = f.job_key
+JOIN catalog_dataset_alias ta ON ta.key_hash = f.target_key AND ta.dataset_id IS NOT NULL
+JOIN catalog_dataset_alias sa ON sa.key_hash = f.source_key AND sa.dataset_id IS NOT NULL
+WHERE {{pairs}}
+GROUP BY ta.dataset_id, sa.dataset_id, j.id, f.key_hash
+ORDER BY 1, 2, 3, 4
+ON CONFLICT (target_id, source_id, job_id, key_hash) DO UPDATE SET
+    first_seen = LEAST(e.first_seen, EXCLUDED.first_seen),
+    last_seen = GREATEST(e.last_seen, EXCLUDED.last_seen),
+    run_count = e.run_count + EXCLUDED.run_count
+"""
+_ADD_COLUMN_EDGES_OF = _ADD_COLUMN_EDGES.replace(
+    "{pairs}",
+    "(ta.dataset_id, j.id) IN (SELECT * FROM unnest(%s::bigint[], %s::bigint[]))",
+)
+_RESTORE_COLUMN_EDGES = _ADD_COLUMN_EDGES.replace("{pairs}", "true")
 # The jobs of removed runs as the catalog holds them now: a summary is replaced by the
 # newer snapshot, whose facets and span include every older one's.
 _KEEP_JOBS = """
@@ -186,6 +235,7 @@ def keep_runs(cursor: Any, run_ids: list[int]) -> None:
     params = {"runs": run_ids}
     cursor.execute(_KEEP_EDGES, params)
     cursor.execute(_KEEP_JOB_EDGES, params)
+    cursor.execute(_KEEP_COLUMN_EDGES, params)
     cursor.execute(_KEEP_JOBS, params)
     cursor.execute(_RUN_ALIASES, [run_ids])
     keep_aliases(cursor, [alias for (alias,) in cursor.fetchall()])
@@ -280,3 +330,10 @@ def restore_edges(cursor: Any) -> None:
     """Fold every summarised edge into the rederived graph (after every event)."""
     cursor.execute(_RESTORE_EDGES)
     cursor.execute(_RESTORE_JOB_EDGES)
+    cursor.execute(_RESTORE_COLUMN_EDGES)
+
+
+def add_column_edges(cursor: Any, targets: list[int], jobs: list[int]) -> None:
+    """Add the summaries of the (target dataset, job) pairs whose column edges were just
+    rebuilt from their facts (``column_edges.recompute``)."""
+    cursor.execute(_ADD_COLUMN_EDGES_OF, [targets, jobs])
