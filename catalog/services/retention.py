@@ -1,8 +1,8 @@
 """Retention: keep the store bounded without losing lineage (ADR 0079).
 
-``apply_retention(days)`` removes every event received more than ``days`` ago and every
-run no event has been derived into since then, with the run's own rows (its datasets, run
-facts, column facts, edge rows). What those runs and events gave the catalog is folded
+``apply_retention(days)`` removes every run no event has been derived into for ``days``,
+with its own rows (its datasets, run facts, column facts, edge rows) and its events, then
+every other event received more than ``days`` ago. What those runs and events gave the catalog is folded
 into the summaries of ``catalog.models.retained`` in the same transaction as the removal,
 so every job, dataset and edge keeps its first and last seen and its counts, and a full
 rederive gives the same graph with the same ids.
@@ -13,7 +13,8 @@ runId's transaction lock, both without waiting (``SKIP LOCKED``, the try-lock de
 itself uses), and an event only with ``FOR UPDATE SKIP LOCKED``, which a claiming batch
 holds. Events still pending are never removed (their lineage is not derived yet), nor is
 the JobEvent a job's current declared lineage comes from (``catalog_static_lineage``:
-current state, one event per job, not history).
+current state, one event per job, not history), nor the events of a run still in the
+catalog (they go with their run, so a rederive rebuilds a kept run from all its events).
 """
 
 import hashlib
