@@ -50,12 +50,14 @@ from bench.read import add_store_arguments, built_read_store
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_retention"
 TABLES = [
     "ingest_event",
+    "catalog_run_dataset",
     "catalog_run",
     "catalog_lineage_edge",
     "catalog_lineage_edge_run",
     "catalog_job_edge",
     "catalog_job_edge_run",
     "catalog_retained_edge",
+    "catalog_retained_job_edge",
 ]
 WATCHED = ("ingest_event", "catalog_lineage_edge", "catalog_lineage_edge_run")
 AGE = """
@@ -96,13 +98,14 @@ MODES = [
 ]
 
 
-def sizes(database_url: str) -> dict[str, tuple[int, int]]:
-    """Per table: (heap bytes, index bytes)."""
+def sizes(database_url: str) -> dict[str, tuple[int, int, int, int]]:
+    """Per table: (heap bytes, index bytes, live rows, dead rows)."""
     with psycopg.connect(database_url) as connection:
         return {
             table: connection.execute(
-                "SELECT pg_relation_size(%s::regclass), pg_indexes_size(%s::regclass)",
-                [table, table],
+                "SELECT pg_relation_size(%s::regclass), pg_indexes_size(%s::regclass),"
+                " n_live_tup, n_dead_tup FROM pg_stat_user_tables WHERE relname = %s",
+                [table, table, table],
             ).fetchone()
             for table in TABLES
         }
@@ -135,11 +138,12 @@ class Sampler(threading.Thread):
                 time.sleep(0.05)
 
 
+EVENTS: list[bytes] = []  # made once, before the first phase (making them is slow)
+
+
 def load(url: str, token: str, read_token: str, datasets: int, stop: threading.Event) -> dict:
     """Ingest and graph reads, one after another each, until ``stop``; latencies in ms."""
-    events = iter(
-        make_events(load_templates(DEFAULT_CORPUS), 100_000, seed=random.randrange(1 << 30))
-    )
+    events = iter(EVENTS)
     latencies: dict[str, list[float]] = {"ingest": [], "graph": []}
 
     def ingest() -> None:
@@ -202,11 +206,14 @@ def main() -> None:
     add_store_arguments(parser, events=1_000_000, datasets=100_000)
     parser.add_argument("--database", default=DATABASE)
     parser.add_argument("--seconds", type=float, default=60.0, help="idle phase length")
-    parser.add_argument("--batch-size", type=int, default=2000)
+    parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--reuse", action="store_true", help="keep the built store as it is")
     options = parser.parse_args()
     env, read_token = built_read_store(options.database, options, "aged to retention")
     token = new_token(env, "ingest")
+    EVENTS.extend(
+        make_events(load_templates(DEFAULT_CORPUS), 50_000, seed=random.randrange(1 << 30))
+    )
     if not options.reuse:
         with psycopg.connect(options.database, autocommit=True) as connection:
             connection.execute(AGE)
@@ -214,12 +221,15 @@ def main() -> None:
     with psycopg.connect(options.database, autocommit=True) as connection:
         connection.execute("ALTER SYSTEM SET autovacuum = on")
         connection.execute("SELECT pg_reload_conf()")
-    deriver = subprocess.Popen(
-        [str(BIN / "python"), "-c", DERIVE], cwd=ROOT, env={**env, "PGAPPNAME": "bench-derive"}
-    )
+    deriver = None
     try:
         before = sizes(options.database)
-        with running_server(env) as url:
+        with running_server(env, start_seconds=180) as url:
+            deriver = subprocess.Popen(
+                [str(BIN / "python"), "-c", DERIVE],
+                cwd=ROOT,
+                env={**env, "PGAPPNAME": "bench-derive"},
+            )
             tokens = (token, read_token)
             idle, _ = measured(url, tokens, options.datasets, options.seconds, None)
             sampler = Sampler(options.database)
@@ -252,8 +262,9 @@ def main() -> None:
         time.sleep(70)  # the autovacuum launcher visits each database about once a minute
         vacuumed = sizes(options.database)
     finally:
-        deriver.terminate()
-        deriver.wait(timeout=30)
+        if deriver is not None:
+            deriver.terminate()
+            deriver.wait(timeout=30)
         with psycopg.connect(options.database, autocommit=True) as connection:
             connection.execute("ALTER SYSTEM RESET autovacuum")
             connection.execute("SELECT pg_reload_conf()")
@@ -273,14 +284,16 @@ def main() -> None:
             f"{name:6s} p95 idle {quiet:7.1f} ms ({len(idle[name])} requests), during "
             f"{loaded:7.1f} ms ({len(busy[name])}): {loaded / quiet:.2f}x"
         )
-    print(f"{'table':28s} {'before heap/index MB':>22s} {'after':>16s} {'after autovacuum':>18s}")
+    print("table: heap MB / index MB / live rows / dead rows: before | after | after autovacuum")
     for table in TABLES:
-        row = [f"{before[table][0] / 2**20:9.1f}/{before[table][1] / 2**20:.1f}"]
-        row += [
-            f"{state[table][0] / 2**20:9.1f}/{state[table][1] / 2**20:.1f}"
-            for state in (after, vacuumed)
-        ]
-        print(f"{table:28s} {row[0]:>22s} {row[1]:>16s} {row[2]:>18s}")
+        print(
+            f"{table:26s} "
+            + " | ".join(
+                f"{state[table][0] / 2**20:.1f} / {state[table][1] / 2**20:.1f} / "
+                f"{state[table][2]:,} / {state[table][3]:,}"
+                for state in (before, after, vacuumed)
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -23,11 +23,13 @@ from django.db import connection
 from catalog.names.rules import RuleSet
 from catalog.services.derivation.records import REASON_RANK, AliasFact, Facts, JobFact
 
-# The alias a dataset is summarised under: its display name's, else its oldest alias.
+# The alias a dataset is summarised under: its display name's, else its oldest alias; one
+# an event named before one a steward's rule made (a removed rule would not make it again).
 _DISPLAY_ALIAS = """LATERAL (
     SELECT key_hash FROM catalog_dataset_alias a
     WHERE a.dataset_id = {dataset}.id
-    ORDER BY (a.namespace = {dataset}.namespace AND a.name = {dataset}.name) DESC, a.id
+    ORDER BY a.reason = 'rule', (a.namespace = {dataset}.namespace AND a.name = {dataset}.name)
+             DESC, a.id
     LIMIT 1
 ) {alias}"""
 
@@ -167,7 +169,17 @@ _LINK_PARTNERS = """
 SELECT alias_a_id, alias_b_id FROM catalog_alias_link
 WHERE (alias_a_id = ANY(%(aliases)s) OR alias_b_id = ANY(%(aliases)s)) AND reason <> 'rule'
 """
-_RUN_ALIASES = "SELECT DISTINCT alias_id FROM catalog_run_dataset WHERE run_id = ANY(%s)"
+# Every alias of the datasets the runs named: the edge summaries name their datasets by one
+# of them (``_DISPLAY_ALIAS``), so each must exist again after a rederive.
+_RUN_ALIASES = """
+SELECT DISTINCT other.id
+FROM catalog_run_dataset rd
+JOIN catalog_dataset_alias a ON a.id = rd.alias_id
+JOIN catalog_dataset_alias other ON other.dataset_id = a.dataset_id
+WHERE rd.run_id = ANY(%s)
+UNION
+SELECT alias_id FROM catalog_run_dataset WHERE run_id = ANY(%s)
+"""
 
 # A lost edge's summaries (``EdgeRuns.aggregate_retained``): per edge among %(lost)s, the
 # span and counts of the removed runs of its job between aliases of its datasets.
@@ -237,7 +249,7 @@ def keep_runs(cursor: Any, run_ids: list[int]) -> None:
     cursor.execute(_KEEP_JOB_EDGES, params)
     cursor.execute(_KEEP_COLUMN_EDGES, params)
     cursor.execute(_KEEP_JOBS, params)
-    cursor.execute(_RUN_ALIASES, [run_ids])
+    cursor.execute(_RUN_ALIASES, [run_ids, run_ids])
     keep_aliases(cursor, [alias for (alias,) in cursor.fetchall()])
 
 
