@@ -150,8 +150,9 @@ def apply_retention(
         if after == 0:
             break
     logger.info(
-        "retention cutoff=%s events=%d runs=%d bytes=%d skipped_runs=%d",
+        "retention cutoff=%s dry_run=%s events=%d runs=%d bytes=%d skipped_runs=%d",
         cutoff.isoformat(),
+        dry_run,
         result.events,
         result.runs,
         result.bytes,
