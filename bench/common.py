@@ -212,13 +212,15 @@ def running_server(
     workers: int | None = None,
     threads: int | None = None,
     server: str = "granian",
+    start_seconds: float = 30.0,
 ) -> Iterator[str]:
     """The web server as shipped (``python -m config.server``: granian, what the image and the
     chart run) serving config.wsgi on a free loopback port, stopped on exit.
 
     ``workers`` and ``threads`` override WEB_WORKERS and WEB_THREADS the way the chart sets
     them (to compare layouts); left out, the shipped defaults apply. ``server`` picks another
-    server of ``SERVERS`` to compare with. Metrics are on as in the chart
+    server of ``SERVERS`` to compare with; ``start_seconds`` how long it may take to start
+    (longer on a loaded machine). Metrics are on as in the chart
     (PROMETHEUS_MULTIPROC_DIR), and so is the access log, which goes to /dev/null.
     """
     port = free_port()
@@ -241,7 +243,7 @@ def running_server(
     url = f"http://127.0.0.1:{port}"
     _SERVER_PIDS[url] = process.pid
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + start_seconds
         while time.monotonic() < deadline:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.5):

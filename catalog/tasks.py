@@ -3,10 +3,11 @@
 All follow the global acknowledgement setting (early acks, ADR 0045)."""
 
 from celery import shared_task
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from catalog.front import worker_seen
-from catalog.services import derive, rederive_jobs
+from catalog.services import derive, rederive_jobs, retention
 from ingest import enqueue
 
 # Transient database trouble (connection lost, deadlock, failover) is retried with
@@ -63,3 +64,20 @@ def rederive_job(job_id: int) -> None:
     sweep derives; the steward sees the job stalled and can ask again.
     """
     rederive_jobs.run_rederive_job(job_id)
+
+
+@shared_task(
+    name="catalog.apply_retention",
+    autoretry_for=TRANSIENT,
+    retry_backoff=True,
+    retry_backoff_max=300,
+    max_retries=5,
+    ignore_result=True,
+)
+def apply_retention() -> int:
+    """Remove events and runs older than LINEAGE_RETENTION_DAYS, keeping their lineage
+    (daily, from the scheduler). Safe to run twice: a second run finds nothing older."""
+    days = settings.LINEAGE["RETENTION_DAYS"]
+    if not days:
+        return 0
+    return retention.apply_retention(days).events

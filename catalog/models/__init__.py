@@ -10,7 +10,7 @@ Facts (``RunDataset``, ``ColumnLineageFact``, ``JobDataset``, ``EventDataset``) 
 recomputes the aggregates (``LineageEdge``, ``ColumnLineageEdge``, ``DatasetField``).
 
 The modules import each other downwards only (steward, identity, jobs_runs, then edges,
-metadata, static, rederive, and ``writes``, the rule of which runs wrote what)
+metadata, static, rederive, retained, and ``writes``, the rule of which runs wrote what)
 and never this package; everything else imports the models from here, which registers them
 with the app. Each model's queryset (its read helpers) is in the model's own module.
 """
@@ -53,6 +53,14 @@ from catalog.models.rederive import (
     RememberedId,
     RememberedKind,
 )
+from catalog.models.retained import (
+    RetainedAlias,
+    RetainedColumnEdge,
+    RetainedEdge,
+    RetainedJob,
+    RetainedJobEdge,
+    RetainedLink,
+)
 from catalog.models.static import StaticColumnLineage, StaticDataset, StaticLineage, Via
 from catalog.models.steward import DisplayNamePin, StewardInput
 
@@ -86,6 +94,12 @@ __all__ = [
     "RederiveState",
     "RememberedId",
     "RememberedKind",
+    "RetainedAlias",
+    "RetainedColumnEdge",
+    "RetainedEdge",
+    "RetainedJob",
+    "RetainedJobEdge",
+    "RetainedLink",
     "Run",
     "RunDataset",
     "RunDatasetFacet",

@@ -12,12 +12,13 @@ from datetime import datetime
 from django.apps import apps
 from django.db import connection, transaction
 
-from catalog.services.derivation import remembered
+from catalog.services.derivation import remembered, retained
 from catalog.services.derivation.batch import (
     BATCH_SIZE,
     BatchResult,
     derive_event_ids,
     derive_pending_batch,
+    derive_retained,
 )
 from ingest import derivation_status
 
@@ -140,6 +141,10 @@ def rederive(
             derivation_status.reset_all(cursor)
         else:
             derivation_status.reset_since(cursor, since)
+    if since is None:
+        # What retention kept of the events it removed comes first, as a batch of facts
+        # (jobs, aliases, links), so every event derives on top of it (ADR 0079).
+        derive_retained()
     total = BatchResult()
     while True:
         result = derive_pending_batch(0, batch_size)
@@ -152,5 +157,7 @@ def rederive(
         # Every event is derived again, so every remembered id that still names an
         # identity is in use again; the others (a name no event gives any more) go.
         with transaction.atomic(), connection.cursor() as cursor:
+            # The removed runs' edge summaries, once every dataset they name exists again.
+            retained.restore_edges(cursor)
             remembered.forget(cursor)
     return total

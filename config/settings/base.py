@@ -4,6 +4,8 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import dj_database_url
+from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_list, env_prefixed, env_str
 
@@ -194,6 +196,7 @@ class LineageSettings(TypedDict):
     ENQUEUE_INTERVAL_MS: int
     MAX_RUN_EDGES: int
     MAX_COLUMN_EDGES: int
+    RETENTION_DAYS: int
 
 
 LINEAGE: LineageSettings = {
@@ -255,7 +258,21 @@ LINEAGE: LineageSettings = {
     # Most column edges (and as many declared ones) a lineage graph with columns=true
     # serves; the answer says how many it left out (``cut.column_edges``).
     "MAX_COLUMN_EDGES": env_int("LINEAGE_MAX_COLUMN_EDGES", 2_000),
+    # Days of raw events (and of runs) kept; older ones are removed daily by the scheduler,
+    # their lineage kept as summaries (ADR 0079). 0 or unset: keep everything.
+    "RETENTION_DAYS": env_int("LINEAGE_RETENTION_DAYS", 0),
 }
+if LINEAGE["RETENTION_DAYS"] < 0:
+    raise ImproperlyConfigured(
+        f"LINEAGE_RETENTION_DAYS={LINEAGE['RETENTION_DAYS']} must be 1 or more (unset: keep all)."
+    )
+if LINEAGE["RETENTION_DAYS"]:
+    # Daily, at a quiet hour; batches of short transactions, so ingest and reads go on.
+    CELERY_BEAT_SCHEDULE["catalog-retention"] = {
+        "task": "catalog.apply_retention",
+        "schedule": crontab(hour=3, minute=17),
+        "options": {"expires": 3600.0},
+    }
 # The Marquez-compatible read API (api/marquez, docs/marquez.md, ADR 0033).
 MARQUEZ_API: dict[str, Any] = {
     # Serve /marquez/api/v1/ (Marquez's web UI and marquez-python against this catalog).

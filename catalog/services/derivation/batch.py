@@ -16,6 +16,7 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 
 from catalog.models import AliasRule
 from catalog.names.rules import RuleSet
+from catalog.services.derivation import retained
 from catalog.services.derivation.datasets import derive_aliases, ensure_aliases
 from catalog.services.derivation.declarations import store_declarations
 from catalog.services.derivation.edges import (
@@ -228,6 +229,22 @@ def derive_claimed(claim_sql: str, params: list[Any]) -> BatchResult:
         return BatchResult(len(events), len(derived), len(failed), failed)
 
     return retrying(run)
+
+
+def derive_retained() -> None:
+    """Derive what retention kept of the events it removed (``retained.retained_facts``),
+    as one batch without events, the first of a full rederive (ADR 0079)."""
+    facts = retained.retained_facts(AliasRule.objects.rule_set())
+    if not (facts.jobs or facts.aliases):
+        return
+
+    def run() -> None:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            apply_facts(facts)
+            cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+
+    retrying(run)
 
 
 def derive_event_ids(event_ids: Sequence[int], batch_size: int = BATCH_SIZE) -> BatchResult:

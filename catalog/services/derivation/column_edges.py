@@ -19,6 +19,8 @@ from typing import Any
 
 from django.db import connection
 
+from catalog.services.derivation import retained
+
 # Every (column edge, run) pair of the given runs with the pair's span; ``key_hash`` fixes
 # the text columns (it is their digest), so MIN() of each just names the one value.
 _RUN_PAIRS = """
@@ -191,3 +193,4 @@ def recompute(run_ids: list[int], old_jobs: dict[int, int] | None = None) -> Non
             targets, jobs = [key[0] for key in ordered], [key[1] for key in ordered]
             cursor.execute(_DELETE, [targets, jobs])
             cursor.execute(_RECOMPUTE, [targets, jobs])
+            retained.add_column_edges(cursor, targets, jobs)  # removed runs' part (ADR 0079)

@@ -55,11 +55,15 @@ class EdgeRuns:
     edge_runs: str
     carried: tuple[tuple[str, str], ...] = ()
     stored: tuple[str, ...] = ()
+    # The summaries of runs retention removed (``retained.EDGE_SUMMARY``): an edge
+    # recomputed from its runs adds them, and is not empty while it has one (ADR 0079).
+    summary: str = ""
     delete_runs: str = field(init=False)
     insert_runs: str = field(init=False)
     aggregate: str = field(init=False)
     fold: str = field(init=False)
     delete_empty: str = field(init=False)
+    add_summary: str = field(init=False)
 
     def __post_init__(self) -> None:
         carried = (*self.carried, *((name, f"er.{name}") for name in self.stored))
@@ -115,6 +119,20 @@ FROM unnest(
 WHERE e.id = v.edge_id
 """,
             "delete_empty": f"DELETE FROM {self.edges} WHERE id = ANY(%s)",
+            "add_summary": f"""
+UPDATE {self.edges} e SET
+    first_seen = CASE WHEN e.id = ANY(%(aggregated)s) THEN LEAST(e.first_seen, s.first_seen)
+                      ELSE s.first_seen END,
+    last_seen = CASE WHEN e.id = ANY(%(aggregated)s) THEN GREATEST(e.last_seen, s.last_seen)
+                     ELSE s.last_seen END,
+    run_count = CASE WHEN e.id = ANY(%(aggregated)s) THEN e.run_count ELSE 0 END + s.run_count,
+    completed_run_count = CASE WHEN e.id = ANY(%(aggregated)s) THEN e.completed_run_count
+                               ELSE 0 END + s.completed_run_count,
+    last_run_id = CASE WHEN e.id = ANY(%(aggregated)s) THEN e.last_run_id END
+FROM ({self.summary}) s
+WHERE e.id = s.edge_id
+RETURNING e.id
+""",
         }
         for name, sql in statements.items():
             object.__setattr__(self, name, sql)
@@ -135,7 +153,11 @@ WHERE e.id = v.edge_id
         lost = sorted({edge for edge, _ in set(before) - after})
         if lost:
             cursor.execute(self.aggregate, [lost])
-            empty = sorted(set(lost) - {edge for (edge,) in cursor.fetchall()})
+            aggregated = {edge for (edge,) in cursor.fetchall()}
+            if self.summary:
+                cursor.execute(self.add_summary, {"lost": lost, "aggregated": sorted(aggregated)})
+                aggregated |= {edge for (edge,) in cursor.fetchall()}
+            empty = sorted(set(lost) - aggregated)
             if empty:
                 cursor.execute(self.delete_empty, [empty])
         folds = fold_rows(rows, before, set(lost))

@@ -16,7 +16,7 @@ from django.db import connection
 
 from catalog.facets import lineage_catalog_edge
 from catalog.models.writes import write_sql
-from catalog.services.derivation import column_edges
+from catalog.services.derivation import column_edges, retained
 from catalog.services.derivation.edge_runs import EdgeRuns, columns_of
 from catalog.services.derivation.records import AliasKey, Facts, JobKey, RunKey
 
@@ -143,6 +143,7 @@ LINEAGE_EDGE_RUNS = EdgeRuns(
         ("lineage_type", lineage_catalog_edge.sql_value("lineage_type")),
         ("pipeline", lineage_catalog_edge.sql_value("pipeline")),
     ),
+    summary=retained.EDGE_SUMMARY,
 )
 
 

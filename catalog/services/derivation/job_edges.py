@@ -15,6 +15,7 @@ from uuid import UUID
 from django.db import connection
 
 from catalog.models.writes import write_sql
+from catalog.services.derivation import retained
 from catalog.services.derivation.edge_runs import EdgeRuns
 from catalog.services.derivation.edges import upsert_spans
 
@@ -42,7 +43,9 @@ RETURNING id, job_id, dataset_id, direction
 """
 # An edge says how its last run named the dataset ("" listed, "column_lineage" only in an
 # output's column lineage; MIN: listed under any alias wins).
-JOB_EDGE_RUNS = EdgeRuns("catalog_job_edge", "catalog_job_edge_run", stored=("via",))
+JOB_EDGE_RUNS = EdgeRuns(
+    "catalog_job_edge", "catalog_job_edge_run", stored=("via",), summary=retained.JOB_EDGE_SUMMARY
+)
 
 
 def recompute_job_edges(run_ids: set[int]) -> None:
