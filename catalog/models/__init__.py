@@ -1,6 +1,7 @@
 """The catalog derived from the raw event log (see docs/derivation.md), one module per idea.
 
-Everything but steward input (``AliasRule``, ``DisplayNamePin``, ``RederiveJob``) is derived
+Everything but steward input (``AliasRule``, ``DisplayNamePin``, ``RederiveJob``,
+``Retirement``) is derived
 from ``ingest.Event`` and rebuilt by ``manage.py rederive``. Natural keys are unique
 constraints on bounded columns: names of unbounded length are keyed by a sha256
 (``key_hash``).
@@ -53,6 +54,13 @@ from catalog.models.rederive import (
     RememberedId,
     RememberedKind,
 )
+from catalog.models.retirement import (
+    RETIREMENT_LOCK,
+    RetirableQuerySet,
+    RetiredKind,
+    Retirement,
+    retired_sql,
+)
 from catalog.models.static import StaticColumnLineage, StaticDataset, StaticLineage, Via
 from catalog.models.steward import DisplayNamePin, StewardInput
 
@@ -60,6 +68,7 @@ __all__ = [
     "DATASETS_BY_NAME",
     "FINISHED_STATES",
     "JOBS_BY_UPDATE",
+    "RETIREMENT_LOCK",
     "TERMINAL_STATES",
     "AliasLink",
     "AliasReason",
@@ -86,6 +95,9 @@ __all__ = [
     "RederiveState",
     "RememberedId",
     "RememberedKind",
+    "RetirableQuerySet",
+    "RetiredKind",
+    "Retirement",
     "Run",
     "RunDataset",
     "RunDatasetFacet",
@@ -95,5 +107,6 @@ __all__ = [
     "StaticLineage",
     "StewardInput",
     "Via",
+    "retired_sql",
     "stored_key",
 ]

@@ -38,6 +38,7 @@ from catalog.services.derivation.jobs_runs import (
 )
 from catalog.services.derivation.locks import lock_run_uuids
 from catalog.services.derivation.records import BadEvent, Facts, RawEvent
+from catalog.services.derivation.revival import revive
 from catalog.services.derivation.skipped import skipped_facets
 from ingest.derivation_status import CLAIM_IDS as _CLAIM_IDS
 from ingest.derivation_status import CLAIM_PENDING as _CLAIM_PENDING
@@ -175,6 +176,7 @@ def _derive(events: list[RawEvent], rules: RuleSet) -> tuple[list[int], dict[int
     try:
         with transaction.atomic():
             apply_facts(facts)
+            revive(good)
         return [event.id for event in good], failed
     except (OperationalError, InterfaceError):
         raise  # transient: the whole batch rolls back and is retried
@@ -185,6 +187,7 @@ def _derive(events: list[RawEvent], rules: RuleSet) -> tuple[list[int], dict[int
         try:
             with transaction.atomic():
                 apply_facts(extract_all([event], rules)[0])
+                revive([event])
             derived.append(event.id)
         except (OperationalError, InterfaceError):
             raise
