@@ -11,7 +11,7 @@ Retiring a namespace writes one row for the namespace and one per dataset and jo
 from typing import Any
 
 from django.db import models
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django.db.models.functions import MD5
 
 # The transaction-scoped advisory lock between retiring (exclusive) and a derivation batch's
@@ -112,3 +112,15 @@ class RetirableQuerySet(models.QuerySet):
 
     def retired(self) -> Any:
         return self.filter(retired(self.retired_kind))
+
+    def with_retirement(self) -> Any:
+        """Annotate the active retirement's ``retired_at``, ``retired_by`` and
+        ``retired_reason`` (None when not retired): subqueries of the same query."""
+        active = Retirement.objects.active().filter(
+            kind=self.retired_kind, object_id=OuterRef("pk")
+        )
+        return self.annotate(
+            retired_at=Subquery(active.values("retired_at")[:1]),
+            retired_by=Subquery(active.values("retired_by")[:1]),
+            retired_reason=Subquery(active.values("reason")[:1]),
+        )
