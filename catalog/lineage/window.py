@@ -24,7 +24,8 @@ _ENDS = {
 }
 
 
-def _not_retired(alias: str) -> str:
+def not_retired(alias: str) -> str:
+    """``AND NOT ...``: the edge aliased ``alias`` touches nothing retired."""
     datasets, job = _ENDS[alias]
     ends = [retired_sql(RetiredKind.DATASET, f"{alias}.{column}") for column in datasets]
     ends.append(retired_sql(RetiredKind.JOB, f"{alias}.{job}"))
@@ -35,7 +36,7 @@ def observed(
     as_of: datetime | None, since: datetime | None, alias: str
 ) -> tuple[str, dict[str, Any]]:
     """``AND ...`` conditions on an observed edge table aliased ``alias``, and their values."""
-    sql = _not_retired(alias)
+    sql = not_retired(alias)
     values: dict[str, Any] = {}
     if as_of is not None:
         sql += f" AND {alias}.first_seen <= %(as_of)s"
