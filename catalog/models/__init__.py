@@ -56,6 +56,7 @@ from catalog.models.rederive import (
 )
 from catalog.models.retirement import (
     RETIREMENT_LOCK,
+    NamespacePurge,
     RetirableQuerySet,
     RetiredKind,
     Retirement,
@@ -91,6 +92,7 @@ __all__ = [
     "LineageEdge",
     "LineageEdgeRun",
     "MetadataRecord",
+    "NamespacePurge",
     "RederiveJob",
     "RederiveState",
     "RememberedId",

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db import models
 from django.db.models import Exists, OuterRef, Q, Subquery
-from django.db.models.functions import MD5
+from django.db.models.functions import MD5, Now
 
 # The transaction-scoped advisory lock between retiring (exclusive) and a derivation batch's
 # revival (shared): any bigint the house does not use elsewhere (the others are
@@ -124,3 +124,23 @@ class RetirableQuerySet(models.QuerySet):
             retired_by=Subquery(active.values("retired_by")[:1]),
             retired_reason=Subquery(active.values("reason")[:1]),
         )
+
+
+class NamespacePurge(models.Model):
+    """The audit record of ``manage.py purge_namespace`` (ADR 0078): who, when, and how many
+    rows each table lost. The namespace is kept only as its sha256: an erasure leaves no
+    name behind, yet a request about a name can be checked against the record."""
+
+    namespace_sha256 = models.CharField(max_length=64)
+    purged_by = models.CharField(max_length=200)
+    purged_at = models.DateTimeField(db_default=Now(), editable=False)
+    rows = models.JSONField(default=dict)  # table → rows deleted
+
+    kept_by_rederive = True  # a record of what was done, not derived
+
+    class Meta:
+        db_table = "catalog_namespace_purge"
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"purge of {self.namespace_sha256[:12]}… by {self.purged_by}"
