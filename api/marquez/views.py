@@ -108,7 +108,7 @@ class MarquezView(APIView):
         routes = self.kwargs.get("routes", [])
         if self.request.method == "DELETE" and any(r.handler in curation.DELETES for r in routes):
             return [MarquezCurateAccess()]
-        return super().get_permissions()  # other writes: read access, then 405
+        return list(super().get_permissions())  # other writes: read access, then 405
 
     def delete(self, request: Request, routes: list[paths.Route]) -> Response:
         """Marquez's soft delete of a dataset, a job or a namespace: a retirement."""

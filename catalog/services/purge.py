@@ -114,7 +114,7 @@ def _find(namespace: str) -> _Found:
             job_namespace=namespace
         )
         for job_namespace, job_name in rows.values_list("job_namespace", "job_name").distinct():
-            keys.add(naming.job_key(job_namespace or "", job_name))
+            keys.add(naming.job_key(job_namespace or "", job_name or ""))
     other_jobs = sorted(Job.objects.filter(key_hash__in=list(keys)).values_list("pk", flat=True))
     return _Found(events, other_jobs)
 

@@ -68,7 +68,7 @@ def test_retire_hides_and_restore_shows_both_logged(derived, steward) -> None:
 
 
 def test_namespace_retire_and_restore_are_set_based(derived, steward) -> None:
-    job, target = derived
+    job, _target = derived
     count = retirement.retire_namespace("pg://db", Actor.of(steward), "decommissioned")
     assert (count.datasets, count.jobs) == (2, 0)
     assert not Dataset.objects.current().exists()
@@ -81,7 +81,7 @@ def test_namespace_retire_and_restore_are_set_based(derived, steward) -> None:
 def test_an_event_received_after_the_retirement_revives_whatever_its_event_time(
     derived, steward
 ) -> None:
-    job, target = derived
+    job, _target = derived
     row = retirement.retire(job, Actor.of(steward), "switched off")
     # eventTime an hour *before* the first run: received later, so it counts.
     late = _ingest("00000000-0000-0000-0000-000000000002", seconds=-3600)
@@ -94,7 +94,7 @@ def test_an_event_received_after_the_retirement_revives_whatever_its_event_time(
 
 
 def test_an_event_received_before_the_retirement_does_not_revive(derived, steward) -> None:
-    job, target = derived
+    _job, target = derived
     pending = _ingest("00000000-0000-0000-0000-000000000003", seconds=60)  # not derived yet
     retirement.retire(target, Actor.of(steward))  # received_at (now()) is before retired_at
     derive_events(pending)
