@@ -16,7 +16,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from catalog.models import Dataset, Job, RetiredKind, Retirement
+from catalog.models import Dataset, Job, NamespacePurge, RetiredKind, Retirement
 from catalog.services import retirement
 from catalog.services.retirement import Actor
 from core.admin_base import BoundedAdmin
@@ -209,3 +209,11 @@ class RetirementAdmin(BoundedAdmin):
                 if obj is not None:
                     retirement.restore(obj, actor)
         self.message_user(request, "Restored.", messages.SUCCESS)
+
+
+@admin.register(NamespacePurge)
+class NamespacePurgeAdmin(BoundedAdmin):
+    """What ``manage.py purge_namespace`` did: who, when, rows per table (the name hashed)."""
+
+    list_display = ("purged_at", "purged_by", "namespace_sha256")
+    ordering = ("-id",)
