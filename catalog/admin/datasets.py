@@ -95,6 +95,7 @@ class DatasetAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedA
         "namespace",
         "name",
         "retirement_status",
+        "retirement_button",
         "display_name_source",
         "description",
         "lifecycle_state",
@@ -116,6 +117,7 @@ class DatasetAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedA
     )
     readonly_fields = fields
     field_permissions = {
+        "retirement_button": ("catalog.change_dataset",),
         "upstream_table": (VIEW_JOB,),
         "downstream_table": (VIEW_JOB,),
         "job_edges": (VIEW_JOB,),

@@ -133,6 +133,7 @@ class JobAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin
         "namespace",
         "name",
         "retirement_status",
+        "retirement_button",
         "parent_link",
         "is_placeholder",
         "job_type",
@@ -150,6 +151,7 @@ class JobAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin
     )
     readonly_fields = fields
     field_permissions = {
+        "retirement_button": ("catalog.change_job",),
         "runs_table": (VIEW_RUN,),
         "job_edges": (VIEW_DATASET,),
         "edges_table": (VIEW_DATASET,),

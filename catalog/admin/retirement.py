@@ -10,6 +10,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -58,20 +59,34 @@ class RetireMixin:
         ]
         return own + super().get_urls()  # type: ignore[misc]
 
+    def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
+        # The page's retirement is read with the row (subqueries), not by a query of its own.
+        queryset = self.get_queryset(request).with_retirement()  # type: ignore[attr-defined]
+        field = (
+            self.model._meta.pk if from_field is None else self.model._meta.get_field(from_field)
+        )  # type: ignore[attr-defined]
+        try:
+            return queryset.get(**{field.name: field.to_python(object_id)})
+        except (self.model.DoesNotExist, ValueError, ValidationError):  # type: ignore[attr-defined]
+            return None
+
     @admin.display(description="retirement")
     def retirement_status(self, obj: Any) -> str:
+        if getattr(obj, "retired_at", None) is None:
+            return "Current."
+        return format_html(
+            "Retired {} by {}: {}",
+            obj.retired_at,
+            obj.retired_by,
+            obj.retired_reason or "(no reason given)",
+        )
+
+    @admin.display(description="retire or restore")
+    def retirement_button(self, obj: Any) -> str:
         meta = self.model._meta  # type: ignore[attr-defined]
         url = reverse(f"admin:{meta.app_label}_{meta.model_name}_retire", args=[obj.pk])
-        row = retirement.active_retirement(obj)
-        if row is None:
-            return format_html('Current. <a class="button" href="{}">Retire…</a>', url)
-        return format_html(
-            'Retired {} by {}: {} <a class="button" href="{}">Restore…</a>',
-            row.retired_at,
-            row.retired_by,
-            row.reason or "(no reason given)",
-            url,
-        )
+        verb = "Retire…" if getattr(obj, "retired_at", None) is None else "Restore…"
+        return format_html('<a class="button" href="{}">{}</a>', url, verb)
 
     def retire_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
         """The page's button: a form with the reason, then retire (or restore)."""
