@@ -2,12 +2,12 @@
 rederive, undone by a steward or by the next event that names the object.
 
 Each function owns its transaction and takes the retirement lock exclusively
-(``RETIREMENT_LOCK``); a derivation batch holds it shared while it revives what its events
-name (catalog.services.derivation.revival). So a retirement's ``retired_at`` is read after
-every batch in flight has committed, and a batch that starts later sees the retirement:
-an event received after ``retired_at`` revives, one received before does not, whichever
-commits first. A namespace is retired and restored in one statement per table, whatever
-its size.
+(``RETIREMENT_LOCK``); a derivation batch holds it shared for its whole transaction, and
+ends by reviving what its events name (catalog.services.derivation.revival). So a
+retirement's ``retired_at`` is read after every batch in flight has committed, and a batch
+that starts later sees the retirement: an event received after ``retired_at`` revives, one
+received before does not, whichever commits first. A namespace is retired and restored in
+one statement per table, whatever its size.
 """
 
 from dataclasses import dataclass

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import orjson
 from django.db import InterfaceError, OperationalError, connection, transaction
 
-from catalog.models import AliasRule
+from catalog.models import RETIREMENT_LOCK, AliasRule
 from catalog.names.rules import RuleSet
 from catalog.services.derivation.datasets import derive_aliases, ensure_aliases
 from catalog.services.derivation.declarations import store_declarations
@@ -204,8 +204,13 @@ def derive_claimed(claim_sql: str, params: list[Any]) -> BatchResult:
             # Not waiting for the WAL flush at commit (ADR 0051): a batch lost in a crash is
             # lost whole, its events' 'derived' mark with it, so they are pending again and
             # the sweep derives them; meanwhile the shared rows' locks are not held
-            # through a disk flush.
-            cursor.execute("SET LOCAL synchronous_commit = off")
+            # through a disk flush. In the same statement the retirement lock, shared, for
+            # the batch's revival (revival.py, ADR 0078).
+            cursor.execute(
+                "SELECT set_config('synchronous_commit', 'off', true), "
+                "pg_advisory_xact_lock_shared(%s)",
+                [RETIREMENT_LOCK],
+            )
             # Foreign keys checked by each statement, not all at commit: the checks of the
             # free part's inserts then run before the batch takes its shared locks, not while
             # it holds them. (Reset at the end: nested in a caller's transaction, a released

@@ -2,17 +2,17 @@
 job or namespace brings it back, whatever its eventTime; one received before does not, so
 a rederive replaying the log keeps what stewards retired.
 
-Run at the end of a batch's transaction, under the retirement lock held shared
-(``RETIREMENT_LOCK``; retiring takes it exclusively), so a retirement either committed
-before this statement reads it, or reads its ``retired_at`` after this batch committed:
-no event is lost between the two.
+Run at the end of a batch's transaction, which holds the retirement lock shared from its
+first statement on (``RETIREMENT_LOCK``, taken by batch.derive_claimed; retiring takes it
+exclusively), so a retirement either committed before this statement reads it, or reads
+its ``retired_at`` after this batch committed: no event is lost between the two.
 """
 
 from collections.abc import Sequence
 
 from django.db import connection
 
-from catalog.models import RETIREMENT_LOCK, RetiredKind
+from catalog.models import RetiredKind
 from catalog.names import naming
 from catalog.services.derivation.records import RawEvent
 
@@ -61,7 +61,6 @@ def revive(events: Sequence[RawEvent]) -> int:
         if event.job_name
     ]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock_shared(%s)", [RETIREMENT_LOCK])
         cursor.execute(
             _REVIVE,
             {
