@@ -62,12 +62,11 @@ class RetireMixin:
     def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
         # The page's retirement is read with the row (subqueries), not by a query of its own.
         queryset = self.get_queryset(request).with_retirement()  # type: ignore[attr-defined]
-        field = (
-            self.model._meta.pk if from_field is None else self.model._meta.get_field(from_field)
-        )  # type: ignore[attr-defined]
+        meta = queryset.model._meta
+        field = meta.pk if from_field is None else meta.get_field(from_field)
         try:
             return queryset.get(**{field.name: field.to_python(object_id)})
-        except (self.model.DoesNotExist, ValueError, ValidationError):  # type: ignore[attr-defined]
+        except (queryset.model.DoesNotExist, ValueError, ValidationError):
             return None
 
     @admin.display(description="retirement")
