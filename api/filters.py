@@ -82,7 +82,22 @@ class TimeWindowMixin(CatalogFilterSet):
     )
 
 
-class JobFilterSet(TimeWindowMixin):
+class RetiredMixin(TimeWindowMixin):
+    """Lists hide what is retired (ADR 0078); ``retired=true`` lists only that."""
+
+    retired = filters.BooleanFilter(
+        method="filter_retired", help_text="Only what is retired (true); default: only the rest."
+    )
+
+    def filter_retired(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
+        return queryset  # applied by filter_queryset, which also decides when it is absent
+
+    def filter_queryset(self, queryset: Any) -> Any:
+        queryset = super().filter_queryset(queryset)
+        return queryset.retired() if self.form.cleaned_data.get("retired") else queryset.current()
+
+
+class JobFilterSet(RetiredMixin):
     namespace = filters.CharFilter(help_text="Exact namespace.")
     name = filters.CharFilter(help_text="Exact name.")
     name_prefix = filters.CharFilter(
@@ -110,7 +125,7 @@ class JobFilterSet(TimeWindowMixin):
         return queryset.with_latest_run_state().filter(latest_run_state=value)
 
 
-class DatasetFilterSet(TimeWindowMixin):
+class DatasetFilterSet(RetiredMixin):
     namespace = filters.CharFilter(help_text="Exact namespace of the display name.")
     name = filters.CharFilter(help_text="Exact display name.")
     name_prefix = filters.CharFilter(field_name="name", lookup_expr="startswith")

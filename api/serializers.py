@@ -134,15 +134,50 @@ class JobDatasetSerializer(serializers.Serializer):
     )
 
 
+class RetiredSerializer(serializers.Serializer):
+    """A retirement in force (ADR 0078): when, by whom (a user, or ``token:<name>``), why."""
+
+    at = serializers.DateTimeField()
+    by = serializers.CharField()
+    reason = serializers.CharField()
+
+
+@extend_schema_field(RetiredSerializer(allow_null=True))
+class RetiredField(serializers.Field):
+    """The row's active retirement (``with_retirement``'s annotations), or null."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            source="*",
+            read_only=True,
+            help_text="Set while the object is retired: hidden from lists, search and the "
+            "graph until restored, or named by an event received later.",
+        )
+
+    def to_representation(self, row: Any) -> dict[str, Any] | None:
+        if getattr(row, "retired_at", None) is None:
+            return None
+        return {"at": row.retired_at, "by": row.retired_by, "reason": row.retired_reason}
+
+
 class JobDetailSerializer(JobSerializer):
     facets = RedactedJSONField()
+    retired = RetiredField()
     parent = JobRefSerializer(allow_null=True)
     children = serializers.SerializerMethodField()
     inputs = serializers.SerializerMethodField()
     outputs = serializers.SerializerMethodField()
 
     class Meta(JobSerializer.Meta):
-        fields = [*JobSerializer.Meta.fields, "facets", "parent", "children", "inputs", "outputs"]
+        fields = [
+            *JobSerializer.Meta.fields,
+            "facets",
+            "parent",
+            "children",
+            "inputs",
+            "outputs",
+            "retired",
+        ]
 
     @extend_schema_field(JobRefSerializer(many=True))
     def get_children(self, job: Job) -> list[dict[str, Any]]:
@@ -331,6 +366,7 @@ class DatasetDetailSerializer(DatasetSerializer):
     # Only the stubs see Serializer.fields here: the serializer metaclass pops declared fields.
     fields = FieldSerializer(many=True, source="prefetched_fields")  # type: ignore[assignment]
     facets = RedactedJSONField()
+    retired = RetiredField()
     producing_jobs = serializers.SerializerMethodField(
         help_text="Jobs that wrote the dataset in a completed run, or declare it (static)."
     )
@@ -361,6 +397,7 @@ class DatasetDetailSerializer(DatasetSerializer):
         fields = [
             *DatasetSerializer.Meta.fields,
             "lifecycle_changed_at",
+            "retired",
             "facets",
             "fields",
             "producing_jobs",

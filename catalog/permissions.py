@@ -59,6 +59,9 @@ CUSTOM_PERMISSIONS = [
     ("catalog", "dataset", "merge_dataset", "Can merge datasets (steward assertion)"),
 ]
 CURATE = [
+    # Retire and restore (ADR 0078): the admin's actions and the Marquez mount's DELETEs.
+    ("catalog", "change_dataset"),
+    ("catalog", "change_job"),
     ("catalog", "add_aliasrule"),
     ("catalog", "change_aliasrule"),
     ("catalog", "merge_dataset"),

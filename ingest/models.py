@@ -129,6 +129,8 @@ class Event(models.Model):
 class TokenScope(models.TextChoices):
     INGEST = "ingest", "Ingest (write events)"
     READ = "read", "Read (query the catalog)"
+    # Retire and restore through the Marquez mount's DELETE calls (ADR 0078).
+    CURATE = "curate", "Curate (retire datasets, jobs, namespaces)"
 
 
 class ApiToken(models.Model):

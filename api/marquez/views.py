@@ -6,19 +6,25 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from rest_framework import authentication
+from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.base import ReadRateThrottle
-from api.marquez import paths
+from api.marquez import curation, paths
 from api.marquez.access import anonymous_reads_allowed
 from api.marquez.errors import MarquezError, error_response, marquez_exception_handler
 from api.params import nul_parameter
 from catalog.reads.timeout import ReadTimedOut, bounded_read
 from core.rendering import JSONRenderer
-from ingest.authentication import BearerTokenAuthentication, HasReadScope
+from ingest.authentication import (
+    BearerTokenAuthentication,
+    HasReadScope,
+    TokenPrincipal,
+    session_may_read,
+)
+from ingest.models import TokenScope
 from ingest.views import LineageView
 
 _ingest = LineageView.as_view()
@@ -37,6 +43,29 @@ class MarquezReadAccess(HasReadScope):
         if request.user is None and anonymous_reads_allowed(request):
             return True
         return super().has_permission(request, view)
+
+
+class MarquezCurateAccess(HasReadScope):
+    """A DELETE (ADR 0078): a curate token, or a staff session holding the change
+    permissions of what it retires; read and ingest tokens and anonymous callers never."""
+
+    scope = TokenScope.CURATE
+    message = "Retiring needs a curate token or a staff session that may change it."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        user = request.user
+        if user is None or not getattr(user, "is_authenticated", False):
+            raise exceptions.NotAuthenticated("A curate token or a staff session is required.")
+        if isinstance(user, TokenPrincipal):
+            return user.scope == self.scope
+        routes = view.kwargs.get("routes", [])
+        needed = {
+            name
+            for route in routes
+            if route.handler in curation.DELETES
+            for name in curation.DELETES[route.handler][1]
+        }
+        return session_may_read(user, tuple(sorted(needed)) if needed else None)
 
 
 class MarquezThrottle(ReadRateThrottle):
@@ -74,6 +103,27 @@ class MarquezView(APIView):
 
     def get_exception_handler(self) -> Callable[..., Any]:
         return marquez_exception_handler
+
+    def get_permissions(self) -> list[Any]:
+        routes = self.kwargs.get("routes", [])
+        if self.request.method == "DELETE" and any(r.handler in curation.DELETES for r in routes):
+            return [MarquezCurateAccess()]
+        return list(super().get_permissions())  # other writes: read access, then 405
+
+    def delete(self, request: Request, routes: list[paths.Route]) -> Response:
+        """Marquez's soft delete of a dataset, a job or a namespace: a retirement."""
+        deletes = [route for route in routes if route.handler in curation.DELETES]
+        if not deletes:
+            raise self._read_only()
+        missing: list[MarquezError] = []
+        for route in deletes:  # the first reading whose object exists, as for a GET
+            try:
+                return Response(curation.DELETES[route.handler][0](request, **route.kwargs))
+            except MarquezError as error:
+                if error.code != 404:
+                    raise
+                missing.append(error)
+        raise missing[0]
 
     def get(self, request: Request, routes: list[paths.Route]) -> Response:
         if not routes[0].handler:

@@ -52,8 +52,8 @@ class NamespaceList(ReadAPIView):
     def get(self, request: Request) -> Response:
         # Two GROUP BYs over the namespace columns: a namespace list is what the UI starts
         # from, and a few hundred thousand rows aggregate in milliseconds (ADR 0030).
-        jobs = Job.objects.namespace_counts()
-        datasets = Dataset.objects.namespace_counts()
+        jobs = Job.objects.current().namespace_counts()
+        datasets = Dataset.objects.current().namespace_counts()
         ordered = [
             {"namespace": name, "jobs": jobs.get(name, 0), "datasets": datasets.get(name, 0)}
             for name in sorted(jobs.keys() | datasets.keys())
@@ -74,7 +74,8 @@ class JobViewSet(ReadOnlyViewSet):
     detail_read_permissions = (JOB, RUN, DATASET)  # and its inputs and outputs
 
     queryset = Job.objects.with_latest_run().for_list()
-    detail_queryset = Job.objects.select_related("parent").with_latest_run()
+    # By id, what is retired answers too, and says so (ADR 0078); lists hide it.
+    detail_queryset = Job.objects.select_related("parent").with_latest_run().with_retirement()
     serializer_class = JobSerializer
     detail_serializer_class = JobDetailSerializer
     filterset_class = JobFilterSet
@@ -245,7 +246,7 @@ class DatasetViewSet(ReadOnlyViewSet):
     detail_read_permissions = (DATASET, JOB, COLUMN_EDGE, RUN, RUN_FACT)
 
     queryset = Dataset.objects.with_names().for_list()
-    detail_queryset = Dataset.objects.with_names(detail=True)
+    detail_queryset = Dataset.objects.with_names(detail=True).with_retirement()
     serializer_class = DatasetSerializer
     detail_serializer_class = DatasetDetailSerializer
     filterset_class = DatasetFilterSet

@@ -13,6 +13,7 @@ from django.utils.html import format_html
 from catalog.admin.fact_tables import facts_table, run_cell
 from catalog.admin.jobs import job_edges_table, lineage_edges_table
 from catalog.admin.picture import LineagePictureMixin
+from catalog.admin.retirement import RetiredFilter, RetireMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
     RELATED_LIMIT,
@@ -81,18 +82,20 @@ class SeveralAliasesFilter(admin.SimpleListFilter):
 
 
 @admin.register(Dataset)
-class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
+class DatasetAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     search_kind = lineage_kind = "dataset"
     list_display = ("display_name", "namespace", "alias_count", "lifecycle_state", "last_seen")
-    list_filter = (SeveralAliasesFilter, "is_dropped")
+    list_filter = (RetiredFilter, SeveralAliasesFilter, "is_dropped")
     search_fields = ("name",)
     search_help_text = SEARCH_HELP
     ordering = ("-last_seen", "-id")  # catalog_dataset_seen_idx
     sortable_by = ("last_seen",)
-    actions = ["merge_action", "unpin_action"]
+    actions = ["merge_action", "unpin_action", *RetireMixin.retire_actions]
     fields = (
         "namespace",
         "name",
+        "retirement_status",
+        "retirement_button",
         "display_name_source",
         "description",
         "lifecycle_state",
@@ -114,6 +117,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     )
     readonly_fields = fields
     field_permissions = {
+        "retirement_button": ("catalog.change_dataset",),
         "upstream_table": (VIEW_JOB,),
         "downstream_table": (VIEW_JOB,),
         "job_edges": (VIEW_JOB,),

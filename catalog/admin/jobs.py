@@ -8,6 +8,7 @@ from django.http import HttpRequest
 
 from catalog.admin.fact_tables import dataset_cell, facts_table
 from catalog.admin.picture import LineagePictureMixin
+from catalog.admin.retirement import RetiredFilter, RetireMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
     HiddenIdFilter,
@@ -119,10 +120,11 @@ def dataset_uses_table(rows: QuerySet, last: tuple[str, Any]) -> str:
 
 
 @admin.register(Job)
-class JobAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
+class JobAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     search_kind = lineage_kind = "job"
     list_display = ("name", "namespace", "job_type", "integration", "is_placeholder", "last_seen")
-    list_filter = ("is_placeholder",)
+    list_filter = (RetiredFilter, "is_placeholder")
+    actions = RetireMixin.retire_actions
     search_fields = ("name",)
     search_help_text = SEARCH_HELP
     ordering = ("-last_seen", "-id")  # catalog_job_last_seen_idx
@@ -130,6 +132,8 @@ class JobAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     fields = (
         "namespace",
         "name",
+        "retirement_status",
+        "retirement_button",
         "parent_link",
         "is_placeholder",
         "job_type",
@@ -147,6 +151,7 @@ class JobAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     )
     readonly_fields = fields
     field_permissions = {
+        "retirement_button": ("catalog.change_job",),
         "runs_table": (VIEW_RUN,),
         "job_edges": (VIEW_DATASET,),
         "edges_table": (VIEW_DATASET,),

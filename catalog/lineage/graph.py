@@ -287,7 +287,7 @@ def _root_job(root: NodeRef, root_row: Dataset | Job | None) -> int | None:
     if root_row is not None:
         return root_row.pk if root.kind == "job" else None
     model = Job if root.kind == "job" else Dataset
-    if not model.objects.filter(pk=root.id).exists():
+    if not model.objects.current().filter(pk=root.id).exists():  # retired: no node (ADR 0078)
         raise UnknownNode(str(root))
     return root.id if root.kind == "job" else None
 

@@ -198,7 +198,8 @@ def links_of_jobs(job_ids: list[int], limit: int) -> list[JobLink]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
-            "WHERE je.job_id = ANY(%(ids)s) ORDER BY je.job_id, je.dataset_id, je.direction "
+            f"WHERE je.job_id = ANY(%(ids)s) {window.not_retired('je')} "
+            "ORDER BY je.job_id, je.dataset_id, je.direction "
             "LIMIT %(limit)s",
             {"ids": job_ids, "limit": limit},
         )

@@ -1,6 +1,7 @@
 """The catalog derived from the raw event log (see docs/derivation.md), one module per idea.
 
-Everything but steward input (``AliasRule``, ``DisplayNamePin``, ``RederiveJob``) is derived
+Everything but steward input (``AliasRule``, ``DisplayNamePin``, ``RederiveJob``,
+``Retirement``) is derived
 from ``ingest.Event`` and rebuilt by ``manage.py rederive``. Natural keys are unique
 constraints on bounded columns: names of unbounded length are keyed by a sha256
 (``key_hash``).
@@ -61,6 +62,14 @@ from catalog.models.retained import (
     RetainedJobEdge,
     RetainedLink,
 )
+from catalog.models.retirement import (
+    RETIREMENT_LOCK,
+    NamespacePurge,
+    RetirableQuerySet,
+    RetiredKind,
+    Retirement,
+    retired_sql,
+)
 from catalog.models.static import StaticColumnLineage, StaticDataset, StaticLineage, Via
 from catalog.models.steward import DisplayNamePin, StewardInput
 
@@ -68,6 +77,7 @@ __all__ = [
     "DATASETS_BY_NAME",
     "FINISHED_STATES",
     "JOBS_BY_UPDATE",
+    "RETIREMENT_LOCK",
     "TERMINAL_STATES",
     "AliasLink",
     "AliasReason",
@@ -90,6 +100,7 @@ __all__ = [
     "LineageEdge",
     "LineageEdgeRun",
     "MetadataRecord",
+    "NamespacePurge",
     "RederiveJob",
     "RederiveState",
     "RememberedId",
@@ -100,6 +111,9 @@ __all__ = [
     "RetainedJob",
     "RetainedJobEdge",
     "RetainedLink",
+    "RetirableQuerySet",
+    "RetiredKind",
+    "Retirement",
     "Run",
     "RunDataset",
     "RunDatasetFacet",
@@ -109,5 +123,6 @@ __all__ = [
     "StaticLineage",
     "StewardInput",
     "Via",
+    "retired_sql",
     "stored_key",
 ]

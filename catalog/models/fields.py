@@ -5,6 +5,8 @@ from typing import Any
 from django.db import models
 from django.db.models import Count
 
+from catalog.models.retirement import RetirableQuerySet
+
 # A job's, run's or dataset's facets can be hundreds of kilobytes (a Spark plan, a wide
 # schema) and their versions grow with them; a list shows none of them, so it never reads
 # them (the API's pinned query counts prove no row loads them afterwards).
@@ -17,7 +19,7 @@ def covered_fk(to: Any, **options: Any) -> models.ForeignKey:
     return models.ForeignKey(to, db_index=False, **options)
 
 
-class NamespacedQuerySet(models.QuerySet):
+class NamespacedQuerySet(RetirableQuerySet):
     def for_list(self) -> Any:
         """Without the facet columns: what a list page reads."""
         return self.defer(*FACET_FIELDS)

@@ -15,6 +15,7 @@ from django.db.models import F, Prefetch
 from django.db.models.functions import MD5, Left
 
 from catalog.models.fields import NamespacedQuerySet, covered_fk
+from catalog.models.retirement import RetiredKind
 from catalog.models.steward import StewardInput
 from catalog.names import naming
 from catalog.names.rules import RuleSet, alias_key, compile_pattern, compile_rule
@@ -24,6 +25,8 @@ logger = logging.getLogger(__name__)
 
 
 class DatasetQuerySet(NamespacedQuerySet):
+    retired_kind = RetiredKind.DATASET
+
     def for_alias(self, namespace: str, name: str) -> "DatasetQuerySet":
         """The dataset any (namespace, name) it was ever called resolves to (rules applied)."""
         return self.filter(aliases__key_hash=stored_key(namespace, name))

@@ -12,11 +12,14 @@ from django.db.models.functions import MD5
 
 from catalog.models.fields import FACET_FIELDS, NamespacedQuerySet, covered_fk
 from catalog.models.identity import DatasetAlias
+from catalog.models.retirement import RetiredKind
 from catalog.names import naming
 from ingest.models import DigestIndexedText, Event
 
 
 class JobQuerySet(NamespacedQuerySet):
+    retired_kind = RetiredKind.JOB
+
     def for_name(self, namespace: str, name: str) -> "JobQuerySet":
         return self.filter(key_hash=naming.job_key(namespace, name))
 

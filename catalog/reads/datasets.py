@@ -11,13 +11,13 @@ from catalog.reads.counting import Page, offset_page
 
 def find_dataset(namespace: str, name: str) -> Dataset | None:
     """The dataset any (namespace, name) it was ever called resolves to (rules applied)."""
-    return Dataset.objects.for_alias(namespace, name).first()
+    return Dataset.objects.current().for_alias(namespace, name).first()
 
 
 def dataset_page(namespace: str, offset: int, limit: int) -> Page[Dataset]:
     """A namespace's datasets by name, as Marquez lists them (``DatasetDao.findAll``: ORDER
     BY name), under the normalised namespace (s3a://lake/ is s3://lake)."""
-    queryset = Dataset.objects.filter(namespace=naming.normalise_namespace(namespace))
+    queryset = Dataset.objects.current().filter(namespace=naming.normalise_namespace(namespace))
     return offset_page(queryset, DATASETS_BY_NAME, offset, limit)
 
 

@@ -10,14 +10,15 @@ Named = tuple[str, str]  # (namespace, name)
 
 def find_job(namespace: str, name: str) -> Job | None:
     """The job of that natural key, its parent selected."""
-    return Job.objects.for_name(namespace, name).select_related("parent").first()
+    return Job.objects.current().for_name(namespace, name).select_related("parent").first()
 
 
 def job_page(namespace: str | None, latest_states: list[str], offset: int, limit: int) -> Page[Job]:
     """Jobs (of a namespace, or all), newest update first, as Marquez lists them
     (``JobDao.findAll``: ORDER BY updated_at DESC); ``latest_states``: only jobs whose latest
     run is in one of these states (ours, ADR 0021)."""
-    queryset = Job.objects.all() if namespace is None else Job.objects.filter(namespace=namespace)
+    jobs = Job.objects.current()
+    queryset = jobs if namespace is None else jobs.filter(namespace=namespace)
     if latest_states:
         queryset = queryset.with_latest_run_state().filter(latest_run_state__in=latest_states)
     return offset_page(queryset, JOBS_BY_UPDATE, offset, limit, related=("parent",))

@@ -1,4 +1,5 @@
-"""Namespaces: the namespace columns of jobs and datasets, with when each was active."""
+"""Namespaces: the namespace columns of jobs and datasets, with when each was active (of
+what is not retired: a retired namespace is gone, ADR 0078)."""
 
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,7 +22,7 @@ def namespaces(namespace: str | None = None) -> list[Namespace]:
     namespace columns (as /api/v1/namespaces, ADR 0030)."""
     merged: dict[str, dict[str, Any]] = {}
     for model in (Job, Dataset):
-        rows = model.objects.order_by()
+        rows = model.objects.current().order_by()
         if namespace is not None:
             rows = rows.filter(namespace=namespace)
         row: Any

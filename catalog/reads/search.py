@@ -6,6 +6,7 @@ What is searched, and with which index (migration 0003_read_api_search_indexes):
 - job names (trigram) and job namespace, name and description words (full-text);
 - dataset descriptions (full-text, English stemming);
 - column names of current schemas (trigram).
+What is retired (ADR 0078) is not found.
 A dataset only named inside another dataset's column lineage (no event reads, writes or
 describes it) ranks ``PHANTOM_PENALTY`` lower than its match.
 Each branch reads at most ``CANDIDATES_PER_BRANCH`` index hits, so a query that matches half
@@ -20,7 +21,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from catalog.models import Dataset, Job
+from catalog.models import Dataset, Job, RetiredKind, retired_sql
 
 CANDIDATES_PER_BRANCH = 500
 # Trigram word similarity needed by the typo branch (pg_trgm's default is 0.6).
@@ -107,6 +108,7 @@ FROM ranked b
 LEFT JOIN catalog_dataset d ON b.type = 'dataset' AND d.id = b.id
 LEFT JOIN catalog_job j ON b.type = 'job' AND j.id = b.id
 WHERE COALESCE(d.id, j.id) IS NOT NULL {{type_filter}}
+  AND NOT {retired_sql(RetiredKind.DATASET, "d.id")} AND NOT {retired_sql(RetiredKind.JOB, "j.id")}
 ORDER BY b.score DESC, b.type, b.id
 LIMIT %(limit)s OFFSET %(offset)s
 """

@@ -145,7 +145,7 @@ def test_unknown_paths_and_writes(read_client, mz):
         ("put", "/marquez/api/v1/tags/PII"),
         ("put", "/marquez/api/v1/namespaces/ns"),
         ("post", "/marquez/api/v1/namespaces/ns/datasets/ds/tags/PII"),
-        ("delete", "/marquez/api/v1/namespaces/ns/jobs/job"),
+        ("delete", "/marquez/api/v1/namespaces/ns/jobs/job/tags/PII"),
         ("post", "/marquez/api/v1/jobs/runs/01930000-0000-7000-8000-000000000001/complete"),
     ]:
         response = getattr(read_client, method)(path, RAW_URI=path)

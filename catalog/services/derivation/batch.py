@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import orjson
 from django.db import InterfaceError, OperationalError, connection, transaction
 
-from catalog.models import AliasRule
+from catalog.models import RETIREMENT_LOCK, AliasRule
 from catalog.names.rules import RuleSet
 from catalog.services.derivation import retained
 from catalog.services.derivation.datasets import derive_aliases, ensure_aliases
@@ -39,6 +39,7 @@ from catalog.services.derivation.jobs_runs import (
 )
 from catalog.services.derivation.locks import lock_run_uuids
 from catalog.services.derivation.records import BadEvent, Facts, RawEvent
+from catalog.services.derivation.revival import revive
 from catalog.services.derivation.skipped import skipped_facets
 from ingest.derivation_status import CLAIM_IDS as _CLAIM_IDS
 from ingest.derivation_status import CLAIM_PENDING as _CLAIM_PENDING
@@ -176,6 +177,7 @@ def _derive(events: list[RawEvent], rules: RuleSet) -> tuple[list[int], dict[int
     try:
         with transaction.atomic():
             apply_facts(facts)
+            revive(good)
         return [event.id for event in good], failed
     except (OperationalError, InterfaceError):
         raise  # transient: the whole batch rolls back and is retried
@@ -186,6 +188,7 @@ def _derive(events: list[RawEvent], rules: RuleSet) -> tuple[list[int], dict[int
         try:
             with transaction.atomic():
                 apply_facts(extract_all([event], rules)[0])
+                revive([event])
             derived.append(event.id)
         except (OperationalError, InterfaceError):
             raise
@@ -202,8 +205,13 @@ def derive_claimed(claim_sql: str, params: list[Any]) -> BatchResult:
             # Not waiting for the WAL flush at commit (ADR 0051): a batch lost in a crash is
             # lost whole, its events' 'derived' mark with it, so they are pending again and
             # the sweep derives them; meanwhile the shared rows' locks are not held
-            # through a disk flush.
-            cursor.execute("SET LOCAL synchronous_commit = off")
+            # through a disk flush. In the same statement the retirement lock, shared, for
+            # the batch's revival (revival.py, ADR 0078).
+            cursor.execute(
+                "SELECT set_config('synchronous_commit', 'off', true), "
+                "pg_advisory_xact_lock_shared(%s)",
+                [RETIREMENT_LOCK],
+            )
             # Foreign keys checked by each statement, not all at commit: the checks of the
             # free part's inserts then run before the batch takes its shared locks, not while
             # it holds them. (Reset at the end: nested in a caller's transaction, a released

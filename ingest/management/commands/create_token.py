@@ -1,4 +1,4 @@
-"""manage.py create_token --scope ingest|read [--name NAME]: print a new token once."""
+"""manage.py create_token --scope ingest|read|curate [--name NAME]: print a new token once."""
 
 from typing import Any
 

@@ -1,0 +1,45 @@
+"""``manage.py purge_namespace NS [--dry-run] [--by NAME]``: remove a namespace for good."""
+
+import getpass
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from catalog.services.purge import purge_namespace
+from core.command_output import RedactedOutput
+
+
+class Command(RedactedOutput, BaseCommand):
+    help = (
+        "Remove one namespace entirely, raw events included: every event that names it, "
+        "everything derived from them, its steward input and dead letters; jobs of other "
+        "namespaces that lose events are rebuilt from the rest (docs/deploy.md). Leaves an "
+        "audit record (who, when, rows per table). --dry-run prints the counts only."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("namespace")
+        parser.add_argument("--dry-run", action="store_true", help="count, change nothing")
+        parser.add_argument("--by", default="", help="who asks (default: the OS user)")
+
+    def handle(self, *args: Any, namespace: str, dry_run: bool, by: str, **options: Any) -> None:
+        if not namespace.strip():
+            raise CommandError("Name the namespace to purge.")
+        who = by or getpass.getuser()
+        verbose = options["verbosity"] >= 2
+        report = purge_namespace(
+            namespace,
+            who,
+            dry_run=dry_run,
+            progress=(lambda message: self.stdout.write(message)) if verbose else None,
+        )
+        verb = "would delete" if dry_run else "deleted"
+        for table, count in sorted(report.counts.items()):
+            self.stdout.write(f"{verb} {count} row(s) of {table}")
+        self.stdout.write(
+            f"{'would rebuild' if dry_run else 'rebuilt'} {report.rebuilt_jobs} job(s) of other "
+            f"namespaces from {report.rederived_events} event(s) they keep"
+        )
+        self.stdout.write(
+            f"purge_namespace: {'dry run, nothing changed' if dry_run else f'done, by {who}'}"
+        )

@@ -1,0 +1,248 @@
+"""Purge a namespace for good (ADR 0078): its raw events, everything derived from them, the
+steward input that names it, and the dead letters that mention it.
+
+Which events go: every event that names the namespace, as its job's namespace or as the
+namespace of a dataset it reads, writes or links (the derived ``catalog_event_dataset``
+rows, and the payload of events not derived yet). An event of another namespace's job that
+also names the purged namespace goes too: an erasure leaves nothing behind. Those other
+jobs are then rebuilt from the events they keep: their derived rows are deleted and their
+remaining events derived again (marked pending in the same transaction, so a purge that
+stops half way leaves them to the sweep, never lost).
+
+Each step deletes in batches of ``BATCH`` rows, a transaction each: the event table is not
+locked for the whole purge, and the derivation of other namespaces goes on.
+"""
+
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from django.apps import apps
+from django.db import connection, transaction
+from django.db.models import Q, QuerySet
+
+from catalog.models import (
+    AliasRule,
+    Dataset,
+    DatasetAlias,
+    DisplayNamePin,
+    Job,
+    NamespacePurge,
+    RetainedAlias,
+    RetainedColumnEdge,
+    RetainedEdge,
+    RetainedJob,
+    RetainedJobEdge,
+    RetainedLink,
+    Retirement,
+)
+from catalog.names import naming
+from catalog.services import display_names
+from catalog.services.rederive_jobs import rederive_event_ids
+from ingest import derivation_status
+from ingest.models import DeadLetter, Event
+
+BATCH = 2000
+
+# Events that name the namespace: their job's, a dataset alias derivation linked to them,
+# or (not derived yet) an input or output in the payload.
+_EVENTS = """
+SELECT e.id FROM ingest_event e
+WHERE md5(e.job_namespace) = md5(%(ns)s) AND e.job_namespace = %(ns)s
+UNION
+SELECT ed.event_id FROM catalog_event_dataset ed
+JOIN catalog_dataset_alias a ON a.id = ed.alias_id WHERE a.namespace = %(ns)s
+UNION
+SELECT e.id FROM ingest_event e
+WHERE e.derivation_status <> 'derived'
+  AND (e.payload -> 'inputs' @> %(named)s::jsonb OR e.payload -> 'outputs' @> %(named)s::jsonb)
+"""
+# Dead letters are messages that could not be parsed: the name, quoted, in their bytes.
+_DEAD_LETTERS = "SELECT id FROM ingest_dead_letter WHERE position(%s::bytea in value) > 0"
+
+
+@dataclass
+class PurgeReport:
+    """How many rows each table lost (or would lose, for a dry run)."""
+
+    namespace: str
+    counts: dict[str, int] = field(default_factory=dict)
+    rebuilt_jobs: int = 0  # jobs of other namespaces rebuilt from the events they keep
+    rederived_events: int = 0
+
+    def add(self, table: str, count: int) -> None:
+        self.counts[table] = self.counts.get(table, 0) + count
+
+    def add_deleted(self, per_model: dict[str, int]) -> None:
+        """What an ORM delete says it deleted (by model label), by table."""
+        for label, count in per_model.items():
+            self.add(apps.get_model(label)._meta.db_table, count)
+
+
+def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), BATCH):
+        yield list(ids[start : start + BATCH])
+
+
+def _ids(sql: str, values: Any) -> list[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        return sorted(row[0] for row in cursor.fetchall())
+
+
+def _delete(report: PurgeReport, queryset: QuerySet[Any], dry_run: bool) -> None:
+    """Delete ``queryset`` in batches (ORM deletes: what points at the rows goes with them,
+    as each model says), counting every table's rows."""
+    ids = sorted(queryset.values_list("pk", flat=True))
+    if dry_run:
+        report.add(queryset.model._meta.db_table, len(ids))
+        return
+    for chunk in _chunks(ids):
+        with transaction.atomic():
+            _, per_model = queryset.model._default_manager.filter(pk__in=chunk).delete()
+        report.add_deleted(per_model)
+
+
+@dataclass(frozen=True)
+class _Found:
+    events: list[int]
+    other_jobs: list[int]  # jobs of other namespaces that lose events
+
+
+def _find(namespace: str) -> _Found:
+    named = f'[{{"namespace": {_json(namespace)}}}]'
+    events = _ids(_EVENTS, {"ns": namespace, "named": named})
+    keys = set()
+    for chunk in _chunks(events):
+        rows = Event.objects.filter(pk__in=chunk, job_name__isnull=False).exclude(
+            job_namespace=namespace
+        )
+        for job_namespace, job_name in rows.values_list("job_namespace", "job_name").distinct():
+            keys.add(naming.job_key(job_namespace or "", job_name or ""))
+    other_jobs = sorted(Job.objects.filter(key_hash__in=list(keys)).values_list("pk", flat=True))
+    return _Found(events, other_jobs)
+
+
+def _json(text: str) -> str:
+    """``text`` as a JSON string (exactly as a payload spells it)."""
+    return orjson.dumps(text).decode()
+
+
+def _rebuild_other_jobs(report: PurgeReport, found: _Found, dry_run: bool) -> list[int]:
+    """Delete the other namespaces' jobs that lose events, their remaining events set
+    pending in the same transaction; returns those events (derived again at the end)."""
+    purged = set(found.events)
+    keep: list[int] = []
+    for job in Job.objects.filter(pk__in=found.other_jobs).only("namespace", "name"):
+        ids = Event.objects.filter(job_namespace=job.namespace, job_name=job.name)
+        keep += [
+            event_id for event_id in ids.values_list("pk", flat=True) if event_id not in purged
+        ]
+    report.rebuilt_jobs, report.rederived_events = len(found.other_jobs), len(keep)
+    if dry_run:
+        return keep
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            for chunk in _chunks(keep):
+                derivation_status.reset_ids(cursor, chunk)
+        _, per_model = Job.objects.filter(pk__in=found.other_jobs).delete()
+    report.add_deleted(per_model)
+    return keep
+
+
+def _retained_rows(namespace: str) -> list[tuple[QuerySet[Any], str]]:
+    """What retention kept of the namespace's removed events (ADR 0079): summaries keyed by
+    job and alias keys, which a rederive would otherwise derive back. The keys are read
+    from the live rows and the retained ones alike, so these go before either."""
+
+    def keys(*querysets: QuerySet[Any]) -> list[bytes]:
+        return [bytes(key) for qs in querysets for key in qs.values_list("key_hash", flat=True)]
+
+    job_keys = keys(
+        Job.objects.filter(namespace=namespace), RetainedJob.objects.filter(namespace=namespace)
+    )
+    alias_keys = keys(
+        DatasetAlias.objects.filter(namespace=namespace),
+        RetainedAlias.objects.filter(namespace=namespace),
+    )
+    touching = Q(job_key__in=job_keys)
+    return [
+        (
+            RetainedEdge.objects.filter(
+                touching | Q(source_key__in=alias_keys) | Q(target_key__in=alias_keys)
+            ),
+            "retained edges",
+        ),
+        (
+            RetainedJobEdge.objects.filter(touching | Q(dataset_key__in=alias_keys)),
+            "retained job edges",
+        ),
+        (
+            RetainedColumnEdge.objects.filter(
+                touching | Q(source_key__in=alias_keys) | Q(target_key__in=alias_keys)
+            ),
+            "retained column edges",
+        ),
+        (
+            RetainedLink.objects.filter(Q(alias_a__in=alias_keys) | Q(alias_b__in=alias_keys)),
+            "retained links",
+        ),
+        (RetainedJob.objects.filter(namespace=namespace), "retained jobs"),
+        (RetainedAlias.objects.filter(namespace=namespace), "retained aliases"),
+    ]
+
+
+def _namespace_rows(namespace: str) -> list[tuple[QuerySet[Any], str]]:
+    """What is derived or stewarded under the namespace, in deletion order."""
+    return [
+        *_retained_rows(namespace),
+        (Retirement.objects.filter(namespace=namespace), "retirements"),
+        (Job.objects.filter(namespace=namespace), "jobs"),
+        (DatasetAlias.objects.filter(namespace=namespace), "aliases"),
+        # Datasets whose every name was in it (those with other names stay, renamed below).
+        (Dataset.objects.filter(namespace=namespace, aliases__isnull=True), "datasets"),
+        (DisplayNamePin.objects.filter(namespace=namespace), "pins"),
+        (
+            AliasRule.objects.filter(Q(namespace=namespace) | Q(target_namespace=namespace)),
+            "alias rules",
+        ),
+    ]
+
+
+def purge_namespace(
+    namespace: str,
+    by: str,
+    dry_run: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> PurgeReport:
+    """Remove ``namespace`` entirely; with ``dry_run``, only count. Leaves a
+    ``NamespacePurge`` record (who, when, rows per table; the name itself only hashed)."""
+    namespace = naming.normalise_namespace(namespace)
+    say = progress or (lambda message: None)
+    report = PurgeReport(namespace)
+    found = _find(namespace)
+    say(f"{len(found.events)} event(s) name it; {len(found.other_jobs)} other job(s) rebuilt")
+    rederive = _rebuild_other_jobs(report, found, dry_run)
+    for queryset, what in _namespace_rows(namespace):
+        say(f"deleting {what}")
+        _delete(report, queryset, dry_run)
+    if not dry_run:  # datasets that kept other names: shown under one of them now
+        for dataset in Dataset.objects.filter(namespace=namespace):
+            display_names.refresh_display_name(dataset)
+    # Dead letters first: one replayed into a purged event protects it.
+    letters = _ids(_DEAD_LETTERS, [_json(namespace).encode()])
+    _delete(report, DeadLetter.objects.filter(pk__in=letters), dry_run)
+    say("deleting events")
+    _delete(report, Event.objects.filter(pk__in=found.events), dry_run)
+    if not dry_run:
+        if rederive:
+            say(f"deriving {len(rederive)} event(s) of the rebuilt jobs")
+            rederive_event_ids(rederive)
+        NamespacePurge.objects.create(
+            namespace_sha256=hashlib.sha256(namespace.encode()).hexdigest(),
+            purged_by=by,
+            rows={table: count for table, count in sorted(report.counts.items()) if count},
+        )
+    return report

@@ -1,0 +1,49 @@
+"""/api/v1 and retirement (ADR 0078): lists hide it, ``?retired=true`` lists it, the
+detail by id says it, search and the graph drop it, in the same number of queries."""
+
+import pytest
+
+from catalog.services import retirement
+from catalog.services.retirement import Actor
+from tests.api.factories import make_dataset, make_edge, make_job
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def chain():
+    """orders → (load) → daily → (report) → totals; ``load`` is then retired."""
+    orders, daily, totals = (make_dataset(f"shop.{n}") for n in ("orders", "daily", "totals"))
+    load, report = make_job("load"), make_job("report")
+    make_edge(orders, daily, load)
+    make_edge(daily, totals, report)
+    retirement.retire(load, Actor("token:ci"), "switched off")
+    return orders, daily, totals, load, report
+
+
+def test_lists_hide_it_and_retired_true_lists_it(api, chain):
+    load = chain[3]
+    names = [row["name"] for row in api.get("/api/v1/jobs").json()["results"]]
+    assert names == ["report"]
+    retired = api.get("/api/v1/jobs", {"retired": "true"}).json()["results"]
+    assert [row["name"] for row in retired] == ["load"]
+    detail = api.get(f"/api/v1/jobs/{load.pk}").json()
+    assert detail["retired"]["by"] == "token:ci" and detail["retired"]["reason"] == "switched off"
+    assert api.get(f"/api/v1/jobs/{chain[4].pk}").json()["retired"] is None
+
+
+def test_no_graph_path_runs_through_a_retired_job(api, chain):
+    orders, daily, totals = chain[:3]
+    graph = api.get("/api/v1/lineage/graph", {"node": f"dataset:{totals.pk}"}).json()
+    ids = {node["id"] for node in graph["nodes"]}
+    assert f"dataset:{daily.pk}" in ids and f"dataset:{orders.pk}" not in ids
+
+
+def test_a_retired_dataset_is_no_node_and_not_found(api, chain):
+    daily = chain[1]
+    retirement.retire(daily, Actor("stew"))
+    assert api.get("/api/v1/lineage/graph", {"node": f"dataset:{daily.pk}"}).status_code == 404
+    hits = api.get("/api/v1/search", {"q": "daily"}).json()["results"]
+    assert not [hit for hit in hits if hit["id"] == daily.pk]
+    namespaces = api.get("/api/v1/namespaces").json()["results"]
+    assert [row["datasets"] for row in namespaces if row["namespace"].startswith("postgres")] == [2]

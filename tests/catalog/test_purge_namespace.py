@@ -1,0 +1,129 @@
+"""``manage.py purge_namespace`` (ADR 0078): nothing of the namespace is left in any table of
+the catalog or ingest; an event of another job that also names it goes, and that job is
+rebuilt from the events it keeps."""
+
+from io import StringIO
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+from django.db import connection
+
+from catalog.models import Dataset, Job, LineageEdge, NamespacePurge, RetainedEdge
+from catalog.models.identity import stored_key
+from catalog.services import retirement
+from catalog.services.derive import derive_events, rederive
+from catalog.services.retention import apply_retention
+from catalog.services.retirement import Actor
+from ingest.models import DeadLetter, Event
+from tests.catalog.conftest import dataset, run_event
+from tests.catalog.helpers import openlineage, store
+
+pytestmark = pytest.mark.django_db
+
+GONE = "mysql://decommissioned:3306"
+
+
+def _tables_naming(text: str) -> dict[str, int]:
+    """Rows of every catalog and ingest table whose text (any column) contains ``text``."""
+    found = {}
+    with connection.cursor() as cursor:
+        for label in ("catalog", "ingest"):
+            for model in apps.get_app_config(label).get_models(include_auto_created=True):
+                table = model._meta.db_table
+                cursor.execute(
+                    f"SELECT count(*) FROM {table} t WHERE position(%s in t::text) > 0", [text]
+                )
+                if count := cursor.fetchone()[0]:
+                    found[table] = count
+    return found
+
+
+@pytest.fixture
+def world() -> None:
+    events = [
+        # A job of the purged namespace, reading and writing there.
+        run_event(
+            "COMPLETE",
+            0,
+            "00000000-0000-0000-0000-00000000000a",
+            job=(GONE, "copy"),
+            inputs=[dataset(GONE, "db.a")],
+            outputs=[dataset(GONE, "db.b")],
+        ),
+        # A job elsewhere that read from it once, and once from elsewhere only.
+        run_event(
+            "COMPLETE",
+            10,
+            "00000000-0000-0000-0000-00000000000b",
+            job=("etl", "report"),
+            inputs=[dataset(GONE, "db.b")],
+            outputs=[dataset("pg://keep", "out")],
+        ),
+        run_event(
+            "COMPLETE",
+            20,
+            "00000000-0000-0000-0000-00000000000c",
+            job=("etl", "report"),
+            inputs=[dataset("pg://keep", "src")],
+            outputs=[dataset("pg://keep", "out")],
+        ),
+    ]
+    derive_events(store([openlineage(event) for event in events]))
+    retirement.retire(Dataset.objects.get(name="db.a"), Actor("stew"), "old")
+    DeadLetter.objects.create(
+        topic="ol",
+        partition=0,
+        offset=1,
+        kind="openlineage",
+        value=f'{{"namespace": "{GONE}", "broken'.encode(),
+        value_size=40,
+        reason_code="not_json",
+        reason="truncated",
+    )
+
+
+def test_dry_run_counts_and_changes_nothing(world) -> None:
+    before = _tables_naming(GONE)
+    out = StringIO()
+    call_command("purge_namespace", GONE, "--dry-run", stdout=out)
+    assert "would delete 2 row(s) of ingest_event" in out.getvalue()
+    assert "would rebuild 1 job(s)" in out.getvalue()
+    assert _tables_naming(GONE) == before
+    assert not NamespacePurge.objects.exists()
+
+
+def test_purge_leaves_nothing_and_rebuilds_the_other_job(world) -> None:
+    out = StringIO()
+    call_command("purge_namespace", GONE, "--by", "alice", stdout=out)
+    assert _tables_naming(GONE) == {}
+    assert not Event.objects.filter(job_namespace=GONE).exists()
+    assert Event.objects.count() == 1  # the other job's event that never named it
+    report = Job.objects.get(namespace="etl", name="report")
+    edges = LineageEdge.objects.filter(job=report).values_list("source__name", "target__name")
+    assert list(edges) == [("src", "out")]
+    record = NamespacePurge.objects.get()
+    assert record.purged_by == "alice" and record.rows["ingest_event"] == 2
+    assert record.rows["ingest_dead_letter"] == 1
+    assert "done, by alice" in out.getvalue()
+    call_command("purge_namespace", GONE, stdout=StringIO())  # again: nothing left to do
+    assert Event.objects.count() == 1
+
+
+def test_purge_takes_what_retention_kept_and_a_rederive_does_not_bring_it_back(world) -> None:
+    """Retention folds the removed runs into summaries keyed by job and alias hashes (ADR
+    0079); a purge after it removes those too, or the next rederive would derive the
+    namespace again from them."""
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE ingest_event SET received_at = received_at - interval '40 days'")
+        cursor.execute("UPDATE catalog_run SET updated_at = updated_at - interval '40 days'")
+    assert apply_retention(30).events == 3
+    assert RetainedEdge.objects.exists() and _tables_naming(GONE)
+    call_command("purge_namespace", GONE, stdout=StringIO())
+    assert _tables_naming(GONE) == {}
+    assert list(RetainedEdge.objects.values_list("source_key", flat=True)) == [
+        stored_key("pg://keep", "src")
+    ]
+    assert rederive().failed == 0
+    assert _tables_naming(GONE) == {}
+    assert set(Dataset.objects.values_list("name", flat=True)) == {"src", "out"}
