@@ -45,6 +45,8 @@ MIDDLEWARE = [
     "api.marquez.hosts.MarquezHostsMiddleware",
     # A NUL in an admin address: a readable 400 page, not a database error (issue 27).
     "catalog.admin.query_guard.AdminQueryGuardMiddleware",
+    # A query cut by the web process's statement timeout: a readable 503 page in the admin.
+    "catalog.admin.statement_timeout.AdminStatementTimeoutMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -194,6 +196,7 @@ class LineageSettings(TypedDict):
     ENQUEUE_INTERVAL_MS: int
     MAX_RUN_EDGES: int
     MAX_COLUMN_EDGES: int
+    READ_STATEMENT_TIMEOUT_MS: int
 
 
 LINEAGE: LineageSettings = {
@@ -255,6 +258,11 @@ LINEAGE: LineageSettings = {
     # Most column edges (and as many declared ones) a lineage graph with columns=true
     # serves; the answer says how many it left out (``cut.column_edges``).
     "MAX_COLUMN_EDGES": env_int("LINEAGE_MAX_COLUMN_EDGES", 2_000),
+    # The web process's statement timeout (ms, 0: none): a statement of a request on
+    # /api/v1, the admin or the Marquez mount that runs longer is cancelled and answered
+    # with a 503 (core/statement_timeout.py). Only the web entry points set it: workers,
+    # the Kafka consumer and commands run without it.
+    "READ_STATEMENT_TIMEOUT_MS": env_int("LINEAGE_READ_STATEMENT_TIMEOUT_MS", 10_000),
 }
 # The Marquez-compatible read API (api/marquez, docs/marquez.md, ADR 0033).
 MARQUEZ_API: dict[str, Any] = {
