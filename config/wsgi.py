@@ -2,11 +2,17 @@
 
 import os
 
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 from core.heap import freeze_startup_heap
+from core.statement_timeout import limit_statement_time
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
+
+# The web process's connections open with the statement timeout; the worker's, the
+# consumer's and the commands' (which never import this module) without it.
+limit_statement_time(settings.DATABASES, settings.LINEAGE["READ_STATEMENT_TIMEOUT_MS"])
 
 django_application = get_wsgi_application()
 

@@ -14,10 +14,10 @@ handler is skipped: the middleware chain and URL resolution. What that chain add
 answer is added here by the same classes (``RESPONSE_MIDDLEWARE``, in settings order:
 HSTS, nosniff, Referrer-Policy, COOP, Content-Length, X-Frame-Options); 4xx/5xx answers
 are logged as Django logs them; an unexpected exception is logged like Django's and
-answered with the project's handler500 problem document; a lost database is a 503, as
-the middleware does. Left to Django, untouched (nothing read): every other request, a
-Host not in ALLOWED_HOSTS, and a plain-HTTP request that SECURE_SSL_REDIRECT would
-redirect.
+answered with the project's handler500 problem document; a lost database or a statement
+stopped by the web process's timeout is a 503, as the middleware answers it. Left to
+Django, untouched (nothing read): every other request, a Host not in ALLOWED_HOSTS, and a
+plain-HTTP request that SECURE_SSL_REDIRECT would redirect.
 ``tests/ingest/test_fastpath.py`` checks status, body and every header against Django.
 """
 
@@ -30,16 +30,15 @@ from django.conf import settings
 from django.core import signals
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.wsgi import WSGIRequest
-from django.db import connections
 from django.http import HttpRequest, HttpResponse
 from django.urls import resolve, reverse
 from django.utils.log import log_response
 from django.utils.module_loading import import_string
 
-from core.problems import problem_response, server_error
+from core.problems import server_error
 from ingest.direct import DirectLineageAnswer
 from ingest.metrics import REQUEST_LATENCY, request_labels
-from ingest.middleware import database_unavailable, is_connection_error
+from ingest.middleware import database_error_response
 
 URL_NAME = "ingest-lineage"
 # The middleware whose only effect on this route is headers on the answer; the others
@@ -116,11 +115,8 @@ class IngestFastPath:
                 response.render()
             return response
         except Exception as error:
-            if is_connection_error(error):
-                logger.warning("database_unavailable path=%s error=%s", request.path, error)
-                for connection in connections.all(initialized_only=True):
-                    connection.close_if_unusable_or_obsolete()
-                return problem_response(database_unavailable())
+            if (answer := database_error_response(request, error)) is not None:
+                return answer
             signals.got_request_exception.send(sender=None, request=request)
             response = server_error(request)
             log_response(

@@ -1,7 +1,8 @@
 """Turn "the database is unreachable" into a 503 problem with Retry-After, never a 500.
 
 OpenLineage clients retry 503 (and never retry a 4xx), so an outage costs them a retry,
-not an event.
+not an event. A statement the web process's timeout cancelled (core/statement_timeout.py)
+is a 503 of its own: the database is there, the request asked too much of it.
 """
 
 import logging
@@ -11,6 +12,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.http import HttpRequest, HttpResponse
 
 from core.problems import Problem, problem_response
+from core.statement_timeout import is_statement_timeout, statement_timed_out
 
 logger = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = "5"
@@ -36,6 +38,20 @@ def is_connection_error(error: BaseException) -> bool:
     )
 
 
+def database_error_response(request: HttpRequest, error: BaseException) -> HttpResponse | None:
+    """The 503 answer to a database error (this middleware's and the ingest fast path's),
+    None for any other exception."""
+    if is_statement_timeout(error):
+        logger.warning("statement_timeout path=%s", request.path)
+        return problem_response(statement_timed_out())
+    if is_connection_error(error):
+        logger.warning("database_unavailable path=%s error=%s", request.path, error)
+        for connection in connections.all(initialized_only=True):
+            connection.close_if_unusable_or_obsolete()
+        return problem_response(database_unavailable())
+    return None
+
+
 class DatabaseUnavailableMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -44,9 +60,4 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if is_connection_error(exception):
-            logger.warning("database_unavailable path=%s error=%s", request.path, exception)
-            for connection in connections.all(initialized_only=True):
-                connection.close_if_unusable_or_obsolete()
-            return problem_response(database_unavailable())
-        return None
+        return database_error_response(request, exception)

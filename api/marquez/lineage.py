@@ -5,7 +5,10 @@ each row read once) re-labelled: node ids become ``dataset:<ns>:<name>`` /
 ``job:<ns>:<name>`` and each node carries the full Marquez Job or Dataset as ``data``.
 Depths asked (the UI sends 2-5, the client 20) are clamped to the
 catalog's budget, never refused; the node budget stays, and ``truncated``/``cut`` (extra
-top-level keys Marquez's readers ignore) say when a bound cut the graph.
+top-level keys Marquez's readers ignore) say when a bound cut the graph. The answer holds
+at most ``LINEAGE_MAX_PAGE_BYTES`` of nodes (``_within_budget``): the nodes nearest the
+root first, the root always; a node left out takes its edges with it, so what is drawn is
+a smaller graph Marquez's UI shows as it shows any other (``cut.bytes`` counts them).
 
 ``/column-lineage`` is catalog.lineage.column_lineage.walk (the one column-lineage model, which
 the native API reads too) shaped as Marquez's field graph: level by level, at most
@@ -15,6 +18,8 @@ MAX_DEPTH levels and MAX_FIELDS fields.
 from collections import defaultdict
 from typing import Any
 
+import orjson
+from django.conf import settings
 from rest_framework.request import Request
 
 from api.marquez import node_ids, shapes
@@ -25,9 +30,15 @@ from catalog.lineage.request import MAX_DEPTH
 from catalog.models import Dataset, Job
 from catalog.reads.datasets import find_dataset, names_and_field_types
 from catalog.reads.jobs import find_job
+from core.rendering import JSONRenderer
 
 MARQUEZ_DEFAULT_DEPTH = 20
 MAX_FIELDS = 500
+# What one pair costs in a node's edge lists, besides the two ids: {"origin":"","destination":""},
+EDGE_BYTES = 32
+# What a node costs besides its id and data: {"id":"","type":"DATASET","data":,"inEdges":[],...
+NODE_BYTES = 64
+_renderer = JSONRenderer()
 
 
 def _depth(request: Request) -> int:
@@ -75,11 +86,16 @@ def lineage(request: Request) -> dict[str, Any]:
         raise MarquezError(400, "Use /column-lineage for datasetField nodes.")
     drawn = drawn_graph(_root(node), _depth(request))
     ids, nodes = _nodes(drawn)
-    _link(nodes, ids, _pairs(drawn))
+    pairs = _pairs(drawn)
+    omitted = _within_budget(drawn, ids, nodes, pairs)
+    _link(nodes, ids, pairs)
+    cut = dict(drawn.graph.cut)
+    if omitted:
+        cut["bytes"] = {"limit": settings.LINEAGE["MAX_PAGE_BYTES"], "omitted_nodes": omitted}
     return {
         "graph": [nodes[key] for key in sorted(nodes)],
-        "truncated": drawn.graph.truncated,
-        "cut": drawn.graph.cut,
+        "truncated": drawn.graph.truncated or bool(omitted),
+        "cut": cut,
     }
 
 
@@ -103,6 +119,41 @@ def _nodes(drawn: DrawnGraph) -> tuple[dict[str, str], dict[str, dict[str, Any]]
                 "outEdges": [],
             }
     return ids, nodes
+
+
+def _within_budget(
+    drawn: DrawnGraph,
+    ids: dict[str, str],
+    nodes: dict[str, dict[str, Any]],
+    pairs: list[tuple[str, str]],
+) -> int:
+    """Keep the nodes that fit in ``LINEAGE_MAX_PAGE_BYTES``, nearest the root first (the
+    walk's depth, then the datasets the drawn jobs touch past it; the root always), each
+    node's ``data`` rendered once and kept as bytes; drop the rest from ``nodes``. A node
+    is charged its rendered data and every pair it is an end of (as both ends list it), so
+    the edges ``_link`` adds later fit too. Returns how many nodes were left out."""
+    budget = settings.LINEAGE["MAX_PAGE_BYTES"]
+    depths = {item["id"]: item["depth"] for item in drawn.graph.nodes}
+    root = f"{drawn.graph.root.kind}:{drawn.graph.root.id}"
+    ends: dict[str, int] = defaultdict(int)
+    for source, target in pairs:
+        if source in ids and target in ids:
+            cost = len(ids[source]) + len(ids[target]) + EDGE_BYTES
+            ends[source] += cost
+            ends[target] += cost
+    order = sorted(ids, key=lambda ref: (ref != root, depths.get(ref, MAX_DEPTH + 1), ref))
+    used = 0
+    for position, ref in enumerate(order):
+        node = nodes[ids[ref]]
+        data = _renderer.render(node["data"])
+        size = len(data) + len(node["id"]) + NODE_BYTES + ends[ref]
+        if position and used + size > budget:
+            for left_out in order[position:]:
+                del nodes[ids.pop(left_out)]
+            return len(order) - position
+        node["data"] = orjson.Fragment(data)
+        used += size
+    return 0
 
 
 def _pairs(drawn: DrawnGraph) -> list[tuple[str, str]]:

@@ -102,7 +102,10 @@ class GraphSerializer(serializers.Serializer):
         "{limit, omitted_jobs} (child jobs of a parent root left out; at most 200 drawn), "
         "`column_edges` {limit, omitted, omitted_is_lower_bound} (with columns=true: column "
         "edges and dependencies past the limit, LINEAGE_MAX_COLUMN_EDGES (2,000) of each "
-        "kind, observed and declared, or 20 per node if fewer; counted up to 100,000). "
+        "kind, observed and declared, or 20 per node if fewer; counted up to 100,000), "
+        "`run_edges` {limit, jobs} (drawn jobs a run of which had input x output pairs past "
+        "LINEAGE_MAX_RUN_EDGES: the walk goes through such a job only along the pairs kept, "
+        "so from a cut input it reaches the job but not its outputs; ADR 0080). "
         "Empty when complete.",
     )
 

@@ -132,7 +132,9 @@ def _read(model: type[Dataset] | type[Job], ids: set[int], rows: NodeRows) -> li
         if rows.whole:
             found = list(queryset.select_related("parent") if model is Job else queryset)
         else:
-            columns = NODE_COLUMNS + (("is_dropped",) if model is Dataset else ())
+            columns = NODE_COLUMNS + (
+                ("is_dropped",) if model is Dataset else ("lineage_edges_cut",)
+            )
             found = [_Columns(values) for values in queryset.values(*columns)]
     if known is not None and known.pk in ids:
         found.append(known)
@@ -187,6 +189,8 @@ def _job_nodes(
     nodes = []
     for job in _read(Job, drawn.jobs, rows):
         node_id = f"job:{job.id}"
+        if job.lineage_edges_cut:
+            graph.run_edges_cut.append(node_id)
         if rows.whole:
             graph.rows[node_id] = job
         nodes.append(

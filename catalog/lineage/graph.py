@@ -256,6 +256,7 @@ def lineage_graph(
     graph.cut = {
         **_cut(request, reach, choice, upstreams),
         **child_jobs.cut(child_limit, omitted_children),
+        **_run_edges_cut(graph),
     }
     graph.truncated = bool(graph.cut)
     if request.columns:
@@ -387,6 +388,18 @@ def _drawn_edges(choice: _Choice, root_jobs: set[int]) -> set[tuple[str, int, in
     drawn |= {key for key in choice.leaf_edges if key[2] in jobs and key[1] in chosen}
     drawn |= {(link[2], link[1], link[0]) for link in choice.job_links if link[0] in root_jobs}
     return {key for key in drawn if key[1] in chosen}
+
+
+def _run_edges_cut(graph: Graph) -> dict[str, Any]:
+    """``cut.run_edges`` when a drawn job's runs had input x output pairs past
+    LINEAGE_MAX_RUN_EDGES: the walk went through the job only along the pairs kept, so from
+    a cut input it reaches the job but not its outputs (ADR 0080)."""
+    if not graph.run_edges_cut:
+        return {}
+    jobs = sorted(graph.run_edges_cut, key=lambda node_id: int(node_id.split(":")[1]))
+    return {
+        "run_edges": {"limit": settings.LINEAGE["MAX_RUN_EDGES"], "jobs": jobs[:CUT_LIST_LIMIT]}
+    }
 
 
 def _cut(

@@ -77,6 +77,8 @@ class Graph:
     edge_sources: dict[str, list[int]] = field(default_factory=dict)
     # Internal: each node's whole row by node id, when asked for (``lineage_graph(rows=)``).
     rows: dict[str, Dataset | Job] = field(default_factory=dict)
+    # Internal: the drawn jobs a run of which had dataset pairs cut (Job.lineage_edges_cut).
+    run_edges_cut: list[str] = field(default_factory=list)
 
 
 class UnknownNode(LookupError):

@@ -119,6 +119,11 @@ class Job(models.Model):
     description = models.TextField(blank=True, default="")
     first_seen = models.DateTimeField(null=True, blank=True)
     last_seen = models.DateTimeField(null=True, blank=True)
+    # A run of the job had input x output pairs past LINEAGE_MAX_RUN_EDGES (its
+    # ``lineage_edges_cut``): a walk from a cut input reaches the job but not, through it,
+    # the outputs; the graph says so (``cut.run_edges``, ADR 0080). Set by derivation,
+    # cleared only by a full rederive (which rebuilds the jobs).
+    lineage_edges_cut = models.BooleanField(default=False, db_default=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = JobQuerySet.as_manager()

@@ -5,6 +5,8 @@ from contextlib import contextmanager
 
 from django.db import OperationalError, connection, transaction
 
+from core.statement_timeout import is_statement_timeout
+
 
 class ReadTimedOut(Exception):
     """A statement of the read ran past the timeout (PostgreSQL cancelled it)."""
@@ -20,6 +22,6 @@ def bounded_read(timeout_ms: int) -> Iterator[None]:
                 cursor.execute("SET LOCAL statement_timeout = %s", [timeout_ms])
             yield
     except OperationalError as error:
-        if getattr(error.__cause__, "sqlstate", None) != "57014":  # query_canceled
+        if not is_statement_timeout(error):
             raise
         raise ReadTimedOut from None

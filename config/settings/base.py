@@ -47,6 +47,8 @@ MIDDLEWARE = [
     "api.marquez.hosts.MarquezHostsMiddleware",
     # A NUL in an admin address: a readable 400 page, not a database error (issue 27).
     "catalog.admin.query_guard.AdminQueryGuardMiddleware",
+    # A query cut by the web process's statement timeout: a readable 503 page in the admin.
+    "catalog.admin.statement_timeout.AdminStatementTimeoutMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -197,6 +199,7 @@ class LineageSettings(TypedDict):
     MAX_RUN_EDGES: int
     MAX_COLUMN_EDGES: int
     RETENTION_DAYS: int
+    READ_STATEMENT_TIMEOUT_MS: int
 
 
 LINEAGE: LineageSettings = {
@@ -261,6 +264,11 @@ LINEAGE: LineageSettings = {
     # Days of raw events (and of runs) kept; older ones are removed daily by the scheduler,
     # their lineage kept as summaries (ADR 0079). 0 or unset: keep everything.
     "RETENTION_DAYS": env_int("LINEAGE_RETENTION_DAYS", 0),
+    # The web process's statement timeout (ms, 0: none): a statement of a request on
+    # /api/v1, the admin or the Marquez mount that runs longer is cancelled and answered
+    # with a 503 (core/statement_timeout.py). Only the web entry points set it: workers,
+    # the Kafka consumer and commands run without it.
+    "READ_STATEMENT_TIMEOUT_MS": env_int("LINEAGE_READ_STATEMENT_TIMEOUT_MS", 10_000),
 }
 if LINEAGE["RETENTION_DAYS"] < 0:
     raise ImproperlyConfigured(

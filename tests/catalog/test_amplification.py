@@ -55,10 +55,13 @@ def test_a_runs_edges_stop_at_the_cap_and_the_cut_is_on_the_run(api) -> None:
     assert body["lineage_edges_cut"] == 10
 
 
-def test_a_run_within_the_cap_cuts_nothing() -> None:
+def test_a_run_within_the_cap_cuts_nothing(api) -> None:
     run = _wide_run(3, 3)
     assert LineageEdge.objects.count() == 9
     assert run.lineage_edges_cut == 0
+    assert not run.job.lineage_edges_cut
+    body = api.get(f"/api/v1/lineage/graph?node=job:{run.job_id}").json()
+    assert "run_edges" not in body["cut"]
 
 
 def test_an_input_whose_pairs_were_cut_still_draws_its_job(api) -> None:
@@ -68,6 +71,16 @@ def test_an_input_whose_pairs_were_cut_still_draws_its_job(api) -> None:
     assert not LineageEdge.objects.filter(source=last).exists()
     body = api.get(f"/api/v1/lineage/graph?node=dataset:{last.id}&direction=downstream").json()
     assert ("job", "job") in {(node["type"], node.get("name")) for node in body["nodes"]}
+    # The walk stops at the job (ADR 0080: the cut is kept) and the answer says where.
+    job = Run.objects.get().job
+    assert job.lineage_edges_cut
+    assert not any(node["name"].startswith("out") for node in body["nodes"])
+    assert body["truncated"] is True
+    limit = settings.LINEAGE["MAX_RUN_EDGES"]
+    assert body["cut"]["run_edges"] == {"limit": limit, "jobs": [f"job:{job.id}"]}
+    # Not only from a cut input: any graph drawing the job says so.
+    around = api.get(f"/api/v1/lineage/graph?node=job:{job.id}").json()
+    assert around["cut"]["run_edges"]["jobs"] == [f"job:{job.id}"]
 
 
 def _transformations_of_one_field(count: int) -> None:

@@ -1,9 +1,11 @@
-"""The WSGI entry point leaves what start-up built out of the garbage collector's reach."""
+"""The WSGI entry point leaves what start-up built out of the garbage collector's reach, and
+opens its connections with the statement timeout that the worker's and commands' lack."""
 
 import os
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,3 +25,42 @@ def test_the_entry_point_freezes_what_start_up_built() -> None:
     before, after = map(int, output.stdout.split())
     assert before == 0
     assert after > 50_000  # Django, DRF and our modules: not a handful of objects
+
+
+def test_only_the_web_entry_point_opens_connections_with_the_statement_timeout() -> None:
+    """Issue 38 item 5. The web process (config/wsgi.py, what config.server serves) under
+    LINEAGE_READ_STATEMENT_TIMEOUT_MS; the Celery worker (config.celery) and management
+    commands (manage.py: neither imports config.wsgi) without it, so derivation and backfill
+    are not cut. Each in a fresh interpreter, both at once."""
+    show = (
+        "from django.db import connection\n"
+        "with connection.cursor() as cursor:\n"
+        "    cursor.execute('SHOW statement_timeout')\n"
+        "    print(cursor.fetchone()[0])\n"
+    )
+    # Any database answers SHOW: the server's maintenance one, whatever the suite created.
+    url = urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path="/postgres"))
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": url,
+        "LINEAGE_READ_STATEMENT_TIMEOUT_MS": "1234",
+    }
+    starts = {
+        "web": "import config.wsgi\n",
+        "worker": "import django, config.celery\ndjango.setup()\n",
+    }
+    processes = {
+        role: subprocess.Popen(
+            [sys.executable, "-c", start + show],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for role, start in starts.items()
+    }
+    shown = {
+        role: process.communicate(timeout=120)[0].strip() for role, process in processes.items()
+    }
+    assert shown == {"web": "1234ms", "worker": "0"}

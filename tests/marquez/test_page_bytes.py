@@ -122,3 +122,44 @@ def test_namespaces_and_search_are_bounded_too(
     assert len(namespaces["namespaces"]) == 1 and namespaces["totalCount"] == 2
     found = mz.get("/search", q="table", limit="500").json()
     assert len(found["results"]) == 1 and found["totalCount"] == COUNT
+
+
+def _lineage(mz: MarquezClient) -> Any:
+    response = mz.get("/lineage", nodeId=f"dataset:{LAKE}:written_by_all", depth="2")
+    assert response.status_code == 200, response.content[:300]
+    return response
+
+
+def test_lineage_stops_at_the_budget_nearest_the_root_first(
+    heavy: None, mz: MarquezClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The graph of ``written_by_all``: both jobs (one hop) and the six tables they write
+    (two hops), ~3 KB of facets each. Under the budget the nodes nearest the root are
+    drawn, the root always; a node left out takes its edges with it (Marquez's UI draws
+    what it is given) and ``cut.bytes`` counts it."""
+    root = f"dataset:{LAKE}:written_by_all"
+    monkeypatch.setitem(settings.LINEAGE, "MAX_PAGE_BYTES", 8 * 1024 * 1024)
+    whole = _lineage(mz).json()
+    assert len(whole["graph"]) == 1 + 2 + COUNT and "bytes" not in whole["cut"]
+    monkeypatch.setitem(settings.LINEAGE, "MAX_PAGE_BYTES", BUDGET * 2)
+    response = _lineage(mz)
+    cut = response.json()
+    assert len(response.content) <= BUDGET * 2 + 200  # the nodes, and truncated/cut
+    drawn = {node["id"]: node for node in cut["graph"]}
+    assert root in drawn and 1 < len(drawn) < len(whole["graph"])
+    assert cut["truncated"] is True
+    assert cut["cut"]["bytes"]["omitted_nodes"] == len(whole["graph"]) - len(drawn)
+    jobs = {node["id"] for node in whole["graph"] if node["type"] == "JOB"}
+    tables = set(drawn) - jobs - {root}
+    assert not tables or jobs <= set(drawn)  # two hops only after every one-hop node
+    same = {node["id"]: node for node in whole["graph"]}
+    for node in drawn.values():
+        assert node["data"] == same[node["id"]]["data"]
+        for edge in node["inEdges"] + node["outEdges"]:
+            assert edge["origin"] in drawn and edge["destination"] in drawn
+            assert edge in same[node["id"]]["inEdges"] + same[node["id"]]["outEdges"]
+    monkeypatch.setitem(settings.LINEAGE, "MAX_PAGE_BYTES", 1)
+    alone = _lineage(mz).json()
+    assert [node["id"] for node in alone["graph"]] == [root]
+    assert alone["graph"][0]["inEdges"] == alone["graph"][0]["outEdges"] == []
+    assert alone["cut"]["bytes"]["omitted_nodes"] == len(whole["graph"]) - 1

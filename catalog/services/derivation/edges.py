@@ -83,7 +83,8 @@ ON CONFLICT (event_id) DO NOTHING
 # a run, the first by (input, output) dataset id, so the rows an event makes are bounded
 # whatever it names (issue 38): inputs are cut to the fewest whose pairs reach the cap
 # before the join, and the pairs left out are counted on the run (``lineage_edges_cut``,
-# written only when it changes; a data-modifying CTE runs whether or not it is read).
+# written only when it changes; a data-modifying CTE runs whether or not it is read), and
+# its job is marked (``Job.lineage_edges_cut``, once: the graph reads it, ADR 0080).
 _RUN_EDGES = """
 WITH i AS MATERIALIZED (
     SELECT d.run_id, a.dataset_id, MIN(d.first_seen) AS first_seen,
@@ -111,6 +112,11 @@ WITH i AS MATERIALIZED (
     UPDATE catalog_run r SET lineage_edges_cut = GREATEST(s.pairs - %(cap)s, 0)
     FROM sizes s
     WHERE r.id = s.id AND r.lineage_edges_cut <> GREATEST(s.pairs - %(cap)s, 0)
+), job_cut AS (
+    UPDATE catalog_job j SET lineage_edges_cut = true
+    FROM sizes s JOIN catalog_run r ON r.id = s.id
+    WHERE r.id = ANY(%(runs)s) AND s.pairs > %(cap)s AND j.id = r.job_id
+      AND NOT j.lineage_edges_cut
 )
 SELECT i.run_id, i.dataset_id, o.dataset_id, r.job_id,
        GREATEST(i.first_seen, o.first_seen), GREATEST(i.last_seen, o.last_seen),

@@ -91,6 +91,7 @@ LOG_LEVEL: {{ .Values.django.logLevel | quote }}
 LOG_FORMAT: "json"
 DATABASE_CONN_MAX_AGE: {{ .Values.database.connMaxAge | int64 | quote }}
 DATABASE_CONNECT_TIMEOUT: {{ .Values.database.connectTimeout | int64 | quote }}
+LINEAGE_READ_STATEMENT_TIMEOUT_MS: {{ .Values.database.readStatementTimeoutMs | int64 | quote }}
 LINEAGE_MAX_REQUEST_BYTES: {{ .Values.ingest.maxRequestBytes | int64 | quote }}
 LINEAGE_MAX_BATCH_EVENTS: {{ .Values.ingest.maxBatchEvents | int64 | quote }}
 WEB_WORKERS: {{ .Values.web.server.workers | int64 | quote }}
