@@ -94,13 +94,16 @@ FAST_SKIP := tests/faults tests/e2e tests/producers tests/ingest/kafka \
   tests/deploy/test_run_local.py tests/deploy/test_make_run_ports.py \
   tests/deploy/test_web_server.py tests/deploy/test_production_settings.py \
   tests/deploy/test_dockerfile.py tests/deploy/test_metrics.py tests/deploy/test_wsgi.py \
+  tests/deploy/test_chart.py tests/security/test_log_redaction.py \
+  tests/security/test_cursor_fuzz.py \
   tests/admin/test_browser.py tests/admin/test_crawl.py tests/api/test_openapi.py \
   tests/catalog/test_order_independence.py tests/ingest/test_backfill_memory.py \
   tests/ingest/test_chunked.py tests/ingest/test_cpu_shortcuts.py \
   tests/ingest/test_fastpath.py tests/security/test_redaction.py tests/api/test_fidelity.py \
   tests/admin/test_query_fuzz.py tests/admin/test_front_page.py tests/api/test_dag_lineage.py \
   tests/admin/test_pages.py tests/security/test_marquez_fuzz.py \
-  tests/security/test_derived_text_redaction.py collector/tests/test_never_hurts.py
+  tests/security/test_derived_text_redaction.py tests/docs/test_command_blocks.py \
+  collector/tests/test_never_hurts.py
 FAST_DESELECT := \
   tests/ingest/test_ingest_auth.py::test_a_flood_of_unknown_tokens_does_not_evict_valid_ones \
   tests/admin/test_dead_letter_redaction.py::test_no_dead_letter_page_shows_a_planted_secret \
@@ -108,7 +111,8 @@ FAST_DESELECT := \
   tests/catalog/test_tasks_and_claims.py::test_corpus_in_one_batch_equals_one_event_at_a_time \
   tests/catalog/test_datasets_and_edges.py::test_rederive_equals_incremental_derivation \
   tests/admin/test_lineage_picture.py::test_a_fan_out_of_hundreds_is_cut_by_the_budget_and_drawn_without_overlap \
-  tests/security/test_structure_redaction.py::test_walking_a_structure_in_text_is_linear
+  tests/security/test_structure_redaction.py::test_walking_a_structure_in_text_is_linear \
+  collector/tests/test_sqlalchemy_capture.py::test_pandas_read_sql_and_to_sql_through_an_engine
 FAST_XDIST ?= -n auto --maxprocesses=4 --dist loadfile
 test-fast: install-dev
 	@scripts/ensure_services.sh
