@@ -67,10 +67,14 @@ demo: install
 
 # The slowest tests are printed at the end of every run, so a suite that grows is seen growing.
 PYTEST_ARGS ?= --durations=15
-# pytest-xdist: one worker per core (at most 4: each takes a Redis db of its own, counting down
-# from REDIS_URL's, and pytest-django a test database of its own), a test file's tests on one
-# worker so a module's fixtures are built once (docs/adr/0075-parallel-test-workers.md).
-XDIST ?= -n auto --maxprocesses=4 --dist loadfile
+# pytest-xdist (docs/adr/0075-parallel-test-workers.md): two workers per core, at most 4 (each
+# takes a Redis db of its own, counting down from REDIS_URL's, and pytest-django a test
+# database of its own). Much of the suite waits rather than computes (the fault, deploy and
+# Kafka tests start servers, clusters and workers and wait for them), so one worker per core
+# left the cores half idle. A test file's tests stay on one worker so a module's fixtures
+# are built once.
+WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n * 2 > 4 ? 4 : n * 2 )))
+XDIST ?= -n $(WORKERS) --dist loadfile
 
 # ruff, mypy and the migrations check run beside pytest (scripts/check_and_test.sh): the
 # target fails when any of them fails, and prints their output after pytest's.
@@ -79,23 +83,41 @@ test: install-dev browser
 	$(UV) lock --check
 	@scripts/check_and_test.sh $(BIN) $(XDIST) $(PYTEST_ARGS)
 
-# The inner loop (919 tests, about 120 CPU seconds, ADR 0075): the tests that neither start
-# real processes or servers (faults, deploy, Kafka, browser, e2e) nor search long (property
-# and fuzz tests, transactional round trips): 900-odd of them. `make test` still runs every
-# test. ARGS adds pytest arguments: `make test-fast ARGS="-k lineage"`.
-FAST_SKIP := tests/faults tests/deploy tests/e2e tests/producers tests/ingest/kafka \
+# The inner loop, about a minute on two idle cores (ADR 0075): every test but those that
+# start real processes or servers (faults, deploy, Kafka, browser, e2e, producers) and the
+# files or tests that compute for seconds (long property, fuzz, crawl and transactional
+# ones). It computes the whole time, so one worker per core: a third or fourth worker would
+# only add a test database to migrate. `make test` still runs every test. ARGS adds pytest
+# arguments: `make test-fast ARGS="-k lineage"`. A new file or test that takes seconds
+# belongs in FAST_SKIP (whole files, not even collected) or FAST_DESELECT (single tests).
+FAST_SKIP := tests/faults tests/e2e tests/producers tests/ingest/kafka \
+  tests/deploy/test_run_local.py tests/deploy/test_make_run_ports.py \
+  tests/deploy/test_web_server.py tests/deploy/test_production_settings.py \
+  tests/deploy/test_dockerfile.py tests/deploy/test_metrics.py tests/deploy/test_wsgi.py \
+  tests/deploy/test_chart.py tests/security/test_log_redaction.py \
+  tests/security/test_cursor_fuzz.py \
   tests/admin/test_browser.py tests/admin/test_crawl.py tests/api/test_openapi.py \
   tests/catalog/test_order_independence.py tests/ingest/test_backfill_memory.py \
   tests/ingest/test_chunked.py tests/ingest/test_cpu_shortcuts.py \
   tests/ingest/test_fastpath.py tests/security/test_redaction.py tests/api/test_fidelity.py \
-  tests/admin/test_query_fuzz.py tests/admin/test_front_page.py tests/api/test_graph.py \
-  tests/ingest/test_ingest_auth.py tests/security/test_derived_text_redaction.py \
-  tests/admin/test_pages.py tests/api/test_dag_lineage.py tests/security/test_size_limits.py \
-  tests/security/test_marquez_fuzz.py tests/catalog/test_tasks_and_claims.py \
-  tests/docs/test_command_blocks.py collector/tests/test_never_hurts.py
+  tests/admin/test_query_fuzz.py tests/admin/test_front_page.py tests/api/test_dag_lineage.py \
+  tests/admin/test_pages.py tests/security/test_marquez_fuzz.py \
+  tests/security/test_derived_text_redaction.py tests/docs/test_command_blocks.py \
+  collector/tests/test_never_hurts.py
+FAST_DESELECT := \
+  tests/ingest/test_ingest_auth.py::test_a_flood_of_unknown_tokens_does_not_evict_valid_ones \
+  tests/admin/test_dead_letter_redaction.py::test_no_dead_letter_page_shows_a_planted_secret \
+  tests/security/test_size_limits.py::test_the_export_holds_a_bounded_number_of_bytes_at_once \
+  tests/catalog/test_tasks_and_claims.py::test_corpus_in_one_batch_equals_one_event_at_a_time \
+  tests/catalog/test_datasets_and_edges.py::test_rederive_equals_incremental_derivation \
+  tests/admin/test_lineage_picture.py::test_a_fan_out_of_hundreds_is_cut_by_the_budget_and_drawn_without_overlap \
+  tests/security/test_structure_redaction.py::test_walking_a_structure_in_text_is_linear \
+  collector/tests/test_sqlalchemy_capture.py::test_pandas_read_sql_and_to_sql_through_an_engine
+FAST_XDIST ?= -n auto --maxprocesses=4 --dist loadfile
 test-fast: install-dev
 	@scripts/ensure_services.sh
-	$(BIN)/python -m pytest $(XDIST) --durations=5 $(foreach path,$(FAST_SKIP),--ignore=$(path)) $(ARGS)
+	$(BIN)/python -m pytest $(FAST_XDIST) --durations=5 $(foreach path,$(FAST_SKIP),--ignore=$(path)) \
+	  $(foreach test,$(FAST_DESELECT),--deselect=$(test)) $(ARGS)
 
 # Known-vulnerability audit of the installed dependencies (needs PyPI's JSON API or OSV,
 # which this workplace cannot reach; see docs/security.md).
