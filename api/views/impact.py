@@ -3,8 +3,7 @@
 JSON by default; CSV with ``Accept: text/csv`` or ``?format=csv``, streamed row by row.
 """
 
-import csv
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from django.http import StreamingHttpResponse
@@ -41,20 +40,6 @@ class CSVRenderer(renderers.BaseRenderer):
         renderer_context: Mapping[str, Any] | None = None,
     ) -> bytes:
         return JSONRenderer().render(data)
-
-
-class _Echo:
-    """csv.writer's file: each row is handed back instead of kept (Django's streaming
-    CSV recipe)."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
-def _csv_stream(report: impact.Report) -> Iterator[str]:
-    writer = csv.writer(_Echo())
-    for row in impact.csv_lines(report):
-        yield writer.writerow(row)
 
 
 class OwnerSerializer(serializers.Serializer):
@@ -218,7 +203,7 @@ class Impact(ReadAPIView):
                 "column lineage)."
             ) from None
         if request.accepted_renderer.format == "csv":
-            response = StreamingHttpResponse(_csv_stream(report), content_type=CSV_TYPE)
+            response = StreamingHttpResponse(impact.csv_chunks(report), content_type=CSV_TYPE)
             response["Content-Disposition"] = 'attachment; filename="impact.csv"'
             return response
         return Response(impact.native(report))

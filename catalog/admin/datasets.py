@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from catalog.admin.fact_tables import facts_table, run_cell
+from catalog.admin.impact import ImpactMixin, impact_link
 from catalog.admin.jobs import job_edges_table, lineage_edges_table
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
@@ -81,7 +82,7 @@ class SeveralAliasesFilter(admin.SimpleListFilter):
 
 
 @admin.register(Dataset)
-class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
+class DatasetAdmin(ImpactMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     search_kind = lineage_kind = "dataset"
     list_display = ("display_name", "namespace", "alias_count", "lifecycle_state", "last_seen")
     list_filter = (SeveralAliasesFilter, "is_dropped")
@@ -100,6 +101,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
         "is_dropped",
         "first_seen",
         "last_seen",
+        "impact",
         "aliases_table",
         "upstream_table",
         "downstream_table",
@@ -114,6 +116,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     )
     readonly_fields = fields
     field_permissions = {
+        "impact": (VIEW_JOB,),
         "upstream_table": (VIEW_JOB,),
         "downstream_table": (VIEW_JOB,),
         "job_edges": (VIEW_JOB,),
@@ -259,11 +262,27 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
             [("job", lambda row: link(row.job)), ("direction", lambda row: row.direction)],
         )
 
+    @admin.display(description="impact (what a change here reaches, ADR 0081)")
+    def impact(self, dataset: Dataset) -> str:
+        return format_html(
+            "{} · {}",
+            impact_link(dataset.pk, text="Impact: everything downstream"),
+            format_html(
+                '<a href="{}?direction=upstream">upstream</a>',
+                reverse("admin:catalog_dataset_impact", args=[dataset.pk]),
+            ),
+        )
+
     @admin.display(description="schema fields")
     def fields_table(self, dataset: Dataset) -> str:
         return related_table(
             DatasetField.objects.filter(dataset=dataset).order_by("ordinal"),
-            [("name", lambda f: f.name), ("type", lambda f: f.type), ("", lambda f: f.description)],
+            [
+                ("name", lambda f: f.name),
+                ("type", lambda f: f.type),
+                ("", lambda f: f.description),
+                ("impact", lambda f: impact_link(dataset.pk, f.name)),
+            ],
             limit=50,
             more=(DatasetField, {"dataset": dataset.pk}),
         )

@@ -15,6 +15,7 @@ and their currency (``catalog.lineage.currency``), declared lineage
 ``cut`` says what the bounds left out.
 """
 
+import csv
 import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -443,11 +444,20 @@ def _check_field(dataset_id: int, name: str) -> None:
     raise UnknownField(name)
 
 
-def csv_lines(report: Report) -> Iterator[list[str]]:
-    """The report as CSV rows, header first: one row per item, in the report's order."""
-    yield list(CSV_COLUMNS)
+class _Echo:
+    """csv.writer's file: each row is handed back, not kept (Django's streaming CSV recipe)."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def csv_chunks(report: Report) -> Iterator[str]:
+    """The report as CSV text, a row at a time (header first, then the report's order), for
+    a StreamingHttpResponse: the API's and the admin's download."""
+    writer = csv.writer(_Echo())
+    yield writer.writerow(CSV_COLUMNS)
     for item in report.items:
-        yield item.csv_row()
+        yield writer.writerow(item.csv_row())
 
 
 def native(report: Report) -> dict[str, Any]:
