@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api import params
-from api.access import COLUMN_EDGE, DATASET, JOB
+from api.access import CHANGE, COLUMN_EDGE, DATASET, JOB
 from api.base import ReadAPIView
 from api.pagination import CursorPage
 from api.problems import COMMON, bad_parameter
@@ -73,7 +73,7 @@ def change_dict(change: DatasetChange, breaks: breaking.Breaks | None) -> dict[s
 
 
 class ChangeList(ReadAPIView):
-    read_permissions = (DATASET, JOB, COLUMN_EDGE)
+    read_permissions = (CHANGE, DATASET, JOB, COLUMN_EDGE)
     pagination_class = ChangePage
 
     @extend_schema(

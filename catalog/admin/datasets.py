@@ -10,6 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from catalog.admin.changes import changes_table
 from catalog.admin.fact_tables import facts_table, run_cell
 from catalog.admin.impact import ImpactMixin, impact_link
 from catalog.admin.jobs import job_edges_table, lineage_edges_table
@@ -102,6 +103,7 @@ class DatasetAdmin(ImpactMixin, RankedSearchMixin, LineagePictureMixin, BoundedA
         "first_seen",
         "last_seen",
         "impact",
+        "changes",
         "aliases_table",
         "upstream_table",
         "downstream_table",
@@ -117,6 +119,7 @@ class DatasetAdmin(ImpactMixin, RankedSearchMixin, LineagePictureMixin, BoundedA
     readonly_fields = fields
     field_permissions = {
         "impact": (VIEW_JOB,),
+        "changes": (VIEW_JOB, "catalog.view_columnlineageedge"),
         "upstream_table": (VIEW_JOB,),
         "downstream_table": (VIEW_JOB,),
         "job_edges": (VIEW_JOB,),
@@ -272,6 +275,10 @@ class DatasetAdmin(ImpactMixin, RankedSearchMixin, LineagePictureMixin, BoundedA
                 reverse("admin:catalog_dataset_impact", args=[dataset.pk]),
             ),
         )
+
+    @admin.display(description="schema changes, newest first, and what each breaks (ADR 0082)")
+    def changes(self, dataset: Dataset) -> str:
+        return changes_table(dataset)
 
     @admin.display(description="schema fields")
     def fields_table(self, dataset: Dataset) -> str:
