@@ -241,7 +241,7 @@ def running_server(
     url = f"http://127.0.0.1:{port}"
     _SERVER_PIDS[url] = process.pid
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a loaded machine starts it slowly
         while time.monotonic() < deadline:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.5):

@@ -4,6 +4,7 @@ batching or a rederive, flagged breaking when downstream column lineage reads th
 
 import itertools
 import uuid
+from urllib.parse import quote
 
 import pytest
 
@@ -12,6 +13,7 @@ from catalog.services.derive import derive_events, rederive
 from tests.api.project_fixtures import derive
 from tests.catalog.conftest import at, dataset, facet, run_event
 from tests.catalog.helpers import openlineage, store
+from tests.marquez.conftest import MarquezClient
 
 pytestmark = pytest.mark.django_db
 
@@ -148,3 +150,13 @@ def test_the_list_is_paginated_and_its_queries_pinned(api, readers, django_asser
     # The page (with its aliases), the readers' column edges, their currency.
     with django_assert_num_queries(3):
         listed(api)
+
+
+def test_marquez_shows_each_version_with_its_own_schema(api, readers) -> None:
+    """Marquez has no change records: its dataset versions are the writes, each with the
+    fields its run sent, and the changes are read off them as Marquez users do."""
+    response = MarquezClient(api).get(f"/namespaces/{quote(NS, safe='')}/datasets/orders/versions")
+    assert response.status_code == 200, response.content
+    versions = response.json()["versions"]
+    fields = [[(f["name"], f["type"]) for f in version["fields"]] for version in versions]
+    assert fields == [V3, V2, V1]  # newest first
