@@ -229,3 +229,14 @@ def test_queries_are_pinned(api, store, django_assert_num_queries) -> None:
     # bound: no query for what lies beyond it).
     with django_assert_num_queries(8):
         impact(api, node=node)
+
+
+def test_csv_comes_in_chunks_of_rows_header_first() -> None:
+    from catalog.lineage import impact as reports
+
+    items = [reports.Item("dataset", n, 1, "current", None, name=f"t{n}") for n in range(1201)]
+    chunks = list(reports.csv_chunks(reports.Report("dataset:1", "", "downstream", items, {})))
+    assert len(chunks) == 3  # 500 rows a chunk (the header rides in the first)
+    rows = list(csv.reader(io.StringIO("".join(chunks))))
+    assert rows[0] == list(reports.CSV_COLUMNS) and len(rows) == 1202
+    assert [row[3] for row in rows[1:]] == [f"t{n}" for n in range(1201)]
