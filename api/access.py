@@ -13,6 +13,8 @@ DATASET = "catalog.view_dataset"
 EDGE = "catalog.view_lineageedge"
 COLUMN_EDGE = "catalog.view_columnlineageedge"
 METADATA = "catalog.view_metadatarecord"
+# Issue 40 (ADR 0082): the change records of datasets.
+CHANGE = "catalog.view_datasetchange"
 EVENT = "ingest.view_event"
 # Issue 26 (ADR 0061): jobs' JobEvent declarations (static lineage: declared inputs and
 # outputs, declared column edges) and what runs reported about datasets (run facts).

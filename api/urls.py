@@ -3,7 +3,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from api.views import catalog, events, lineage, search
+from api.views import catalog, changes, events, impact, lineage, search
 
 router = SimpleRouter(trailing_slash=False)
 router.register("jobs", catalog.JobViewSet, basename="jobs")
@@ -15,6 +15,8 @@ urlpatterns = [
     path("namespaces", catalog.NamespaceList.as_view(), name="namespaces"),
     path("lineage/graph", lineage.LineageGraph.as_view(), name="lineage-graph"),
     path("lineage/diff", lineage.LineageDiff.as_view(), name="lineage-diff"),
+    path("impact", impact.Impact.as_view(), name="impact"),
+    path("changes", changes.ChangeList.as_view(), name="changes"),
     path("search", search.Search.as_view(), name="search"),
     path("events/export", events.EventExport.as_view(), name="events-export"),
     path("metadata", events.MetadataRecordList.as_view(), name="metadata-list"),

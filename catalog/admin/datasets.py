@@ -10,7 +10,9 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from catalog.admin.changes import changes_table
 from catalog.admin.fact_tables import facts_table, run_cell
+from catalog.admin.impact import ImpactMixin, impact_link
 from catalog.admin.jobs import job_edges_table, lineage_edges_table
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.retirement import RetiredFilter, RetireMixin
@@ -82,7 +84,7 @@ class SeveralAliasesFilter(admin.SimpleListFilter):
 
 
 @admin.register(Dataset)
-class DatasetAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
+class DatasetAdmin(RetireMixin, ImpactMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     search_kind = lineage_kind = "dataset"
     list_display = ("display_name", "namespace", "alias_count", "lifecycle_state", "last_seen")
     list_filter = (RetiredFilter, SeveralAliasesFilter, "is_dropped")
@@ -103,6 +105,8 @@ class DatasetAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedA
         "is_dropped",
         "first_seen",
         "last_seen",
+        "impact",
+        "changes",
         "aliases_table",
         "upstream_table",
         "downstream_table",
@@ -118,6 +122,8 @@ class DatasetAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedA
     readonly_fields = fields
     field_permissions = {
         "retirement_button": ("catalog.change_dataset",),
+        "impact": (VIEW_JOB,),
+        "changes": (VIEW_JOB, "catalog.view_columnlineageedge"),
         "upstream_table": (VIEW_JOB,),
         "downstream_table": (VIEW_JOB,),
         "job_edges": (VIEW_JOB,),
@@ -263,11 +269,31 @@ class DatasetAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedA
             [("job", lambda row: link(row.job)), ("direction", lambda row: row.direction)],
         )
 
+    @admin.display(description="impact (what a change here reaches, ADR 0081)")
+    def impact(self, dataset: Dataset) -> str:
+        return format_html(
+            "{} · {}",
+            impact_link(dataset.pk, text="Impact: everything downstream"),
+            format_html(
+                '<a href="{}?direction=upstream">upstream</a>',
+                reverse("admin:catalog_dataset_impact", args=[dataset.pk]),
+            ),
+        )
+
+    @admin.display(description="schema changes, newest first, and what each breaks (ADR 0082)")
+    def changes(self, dataset: Dataset) -> str:
+        return changes_table(dataset)
+
     @admin.display(description="schema fields")
     def fields_table(self, dataset: Dataset) -> str:
         return related_table(
             DatasetField.objects.filter(dataset=dataset).order_by("ordinal"),
-            [("name", lambda f: f.name), ("type", lambda f: f.type), ("", lambda f: f.description)],
+            [
+                ("name", lambda f: f.name),
+                ("type", lambda f: f.type),
+                ("", lambda f: f.description),
+                ("impact", lambda f: impact_link(dataset.pk, f.name)),
+            ],
             limit=50,
             more=(DatasetField, {"dataset": dataset.pk}),
         )

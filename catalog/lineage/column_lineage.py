@@ -294,7 +294,7 @@ class FieldWalk:
     truncated: bool
 
 
-def _step(frontier: set[Field], upstream: bool, limit: int) -> list[ColumnEdge]:
+def step(frontier: set[Field], upstream: bool, limit: int) -> list[ColumnEdge]:
     ordered = sorted(frontier)
     side = "target" if upstream else "source"
     return _read(
@@ -323,7 +323,7 @@ def walk(start: set[Field], depth: int, downstream: bool, max_fields: int) -> Fi
         for _level in range(depth):
             if not frontier:
                 break
-            rows = _step(frontier, upstream, max_fields * 4)
+            rows = step(frontier, upstream, max_fields * 4)
             frontier = set()
             for edge in rows:
                 edges[edge.id] = edge

@@ -57,7 +57,7 @@ _OBSERVED_STEP = (
 )
 
 
-def _walk(
+def walk(
     start: list[int], start_depth: int, upstream: bool, request: GraphRequest
 ) -> tuple[dict[int, int], bool]:
     """Datasets reachable from ``start`` → {id: least depth}; True when the row cap hit.
@@ -158,7 +158,7 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
     return observed + [row for row in static if row[:3] not in known][: limit - len(observed)]
 
 
-def _has_more(
+def has_more(
     dataset_ids: list[int], upstream: bool, request: GraphRequest, jobs: set[int]
 ) -> list[int]:
     """Of ``dataset_ids`` (at the depth bound), those with lineage beyond it: an edge to
@@ -303,7 +303,7 @@ def _reach(request: GraphRequest, upstreams: list[bool], child_ids: list[int]) -
             start, start_depth = [root.id], 0
         else:
             start, start_depth = _job_start([root.id, *child_ids], upstream, request), 1
-        found, capped = _walk(start, start_depth, upstream, request)
+        found, capped = walk(start, start_depth, upstream, request)
         reach.row_cap_hit = reach.row_cap_hit or capped
         for dataset_id, depth in found.items():
             reach.directions_of[dataset_id].add(upstream)
@@ -422,7 +422,7 @@ def _cut(
     beyond: set[int] = set()
     for upstream in upstreams:
         side = [d for d in at_bound if upstream in reach.directions_of[d]]
-        beyond.update(_has_more(side, upstream, request, choice.jobs))
+        beyond.update(has_more(side, upstream, request, choice.jobs))
     if beyond:
         cut["depth"] = {
             "limit": request.depth,

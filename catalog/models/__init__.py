@@ -16,6 +16,12 @@ and never this package; everything else imports the models from here, which regi
 with the app. Each model's queryset (its read helpers) is in the model's own module.
 """
 
+from catalog.models.changes import (
+    BREAKING_KINDS,
+    ChangeKind,
+    DatasetChange,
+    SchemaVersion,
+)
 from catalog.models.edges import (
     ColumnLineageEdge,
     ColumnLineageFact,
@@ -74,6 +80,7 @@ from catalog.models.static import StaticColumnLineage, StaticDataset, StaticLine
 from catalog.models.steward import DisplayNamePin, StewardInput
 
 __all__ = [
+    "BREAKING_KINDS",
     "DATASETS_BY_NAME",
     "FINISHED_STATES",
     "JOBS_BY_UPDATE",
@@ -83,10 +90,12 @@ __all__ = [
     "AliasReason",
     "AliasRule",
     "AliasRuleAction",
+    "ChangeKind",
     "ColumnLineageEdge",
     "ColumnLineageFact",
     "Dataset",
     "DatasetAlias",
+    "DatasetChange",
     "DatasetField",
     "Direction",
     "DisplayNamePin",
@@ -118,6 +127,7 @@ __all__ = [
     "RunDataset",
     "RunDatasetFacet",
     "RunState",
+    "SchemaVersion",
     "StaticColumnLineage",
     "StaticDataset",
     "StaticLineage",

@@ -175,6 +175,9 @@ SPECTACULAR_SETTINGS = {
         "BatchStatusEnum": ["success", "partial_success"],
         # Events and event details both carry `kind`; the graph's edges have another.
         "EventKindEnum": "ingest.models.EventKind",
+        # The impact report's items carry `type` too, as the graph's nodes do.
+        "ImpactItemTypeEnum": ["dataset", "column", "job"],
+        "TypeEnum": ["dataset", "job"],
     },
 }
 

@@ -40,6 +40,7 @@ from catalog.services.derivation.jobs_runs import (
 from catalog.services.derivation.locks import lock_run_uuids
 from catalog.services.derivation.records import BadEvent, Facts, RawEvent
 from catalog.services.derivation.revival import revive
+from catalog.services.derivation.schema_changes import record_schema_changes
 from catalog.services.derivation.skipped import skipped_facets
 from ingest.derivation_status import CLAIM_IDS as _CLAIM_IDS
 from ingest.derivation_status import CLAIM_PENDING as _CLAIM_PENDING
@@ -160,6 +161,7 @@ def apply_facts(facts: Facts) -> None:
         store_run_dataset_facets(facts, run_ids, alias_ids, held)
     merge_jobs(facts, job_ids)
     _, merged_runs = derive_aliases(facts, alias_ids)
+    record_schema_changes(facts, alias_ids)  # the aliases are locked above
     store_job_datasets(facts, job_ids, alias_ids)
     store_declarations(facts, job_ids, alias_ids)  # static lineage (jobs locked above)
     rebuild = merged_runs | set(moved)

@@ -5,12 +5,16 @@ so that the database merge can keep "the latest" or "the first" independently of
 order in which events arrive (see docs/derivation.md, "Order independence").
 """
 
+import hashlib
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from catalog.facets import NOT_MERGED, job_type, lifecycle_state_change, lineage_catalog_edge
 from catalog.facets import parent as parent_facet
+from catalog.facets import schema as schema_facet
 from catalog.facets import symlinks as symlinks_facet
 from catalog.models import writes
 from catalog.names import naming
@@ -291,9 +295,22 @@ class Extractor:
         if isinstance(facets, dict):
             into = self.facts.dataset_facets.setdefault(key, {})
             _merge_facets(into, facets, event.version, skip=NOT_MERGED)
+            self._schema(event, key, facets)
             self._symlinks(event, key, facets)
             self._rename(event, key, facets)
         return key
+
+    def _schema(self, event: RawEvent, key: AliasKey, facets: dict[str, Any]) -> None:
+        """Each schema the alias is sent with, at its earliest sighting: every event's, not
+        only the newest (the facets keep that one), so consecutive versions are known
+        whatever the batching (ADR 0082)."""
+        fields = [[name, type_] for name, type_, _ in schema_facet.flattened(facets)]
+        if not fields:
+            return
+        digest = hashlib.sha256(orjson.dumps(fields)).digest()
+        known = self.facts.schemas.get((key, digest))
+        if known is None or event.version < known[0]:
+            self.facts.schemas[(key, digest)] = (event.version, event.id, fields)
 
     def _symlinks(self, event: RawEvent, key: AliasKey, facets: dict[str, Any]) -> None:
         for namespace, name, kind in symlinks_facet.identifiers(facets):

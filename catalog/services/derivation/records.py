@@ -119,6 +119,11 @@ class Facts:
         default_factory=dict
     )
     dataset_facets: dict[AliasKey, dict[str, tuple[Version, Any]]] = field(default_factory=dict)
+    # Every distinct schema each alias was sent with, by its first sighting in the batch:
+    # (alias, schema hash) → (version, event id, [[name, type], ...]) (ADR 0082).
+    schemas: dict[tuple[AliasKey, bytes], tuple[Version, int, list[list[str]]]] = field(
+        default_factory=dict
+    )
     # (run, alias, direction) → (first, last)
     run_datasets: dict[tuple[RunKey, AliasKey, str], tuple[datetime, datetime]] = field(
         default_factory=dict
