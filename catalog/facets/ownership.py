@@ -7,6 +7,7 @@ NAME = "ownership"
 FACET = Facet(
     NAME,
     appears=(JOB, DATASET),
+    schemas=("OwnershipJobFacet", "OwnershipDatasetFacet"),
     extracts="merged into the job's or dataset's facets by version",
     projects="facets only",
     native="in the job's and the dataset's `facets`",

@@ -9,6 +9,7 @@ NAME = "schema"
 FACET = Facet(
     NAME,
     appears=(DATASET,),
+    schemas=("SchemaDatasetFacet",),
     extracts="merged into the dataset's facets by version (inputs, outputs, DatasetEvents)",
     projects="DatasetField rows (name, type, description; nested fields as a.b), "
     "replaced whole when the merged facet changes",

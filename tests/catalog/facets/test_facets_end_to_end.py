@@ -485,7 +485,10 @@ _run_fact(
 
 
 def test_every_registered_facet_has_a_case():
-    assert set(CASES) == set(table.BY_NAME)
+    """Those the catalog reads; the unread ones (kept.KEPT) are served as sent from the
+    spec's own examples in test_spec_examples.py."""
+    unread = {facet.name for facet in table.kept.KEPT}
+    assert set(CASES) == set(table.BY_NAME) - unread
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
