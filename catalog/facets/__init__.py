@@ -39,6 +39,7 @@ from catalog.facets import (
     sql,
     storage,
     symlinks,
+    tags,
 )
 from catalog.facets.base import Facet, RunFactShape
 
@@ -48,6 +49,7 @@ FACETS: tuple[Facet, ...] = (
     job_type.FACET,
     documentation.FACET,
     ownership.FACET,
+    tags.FACET,
     sql.FACET,
     source_code.FACET,
     source_code_location.FACET,

@@ -92,12 +92,6 @@ KEPT: tuple[Facet, ...] = (
         "dataset versions are the runs that wrote them (ADR 0064), not the producer's id",
     ),
     _kept(
-        "tags",
-        (JOB, RUN, DATASET),
-        ("TagsJobFacet", "TagsRunFacet", "TagsDatasetFacet"),
-        "tags are not shown yet",
-    ),
-    _kept(
         "subset",
         (INPUT, OUTPUT),
         "BaseSubsetDatasetFacet",

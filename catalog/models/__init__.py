@@ -1,6 +1,7 @@
 """The catalog derived from the raw event log (see docs/derivation.md), one module per idea.
 
-Everything but steward input (``AliasRule``, ``DisplayNamePin``, ``RederiveJob``) is derived
+Everything but steward input (``AliasRule``, ``DisplayNamePin``, ``StewardLabel``,
+``RederiveJob``) is derived
 from ``ingest.Event`` and rebuilt by ``manage.py rederive``. Natural keys are unique
 constraints on bounded columns: names of unbounded length are keyed by a sha256
 (``key_hash``).
@@ -54,7 +55,13 @@ from catalog.models.rederive import (
     RememberedKind,
 )
 from catalog.models.static import StaticColumnLineage, StaticDataset, StaticLineage, Via
-from catalog.models.steward import DisplayNamePin, StewardInput
+from catalog.models.steward import (
+    DisplayNamePin,
+    LabelKind,
+    LabelTarget,
+    StewardInput,
+    StewardLabel,
+)
 
 __all__ = [
     "DATASETS_BY_NAME",
@@ -79,6 +86,8 @@ __all__ = [
     "JobLineageEdge",
     "JobLineageEdgeRun",
     "JobQuerySet",
+    "LabelKind",
+    "LabelTarget",
     "LineageEdge",
     "LineageEdgeRun",
     "MetadataRecord",
@@ -94,6 +103,7 @@ __all__ = [
     "StaticDataset",
     "StaticLineage",
     "StewardInput",
+    "StewardLabel",
     "Via",
     "stored_key",
 ]

@@ -3,7 +3,7 @@
 from typing import Any
 
 from django.db import models
-from django.db.models import Count
+from django.db.models import Count, Q
 
 # A job's, run's or dataset's facets can be hundreds of kilobytes (a Spark plan, a wide
 # schema) and their versions grow with them; a list shows none of them, so it never reads
@@ -26,3 +26,21 @@ class NamespacedQuerySet(models.QuerySet):
         """Rows per namespace (one GROUP BY over the namespace column, ADR 0030)."""
         rows = self.order_by().values("namespace").annotate(n=Count("id"))
         return {row["namespace"]: row["n"] for row in rows}
+
+    def tagged(self, tag: str) -> Any:
+        """Rows with a visible tag (theirs or a column's) whose key is ``tag``, or, for
+        ``key:value``, whose key and value are those (Marquez names tags so). One jsonb
+        containment per reading, served by the GIN index on ``tags`` (ADR 0083)."""
+        readings = Q(tags__contains=[{"key": tag, "hidden": False}])
+        key, colon, value = tag.partition(":")
+        if colon:
+            readings |= Q(tags__contains=[{"key": key, "value": value, "hidden": False}])
+        return self.filter(readings)
+
+    def labelled(self) -> Any:
+        """Rows with a tag (the partial index ``catalog_<model>_tagged_idx``)."""
+        return self.exclude(tags=[])
+
+    def owned_by(self, owner: str) -> Any:
+        """Rows with a visible owner of that name (GIN index on ``owners``)."""
+        return self.filter(owners__contains=[{"name": owner, "hidden": False}])

@@ -9,9 +9,10 @@ import logging
 import re
 from typing import Any
 
+from django.contrib.postgres.indexes import GinIndex
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import F, Prefetch
+from django.db.models import F, Prefetch, Q
 from django.db.models.functions import MD5, Left
 
 from catalog.models.fields import NamespacedQuerySet, covered_fk
@@ -98,6 +99,11 @@ class Dataset(models.Model):
     first_seen = models.DateTimeField(null=True, blank=True)
     last_seen = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Tags and owners: the producer's (from the tags and ownership facets) and the
+    # steward's (StewardLabel), each entry marked with its source and whether a steward
+    # hid it (ADR 0083); a projection, rewritten by derivation and by the steward's edits.
+    tags = models.JSONField(default=list, blank=True, editable=False)
+    owners = models.JSONField(default=list, blank=True, editable=False)
 
     objects = DatasetQuerySet.as_manager()
 
@@ -114,6 +120,15 @@ class Dataset(models.Model):
             models.Index(
                 MD5("namespace"), Left("name", 200), F("id"), name="catalog_dataset_ns_name_idx"
             ),
+            # ?tag= and ?owner= filters and search: jsonb containment (@>) of one entry.
+            GinIndex(
+                fields=["tags"], opclasses=["jsonb_path_ops"], name="catalog_dataset_tags_gin"
+            ),
+            GinIndex(
+                fields=["owners"], opclasses=["jsonb_path_ops"], name="catalog_dataset_owners_gin"
+            ),
+            # Marquez's GET /tags: the few tagged rows, without reading the others.
+            models.Index(fields=["id"], condition=~Q(tags=[]), name="catalog_dataset_tagged_idx"),
         ]
 
     def __str__(self) -> str:

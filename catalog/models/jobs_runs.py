@@ -6,8 +6,9 @@ reported about them (``RunDatasetFacet``, the run facts). Each model's queryset 
 import uuid
 from typing import Any
 
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
-from django.db.models import F, OuterRef, Subquery
+from django.db.models import F, OuterRef, Q, Subquery
 from django.db.models.functions import MD5
 
 from catalog.models.fields import FACET_FIELDS, NamespacedQuerySet, covered_fk
@@ -117,6 +118,11 @@ class Job(models.Model):
     first_seen = models.DateTimeField(null=True, blank=True)
     last_seen = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Tags and owners: the producer's (from the tags and ownership facets) and the
+    # steward's (StewardLabel), each entry marked with its source and whether a steward
+    # hid it (ADR 0083); a projection, rewritten by derivation and by the steward's edits.
+    tags = models.JSONField(default=list, blank=True, editable=False)
+    owners = models.JSONField(default=list, blank=True, editable=False)
 
     objects = JobQuerySet.as_manager()
 
@@ -136,6 +142,13 @@ class Job(models.Model):
             models.Index(
                 F("last_seen").desc(nulls_last=True), F("id").desc(), name="catalog_job_update_idx"
             ),
+            # ?tag= and ?owner= filters and search: jsonb containment (@>) of one entry.
+            GinIndex(fields=["tags"], opclasses=["jsonb_path_ops"], name="catalog_job_tags_gin"),
+            GinIndex(
+                fields=["owners"], opclasses=["jsonb_path_ops"], name="catalog_job_owners_gin"
+            ),
+            # Marquez's GET /tags: the few tagged rows, without reading the others.
+            models.Index(fields=["id"], condition=~Q(tags=[]), name="catalog_job_tagged_idx"),
         ]
 
     def __str__(self) -> str:
@@ -173,6 +186,8 @@ class Run(models.Model):
     nominal_end_time = models.DateTimeField(null=True, blank=True)
     error_message = models.TextField(blank=True, default="")
     is_streaming = models.BooleanField(default=False)
+    # The producer's tags of the run (tags facet; ADR 0083).
+    tags = models.JSONField(default=list, blank=True, editable=False)
     # A write event of the run (a COMPLETE, a streaming job's RUNNING) named an output:
     # then only the outputs such events named (RunDataset.confirmed) are writes
     # (catalog.models.writes). OR-merged.
