@@ -11,11 +11,11 @@ replaces ingest's plain one with links into the catalog (ADR 0044).
 
 from django.contrib import admin
 
-from catalog.admin import alias_rules, datasets, events, jobs, lineage
+from catalog.admin import alias_rules, datasets, events, jobs, labels, lineage
 
 admin.site.index_template = "admin/lineage_index.html"
 admin.site.site_header = "Lineage Catalog"
 admin.site.site_title = "Lineage Catalog admin"
 admin.site.index_title = "Steward's overview"
 
-__all__ = ["alias_rules", "datasets", "events", "jobs", "lineage"]
+__all__ = ["alias_rules", "datasets", "events", "jobs", "labels", "lineage"]

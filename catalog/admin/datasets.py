@@ -12,6 +12,7 @@ from django.utils.html import format_html
 
 from catalog.admin.fact_tables import facts_table, run_cell
 from catalog.admin.jobs import job_edges_table, lineage_edges_table
+from catalog.admin.labels import LabelColumnsMixin, OwnerFilter, TagFilter
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
@@ -81,10 +82,18 @@ class SeveralAliasesFilter(admin.SimpleListFilter):
 
 
 @admin.register(Dataset)
-class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
+class DatasetAdmin(LabelColumnsMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     search_kind = lineage_kind = "dataset"
-    list_display = ("display_name", "namespace", "alias_count", "lifecycle_state", "last_seen")
-    list_filter = (SeveralAliasesFilter, "is_dropped")
+    list_display = (
+        "display_name",
+        "namespace",
+        "alias_count",
+        "tag_list",
+        "owner_list",
+        "lifecycle_state",
+        "last_seen",
+    )
+    list_filter = (SeveralAliasesFilter, "is_dropped", TagFilter, OwnerFilter)
     search_fields = ("name",)
     search_help_text = SEARCH_HELP
     ordering = ("-last_seen", "-id")  # catalog_dataset_seen_idx
@@ -95,6 +104,7 @@ class DatasetAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
         "name",
         "display_name_source",
         "description",
+        "labels_table",
         "lifecycle_state",
         "lifecycle_changed_at",
         "is_dropped",

@@ -7,6 +7,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 
 from catalog.admin.fact_tables import dataset_cell, facts_table
+from catalog.admin.labels import LabelColumnsMixin, OwnerFilter, TagFilter
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
@@ -119,10 +120,19 @@ def dataset_uses_table(rows: QuerySet, last: tuple[str, Any]) -> str:
 
 
 @admin.register(Job)
-class JobAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
+class JobAdmin(LabelColumnsMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
     search_kind = lineage_kind = "job"
-    list_display = ("name", "namespace", "job_type", "integration", "is_placeholder", "last_seen")
-    list_filter = ("is_placeholder",)
+    list_display = (
+        "name",
+        "namespace",
+        "job_type",
+        "integration",
+        "tag_list",
+        "owner_list",
+        "is_placeholder",
+        "last_seen",
+    )
+    list_filter = ("is_placeholder", TagFilter, OwnerFilter)
     search_fields = ("name",)
     search_help_text = SEARCH_HELP
     ordering = ("-last_seen", "-id")  # catalog_job_last_seen_idx
@@ -136,6 +146,7 @@ class JobAdmin(RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
         "processing_type",
         "integration",
         "description",
+        "labels_table",
         "first_seen",
         "last_seen",
         "runs_table",

@@ -17,6 +17,10 @@ def covered_fk(to: Any, **options: Any) -> models.ForeignKey:
     return models.ForeignKey(to, db_index=False, **options)
 
 
+# A row with a tag or an owner (ADR 0083); the condition of the partial indexes of both.
+LABELLED = ~Q(tags=[]) | ~Q(owners=[])
+
+
 class NamespacedQuerySet(models.QuerySet):
     def for_list(self) -> Any:
         """Without the facet columns: what a list page reads."""
@@ -38,8 +42,8 @@ class NamespacedQuerySet(models.QuerySet):
         return self.filter(readings)
 
     def labelled(self) -> Any:
-        """Rows with a tag (the partial index ``catalog_<model>_tagged_idx``)."""
-        return self.exclude(tags=[])
+        """Rows with a tag or an owner (the partial index ``catalog_<model>_labelled_idx``)."""
+        return self.filter(LABELLED)
 
     def owned_by(self, owner: str) -> Any:
         """Rows with a visible owner of that name (GIN index on ``owners``)."""

@@ -12,10 +12,10 @@ from typing import Any
 from django.contrib.postgres.indexes import GinIndex
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import F, Prefetch, Q
+from django.db.models import F, Prefetch
 from django.db.models.functions import MD5, Left
 
-from catalog.models.fields import NamespacedQuerySet, covered_fk
+from catalog.models.fields import LABELLED, NamespacedQuerySet, covered_fk
 from catalog.models.steward import StewardInput
 from catalog.names import naming
 from catalog.names.rules import RuleSet, alias_key, compile_pattern, compile_rule
@@ -127,8 +127,9 @@ class Dataset(models.Model):
             GinIndex(
                 fields=["owners"], opclasses=["jsonb_path_ops"], name="catalog_dataset_owners_gin"
             ),
-            # Marquez's GET /tags: the few tagged rows, without reading the others.
-            models.Index(fields=["id"], condition=~Q(tags=[]), name="catalog_dataset_tagged_idx"),
+            # Marquez's GET /tags and the admin's filters: the few labelled rows, newest
+            # first, without reading the others.
+            models.Index(fields=["id"], condition=LABELLED, name="catalog_dataset_labelled_idx"),
         ]
 
     def __str__(self) -> str:

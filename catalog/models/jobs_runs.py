@@ -8,10 +8,10 @@ from typing import Any
 
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
-from django.db.models import F, OuterRef, Q, Subquery
+from django.db.models import F, OuterRef, Subquery
 from django.db.models.functions import MD5
 
-from catalog.models.fields import FACET_FIELDS, NamespacedQuerySet, covered_fk
+from catalog.models.fields import FACET_FIELDS, LABELLED, NamespacedQuerySet, covered_fk
 from catalog.models.identity import DatasetAlias
 from catalog.names import naming
 from ingest.models import DigestIndexedText, Event
@@ -147,8 +147,9 @@ class Job(models.Model):
             GinIndex(
                 fields=["owners"], opclasses=["jsonb_path_ops"], name="catalog_job_owners_gin"
             ),
-            # Marquez's GET /tags: the few tagged rows, without reading the others.
-            models.Index(fields=["id"], condition=~Q(tags=[]), name="catalog_job_tagged_idx"),
+            # Marquez's GET /tags and the admin's filters: the few labelled rows, newest
+            # first, without reading the others.
+            models.Index(fields=["id"], condition=LABELLED, name="catalog_job_labelled_idx"),
         ]
 
     def __str__(self) -> str:
