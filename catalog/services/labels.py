@@ -36,10 +36,10 @@ def projected_tags(facets: Any, labels: Iterable[StewardLabel]) -> list[dict[str
         {**tag, "source": PRODUCER, "hidden": (tag["field"], tag["key"]) in hidden}
         for tag in tags.producer_tags(facets)
     ]
-    for label in sorted(steward, key=lambda row: (row.field, row.key, row.value)):
-        if not label.hides:
-            entry = tags.entry(label.key, label.value, label.field)
-            answer.append({**entry, "source": STEWARD, "hidden": False})
+    # One entry per tag, though a dataset's aliases may each carry it (merged identities).
+    added = {(label.field, label.key, label.value) for label in steward if not label.hides}
+    for field, key, value in sorted(added):
+        answer.append({**tags.entry(key, value, field), "source": STEWARD, "hidden": False})
     return answer
 
 
@@ -51,10 +51,9 @@ def projected_owners(facets: Any, labels: Iterable[StewardLabel]) -> list[dict[s
         {**owner, "source": PRODUCER, "hidden": owner["name"] in hidden}
         for owner in ownership.owners(facets)
     ]
-    for label in sorted(steward, key=lambda row: (row.key, row.value)):
-        if not label.hides:
-            answer.append({**ownership.entry(label.key, label.value), "source": STEWARD})
-            answer[-1]["hidden"] = False
+    added = {(label.key, label.value) for label in steward if not label.hides}
+    for name, kind in sorted(added):
+        answer.append({**ownership.entry(name, kind), "source": STEWARD, "hidden": False})
     return answer
 
 
