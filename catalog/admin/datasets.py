@@ -12,7 +12,7 @@ from django.utils.html import format_html
 
 from catalog.admin.fact_tables import facts_table, run_cell
 from catalog.admin.jobs import job_edges_table, lineage_edges_table
-from catalog.admin.labels import LabelColumnsMixin, OwnerFilter, TagFilter
+from catalog.admin.labels import LABEL_ADD, LabelColumnsMixin, OwnerFilter, TagFilter
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
@@ -105,6 +105,7 @@ class DatasetAdmin(LabelColumnsMixin, RankedSearchMixin, LineagePictureMixin, Bo
         "display_name_source",
         "description",
         "labels_table",
+        "labels_add_link",
         "lifecycle_state",
         "lifecycle_changed_at",
         "is_dropped",
@@ -124,6 +125,7 @@ class DatasetAdmin(LabelColumnsMixin, RankedSearchMixin, LineagePictureMixin, Bo
     )
     readonly_fields = fields
     field_permissions = {
+        "labels_add_link": (LABEL_ADD,),
         "upstream_table": (VIEW_JOB,),
         "downstream_table": (VIEW_JOB,),
         "job_edges": (VIEW_JOB,),

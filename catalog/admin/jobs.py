@@ -7,7 +7,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 
 from catalog.admin.fact_tables import dataset_cell, facts_table
-from catalog.admin.labels import LabelColumnsMixin, OwnerFilter, TagFilter
+from catalog.admin.labels import LABEL_ADD, LabelColumnsMixin, OwnerFilter, TagFilter
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
@@ -147,6 +147,7 @@ class JobAdmin(LabelColumnsMixin, RankedSearchMixin, LineagePictureMixin, Bounde
         "integration",
         "description",
         "labels_table",
+        "labels_add_link",
         "first_seen",
         "last_seen",
         "runs_table",
@@ -158,6 +159,7 @@ class JobAdmin(LabelColumnsMixin, RankedSearchMixin, LineagePictureMixin, Bounde
     )
     readonly_fields = fields
     field_permissions = {
+        "labels_add_link": (LABEL_ADD,),
         "runs_table": (VIEW_RUN,),
         "job_edges": (VIEW_DATASET,),
         "edges_table": (VIEW_DATASET,),

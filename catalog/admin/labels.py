@@ -130,9 +130,6 @@ class LabelColumnsMixin:
     def labels_table(self, holder: Dataset | Job) -> str:
         rows = [("tag", _said(entry), entry) for entry in holder.tags]
         rows += [("owner", entry["name"], entry) for entry in holder.owners]
-        target = LabelTarget.DATASET if isinstance(holder, Dataset) else LabelTarget.JOB
-        query = urlencode({"target": target, "namespace": holder.namespace, "name": holder.name})
-        add = reverse("admin:catalog_stewardlabel_add") + "?" + query
         table = format_html_join(
             "",
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -142,11 +139,21 @@ class LabelColumnsMixin:
             ),
         )
         return format_html(
-            "<table><tr><th>kind</th><th>tag or owner</th><th>source</th><th></th></tr>{}"
-            '</table><a href="{}">add a tag or owner, or hide one</a>',
+            "<table><tr><th>kind</th><th>tag or owner</th><th>source</th><th></th></tr>{}</table>",
             table,
-            add,
         )
+
+    @admin.display(description="steward's labels")
+    def labels_add_link(self, holder: Dataset | Job) -> str:
+        """Shown to those who may add one (``field_permissions``: ``LABEL_ADD``)."""
+        target = LabelTarget.DATASET if isinstance(holder, Dataset) else LabelTarget.JOB
+        query = urlencode({"target": target, "namespace": holder.namespace, "name": holder.name})
+        add = reverse("admin:catalog_stewardlabel_add") + "?" + query
+        return format_html('<a href="{}">add a tag or owner, or hide one</a>', add)
+
+
+# The permission the add link needs (a reader sees the table, not the link).
+LABEL_ADD = "catalog.add_stewardlabel"
 
 
 def _said(entry: dict[str, Any]) -> str:
