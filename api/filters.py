@@ -97,7 +97,23 @@ class RetiredMixin(TimeWindowMixin):
         return queryset.retired() if self.form.cleaned_data.get("retired") else queryset.current()
 
 
-class JobFilterSet(RetiredMixin):
+class LabelFilterMixin(CatalogFilterSet):
+    """``?tag=`` and ``?owner=`` of jobs and datasets (ADR 0083): visible ones only."""
+
+    tag = filters.CharFilter(
+        method="filter_tag",
+        help_text="With a visible tag (its own or a column's) of this key, or key:value.",
+    )
+    owner = filters.CharFilter(method="filter_owner", help_text="With this visible owner.")
+
+    def filter_tag(self, queryset: Any, name: str, value: str) -> QuerySet:
+        return queryset.tagged(value)
+
+    def filter_owner(self, queryset: Any, name: str, value: str) -> QuerySet:
+        return queryset.owned_by(value)
+
+
+class JobFilterSet(RetiredMixin, LabelFilterMixin):
     namespace = filters.CharFilter(help_text="Exact namespace.")
     name = filters.CharFilter(help_text="Exact name.")
     name_prefix = filters.CharFilter(
@@ -125,7 +141,7 @@ class JobFilterSet(RetiredMixin):
         return queryset.with_latest_run_state().filter(latest_run_state=value)
 
 
-class DatasetFilterSet(RetiredMixin):
+class DatasetFilterSet(RetiredMixin, LabelFilterMixin):
     namespace = filters.CharFilter(help_text="Exact namespace of the display name.")
     name = filters.CharFilter(help_text="Exact display name.")
     name_prefix = filters.CharFilter(field_name="name", lookup_expr="startswith")

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from api import serializers_run_facts as _run_facts
 from api.column_serializers import DatasetColumnEdgeSerializer, DatasetDependencyDetailSerializer
 from api.json_fields import RedactedJSONField
+from api.label_serializers import OwnersField, TagsField
 from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run, writes
 from catalog.names import naming
 from core.redaction import redact, redact_text
@@ -88,6 +89,8 @@ class NamespaceSerializer(serializers.Serializer):
 
 class JobSerializer(serializers.ModelSerializer):
     latest_run = serializers.SerializerMethodField()
+    tags = TagsField()
+    owners = OwnersField()
 
     class Meta:
         model = Job
@@ -101,6 +104,8 @@ class JobSerializer(serializers.ModelSerializer):
             "job_type",
             "integration",
             "description",
+            "tags",
+            "owners",
             "first_seen",
             "last_seen",
             "latest_run",
@@ -198,6 +203,7 @@ class RunSerializer(serializers.ModelSerializer):
     job = JobRefSerializer()
     parent_run_id = serializers.SerializerMethodField()
     duration_seconds = serializers.SerializerMethodField()
+    tags = TagsField()
 
     class Meta:
         model = Run
@@ -216,6 +222,7 @@ class RunSerializer(serializers.ModelSerializer):
             "error_message",
             "is_streaming",
             "is_placeholder",
+            "tags",
             "shares_run_id",
             "first_event_time",
             "last_event_time",
@@ -333,6 +340,8 @@ class DatasetSerializer(serializers.ModelSerializer):
     aliases: serializers.BaseSerializer[Any] = ShortAliasSerializer(
         many=True, source="prefetched_aliases"
     )
+    tags = TagsField()
+    owners = OwnersField()
 
     class Meta:
         model = Dataset
@@ -341,6 +350,8 @@ class DatasetSerializer(serializers.ModelSerializer):
             "namespace",
             "name",
             "description",
+            "tags",
+            "owners",
             "lifecycle_state",
             "is_dropped",
             "first_seen",

@@ -70,6 +70,8 @@ CURATE = [
 # Stewards replay Kafka dead letters (docs/ingest.md); the model is newer than migration 0002's
 # historical registry, so only the live registry's models bring it.
 REPLAY = ("ingest", "change_deadletter")
+# Stewards add, hide and delete tags and owners (ADR 0083); newer than migration 0002 too.
+LABEL = [("catalog", "add_stewardlabel"), ("catalog", "delete_stewardlabel")]
 
 
 def registry_read_models() -> dict[str, list[str]]:
@@ -120,4 +122,6 @@ def ensure_steward_groups(apps: Any, read_models: dict[str, list[str]] | None = 
     readers.permissions.add(*view)
     stewards, _ = Group.objects.get_or_create(name=STEWARDS)
     curate = [*CURATE, REPLAY] if "deadletter" in read_models.get("ingest", ()) else CURATE
+    if "stewardlabel" in read_models.get("catalog", ()):
+        curate = [*curate, *LABEL]
     stewards.permissions.add(*view, *(permission(*pair) for pair in curate))

@@ -73,16 +73,26 @@ def _validators() -> dict[tuple[str, str], Any]:
     for document in facet_files:
         definitions = document.get("$defs", {})
         for key, spec in document.get("properties", {}).items():
-            definition = spec.get("$ref", "").rsplit("/", 1)[-1]
-            base = _base_of(definitions, definition)
-            if base is None:
-                continue
-            validators[(_POSITION_BY_BASE[base], key)] = jsonschema_rs.validator_for(
-                {"$ref": f"{document['$id']}#/$defs/{definition}"},
-                registry=registry,
-                validate_formats=False,
-            )
+            for base, definition in _placings(definitions, spec):
+                validators[(_POSITION_BY_BASE[base], key)] = jsonschema_rs.validator_for(
+                    {"$ref": f"{document['$id']}#/$defs/{definition}"},
+                    registry=registry,
+                    validate_formats=False,
+                )
     return validators
+
+
+def _placings(definitions: dict[str, Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
+    """(base, definition) of each position a facet key may take: its definition's base, or
+    each ``anyOf`` choice's (LineageFacet: dataset or job), or, for a base facet that extends
+    no position itself (BaseSubsetDatasetFacet), each definition of its file that does (the
+    input and the output subset)."""
+    references = [spec.get("$ref", "")] + [c.get("$ref", "") for c in spec.get("anyOf", [])]
+    named = [reference.rsplit("/", 1)[-1] for reference in references if reference]
+    placings = [(_base_of(definitions, name), name) for name in named]
+    if not any(base for base, _ in placings):
+        placings = [(_base_of(definitions, name), name) for name in definitions]
+    return [(base, name) for base, name in placings if base is not None]
 
 
 def validated_facets() -> frozenset[tuple[str, str]]:

@@ -14,6 +14,7 @@ from api.marquez.errors import MarquezError, not_found
 from api.marquez.paging import MAX_LIMIT, limit_offset, within_budget
 from api.params import BadMoment, parse_moment
 from catalog.reads import events as event_reads
+from catalog.reads import labels as label_reads
 from catalog.reads import stats
 from catalog.reads.search import last_seen_of, search_catalog
 from core.redaction import redact
@@ -226,8 +227,9 @@ def _day(request: Request, name: str) -> date | None:
 
 
 def tags(request: Request) -> dict[str, Any]:
-    """The catalog has no tags of its own (the UI lists them on every page)."""
-    return {"tags": []}
+    """The tags in use on datasets, their columns and jobs (ADR 0083), as Marquez's Tag
+    (a name, a description: none here; the UI lists them on every page)."""
+    return {"tags": [{"name": name, "description": None} for name in label_reads.tag_names()]}
 
 
 def sources(request: Request) -> dict[str, Any]:

@@ -90,7 +90,7 @@ ROUTES: tuple[Endpoint, ...] = (
         "column-lineage", "column_lineage", lineage.column_lineage_graph, (DATASET, COLUMN_EDGE)
     ),
     Endpoint("search", "search", events.search, (JOB, DATASET)),
-    Endpoint("tags", "tags", events.tags),  # always empty: the catalog has no tags
+    Endpoint("tags", "tags", events.tags, (JOB, DATASET)),
     _write("tags/{tag}"),
     Endpoint("sources", "sources", events.sources),
     Endpoint("sources/{source}", "source", events.source),

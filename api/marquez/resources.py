@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from api.marquez import shapes
 from api.marquez.errors import MarquezError, not_found
 from api.marquez.paging import limit_offset, within_budget
-from catalog.facets import data_source, lifecycle_state_change
+from catalog.facets import data_source, lifecycle_state_change, tags
 from catalog.models import Dataset, Job, Run, RunDataset
 from catalog.names import naming
 from catalog.reads import datasets as dataset_reads
@@ -194,8 +194,8 @@ def _versions(dataset: Dataset, writes: list[RunDataset]) -> list[dict[str, Any]
                 "version": str(run.run_uuid),
                 "namespace": dataset.namespace,
                 "sourceName": source if isinstance(source, str) else dataset.namespace,
-                "fields": shapes.schema_fields(version_facets),
-                "tags": [],
+                "fields": shapes.schema_fields(version_facets, dataset),
+                "tags": tags.marquez_names(dataset.tags),
                 "lifecycleState": lifecycle_state_change.version_state(version_facets),
                 "description": dataset.description or None,
                 "createdByRun": run_shapes[str(run.run_uuid)],

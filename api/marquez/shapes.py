@@ -13,7 +13,7 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from catalog.facets import data_source, documentation, schema, source_code_location
+from catalog.facets import data_source, documentation, schema, source_code_location, tags
 from catalog.lineage import column_lineage
 from catalog.models import Dataset, Job, Run
 from catalog.reads import datasets as dataset_reads
@@ -178,7 +178,7 @@ def _job(job: Job, runs: list[Run], io: dict[str, list[dict[str, str]]]) -> dict
         "description": job.description or described or None,
         "latestRun": run_shapes[0] if run_shapes else None,
         "latestRuns": run_shapes,
-        "tags": [],
+        "tags": tags.marquez_names(job.tags),
         "facets": facets,
         "currentVersion": job_version(job.namespace, job.name),
     }
@@ -191,12 +191,13 @@ def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
     """Datasets with schema fields, column lineage, lastModifiedAt and currentVersion:
     three queries for the whole page."""
     ids = [dataset.id for dataset in datasets]
+    field_tags = {dataset.id: tags.marquez_field_names(dataset.tags) for dataset in datasets}
     fields = {
         dataset_id: [
             {
                 "name": row["name"],
                 "type": row["type"] or None,
-                "tags": [],
+                "tags": field_tags[dataset_id].get(row["name"], []),
                 "description": row["description"] or None,
             }
             for row in rows
@@ -243,7 +244,7 @@ def dataset_data(
         "namespace": dataset.namespace,
         "sourceName": source if isinstance(source, str) and source else dataset.namespace,
         "fields": fields,
-        "tags": [],
+        "tags": tags.marquez_names(dataset.tags),
         "lastModifiedAt": ts(last_modified),
         "lastLifecycleState": dataset.lifecycle_state or None,
         "lifecycleState": dataset.lifecycle_state or None,
@@ -255,9 +256,10 @@ def dataset_data(
     }
 
 
-def schema_fields(facets: dict[str, Any]) -> list[dict[str, Any]]:
-    """Fields of an event's schema dataset facet, as Marquez lists them."""
-    return schema.marquez_fields(facets)
+def schema_fields(facets: dict[str, Any], dataset: Dataset) -> list[dict[str, Any]]:
+    """Fields of an event's schema dataset facet, as Marquez lists them, with the
+    dataset's column tags."""
+    return schema.marquez_fields(facets, tags.marquez_field_names(dataset.tags))
 
 
 # --- column lineage -------------------------------------------------------------------

@@ -20,9 +20,9 @@ class SearchHitSerializer(serializers.Serializer):
     namespace = serializers.CharField()
     name = serializers.CharField()
     matched_field = serializers.ChoiceField(
-        choices=["alias", "name", "words", "description", "column"],
+        choices=["alias", "name", "words", "description", "column", "tag", "owner"],
         help_text="What matched best: an alias, a job name, namespace/name/description words, "
-        "a dataset description or a column name.",
+        "a dataset description, a column name, a tag (key or key:value) or an owner.",
     )
     matched_value = serializers.CharField()
     score = serializers.FloatField(help_text="Higher is better; comparable within one query.")

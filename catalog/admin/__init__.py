@@ -11,11 +11,20 @@ replaces ingest's plain one with links into the catalog (ADR 0044).
 
 from django.contrib import admin
 
-from catalog.admin import alias_rules, changes, datasets, events, jobs, lineage, retirement
+from catalog.admin import alias_rules, changes, datasets, events, jobs, labels, lineage, retirement
 
 admin.site.index_template = "admin/lineage_index.html"
 admin.site.site_header = "Lineage Catalog"
 admin.site.site_title = "Lineage Catalog admin"
 admin.site.index_title = "Steward's overview"
 
-__all__ = ["alias_rules", "changes", "datasets", "events", "jobs", "lineage", "retirement"]
+__all__ = [
+    "alias_rules",
+    "changes",
+    "datasets",
+    "events",
+    "jobs",
+    "labels",
+    "lineage",
+    "retirement",
+]

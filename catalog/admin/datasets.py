@@ -14,6 +14,7 @@ from catalog.admin.changes import changes_table
 from catalog.admin.fact_tables import facts_table, run_cell
 from catalog.admin.impact import ImpactMixin, impact_link
 from catalog.admin.jobs import job_edges_table, lineage_edges_table
+from catalog.admin.labels import LABEL_ADD, LabelColumnsMixin, OwnerFilter, TagFilter
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.retirement import RetiredFilter, RetireMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
@@ -84,10 +85,25 @@ class SeveralAliasesFilter(admin.SimpleListFilter):
 
 
 @admin.register(Dataset)
-class DatasetAdmin(RetireMixin, ImpactMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
+class DatasetAdmin(
+    RetireMixin,
+    ImpactMixin,
+    LabelColumnsMixin,
+    RankedSearchMixin,
+    LineagePictureMixin,
+    BoundedAdmin,
+):
     search_kind = lineage_kind = "dataset"
-    list_display = ("display_name", "namespace", "alias_count", "lifecycle_state", "last_seen")
-    list_filter = (RetiredFilter, SeveralAliasesFilter, "is_dropped")
+    list_display = (
+        "display_name",
+        "namespace",
+        "alias_count",
+        "tag_list",
+        "owner_list",
+        "lifecycle_state",
+        "last_seen",
+    )
+    list_filter = (RetiredFilter, SeveralAliasesFilter, "is_dropped", TagFilter, OwnerFilter)
     search_fields = ("name",)
     search_help_text = SEARCH_HELP
     ordering = ("-last_seen", "-id")  # catalog_dataset_seen_idx
@@ -100,6 +116,8 @@ class DatasetAdmin(RetireMixin, ImpactMixin, RankedSearchMixin, LineagePictureMi
         "retirement_button",
         "display_name_source",
         "description",
+        "labels_table",
+        "labels_add_link",
         "lifecycle_state",
         "lifecycle_changed_at",
         "is_dropped",
@@ -124,6 +142,7 @@ class DatasetAdmin(RetireMixin, ImpactMixin, RankedSearchMixin, LineagePictureMi
         "retirement_button": ("catalog.change_dataset",),
         "impact": (VIEW_JOB,),
         "changes": (VIEW_JOB, "catalog.view_columnlineageedge"),
+        "labels_add_link": (LABEL_ADD,),
         "upstream_table": (VIEW_JOB,),
         "downstream_table": (VIEW_JOB,),
         "job_edges": (VIEW_JOB,),

@@ -7,6 +7,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 
 from catalog.admin.fact_tables import dataset_cell, facts_table
+from catalog.admin.labels import LABEL_ADD, LabelColumnsMixin, OwnerFilter, TagFilter
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.retirement import RetiredFilter, RetireMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
@@ -120,10 +121,21 @@ def dataset_uses_table(rows: QuerySet, last: tuple[str, Any]) -> str:
 
 
 @admin.register(Job)
-class JobAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin):
+class JobAdmin(
+    RetireMixin, LabelColumnsMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin
+):
     search_kind = lineage_kind = "job"
-    list_display = ("name", "namespace", "job_type", "integration", "is_placeholder", "last_seen")
-    list_filter = (RetiredFilter, "is_placeholder")
+    list_display = (
+        "name",
+        "namespace",
+        "job_type",
+        "integration",
+        "tag_list",
+        "owner_list",
+        "is_placeholder",
+        "last_seen",
+    )
+    list_filter = (RetiredFilter, "is_placeholder", TagFilter, OwnerFilter)
     actions = RetireMixin.retire_actions
     search_fields = ("name",)
     search_help_text = SEARCH_HELP
@@ -140,6 +152,8 @@ class JobAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin
         "processing_type",
         "integration",
         "description",
+        "labels_table",
+        "labels_add_link",
         "first_seen",
         "last_seen",
         "runs_table",
@@ -152,6 +166,7 @@ class JobAdmin(RetireMixin, RankedSearchMixin, LineagePictureMixin, BoundedAdmin
     readonly_fields = fields
     field_permissions = {
         "retirement_button": ("catalog.change_job",),
+        "labels_add_link": (LABEL_ADD,),
         "runs_table": (VIEW_RUN,),
         "job_edges": (VIEW_DATASET,),
         "edges_table": (VIEW_DATASET,),

@@ -9,7 +9,9 @@ Every facet, interpreted or not, is also kept as sent in its holder's ``facets``
 version, ADR 0021) and served redacted there. docs/derivation.md lists this table.
 
 Adding a facet: a module here with ``NAME`` and ``FACET``, a line in ``FACETS``, and its
-case in tests/catalog/facets/test_facets_end_to_end.py.
+case in tests/catalog/facets/test_facets_end_to_end.py. Every facet of the spec has a row
+(ADR 0084): those the catalog does not read are in ``kept.KEPT``, each with its reason, and
+tests/catalog/facets/test_spec_coverage.py fails on a spec schema file no row covers.
 
 Pure Python, no models: ``catalog.models.jobs_runs`` imports ``RUN_FACT_FACETS``.
 """
@@ -23,6 +25,7 @@ from catalog.facets import (
     error_message,
     input_statistics,
     job_type,
+    kept,
     lifecycle_state_change,
     lineage_catalog_edge,
     nominal_time,
@@ -36,6 +39,7 @@ from catalog.facets import (
     sql,
     storage,
     symlinks,
+    tags,
 )
 from catalog.facets.base import Facet, RunFactShape
 
@@ -45,6 +49,7 @@ FACETS: tuple[Facet, ...] = (
     job_type.FACET,
     documentation.FACET,
     ownership.FACET,
+    tags.FACET,
     sql.FACET,
     source_code.FACET,
     source_code_location.FACET,
@@ -66,7 +71,12 @@ FACETS: tuple[Facet, ...] = (
     input_statistics.FACET,
     data_quality_metrics.FACET,
     data_quality_assertions.FACET,
+    # the spec's facets kept as sent, unread
+    *kept.KEPT,
 )
+# The spec the table was last checked against: its version and the commit of
+# OpenLineage/OpenLineage whose spec/facets/ tests/fixtures/openlineage/spec/facets copies.
+SPEC_CHECKED = "OpenLineage spec 2-0-2, spec/facets at commit 8f02abfb7a25 (2026-08-20)"
 BY_NAME: dict[str, Facet] = {facet.name: facet for facet in FACETS}
 assert len(BY_NAME) == len(FACETS), "a facet is registered twice"
 
@@ -82,6 +92,8 @@ NOT_MERGED: tuple[str, ...] = tuple(facet.name for facet in FACETS if not facet.
 def table_markdown() -> str:
     """The table as docs/derivation.md shows it (checked against it by a test)."""
     lines = [
+        f"Checked against {SPEC_CHECKED}.",
+        "",
         "| facet | appears on | extracted | projects onto | /api/v1 | Marquez mount |",
         "|---|---|---|---|---|---|",
     ]
@@ -98,4 +110,12 @@ def table_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["BY_NAME", "FACETS", "NOT_MERGED", "RUN_FACTS", "RUN_FACT_FACETS", "table_markdown"]
+__all__ = [
+    "BY_NAME",
+    "FACETS",
+    "NOT_MERGED",
+    "RUN_FACTS",
+    "RUN_FACT_FACETS",
+    "SPEC_CHECKED",
+    "table_markdown",
+]

@@ -35,6 +35,10 @@ class Facet:
     projects: str  # what it becomes in the catalog (model.field, rows), or "facets only"
     native: str  # how /api/v1 shows it
     marquez: str  # how the Marquez mount shows it
+    # The spec's facet schema files (spec/facets/<name>.json) this row covers; () for a
+    # facet of our own. tests/catalog/facets/test_spec_coverage.py checks every spec file
+    # has a row.
+    schemas: tuple[str, ...] = ()
     # False: not merged into the holder's facets (it is kept as rows of its own).
     kept_in_facets: bool = True
     run_fact: RunFactShape | None = None

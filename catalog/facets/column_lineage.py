@@ -10,6 +10,7 @@ NAME = "columnLineage"
 FACET = Facet(
     NAME,
     appears=(DATASET, OUTPUT),
+    schemas=("ColumnLineageDatasetFacet",),
     extracts="on a run's output (and a JobEvent's declared output): one column fact per "
     "(target field, source, transformation); every source dataset named is an input of "
     "the run (via column_lineage); not merged into the dataset's facets",

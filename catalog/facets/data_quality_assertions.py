@@ -26,6 +26,7 @@ def shape(value: dict[str, Any]) -> list[dict[str, Any]]:
 FACET = Facet(
     NAME,
     appears=(INPUT, OUTPUT, DATASET),
+    schemas=("DataQualityAssertionsDatasetFacet",),
     extracts="from an input's inputFacets (or an input's or output's dataset facets), "
     "per (run, alias, direction) by version; also merged into the dataset's facets when "
     "sent as a dataset facet",

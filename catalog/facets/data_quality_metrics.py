@@ -19,6 +19,7 @@ def shape(value: dict[str, Any]) -> dict[str, Any]:
 FACET = Facet(
     NAME,
     appears=(INPUT, OUTPUT, DATASET),
+    schemas=("DataQualityMetricsDatasetFacet", "DataQualityMetricsInputDatasetFacet"),
     extracts="from an input's inputFacets (or an input's or output's dataset facets), "
     "per (run, alias, direction) by version; also merged into the dataset's facets when "
     "sent as a dataset facet",

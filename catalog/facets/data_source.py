@@ -8,6 +8,7 @@ NAME = "dataSource"
 FACET = Facet(
     NAME,
     appears=(DATASET,),
+    schemas=("DatasourceDatasetFacet",),
     extracts="merged into the dataset's facets by version",
     projects="facets only",
     native="in the dataset's `facets`",

@@ -8,6 +8,7 @@ NAME = "documentation"
 FACET = Facet(
     NAME,
     appears=(JOB, DATASET),
+    schemas=("DocumentationJobFacet", "DocumentationDatasetFacet"),
     extracts="merged into the job's or dataset's facets by version",
     projects="Job.description, Dataset.description (redacted, ADR 0056)",
     native="job and dataset `description`, and in `facets`",

@@ -8,6 +8,7 @@ NAME = "errorMessage"
 FACET = Facet(
     NAME,
     appears=(RUN,),
+    schemas=("ErrorMessageRunFacet",),
     extracts="merged into the run's facets by version",
     projects="Run.error_message (redacted, ADR 0056)",
     native="run `error_message`, and in `facets`",

@@ -7,6 +7,7 @@ NAME = "inputStatistics"
 FACET = Facet(
     NAME,
     appears=(INPUT, DATASET),
+    schemas=("InputStatisticsInputDatasetFacet",),
     extracts="from the input's inputFacets (or its dataset facets; the io facet wins in "
     "one event), per (run, alias, direction) by version",
     projects="RunDatasetFacet",

@@ -8,6 +8,7 @@ NAME = "jobType"
 FACET = Facet(
     NAME,
     appears=(JOB,),
+    schemas=("JobTypeJobFacet",),
     extracts="merged into the job's facets by version; a run is streaming when one of "
     "its own events' job facets says processingType STREAMING",
     projects="Job.processing_type, Job.job_type, Job.integration (redacted); "

@@ -10,6 +10,7 @@ DROP = "DROP"
 FACET = Facet(
     NAME,
     appears=(DATASET,),
+    schemas=("LifecycleStateChangeDatasetFacet",),
     extracts="merged into the dataset's facets by version; a RENAME's previousIdentifier "
     "(string namespace, non-blank name) becomes an alias linked to the dataset (reason rename)",
     projects="Dataset.lifecycle_state (redacted), lifecycle_changed_at (the facet's version "

@@ -8,6 +8,7 @@ NAME = "nominalTime"
 FACET = Facet(
     NAME,
     appears=(RUN,),
+    schemas=("NominalTimeRunFacet",),
     extracts="merged into the run's facets by version",
     projects="Run.nominal_start_time, Run.nominal_end_time",
     native="run `nominal_start_time`, `nominal_end_time`, and in `facets`",

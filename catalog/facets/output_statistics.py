@@ -7,6 +7,7 @@ NAME = "outputStatistics"
 FACET = Facet(
     NAME,
     appears=(OUTPUT, DATASET),
+    schemas=("OutputStatisticsOutputDatasetFacet",),
     extracts="from the output's outputFacets (or its dataset facets; the io facet wins in "
     "one event), per (run, alias, direction) by version",
     projects="RunDatasetFacet",

@@ -8,6 +8,7 @@ NAME = "parent"
 FACET = Facet(
     NAME,
     appears=(RUN,),
+    schemas=("ParentRunFacet",),
     extracts="the parent job (a placeholder when unseen) and run (a placeholder run) of "
     "the event's run; the newest event's parent wins; also merged into the run's facets",
     projects="Job.parent, Run.parent_run",

@@ -7,6 +7,7 @@ NAME = "processing_engine"
 FACET = Facet(
     NAME,
     appears=(RUN,),
+    schemas=("ProcessingEngineRunFacet",),
     extracts="merged into the run's facets by version",
     projects="facets only",
     native="in the run's `facets`",

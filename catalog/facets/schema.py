@@ -9,6 +9,7 @@ NAME = "schema"
 FACET = Facet(
     NAME,
     appears=(DATASET,),
+    schemas=("SchemaDatasetFacet",),
     extracts="merged into the dataset's facets by version (inputs, outputs, DatasetEvents)",
     projects="DatasetField rows (name, type, description; nested fields as a.b), "
     "replaced whole when the merged facet changes",
@@ -37,8 +38,27 @@ def _flatten(fields: Any, prefix: str = "") -> list[tuple[str, str, str]]:
     return result
 
 
-def marquez_fields(facets: Any) -> list[dict[str, Any]]:
-    """The facet's top-level fields as Marquez lists them (facets already redacted)."""
+def field_tags(facets: Any) -> list[tuple[str, Any]]:
+    """(field name as ``flattened`` spells it, the field's own ``tags`` as sent) of every
+    field that has tags (not in the spec's schema facet; dbt-style producers send them)."""
+    return _field_tags(opened(facets, NAME).get("fields"))
+
+
+def _field_tags(fields: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    result: list[tuple[str, Any]] = []
+    for field in fields if isinstance(fields, list) else []:
+        if not isinstance(field, dict) or not isinstance(field.get("name"), str):
+            continue
+        name = prefix + producer_text(field["name"])
+        if field.get("tags"):
+            result.append((name, field["tags"]))
+        result.extend(_field_tags(field.get("fields"), name + "."))
+    return result
+
+
+def marquez_fields(facets: Any, tags: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
+    """The facet's top-level fields as Marquez lists them (facets already redacted), with
+    each field's tag names from ``tags`` (field name → names)."""
     answer = []
     fields = opened(facets, NAME).get("fields")
     for item in fields if isinstance(fields, list) else []:
@@ -47,7 +67,7 @@ def marquez_fields(facets: Any) -> list[dict[str, Any]]:
                 {
                     "name": item["name"],
                     "type": item.get("type") if isinstance(item.get("type"), str) else None,
-                    "tags": [],
+                    "tags": (tags or {}).get(item["name"], []),
                     "description": item.get("description")
                     if isinstance(item.get("description"), str)
                     else None,

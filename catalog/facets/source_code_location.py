@@ -8,6 +8,7 @@ NAME = "sourceCodeLocation"
 FACET = Facet(
     NAME,
     appears=(JOB,),
+    schemas=("SourceCodeLocationJobFacet",),
     extracts="merged into the job's facets by version",
     projects="facets only",
     native="in the job's `facets`",

@@ -7,6 +7,7 @@ NAME = "sql"
 FACET = Facet(
     NAME,
     appears=(JOB,),
+    schemas=("SQLJobFacet",),
     extracts="merged into the job's facets by version",
     projects="facets only",
     native="in the job's `facets`",

@@ -7,6 +7,7 @@ NAME = "storage"
 FACET = Facet(
     NAME,
     appears=(DATASET,),
+    schemas=("StorageDatasetFacet",),
     extracts="merged into the dataset's facets by version",
     projects="facets only",
     native="in the dataset's `facets`",

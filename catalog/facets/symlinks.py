@@ -9,6 +9,7 @@ NAME = "symlinks"
 FACET = Facet(
     NAME,
     appears=(DATASET,),
+    schemas=("SymlinksDatasetFacet",),
     extracts="each identifier with a string namespace and a non-blank name becomes an alias "
     "linked to the dataset's (reason symlink); also merged into the dataset's facets",
     projects="DatasetAlias + AliasLink (one dataset); a TABLE identifier is preferred as "

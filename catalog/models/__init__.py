@@ -1,7 +1,7 @@
 """The catalog derived from the raw event log (see docs/derivation.md), one module per idea.
 
-Everything but steward input (``AliasRule``, ``DisplayNamePin``, ``RederiveJob``,
-``Retirement``) is derived
+Everything but steward input (``AliasRule``, ``DisplayNamePin``, ``StewardLabel``,
+``RederiveJob``, ``Retirement``) is derived
 from ``ingest.Event`` and rebuilt by ``manage.py rederive``. Natural keys are unique
 constraints on bounded columns: names of unbounded length are keyed by a sha256
 (``key_hash``).
@@ -77,7 +77,13 @@ from catalog.models.retirement import (
     retired_sql,
 )
 from catalog.models.static import StaticColumnLineage, StaticDataset, StaticLineage, Via
-from catalog.models.steward import DisplayNamePin, StewardInput
+from catalog.models.steward import (
+    DisplayNamePin,
+    LabelKind,
+    LabelTarget,
+    StewardInput,
+    StewardLabel,
+)
 
 __all__ = [
     "BREAKING_KINDS",
@@ -106,6 +112,8 @@ __all__ = [
     "JobLineageEdge",
     "JobLineageEdgeRun",
     "JobQuerySet",
+    "LabelKind",
+    "LabelTarget",
     "LineageEdge",
     "LineageEdgeRun",
     "MetadataRecord",
@@ -132,6 +140,7 @@ __all__ = [
     "StaticDataset",
     "StaticLineage",
     "StewardInput",
+    "StewardLabel",
     "Via",
     "retired_sql",
     "stored_key",

@@ -3,7 +3,7 @@
 from typing import Any
 
 from django.db import models
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from catalog.models.retirement import RetirableQuerySet
 
@@ -19,6 +19,10 @@ def covered_fk(to: Any, **options: Any) -> models.ForeignKey:
     return models.ForeignKey(to, db_index=False, **options)
 
 
+# A row with a tag or an owner (ADR 0083); the condition of the partial indexes of both.
+LABELLED = ~Q(tags=[]) | ~Q(owners=[])
+
+
 class NamespacedQuerySet(RetirableQuerySet):
     def for_list(self) -> Any:
         """Without the facet columns: what a list page reads."""
@@ -28,3 +32,21 @@ class NamespacedQuerySet(RetirableQuerySet):
         """Rows per namespace (one GROUP BY over the namespace column, ADR 0030)."""
         rows = self.order_by().values("namespace").annotate(n=Count("id"))
         return {row["namespace"]: row["n"] for row in rows}
+
+    def tagged(self, tag: str) -> Any:
+        """Rows with a visible tag (theirs or a column's) whose key is ``tag``, or, for
+        ``key:value``, whose key and value are those (Marquez names tags so). One jsonb
+        containment per reading, served by the GIN index on ``tags`` (ADR 0083)."""
+        readings = Q(tags__contains=[{"key": tag, "hidden": False}])
+        key, colon, value = tag.partition(":")
+        if colon:
+            readings |= Q(tags__contains=[{"key": key, "value": value, "hidden": False}])
+        return self.filter(readings)
+
+    def labelled(self) -> Any:
+        """Rows with a tag or an owner (the partial index ``catalog_<model>_labelled_idx``)."""
+        return self.filter(LABELLED)
+
+    def owned_by(self, owner: str) -> Any:
+        """Rows with a visible owner of that name (GIN index on ``owners``)."""
+        return self.filter(owners__contains=[{"name": owner, "hidden": False}])

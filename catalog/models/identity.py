@@ -9,12 +9,13 @@ import logging
 import re
 from typing import Any
 
+from django.contrib.postgres.indexes import GinIndex
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Prefetch
 from django.db.models.functions import MD5, Left
 
-from catalog.models.fields import NamespacedQuerySet, covered_fk
+from catalog.models.fields import LABELLED, NamespacedQuerySet, covered_fk
 from catalog.models.retirement import RetiredKind
 from catalog.models.steward import StewardInput
 from catalog.names import naming
@@ -101,6 +102,11 @@ class Dataset(models.Model):
     first_seen = models.DateTimeField(null=True, blank=True)
     last_seen = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Tags and owners: the producer's (from the tags and ownership facets) and the
+    # steward's (StewardLabel), each entry marked with its source and whether a steward
+    # hid it (ADR 0083); a projection, rewritten by derivation and by the steward's edits.
+    tags = models.JSONField(default=list, blank=True, editable=False)
+    owners = models.JSONField(default=list, blank=True, editable=False)
 
     objects = DatasetQuerySet.as_manager()
 
@@ -117,6 +123,16 @@ class Dataset(models.Model):
             models.Index(
                 MD5("namespace"), Left("name", 200), F("id"), name="catalog_dataset_ns_name_idx"
             ),
+            # ?tag= and ?owner= filters and search: jsonb containment (@>) of one entry.
+            GinIndex(
+                fields=["tags"], opclasses=["jsonb_path_ops"], name="catalog_dataset_tags_gin"
+            ),
+            GinIndex(
+                fields=["owners"], opclasses=["jsonb_path_ops"], name="catalog_dataset_owners_gin"
+            ),
+            # Marquez's GET /tags and the admin's filters: the few labelled rows, newest
+            # first, without reading the others.
+            models.Index(fields=["id"], condition=LABELLED, name="catalog_dataset_labelled_idx"),
         ]
 
     def __str__(self) -> str:

@@ -6,11 +6,12 @@ reported about them (``RunDatasetFacet``, the run facts). Each model's queryset 
 import uuid
 from typing import Any
 
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import F, OuterRef, Subquery
 from django.db.models.functions import MD5
 
-from catalog.models.fields import FACET_FIELDS, NamespacedQuerySet, covered_fk
+from catalog.models.fields import FACET_FIELDS, LABELLED, NamespacedQuerySet, covered_fk
 from catalog.models.identity import DatasetAlias
 from catalog.models.retirement import RetiredKind
 from catalog.names import naming
@@ -125,6 +126,11 @@ class Job(models.Model):
     # cleared only by a full rederive (which rebuilds the jobs).
     lineage_edges_cut = models.BooleanField(default=False, db_default=False)
     updated_at = models.DateTimeField(auto_now=True)
+    # Tags and owners: the producer's (from the tags and ownership facets) and the
+    # steward's (StewardLabel), each entry marked with its source and whether a steward
+    # hid it (ADR 0083); a projection, rewritten by derivation and by the steward's edits.
+    tags = models.JSONField(default=list, blank=True, editable=False)
+    owners = models.JSONField(default=list, blank=True, editable=False)
 
     objects = JobQuerySet.as_manager()
 
@@ -144,6 +150,14 @@ class Job(models.Model):
             models.Index(
                 F("last_seen").desc(nulls_last=True), F("id").desc(), name="catalog_job_update_idx"
             ),
+            # ?tag= and ?owner= filters and search: jsonb containment (@>) of one entry.
+            GinIndex(fields=["tags"], opclasses=["jsonb_path_ops"], name="catalog_job_tags_gin"),
+            GinIndex(
+                fields=["owners"], opclasses=["jsonb_path_ops"], name="catalog_job_owners_gin"
+            ),
+            # Marquez's GET /tags and the admin's filters: the few labelled rows, newest
+            # first, without reading the others.
+            models.Index(fields=["id"], condition=LABELLED, name="catalog_job_labelled_idx"),
         ]
 
     def __str__(self) -> str:
@@ -181,6 +195,8 @@ class Run(models.Model):
     nominal_end_time = models.DateTimeField(null=True, blank=True)
     error_message = models.TextField(blank=True, default="")
     is_streaming = models.BooleanField(default=False)
+    # The producer's tags of the run (tags facet; ADR 0083).
+    tags = models.JSONField(default=list, blank=True, editable=False)
     # A write event of the run (a COMPLETE, a streaming job's RUNNING) named an output:
     # then only the outputs such events named (RunDataset.confirmed) are writes
     # (catalog.models.writes). OR-merged.

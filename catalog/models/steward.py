@@ -1,5 +1,6 @@
 """What every row a steward makes carries (who made it, when, and that rederive keeps
-it), and the steward's pinned dataset titles (ADR 0020, catalog.services.display_names).
+it), the steward's pinned dataset titles (ADR 0020, catalog.services.display_names) and
+the steward's own tags and owners (ADR 0083, catalog.services.labels).
 """
 
 from django.conf import settings
@@ -39,3 +40,51 @@ class DisplayNamePin(StewardInput):
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+
+class LabelTarget(models.TextChoices):
+    DATASET = "dataset", "Dataset"
+    JOB = "job", "Job"
+
+
+class LabelKind(models.TextChoices):
+    TAG = "tag", "Tag"
+    OWNER = "owner", "Owner"
+
+
+class StewardLabel(StewardInput):
+    """A steward's tag or owner of a dataset (by one of its aliases) or a job, or, with
+    ``hides``, the steward hiding the producer's tag or owner of that key (kept, not shown).
+
+    Keyed by the name's key hash, not by a row id, so it survives a rederive like the
+    other steward input; derivation reads it when it projects tags and owners."""
+
+    target = models.CharField(max_length=8, choices=LabelTarget.choices)
+    namespace = models.TextField()
+    name = models.TextField()
+    key_hash = models.BinaryField(max_length=32, editable=False)
+    kind = models.CharField(max_length=8, choices=LabelKind.choices)
+    # A tag's column ("" for the whole dataset or job); owners have none.
+    field = models.CharField(max_length=500, blank=True, default="")
+    # A tag's key, or an owner's name.
+    key = models.CharField(max_length=200)
+    # A tag's value, or an owner's type (both optional).
+    value = models.CharField(max_length=200, blank=True, default="")
+    hides = models.BooleanField(default=False)
+
+    class Meta:
+        db_table = "catalog_steward_label"
+        ordering = ["target", "namespace", "name", "kind", "field", "key"]
+        constraints = [
+            # One statement per (holder, tag or owner): adding it twice is one row. Also the
+            # lookup of derivation and the admin, by the holder's key hash.
+            models.UniqueConstraint(
+                fields=["key_hash", "target", "kind", "field", "key", "value"],
+                name="catalog_steward_label_uniq",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        said = f"{self.key}={self.value}" if self.value else self.key
+        where = f"{self.namespace}/{self.name}" + (f".{self.field}" if self.field else "")
+        return f"{'hide ' if self.hides else ''}{self.kind} {said} on {where}"

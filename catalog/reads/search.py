@@ -5,7 +5,9 @@ What is searched, and with which index (migration 0003_read_api_search_indexes):
   name words (full-text);
 - job names (trigram) and job namespace, name and description words (full-text);
 - dataset descriptions (full-text, English stemming);
-- column names of current schemas (trigram).
+- column names of current schemas (trigram);
+- tags (a visible tag's key, or key:value) and owners (a visible owner's name) of datasets
+  and jobs, matched whole (jsonb containment, the GIN indexes of migration 0024; ADR 0083).
 What is retired (ADR 0078) is not found.
 A dataset only named inside another dataset's column lineage (no event reads, writes or
 describes it) ranks ``PHANTOM_PENALTY`` lower than its match.
@@ -14,6 +16,7 @@ the catalog (a namespace) costs the same as one that matches ten rows; results a
 hit per dataset or job, ranked by score.
 """
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -79,6 +82,18 @@ WITH hits AS (
    WHERE {DATASET_DESCRIPTION} @@ websearch_to_tsquery('english', %(q)s)
    LIMIT %(cap)s)
   UNION ALL
+  (SELECT 'dataset', d.id, 'tag', %(q)s, 0.9 FROM catalog_dataset d
+   WHERE d.tags @> %(tag)s::jsonb OR d.tags @> %(tag_value)s::jsonb LIMIT %(cap)s)
+  UNION ALL
+  (SELECT 'dataset', d.id, 'owner', %(q)s, 0.9 FROM catalog_dataset d
+   WHERE d.owners @> %(owner)s::jsonb LIMIT %(cap)s)
+  UNION ALL
+  (SELECT 'job', j.id, 'tag', %(q)s, 0.9 FROM catalog_job j
+   WHERE j.tags @> %(tag)s::jsonb OR j.tags @> %(tag_value)s::jsonb LIMIT %(cap)s)
+  UNION ALL
+  (SELECT 'job', j.id, 'owner', %(q)s, 0.9 FROM catalog_job j
+   WHERE j.owners @> %(owner)s::jsonb LIMIT %(cap)s)
+  UNION ALL
   (SELECT 'dataset', f.dataset_id, 'column', f.name,
           0.8 * GREATEST(word_similarity(%(q)s, f.name), similarity(%(q)s, f.name))
    FROM catalog_dataset_field f
@@ -134,6 +149,16 @@ def _words(query: str) -> str:
     return " & ".join(terms)
 
 
+def _label_patterns(text: str) -> dict[str, str]:
+    """The jsonb a visible tag (key, or key:value) or owner matching ``text`` contains."""
+    key, _, value = text.partition(":")
+    return {
+        "tag": json.dumps([{"key": text, "hidden": False}]),
+        "tag_value": json.dumps([{"key": key, "value": value, "hidden": False}]),
+        "owner": json.dumps([{"name": text, "hidden": False}]),
+    }
+
+
 def search_catalog(
     query: str, limit: int, offset: int = 0, kind: str | None = None
 ) -> list[SearchHit]:
@@ -157,6 +182,7 @@ def search_catalog(
                 "limit": limit,
                 "offset": offset,
                 "kind": kind,
+                **_label_patterns(text),
             },
         )
         rows: list[Any] = cursor.fetchall()

@@ -8,6 +8,7 @@ estimated count (1-2), sometimes the permission checks of actions (0 for superus
 
 import pytest
 from django.contrib.admin.models import LogEntry
+from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
 from django.test import Client
 
@@ -22,12 +23,15 @@ from catalog.models import (
     Job,
     JobDataset,
     JobLineageEdge,
+    LabelKind,
     LineageEdge,
     LineageEdgeRun,
     MetadataRecord,
     Run,
     RunDataset,
+    StewardLabel,
 )
+from catalog.services import labels
 from ingest.models import ApiToken, Event
 
 MODELS = [
@@ -39,6 +43,7 @@ MODELS = [
     DatasetAlias,
     AliasLink,
     AliasRule,
+    StewardLabel,
     LineageEdge,
     LineageEdgeRun,
     JobLineageEdge,
@@ -78,6 +83,9 @@ def everything(catalog: list[int], super_client: Client) -> None:
         target_name=r"\1",
     )
     super_client.post("/admin/ingest/apitoken/add/", {"name": "t", "scope": "read"})
+    dataset = Dataset.objects.order_by("id").first()
+    assert dataset is not None
+    labels.label_holder(User.objects.get(username="root"), dataset, LabelKind.TAG, "gold")
 
 
 @pytest.mark.django_db

@@ -40,15 +40,17 @@ def test_a_staff_session_reads():
     client = Client()
     steward = User.objects.create_user("steward", is_staff=True)
     client.force_login(steward)
-    assert MarquezClient(client).get("/tags").json() == {"tags": []}
-    # Namespaces name jobs and datasets: a session needs both view permissions.
+    assert MarquezClient(client).get("/sources").json() == {"sources": []}
+    # Namespaces and tags name jobs and datasets: a session needs both view permissions.
     assert MarquezClient(client).get("/namespaces").status_code == 403
+    assert MarquezClient(client).get("/tags").status_code == 403
     steward.user_permissions.add(
         *Permission.objects.filter(codename__in=["view_job", "view_dataset"])
     )
     assert MarquezClient(Client()).get("/namespaces").status_code == 401
     client.force_login(User.objects.get(pk=steward.pk))
     assert MarquezClient(client).get("/namespaces").status_code == 200
+    assert MarquezClient(client).get("/tags").json() == {"tags": []}
     other = Client()
     other.force_login(User.objects.create_user("visitor", is_staff=False))
     assert MarquezClient(other).get("/tags").status_code == 403

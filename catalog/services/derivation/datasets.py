@@ -24,7 +24,7 @@ from catalog.models import (
     RememberedKind,
 )
 from catalog.names.naming import key_hash, producer_text
-from catalog.services import display_names
+from catalog.services import display_names, labels
 from catalog.services.derivation.jobs_runs import merge_facets
 from catalog.services.derivation.locks import (
     bulk_update,
@@ -54,6 +54,8 @@ DATASET_FIELDS = [
     "facets",
     "facet_versions",
     "description",
+    "tags",
+    "owners",
     "lifecycle_state",
     "lifecycle_changed_at",
     "is_dropped",
@@ -325,6 +327,14 @@ def _merge_dataset_facts(
         datasets[dataset_id] for dataset_id in sorted(merged) if dataset_id in datasets
     ]
     facets_changed = set(merged)
+    steward_labels = labels.dataset_labels(
+        keys_by_dataset,
+        {
+            bytes(aliases[key].key_hash): dataset_id
+            for dataset_id, keys in keys_by_dataset.items()
+            for key in keys
+        },
+    )
     for dataset_id, keys in keys_by_dataset.items():
         dataset = datasets[dataset_id]
         for key in keys:
@@ -349,6 +359,8 @@ def _merge_dataset_facts(
                 dataset.facet_versions[lifecycle_state_change.NAME][0]
             )
             dataset.is_dropped = dataset.lifecycle_state == lifecycle_state_change.DROP
+        # Written with the row's other projections (not a facets change).
+        labels.project(dataset, steward_labels.get(dataset_id, []))
     write_facets_if_changed(list(datasets.values()), facets_changed, DATASET_FIELDS)
     refresh_fields(schema_changed)
 

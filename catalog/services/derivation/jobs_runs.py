@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 from catalog.facets import documentation, error_message, job_type, nominal_time
 from catalog.models import TERMINAL_STATES, Job, RememberedKind, Run, RunState
 from catalog.names.naming import key_hash, producer_text
+from catalog.services import labels
 from catalog.services.derivation.locks import (
     bulk_update,
     ids_by_key_hash,
@@ -39,6 +40,8 @@ JOB_FIELDS = [
     "job_type",
     "integration",
     "description",
+    "tags",
+    "owners",
     "first_seen",
     "last_seen",
     "parent",
@@ -59,6 +62,7 @@ RUN_FIELDS = [
     "nominal_end_time",
     "error_message",
     "is_streaming",
+    "tags",
     "outputs_confirmed",
     "last_event_time",
     "first_event_time",
@@ -120,7 +124,7 @@ def merge_jobs(facts: Facts, ids: dict[JobKey, int]) -> None:
     if not ids:
         return
     keys = {job_id: key for key, job_id in ids.items()}
-    jobs = list(locked(Job.objects.filter(id__in=list(keys))))
+    jobs = list(labels.with_job_labels(locked(Job.objects.filter(id__in=list(keys)))))
     facets_changed = set()
     for job in jobs:
         fact = facts.jobs[keys[job.id]]
@@ -140,6 +144,8 @@ def merge_jobs(facts: Facts, ids: dict[JobKey, int]) -> None:
         job.job_type = producer_text(kind, 64)
         job.integration = producer_text(integration, 64)
         job.description = producer_text(documentation.description(job.facets) or "")
+        # Written with the row's other projections (not a facets change).
+        labels.project(job, labels.job_labels(job))
     write_facets_if_changed(jobs, facets_changed, JOB_FIELDS)
 
 
@@ -329,6 +335,7 @@ def _derived_run_fields(run: Run) -> None:
     run.nominal_start_time = parse_timestamp(nominal_start)
     run.nominal_end_time = parse_timestamp(nominal_end)
     run.error_message = producer_text(error_message.message(run.facets))  # stored redacted
+    run.tags = labels.projected_tags(run.facets, [])  # a run has no steward labels
 
 
 __all__ = [

@@ -1,0 +1,179 @@
+"""Tags and owners (ADR 0083): the producer's, from the ``tags`` and ``ownership`` facets,
+and the steward's own (``StewardLabel``), projected together onto ``tags``/``owners`` of
+datasets and jobs (runs: the producer's tags only).
+
+Each entry says its ``source`` (``producer`` or ``steward``); a steward's ``hides`` row
+marks the producer's entries of that key (and column) ``hidden``: kept, not shown, not
+found. The projection is a pure function of the merged facets (newest version per facet,
+so any order of events gives the same set) and the steward's rows, which are keyed by
+name and kept across a rederive: derivation and the steward's edits both call it.
+"""
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.postgres.expressions import ArraySubquery
+from django.db import transaction
+from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import JSONObject
+
+from catalog.facets import ownership, tags
+from catalog.models import Dataset, DatasetAlias, Job, LabelKind, LabelTarget, StewardLabel
+from catalog.names import naming
+from catalog.services.audit import log_curation
+from catalog.services.derivation.locks import locked
+
+PRODUCER, STEWARD = "producer", "steward"
+# What projecting reads of a steward row.
+LABEL_FIELDS = ("kind", "field", "key", "value", "hides")
+
+
+def projected_tags(facets: Any, labels: Iterable[StewardLabel]) -> list[dict[str, Any]]:
+    """The producer's tags of ``facets`` and the steward's, hidden ones marked."""
+    steward = [label for label in labels if label.kind == LabelKind.TAG]
+    hidden = {(label.field, label.key) for label in steward if label.hides}
+    answer = [
+        {**tag, "source": PRODUCER, "hidden": (tag["field"], tag["key"]) in hidden}
+        for tag in tags.producer_tags(facets)
+    ]
+    # One entry per tag, though a dataset's aliases may each carry it (merged identities).
+    added = {(label.field, label.key, label.value) for label in steward if not label.hides}
+    for field, key, value in sorted(added):
+        answer.append({**tags.entry(key, value, field), "source": STEWARD, "hidden": False})
+    return answer
+
+
+def projected_owners(facets: Any, labels: Iterable[StewardLabel]) -> list[dict[str, Any]]:
+    """The producer's owners of ``facets`` and the steward's, hidden ones marked."""
+    steward = [label for label in labels if label.kind == LabelKind.OWNER]
+    hidden = {label.key for label in steward if label.hides}
+    answer = [
+        {**owner, "source": PRODUCER, "hidden": owner["name"] in hidden}
+        for owner in ownership.owners(facets)
+    ]
+    added = {(label.key, label.value) for label in steward if not label.hides}
+    for name, kind in sorted(added):
+        answer.append({**ownership.entry(name, kind), "source": STEWARD, "hidden": False})
+    return answer
+
+
+def project(holder: Dataset | Job, labels: Iterable[StewardLabel]) -> bool:
+    """Set the holder's ``tags`` and ``owners``; True when either changed."""
+    labels = list(labels)
+    new_tags = projected_tags(holder.facets, labels)
+    new_owners = projected_owners(holder.facets, labels)
+    changed = (new_tags, new_owners) != (holder.tags, holder.owners)
+    holder.tags, holder.owners = new_tags, new_owners
+    return changed
+
+
+def dataset_labels(
+    dataset_ids: Iterable[int], known: dict[bytes, int] | None = None
+) -> dict[int, list[StewardLabel]]:
+    """The steward's rows for each of ``dataset_ids``, through its aliases (one query).
+
+    ``known``: alias key hash → dataset id as derivation holds them in memory (an alias of
+    the batch may not point at its dataset in the table yet); the others are read."""
+    ids, known = list(dataset_ids), known or {}
+    if not ids and not known:
+        return {}
+    holder = DatasetAlias.objects.filter(key_hash=OuterRef("key_hash")).values("dataset_id")
+    stored = DatasetAlias.objects.filter(dataset_id__in=ids).values("key_hash")
+    rows = (
+        StewardLabel.objects.filter(target=LabelTarget.DATASET)
+        .filter(Q(key_hash__in=list(known)) | Q(key_hash__in=stored))
+        .annotate(dataset_id=Subquery(holder[:1]))
+    )
+    found: dict[int, list[StewardLabel]] = {}
+    for row in rows:
+        dataset_id = known.get(bytes(row.key_hash), row.dataset_id)
+        if dataset_id is not None:  # an alias no dataset holds any more
+            found.setdefault(dataset_id, []).append(row)
+    return found
+
+
+def with_job_labels(jobs: QuerySet) -> QuerySet:
+    """``jobs`` with their steward rows read in the same statement (``steward_labels``):
+    derivation locks and reads its jobs in one query and adds none for the labels."""
+    rows = StewardLabel.objects.filter(target=LabelTarget.JOB, key_hash=OuterRef("key_hash"))
+    fields = {name: name for name in LABEL_FIELDS}
+    return jobs.annotate(steward_labels=ArraySubquery(rows.values(row=JSONObject(**fields))))
+
+
+def job_labels(job: Job) -> list[StewardLabel]:
+    """The steward rows ``with_job_labels`` read for ``job``."""
+    return [StewardLabel(**row) for row in getattr(job, "steward_labels", [])]
+
+
+# --- the steward's edits ---------------------------------------------------------------
+
+
+def label_holder(
+    user: Any,
+    holder: Dataset | Job,
+    kind: str,
+    key: str,
+    value: str = "",
+    field: str = "",
+    hides: bool = False,
+) -> StewardLabel:
+    """Give ``holder`` a steward's tag or owner, or (``hides``) hide the producer's of that
+    key; stored by the holder's display name, projected at once, logged."""
+    target = LabelTarget.DATASET if isinstance(holder, Dataset) else LabelTarget.JOB
+    # A dataset by its display name's alias key; a job by its own key.
+    holder_key = (
+        bytes(holder.key_hash)
+        if isinstance(holder, Job)
+        else naming.key_hash(holder.namespace, holder.name)
+    )
+    with transaction.atomic():
+        label, _ = StewardLabel.objects.get_or_create(
+            key_hash=holder_key,
+            target=target,
+            kind=kind,
+            field="" if kind == LabelKind.OWNER else field.strip(),
+            key=key.strip(),
+            value=value.strip(),
+            defaults={
+                "namespace": holder.namespace,
+                "name": holder.name,
+                "hides": hides,
+                "created_by": user if getattr(user, "pk", None) else None,
+            },
+        )
+        if label.hides != hides:
+            label.hides = hides
+            label.save(update_fields=["hides"])
+        reproject(holder)
+        log_curation(user, holder, f"{'hid' if hides else 'added'} {label}")
+    return label
+
+
+def unlabel(user: Any, label: StewardLabel) -> None:
+    """Delete a steward's row (a tag or owner of theirs, or a hiding) and re-project."""
+    with transaction.atomic():
+        holders = _holders(label)
+        label.delete()
+        for holder in holders:
+            reproject(holder)
+            log_curation(user, holder, f"removed {label}")
+
+
+def _holders(label: StewardLabel) -> list[Dataset | Job]:
+    if label.target == LabelTarget.JOB:
+        return list(Job.objects.filter(key_hash=label.key_hash))
+    return list(Dataset.objects.filter(aliases__key_hash=label.key_hash))
+
+
+def reproject(holder: Dataset | Job) -> None:
+    """Project the holder's tags and owners again, its row locked (derivation's order)."""
+    row: Dataset | Job
+    if isinstance(holder, Dataset):
+        [row] = locked(Dataset.objects.filter(pk=holder.pk))
+        labels = dataset_labels([row.pk]).get(row.pk, [])
+    else:
+        [job] = with_job_labels(locked(Job.objects.filter(pk=holder.pk)))
+        row, labels = job, job_labels(job)
+    if project(row, labels):
+        row.save(update_fields=["tags", "owners", "updated_at"])
+    holder.tags, holder.owners = row.tags, row.owners
