@@ -22,6 +22,13 @@ ORDERING_ROUNDS = 2
 MAX_DRAWN_EDGES = 500  # node pairs; the columns draw this many, nearest the focus first
 LAYERED_LIMIT = 1500  # nodes plus dummy points (one per layer a long edge crosses)
 ORDERING_SECONDS = 0.3  # grandalf's crossing passes stop here (the order so far is kept)
+# Text is measured here, without a browser: widths in em by character class, set to the
+# widest of the usual sans fonts (DejaVu Sans; Arial, Helvetica and SF are narrower), so a
+# label fitted to its box is never clipped by the font the steward's browser picks.
+_NARROW, _SEMI, _WIDE = set("ijlI.,:;'|!"), set("frt()[]{}/\\- "), set("mwMW@%")
+BOLD_FACTOR = 1.08
+MONO_EM = 0.61  # every character of a monospace font
+ELLIPSIS = "…"
 
 
 @dataclass
@@ -70,6 +77,36 @@ def node_size(node: PictureNode) -> tuple[float, float]:
         return JOB_WIDTH, JOB_HEIGHT
     rows = len(node.fields) + (1 if node.hidden_fields else 0)
     return DATASET_WIDTH, DATASET_HEIGHT + (rows * FIELD_ROW + 4 if rows else 0)
+
+
+def text_width(text: str, size: float, bold: bool = False, mono: bool = False) -> float:
+    """About how wide ``text`` is drawn at ``size`` px, erring wide (see the classes above)."""
+    if mono:
+        return len(text) * MONO_EM * size
+    ems = 0.0
+    for char in text:
+        if char in _NARROW:
+            ems += 0.32
+        elif char in _SEMI:
+            ems += 0.42
+        elif char in _WIDE or char == ELLIPSIS:
+            ems += 1.0
+        elif char.isupper():
+            ems += 0.74
+        else:
+            ems += 0.64
+    return ems * size * (BOLD_FACTOR if bold else 1.0)
+
+
+def fit_text(text: str, width: float, size: float, bold: bool = False, mono: bool = False) -> str:
+    """``text`` or, when wider than ``width``, its end after an ellipsis: the end of a name
+    (the table, the model) tells names apart best; the full name is in the node's tooltip."""
+    if text_width(text, size, bold, mono) <= width:
+        return text
+    tail = text.removeprefix(ELLIPSIS)
+    while tail and text_width(ELLIPSIS + tail, size, bold, mono) > width:
+        tail = tail[1:]
+    return ELLIPSIS + tail
 
 
 def components(
