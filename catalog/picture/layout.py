@@ -196,13 +196,17 @@ def _layered(
             layer_pos, in_layer = vertex.view.xy[1], vertex.view.xy[0]
             w, h = vertex.view.h, vertex.view.w
             boxes[vertex.data] = Box(layer_pos - w / 2, in_layer - h / 2, w, h)
-        left = min(box.x for box in boxes.values())
-        upper = min(box.y for box in boxes.values())
+        # Long edges may be routed outside every box (above the first row, say): the
+        # component's extent covers their points too, or the svg would clip them.
+        bends = [(y, x) for edge in component.sE for x, y in edge.view.points]
+        left = min([box.x for box in boxes.values()] + [x for x, _ in bends])
+        upper = min([box.y for box in boxes.values()] + [y for _, y in bends])
         dx, dy = MARGIN - left, top - upper
         for ref, box in boxes.items():
             result.boxes[ref] = Box(box.x + dx, box.y + dy, box.w, box.h)
-        bottom = max(box.y + box.h for box in result.boxes.values())
-        width = max(width, max(box.x + box.w for box in result.boxes.values()))
+        bottom = max([box.y + box.h for box in result.boxes.values()] + [y + dy for _, y in bends])
+        right = max([box.x + box.w for box in result.boxes.values()] + [x + dx for x, _ in bends])
+        width = max(width, right)
         for layout_edge in component.sE:
             points = [(y + dx, x + dy) for x, y in layout_edge.view.points]
             result.routes.append(Route(layout_edge.v[0].data, layout_edge.v[1].data, "", points))

@@ -114,6 +114,9 @@ def render_svg(picture: PictureInput, layout: Layout, label: str) -> SafeString:
         'markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z"/></marker>',
         '<marker id="lc-arrow-col" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '
         'markerHeight="6" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z"/></marker>',
+        # A parent job to its child: an open arrowhead, unlike any data flow's filled one.
+        '<marker id="lc-arrow-parent" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" '
+        'markerHeight="8" orient="auto-start-reverse"><path d="M1,1L9,5L1,9"/></marker>',
         "</defs>",
         '<g class="lc-edges">',
     ]
@@ -132,10 +135,11 @@ def render_svg(picture: PictureInput, layout: Layout, label: str) -> SafeString:
         kind = _css_kind(route.kind)
         path = _curve(_route_points(route, source, target))
         classes = extra.get((route.source, route.target, route.kind), "")
+        arrow = "lc-arrow-parent" if kind == "parent" else "lc-arrow"
         out.append(
             f'<path class="lc-edge lc-edge-{kind}{classes}" data-source="{escape(route.source)}" '
             f'data-target="{escape(route.target)}" d="{path}" '
-            'marker-end="url(#lc-arrow)"/>'
+            f'marker-end="url(#{arrow})"/>'
         )
     out.append("</g>")
     if picture.column_edges:

@@ -164,3 +164,7 @@ def test_the_real_dbt_and_airflow_parents_draw_consumers_to_the_right() -> None:
         for edge in drawn.edges:
             source, target = placed.boxes[edge.source], placed.boxes[edge.target]
             assert source.x < target.x, (parent.name, edge)
+        # Long edges bend around the boxes: the picture's extent covers every bend.
+        for route in placed.routes:
+            for x, y in route.points:
+                assert 0 <= x <= placed.width and 0 <= y <= placed.height, (parent.name, route)
