@@ -228,8 +228,7 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
         "state",
         "started",
         "took",
-        "shares_run_id",
-    )
+    )  # whether another job shares the runId: the filter beside it, and the run's page
     list_display_links = ("short_run_id",)
     list_filter = (RunStateFilter, StartedWithinFilter, ProducedDatasetFilter, SharedRunIdFilter)
     list_select_related = ("job",)
