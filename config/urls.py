@@ -5,6 +5,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from catalog.admin.picture import explorer_view
+from catalog.front.favicon import favicon
 from catalog.front.page import front_page
 from ingest.health import healthz, readyz
 from ingest.metrics import metrics_view
@@ -23,6 +24,7 @@ urlpatterns = [
     # Before the admin's own URLs, which would take it for an app label.
     path("admin/lineage/", admin.site.admin_view(explorer_view), name="lineage-explorer"),
     path("admin/", admin.site.urls),
+    path("favicon.ico", favicon, name="favicon"),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),

@@ -1,10 +1,12 @@
 """Jobs and runs in the steward admin."""
 
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html
 
 from catalog.admin.fact_tables import dataset_cell, facts_table
 from catalog.admin.labels import LABEL_ADD, LabelColumnsMixin, OwnerFilter, TagFilter
@@ -241,14 +243,13 @@ class ProducedDatasetFilter(HiddenIdFilter):
 class RunAdmin(RankedSearchMixin, BoundedAdmin):
     search_kind = "run"
     list_display = (
-        "run_uuid",
+        "short_run_id",
         "job_link",
         "state",
-        "started_at",
-        "ended_at",
-        "duration",
-        "shares_run_id",
-    )
+        "started",
+        "took",
+    )  # whether another job shares the runId: the filter beside it, and the run's page
+    list_display_links = ("short_run_id",)
     list_filter = (RunStateFilter, StartedWithinFilter, ProducedDatasetFilter, SharedRunIdFilter)
     list_select_related = ("job",)
     search_fields = ("run_uuid",)
@@ -309,6 +310,43 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
             ],
             empty="none: this job alone sent this runId",
         )
+
+    @admin.display(description="run")
+    def short_run_id(self, run: Run) -> str:
+        """The runId's first 8 and last 4 characters, the whole in its tooltip: a full UUID
+        wrapped over five lines at a laptop's width. Both ends, because UUIDv7 runIds (most
+        producers') started in the same minute share their first 8."""
+        full = str(run.run_uuid)
+        return format_html(
+            '<span class="lc-run-id" title="{}">{}…{}</span>', full, full[:8], full[-4:]
+        )
+
+    @admin.display(description="started (UTC)")
+    def started(self, run: Run) -> str:
+        """To the minute, the exact time in its tooltip: the admin's long date format
+        ("Dec. 2, 2026, 2:08 p.m.") cut the column at a laptop's width. The end is the
+        duration's, and on the run's page."""
+        if run.started_at is None:
+            return "—"
+        moment = run.started_at.astimezone(UTC)
+        return format_html(
+            '<span title="{}">{}</span>', moment.isoformat(), f"{moment:%Y-%m-%d %H:%M}"
+        )
+
+    @admin.display(description="took")
+    def took(self, run: Run) -> str:
+        """The duration in the largest two units ("0.44 s", "3 min 12 s", "2 h 5 min"), the
+        exact one in its tooltip."""
+        if run.duration is None:
+            return "—"
+        seconds = run.duration.total_seconds()
+        if seconds < 60:
+            short = f"{seconds:.2f} s"
+        elif seconds < 3600:
+            short = f"{int(seconds // 60)} min {int(seconds % 60)} s"
+        else:
+            short = f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
+        return format_html('<span title="{}">{}</span>', str(run.duration), short)
 
     @admin.display(description="job")
     def job_link(self, run: Run) -> str:

@@ -1,11 +1,12 @@
 """The steward's lineage picture, step 2 of 3: where to draw it (docs/adr/0047).
 
 A layered (Sugiyama) layout by grandalf, a pure-Python layout engine: the nodes go into
-layers by their hops from the focus (``layers``, edges against the flow are grandalf's
-inverted edges), grandalf orders each layer to reduce crossings, places nodes with
-Brandes-Köpf and routes long edges through dummy points, so nothing overlaps however wide
-a fan-out is. Its work is bounded (ADR 0057): above a size the picture is laid out in
-columns instead (catalog/picture/column_layout.py), and the crossing passes have a time budget.
+layers by their hops from the focus, stretched so that edges outside a cycle run left to
+right (``layers``; a cycle's edges against the flow are grandalf's inverted edges),
+grandalf orders each layer to reduce crossings, places nodes with Brandes-Köpf and routes
+long edges through dummy points, so nothing overlaps however wide a fan-out is. Its work
+is bounded (ADR 0057): above a size the picture is laid out in columns instead
+(catalog/picture/column_layout.py), and the crossing passes have a time budget.
 grandalf lays layers out top to bottom; the picture reads left to right (upstream left),
 so the layout runs on transposed sizes and the result is transposed back. Each connected
 component is laid out on its own and the components are stacked.
@@ -26,6 +27,7 @@ from catalog.picture.geometry import (
     LAYERED_LIMIT,
     MARGIN,
     MAX_DRAWN_EDGES,
+    MAX_LAYER_SPAN,
     NODE_GAP,
     ORDERING_ROUNDS,
     ORDERING_SECONDS,
@@ -34,6 +36,8 @@ from catalog.picture.geometry import (
     Route,
     components,
     node_size,
+    strongly_connected,
+    topological_order,
 )
 
 
@@ -93,13 +97,16 @@ def layout(picture: PictureInput) -> Layout:
 
 
 def layers(picture: PictureInput, pairs: dict[tuple[str, str], Edge]) -> dict[str, int]:
-    """Each node's layer: its hops from the focus, negative upstream, positive downstream.
+    """Each node's layer: its hops from the focus, negative upstream, positive downstream,
+    then stretched so that every edge outside a cycle points right (``_stretch``).
 
     Breadth first downstream from the focus, then upstream; what neither walk reaches (a
     second writer of a drawn dataset, a marker) goes one layer before or after a placed
-    neighbour, by the edge's direction; a part not joined to the focus starts at 0. At most
-    ``2 x depth + 1`` layers around the focus, whatever cycles the graph has (ranking by
-    longest path, grandalf's own, turned a dense cyclic graph of 100 nodes into 92 layers).
+    neighbour, by the edge's direction; a part not joined to the focus starts at 0. Hops
+    alone drew a job's consumers to the left: on a dbt run's page its models are one hop
+    away (parent edges) and so are the tables they read, though another model wrote them.
+    Edges within a cycle keep their hops: ranking a dense cyclic graph by longest path,
+    grandalf's own ranking, turned 100 nodes into 92 layers.
     """
     forward: dict[str, list[str]] = defaultdict(list)
     backward: dict[str, list[str]] = defaultdict(list)
@@ -127,7 +134,33 @@ def layers(picture: PictureInput, pairs: dict[tuple[str, str], Edge]) -> dict[st
         if ref not in rank:
             rank[ref] = 0
             spread(deque([ref]), both)
+    _stretch(rank, forward, picture.focus)
     return rank
+
+
+def _stretch(rank: dict[str, int], forward: dict[str, list[str]], focus: str) -> None:
+    """Move nodes outward until every edge between two cycles' worth of nodes (strongly
+    connected components) runs left to right: in topological order, downstream of the focus
+    a target moves right of its source; then in reverse order, upstream, a source moves left
+    of its target. The focus stays at 0; no node moves past ``MAX_LAYER_SPAN`` either side,
+    so the picture's width stays bounded (an edge the bound leaves flat sends the picture to
+    the column layout, which draws any edge). Linear in the nodes and edges."""
+    component = strongly_connected(list(rank), forward)
+    across = {
+        ref: [target for target in forward[ref] if component[target] != component[ref]]
+        for ref in rank
+    }
+    order = topological_order(list(rank), across)
+    for source in order:
+        if rank[source] < 0:
+            continue
+        for target in across[source]:
+            if target != focus and rank[target] <= rank[source]:
+                rank[target] = min(rank[source] + 1, MAX_LAYER_SPAN)
+    for source in reversed(order):
+        for target in across[source]:
+            if source != focus and rank[target] <= 0 and rank[source] >= rank[target]:
+                rank[source] = max(rank[target] - 1, -MAX_LAYER_SPAN)
 
 
 def _layered(
@@ -163,13 +196,17 @@ def _layered(
             layer_pos, in_layer = vertex.view.xy[1], vertex.view.xy[0]
             w, h = vertex.view.h, vertex.view.w
             boxes[vertex.data] = Box(layer_pos - w / 2, in_layer - h / 2, w, h)
-        left = min(box.x for box in boxes.values())
-        upper = min(box.y for box in boxes.values())
+        # Long edges may be routed outside every box (above the first row, say): the
+        # component's extent covers their points too, or the svg would clip them.
+        bends = [(y, x) for edge in component.sE for x, y in edge.view.points]
+        left = min([box.x for box in boxes.values()] + [x for x, _ in bends])
+        upper = min([box.y for box in boxes.values()] + [y for _, y in bends])
         dx, dy = MARGIN - left, top - upper
         for ref, box in boxes.items():
             result.boxes[ref] = Box(box.x + dx, box.y + dy, box.w, box.h)
-        bottom = max(box.y + box.h for box in result.boxes.values())
-        width = max(width, max(box.x + box.w for box in result.boxes.values()))
+        bottom = max([box.y + box.h for box in result.boxes.values()] + [y + dy for _, y in bends])
+        right = max([box.x + box.w for box in result.boxes.values()] + [x + dx for x, _ in bends])
+        width = max(width, right)
         for layout_edge in component.sE:
             points = [(y + dx, x + dy) for x, y in layout_edge.view.points]
             result.routes.append(Route(layout_edge.v[0].data, layout_edge.v[1].data, "", points))

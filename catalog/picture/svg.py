@@ -13,7 +13,7 @@ from html import escape  # Django's escape adds a lazy-string wrapper per call: 
 from django.utils.safestring import SafeString, mark_safe
 
 from catalog.picture.build import PictureInput, PictureNode
-from catalog.picture.geometry import DATASET_HEIGHT, FIELD_ROW, Box, Layout, Route
+from catalog.picture.geometry import DATASET_HEIGHT, FIELD_ROW, Box, Layout, Route, fit_text
 
 _KIND = re.compile(r"[^a-z0-9_-]+")
 
@@ -73,18 +73,24 @@ def _node(node: PictureNode, box: Box) -> str:
     if node.kind == "more":
         parts.append(
             f'<text x="{_fmt(box.cx)}" y="{_fmt(box.cy + 4)}" text-anchor="middle">'
-            f"{escape(node.label)}</text>"
+            f"{escape(fit_text(node.label, box.w - 8, 12))}</text>"
         )
     else:
-        text_x = _fmt(box.x + (16 if node.kind == "job" else 10))
+        # Every text is fitted inside its box (the pill's rounded ends included): a long
+        # name ends in an ellipsis, never runs over the box or out of the picture.
+        inset = 16 if node.kind == "job" else 10
+        room = box.w - 2 * inset
+        text_x = _fmt(box.x + inset)
         parts.append(f'<text x="{text_x}" y="{_fmt(box.y + 17)}" class="lc-label">')
-        parts.append(f"{escape(node.label)}</text>")
+        parts.append(f"{escape(fit_text(node.label, room, 12, bold=True))}</text>")
         parts.append(f'<text x="{text_x}" y="{_fmt(box.y + 32)}" class="lc-sublabel">')
-        parts.append(f"{'job · ' if node.kind == 'job' else ''}{escape(node.sublabel)}</text>")
+        sublabel = f"{'job · ' if node.kind == 'job' else ''}{node.sublabel}"
+        parts.append(f"{escape(fit_text(sublabel, room, 10.5))}</text>")
         for index, name in enumerate(node.fields):
             row_y = box.y + DATASET_HEIGHT + 2 + FIELD_ROW * index
             parts.append(
-                f'<text x="{text_x}" y="{_fmt(row_y + 12)}" class="lc-field">{escape(name)}</text>'
+                f'<text x="{text_x}" y="{_fmt(row_y + 12)}" class="lc-field">'
+                f"{escape(fit_text(name, room, 11, mono=True))}</text>"
             )
         if node.hidden_fields:
             row_y = box.y + DATASET_HEIGHT + 2 + FIELD_ROW * len(node.fields)
@@ -108,6 +114,9 @@ def render_svg(picture: PictureInput, layout: Layout, label: str) -> SafeString:
         'markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z"/></marker>',
         '<marker id="lc-arrow-col" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '
         'markerHeight="6" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z"/></marker>',
+        # A parent job to its child: an open arrowhead, unlike any data flow's filled one.
+        '<marker id="lc-arrow-parent" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" '
+        'markerHeight="8" orient="auto-start-reverse"><path d="M1,1L9,5L1,9"/></marker>',
         "</defs>",
         '<g class="lc-edges">',
     ]
@@ -126,10 +135,11 @@ def render_svg(picture: PictureInput, layout: Layout, label: str) -> SafeString:
         kind = _css_kind(route.kind)
         path = _curve(_route_points(route, source, target))
         classes = extra.get((route.source, route.target, route.kind), "")
+        arrow = "lc-arrow-parent" if kind == "parent" else "lc-arrow"
         out.append(
             f'<path class="lc-edge lc-edge-{kind}{classes}" data-source="{escape(route.source)}" '
             f'data-target="{escape(route.target)}" d="{path}" '
-            'marker-end="url(#lc-arrow)"/>'
+            f'marker-end="url(#{arrow})"/>'
         )
     out.append("</g>")
     if picture.column_edges:

@@ -17,7 +17,6 @@ ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -31,6 +30,8 @@ INSTALLED_APPS = [
     "ingest",
     "catalog",
     "api",
+    # Last: catalog's templates override the admin's own (admin/base_site.html adds the icon).
+    "django.contrib.admin",
 ]
 
 MIDDLEWARE = [

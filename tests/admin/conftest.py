@@ -1,6 +1,8 @@
 """A small derived catalog and users of each role, for the admin tests."""
 
+import shutil
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -180,3 +182,51 @@ def super_client(superuser: User) -> Client:
     client = Client()
     client.force_login(superuser)
     return client
+
+
+# A real browser (tests/admin/test_browser*.py): Debian's chromium, headless, driven by
+# selenium; the tests skip (never pass) when either is missing (`make browser` installs them).
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=1400,1000",
+]
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    from selenium.webdriver.chrome.service import Service
+
+    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
+        pytest.skip(f"chromium/chromedriver not installed ({CHROMIUM}, {CHROMEDRIVER})")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    driver.implicitly_wait(5)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def and_wait(driver: Any, action: Any) -> None:
+    """Do something that loads a new page and wait until the old one is gone."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old_page = driver.find_element(By.TAG_NAME, "html")
+    action()
+    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(old_page))

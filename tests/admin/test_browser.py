@@ -6,8 +6,6 @@ test-artifacts/ (gitignored). Skips (never passes) when chromium or its driver i
 ``make test`` installs both (apt) and selenium (the ``dev`` extra).
 """
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,59 +16,14 @@ from django.test import Client
 from catalog.models import Dataset, DatasetAlias, Job
 from catalog.permissions import STEWARDS
 
-from .conftest import ingest_and_derive, lineage_events
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-FLAGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--window-size=1400,1000",
-]
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-    from selenium.webdriver.chrome.service import Service
-
-    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
-        pytest.skip(f"chromium/chromedriver not installed ({CHROMIUM}, {CHROMEDRIVER})")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    driver.implicitly_wait(5)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-def _and_wait(driver: Any, action: Any) -> None:
-    """Do something that loads a new page and wait until the old one is gone."""
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    old_page = driver.find_element(By.TAG_NAME, "html")
-    action()
-    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(old_page))
+from .conftest import and_wait, ingest_and_derive, lineage_events
 
 
 def _click_link(driver: Any, text: str) -> None:
     from selenium.webdriver.common.by import By
 
     xpath = f"//div[@id='content']//a[normalize-space()='{text}']"
-    _and_wait(driver, driver.find_element(By.XPATH, xpath).click)
+    and_wait(driver, driver.find_element(By.XPATH, xpath).click)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -87,15 +40,15 @@ def test_steward_navigates_lineage_and_regroups_with_a_rule(
     browser.get(f"{live_server.url}/admin/login/")
     browser.find_element(By.NAME, "username").send_keys("stew")
     browser.find_element(By.NAME, "password").send_keys("a-long-pass-phrase")
-    _and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click)
+    and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click)
     assert browser.find_element(By.ID, "lineage-dashboard")  # the dashboard on the index
 
     # Find the dataset by one of its names, open it.
     browser.get(f"{live_server.url}/admin/catalog/dataset/")
     search = browser.find_element(By.ID, "searchbar")
     search.send_keys("s3://lake/orders")
-    _and_wait(browser, search.submit)
-    _and_wait(browser, browser.find_element(By.LINK_TEXT, "lake.orders").click)
+    and_wait(browser, search.submit)
+    and_wait(browser, browser.find_element(By.LINK_TEXT, "lake.orders").click)
     assert "hive://metastore:9083/lake.orders" in browser.title
     page = browser.find_element(By.ID, "content").text
     assert "s3://lake/orders" in page  # its second alias
@@ -123,12 +76,12 @@ def test_steward_navigates_lineage_and_regroups_with_a_rule(
     target = browser.find_element(By.NAME, "target_name")
     target.clear()
     target.send_keys("orders")
-    _and_wait(browser, browser.find_element(By.ID, "preview-button").click)
+    and_wait(browser, browser.find_element(By.ID, "preview-button").click)
     table = browser.find_element(By.ID, "rule-preview-table").text
     assert "s3://lake/raw/orders_v1" in table and "s3://lake/raw/orders_v2" in table
     assert "2 would move" in browser.find_element(By.ID, "rule-preview-summary").text
     assert not DatasetAlias.objects.filter(reason="rule").exists()  # nothing saved yet
-    _and_wait(browser, browser.find_element(By.NAME, "_save").click)
+    and_wait(browser, browser.find_element(By.NAME, "_save").click)
     assert "was added successfully" in browser.find_element(By.CSS_SELECTOR, "ul.messagelist").text
 
     # The regrouping: the dataset now lists the legacy names among its aliases.
@@ -154,7 +107,7 @@ def test_steward_follows_the_lineage_picture(
     browser.get(f"{live_server.url}/admin/login/")
     browser.find_element(By.NAME, "username").send_keys("root")
     browser.find_element(By.NAME, "password").send_keys("pw")
-    _and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click)
+    and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click)
 
     dataset = Dataset.objects.get(name="lake.orders")
     browser.get(f"{live_server.url}/admin/catalog/dataset/{dataset.pk}/change/")
@@ -180,7 +133,7 @@ def test_steward_follows_the_lineage_picture(
 
     # Follow the upstream dataset's node: its page draws this dataset downstream of it.
     node = svg.find_element(By.CSS_SELECTOR, f'a.lc-node[data-node="dataset:{upstream.pk}"]')
-    _and_wait(browser, node.click)
+    and_wait(browser, node.click)
     assert "shop.public.orders" in browser.title
     svg = browser.find_element(By.CSS_SELECTOR, "#lineage-picture svg.lc-lineage")
     focus = svg.find_element(By.CSS_SELECTOR, "a.lc-focus")
@@ -196,7 +149,7 @@ def test_steward_follows_the_lineage_picture(
         By.CSS_SELECTOR, f'a.lc-node-more[data-node="more:dataset:{dataset.pk}:upstream"]'
     )
     assert marker.text == "+1 more"
-    _and_wait(browser, marker.click)
+    and_wait(browser, marker.click)
     svg = browser.find_element(By.CSS_SELECTOR, "#lineage-picture svg.lc-lineage")
     assert svg.find_elements(By.CSS_SELECTOR, f'a[data-node="dataset:{upstream.pk}"]')
     assert svg.find_element(By.CSS_SELECTOR, "a.lc-focus").get_attribute("data-node") == (
@@ -230,18 +183,18 @@ def test_a_first_visitor_starts_at_the_front_page(
     browser.save_screenshot(str(ARTIFACTS / "front-page-anonymous.png"))
 
     # The API docs link opens Swagger UI (served from our static files).
-    _and_wait(browser, browser.find_element(By.LINK_TEXT, "API docs").click)
+    and_wait(browser, browser.find_element(By.LINK_TEXT, "API docs").click)
     assert browser.current_url == f"{live_server.url}/api/docs/"
     browser.back()
 
     # "log in" comes back to the front page, which now shows the counts.
-    _and_wait(browser, browser.find_element(By.LINK_TEXT, "log in").click)
+    and_wait(browser, browser.find_element(By.LINK_TEXT, "log in").click)
     browser.find_element(By.NAME, "username").send_keys("root")
     browser.find_element(By.NAME, "password").send_keys("pw")
-    _and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click)
+    and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click)
     assert browser.current_url == f"{live_server.url}/"
     assert browser.find_element(By.ID, "jobs").text == "3"
     assert browser.find_element(By.ID, "pending").text == "0"
     browser.save_screenshot(str(ARTIFACTS / "front-page-staff.png"))
-    _and_wait(browser, browser.find_element(By.LINK_TEXT, "Lineage explorer").click)
+    and_wait(browser, browser.find_element(By.LINK_TEXT, "Lineage explorer").click)
     assert browser.current_url == f"{live_server.url}/admin/lineage/"

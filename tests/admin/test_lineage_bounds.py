@@ -190,7 +190,8 @@ def test_column_edges_are_bounded_and_the_rest_counted(
 
 def test_an_edge_within_one_layer_is_drawn_in_columns_not_crashing_the_layout() -> None:
     # The graph draws dataset <-> job edges, which alternate layers; a kind joining two
-    # datasets would put both ends in one layer, which grandalf cannot route.
+    # datasets both ways (a cycle keeps its hops, layout.layers) puts both ends in one
+    # layer, which grandalf cannot route.
     drawn = PictureInput(focus="dataset:1")
     for ref in ("dataset:1", "job:2", "dataset:3", "dataset:4"):
         drawn.nodes[ref] = PictureNode(ref, ref.split(":")[0], ref, focused=ref == "dataset:1")
@@ -199,8 +200,9 @@ def test_an_edge_within_one_layer_is_drawn_in_columns_not_crashing_the_layout() 
         PictureEdge("job:2", "dataset:3", "output"),
         PictureEdge("job:2", "dataset:4", "output"),
         PictureEdge("dataset:3", "dataset:4", "copies"),
+        PictureEdge("dataset:4", "dataset:3", "copies"),
     ]
     placed = layout(drawn)
     assert placed.mode == "columns" and "same number of hops" in placed.note
-    assert len(placed.routes) == 4
+    assert len(placed.routes) == 5
     assert_no_overlap(placed)
