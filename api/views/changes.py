@@ -39,7 +39,10 @@ class ChangeSerializer(serializers.Serializer):
     old_type = serializers.CharField(allow_blank=True)
     new_type = serializers.CharField(allow_blank=True)
     changed_at = serializers.DateTimeField(help_text="When the new schema was first seen.")
-    event_id = serializers.IntegerField(help_text="The event that first showed it.")
+    event_id = serializers.IntegerField(
+        allow_null=True,
+        help_text="The event that first showed it (null once retention removed it).",
+    )
     run_id = serializers.CharField(allow_blank=True, help_text="That event's runId, if any.")
     breaking = serializers.BooleanField(
         help_text="A removed or retyped column that downstream column lineage reads."

@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
                 ('after_hash', models.BinaryField(max_length=32)),
                 ('key_hash', models.BinaryField(max_length=32)),
                 ('alias', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='catalog.datasetalias')),
-                ('event', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='ingest.event')),
+                ('event', models.ForeignKey(db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='ingest.event')),
             ],
             options={
                 'db_table': 'catalog_dataset_change',
@@ -44,7 +44,7 @@ class Migration(migrations.Migration):
                 ('first_seen', models.DateTimeField()),
                 ('first_digest', models.BinaryField(max_length=32)),
                 ('alias', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='catalog.datasetalias')),
-                ('first_event', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='ingest.event')),
+                ('first_event', models.ForeignKey(db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='ingest.event')),
             ],
             options={
                 'db_table': 'catalog_schema_version',

@@ -35,9 +35,10 @@ class SchemaVersion(models.Model):
     schema_hash = models.BinaryField(max_length=32, editable=False)
     fields = models.JSONField(default=list)  # [[name, type], ...] as flattened by the facet
     first_seen = models.DateTimeField()
-    # The event that first showed it (the earliest eventTime, then the smallest digest).
+    # The event that first showed it (the earliest eventTime, then the smallest digest);
+    # NULL once retention removed it (ADR 0079): the version stays, its evidence is gone.
     first_event = models.ForeignKey(
-        "ingest.Event", on_delete=models.CASCADE, related_name="+", db_index=False
+        "ingest.Event", on_delete=models.SET_NULL, null=True, related_name="+", db_index=False
     )
     first_digest = models.BinaryField(max_length=32, editable=False)
 
@@ -86,8 +87,9 @@ class DatasetChange(models.Model):
     old_type = models.TextField(blank=True, default="")
     new_type = models.TextField(blank=True, default="")
     changed_at = models.DateTimeField()
+    # NULL once retention removed the event (ADR 0079).
     event = models.ForeignKey(
-        "ingest.Event", on_delete=models.CASCADE, related_name="+", db_index=False
+        "ingest.Event", on_delete=models.SET_NULL, null=True, related_name="+", db_index=False
     )
     run_id = models.TextField(blank=True, default="")  # the event's runId, if a run event's
     # The versions it lies between (their schema hashes) and sha256 of (kind, column): the

@@ -99,6 +99,11 @@ _DELETE_EVENT_ROWS = [
     "UPDATE catalog_alias_link SET reason_event_id = NULL WHERE reason_event_id = ANY(%(events)s)",
     "UPDATE ingest_dead_letter SET replayed_event_id = NULL"
     " WHERE replayed_event_id = ANY(%(events)s)",
+    # Schema versions and changes keep their place in a dataset's history; the evidence
+    # goes with the event (ADR 0082).
+    "UPDATE catalog_schema_version SET first_event_id = NULL"
+    " WHERE first_event_id = ANY(%(events)s)",
+    "UPDATE catalog_dataset_change SET event_id = NULL WHERE event_id = ANY(%(events)s)",
     "DELETE FROM ingest_event WHERE id = ANY(%(events)s)",
 ]
 

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from config.settings.base import DEFAULT_DATABASE_URL
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -39,7 +41,8 @@ def test_only_the_web_entry_point_opens_connections_with_the_statement_timeout()
         "    print(cursor.fetchone()[0])\n"
     )
     # Any database answers SHOW: the server's maintenance one, whatever the suite created.
-    url = urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path="/postgres"))
+    given = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)  # unset under `make test`
+    url = urlunsplit(urlsplit(given)._replace(path="/postgres"))
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",

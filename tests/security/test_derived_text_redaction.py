@@ -248,6 +248,13 @@ NATIVE: dict[str, Requests] = {
     "api/v1/datasets/(?P<pk>[^/.]+)": lambda: [f"/api/v1/datasets/{id}" for id in _ids(Dataset)],
     "api/v1/events": lambda: ["/api/v1/events"],
     "api/v1/events/(?P<pk>[^/.]+)": lambda: [f"/api/v1/events/{id}" for id in _ids(Event)],
+    "api/v1/impact": lambda: [
+        f"/api/v1/impact?node=dataset:{id}&direction={direction}{form}"
+        for id in _ids(Dataset)
+        for direction in ("downstream", "upstream")
+        for form in ("", "&format=csv")
+    ],
+    "api/v1/changes": lambda: ["/api/v1/changes"],
 }
 
 
@@ -470,7 +477,7 @@ def _fields(serializer: serializers.BaseSerializer[Any]) -> Iterator[tuple[str, 
 
 NUMBERS = (serializers.IntegerField, serializers.FloatField)  # counts: the catalog's own
 # JSON the catalog writes itself, never a producer: what a graph walk's bounds cut.
-OURS = {("GraphSerializer", "cut")}
+OURS = {("GraphSerializer", "cut"), ("ImpactSerializer", "cut")}
 
 
 def test_every_serializer_field_that_shows_json_redacts_it() -> None:

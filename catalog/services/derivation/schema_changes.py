@@ -37,7 +37,7 @@ RETURNING v.alias_id
 
 _VERSIONS = """
 SELECT v.alias_id, v.schema_hash, v.fields, v.first_seen, v.first_event_id, e.run_id
-FROM catalog_schema_version v JOIN ingest_event e ON e.id = v.first_event_id
+FROM catalog_schema_version v LEFT JOIN ingest_event e ON e.id = v.first_event_id
 WHERE v.alias_id = ANY(%(aliases)s)
 ORDER BY v.alias_id, v.first_seen, v.first_digest
 """
