@@ -1,11 +1,17 @@
 """/api/v1 and retirement (ADR 0078): lists hide it, ``?retired=true`` lists it, the
 detail by id says it, search and the graph drop it, in the same number of queries."""
 
+from urllib.parse import quote
+
 import pytest
 
+from catalog.models import Dataset, Job
 from catalog.services import retirement
 from catalog.services.retirement import Actor
 from tests.api.factories import make_dataset, make_edge, make_job
+from tests.api.project_fixtures import derive, fixture
+
+WAREHOUSE = "postgres://warehouse:5432"
 
 pytestmark = pytest.mark.django_db
 
@@ -47,3 +53,43 @@ def test_a_retired_dataset_is_no_node_and_not_found(api, chain):
     assert not [hit for hit in hits if hit["id"] == daily.pk]
     namespaces = api.get("/api/v1/namespaces").json()["results"]
     assert [row["datasets"] for row in namespaces if row["namespace"].startswith("postgres")] == [2]
+
+
+def test_a_retired_jobs_declared_lineage_draws_no_path(api):
+    """A job's declared (static) inputs and outputs are filtered like its observed edges:
+    from a dataset the retired job declares reading, neither /api/v1 nor the Marquez mount
+    reaches the dataset it declares writing."""
+    derive(fixture("job_event_orders_v1"))
+    job = Job.objects.get(name="shop.stg_orders")
+    raw, staged = (
+        Dataset.objects.for_alias(WAREHOUSE, name).get()
+        for name in ("shop.raw.orders", "shop.staging.stg_orders")
+    )
+    marquez = f"/marquez/api/v1/lineage?nodeId={quote(f'dataset:{WAREHOUSE}:{raw.name}', safe='')}"
+
+    def reached() -> tuple[set[str], set[str]]:
+        graph = api.get("/api/v1/lineage/graph", {"node": f"dataset:{raw.pk}"}).json()
+        mount = api.get(marquez).json()["graph"]
+        return {node["id"] for node in graph["nodes"]}, {node["id"] for node in mount}
+
+    ours, theirs = reached()
+    assert f"dataset:{staged.pk}" in ours and f"job:{job.pk}" in ours
+    assert f"dataset:{WAREHOUSE}:{staged.name}" in theirs
+    retirement.retire(job, Actor("stew"), "switched off")
+    assert reached() == ({f"dataset:{raw.pk}"}, {f"dataset:{WAREHOUSE}:{raw.name}"})
+    retirement.restore(job, Actor("stew"))
+    assert reached() == (ours, theirs)
+
+
+def test_a_retired_dataset_is_no_declared_end(api):
+    derive(fixture("job_event_orders_v1"))
+    job = Job.objects.get(name="shop.stg_orders")
+    raw, staged = (
+        Dataset.objects.for_alias(WAREHOUSE, name).get()
+        for name in ("shop.raw.orders", "shop.staging.stg_orders")
+    )
+    retirement.retire(staged, Actor("stew"))
+    graph = api.get("/api/v1/lineage/graph", {"node": f"job:{job.pk}"}).json()
+    nodes = {node["id"] for node in graph["nodes"]}
+    assert f"dataset:{raw.pk}" in nodes and f"dataset:{staged.pk}" not in nodes
+    assert [edge["kind"] for edge in graph["edges"]] == ["input"] * (len(nodes) - 1)
