@@ -8,8 +8,12 @@ import pytest
 from catalog.models import Dataset, Job
 from catalog.services import retirement
 from catalog.services.retirement import Actor
+from tests.admin.conftest import groups, reader, reader_client, steward, steward_client
 from tests.api.factories import make_dataset, make_edge, make_job
 from tests.api.project_fixtures import derive, fixture
+
+# Sessions of the admin's groups (catalog.permissions): a steward, a catalog reader.
+__all__ = ["groups", "reader", "reader_client", "steward", "steward_client"]
 
 WAREHOUSE = "postgres://warehouse:5432"
 
@@ -27,15 +31,33 @@ def chain():
     return orders, daily, totals, load, report
 
 
-def test_lists_hide_it_and_retired_true_lists_it(api, chain):
+def test_lists_hide_it_and_retired_true_lists_it(api, steward_client, chain):
     load = chain[3]
     names = [row["name"] for row in api.get("/api/v1/jobs").json()["results"]]
     assert names == ["report"]
-    retired = api.get("/api/v1/jobs", {"retired": "true"}).json()["results"]
+    retired = steward_client.get("/api/v1/jobs", {"retired": "true"}).json()["results"]
     assert [row["name"] for row in retired] == ["load"]
-    detail = api.get(f"/api/v1/jobs/{load.pk}").json()
+    detail = steward_client.get(f"/api/v1/jobs/{load.pk}").json()
     assert detail["retired"]["by"] == "token:ci" and detail["retired"]["reason"] == "switched off"
     assert api.get(f"/api/v1/jobs/{chain[4].pk}").json()["retired"] is None
+
+
+def test_only_a_steward_reads_what_is_retired_by_id(api, reader_client, steward_client, chain):
+    """A read token and a catalog reader get 404 for a retired dataset's or job's detail and
+    403 for ``?retired=true``, as the lists and the Marquez mount; a steward, who may
+    restore it, reads it."""
+    daily, load = chain[1], chain[3]
+    retirement.retire(daily, Actor("stew"), "dropped")
+    for path, kind in (
+        (f"/api/v1/jobs/{load.pk}", "jobs"),
+        (f"/api/v1/datasets/{daily.pk}", "datasets"),
+    ):
+        for client in (api, reader_client):
+            assert client.get(path).status_code == 404
+            assert client.get(f"/api/v1/{kind}", {"retired": "true"}).status_code == 403
+        assert steward_client.get(path).json()["retired"]["by"] in {"token:ci", "stew"}
+    retirement.restore(daily, Actor("stew"))
+    assert api.get(f"/api/v1/datasets/{daily.pk}").json()["retired"] is None
 
 
 def test_no_graph_path_runs_through_a_retired_job(api, chain):
