@@ -16,9 +16,11 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
+from api.access import sees_retired
 from api.pagination import CursorPage, invalid_cursor
 from api.params import nul_parameter
 from api.problems import bad_parameter
+from catalog.models import RetirableQuerySet
 from ingest.authentication import BearerTokenAuthentication, HasReadScope
 
 
@@ -94,7 +96,13 @@ class ReadOnlyViewSet(ReadAccessMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> Any:
         if self.action == "retrieve" and self.detail_queryset is not None:
-            return self.detail_queryset.all()
+            detail = self.detail_queryset.all()
+            # By id, what is retired answers only those who may restore it (ADR 0078).
+            if isinstance(detail, RetirableQuerySet) and not sees_retired(
+                self.request.user, detail.model
+            ):
+                return detail.current()
+            return detail
         return super().get_queryset()
 
     def get_serializer_class(self) -> Any:

@@ -10,7 +10,9 @@ from typing import Any
 import django_filters as filters
 from django import forms
 from django.db.models import Exists, OuterRef, QuerySet
+from rest_framework.exceptions import PermissionDenied
 
+from api.access import sees_retired
 from api.problems import bad_parameter
 from catalog.models import (
     AliasReason,
@@ -86,7 +88,8 @@ class RetiredMixin(TimeWindowMixin):
     """Lists hide what is retired (ADR 0078); ``retired=true`` lists only that."""
 
     retired = filters.BooleanFilter(
-        method="filter_retired", help_text="Only what is retired (true); default: only the rest."
+        method="filter_retired",
+        help_text="Only what is retired (true; a steward's session); default: only the rest.",
     )
 
     def filter_retired(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
@@ -94,7 +97,14 @@ class RetiredMixin(TimeWindowMixin):
 
     def filter_queryset(self, queryset: Any) -> Any:
         queryset = super().filter_queryset(queryset)
-        return queryset.retired() if self.form.cleaned_data.get("retired") else queryset.current()
+        if not self.form.cleaned_data.get("retired"):
+            return queryset.current()
+        user = getattr(self.request, "user", None)
+        if not sees_retired(user, queryset.model):
+            raise PermissionDenied(
+                "Only a session that may change them (a steward) lists what is retired."
+            )
+        return queryset.retired()
 
 
 class LabelFilterMixin(CatalogFilterSet):

@@ -74,7 +74,7 @@ class JobViewSet(ReadOnlyViewSet):
     detail_read_permissions = (JOB, RUN, DATASET)  # and its inputs and outputs
 
     queryset = Job.objects.with_latest_run().for_list()
-    # By id, what is retired answers too, and says so (ADR 0078); lists hide it.
+    # By id, what is retired answers a steward and says so (ADR 0078); lists hide it.
     detail_queryset = Job.objects.select_related("parent").with_latest_run().with_retirement()
     serializer_class = JobSerializer
     detail_serializer_class = JobDetailSerializer

@@ -237,7 +237,7 @@ def among(
             left_out += _left_out(where, values, static=False)
     answer = _with_currency(edges, as_of)
     if static:
-        declared, values = window.declared(as_of, "l")
+        declared, values = window.declared(as_of, "l", ("ta.dataset_id", "sa.dataset_id"))
         where = "ta.dataset_id = ANY(%(ids)s) AND sa.dataset_id = ANY(%(ids)s)" + declared
         values.update(ids=dataset_ids, limit=limit)
         found = _read(where, values, static=True)

@@ -27,7 +27,7 @@ def walk_step(upstream: bool, as_of: datetime | None) -> tuple[str, dict[str, An
     ``next_id``): upstream from a job's declared output to its declared inputs, downstream
     the other way."""
     here, there = ("output", "input") if upstream else ("input", "output")
-    filters, values = window.declared(as_of, "l")
+    filters, values = window.declared(as_of, "l", ("a2.dataset_id",))
     # The jobs declaring this dataset first (OFFSET 0 keeps the planner from joining a
     # job's declared sides to each other before it knows the dataset: with 1,000 inputs
     # and outputs, a million rows per step; issue 38), then their far side.
@@ -76,8 +76,9 @@ def edges(
     first ``limit`` by (source, job, target)."""
     if not dataset_ids:
         return []
-    filters, values = window.declared(as_of, "l")
+    filters, values = window.declared(as_of, "l", ("ai.dataset_id",))
     where = job_edges.pair_condition("i.source", "ao.dataset_id", "i.job_id", root_job)
+    where += window.datasets_not_retired("ao.dataset_id")
     sources = "ai.dataset_id = ANY(%(ids)s)"
     if root_job is not None:  # the root job's pairs touch the datasets from either end
         sources = f"({sources} OR si.job_id = %(job)s)"
@@ -103,7 +104,7 @@ def job_links(dataset_ids: list[int], as_of: datetime | None, limit: int) -> lis
     """Which jobs declare ``dataset_ids`` as inputs or outputs: ``(job, dataset, direction)``."""
     if not dataset_ids:
         return []
-    filters, values = window.declared(as_of, "l")
+    filters, values = window.declared(as_of, "l", ("a.dataset_id",))
     with connection.cursor() as cursor:
         cursor.execute(
             _LINKS.format(filters=filters), {**values, "ids": dataset_ids, "limit": limit}
@@ -115,7 +116,7 @@ def job_datasets(
     job_ids: list[int], direction: str, as_of: datetime | None, limit: int
 ) -> list[int]:
     """The datasets the jobs declare reading (``input``) or writing (``output``)."""
-    filters, values = window.declared(as_of, "l")
+    filters, values = window.declared(as_of, "l", ("a.dataset_id",))
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT DISTINCT a.dataset_id FROM catalog_static_dataset s "
@@ -149,7 +150,7 @@ def declared(keys: set[tuple[str, int, int]], as_of: datetime | None) -> Declare
     if not keys:
         return {}
     ordered = sorted(keys)
-    filters, values = window.declared(as_of, "l")
+    filters, values = window.declared(as_of, "l", ("a.dataset_id",))
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT s.direction, a.dataset_id, s.job_id, l.declared_at, MIN(s.via) "

@@ -7,7 +7,9 @@ is replaced, so only ``as_of`` filters it, by when it was declared (ADR 0061).
 An observed edge that touches a retired dataset or runs through a retired job is not in
 any window (ADR 0078): no graph path runs through what is retired, and retiring a job
 unlinks the datasets it connected. Three index probes per edge
-(catalog_retirement_active_uniq), in the same query.
+(catalog_retirement_active_uniq), in the same query. A declaration is filtered the same
+way: a retired job's declared inputs and outputs draw nothing, and a retired dataset is
+no declared end.
 """
 
 from datetime import datetime
@@ -24,12 +26,21 @@ _ENDS = {
 }
 
 
+def datasets_not_retired(*columns: str) -> str:
+    """``AND NOT ...``: no dataset id in ``columns`` is retired."""
+    return "".join(f" AND NOT {retired_sql(RetiredKind.DATASET, column)}" for column in columns)
+
+
+def _none_retired(job: str, datasets: tuple[str, ...]) -> str:
+    """``AND NOT ...``: neither the job id in column ``job`` nor a dataset id in one of
+    ``datasets`` is retired."""
+    return datasets_not_retired(*datasets) + f" AND NOT {retired_sql(RetiredKind.JOB, job)}"
+
+
 def not_retired(alias: str) -> str:
     """``AND NOT ...``: the edge aliased ``alias`` touches nothing retired."""
     datasets, job = _ENDS[alias]
-    ends = [retired_sql(RetiredKind.DATASET, f"{alias}.{column}") for column in datasets]
-    ends.append(retired_sql(RetiredKind.JOB, f"{alias}.{job}"))
-    return "".join(f" AND NOT {end}" for end in ends)
+    return _none_retired(f"{alias}.{job}", tuple(f"{alias}.{column}" for column in datasets))
 
 
 def observed(
@@ -47,8 +58,13 @@ def observed(
     return sql, values
 
 
-def declared(as_of: datetime | None, alias: str) -> tuple[str, dict[str, Any]]:
-    """``AND ...`` on a declaration (``StaticLineage``) aliased ``alias``, and its value."""
+def declared(
+    as_of: datetime | None, alias: str, datasets: tuple[str, ...] = ()
+) -> tuple[str, dict[str, Any]]:
+    """``AND ...`` on a declaration (``StaticLineage``) aliased ``alias``, and its value:
+    its job and the dataset id columns ``datasets`` (the declared ends the read draws) are
+    not retired."""
+    sql = _none_retired(f"{alias}.job_id", datasets)
     if as_of is None:
-        return "", {}
-    return f" AND {alias}.declared_at <= %(as_of)s", {"as_of": as_of}
+        return sql, {}
+    return f"{sql} AND {alias}.declared_at <= %(as_of)s", {"as_of": as_of}

@@ -65,6 +65,7 @@ from catalog.models.retained import (
     RetainedColumnEdge,
     RetainedEdge,
     RetainedJob,
+    RetainedJobDataset,
     RetainedJobEdge,
     RetainedLink,
 )
@@ -126,6 +127,7 @@ __all__ = [
     "RetainedColumnEdge",
     "RetainedEdge",
     "RetainedJob",
+    "RetainedJobDataset",
     "RetainedJobEdge",
     "RetainedLink",
     "RetirableQuerySet",

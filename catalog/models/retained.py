@@ -149,6 +149,33 @@ class RetainedJobEdge(models.Model):
         return f"retained {self.direction} job edge ({self.run_count} runs)"
 
 
+class RetainedJobDataset(models.Model):
+    """The removed runs of one job that named one alias on one side (``JobDataset``, which
+    points at aliases): their span. By the alias's own key, not the dataset's display
+    alias, so a rederive gives each row back as the runs named it."""
+
+    job_key = models.BinaryField(max_length=32)
+    alias_key = models.BinaryField(max_length=32)
+    direction = models.CharField(max_length=6)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    kept_by_rederive = True
+
+    class Meta:
+        db_table = "catalog_retained_job_dataset"
+        constraints = [
+            # Natural key, as JobDataset's.
+            models.UniqueConstraint(
+                fields=["job_key", "alias_key", "direction"],
+                name="catalog_retained_job_ds_uniq",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"retained {self.direction} job dataset"
+
+
 class RetainedColumnEdge(models.Model):
     """The removed runs' column facts of one column edge: span and run count.
 

@@ -34,6 +34,7 @@ from catalog.models import (
     RetainedColumnEdge,
     RetainedEdge,
     RetainedJob,
+    RetainedJobDataset,
     RetainedJobEdge,
     RetainedLink,
     Retirement,
@@ -178,6 +179,10 @@ def _retained_rows(namespace: str) -> list[tuple[QuerySet[Any], str]]:
         (
             RetainedJobEdge.objects.filter(touching | Q(dataset_key__in=alias_keys)),
             "retained job edges",
+        ),
+        (
+            RetainedJobDataset.objects.filter(touching | Q(alias_key__in=alias_keys)),
+            "retained job datasets",
         ),
         (
             RetainedColumnEdge.objects.filter(

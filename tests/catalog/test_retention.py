@@ -18,6 +18,7 @@ from catalog.models import (
     Dataset,
     DatasetAlias,
     Job,
+    JobDataset,
     JobLineageEdge,
     LineageEdge,
     Run,
@@ -164,6 +165,32 @@ def test_retention_removes_old_events_and_runs_and_keeps_the_graph_through_a_red
 
     assert rederive(batch_size=5).failed == 0
     assert _lineage() == before
+
+
+def _job_datasets() -> list[tuple[Any, ...]]:
+    """What each job reads and writes (``JobDataset``), by names, with spans."""
+    return sorted(
+        JobDataset.objects.values_list(
+            "job__namespace",
+            "job__name",
+            "alias__namespace",
+            "alias__name",
+            "direction",
+            "declared",
+            "first_seen",
+            "last_seen",
+        )
+    )
+
+
+def test_what_jobs_read_and_wrote_survives_retention_and_a_rederive(
+    aged_store: dict[str, list[int]],
+) -> None:
+    before = _job_datasets()
+    assert apply_retention(30).runs > 0
+    assert _job_datasets() == before
+    assert rederive(batch_size=5).failed == 0
+    assert _job_datasets() == before
 
 
 def test_dry_run_changes_nothing_and_a_second_run_removes_nothing(

@@ -73,6 +73,20 @@ WHERE er.run_id = ANY(%(runs)s)
 GROUP BY 1, 2, 3
 ON CONFLICT (job_key, dataset_key, direction) DO UPDATE SET {_SPAN_UPDATE}
 """
+_KEEP_JOB_DATASETS = """
+INSERT INTO catalog_retained_job_dataset AS t
+    (job_key, alias_key, direction, first_seen, last_seen)
+SELECT j.key_hash, a.key_hash, rd.direction, MIN(rd.first_seen), MAX(rd.last_seen)
+FROM catalog_run_dataset rd
+JOIN catalog_run r ON r.id = rd.run_id
+JOIN catalog_job j ON j.id = r.job_id
+JOIN catalog_dataset_alias a ON a.id = rd.alias_id
+WHERE rd.run_id = ANY(%(runs)s)
+GROUP BY 1, 2, 3
+ON CONFLICT (job_key, alias_key, direction) DO UPDATE SET
+    first_seen = LEAST(t.first_seen, EXCLUDED.first_seen),
+    last_seen = GREATEST(t.last_seen, EXCLUDED.last_seen)
+"""
 _COLUMNS = """target_field, source_field, transformation_type, transformation_subtype,
     transformation_description, masking, dataset_level, field_transformation_type,
     field_transformation_description"""
@@ -240,6 +254,21 @@ ON CONFLICT (job_id, dataset_id, direction) DO UPDATE SET
     completed_run_count = e.completed_run_count + EXCLUDED.completed_run_count
 """
 
+# What the summarised jobs read and wrote (``JobDataset``), alias by alias as the runs
+# named them: a job's rows are the union of its runs' (``RunDataset``) and declarations'.
+_RESTORE_JOB_DATASETS = """
+INSERT INTO catalog_job_dataset AS e (job_id, alias_id, direction, first_seen, last_seen,
+    declared)
+SELECT j.id, a.id, t.direction, t.first_seen, t.last_seen, false
+FROM catalog_retained_job_dataset t
+JOIN catalog_job j ON j.key_hash = t.job_key
+JOIN catalog_dataset_alias a ON a.key_hash = t.alias_key
+ORDER BY 1, 2, 3
+ON CONFLICT (job_id, alias_id, direction) DO UPDATE SET
+    first_seen = LEAST(e.first_seen, EXCLUDED.first_seen),
+    last_seen = GREATEST(e.last_seen, EXCLUDED.last_seen)
+"""
+
 
 def keep_runs(cursor: Any, run_ids: list[int]) -> None:
     """Summarise ``run_ids`` (about to be removed): their edges' spans and counts, their
@@ -247,6 +276,7 @@ def keep_runs(cursor: Any, run_ids: list[int]) -> None:
     params = {"runs": run_ids}
     cursor.execute(_KEEP_EDGES, params)
     cursor.execute(_KEEP_JOB_EDGES, params)
+    cursor.execute(_KEEP_JOB_DATASETS, params)
     cursor.execute(_KEEP_COLUMN_EDGES, params)
     cursor.execute(_KEEP_JOBS, params)
     cursor.execute(_RUN_ALIASES, [run_ids, run_ids])
@@ -342,6 +372,7 @@ def restore_edges(cursor: Any) -> None:
     """Fold every summarised edge into the rederived graph (after every event)."""
     cursor.execute(_RESTORE_EDGES)
     cursor.execute(_RESTORE_JOB_EDGES)
+    cursor.execute(_RESTORE_JOB_DATASETS)
     cursor.execute(_RESTORE_COLUMN_EDGES)
 
 
