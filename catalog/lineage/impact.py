@@ -37,6 +37,7 @@ from catalog.lineage.request import (
 )
 from catalog.models import Dataset, DatasetField, Job
 from core.redaction import redact
+from core.sql_arrays import bigint_array
 
 Path = Literal["current", "declared", "stale"]
 # Weakest first: a path is as trustworthy as its weakest hop.
@@ -171,7 +172,7 @@ Link = tuple[int, int, str, Path, datetime | None]  # (job, dataset, direction, 
 
 _LINKS = """
 SELECT je.id, je.job_id, je.dataset_id, je.direction, je.last_seen FROM catalog_job_edge je
-WHERE je.dataset_id = ANY(%(ids)s) ORDER BY je.dataset_id, je.direction, je.job_id
+WHERE je.dataset_id = ANY(%(ids)s::bigint[]) ORDER BY je.dataset_id, je.direction, je.job_id
 LIMIT %(limit)s
 """
 
@@ -184,7 +185,7 @@ def _links(dataset_ids: list[int], request: ImpactRequest, limit: int) -> tuple[
     observed_keys: set[tuple[int, int, str]] = set()
     if request.lineage != "static":
         with connection.cursor() as cursor:
-            cursor.execute(_LINKS, {"ids": dataset_ids, "limit": limit})
+            cursor.execute(_LINKS, {"ids": bigint_array(dataset_ids), "limit": limit})
             rows = cursor.fetchall()
         capped = len(rows) >= limit
         current = currency.current_job_edges({row[0]: row[1] for row in rows})
@@ -366,7 +367,7 @@ def _tags(tags: Any, column: str) -> list[str]:
 _DATASETS = f"""
 SELECT d.id, d.namespace, d.name, (d.facets->'{ownership.NAME}'->'owners')::text,
        (d.facets->'{TAGS_FACET}'->'tags')::text
-FROM catalog_dataset d WHERE d.id = ANY(%(ids)s)
+FROM catalog_dataset d WHERE d.id = ANY(%(ids)s::bigint[])
 """
 
 
@@ -382,7 +383,7 @@ def _describe(items: list[Item]) -> None:
     job_ids = {item.node for item in items if item.type == "job"}
     rows: dict[tuple[str, int], tuple[Any, ...]] = {}
     with connection.cursor() as cursor:
-        cursor.execute(_DATASETS, {"ids": dataset_ids})
+        cursor.execute(_DATASETS, {"ids": bigint_array(dataset_ids)})
         for dataset_id, namespace, name, owners, tags in cursor.fetchall():
             rows[("dataset", dataset_id)] = (namespace, name, _json(owners), _json(tags), None)
     jobs = (
