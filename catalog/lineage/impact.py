@@ -42,6 +42,7 @@ from core.sql_arrays import bigint_array
 Path = Literal["current", "declared", "stale"]
 # Weakest first: a path is as trustworthy as its weakest hop.
 PATHS: tuple[Path, ...] = ("stale", "declared", "current")
+_RANK = {path: rank for rank, path in enumerate(PATHS)}  # a dict: _reach runs per hop
 CURRENCIES = ("any", *PATHS)
 DEFAULT_DEPTH = 5
 DEFAULT_MAX_ITEMS = 1_000
@@ -146,12 +147,12 @@ class Report:
 def _weaker(a: Path | None, b: Path | None) -> Path | None:
     if a is None or b is None:
         return None
-    return a if PATHS.index(a) <= PATHS.index(b) else b
+    return a if _RANK[a] <= _RANK[b] else b
 
 
 def _better(a: Path | None, b: Path | None) -> bool:
     """Whether path kind ``a`` beats ``b`` (None, unknown, beats nothing)."""
-    return a is not None and (b is None or PATHS.index(a) > PATHS.index(b))
+    return a is not None and (b is None or _RANK[a] > _RANK[b])
 
 
 def _reach(item: Item, path: Path | None, seen: datetime | None, job: int | None) -> None:
@@ -250,7 +251,9 @@ def _from_dataset(request: ImpactRequest) -> tuple[list[Item], dict[str, Any]]:
         level_jobs: dict[int, Item] = {}
         for source in level:
             for job_id, _dataset, _direction, kind, seen in readers[source.node]:
-                job = jobs.setdefault(job_id, Item("job", job_id, depth + 1, None, None))
+                job = jobs.get(job_id) or jobs.setdefault(
+                    job_id, Item("job", job_id, depth + 1, None, None)
+                )
                 if job.depth == depth + 1:
                     level_jobs[job_id] = job
                     _reach(job, _weaker(source.path, kind), seen, None)
