@@ -14,7 +14,7 @@ starts the shipped web server on 127.0.0.1 and measures sequential keep-alive re
   one branch  GET /impact?node=dataset:<a level-1 dataset>      (its ~100 datasets)
 
 and prints p50/p95/max (ms) for each. Usage:
-  .venv/bin/python bench/impact.py [--events 1000000] [--requests 50] [--reuse]
+  .venv/bin/python bench/impact.py [--events 1000000] [--requests 50] [--reuse] [--database URL]
 """
 
 import argparse
