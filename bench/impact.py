@@ -14,7 +14,7 @@ starts the shipped web server on 127.0.0.1 and measures sequential keep-alive re
   one branch  GET /impact?node=dataset:<a level-1 dataset>      (its ~100 datasets)
 
 and prints p50/p95/max (ms) for each. Usage:
-  .venv/bin/python bench/impact.py [--events 1000000] [--requests 50] [--reuse]
+  .venv/bin/python bench/impact.py [--events 1000000] [--requests 50] [--reuse] [--database URL]
 """
 
 import argparse
@@ -39,31 +39,32 @@ EVENTS = next(statement for statement in READ_BUILD if "INSERT INTO ingest_event
 # c is written by the job of its parent p = 2 + (c - fanout - 2) % fanout, whose id is p.
 BUILD = [
     """INSERT INTO catalog_job (namespace, name, key_hash, is_placeholder, facets, facet_versions,
-        processing_type, job_type, integration, description, first_seen, last_seen, updated_at)
+        processing_type, job_type, integration, description, first_seen, last_seen, updated_at,
+        owners, tags)
        SELECT 'airflow', 'impact.task_' || i,
               sha256('airflow'::bytea || decode('00', 'hex')
                      || convert_to('impact.task_' || i, 'UTF8')),
               false, jsonb_build_object('ownership', jsonb_build_object('owners',
                 jsonb_build_array(jsonb_build_object('name', 'team:' || (i %% 7))))), '{}',
-              'BATCH', 'TASK', 'AIRFLOW', '', now() - interval '30 days', now(), now()
+              'BATCH', 'TASK', 'AIRFLOW', '', now() - interval '30 days', now(), now(), '[]', '[]'
        FROM generate_series(1, %(fanout)s + 1) AS i""",
     """INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state, state_version,
         started_at, ended_at, error_message, is_streaming, facets, facet_versions, job_version,
-        updated_at, first_event_time, last_event_time, shares_run_id)
+        updated_at, first_event_time, last_event_time, shares_run_id, tags)
        SELECT md5('impact' || i)::uuid, md5('impact' || i)::uuid::text,
               CASE WHEN i <= %(fanout)s + 1 THEN i ELSE i - %(fanout)s - 1 END, false,
               'COMPLETE', '[]', now() - ((1000 - i) || ' minutes')::interval,
               now() - ((1000 - i) || ' minutes')::interval + interval '5 minutes', '', false,
               '{}', '{}', '[]', now(), now() - ((1000 - i) || ' minutes')::interval,
-              now() - ((1000 - i) || ' minutes')::interval, false
+              now() - ((1000 - i) || ' minutes')::interval, false, '[]'
        FROM generate_series(1, 2 * (%(fanout)s + 1)) AS i
        WHERE i <= %(fanout)s + 1 OR (i - %(fanout)s - 1) %% 10 = 0""",
     """INSERT INTO catalog_dataset (namespace, name, facets, facet_versions, description,
-        lifecycle_state, is_dropped, first_seen, last_seen, updated_at, display_rank)
+        lifecycle_state, is_dropped, first_seen, last_seen, updated_at, display_rank, owners, tags)
        SELECT 'postgres://db' || (i %% 20) || ':5432', 'impact.table_' || i,
               jsonb_build_object('ownership', jsonb_build_object('owners',
                 jsonb_build_array(jsonb_build_object('name', 'team:' || (i %% 13))))), '{}',
-              '', '', false, now() - interval '30 days', now(), now(), 2
+              '', '', false, now() - interval '30 days', now(), now(), 2, '[]', '[]'
        FROM generate_series(1, %(downstream)s + 1 + %(other)s) AS i""",
     """INSERT INTO catalog_dataset_alias (namespace, name, key_hash, dataset_id, reason,
         reason_detail, reason_version, first_seen, last_seen, is_table_name)
@@ -118,10 +119,13 @@ def main() -> None:
         "--workers", type=int, help="web server processes (default: config/server.py's)"
     )
     parser.add_argument("--reuse", action="store_true", help="Keep an already built store.")
+    parser.add_argument(
+        "--database", default=DATABASE, help=f"the scratch database, made anew (default {DATABASE})"
+    )
     options = parser.parse_args()
     env, token = built_store(
-        DATABASE,
-        lambda: build(DATABASE, options),
+        options.database,
+        lambda: build(options.database, options),
         f"{options.events:,} events, {options.downstream:,} datasets downstream of one "
         f"(fan-out {options.fanout}), {options.other_datasets:,} others",
         options.reuse,

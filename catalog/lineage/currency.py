@@ -22,6 +22,7 @@ from typing import Any
 from django.db import connection
 
 from catalog.models.writes import write_sql
+from core.sql_arrays import bigint_array
 
 # Each job's reference run, then the edges it has a row behind; one statement.
 _REFERENCE = """
@@ -80,12 +81,12 @@ def _current(
         return set()
     ordered = sorted(edges.items())
     values: dict[str, Any] = {
-        "edges": [edge for edge, _ in ordered],
-        "jobs": [job for _, job in ordered],
+        "edges": bigint_array(edge for edge, _ in ordered),
+        "jobs": bigint_array(job for _, job in ordered),
         # Each job once: the planner then expects as many reference runs as there are
         # (a DISTINCT over the pairs' jobs made it expect one per edge, and the plan's cost,
         # tens of thousands of edges for a hundred jobs, started JIT compilation: 1.4 s).
-        "job_set": sorted(set(edges.values())),
+        "job_set": bigint_array(sorted(set(edges.values()))),
     }
     as_of_sql = ""
     if as_of is not None:

@@ -15,6 +15,7 @@ from typing import Any
 from django.db import connection
 
 from catalog.lineage import job_edges, window
+from core.sql_arrays import bigint_array
 
 LINEAGES = ("all", "observed", "static")
 
@@ -95,7 +96,7 @@ SELECT DISTINCT s.job_id, a.dataset_id, s.direction
 FROM catalog_dataset_alias a
 JOIN catalog_static_dataset s ON s.alias_id = a.id
 JOIN catalog_static_lineage l ON l.job_id = s.job_id
-WHERE a.dataset_id = ANY(%(ids)s) {filters}
+WHERE a.dataset_id = ANY(%(ids)s::bigint[]) {filters}
 ORDER BY a.dataset_id, s.direction, s.job_id LIMIT %(limit)s
 """
 
@@ -107,7 +108,8 @@ def job_links(dataset_ids: list[int], as_of: datetime | None, limit: int) -> lis
     filters, values = window.declared(as_of, "l", ("a.dataset_id",))
     with connection.cursor() as cursor:
         cursor.execute(
-            _LINKS.format(filters=filters), {**values, "ids": dataset_ids, "limit": limit}
+            _LINKS.format(filters=filters),
+            {**values, "ids": bigint_array(dataset_ids), "limit": limit},
         )
         return cursor.fetchall()
 

@@ -37,10 +37,12 @@ from catalog.lineage.request import (
 )
 from catalog.models import Dataset, DatasetField, Job
 from core.redaction import redact
+from core.sql_arrays import bigint_array
 
 Path = Literal["current", "declared", "stale"]
 # Weakest first: a path is as trustworthy as its weakest hop.
 PATHS: tuple[Path, ...] = ("stale", "declared", "current")
+_RANK = {path: rank for rank, path in enumerate(PATHS)}  # a dict: _reach runs per hop
 CURRENCIES = ("any", *PATHS)
 DEFAULT_DEPTH = 5
 DEFAULT_MAX_ITEMS = 1_000
@@ -78,7 +80,8 @@ class ImpactRequest:
     lineage: str = "all"  # observed, static or all, as the graph's ``lineage``
 
 
-@dataclass
+# Slots: ten thousand of them are made and read field by field.
+@dataclass(slots=True)
 class Item:
     type: Literal["dataset", "column", "job"]
     node: int  # dataset or job id
@@ -144,12 +147,12 @@ class Report:
 def _weaker(a: Path | None, b: Path | None) -> Path | None:
     if a is None or b is None:
         return None
-    return a if PATHS.index(a) <= PATHS.index(b) else b
+    return a if _RANK[a] <= _RANK[b] else b
 
 
 def _better(a: Path | None, b: Path | None) -> bool:
     """Whether path kind ``a`` beats ``b`` (None, unknown, beats nothing)."""
-    return a is not None and (b is None or PATHS.index(a) > PATHS.index(b))
+    return a is not None and (b is None or _RANK[a] > _RANK[b])
 
 
 def _reach(item: Item, path: Path | None, seen: datetime | None, job: int | None) -> None:
@@ -171,7 +174,7 @@ Link = tuple[int, int, str, Path, datetime | None]  # (job, dataset, direction, 
 
 _LINKS = """
 SELECT je.id, je.job_id, je.dataset_id, je.direction, je.last_seen FROM catalog_job_edge je
-WHERE je.dataset_id = ANY(%(ids)s) ORDER BY je.dataset_id, je.direction, je.job_id
+WHERE je.dataset_id = ANY(%(ids)s::bigint[]) ORDER BY je.dataset_id, je.direction, je.job_id
 LIMIT %(limit)s
 """
 
@@ -184,7 +187,7 @@ def _links(dataset_ids: list[int], request: ImpactRequest, limit: int) -> tuple[
     observed_keys: set[tuple[int, int, str]] = set()
     if request.lineage != "static":
         with connection.cursor() as cursor:
-            cursor.execute(_LINKS, {"ids": dataset_ids, "limit": limit})
+            cursor.execute(_LINKS, {"ids": bigint_array(dataset_ids), "limit": limit})
             rows = cursor.fetchall()
         capped = len(rows) >= limit
         current = currency.current_job_edges({row[0]: row[1] for row in rows})
@@ -248,7 +251,9 @@ def _from_dataset(request: ImpactRequest) -> tuple[list[Item], dict[str, Any]]:
         level_jobs: dict[int, Item] = {}
         for source in level:
             for job_id, _dataset, _direction, kind, seen in readers[source.node]:
-                job = jobs.setdefault(job_id, Item("job", job_id, depth + 1, None, None))
+                job = jobs.get(job_id) or jobs.setdefault(
+                    job_id, Item("job", job_id, depth + 1, None, None)
+                )
                 if job.depth == depth + 1:
                     level_jobs[job_id] = job
                     _reach(job, _weaker(source.path, kind), seen, None)
@@ -366,25 +371,26 @@ def _tags(tags: Any, column: str) -> list[str]:
 _DATASETS = f"""
 SELECT d.id, d.namespace, d.name, (d.facets->'{ownership.NAME}'->'owners')::text,
        (d.facets->'{TAGS_FACET}'->'tags')::text
-FROM catalog_dataset d WHERE d.id = ANY(%(ids)s)
+FROM catalog_dataset d WHERE d.id = ANY(%(ids)s::bigint[])
 """
 
 
-def _json(text: str | None) -> Any:
+def _json(text: str | bytes | None) -> Any:
     return None if text is None else orjson.loads(text)
 
 
 def _describe(items: list[Item]) -> None:
     """Names, owners and tags of the items, and each job's last run state: two queries.
     Facet text is producer text: redacted through the one function, here, each distinct
-    text once."""
+    text once. Items with the same owners and tags text share one parsed and redacted
+    pair of lists (10,000 datasets name a few dozen owners): read them, never change them."""
     dataset_ids = sorted({item.node for item in items if item.type != "job"})
     job_ids = {item.node for item in items if item.type == "job"}
     rows: dict[tuple[str, int], tuple[Any, ...]] = {}
     with connection.cursor() as cursor:
-        cursor.execute(_DATASETS, {"ids": dataset_ids})
+        cursor.execute(_DATASETS, {"ids": bigint_array(dataset_ids)})
         for dataset_id, namespace, name, owners, tags in cursor.fetchall():
-            rows[("dataset", dataset_id)] = (namespace, name, _json(owners), _json(tags), None)
+            rows[("dataset", dataset_id)] = (namespace, name, owners, tags, None)
     jobs = (
         Job.objects.filter(id__in=job_ids)
         .with_latest_run_state()
@@ -398,26 +404,35 @@ def _describe(items: list[Item]) -> None:
             "latest_run_state",
         )
     )
-    for values in jobs:
-        rows[("job", values[0])] = values[1:]
+    for job_id, namespace, name, owners, tags, state in jobs:
+        # As text, like the datasets' lists: the key of the parsed pair below.
+        rows[("job", job_id)] = (namespace, name, orjson.dumps(owners), orjson.dumps(tags), state)
+    parsed: dict[tuple[Any, ...], tuple[list[dict[str, str]], list[str]]] = {}
+    keys: list[tuple[Item, tuple[Any, ...]]] = []
     for item in items:
         found = rows.get(("job" if item.type == "job" else "dataset", item.node))
         if found is None:
             continue
         item.namespace, item.name, item.last_run_state = found[0], found[1], found[4]
-        item.owners = [] if item.type == "column" else _owners(found[2])
-        item.tags = _tags(found[3], item.field)
-    # Each distinct text once (a report of 10,000 items names a few dozen owners).
+        key = (found[2], found[3], item.field, item.type == "column")
+        if key not in parsed:
+            owners = [] if item.type == "column" else _owners(_json(found[2]))
+            parsed[key] = (owners, _tags(_json(found[3]), item.field))
+        keys.append((item, key))
     texts = sorted(
-        {text for item in items for owner in item.owners for text in owner.values()}
-        | {tag for item in items for tag in item.tags}
+        {text for owners, _ in parsed.values() for owner in owners for text in owner.values()}
+        | {tag for _, tags in parsed.values() for tag in tags}
     )
     redacted = dict(zip(texts, redact(texts), strict=True))
-    for item in items:
-        item.owners = [
-            {key: redacted[text] for key, text in owner.items()} for owner in item.owners
-        ]
-        item.tags = [redacted[tag] for tag in item.tags]
+    shown = {
+        key: (
+            [{name: redacted[text] for name, text in owner.items()} for owner in owners],
+            [redacted[tag] for tag in tags],
+        )
+        for key, (owners, tags) in parsed.items()
+    }
+    for item, key in keys:
+        item.owners, item.tags = shown[key]
 
 
 def report(request: ImpactRequest) -> Report:
