@@ -6,7 +6,7 @@ JSON by default; CSV with ``Accept: text/csv`` or ``?format=csv``, streamed row 
 from collections.abc import Mapping
 from typing import Any
 
-from django.http import Http404, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import renderers, serializers
@@ -137,13 +137,6 @@ IMPACT_EXAMPLE = {
 class Impact(ReadAPIView):
     read_permissions = (JOB, DATASET, EDGE, COLUMN_EDGE, STATIC, STATIC_COLUMN)
     renderer_classes = [JSONRenderer, CSVRenderer]
-
-    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
-        # DRF answers an unknown ``?format=`` with a bare 404; it is a bad parameter.
-        try:
-            return super().perform_content_negotiation(request, force)
-        except Http404:
-            raise bad_parameter("format", "json or csv.") from None
 
     @extend_schema(
         operation_id="impact",

@@ -145,6 +145,8 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["core.rendering.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # An unknown ?format= is a 400 problem, not DRF's 404 (core/negotiation.py).
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.ProblemContentNegotiation",
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "EXCEPTION_HANDLER": "core.problems.problem_exception_handler",
