@@ -306,7 +306,10 @@ def main() -> None:
     else:
         env = migrated_database(args.database_url)
         token = new_token(env, "ingest")
-        with running_server(env, workers=args.workers, threads=args.threads) as url:
+        # A loaded shared machine starts the server slowly (35-55 s seen at load 10-14).
+        with running_server(
+            env, workers=args.workers, threads=args.threads, start_seconds=180
+        ) as url:
             results = run_ingest(url, token, args)
 
     # What a table like ingest_event costs by itself, beside the bare ceilings (information).
