@@ -156,8 +156,10 @@ def parse_json(data: bytes, path: str = "") -> Any:
     """Parse one JSON document strictly.
 
     orjson checks validity first (UTF-8, no lone surrogates, no NaN/Infinity, no numbers
-    beyond float range); the stdlib decoder then builds the document, refusing duplicate
-    keys and keeping big integers exact. Both are C code: about 30 µs for a 4 KB event.
+    beyond float range) and builds the document. It resolves duplicate keys silently and
+    turns integers beyond 64 bits into floats, so its document is taken only when it is
+    provably the one sent (``_exact``); otherwise the stdlib decoder builds it again,
+    refusing duplicate keys and keeping big integers exact.
     """
     if not data.strip():
         raise Problem(status=400, slug="invalid-json", title="The body is empty")
@@ -167,10 +169,12 @@ def parse_json(data: bytes, path: str = "") -> Any:
         checked = orjson.loads(data)
         max_depth = limits()["MAX_JSON_DEPTH"]
         # Every container opens with a "{" or "[" byte, so a body with no more of them than
-        # the limit cannot nest past it: counted in C, this spares the Python walk (13-100 µs
-        # per event) for most events. Brackets inside strings only raise the count.
-        if data.count(b"{") + data.count(b"[") > max_depth:
+        # the limit cannot nest past it: counted in C, this spares the depth check for
+        # small events. Brackets inside strings only raise the count.
+        if data.count(b"{") + data.count(b"[") > max_depth and not _shallow(checked, max_depth):
             check_depth(checked, max_depth, path)
+        if _exact(checked, data):
+            return checked
         document = _DECODER.decode(data.decode())
     except (orjson.JSONDecodeError, ValueError) as error:
         raise Problem(
@@ -183,6 +187,39 @@ def parse_json(data: bytes, path: str = "") -> Any:
     except RecursionError as error:  # only if MAX_JSON_DEPTH is set near the stack's limit
         raise too_deep(limits()["MAX_JSON_DEPTH"], path) from error
     return document
+
+
+def _exact(document: Any, data: bytes) -> bool:
+    """Whether orjson's ``document`` is exactly what the stdlib decoder would build.
+
+    When orjson writes the document back, compact, byte for byte as it came (what the
+    Java and Spark clients send), nothing was lost: a duplicate key orjson dropped would
+    be missing from the output, an integer beyond 64 bits would come out as a float, and
+    every other value reads back as it was written. In C (a few microseconds per event),
+    this spares the stdlib decoder and its per-object hook, the larger part of parsing a
+    batch (issue 42; docs/benchmarks.md). Anything else (spaces, escapes such as \\u00e9,
+    numbers written otherwise) takes the stdlib decoder, as before.
+    """
+    try:
+        return orjson.dumps(document) == data.strip()
+    except orjson.JSONEncodeError:
+        return False
+
+
+def _shallow(document: Any, max_depth: int) -> bool:
+    """Whether ``document`` surely nests no deeper than ``max_depth``, seen in C.
+
+    orjson's indented output puts every member of a container at depth d (the document
+    is depth 1) on a line indented 2d spaces, and raw newlines occur nowhere else (strings
+    escape them): without a line indented 2 x ``max_depth`` spaces nothing sits deeper
+    than ``max_depth``. False sends the document to the exact walk (``check_depth``),
+    which also tells a scalar at that depth (allowed) from a container (refused).
+    """
+    try:
+        indented = orjson.dumps(document, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:  # orjson writes at most 255 levels: the walk decides
+        return False
+    return b"\n" + b" " * (2 * max_depth) not in indented
 
 
 def parse_ndjson(data: bytes) -> list[Any]:

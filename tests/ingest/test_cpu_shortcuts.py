@@ -6,6 +6,7 @@
   again; invalid facets are checked (and reported) every time.
 """
 
+import json
 import random
 
 import pytest
@@ -131,3 +132,81 @@ def test_integers_beyond_64_bits_are_checked_uncached(empty_cache) -> None:
     facet = {**GOOD_JOB_TYPE, "extra": 2**70}
     assert facet_problems("job", {"jobType": facet}, "/job/facets") == []
     assert not empty_cache
+
+
+# --- parse_json takes orjson's document only when it is the one sent (issue 42) ----------
+
+
+def stdlib_verdict(body: bytes) -> object:
+    """What the stdlib decoder alone builds (duplicate keys refused), with every type."""
+    from ingest.parsing import _DECODER
+
+    try:
+        return typed(_DECODER.decode(body.decode()))
+    except ValueError:
+        return "invalid-json"
+
+
+def typed(value: object) -> object:
+    """``value`` with each scalar's type beside it: 1 and 1.0 must not compare equal."""
+    if isinstance(value, dict):
+        return {key: typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [typed(item) for item in value]
+    return (type(value).__name__, value)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a":1,"a":2}',  # compact, a duplicate orjson would resolve silently
+        b'{"a":{"b":1,"c":{"b":2,"b":2}}}',  # the same value twice, deep down
+        b'[{"k":1},{"k":1,"k":1}]',
+        b'{"big":123456789012345678901234567890}',  # orjson: a float
+        b'{"neg":-9223372036854775809}',
+        b'{"u64":18446744073709551615,"i64":-9223372036854775808}',
+        b'{"f":1.5,"g":0.1,"h":-0.0,"i":1.0,"j":1e5,"k":1E-7}',
+        b'{"s":"\\u00e9\\n\\"\\\\\\/","t":"\xc3\xa9"}',
+        b'{"a":1}\n',
+        b' {"a" : [1, 2] } ',
+        b'{"":{"":[]}}',
+    ],
+)
+def test_orjsons_document_is_taken_only_when_exact(body: bytes) -> None:
+    try:
+        got: object = typed(parse_json(body))
+    except Problem as problem:
+        got = problem.slug
+    assert got == stdlib_verdict(body)
+
+
+def test_random_compact_documents_parse_as_the_stdlib_builds_them() -> None:
+    rng = random.Random(42)
+    scalars = [0, -1, 2**63 - 1, 2**64 - 1, 2**70, -(2**65), 1.25, 3e-9, "x", "é", None, True]
+
+    def grow(depth_left: int) -> object:
+        if depth_left == 0 or rng.random() < 0.3:
+            return rng.choice(scalars)
+        if rng.random() < 0.5:
+            return [grow(depth_left - 1) for _ in range(rng.randint(0, 3))]
+        return {f"k{rng.randint(0, 4)}": grow(depth_left - 1) for _ in range(rng.randint(0, 3))}
+
+    for _ in range(300):
+        text = json.dumps({"root": grow(6)}, separators=(",", ":"), ensure_ascii=False)
+        if rng.random() < 0.3:  # a duplicate key spliced in, compact as the rest
+            text = text.replace('{"root":', '{"root":0,"root":', 1)
+        body = text.encode()
+        try:
+            got: object = typed(parse_json(body))
+        except Problem as problem:
+            got = problem.slug
+        assert got == stdlib_verdict(body)
+
+
+def test_a_compact_event_is_taken_from_orjson() -> None:
+    """The shortcut is taken for what the Java and Spark clients send: compact JSON."""
+    from ingest.parsing import _exact
+
+    body = json.dumps({"eventType": "START", "run": {"runId": "r"}}, separators=(",", ":"))
+    assert _exact(json.loads(body), body.encode())
+    assert not _exact(json.loads(body), body.replace(",", ", ").encode())

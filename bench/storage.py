@@ -1,0 +1,104 @@
+"""Bytes per stored event against the event's JSON (issue 42 item 3, its storage half).
+
+Each stream of bench/streams.py (the derivation benchmarks' events: the corpus's Spark
+events and the generated fleets) is stored through the shipped path (``record_events``,
+what the batch endpoint and Kafka ingest call) into a freshly migrated scratch database,
+in batches of 500; then, after a VACUUM ANALYZE, ingest_event's heap, TOAST and every
+index are measured and divided by the events stored. The JSON size is the compact JSON
+as a producer sends it (orjson, keys as given). The target is at most 1.2x.
+
+With --alter it also times each statement of ``--alter`` on the filled table (the last
+stream's), so a migration's cost on a live store is measured, not guessed.
+
+Usage: .venv/bin/python -m bench.storage [--events 20000] [--streams hot,fleet,shared-datasets]
+"""
+
+import argparse
+import os
+import time
+
+import orjson
+import psycopg
+
+from bench.common import migrated_django_without_broker
+from bench.streams import STREAMS
+
+SIZES = """
+SELECT pg_relation_size(c.oid), coalesce(pg_total_relation_size(c.reltoastrelid), 0),
+       pg_indexes_size(c.oid)
+FROM pg_class c WHERE c.oid = 'ingest_event'::regclass
+"""
+INDEXES = """
+SELECT i.indexrelid::regclass::text, pg_relation_size(i.indexrelid)
+FROM pg_index i WHERE i.indrelid = 'ingest_event'::regclass ORDER BY 2 DESC
+"""
+
+
+def fill(stream: str, count: int) -> float:
+    """Store ``count`` events of ``stream``; the mean bytes of their compact JSON."""
+    from ingest.services import record_events
+    from ingest.validation import validate_openlineage
+
+    json_bytes = 0
+    for start in range(0, count, 500):
+        events = STREAMS[stream](start, min(500, count - start))
+        json_bytes += sum(len(orjson.dumps(event)) for event in events)
+        record_events([validate_openlineage(event) for event in events])
+    return json_bytes / count
+
+
+def measure(database_url: str, stream: str, count: int, per_index: bool) -> None:
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        connection.execute("TRUNCATE ingest_event CASCADE")  # a fresh log each stream
+    mean_json = fill(stream, count)
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        connection.execute("VACUUM ANALYZE ingest_event")
+        heap, toast, indexes = connection.execute(SIZES).fetchone() or (0, 0, 0)
+        payload = connection.execute(
+            "SELECT avg(pg_column_size(payload)) FROM ingest_event"
+        ).fetchone()
+        index_rows = connection.execute(INDEXES).fetchall()
+    total = heap + toast + indexes
+    print(
+        f"{stream:16} {count:>7,} events, JSON {mean_json:7.0f} B/event; stored "
+        f"{total / count:7.0f} B/event (heap {heap / count:.0f}, TOAST {toast / count:.0f}, "
+        f"indexes {indexes / count:.0f}; payload column {float(payload[0] or 0):.0f}): "
+        f"{total / count / mean_json:.2f}x the JSON (target <= 1.2)",
+        flush=True,
+    )
+    if per_index:
+        print("  " + ", ".join(f"{name} {size / count:.0f}" for name, size in index_rows))
+
+
+def timed_alter(database_url: str, statements: list[str]) -> None:
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        rows = connection.execute("SELECT count(*) FROM ingest_event").fetchone()[0]
+        for statement in statements:
+            started = time.perf_counter()
+            connection.execute(statement)
+            seconds = time.perf_counter() - started
+            print(f"  {statement}: {seconds:.3f} s on {rows:,} rows")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=20000)
+    parser.add_argument("--streams", default="hot,fleet,shared-datasets")
+    parser.add_argument("--per-index", action="store_true", help="bytes per event per index")
+    parser.add_argument(
+        "--alter", action="append", default=[], help="a statement to time on the filled table"
+    )
+    parser.add_argument(
+        "--database-url", default="postgres://postgres@127.0.0.1:5432/lineage_bench_storage_bytes"
+    )
+    args = parser.parse_args()
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    migrated_django_without_broker(args.database_url)
+    for stream in args.streams.split(","):
+        measure(args.database_url, stream, args.events, args.per_index)
+    if args.alter:
+        timed_alter(args.database_url, args.alter)
+
+
+if __name__ == "__main__":
+    main()
