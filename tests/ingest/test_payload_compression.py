@@ -1,4 +1,4 @@
-"""Event payloads are stored lz4-compressed (ADR 0096): migration 0026 sets the column's
+"""Event payloads are stored lz4-compressed (ADR 0096): migration 0006 sets the column's
 method, and a payload big enough to be compressed at all is compressed with it."""
 
 import pytest
