@@ -10,7 +10,7 @@ from api import serializers_run_facts as _run_facts
 from api.column_serializers import DatasetColumnEdgeSerializer, DatasetDependencyDetailSerializer
 from api.json_fields import RedactedJSONField
 from api.label_serializers import OwnersField, TagsField
-from catalog.facets import execution_parameters, run_tests
+from catalog.facets import execution_parameters, hierarchy, run_tests
 from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run, writes
 from catalog.names import naming
 from core.redaction import redact, redact_text
@@ -399,8 +399,17 @@ class DatasetJobSerializer(serializers.Serializer):
     )
 
 
+class HierarchyLevelSerializer(serializers.Serializer):
+    type = serializers.CharField(help_text="DATABASE, SCHEMA, TABLE, ...")
+    name = serializers.CharField()
+
+
 class DatasetDetailSerializer(DatasetSerializer):
     aliases = AliasSerializer(many=True, source="prefetched_aliases")
+    hierarchy = serializers.SerializerMethodField(
+        help_text="The browse path its HierarchyDatasetFacet gives, highest level first "
+        "(ADR 0093); empty without one."
+    )
     # Only the stubs see Serializer.fields here: the serializer metaclass pops declared fields.
     fields = FieldSerializer(many=True, source="prefetched_fields")  # type: ignore[assignment]
     facets = RedactedJSONField()
@@ -445,6 +454,7 @@ class DatasetDetailSerializer(DatasetSerializer):
             "column_lineage_outside_schema",
             "dataset_dependencies",
             "run_facts",
+            "hierarchy",
         ]
 
     @extend_schema_field(DatasetColumnEdgeSerializer(many=True))
@@ -454,6 +464,10 @@ class DatasetDetailSerializer(DatasetSerializer):
     @extend_schema_field(DatasetDependencyDetailSerializer(many=True))
     def get_dataset_dependencies(self, dataset: Dataset) -> list[dict[str, Any]]:
         return cast(list[dict[str, Any]], self.context["dataset_dependencies"])
+
+    @extend_schema_field(HierarchyLevelSerializer(many=True))
+    def get_hierarchy(self, dataset: Dataset) -> list[dict[str, str]]:
+        return cast(list[dict[str, str]], redact(hierarchy.levels(dataset.facets)))
 
     @extend_schema_field(_run_facts.DatasetRunFactsSerializer(many=True))
     def get_run_facts(self, dataset: Dataset) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from catalog.facets import (
     documentation,
     error_message,
     execution_parameters,
+    hierarchy,
     input_statistics,
     job_type,
     kept,
@@ -71,6 +72,7 @@ FACETS: tuple[Facet, ...] = (
     data_source.FACET,
     storage.FACET,
     column_lineage.FACET,
+    hierarchy.FACET,
     # run facts (input/output)
     output_statistics.FACET,
     input_statistics.FACET,

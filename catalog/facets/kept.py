@@ -67,12 +67,6 @@ KEPT: tuple[Facet, ...] = (
         "an identity hint is issue 41 item 3, a later step",
     ),
     _kept(
-        "hierarchy",
-        (DATASET,),
-        "HierarchyDatasetFacet",
-        "browse paths are issue 41 item 3, a later step",
-    ),
-    _kept(
         "datasetType",
         (DATASET,),
         "DatasetTypeDatasetFacet",

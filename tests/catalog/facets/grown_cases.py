@@ -1,16 +1,17 @@
-"""The cases of the facets issue 41 item 6 reads (ADR 0092), for test_facets_end_to_end.py:
-the run's tests, its execution parameters and an input's subset, each from the spec's own
-example (spec-examples/facets/BaseSubsetDatasetFacet/4.json; TestRunFacet's and
-ExecutionParametersRunFacet's schema ``example`` values, the spec having no example file
-for them), derived and read back through /api/v1 and the Marquez mount."""
+"""The cases of the facets issue 41 items 6 and 3 read (ADRs 0092, 0093), for
+test_facets_end_to_end.py: the run's tests, its execution parameters, an input's subset and
+a dataset's hierarchy, each from the spec's own example
+(spec-examples/facets/BaseSubsetDatasetFacet/4.json, HierarchyDatasetFacet/1.json;
+TestRunFacet's and ExecutionParametersRunFacet's schema ``example`` values, the spec
+having no example file for them), derived and read back through /api/v1 and the Marquez mount."""
 
 import json
 from collections.abc import Callable
 
-from catalog.facets import execution_parameters, run_tests, subset
+from catalog.facets import execution_parameters, hierarchy, run_tests, subset
 from tests.api.project_fixtures import derive
 from tests.catalog.facets.spec_examples import EXAMPLES
-from tests.catalog.facets.world import Reads, event, facet
+from tests.catalog.facets.world import INPUT, Reads, event, facet
 
 # (derive, native check, Marquez check) per facet name.
 Checks = tuple[Callable[[], None], Callable[[Reads], None], Callable[[Reads], None]]
@@ -44,6 +45,7 @@ PARAMETERS = facet(
         }
     ],
 )
+HIERARCHY = json.loads((EXAMPLES / "HierarchyDatasetFacet" / "1.json").read_text())
 SUBSET = json.loads((EXAMPLES / "BaseSubsetDatasetFacet" / "4.json").read_text())["subset"]
 
 
@@ -102,7 +104,26 @@ def _subset_marquez(r: Reads) -> None:
     assert version["facets"][subset.NAME]["inputCondition"] == SUBSET["inputCondition"]
 
 
+def _hierarchy_native(r: Reads) -> None:
+    assert r.dataset()["hierarchy"] == [
+        {"type": "DATABASE", "name": "my_db"},
+        {"type": "SCHEMA", "name": "my_schema"},
+        {"type": "TABLE", "name": "my_table"},
+    ]
+    assert r.dataset(INPUT)["hierarchy"] == []  # silent: no path
+
+
+def _hierarchy_marquez(r: Reads) -> None:
+    served = r.mz_dataset()["facets"][hierarchy.NAME]["hierarchy"]
+    assert served == HIERARCHY[hierarchy.NAME]["hierarchy"]
+
+
 CASES: dict[str, Checks] = {
+    hierarchy.NAME: (
+        lambda: derive(event(output_facets=HIERARCHY)),
+        _hierarchy_native,
+        _hierarchy_marquez,
+    ),
     run_tests.NAME: (
         lambda: derive(event(run={run_tests.NAME: TESTS})),
         _tests_native,
