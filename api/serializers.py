@@ -10,6 +10,7 @@ from api import serializers_run_facts as _run_facts
 from api.column_serializers import DatasetColumnEdgeSerializer, DatasetDependencyDetailSerializer
 from api.json_fields import RedactedJSONField
 from api.label_serializers import OwnersField, TagsField
+from catalog.facets import execution_parameters, hierarchy, run_tests
 from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run, writes
 from catalog.names import naming
 from core.redaction import redact, redact_text
@@ -172,6 +173,10 @@ class JobDetailSerializer(JobSerializer):
     children = serializers.SerializerMethodField()
     inputs = serializers.SerializerMethodField()
     outputs = serializers.SerializerMethodField()
+    latest_tests = serializers.SerializerMethodField(
+        help_text="The test results of the newest of the job's latest 50 runs that reported "
+        "tests, or null (ADR 0092)."
+    )
 
     class Meta(JobSerializer.Meta):
         fields = [
@@ -182,7 +187,15 @@ class JobDetailSerializer(JobSerializer):
             "inputs",
             "outputs",
             "retired",
+            "latest_tests",
         ]
+
+    @extend_schema_field(_run_facts.LatestTestsSerializer(allow_null=True))
+    def get_latest_tests(self, job: Job) -> dict[str, Any] | None:
+        latest = self.context["latest_tests"]
+        if latest is None:
+            return None
+        return cast(dict[str, Any], _run_facts.LatestTestsSerializer(redact(latest)).data)
 
     @extend_schema_field(JobRefSerializer(many=True))
     def get_children(self, job: Job) -> list[dict[str, Any]]:
@@ -295,7 +308,11 @@ class RunDetailSerializer(RunSerializer):
     )
     dataset_facts = serializers.SerializerMethodField(
         help_text="What the run reported about the datasets it read and wrote: statistics, "
-        "data quality metrics and assertions (ADR 0061)."
+        "data quality metrics and assertions, subsets (ADR 0061)."
+    )
+    tests = serializers.SerializerMethodField(help_text="The tests the run executed (ADR 0092).")
+    parameters = serializers.SerializerMethodField(
+        help_text="The parameters the run was given, secrets redacted (ADR 0092)."
     )
 
     class Meta(RunSerializer.Meta):
@@ -308,11 +325,21 @@ class RunDetailSerializer(RunSerializer):
             "child_run_ids",
             "same_run_id_runs",
             "dataset_facts",
+            "tests",
+            "parameters",
         ]
 
     @extend_schema_field(_run_facts.RunDatasetFactsSerializer(many=True))
     def get_dataset_facts(self, run: Run) -> list[dict[str, Any]]:
         return cast(list[dict[str, Any]], redact(self.context["dataset_facts"]))
+
+    @extend_schema_field(_run_facts.TestResultSerializer(many=True))
+    def get_tests(self, run: Run) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], redact(run_tests.results(run.facets)))
+
+    @extend_schema_field(_run_facts.ExecutionParameterSerializer(many=True))
+    def get_parameters(self, run: Run) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], redact(execution_parameters.parameters(run.facets)))
 
     @extend_schema_field(SameRunIdSerializer(many=True))
     def get_same_run_id_runs(self, run: Run) -> list[dict[str, Any]]:
@@ -372,8 +399,17 @@ class DatasetJobSerializer(serializers.Serializer):
     )
 
 
+class HierarchyLevelSerializer(serializers.Serializer):
+    type = serializers.CharField(help_text="DATABASE, SCHEMA, TABLE, ...")
+    name = serializers.CharField()
+
+
 class DatasetDetailSerializer(DatasetSerializer):
     aliases = AliasSerializer(many=True, source="prefetched_aliases")
+    hierarchy = serializers.SerializerMethodField(
+        help_text="The browse path its HierarchyDatasetFacet gives, highest level first "
+        "(ADR 0093); empty without one."
+    )
     # Only the stubs see Serializer.fields here: the serializer metaclass pops declared fields.
     fields = FieldSerializer(many=True, source="prefetched_fields")  # type: ignore[assignment]
     facets = RedactedJSONField()
@@ -418,6 +454,7 @@ class DatasetDetailSerializer(DatasetSerializer):
             "column_lineage_outside_schema",
             "dataset_dependencies",
             "run_facts",
+            "hierarchy",
         ]
 
     @extend_schema_field(DatasetColumnEdgeSerializer(many=True))
@@ -427,6 +464,10 @@ class DatasetDetailSerializer(DatasetSerializer):
     @extend_schema_field(DatasetDependencyDetailSerializer(many=True))
     def get_dataset_dependencies(self, dataset: Dataset) -> list[dict[str, Any]]:
         return cast(list[dict[str, Any]], self.context["dataset_dependencies"])
+
+    @extend_schema_field(HierarchyLevelSerializer(many=True))
+    def get_hierarchy(self, dataset: Dataset) -> list[dict[str, str]]:
+        return cast(list[dict[str, str]], redact(hierarchy.levels(dataset.facets)))
 
     @extend_schema_field(_run_facts.DatasetRunFactsSerializer(many=True))
     def get_run_facts(self, dataset: Dataset) -> list[dict[str, Any]]:

@@ -13,6 +13,9 @@ Redacted shapes:
 
 - the value of a secret key in an object, whatever it is (``{"password": ["x"]}``,
   ``{"credentials": {"value": "x"}}``); ``null`` and booleans are kept;
+- the ``value`` of a name/value pair whose ``key`` or ``name`` is a secret key
+  (``{"key": "db.password", "value": "x"}``: execution parameters, environment variables
+  sent as a list of ``{"name", "value"}``);
 - ``key=value`` and ``key: value`` assignments with a secret key anywhere in a string:
   a whole line when the assignment starts the line (``user=bob\\npassword=x``,
   ``Authorization: Bearer x``), else up to the next blank, ``&``, ``;`` or ``,``
@@ -48,6 +51,8 @@ from typing import Any
 from django.conf import settings
 
 REDACTED = "***REDACTED***"
+# The fields that name the "value" beside them in a name/value pair object.
+_PAIR = ("key", "name")
 # Characters of one string that are scanned for assignments and URLs (1 MiB of text).
 SCAN_LIMIT = 1 << 20
 UNSCANNED = "***REDACTED: {count} characters not scanned***"
@@ -157,17 +162,24 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
         redacted = texts_seen.get(document)
         return redacted if redacted is not None else memo.remember_text(document)
 
+    def secret_name(name: str) -> bool:
+        secret = secret_keys_seen.get(name)
+        return memo.remember_key(name) if secret is None else secret
+
     def walk(value: Any) -> Any:
         if isinstance(value, dict):
             copy: dict[Any, Any] = {}
+            # A name/value pair ({"key": "db.password", "value": "x"}): the value is the
+            # secret key's value (execution parameters, environment variables as lists).
+            pair = "value" in value and any(
+                type(value.get(field)) is str and secret_name(value[field]) for field in _PAIR
+            )
             for key, item in value.items():
                 if item is None or item is True or item is False:
                     copy[key] = item
                     continue
                 name = key if type(key) is str else str(key)
-                secret = secret_keys_seen.get(name)
-                if secret is None:
-                    secret = memo.remember_key(name)
+                secret = secret_name(name) or (pair and name == "value")
                 copy[key] = REDACTED if secret else walk(item)
             return copy
         if isinstance(value, list):

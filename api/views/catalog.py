@@ -93,6 +93,7 @@ class JobViewSet(ReadOnlyViewSet):
             context["outputs"] = list(
                 links.filter(direction="output").order_by("id")[:RELATED_LIMIT]
             )
+            context["latest_tests"] = run_facts.latest_tests(job_id)
             # Beside each, the job edge's runs and completed runs (ADR 0069).
             rows = [*context["inputs"], *context["outputs"]]
             counts = writes.dataset_counts(job_id, sorted({r.alias.dataset_id for r in rows}))

@@ -26,6 +26,7 @@ from catalog.admin.support import (
     name_keys,
     related_table,
 )
+from catalog.facets import hierarchy
 from catalog.lineage import column_lineage
 from catalog.models import (
     AliasLink,
@@ -45,6 +46,7 @@ from catalog.permissions import VIEW_EVENT, VIEW_JOB, VIEW_RUN
 from catalog.reads import run_facts
 from catalog.services import curation, display_names
 from core.admin_base import BoundedAdmin, IdSearchMixin, pretty_json
+from core.redaction import redact_text
 from ingest.models import Event
 
 if TYPE_CHECKING:
@@ -116,6 +118,7 @@ class DatasetAdmin(
         "retirement_button",
         "display_name_source",
         "description",
+        "browse_path",
         "labels_table",
         "labels_add_link",
         "lifecycle_state",
@@ -320,6 +323,10 @@ class DatasetAdmin(
     @admin.display(description="events")
     def events_link(self, dataset: Dataset) -> str:
         return changelist_link(Event, "events that named this dataset", dataset=dataset.pk)
+
+    @admin.display(description="browse path (HierarchyDatasetFacet, ADR 0093)")
+    def browse_path(self, dataset: Dataset) -> str:
+        return redact_text(hierarchy.path(dataset.facets))
 
     @admin.display(description="facets")
     def facets_pretty(self, dataset: Dataset) -> str:

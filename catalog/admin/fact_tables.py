@@ -32,16 +32,26 @@ def _metrics(entry: dict[str, Any]) -> SafeString | str:
     )
 
 
+def _assertion_detail(item: dict[str, Any]) -> str:
+    """What a 1-1-0 assertion adds: its test's name, severity and, when sent, expected
+    against actual."""
+    parts = [f"{key} {item[key]}" for key in ("name", "severity") if item.get(key)]
+    if item.get("expected") is not None or item.get("actual") is not None:
+        parts.append(f"expected {item.get('expected')}, actual {item.get('actual')}")
+    return f" [{'; '.join(parts)}]" if parts else ""
+
+
 def _assertions(entry: dict[str, Any]) -> SafeString | str:
     return format_html_join(
         "",
-        '<div class="{}">{} {}{}</div>',
+        '<div class="{}">{} {}{}{}</div>',
         (
             (
                 "lc-ok" if item["success"] else "lc-failed",
                 "passed" if item["success"] else "FAILED" if item["success"] is False else "?",
                 item["assertion"],
                 f" ({item['column']})" if item["column"] else "",
+                _assertion_detail(item),
             )
             for item in entry["assertions"]
         ),
@@ -73,3 +83,38 @@ def dataset_cell(entry: dict[str, Any]) -> SafeString:
 
 def run_cell(entry: dict[str, Any]) -> SafeString:
     return format_html("{} ({})", entry["run_id"], entry["job"]["name"])
+
+
+def tests_table(tests: list[dict[str, Any]]) -> SafeString:
+    """A run's test results (``catalog.facets.run_tests.results``), redacted."""
+    return related_table(
+        redact(tests),
+        [
+            ("test", lambda item: item["name"]),
+            ("status", lambda item: format_html('<span class="{}">{}</span>', *_status(item))),
+            ("severity", lambda item: item["severity"] or ""),
+            ("type", lambda item: item["type"] or ""),
+            ("expected", lambda item: item["expected"] or ""),
+            ("actual", lambda item: item["actual"] or ""),
+        ],
+        empty="none reported",
+    )
+
+
+def _status(item: dict[str, Any]) -> tuple[str, str]:
+    status = item["status"] or "?"
+    return ("lc-failed" if status.lower() == "fail" else "lc-ok", status)
+
+
+def parameters_table(parameters: list[dict[str, Any]]) -> SafeString:
+    """A run's execution parameters (``catalog.facets.execution_parameters``), redacted: a
+    secret key's value goes, like a URL's password."""
+    return related_table(
+        redact(parameters),
+        [
+            ("key", lambda item: item["key"]),
+            ("name", lambda item: item["name"] or ""),
+            ("value", lambda item: item["value"] or ""),
+        ],
+        empty="none reported",
+    )

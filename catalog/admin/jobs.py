@@ -8,7 +8,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from catalog.admin.fact_tables import dataset_cell, facts_table
+from catalog.admin.fact_tables import dataset_cell, facts_table, parameters_table, tests_table
 from catalog.admin.labels import LABEL_ADD, LabelColumnsMixin, OwnerFilter, TagFilter
 from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.retirement import RetiredFilter, RetireMixin
@@ -19,6 +19,7 @@ from catalog.admin.support import (
     link,
     related_table,
 )
+from catalog.facets import execution_parameters, run_tests
 from catalog.models import (
     Job,
     JobDataset,
@@ -159,6 +160,7 @@ class JobAdmin(
         "first_seen",
         "last_seen",
         "runs_table",
+        "latest_tests_table",
         "job_edges",
         "edges_table",
         "datasets_table",
@@ -170,6 +172,7 @@ class JobAdmin(
         "retirement_button": ("catalog.change_job",),
         "labels_add_link": (LABEL_ADD,),
         "runs_table": (VIEW_RUN,),
+        "latest_tests_table": (VIEW_RUN,),
         "job_edges": (VIEW_DATASET,),
         "edges_table": (VIEW_DATASET,),
         "datasets_table": (VIEW_DATASET,),
@@ -183,6 +186,13 @@ class JobAdmin(
     @admin.display(description="parent job")
     def parent_link(self, job: Job) -> str:
         return link(job.parent)
+
+    @admin.display(description="latest test results (of the newest run that reported tests)")
+    def latest_tests_table(self, job: Job) -> str:
+        latest = run_facts.latest_tests(job.pk)
+        if latest is None:
+            return tests_table([])
+        return format_html("<p>run {}</p>{}", latest["run_id"], tests_table(latest["tests"]))
 
     @admin.display(description="latest runs")
     def runs_table(self, job: Job) -> str:
@@ -274,6 +284,8 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
         "last_event_time",
         "datasets_table",
         "run_facts_table",
+        "tests_table",
+        "parameters_table",
         "edges_table",
         "children_table",
         "events_link",
@@ -366,6 +378,14 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
     @admin.display(description="statistics and data quality (ADR 0061)")
     def run_facts_table(self, run: Run) -> str:
         return facts_table(run_facts.of_run(run.pk), ("dataset", dataset_cell))
+
+    @admin.display(description="tests (ADR 0092)")
+    def tests_table(self, run: Run) -> str:
+        return tests_table(run_tests.results(run.facets))
+
+    @admin.display(description="execution parameters, secrets redacted (ADR 0092)")
+    def parameters_table(self, run: Run) -> str:
+        return parameters_table(execution_parameters.parameters(run.facets))
 
     @admin.display(description="lineage edges produced")
     def edges_table(self, run: Run) -> str:

@@ -23,6 +23,8 @@ from catalog.facets import (
     data_source,
     documentation,
     error_message,
+    execution_parameters,
+    hierarchy,
     input_statistics,
     job_type,
     kept,
@@ -33,11 +35,13 @@ from catalog.facets import (
     ownership,
     parent,
     processing_engine,
+    run_tests,
     schema,
     source_code,
     source_code_location,
     sql,
     storage,
+    subset,
     symlinks,
     tags,
 )
@@ -59,6 +63,8 @@ FACETS: tuple[Facet, ...] = (
     error_message.FACET,
     processing_engine.FACET,
     lineage_catalog_edge.FACET,
+    run_tests.FACET,
+    execution_parameters.FACET,
     # dataset
     schema.FACET,
     symlinks.FACET,
@@ -66,11 +72,13 @@ FACETS: tuple[Facet, ...] = (
     data_source.FACET,
     storage.FACET,
     column_lineage.FACET,
+    hierarchy.FACET,
     # run facts (input/output)
     output_statistics.FACET,
     input_statistics.FACET,
     data_quality_metrics.FACET,
     data_quality_assertions.FACET,
+    subset.FACET,
     # the spec's facets kept as sent, unread
     *kept.KEPT,
 )

@@ -1,4 +1,5 @@
-"""Shapes shared by the run-fact facets (statistics and metrics carry the same counts)."""
+"""Shapes shared by the facets that show values: the run facts' counts (statistics and metrics
+carry the same ones) and scalar text (assertions' and tests' expected and actual values)."""
 
 from typing import Any
 
@@ -16,3 +17,13 @@ def statistics(value: dict[str, Any]) -> dict[str, Any]:
         "bytes": number(value.get("size", value.get("bytes"))),
         "file_count": number(value.get("fileCount")),
     }
+
+
+def text(value: Any) -> str | None:
+    """A string field as sent; a number a producer sent where the spec says string
+    (``expected: 1000``) as its text; anything else (objects, lists, booleans) None."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return None

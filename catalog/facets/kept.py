@@ -37,12 +37,6 @@ KEPT: tuple[Facet, ...] = (
         "no projection needs a run's environment; served redacted",
     ),
     _kept(
-        "executionParameters",
-        (RUN,),
-        "ExecutionParametersRunFacet",
-        "shown on the run is issue 41 item 6, a later step; served redacted",
-    ),
-    _kept(
         "externalQuery",
         (RUN,),
         "ExternalQueryRunFacet",
@@ -60,7 +54,6 @@ KEPT: tuple[Facet, ...] = (
         "JobDependenciesRunFacet",
         "control-flow edges are issue 41 item 4, a later step",
     ),
-    _kept("test", (RUN,), "TestRunFacet", "test results on runs are issue 41 item 6, a later step"),
     _kept(
         "lineage",
         (JOB, DATASET),
@@ -74,12 +67,6 @@ KEPT: tuple[Facet, ...] = (
         "an identity hint is issue 41 item 3, a later step",
     ),
     _kept(
-        "hierarchy",
-        (DATASET,),
-        "HierarchyDatasetFacet",
-        "browse paths are issue 41 item 3, a later step",
-    ),
-    _kept(
         "datasetType",
         (DATASET,),
         "DatasetTypeDatasetFacet",
@@ -90,11 +77,5 @@ KEPT: tuple[Facet, ...] = (
         (DATASET,),
         "DatasetVersionDatasetFacet",
         "dataset versions are the runs that wrote them (ADR 0064), not the producer's id",
-    ),
-    _kept(
-        "subset",
-        (INPUT, OUTPUT),
-        "BaseSubsetDatasetFacet",
-        "input and output subsets on the edge's runs are issue 41 item 6, a later step",
     ),
 )

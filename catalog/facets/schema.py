@@ -1,4 +1,5 @@
-"""``schema`` (dataset): the dataset's fields, nested fields flattened with dotted names."""
+"""``schema`` (dataset): the dataset's fields, nested fields flattened with dotted names, in
+the order of their ``ordinal_position`` where the producer sent one (facet 1-2-0)."""
 
 from typing import Any
 
@@ -11,8 +12,8 @@ FACET = Facet(
     appears=(DATASET,),
     schemas=("SchemaDatasetFacet",),
     extracts="merged into the dataset's facets by version (inputs, outputs, DatasetEvents)",
-    projects="DatasetField rows (name, type, description; nested fields as a.b), "
-    "replaced whole when the merged facet changes",
+    projects="DatasetField rows (name, type, description; nested fields as a.b), in "
+    "`ordinal_position` order where sent, replaced whole when the merged facet changes",
     native="dataset detail `fields`, and in `facets`",
     marquez="dataset `fields`; a dataset version's `fields` from that run's own facet",
 )
@@ -24,11 +25,24 @@ def flattened(facets: Any) -> list[tuple[str, str, str]]:
     return _flatten(opened(facets, NAME).get("fields"))
 
 
+def ordered(fields: Any) -> list[Any]:
+    """The fields of one level in their ``ordinal_position`` order (1-indexed), those
+    without one after them in the order sent (a stable sort); not a list: none."""
+    if not isinstance(fields, list):
+        return []
+    return sorted(fields, key=_position)
+
+
+def _position(field: Any) -> tuple[int, int | float]:
+    position = field.get("ordinal_position") if isinstance(field, dict) else None
+    if isinstance(position, int | float) and not isinstance(position, bool):
+        return (0, position)
+    return (1, 0)
+
+
 def _flatten(fields: Any, prefix: str = "") -> list[tuple[str, str, str]]:
     result: list[tuple[str, str, str]] = []
-    if not isinstance(fields, list):
-        return result
-    for field in fields:
+    for field in ordered(fields):
         if not isinstance(field, dict) or not isinstance(field.get("name"), str):
             continue
         name = prefix + producer_text(field["name"])
@@ -46,7 +60,7 @@ def field_tags(facets: Any) -> list[tuple[str, Any]]:
 
 def _field_tags(fields: Any, prefix: str = "") -> list[tuple[str, Any]]:
     result: list[tuple[str, Any]] = []
-    for field in fields if isinstance(fields, list) else []:
+    for field in ordered(fields):
         if not isinstance(field, dict) or not isinstance(field.get("name"), str):
             continue
         name = prefix + producer_text(field["name"])
@@ -60,8 +74,7 @@ def marquez_fields(facets: Any, tags: dict[str, list[str]] | None = None) -> lis
     """The facet's top-level fields as Marquez lists them (facets already redacted), with
     each field's tag names from ``tags`` (field name → names)."""
     answer = []
-    fields = opened(facets, NAME).get("fields")
-    for item in fields if isinstance(fields, list) else []:
+    for item in ordered(opened(facets, NAME).get("fields")):
         if isinstance(item, dict) and isinstance(item.get("name"), str):
             answer.append(
                 {

@@ -7,10 +7,11 @@ Each entry is one (run, dataset name, direction), one key per run-fact facet of 
 table (``catalog/facets/``, its ``RunFactShape``): ``statistics`` (rows, bytes, files,
 the output statistics for an output and the input statistics for an input),
 ``quality_metrics`` (rows, bytes, files, per-column metrics as the producer sent them) and
-``assertions`` (assertion, success, column). Values are the producer's: the API redacts
-them like every facet. Reads are bounded: a run's entries by ``RELATED_LIMIT``, a
-dataset's by its latest ``runs`` runs per alias (index ``catalog_run_ds_facet_alias_idx``),
-whatever the history.
+``assertions`` (assertion, success, column; name, severity, expected, actual) and
+``subset`` (the partitions and locations an input's or output's condition names). Values
+are the producer's: the API redacts them like every facet. Reads are bounded: a run's
+entries by ``RELATED_LIMIT``, a dataset's by its latest ``runs`` runs per alias (index
+``catalog_run_ds_facet_alias_idx``), whatever the history.
 """
 
 from collections import defaultdict
@@ -19,15 +20,22 @@ from typing import Any
 import orjson
 from django.db import connection
 
-from catalog.facets import RUN_FACTS
+from catalog.facets import RUN_FACTS, run_tests
+from catalog.models import Run
 from catalog.models.writes import write_sql
 
 RELATED_LIMIT = 200
-_ROWS_PER_RUN = 8  # four facets, two directions: a run's rows about one alias at most
+_ROWS_PER_RUN = 10  # five facets, two directions: a run's rows about one alias at most
 
 
 def empty_entry(direction: str) -> dict[str, Any]:
-    return {"direction": direction, "statistics": None, "quality_metrics": None, "assertions": []}
+    return {
+        "direction": direction,
+        "statistics": None,
+        "quality_metrics": None,
+        "assertions": [],
+        "subset": None,
+    }
 
 
 def fold(entry: dict[str, Any], name: str, value: Any) -> None:
@@ -50,7 +58,7 @@ def of_run(run_id: int) -> list[dict[str, Any]]:
             "JOIN catalog_dataset_alias a ON a.id = f.alias_id "
             "LEFT JOIN catalog_dataset d ON d.id = a.dataset_id "
             "WHERE f.run_id = %s ORDER BY f.direction, f.alias_id, f.name LIMIT %s",
-            [run_id, 4 * RELATED_LIMIT],
+            [run_id, len(RUN_FACTS) * RELATED_LIMIT],
         )
         rows = cursor.fetchall()
     entries: dict[tuple[int, str], dict[str, Any]] = {}
@@ -159,13 +167,13 @@ def of_versions(dataset_id: int, run_ids: list[int]) -> dict[int, dict[str, Any]
     writer's ``outputStatistics`` (and its other output facts), and the ``inputStatistics``,
     ``dataQualityMetrics`` and ``dataQualityAssertions`` of the runs that read the dataset
     while the version was current (the last reader's wins). Bounded: the readers' facts
-    come from the dataset's latest ``4 * RELATED_LIMIT`` input facts per alias."""
+    come from the dataset's latest ``len(RUN_FACTS) * RELATED_LIMIT`` input facts per alias."""
     if not run_ids:
         return {}
     with connection.cursor() as cursor:
         cursor.execute(
             _OF_VERSIONS,
-            {"dataset": dataset_id, "runs": run_ids, "rows": 4 * RELATED_LIMIT},
+            {"dataset": dataset_id, "runs": run_ids, "rows": len(RUN_FACTS) * RELATED_LIMIT},
         )
         rows = cursor.fetchall()
     facets: dict[int, dict[str, Any]] = defaultdict(dict)
@@ -178,3 +186,30 @@ def _json(value: Any) -> Any:
     if isinstance(value, str | bytes):
         return orjson.loads(value)
     return value
+
+
+# A job's latest test results: the newest of its latest runs (by start, the job detail's
+# latest run order, catalog_run_job_started_idx) that reported a test facet. Bounded: a job
+# whose last LATEST_TESTS_RUNS runs reported none shows none.
+LATEST_TESTS_RUNS = 50
+
+
+def latest_tests(job_id: int) -> dict[str, Any] | None:
+    """The run (id, state, start) and its test results, or None. Producer text, as sent:
+    the caller redacts."""
+    recent = Run.objects.filter(job_id=job_id).order_by("-started_at", "-id")
+    run = (
+        Run.objects.filter(id__in=recent.values("id")[:LATEST_TESTS_RUNS])
+        .filter(facets__has_key=run_tests.NAME)
+        .order_by("-started_at", "-id")
+        .only("run_uuid", "state", "started_at", "facets")
+        .first()
+    )
+    if run is None:
+        return None
+    return {
+        "run_id": run.run_uuid,
+        "state": run.state,
+        "started_at": run.started_at,
+        "tests": run_tests.results(run.facets),
+    }

@@ -7,6 +7,7 @@ from uuid import UUID
 
 from django.db.models import Q
 
+from catalog.facets import RUN_FACT_FACETS
 from catalog.models import Direction, Job, Run, RunDataset, RunDatasetFacet, writes
 from catalog.reads.counting import Page, offset_page
 
@@ -36,7 +37,8 @@ class RunDatasets:
 
 
 def run_datasets(run_ids: list[int], limit: int) -> RunDatasets:
-    """Two queries for any number of runs: at most ``limit`` links and ``4 * limit`` facets.
+    """Two queries for any number of runs: at most ``limit`` links and, per run-fact facet,
+    ``limit`` facets.
     Every input, and the outputs that are writes (``catalog.models.writes``): a dataset version is
     a write, so a failed run has none and a completed one those its COMPLETE named."""
     answer = RunDatasets()
@@ -57,7 +59,7 @@ def run_datasets(run_ids: list[int], limit: int) -> RunDatasets:
             "alias__dataset__name",
             "name",
             "value",
-        )[: 4 * limit]
+        )[: len(RUN_FACT_FACETS) * limit]
     )
     for run_id, direction, namespace, name, facet, value in rows:
         answer.facets[(run_id, direction, namespace, name)].setdefault(facet, value)

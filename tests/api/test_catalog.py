@@ -115,8 +115,9 @@ def test_job_detail(api, shop):
 
 def test_job_detail_queries(api, shop, django_assert_num_queries):
     # 1 job + parent + latest run, 2 children, 3 inputs, 4 outputs, 5 their job edges' run
-    # and completed-run counts (ADR 0069)
-    with django_assert_num_queries(5):
+    # and completed-run counts (ADR 0069), 6 the latest test results (the newest of its
+    # latest 50 runs that sent a test facet, ADR 0092)
+    with django_assert_num_queries(6):
         api.get(f"/api/v1/jobs/{shop['load'].id}")
 
 

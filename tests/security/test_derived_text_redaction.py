@@ -149,11 +149,31 @@ def plant(value: Any, planted: list[str], key: str = "") -> Any:
 
 def planted_event() -> tuple[dict[str, Any], list[str]]:
     event, planted = _event(), []
+    event["run"]["facets"]["test"] = facet(
+        tests=[{"name": "not_null_id", "status": "fail", "expected": "0", "actual": "3"}]
+    )
     event["run"]["facets"] = plant(event["run"]["facets"], planted)
+    # Execution parameters whose secret is only in the pair's shape (ADR 0092): a bare value
+    # beside a secret key, and a URL's password.
+    event["run"]["facets"]["executionParameters"] = facet(
+        parameters=[
+            {"key": "spark.hadoop.fs.s3a.secret.key", "value": f"{MARK}e1"},
+            {"key": "db", "name": "DB password", "value": f"{MARK}e2"},
+            {"key": "source.url", "value": f"postgres://etl:{MARK}e3@db:5432/shop"},
+            {"key": "task.timeout", "value": "3600"},
+        ]
+    )
     event["job"]["facets"] = plant(event["job"]["facets"], planted)
     for dataset in event["inputs"] + event["outputs"]:
         dataset["facets"] = plant(dataset["facets"], planted)
-    event["inputs"][0]["inputFacets"] = plant({"dataQualityAssertions": assertions()}, planted)
+    partitions = [{"identifier": "2024-10-15", "dimensions": {"business_date": "2024-10-15"}}]
+    event["inputs"][0]["inputFacets"] = plant(
+        {
+            "dataQualityAssertions": assertions(),
+            "subset": facet(inputCondition={"type": "partition", "partitions": partitions}),
+        },
+        planted,
+    )
     return event, planted
 
 
@@ -189,6 +209,8 @@ def world(ingest_client: Client) -> list[str]:
     assert StaticColumnLineage.objects.filter(dataset_level=True).exists()
     assert StaticColumnLineage.objects.exclude(field_transformation_description="").exists()
     assert RunDatasetFacet.objects.filter(name="dataQualityAssertions").exists()
+    assert RunDatasetFacet.objects.filter(name="subset").exists()
+    assert Run.objects.filter(facets__has_keys=["test", "executionParameters"]).exists()
     assert Dataset.objects.filter(name="orders/described").exclude(description="").exists()
     assert all(not problems for problems in Event.objects.values_list("facet_problems", flat=True))
     return planted
@@ -379,6 +401,12 @@ def test_no_read_path_shows_a_secret_planted_in_any_facet_text(
     output = Dataset.objects.get(name="orders/daily")
     dataset = read_client.get(f"/api/v1/datasets/{output.id}").json()
     assert REDACTED in dataset["description"] and REDACTED in dataset["fields"][0]["description"]
+    # The run's parameters are shown, the secrets' values redacted, the others as sent.
+    run = read_client.get(f"/api/v1/runs/{RUN_ID}").json()
+    values = [parameter["value"] for parameter in run["parameters"]]
+    assert values[:2] == [REDACTED, REDACTED] and values[3] == "3600", values
+    assert values[2] == f"postgres://etl:{REDACTED}@db:5432/shop"
+    assert run["tests"][0]["name"].startswith("not_null_id") and REDACTED in str(run["tests"])
 
 
 # Kept as sent, since reads join the raw log on it; redacted on the way out instead

@@ -36,6 +36,14 @@ def test_debezium_connector_password_is_redacted() -> None:
         ({"password": ["x"]}, {"password": REDACTED}),
         ({"credentials": {"value": "x"}}, {"credentials": REDACTED}),
         ({"token": None, "has_password": True}, {"token": None, "has_password": True}),
+        # A name/value pair: the value of a secret name (execution parameters, env lists).
+        (
+            {"key": "spark.hadoop.fs.s3a.secret.key", "name": "S3", "value": "x"},
+            {"key": "spark.hadoop.fs.s3a.secret.key", "name": "S3", "value": REDACTED},
+        ),
+        ({"name": "DB_PASSWORD", "value": ["x"]}, {"name": "DB_PASSWORD", "value": REDACTED}),
+        ({"key": "task.timeout", "value": "3600"}, {"key": "task.timeout", "value": "3600"}),
+        ({"name": "token", "value": None}, {"name": "token", "value": None}),
         (
             {"pass": "x", "DB_PASS": "y", "passphrase": "z"},
             dict.fromkeys(["pass", "DB_PASS", "passphrase"], REDACTED),

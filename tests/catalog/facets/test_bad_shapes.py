@@ -3,11 +3,13 @@ around it and never fail the event (events are stored as sent; ADR 0067)."""
 
 import importlib
 import inspect
+import pkgutil
 import uuid
 from datetime import UTC, datetime
 
 import pytest
 
+import catalog.facets
 from catalog.facets import FACETS, data_source, kept, schema
 from catalog.names.rules import RuleSet
 from catalog.services.derivation.facts import Extractor
@@ -19,16 +21,15 @@ BAD = ["text", 3, [], None, True, {"fields": 3, "identifiers": "x", "job": [], "
 
 
 def _modules():
+    """Every module of the package that declares a facet the catalog reads."""
     unread = {facet.name for facet in kept.KEPT}
-    return [
-        importlib.import_module(f"catalog.facets.{_module_name(f.name)}")
-        for f in FACETS
-        if f.name not in unread
+    modules = [
+        importlib.import_module(f"catalog.facets.{info.name}")
+        for info in pkgutil.iter_modules(catalog.facets.__path__)
     ]
-
-
-def _module_name(name: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+    found = [m for m in modules if hasattr(m, "FACET") and m.FACET.name not in unread]
+    assert {m.FACET.name for m in found} == {f.name for f in FACETS} - unread
+    return found
 
 
 def _run_event(bad: object) -> RawEvent:

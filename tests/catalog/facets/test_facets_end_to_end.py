@@ -37,6 +37,7 @@ from catalog.facets import (
 from catalog.models import Dataset, Run
 from catalog.services.derive import derive_events
 from tests.api.project_fixtures import derive
+from tests.catalog.facets import grown_cases
 from tests.catalog.facets.world import (
     INPUT,
     JOB,
@@ -508,8 +509,18 @@ _run_fact(
         assertions=[{"assertion": "not_null", "success": True, "column": "amount"}],
     ),
     "assertions",
-    [{"assertion": "not_null", "success": True, "column": "amount"}],
+    [
+        {
+            "assertion": "not_null",
+            "success": True,
+            "column": "amount",
+            **dict.fromkeys(("name", "severity", "expected", "actual")),
+        }
+    ],
 )
+# Issue 41 item 6 (ADR 0092): the run's tests and parameters, an input's subset.
+for _name, (_derive, _native, _marquez) in grown_cases.CASES.items():
+    CASES[_name] = Case(_derive, _native, _marquez)
 
 
 def test_every_registered_facet_has_a_case():

@@ -145,12 +145,13 @@ def test_a_facet_appearing_nowhere_is_refused():
         Facet("x", appears=("somewhere",), extracts="-", projects="-", native="-", marquez="-")
 
 
-def test_the_run_facts_are_the_four_the_model_keeps():
+def test_the_run_facts_are_the_five_the_model_keeps():
     assert set(RUN_FACT_FACETS) == {
         "outputStatistics",
         "inputStatistics",
         "dataQualityMetrics",
         "dataQualityAssertions",
+        "subset",  # issue 41 item 6 (ADR 0092)
     }
 
 
