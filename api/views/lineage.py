@@ -44,10 +44,12 @@ class GraphNodeSerializer(serializers.Serializer):
 class GraphEdgeSerializer(serializers.Serializer):
     id = serializers.CharField(help_text="<source>-><target>")
     kind = serializers.ChoiceField(
-        choices=["input", "output", "parent"],
+        choices=["input", "output", "parent", "through"],
         help_text="input: dataset → job; output: job → dataset; parent: parent job → child "
         "job (an Airflow DAG → its task, from the parent run facet; no runs of its own: "
-        "run_count 0, first/last seen are the child's; ADR 0070).",
+        "run_count 0, first/last seen are the child's; ADR 0070); through: job → job through "
+        "temporary datasets folded away (datasetType JOB_OUTPUT, subType TEMPORARY; named "
+        "in `through`; the reader's runs, first seen when both halves were; ADR 0089).",
     )
     # Only the stubs see Field.source here: the serializer metaclass pops declared fields.
     source = serializers.CharField()  # type: ignore[assignment]
@@ -79,6 +81,12 @@ class GraphEdgeSerializer(serializers.Serializer):
         help_text="The job's current JobEvent declares it (design-time lineage). A static-only "
         "edge has no runs (run_count 0, last_run_id null, current false) and is seen when it "
         "was declared; its via is how the declaration names the dataset."
+    )
+    through = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Only on a `through` edge: the temporary datasets it folds (dataset:<id>, "
+        "each still readable by id).",
     )
 
 

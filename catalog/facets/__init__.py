@@ -21,6 +21,7 @@ from catalog.facets import (
     data_quality_assertions,
     data_quality_metrics,
     data_source,
+    dataset_type,
     documentation,
     error_message,
     input_statistics,
@@ -66,6 +67,7 @@ FACETS: tuple[Facet, ...] = (
     data_source.FACET,
     storage.FACET,
     column_lineage.FACET,
+    dataset_type.FACET,
     # run facts (input/output)
     output_statistics.FACET,
     input_statistics.FACET,

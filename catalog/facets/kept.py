@@ -80,12 +80,6 @@ KEPT: tuple[Facet, ...] = (
         "browse paths are issue 41 item 3, a later step",
     ),
     _kept(
-        "datasetType",
-        (DATASET,),
-        "DatasetTypeDatasetFacet",
-        "folding temporary datasets away is issue 41 item 2, a later step",
-    ),
-    _kept(
         "version",
         (DATASET,),
         "DatasetVersionDatasetFacet",

@@ -79,6 +79,10 @@ class Graph:
     rows: dict[str, Dataset | Job] = field(default_factory=dict)
     # Internal: the drawn jobs a run of which had dataset pairs cut (Job.lineage_edges_cut).
     run_edges_cut: list[str] = field(default_factory=list)
+    # Internal: the drawn datasets typed temporary job outputs, and those folded into
+    # job-to-job ``through`` edges (catalog.lineage.temporary, ADR 0089).
+    temporary: set[int] = field(default_factory=set)
+    folded: set[int] = field(default_factory=set)
 
 
 class UnknownNode(LookupError):

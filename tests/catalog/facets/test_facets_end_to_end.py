@@ -15,6 +15,7 @@ from catalog.facets import (
     data_quality_assertions,
     data_quality_metrics,
     data_source,
+    dataset_type,
     documentation,
     error_message,
     input_statistics,
@@ -406,6 +407,37 @@ class DataSourceCase:
     def marquez(r: Reads) -> None:
         assert r.mz_dataset()["sourceName"] == "lake-prod"
         assert r.mz_version()["sourceName"] == "lake-prod"
+
+
+TEMPORARY = facet("1-0-1/DatasetTypeDatasetFacet", datasetType="JOB_OUTPUT", subType="TEMPORARY")
+NEXT_JOB = "orders.next"
+
+
+def _temporary_then_read() -> None:
+    """The job writes OUTPUT as a temporary job output; a second job reads it."""
+    reader = event(output_facets={dataset_type.NAME: TEMPORARY})
+    reader["job"] = {**reader["job"], "name": NEXT_JOB}
+    reader["run"] = {**reader["run"], "runId": "0195f1c4-6a0e-7c8e-9d4f-3b2a1c0d7702"}
+    reader["inputs"], reader["outputs"] = reader["outputs"], []
+    derive(event(output_facets={dataset_type.NAME: TEMPORARY}), reader)
+
+
+@case(dataset_type.NAME, _temporary_then_read)
+class DatasetTypeCase:
+    @staticmethod
+    def native(r: Reads) -> None:
+        assert r.dataset()["facets"][dataset_type.NAME]["subType"] == "TEMPORARY"
+        job = r.job()["id"]
+        graph = ok(r.api.get(f"/api/v1/lineage/graph?node=job:{job}&direction=downstream"))
+        [link] = [edge for edge in graph["edges"] if edge["kind"] == "through"]
+        assert link["through"] == [f"dataset:{r.dataset()['id']}"]
+        assert link["target"] != f"job:{job}" and len(graph["nodes"]) == 2  # the 2 jobs
+
+    @staticmethod
+    def marquez(r: Reads) -> None:
+        body = ok(r.mz.get("/lineage", nodeId=f"job:{JOB[0]}:{JOB[1]}", depth=2))
+        [node] = [node for node in body["graph"] if node["id"] == f"job:{JOB[0]}:{JOB[1]}"]
+        assert [edge["destination"] for edge in node["outEdges"]] == [f"job:{JOB[0]}:{NEXT_JOB}"]
 
 
 LINEAGE = facet(
