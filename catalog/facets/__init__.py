@@ -25,6 +25,7 @@ from catalog.facets import (
     documentation,
     error_message,
     input_statistics,
+    job_dependencies,
     job_type,
     kept,
     lifecycle_state_change,
@@ -60,6 +61,7 @@ FACETS: tuple[Facet, ...] = (
     error_message.FACET,
     processing_engine.FACET,
     lineage_catalog_edge.FACET,
+    job_dependencies.FACET,
     # dataset
     schema.FACET,
     symlinks.FACET,

@@ -54,12 +54,6 @@ KEPT: tuple[Facet, ...] = (
         "ExtractionErrorRunFacet",
         "the producer's own parsing errors; the event's lineage is taken as sent",
     ),
-    _kept(
-        "jobDependencies",
-        (RUN,),
-        "JobDependenciesRunFacet",
-        "control-flow edges are issue 41 item 4, a later step",
-    ),
     _kept("test", (RUN,), "TestRunFacet", "test results on runs are issue 41 item 6, a later step"),
     _kept(
         "lineage",

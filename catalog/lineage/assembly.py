@@ -135,7 +135,7 @@ def _read(model: type[Dataset] | type[Job], ids: set[int], rows: NodeRows) -> li
         if rows.whole:
             found = list(queryset.select_related("parent") if model is Job else queryset)
         else:
-            columns = NODE_COLUMNS + (
+            columns: tuple[str, ...] = NODE_COLUMNS + (
                 ("is_dropped",) if model is Dataset else ("lineage_edges_cut",)
             )
             if model is Dataset:  # read with the row: whether it folds away (ADR 0089)

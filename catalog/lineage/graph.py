@@ -35,6 +35,7 @@ from catalog.lineage import (
     assembly,
     child_jobs,
     column_lineage,
+    control,
     design_time,
     job_edges,
     temporary,
@@ -267,6 +268,8 @@ def lineage_graph(
         **_run_edges_cut(graph),
     }
     graph.truncated = bool(graph.cut)
+    if request.control:  # asked for: control flow is never drawn as data (ADR 0090)
+        control.draw(graph, request, root_job)
     # Column edges are bounded apart from the nodes: one event can state a hundred
     # thousand among two datasets (issue 38), and each is a row of the answer.
     limit = min(EDGES_PER_NODE * request.max_nodes, settings.LINEAGE["MAX_COLUMN_EDGES"])

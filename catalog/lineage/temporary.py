@@ -166,7 +166,11 @@ def _compose(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
     indirect = INDIRECT in (first["transformation_type"], second["transformation_type"])
     body = dict(second)
     if "target_field" not in first:  # first is dataset-level: so is what it leads to
-        for key in ("target_field", "field_transformation_type", "field_transformation_description"):
+        for key in (
+            "target_field",
+            "field_transformation_type",
+            "field_transformation_description",
+        ):
             body.pop(key, None)
         body.pop("outside_schema", None)
     body.update(

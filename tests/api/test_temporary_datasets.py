@@ -124,9 +124,7 @@ def test_it_stays_readable_by_id_and_as_a_root(api: Client) -> None:
 
 
 def test_a_temporary_dataset_nobody_reads_stays_a_node(api: Client) -> None:
-    derive(
-        _run("stage1", "00000000-0000-4000-8000-000000000001", 1, [], [_temp("scratch")])
-    )
+    derive(_run("stage1", "00000000-0000-4000-8000-000000000001", 1, [], [_temp("scratch")]))
     body = _graph(api, f"job:{_job('stage1')}")
     assert f"dataset:{_id('scratch')}" in {node["id"] for node in body["nodes"]}
 

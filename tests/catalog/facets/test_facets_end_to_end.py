@@ -19,6 +19,7 @@ from catalog.facets import (
     documentation,
     error_message,
     input_statistics,
+    job_dependencies,
     job_type,
     lifecycle_state_change,
     lineage_catalog_edge,
@@ -407,6 +408,39 @@ class DataSourceCase:
     def marquez(r: Reads) -> None:
         assert r.mz_dataset()["sourceName"] == "lake-prod"
         assert r.mz_version()["sourceName"] == "lake-prod"
+
+
+DEPENDENCIES = facet(
+    "1-0-1/JobDependenciesRunFacet",
+    upstream=[
+        {
+            "job": {"namespace": JOB[0], "name": "orders.extract"},
+            "run": {"runId": PARENT_RUN},
+            "dependency_type": "DIRECT_INVOCATION",
+            "sequence_trigger_rule": "FINISH_TO_START",
+            "status_trigger_rule": "EXECUTE_ON_SUCCESS",
+        }
+    ],
+    trigger_rule="ALL_SUCCESS",
+)
+
+
+@case(job_dependencies.NAME, _events(event(run={job_dependencies.NAME: DEPENDENCIES})))
+class JobDependenciesCase:
+    @staticmethod
+    def native(r: Reads) -> None:
+        assert r.run()["facets"][job_dependencies.NAME]["trigger_rule"] == "ALL_SUCCESS"
+        job = r.job()["id"]
+        graph = ok(r.api.get(f"/api/v1/lineage/graph?node=job:{job}&edges=data,control"))
+        [edge] = [edge for edge in graph["edges"] if edge["kind"] == "control"]
+        assert edge["target"] == f"job:{job}"
+        assert edge["control"]["sequence_trigger_rule"] == "FINISH_TO_START"
+
+    @staticmethod
+    def marquez(r: Reads) -> None:
+        assert r.mz_run()["facets"][job_dependencies.NAME]["trigger_rule"] == "ALL_SUCCESS"
+        body = ok(r.mz.get("/lineage", nodeId=f"job:{JOB[0]}:{JOB[1]}", depth=2))
+        assert f"job:{JOB[0]}:orders.extract" not in {node["id"] for node in body["graph"]}
 
 
 TEMPORARY = facet("1-0-1/DatasetTypeDatasetFacet", datasetType="JOB_OUTPUT", subType="TEMPORARY")
