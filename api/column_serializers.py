@@ -37,6 +37,12 @@ class ColumnEdgeSerializer(serializers.Serializer):
         "producer's SQL parser may have missed an INSERT's column list): kept, flagged "
         "(ADR 0069)."
     )
+    through = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Only on an edge composed through folded temporary datasets (the graph, "
+        "ADR 0089): the datasets it passed, in order; `job` is the last job's.",
+    )
 
 
 class DatasetDependencySerializer(serializers.Serializer):
@@ -60,6 +66,12 @@ class DatasetDependencySerializer(serializers.Serializer):
     last_run_id = serializers.UUIDField(allow_null=True)
     current = serializers.BooleanField()
     static = serializers.BooleanField(help_text="Declared by the job's current JobEvent.")
+    through = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Only on an edge composed through folded temporary datasets (the graph, "
+        "ADR 0089): the datasets it passed, in order; `job` is the last job's.",
+    )
 
 
 class NamedSource(serializers.Serializer):

@@ -159,6 +159,7 @@ def _within_budget(
 def _pairs(drawn: DrawnGraph) -> list[tuple[str, str]]:
     """(source, target) in our node ids: the walk's edges, then each drawn job's links."""
     # Marquez links jobs only to datasets: a parent edge (ADR 0070) is not one of its edges.
+    # A ``through`` edge is: the link of two jobs through a folded temporary dataset (ADR 0089).
     pairs = [(e["source"], e["target"]) for e in drawn.graph.edges if e["kind"] != "parent"]
     for job_id, dataset_id, direction in drawn.links:
         dataset_ref, job_ref = f"dataset:{dataset_id}", f"job:{job_id}"

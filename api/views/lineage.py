@@ -41,13 +41,35 @@ class GraphNodeSerializer(serializers.Serializer):
     last_seen = serializers.DateTimeField(allow_null=True)
 
 
+class ControlRulesSerializer(serializers.Serializer):
+    dependency_type = serializers.CharField(
+        allow_blank=True, help_text="DIRECT_INVOCATION, IMPLICIT_DEPENDENCY, ..."
+    )
+    sequence_trigger_rule = serializers.CharField(
+        allow_blank=True, help_text="FINISH_TO_START, FINISH_TO_FINISH, START_TO_START, ..."
+    )
+    status_trigger_rule = serializers.CharField(
+        allow_blank=True, help_text="EXECUTE_EVERY_TIME, EXECUTE_ON_SUCCESS, ..."
+    )
+    trigger_rule = serializers.CharField(
+        allow_blank=True,
+        help_text="The downstream run's rule over its upstream jobs (ALL_SUCCESS, ...); "
+        '"" on an edge a run stated of its downstream job.',
+    )
+
+
 class GraphEdgeSerializer(serializers.Serializer):
     id = serializers.CharField(help_text="<source>-><target>")
     kind = serializers.ChoiceField(
-        choices=["input", "output", "parent"],
+        choices=["input", "output", "parent", "through", "control"],
         help_text="input: dataset → job; output: job → dataset; parent: parent job → child "
         "job (an Airflow DAG → its task, from the parent run facet; no runs of its own: "
-        "run_count 0, first/last seen are the child's; ADR 0070).",
+        "run_count 0, first/last seen are the child's; ADR 0070); through: job → job through "
+        "temporary datasets folded away (datasetType JOB_OUTPUT, subType TEMPORARY; named "
+        "in `through`; the reader's runs, first seen when both halves were; ADR 0089); control: "
+        "upstream job → downstream job, control flow from a run's jobDependencies facet, only "
+        "with `edges=data,control` (id `<source>-><target>#control`; run_count 0, current "
+        "false, last_run_id the run that last stated it; never data lineage; ADR 0090).",
     )
     # Only the stubs see Field.source here: the serializer metaclass pops declared fields.
     source = serializers.CharField()  # type: ignore[assignment]
@@ -80,6 +102,15 @@ class GraphEdgeSerializer(serializers.Serializer):
         "edge has no runs (run_count 0, last_run_id null, current false) and is seen when it "
         "was declared; its via is how the declaration names the dataset."
     )
+    through = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Only on a `through` edge: the temporary datasets it folds (dataset:<id>, "
+        "each still readable by id).",
+    )
+    control = ControlRulesSerializer(
+        required=False, help_text="Only on a `control` edge: the dependency's rules as sent."
+    )
 
 
 class GraphSerializer(serializers.Serializer):
@@ -105,7 +136,10 @@ class GraphSerializer(serializers.Serializer):
         "kind, observed and declared, or 20 per node if fewer; counted up to 100,000), "
         "`run_edges` {limit, jobs} (drawn jobs a run of which had input x output pairs past "
         "LINEAGE_MAX_RUN_EDGES: the walk goes through such a job only along the pairs kept, "
-        "so from a cut input it reaches the job but not its outputs; ADR 0080). "
+        "so from a cut input it reaches the job but not its outputs; ADR 0080), `control` "
+        "{limit, omitted} (with edges=control: control edges to jobs not drawn, or past the "
+        "limit), `folded_column_edges` {limit, max_fold_depth} (column edges composed "
+        "through temporary datasets were bounded; ADR 0089). "
         "Empty when complete.",
     )
 
@@ -291,6 +325,14 @@ class LineageGraph(ReadAPIView):
                 bool,
                 description="Add column-level edges and dataset-level dependencies.",
             ),
+            OpenApiParameter(
+                "edges",
+                str,
+                description="Which edges, comma-separated: `data` (default: inputs, outputs, "
+                "parent and through edges) and `control` (the drawn jobs' control edges from "
+                "runs' jobDependencies facets, kind `control`; never data lineage, never "
+                "walked; ADR 0090). `data,control` draws both. Any other value is a 400.",
+            ),
         ],
         responses={200: GraphSerializer, **WITH_404},
         examples=[OpenApiExample("graph", value=GRAPH_EXAMPLE, response_only=True)],
@@ -300,11 +342,26 @@ class LineageGraph(ReadAPIView):
         walk.as_of = params.moment(request, "as_of")
         walk.since = params.moment(request, "since")
         walk.columns = params.boolean(request, "columns")
+        walk.control = "control" in _edge_kinds(request)
         try:
             graph = lineage.lineage_graph(walk)
         except graph_request.UnknownNode:
             raise not_found(f"No {walk.root.kind} has id {walk.root.id}.") from None
         return Response(_graph_dict(graph))
+
+
+def _edge_kinds(request: Request) -> set[str]:
+    """``edges=data,control``: the kinds asked for; data lineage is always drawn."""
+    raw = request.query_params.get("edges") or "data"
+    kinds = {kind.strip() for kind in raw.split(",")}
+    unknown = sorted(kinds - set(graph_request.EDGE_KINDS))
+    if unknown:
+        raise bad_parameter(
+            "edges",
+            f"unknown edge kind {unknown[0][:40]!r}; expected a comma-separated list of "
+            f"{', '.join(graph_request.EDGE_KINDS)}.",
+        )
+    return kinds
 
 
 class LineageDiff(ReadAPIView):

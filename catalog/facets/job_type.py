@@ -10,9 +10,11 @@ FACET = Facet(
     appears=(JOB,),
     schemas=("JobTypeJobFacet",),
     extracts="merged into the job's facets by version; a run is streaming when one of "
-    "its own events' job facets says processingType STREAMING",
+    "its own events' job facets says processingType STREAMING; emissionPattern's events "
+    "(PERIODIC, ACCUMULATIVE) of one runId are one run, the union of what each names",
     projects="Job.processing_type, Job.job_type, Job.integration (redacted); "
-    "Run.is_streaming (a streaming run that is not terminal is RUNNING)",
+    "Run.is_streaming (a streaming run that is not terminal is RUNNING; its RUNNING events "
+    "are writes, and its edges are current while it runs; ADR 0091)",
     native="job `processing_type`, `job_type`, `integration`, and in `facets`",
     marquez="job `type`: STREAM for a STREAMING processing type, else BATCH",
 )

@@ -49,12 +49,6 @@ KEPT: tuple[Facet, ...] = (
         "the producer's own parsing errors; the event's lineage is taken as sent",
     ),
     _kept(
-        "jobDependencies",
-        (RUN,),
-        "JobDependenciesRunFacet",
-        "control-flow edges are issue 41 item 4, a later step",
-    ),
-    _kept(
         "lineage",
         (JOB, DATASET),
         "LineageFacet",
@@ -65,12 +59,6 @@ KEPT: tuple[Facet, ...] = (
         (DATASET,),
         "CatalogDatasetFacet",
         "an identity hint is issue 41 item 3, a later step",
-    ),
-    _kept(
-        "datasetType",
-        (DATASET,),
-        "DatasetTypeDatasetFacet",
-        "folding temporary datasets away is issue 41 item 2, a later step",
     ),
     _kept(
         "version",

@@ -10,6 +10,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import BooleanField, ExpressionWrapper, Q
+
+from catalog.facets import dataset_type
 from catalog.lineage import currency, design_time, job_edges
 from catalog.lineage.request import Graph, GraphRequest
 from catalog.models import Dataset, DatasetAlias, Job
@@ -132,14 +135,20 @@ def _read(model: type[Dataset] | type[Job], ids: set[int], rows: NodeRows) -> li
         if rows.whole:
             found = list(queryset.select_related("parent") if model is Job else queryset)
         else:
-            columns = NODE_COLUMNS + (
+            columns: tuple[str, ...] = NODE_COLUMNS + (
                 ("is_dropped",) if model is Dataset else ("lineage_edges_cut",)
             )
+            if model is Dataset:  # read with the row: whether it folds away (ADR 0089)
+                queryset = queryset.annotate(is_temporary=_TEMPORARY)
+                columns += ("is_temporary",)
             found = [_Columns(values) for values in queryset.values(*columns)]
     if known is not None and known.pk in ids:
         found.append(known)
         found.sort(key=lambda row: row.pk)
     return found
+
+
+_TEMPORARY = ExpressionWrapper(Q(**dataset_type.temporary_lookup()), output_field=BooleanField())
 
 
 class _Columns:
@@ -166,6 +175,12 @@ def _dataset_nodes(graph: "Graph", drawn: Drawn, rows: NodeRows) -> list[dict[st
         node_id = f"dataset:{dataset.id}"
         if rows.whole:
             graph.rows[node_id] = dataset
+        if (
+            dataset_type.is_temporary(dataset.facets)
+            if rows.whole
+            else getattr(dataset, "is_temporary", False)
+        ):
+            graph.temporary.add(dataset.id)
         nodes.append(
             {
                 "id": node_id,

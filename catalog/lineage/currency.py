@@ -5,9 +5,11 @@ old input edge, with the last run that produced it. A reader needs to tell the t
 at a glance, so every table edge (``JobLineageEdge``) and column edge
 (``ColumnLineageEdge``) served says ``current``: true when the job's *reference run* has
 a row behind it (ADR 0060); a job that has no started run has no reference, and its
-edges are current. The reference run is the job's most recently started run
-that completed (COMPLETE), or, for a job that never completed one (a stream, a job that
-always fails), its most recently started run; as of T, among the runs started by then.
+edges are current. The reference run is the job's most recently started run that is a
+write (``catalog.models.writes``: it completed, or it is a streaming run still RUNNING,
+whose edges are current while it runs, ADR 0091), or, for a job that never had one (a
+job that always fails), its most recently started run; as of T, among the runs started
+by then. A stream that then completes, fails or aborts follows the same rule as a batch.
 
 Read, not stored: it changes with every run of the job, and folding it into each edge
 would rewrite all of a job's edges per run. The reads are one index probe per job
@@ -28,7 +30,7 @@ from core.sql_arrays import bigint_array
 _REFERENCE = """
 WITH reference(job_id, run_id) AS MATERIALIZED (  -- once per job, not per edge
     SELECT j.id, COALESCE(
-        (SELECT r.id FROM catalog_run r WHERE r.job_id = j.id AND r.state = 'COMPLETE'
+        (SELECT r.id FROM catalog_run r WHERE r.job_id = j.id AND {writes}
            AND r.started_at IS NOT NULL {as_of}
          ORDER BY r.started_at DESC, r.run_uuid DESC LIMIT 1),
         (SELECT r.id FROM catalog_run r WHERE r.job_id = j.id AND r.started_at IS NOT NULL
@@ -38,7 +40,7 @@ WITH reference(job_id, run_id) AS MATERIALIZED (  -- once per job, not per edge
 )
 SELECT k.edge_id FROM unnest(%(edges)s::bigint[], %(jobs)s::bigint[]) AS k(edge_id, job_id)
 JOIN reference ref ON ref.job_id = k.job_id
-"""
+""".replace("{writes}", write_sql("r"))
 # The reference runs alone, for a statement that goes on from them (column edges).
 _REFERENCE_RUNS = _REFERENCE.split("\nSELECT k.edge_id", 1)[0]
 # A job without a started run has no reference: nothing says its edges went stale.

@@ -4,7 +4,8 @@ Marquez draws each job with every dataset it reads and writes, also those past t
 bound, and shows each node whole (a Job or a Dataset as its API gives them). This is
 ``catalog.lineage.graph.lineage_graph`` (both directions) with its nodes read as whole rows, the
 root the caller found not read again, and the jobs' own links (capped) beside the walk's:
-each row is read once.
+each row is read once. A temporary dataset the walk folded (ADR 0089) is left out with its
+links: the graph's ``through`` edges link the jobs on either side of it directly.
 """
 
 from dataclasses import dataclass
@@ -30,7 +31,11 @@ def drawn_graph(root: Dataset | Job, depth: int, max_nodes: int = DEFAULT_MAX_NO
     graph = lineage_graph(request, root_row=root, rows=True)
     jobs = [row for row in graph.rows.values() if isinstance(row, Job)]
     walked = {row.pk: row for row in graph.rows.values() if isinstance(row, Dataset)}
-    links = job_edges.links_of_jobs([job.pk for job in jobs], EDGES_PER_NODE * max_nodes)
+    links = [
+        link
+        for link in job_edges.links_of_jobs([job.pk for job in jobs], EDGES_PER_NODE * max_nodes)
+        if link[1] not in graph.folded
+    ]
     past = sorted({link[1] for link in links} - set(walked))
     if past:  # datasets the jobs touch past the walk's bounds: read once, here
         walked.update((row.pk, row) for row in Dataset.objects.filter(id__any=past))

@@ -31,7 +31,16 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from catalog.lineage import assembly, child_jobs, column_lineage, design_time, job_edges, window
+from catalog.lineage import (
+    assembly,
+    child_jobs,
+    column_lineage,
+    control,
+    design_time,
+    job_edges,
+    temporary,
+    window,
+)
 from catalog.lineage.request import (
     CUT_LIST_LIMIT,
     EDGES_PER_NODE,
@@ -259,10 +268,12 @@ def lineage_graph(
         **_run_edges_cut(graph),
     }
     graph.truncated = bool(graph.cut)
+    if request.control:  # asked for: control flow is never drawn as data (ADR 0090)
+        control.draw(graph, request, root_job)
+    # Column edges are bounded apart from the nodes: one event can state a hundred
+    # thousand among two datasets (issue 38), and each is a row of the answer.
+    limit = min(EDGES_PER_NODE * request.max_nodes, settings.LINEAGE["MAX_COLUMN_EDGES"])
     if request.columns:
-        # Column edges are bounded apart from the nodes: one event can state a hundred
-        # thousand among two datasets (issue 38), and each is a row of the answer.
-        limit = min(EDGES_PER_NODE * request.max_nodes, settings.LINEAGE["MAX_COLUMN_EDGES"])
         lineage = column_lineage.among(
             sorted(choice.chosen),
             limit,
@@ -279,6 +290,8 @@ def lineage_graph(
                 "omitted_is_lower_bound": lineage.left_out >= column_lineage.COUNT_CAP - limit,
             }
             graph.truncated = True
+    # Temporary job outputs become job-to-job links, their column edges composed (ADR 0089).
+    temporary.fold(graph, graph.temporary, limit)
     return graph
 
 

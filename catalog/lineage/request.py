@@ -20,6 +20,9 @@ DEFAULT_MAX_NODES = 200
 MAX_MAX_NODES = 2000
 # Edges among the chosen nodes and column edges are capped too (multiple jobs per pair).
 EDGES_PER_NODE = 20
+# The kinds of edges a graph can be asked for (``edges=``): data lineage, always drawn,
+# and control flow between jobs (ADR 0090).
+EDGE_KINDS = ("data", "control")
 # "What was cut" lists at most this many node ids.
 CUT_LIST_LIMIT = 100
 
@@ -54,6 +57,8 @@ class GraphRequest:
     since: datetime | None = None
     columns: bool = False
     lineage: Lineage = "all"
+    # Also the jobs' control edges (jobDependencies, ADR 0090): ``edges=data,control``.
+    control: bool = False
 
     @property
     def observed(self) -> bool:
@@ -79,6 +84,10 @@ class Graph:
     rows: dict[str, Dataset | Job] = field(default_factory=dict)
     # Internal: the drawn jobs a run of which had dataset pairs cut (Job.lineage_edges_cut).
     run_edges_cut: list[str] = field(default_factory=list)
+    # Internal: the drawn datasets typed temporary job outputs, and those folded into
+    # job-to-job ``through`` edges (catalog.lineage.temporary, ADR 0089).
+    temporary: set[int] = field(default_factory=set)
+    folded: set[int] = field(default_factory=set)
 
 
 class UnknownNode(LookupError):

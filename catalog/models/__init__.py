@@ -25,6 +25,7 @@ from catalog.models.changes import (
 from catalog.models.edges import (
     ColumnLineageEdge,
     ColumnLineageFact,
+    ControlEdge,
     JobLineageEdge,
     JobLineageEdgeRun,
     LineageEdge,
@@ -100,6 +101,7 @@ __all__ = [
     "ChangeKind",
     "ColumnLineageEdge",
     "ColumnLineageFact",
+    "ControlEdge",
     "Dataset",
     "DatasetAlias",
     "DatasetChange",

@@ -252,3 +252,35 @@ class JobLineageEdgeRun(models.Model):
 
     def __str__(self) -> str:
         return f"job edge {self.edge_id} in run {self.run_id}"
+
+
+class ControlEdge(models.Model):
+    """upstream job → downstream job: control flow a run's ``jobDependencies`` facet states
+    (ADR 0090). Its own table, so no read of data lineage (walk, impact, column lineage,
+    currency, edge counts) can count it. One row per pair, from every run that stated it:
+    first and last seen are the stating events' times, the rules are the newest event's."""
+
+    upstream = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="control_out")
+    downstream = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="control_in")
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    # The newest stating event's version ("<eventTime ISO>|<digest hex>") and what it said:
+    # the upsert keeps the greater, so any order of events gives the same row.
+    version = models.TextField()
+    last_run_uuid = models.UUIDField()
+    dependency_type = models.CharField(max_length=64, blank=True, default="")
+    sequence_trigger_rule = models.CharField(max_length=64, blank=True, default="")
+    status_trigger_rule = models.CharField(max_length=64, blank=True, default="")
+    trigger_rule = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        db_table = "catalog_control_edge"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["upstream", "downstream"], name="catalog_control_edge_uniq"
+            ),
+        ]
+        indexes = [models.Index(fields=["downstream"], name="catalog_control_down_idx")]
+
+    def __str__(self) -> str:
+        return f"job {self.upstream_id} → job {self.downstream_id} (control)"

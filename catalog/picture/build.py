@@ -189,6 +189,8 @@ def _request(root: NodeRef, controls: Controls, direction: Direction, budget: in
         max_nodes=budget,
         as_of=controls.as_of,
         columns=controls.columns,
+        # Control flow between the drawn jobs, drawn dotted, never as data (ADR 0090).
+        control=True,
     )
 
 
@@ -228,7 +230,8 @@ def _merge(picture: PictureInput, graphs: list[Graph], node_link: Callable[[str]
                     edge["source"],
                     edge["target"],
                     edge["kind"] if observed else "static",
-                    edge.get("current", True) or not observed,
+                    # Control flow has no currency (no run produced data through it).
+                    edge.get("current", True) or not observed or edge["kind"] == "control",
                     edge.get("via", ""),
                     observed
                     and edge.get("run_count", 0) > 0

@@ -62,8 +62,9 @@ CHANGELIST_MAX = 10
 # most: aliases, upstream, downstream, producing runs, jobs, fields) and the log-entry check.
 CHANGE_PAGE_MAX = 14
 # Dataset and job pages also draw the lineage picture: the graph walk's fixed handful of
-# queries plus the cut markers' count (tests/admin/test_lineage_picture.py pins it alone).
-PICTURE_MAX = 12
+# queries plus the cut markers' count (tests/admin/test_lineage_picture.py pins it alone),
+# and the drawn jobs' control edges (12 → 13, issue 41 item 4, ADR 0090).
+PICTURE_MAX = 13
 # A dataset page's column lineage table: observed edges, which are current, declared ones.
 COLUMN_LINEAGE_TABLE = 3
 

@@ -17,6 +17,7 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from catalog.models import RETIREMENT_LOCK, AliasRule
 from catalog.names.rules import RuleSet
 from catalog.services.derivation import retained
+from catalog.services.derivation.control_edges import store_control_edges
 from catalog.services.derivation.datasets import derive_aliases, ensure_aliases
 from catalog.services.derivation.declarations import store_declarations
 from catalog.services.derivation.edges import (
@@ -160,6 +161,7 @@ def apply_facts(facts: Facts) -> None:
         stored |= store_run_facts(facts, run_ids, alias_ids, held)
         store_run_dataset_facets(facts, run_ids, alias_ids, held)
     merge_jobs(facts, job_ids)
+    store_control_edges(facts, job_ids)  # control flow, never data lineage (ADR 0090)
     _, merged_runs = derive_aliases(facts, alias_ids)
     record_schema_changes(facts, alias_ids)  # the aliases are locked above
     store_job_datasets(facts, job_ids, alias_ids)

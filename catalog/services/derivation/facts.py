@@ -19,7 +19,7 @@ from catalog.facets import symlinks as symlinks_facet
 from catalog.models import writes
 from catalog.names import naming
 from catalog.names.rules import MatchBudgetSpent, RuleSet
-from catalog.services.derivation import column_facts, declarations, io_facets
+from catalog.services.derivation import column_facts, control_edges, declarations, io_facets
 from catalog.services.derivation.records import (
     EPOCH,
     NON_TERMINAL,
@@ -204,6 +204,7 @@ class Extractor:
         parent = parent_facet.reference(run_facets)
         if parent is not None:
             self._parent(event, run, job, *parent)
+        control_edges.read_dependencies(self, event, run, job, run_facets)
         # The outputs a write event lists (a COMPLETE, a streaming job's RUNNING) are what
         # the run wrote; a START's are its plan (Airflow lists every table a DROP names),
         # attempted unless a write event names them too (catalog.models.writes).

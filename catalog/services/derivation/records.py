@@ -110,6 +110,18 @@ class StaticFact:
 
 
 @dataclass
+class ControlFact:
+    """A control edge a batch's events state (jobDependencies, ADR 0090): seen first and
+    last, and what the newest stating event said."""
+
+    first_seen: datetime
+    last_seen: datetime
+    version: str  # "<eventTime ISO>|<digest hex>"
+    run_uuid: Any
+    rules: tuple[str, str, str, str]  # dependency type, sequence, status, trigger rule
+
+
+@dataclass
 class Facts:
     jobs: dict[JobKey, JobFact] = field(default_factory=dict)
     runs: dict[RunKey, RunFact] = field(default_factory=dict)
@@ -145,6 +157,8 @@ class Facts:
     # Aliases named as a symlinks identifier of type TABLE (preferred as display names).
     table_names: set[AliasKey] = field(default_factory=set)
     metadata: list[dict[str, Any]] = field(default_factory=list)
+    # Control flow: (upstream job, downstream job) → what the batch says of it (control_edges.py).
+    control: dict[tuple[JobKey, JobKey], ControlFact] = field(default_factory=dict)
     # Static lineage: per job, the newest JobEvent declaration of the batch (declarations.py).
     static: dict[JobKey, StaticFact] = field(default_factory=dict)
     # Run facts: (run, alias, direction, facet name) → (version text, value) (io_facets.py)
@@ -185,6 +199,8 @@ class Extractor(Protocol):
     def try_alias(
         self, namespace: Any, name: Any, event: RawEvent, detail: str
     ) -> AliasKey | None: ...
+
+    def job(self, namespace: Any, name: Any, own: bool) -> "JobFact": ...
 
     @staticmethod
     def span(into: dict, key: Any, time: datetime) -> None: ...

@@ -1,0 +1,203 @@
+"""Temporary datasets fold away: a job-to-job link through them, not a node (ADR 0089).
+
+A dataset whose facets type it a temporary job output (``catalog.facets.dataset_type``)
+is an intermediate one job hands the next. Once the graph is assembled, each such dataset
+with a writer and a reader drawn is taken out: its ``output`` and ``input`` halves become
+one ``through`` edge from each writer job to each reader job (naming what it went
+through), and column edges into it are composed with those out of it, so ``x`` of job A's
+input reaches ``y`` of job B's output directly. The walk itself is unchanged (a temporary
+dataset is a hop like any other, so ``depth`` bounds a chain of them); what is folded is
+only what was drawn. The root is never folded (a graph around a temporary dataset shows
+it), and neither is a temporary dataset with no writer or no reader drawn (a dead end or a
+bound's edge: folding it would lose the link). The dataset stays readable by id.
+"""
+
+from collections import defaultdict
+from typing import Any
+
+from catalog.lineage.request import Graph
+
+# Column edges are composed through at most this many temporary datasets in a row (a
+# chain longer than the walk's depth cannot be drawn whole anyway).
+MAX_FOLD_DEPTH = 10
+INDIRECT = "INDIRECT"
+
+
+def fold(graph: Graph, temporary: set[int], column_limit: int) -> None:
+    """Fold the drawn temporary datasets of ``graph`` (ids) in place; ``column_limit``
+    bounds the composed column edges and dependencies like the ones read."""
+    candidates = {f"dataset:{dataset_id}" for dataset_id in temporary} - {str(graph.root)}
+    writers: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    readers: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for edge in graph.edges:
+        if edge["kind"] == "output" and edge["target"] in candidates:
+            writers[edge["target"]].append(edge)
+        elif edge["kind"] == "input" and edge["source"] in candidates:
+            readers[edge["source"]].append(edge)
+    folded = {ref for ref in candidates if writers[ref] and readers[ref]}
+    if not folded:
+        return
+    links: dict[tuple[str, str], dict[str, Any]] = {}
+    for ref in sorted(folded):
+        for wrote in writers[ref]:
+            for read in readers[ref]:
+                if wrote["source"] != read["target"]:  # a job's own scratch space
+                    _add_link(links, graph, ref, wrote, read)
+    kept = [e for e in graph.edges if e["source"] not in folded and e["target"] not in folded]
+    for edge in graph.edges:
+        if edge["source"] in folded or edge["target"] in folded:
+            graph.edge_sources.pop(edge["id"], None)
+    graph.edges = kept + [links[key] for key in sorted(links)]
+    graph.nodes = [node for node in graph.nodes if node["id"] not in folded]
+    for ref in folded:
+        graph.rows.pop(ref, None)
+    graph.folded = {int(ref.split(":")[1]) for ref in folded}
+    if graph.column_edges is not None and graph.dataset_dependencies is not None:
+        _fold_columns(graph, folded, column_limit)
+
+
+def _add_link(
+    links: dict[tuple[str, str], dict[str, Any]],
+    graph: Graph,
+    ref: str,
+    wrote: dict[str, Any],
+    read: dict[str, Any],
+) -> None:
+    """One writer → reader link through ``ref``; several temporary datasets between the
+    same two jobs are one link naming each."""
+    key = (wrote["source"], read["target"])
+    sources = graph.edge_sources.get(wrote["id"], []) + graph.edge_sources.get(read["id"], [])
+    known = links.get(key)
+    if known is not None:
+        known["through"] = sorted({*known["through"], ref})
+        graph.edge_sources[known["id"]] = sorted({*graph.edge_sources[known["id"]], *sources})
+        return
+    # Observed when both halves were; declared when both were; a link half seen and half
+    # only declared is drawn as declared (no run ever went all the way through it).
+    observed = wrote["observed"] and read["observed"]
+    link_id = f"{key[0]}->{key[1]}"
+    links[key] = {
+        "id": link_id,
+        "kind": "through",
+        "source": key[0],
+        "target": key[1],
+        # The link exists once both halves do; it was last seen when either was.
+        "first_seen": max(wrote["first_seen"], read["first_seen"]),
+        "last_seen": max(wrote["last_seen"], read["last_seen"]),
+        # The reader's figures: how often the next job took what the first one left.
+        "last_run_id": read["last_run_id"],
+        "run_count": read["run_count"],
+        "completed_run_count": read["completed_run_count"],
+        "lineage_types": sorted({*wrote["lineage_types"], *read["lineage_types"]}),
+        "via": read["via"],
+        "current": wrote["current"] and read["current"],
+        "observed": observed,
+        "static": (wrote["static"] and read["static"]) or not observed,
+        "through": [ref],
+    }
+    graph.edge_sources[link_id] = sorted(sources)
+
+
+def _fold_columns(graph: Graph, folded: set[str], limit: int) -> None:
+    """Compose column edges and dataset-level dependencies through the folded datasets:
+    ``x → t.c`` (job A) and ``t.c → y`` (job B) become ``x → y`` (job B), through ``t``;
+    a dependency on the whole of ``t`` makes whatever ``t`` feeds a dependency too."""
+    assert graph.column_edges is not None and graph.dataset_dependencies is not None
+    every = [*graph.column_edges, *graph.dataset_dependencies]
+    out_of: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    out_of_dataset: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for edge in every:
+        if edge["source"] in folded:
+            out_of[(edge["source"], edge["source_field"])].append(edge)
+            out_of_dataset[edge["source"]].append(edge)
+    done = [edge for edge in every if edge["source"] not in folded]
+    pending = [edge for edge in done if edge["target"] in folded]
+    composed: dict[tuple, dict[str, Any]] = {}
+    cut = False
+    for _ in range(MAX_FOLD_DEPTH):
+        following: list[dict[str, Any]] = []
+        for first in pending:
+            target_field = first.get("target_field")
+            nexts = (
+                out_of[(first["target"], target_field)]
+                if target_field is not None
+                else out_of_dataset[first["target"]]
+            )
+            for second in nexts:
+                edge = _compose(first, second)
+                key = _identity(edge)
+                if key in composed:
+                    continue
+                if len(composed) >= limit:
+                    cut = True
+                    break
+                composed[key] = edge
+                if edge["target"] in folded:
+                    following.append(edge)
+        pending = following
+        if not pending:
+            break
+    result = [
+        edge
+        for edge in [*done, *composed.values()]
+        if edge["source"] not in folded and edge["target"] not in folded
+    ]
+    graph.column_edges = [edge for edge in result if "target_field" in edge]
+    graph.dataset_dependencies = [edge for edge in result if "target_field" not in edge]
+    if cut or pending:
+        graph.cut["folded_column_edges"] = {"limit": limit, "max_fold_depth": MAX_FOLD_DEPTH}
+        graph.truncated = True
+
+
+def _identity(edge: dict[str, Any]) -> tuple:
+    return (
+        edge["source"],
+        edge["source_field"],
+        edge["target"],
+        edge.get("target_field"),
+        edge["job"],
+        tuple(edge["through"]),
+    )
+
+
+def _compose(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """``first`` (into a folded dataset) then ``second`` (out of it), as one edge in the
+    API's shape: a dependency on the whole folded dataset stays one on the whole target."""
+    indirect = INDIRECT in (first["transformation_type"], second["transformation_type"])
+    body = dict(second)
+    if "target_field" not in first:  # first is dataset-level: so is what it leads to
+        for key in (
+            "target_field",
+            "field_transformation_type",
+            "field_transformation_description",
+        ):
+            body.pop(key, None)
+        body.pop("outside_schema", None)
+    body.update(
+        {
+            "source": first["source"],
+            "source_field": first["source_field"],
+            "transformation_type": INDIRECT if indirect else second["transformation_type"],
+            "transformation_subtype": (
+                first["transformation_subtype"]
+                if first["transformation_type"] == INDIRECT
+                else second["transformation_subtype"]
+            ),
+            "transformation_description": "; ".join(
+                text
+                for text in (
+                    first["transformation_description"],
+                    second["transformation_description"],
+                )
+                if text
+            ),
+            "masking": first["masking"] or second["masking"],
+            "first_seen": max(first["first_seen"], second["first_seen"]),
+            "last_seen": max(first["last_seen"], second["last_seen"]),
+            "run_count": min(first["run_count"], second["run_count"]),
+            "current": first["current"] and second["current"],
+            "static": first["static"] and second["static"],
+            "through": [*first.get("through", []), second["source"], *second.get("through", [])],
+        }
+    )
+    return body
