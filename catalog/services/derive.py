@@ -13,6 +13,7 @@ from django.apps import apps
 from django.db import connection, transaction
 
 from catalog.services.derivation import remembered, retained
+from catalog.services.derivation.retirement_changes import record_all_retirements
 from catalog.services.derivation.batch import (
     BATCH_SIZE,
     BatchResult,
@@ -160,4 +161,6 @@ def rederive(
             # The removed runs' edge summaries, once every dataset they name exists again.
             retained.restore_edges(cursor)
             remembered.forget(cursor)
+            # Retirements are kept, their change records were emptied (ADR 0088).
+            record_all_retirements()
     return total
