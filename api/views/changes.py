@@ -49,12 +49,10 @@ class ChangeSerializer(serializers.Serializer):
         "the job's for run_failed."
     )
     name = serializers.CharField()
-    source = NamedSerializer(
+    upstream = NamedSerializer(
         allow_null=True, help_text="edge_added, edge_stopped: the edge's upstream dataset."
     )
-    job = NamedSerializer(
-        allow_null=True, help_text="The edge's job, or the job whose run failed."
-    )
+    job = NamedSerializer(allow_null=True, help_text="The edge's job, or the job whose run failed.")
     column = serializers.CharField()
     old_type = serializers.CharField(allow_blank=True)
     new_type = serializers.CharField(allow_blank=True)
@@ -108,7 +106,7 @@ def change_dict(change: DatasetChange, breaks: breaking.Breaks | None) -> dict[s
         "dataset": f"dataset:{dataset_id}" if dataset_id else None,
         "namespace": named.namespace,
         "name": named.name,
-        "source": _named("dataset", change.source),
+        "upstream": _named("dataset", change.source),
         "job": _named("job", change.job),
         "column": change.column,
         "old_type": change.old_type,

@@ -8,6 +8,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
+from catalog.admin.changes import job_changes_table
 from catalog.admin.fact_tables import dataset_cell, facts_table
 from catalog.admin.labels import LABEL_ADD, LabelColumnsMixin, OwnerFilter, TagFilter
 from catalog.admin.picture import LineagePictureMixin
@@ -159,6 +160,7 @@ class JobAdmin(
         "first_seen",
         "last_seen",
         "runs_table",
+        "changes",
         "job_edges",
         "edges_table",
         "datasets_table",
@@ -170,6 +172,7 @@ class JobAdmin(
         "retirement_button": ("catalog.change_job",),
         "labels_add_link": (LABEL_ADD,),
         "runs_table": (VIEW_RUN,),
+        "changes": ("catalog.view_datasetchange", VIEW_DATASET),
         "job_edges": (VIEW_DATASET,),
         "edges_table": (VIEW_DATASET,),
         "datasets_table": (VIEW_DATASET,),
@@ -183,6 +186,13 @@ class JobAdmin(
     @admin.display(description="parent job")
     def parent_link(self, job: Job) -> str:
         return link(job.parent)
+
+    @admin.display(
+        description="changes, newest first: runs failed after success, edges new or no longer "
+        "current (ADR 0088)"
+    )
+    def changes(self, job: Job) -> str:
+        return job_changes_table(job)
 
     @admin.display(description="latest runs")
     def runs_table(self, job: Job) -> str:

@@ -13,7 +13,6 @@ from django.apps import apps
 from django.db import connection, transaction
 
 from catalog.services.derivation import remembered, retained
-from catalog.services.derivation.retirement_changes import record_all_retirements
 from catalog.services.derivation.batch import (
     BATCH_SIZE,
     BatchResult,
@@ -21,6 +20,7 @@ from catalog.services.derivation.batch import (
     derive_pending_batch,
     derive_retained,
 )
+from catalog.services.derivation.retirement_changes import record_all_retirements
 from ingest import derivation_status
 
 logger = logging.getLogger(__name__)

@@ -154,7 +154,7 @@ def _run_changes(runs: list[int]) -> list[DatasetChange]:
         events = dict(cursor.fetchall())
     by_id = {row[0]: row for row in subjects}
     wanted: list[DatasetChange] = []
-    for subject, job, state, uuid, text, at, previous, previous_state, _, _ in subjects:
+    for _, job, state, uuid, text, at, previous, previous_state, _, _ in subjects:
         if state == "FAIL" and previous_state == "COMPLETE":
             wanted.append(
                 _change(
@@ -223,19 +223,22 @@ def _added_edges(runs: list[int]) -> list[DatasetChange]:
     return change_log.record(wanted)
 
 
-def _delete_stale(
-    stored: Any, scope: set[Any], wanted: list[DatasetChange], scope_of: Any
-) -> None:
+def _delete_stale(stored: Any, scope: set[Any], wanted: list[DatasetChange], scope_of: Any) -> None:
     """Delete the stored changes in ``scope`` that are not ``wanted`` any more."""
     keys = {change_log.natural_key(change) for change in wanted}
     stale = [
         change.pk
         for change in stored.only(
-            "id", "job_id", "dataset_id", "run_id", "alias_id", "before_hash", "after_hash",
+            "id",
+            "job_id",
+            "dataset_id",
+            "run_id",
+            "alias_id",
+            "before_hash",
+            "after_hash",
             "key_hash",
         )
         if scope_of(change) in scope and change_log.natural_key(change) not in keys
     ]
     if stale:
         DatasetChange.objects.filter(id__in=stale).delete()
-

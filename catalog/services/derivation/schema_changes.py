@@ -5,7 +5,8 @@ then the event's digest, never the order events arrived in), upserted so an olde
 sighting moves it earlier; an alias whose versions were added or moved has its changes
 recomputed from all its versions, so a late event that lands between two versions splits
 the change between them; the changes that no longer hold are deleted and the others
-recorded through ``change_log.record`` (a change stored already keeps its row). Idempotent: the changes' natural key is unique and a re-derived
+recorded through ``change_log.record`` (a change stored already keeps its row).
+Idempotent: the changes' natural key is unique and a re-derived
 batch that brings nothing new or older recomputes nothing.
 """
 
