@@ -60,11 +60,12 @@ class MarquezCurateAccess(HasReadScope):
         if isinstance(user, TokenPrincipal):
             return user.scope == self.scope
         routes = view.kwargs.get("routes", [])
+        method = request.method or ""
         needed = {
             name
             for route in routes
-            if (request.method, route.handler) in curation.WRITES
-            for name in curation.WRITES[(request.method, route.handler)][1]
+            if (method, route.handler) in curation.WRITES
+            for name in curation.WRITES[(method, route.handler)][1]
         }
         return session_may_read(user, tuple(sorted(needed)) if needed else None)
 
@@ -123,7 +124,8 @@ class MarquezView(APIView):
         return self._write(request, routes)
 
     def _write(self, request: Request, routes: list[paths.Route]) -> Response:
-        writes = [route for route in routes if (request.method, route.handler) in curation.WRITES]
+        method = request.method or ""
+        writes = [route for route in routes if (method, route.handler) in curation.WRITES]
         if not writes:
             raise self._read_only()
         for route in writes:
@@ -131,7 +133,7 @@ class MarquezView(APIView):
                 raise MarquezError(400, f"{name} must not contain NUL characters.")
         missing: list[MarquezError] = []
         for route in writes:  # the first reading whose object exists, as for a GET
-            write = curation.WRITES[(request.method, route.handler)][0]
+            write = curation.WRITES[(method, route.handler)][0]
             try:
                 return Response(write(request, **route.kwargs))
             except MarquezError as error:

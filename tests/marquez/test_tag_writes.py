@@ -36,10 +36,14 @@ def test_a_dataset_is_tagged_and_untagged(world, curate_client, read_client, cap
     assert response.status_code == 200, response.content
     assert response.json()["name"] == "raw/orders/daily" and "pii" in response.json()["tags"]
     assert _call(read_client, "get", DAILY).json()["tags"] == ["pii"]
-    assert "pii" in [tag["name"] for tag in _call(read_client, "get", f"{BASE}/tags").json()["tags"]]
+    assert "pii" in [
+        tag["name"] for tag in _call(read_client, "get", f"{BASE}/tags").json()["tags"]
+    ]
     label = StewardLabel.objects.get()
     assert (label.key, label.value, label.hides) == ("pii", "", False)
-    assert "curation actor=ci (api token) dataset" in caplog.text  # a token's edit: audited in the log
+    assert (
+        "curation actor=ci (api token) dataset" in caplog.text
+    )  # a token's edit: audited in the log
     response = _call(curate_client, "delete", f"{DAILY}/tags/pii")
     assert response.status_code == 200 and response.json()["tags"] == []
     assert not StewardLabel.objects.exists()
