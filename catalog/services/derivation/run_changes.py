@@ -59,7 +59,10 @@ subject(id) AS (
   UNION SELECT x.id FROM touched t CROSS JOIN LATERAL ({_NEXT.format(states="('COMPLETE')")}) x
   UNION SELECT n.id FROM catalog_dataset_change c
     JOIN touched t ON t.job_id = c.job_id AND c.previous_run_id = t.run_uuid::text
-    JOIN catalog_run n ON n.run_uuid = c.run_id::uuid AND n.job_id = c.job_id
+    -- CASE: the cast only of run kinds' ids (a schema change's runId may not be a uuid),
+    -- whatever order the planner evaluates the conditions in.
+    JOIN catalog_run n ON n.job_id = c.job_id AND n.run_uuid =
+        CASE WHEN c.kind IN ('edge_stopped', 'run_failed') THEN c.run_id::uuid END
     WHERE c.kind IN ('edge_stopped', 'run_failed') AND c.previous_run_id = ANY(%(uuids)s)
 )
 SELECT s.id, s.job_id, s.state, s.run_uuid::text, s.run_id_text,
