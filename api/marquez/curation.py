@@ -1,9 +1,13 @@
-"""Marquez's soft deletes on the mount (ADR 0078): ``DELETE`` of a dataset, a job or a
-namespace retires it, answered as Marquez answers: 200 with the object as it was before
-(its own shape), 404 when it does not exist or is retired already.
+"""Marquez's writes on the mount that a steward's curation can be: soft deletes and tags.
 
-A later event that names it brings it back, as in Marquez. The retirement is the catalog's
-(catalog.services.retirement): the mount parses the path and shapes the answer.
+``DELETE`` of a dataset, a job or a namespace retires it (ADR 0078), answered as Marquez
+answers: 200 with the object as it was before (its own shape), 404 when it does not exist
+or is retired already. A later event that names it brings it back, as in Marquez.
+
+``POST``/``DELETE`` of a tag on a dataset, a dataset's field or a job tags or untags it
+with a steward's label (ADR 0083, catalog.services.labels): 200 with the dataset or job
+as it is now, 404 when it (or the field) does not exist. Untagging a producer's tag hides
+it. The catalog's services write, audit and re-project: the mount parses and shapes.
 """
 
 from collections.abc import Callable
@@ -15,7 +19,7 @@ from api.marquez import resources, shapes
 from api.marquez.errors import not_found
 from catalog.reads import datasets as dataset_reads
 from catalog.reads import jobs as job_reads
-from catalog.services import retirement
+from catalog.services import labels, retirement
 from catalog.services.retirement import Actor
 
 REASON = "DELETE on the Marquez API"
@@ -45,10 +49,58 @@ def delete_namespace(request: Request, namespace: str) -> dict[str, Any]:
     return body
 
 
-# Endpoint name (api.marquez.paths.ROUTES) → its DELETE, and the change permissions a
-# staff session needs for it (a token needs the curate scope).
-DELETES: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
-    "dataset": (delete_dataset, ("catalog.change_dataset",)),
-    "job": (delete_job, ("catalog.change_job",)),
-    "namespace": (delete_namespace, ("catalog.change_dataset", "catalog.change_job")),
+def _dataset(namespace: str, dataset: str, field: str | None = None) -> Any:
+    found = dataset_reads.find_dataset(namespace, dataset)
+    if found is None:
+        raise not_found(f"Dataset '{dataset}' in namespace '{namespace}'")
+    if field is not None:
+        names = {column["name"] for column in shapes.datasets_data([found])[0]["fields"]}
+        if field not in names:
+            raise not_found(f"Field '{field}' of dataset '{dataset}'")
+    return found
+
+
+def _job(namespace: str, job: str) -> Any:
+    found = job_reads.find_job(namespace, job)
+    if found is None:
+        raise not_found(f"Job '{job}' in namespace '{namespace}'")
+    return found
+
+
+def _tagged_dataset(request: Request, namespace: str, dataset: str, tag: str, **field: str):
+    found = _dataset(namespace, dataset, field.get("field"))
+    write = labels.tag if request.method == "POST" else labels.untag
+    write(request.user, found, tag, field.get("field", ""))
+    return shapes.datasets_data([_dataset(namespace, dataset)])[0]
+
+
+def tag_dataset(request: Request, namespace: str, dataset: str, tag: str) -> dict[str, Any]:
+    return _tagged_dataset(request, namespace, dataset, tag)
+
+
+def tag_field(
+    request: Request, namespace: str, dataset: str, field: str, tag: str
+) -> dict[str, Any]:
+    return _tagged_dataset(request, namespace, dataset, tag, field=field)
+
+
+def tag_job(request: Request, namespace: str, job: str, tag: str) -> dict[str, Any]:
+    write = labels.tag if request.method == "POST" else labels.untag
+    write(request.user, _job(namespace, job), tag)
+    return shapes.jobs_data([_job(namespace, job)])[0]
+
+
+_TAG_DATASET, _TAG_JOB = ("catalog.change_dataset",), ("catalog.change_job",)
+# (method, endpoint name of api.marquez.paths.ROUTES) → its write, and the change
+# permissions a staff session needs for it (a token needs the curate scope).
+WRITES: dict[tuple[str, str], tuple[Callable[..., Any], tuple[str, ...]]] = {
+    ("DELETE", "dataset"): (delete_dataset, ("catalog.change_dataset",)),
+    ("DELETE", "job"): (delete_job, ("catalog.change_job",)),
+    ("DELETE", "namespace"): (delete_namespace, ("catalog.change_dataset", "catalog.change_job")),
+    ("POST", "dataset_tag"): (tag_dataset, _TAG_DATASET),
+    ("DELETE", "dataset_tag"): (tag_dataset, _TAG_DATASET),
+    ("POST", "field_tag"): (tag_field, _TAG_DATASET),
+    ("DELETE", "field_tag"): (tag_field, _TAG_DATASET),
+    ("POST", "job_tag"): (tag_job, _TAG_JOB),
+    ("DELETE", "job_tag"): (tag_job, _TAG_JOB),
 }

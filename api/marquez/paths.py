@@ -32,7 +32,8 @@ __all__ = ["ROUTES", "Endpoint", "NodeId", "Route", "node_id", "parse_node_id"]
 # The mount's one table: each pattern with its endpoint's name, the function that answers a
 # GET and the kinds of objects its Marquez shape shows (api/access.py: what a staff session
 # needs to read it; tokens with the read scope read everything). A pattern without a
-# function is a Marquez write: answered 405 here.
+# function is a Marquez write: answered 405 here, but for those api.marquez.curation.WRITES
+# answers (named, so a reading can say which write it is).
 _JOBS, _DATASETS = (JOB, RUN, DATASET), (DATASET, JOB, RUN)
 
 
@@ -44,8 +45,9 @@ class Endpoint:
     needs: tuple[str, ...] = ()
 
 
-def _write(pattern: str) -> Endpoint:
-    return Endpoint(pattern)
+def _write(pattern: str, name: str = "") -> Endpoint:
+    """A Marquez write: 405, unless named (api.marquez.curation.WRITES answers it)."""
+    return Endpoint(pattern, name)
 
 
 ROUTES: tuple[Endpoint, ...] = (
@@ -62,7 +64,7 @@ ROUTES: tuple[Endpoint, ...] = (
     ),
     _write("namespaces/{namespace}/jobs/{job}/versions"),
     _write("namespaces/{namespace}/jobs/{job}/versions/{version}"),
-    _write("namespaces/{namespace}/jobs/{job}/tags/{tag}"),
+    _write("namespaces/{namespace}/jobs/{job}/tags/{tag}", "job_tag"),
     Endpoint("namespaces/{namespace}/datasets", "datasets", resources.datasets, _DATASETS),
     Endpoint("namespaces/{namespace}/datasets/{dataset}", "dataset", resources.dataset, _DATASETS),
     # createdByRun with its run facts
@@ -78,8 +80,8 @@ ROUTES: tuple[Endpoint, ...] = (
         resources.dataset_version,
         (*_DATASETS, RUN_FACT),
     ),
-    _write("namespaces/{namespace}/datasets/{dataset}/tags/{tag}"),
-    _write("namespaces/{namespace}/datasets/{dataset}/fields/{field}/tags/{tag}"),
+    _write("namespaces/{namespace}/datasets/{dataset}/tags/{tag}", "dataset_tag"),
+    _write("namespaces/{namespace}/datasets/{dataset}/fields/{field}/tags/{tag}", "field_tag"),
     Endpoint("jobs", "all_jobs", resources.all_jobs, _JOBS),
     Endpoint("jobs/runs/{run}", "run", resources.run, (RUN, JOB, DATASET, RUN_FACT)),
     Endpoint("jobs/runs/{run}/facets", "run_facets", resources.run_facets, (RUN,)),
@@ -135,7 +137,8 @@ _DECODED = [
 
 @dataclass(frozen=True)
 class Route:
-    """One reading of a path: the endpoint's name ("" for a write) and the names in it."""
+    """One reading of a path: the endpoint's name ("" for a write answered 405) and the
+    names in it."""
 
     handler: str
     kwargs: dict[str, str]

@@ -46,11 +46,12 @@ class MarquezReadAccess(HasReadScope):
 
 
 class MarquezCurateAccess(HasReadScope):
-    """A DELETE (ADR 0078): a curate token, or a staff session holding the change
-    permissions of what it retires; read and ingest tokens and anonymous callers never."""
+    """A write the mount answers (a DELETE, ADR 0078; a tag, ADR 0083): a curate token, or a
+    staff session holding the change permissions of what it writes; read and ingest tokens
+    and anonymous callers never."""
 
     scope = TokenScope.CURATE
-    message = "Retiring needs a curate token or a staff session that may change it."
+    message = "Curating needs a curate token or a staff session that may change it."
 
     def has_permission(self, request: Request, view: Any) -> bool:
         user = request.user
@@ -59,11 +60,12 @@ class MarquezCurateAccess(HasReadScope):
         if isinstance(user, TokenPrincipal):
             return user.scope == self.scope
         routes = view.kwargs.get("routes", [])
+        method = request.method or ""
         needed = {
             name
             for route in routes
-            if route.handler in curation.DELETES
-            for name in curation.DELETES[route.handler][1]
+            if (method, route.handler) in curation.WRITES
+            for name in curation.WRITES[(method, route.handler)][1]
         }
         return session_may_read(user, tuple(sorted(needed)) if needed else None)
 
@@ -80,7 +82,8 @@ class MarquezThrottle(ReadRateThrottle):
 
 
 class MarquezView(APIView):
-    """GET on a resolved route; every other method is a Marquez write: 405."""
+    """GET on a resolved route; the writes of api.marquez.curation.WRITES; every other
+    method is a Marquez write: 405."""
 
     authentication_classes = [BearerTokenAuthentication, authentication.SessionAuthentication]
     permission_classes = [MarquezReadAccess]
@@ -96,7 +99,7 @@ class MarquezView(APIView):
         needed = {
             name
             for route in routes
-            if route.handler
+            if route.handler in paths.READS
             for name in paths.ENDPOINTS[route.handler].needs
         }
         return tuple(sorted(needed))
@@ -106,19 +109,33 @@ class MarquezView(APIView):
 
     def get_permissions(self) -> list[Any]:
         routes = self.kwargs.get("routes", [])
-        if self.request.method == "DELETE" and any(r.handler in curation.DELETES for r in routes):
+        method = self.request.method
+        if any((method, route.handler) in curation.WRITES for route in routes):
             return [MarquezCurateAccess()]
         return list(super().get_permissions())  # other writes: read access, then 405
 
     def delete(self, request: Request, routes: list[paths.Route]) -> Response:
-        """Marquez's soft delete of a dataset, a job or a namespace: a retirement."""
-        deletes = [route for route in routes if route.handler in curation.DELETES]
-        if not deletes:
+        """Marquez's soft delete of a dataset, a job or a namespace (a retirement), or of a
+        tag (a steward's label)."""
+        return self._write(request, routes)
+
+    def post(self, request: Request, routes: list[paths.Route]) -> Response:
+        """Marquez's tag of a dataset, a field or a job: a steward's label."""
+        return self._write(request, routes)
+
+    def _write(self, request: Request, routes: list[paths.Route]) -> Response:
+        method = request.method or ""
+        writes = [route for route in routes if (method, route.handler) in curation.WRITES]
+        if not writes:
             raise self._read_only()
+        for route in writes:
+            if (name := nul_parameter(request.query_params, route.kwargs)) is not None:
+                raise MarquezError(400, f"{name} must not contain NUL characters.")
         missing: list[MarquezError] = []
-        for route in deletes:  # the first reading whose object exists, as for a GET
+        for route in writes:  # the first reading whose object exists, as for a GET
+            write = curation.WRITES[(method, route.handler)][0]
             try:
-                return Response(curation.DELETES[route.handler][0](request, **route.kwargs))
+                return Response(write(request, **route.kwargs))
             except MarquezError as error:
                 if error.code != 404:
                     raise
@@ -126,7 +143,7 @@ class MarquezView(APIView):
         raise missing[0]
 
     def get(self, request: Request, routes: list[paths.Route]) -> Response:
-        if not routes[0].handler:
+        if routes[0].handler not in paths.READS:
             raise self._read_only()
         # One check for every route: a NUL in a name or a parameter cannot be in the catalog
         # (PostgreSQL text holds none) and would end in a database error, a 500.
@@ -159,7 +176,7 @@ class MarquezView(APIView):
         """
         missing: list[MarquezError] = []
         for route in routes:
-            if not route.handler:
+            if route.handler not in paths.READS:
                 continue
             try:
                 return paths.READS[route.handler](request, **route.kwargs)
@@ -177,8 +194,9 @@ class MarquezView(APIView):
         return MarquezError(
             405,
             "This catalog's Marquez API is read-only.",
-            "Tags, namespaces, jobs and runs come from OpenLineage events: POST them to "
-            "/lineage. Stewards curate the catalog in its admin.",
+            "Namespaces, jobs and runs come from OpenLineage events: POST them to "
+            "/lineage. Datasets, fields and jobs are tagged (POST/DELETE .../tags/{tag}) with "
+            "a curate token; stewards curate the rest in the admin.",
         )
 
 

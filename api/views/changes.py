@@ -1,4 +1,5 @@
-"""/changes: what changed about datasets, newest first, with what each change breaks."""
+"""/changes: what changed about datasets and jobs, newest first, with what each change
+breaks (ADR 0082, ADR 0088)."""
 
 from typing import Any
 
@@ -29,21 +30,54 @@ class ReaderSerializer(serializers.Serializer):
     )
 
 
+class NamedSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="dataset:<id> or job:<id>")
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+
+
 class ChangeSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     kind = serializers.ChoiceField(choices=ChangeKind.choices)
-    dataset = serializers.CharField(help_text="dataset:<id>")
-    namespace = serializers.CharField(help_text="The name the change was seen under.")
+    dataset = serializers.CharField(
+        allow_null=True,
+        help_text="dataset:<id>: whose schema or lifecycle changed, the edge's target; null "
+        "for run_failed.",
+    )
+    namespace = serializers.CharField(
+        help_text="The name the change was seen under (a schema change), the dataset's, or "
+        "the job's for run_failed."
+    )
     name = serializers.CharField()
+    upstream = NamedSerializer(
+        allow_null=True, help_text="edge_added, edge_stopped: the edge's upstream dataset."
+    )
+    job = NamedSerializer(allow_null=True, help_text="The edge's job, or the job whose run failed.")
     column = serializers.CharField()
     old_type = serializers.CharField(allow_blank=True)
     new_type = serializers.CharField(allow_blank=True)
-    changed_at = serializers.DateTimeField(help_text="When the new schema was first seen.")
+    changed_at = serializers.DateTimeField(
+        help_text="When: the new schema or edge first seen, the superseding or failing run's "
+        "end, the retirement or restore."
+    )
     event_id = serializers.IntegerField(
         allow_null=True,
-        help_text="The event that first showed it (null once retention removed it).",
+        help_text="The event that showed it (null once retention removed it, or for a "
+        "steward's retirement or restore).",
     )
-    run_id = serializers.CharField(allow_blank=True, help_text="That event's runId, if any.")
+    run_id = serializers.CharField(
+        allow_blank=True,
+        help_text="The run that showed it: that event's runId; the first run of a new edge, "
+        "the run that superseded an edge, the failing run.",
+    )
+    previous_run_id = serializers.CharField(
+        allow_blank=True,
+        help_text="edge_stopped: the last run that produced the edge; run_failed: the "
+        "previous run, which succeeded.",
+    )
+    detail = serializers.CharField(
+        allow_blank=True, help_text="Who retired or restored the dataset and why."
+    )
     breaking = serializers.BooleanField(
         help_text="A removed or retyped column that downstream column lineage reads."
     )
@@ -55,20 +89,33 @@ class ChangePage(CursorPage):
     ordering = ("-changed_at", "-id")
 
 
+def _named(prefix: str, row: Any) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {"id": f"{prefix}:{row.pk}", "namespace": row.namespace, "name": row.name}
+
+
 def change_dict(change: DatasetChange, breaks: breaking.Breaks | None) -> dict[str, Any]:
     """A change as ChangeSerializer documents it."""
+    # Whose change it is: the alias a schema was sent under, the dataset, or the job.
+    named: Any = change.alias or change.dataset or change.job
+    dataset_id = change.alias.dataset_id if change.alias else change.dataset_id
     return {
         "id": change.pk,
         "kind": change.kind,
-        "dataset": f"dataset:{change.alias.dataset_id}",
-        "namespace": change.alias.namespace,
-        "name": change.alias.name,
+        "dataset": f"dataset:{dataset_id}" if dataset_id else None,
+        "namespace": named.namespace,
+        "name": named.name,
+        "upstream": _named("dataset", change.source),
+        "job": _named("job", change.job),
         "column": change.column,
         "old_type": change.old_type,
         "new_type": change.new_type,
         "changed_at": change.changed_at,
         "event_id": change.event_id,
         "run_id": change.run_id,
+        "previous_run_id": change.previous_run_id,
+        "detail": change.detail,
         "breaking": breaks is not None,
         "breaks": breaks.readers if breaks else [],
         "breaks_truncated": bool(breaks and breaks.left_out),
@@ -81,13 +128,17 @@ class ChangeList(ReadAPIView):
 
     @extend_schema(
         operation_id="changes_list",
-        summary="Schema changes of datasets, newest first, with what each breaks",
+        summary="What changed about datasets and jobs, newest first, with what each breaks",
         description=(
             "Every change between consecutive schema versions of a dataset's names "
             "(consecutive by when each schema was first seen): a column added, removed, or "
             "with its type changed. A removed or retyped column that downstream column "
             "lineage reads is `breaking`, and `breaks` names the downstream columns and "
-            "jobs, each current or stale."
+            "jobs, each current or stale. Also (ADR 0088): `edge_added`, a new upstream "
+            "edge into a dataset that had lineage already; `edge_stopped`, an edge the "
+            "job's previous completed run produced and its next one did not; `run_failed`, "
+            "a failed run whose previous finished run had succeeded; `dataset_retired` and "
+            "`dataset_restored`. Each says when, and the event and runs that showed it."
         ),
         parameters=[
             OpenApiParameter(
@@ -101,8 +152,15 @@ class ChangeList(ReadAPIView):
                 enum=ChangeKind.values,
                 description="Comma-separated kinds.",
             ),
-            OpenApiParameter("namespace", str, description="The dataset's namespace."),
-            OpenApiParameter("dataset", int, description="One dataset's changes."),
+            OpenApiParameter(
+                "namespace",
+                str,
+                description="The dataset's namespace (the job's, for run_failed).",
+            ),
+            OpenApiParameter(
+                "dataset", int, description="One dataset's changes (and its edges' as source)."
+            ),
+            OpenApiParameter("job", int, description="One job's changes (its edges and runs)."),
             OpenApiParameter("cursor", str, description="From `next`/`previous`."),
             OpenApiParameter("limit", int, description="Page size, 1-500 (default 50)."),
         ],
@@ -114,11 +172,13 @@ class ChangeList(ReadAPIView):
             if kind not in ChangeKind.values:
                 raise bad_parameter("kind", f"one of {', '.join(ChangeKind.values)}.")
         dataset = params.integer(request, "dataset", 0, 1, 2**63 - 1)
+        job = params.integer(request, "job", 0, 1, 2**63 - 1)
         queryset = DatasetChange.objects.listed(
             since=params.moment(request, "since"),
             kinds=kinds,
             namespace=request.query_params.get("namespace") or None,
             dataset_id=dataset or None,
+            job_id=job or None,
         )
         paginator = self.pagination_class()
         page = list(paginator.paginate_queryset(queryset, request, view=self) or [])

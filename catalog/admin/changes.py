@@ -1,15 +1,16 @@
-"""The Changes page: schema changes of datasets, newest first, and what each breaks
-(ADR 0082); a dataset's page shows its own (``changes_table``)."""
+"""The Changes page: what changed about datasets and jobs, newest first, and what each
+schema change breaks (ADR 0082, ADR 0088); a dataset's page and a job's page show their
+own (``changes_table``, ``job_changes_table``)."""
 
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils.safestring import SafeString
 
 from catalog.admin.support import HiddenIdFilter, link, related_table
 from catalog.lineage import breaking
-from catalog.models import Dataset, DatasetChange, Job
+from catalog.models import SCHEMA_KINDS, ChangeKind, Dataset, DatasetChange, Job
 from core.admin_base import BoundedAdmin
 
 
@@ -19,7 +20,33 @@ class ChangeDatasetFilter(HiddenIdFilter):
     parameter_name = "dataset"
 
     def for_id(self, queryset: QuerySet, value: int) -> QuerySet:
-        return queryset.filter(alias__dataset_id=value)
+        return queryset.filter(
+            Q(alias__dataset_id=value) | Q(dataset_id=value) | Q(source_id=value)
+        )
+
+
+class ChangeJobFilter(HiddenIdFilter):
+    """``?job=<id>``: one job's changes (its edges', its runs')."""
+
+    parameter_name = "job"
+
+    def for_id(self, queryset: QuerySet, value: int) -> QuerySet:
+        return queryset.filter(job_id=value)
+
+
+def what(change: DatasetChange) -> str:
+    """One line on what changed, by kind."""
+    if change.kind in SCHEMA_KINDS:
+        types = f"{change.old_type} → {change.new_type}".strip(" →")
+        return f"{change.column}: {types}" if types else change.column
+    if change.kind == ChangeKind.RUN_FAILED:
+        return f"run {change.run_id} failed after run {change.previous_run_id} succeeded"
+    if change.source is not None and change.job is not None:
+        edge = f"from {change.source.name} via {change.job.name}"
+        if change.kind == ChangeKind.EDGE_STOPPED:
+            return f"{edge}: run {change.run_id} did not produce it"
+        return f"{edge}: first in run {change.run_id}" if change.run_id else edge
+    return change.detail
 
 
 def _breaks_cell(found: breaking.Breaks | None) -> str:
@@ -32,35 +59,45 @@ def _breaks_cell(found: breaking.Breaks | None) -> str:
     return f"breaks {readers}" + (" and more" if found.left_out else "")
 
 
-def changes_table(dataset: Dataset) -> SafeString:
-    """The dataset's latest changes with what each breaks, and a link to all of them."""
-    changes = list(
-        DatasetChange.objects.listed(dataset_id=dataset.pk).order_by("-changed_at", "-id")[:21]
-    )
+def _table(changes: list[DatasetChange], more: dict[str, int]) -> SafeString:
     found = breaking.breaks(changes)
     return related_table(
         changes,
         [
             ("change", link),
             ("when", lambda change: change.changed_at),
-            ("type", lambda change: f"{change.old_type} → {change.new_type}".strip(" →")),
+            ("what", what),
             ("breaking", lambda change: _breaks_cell(found.get(change.pk))),
         ],
         limit=20,
-        more=(DatasetChange, {"dataset": dataset.pk}),
+        more=(DatasetChange, more),
     )
+
+
+def changes_table(dataset: Dataset) -> SafeString:
+    """The dataset's latest changes with what each breaks, and a link to all of them."""
+    changes = DatasetChange.objects.listed(dataset_id=dataset.pk).order_by("-changed_at", "-id")
+    return _table(list(changes[:21]), {"dataset": dataset.pk})
+
+
+def job_changes_table(job: Job) -> SafeString:
+    """The job's latest changes (its edges', its runs'), and a link to all of them."""
+    changes = DatasetChange.objects.listed(job_id=job.pk).order_by("-changed_at", "-id")
+    return _table(list(changes[:21]), {"job": job.pk})
 
 
 @admin.register(DatasetChange)
 class DatasetChangeAdmin(BoundedAdmin):
-    list_display = ("changed_at", "dataset_link", "column", "kind", "old_type", "new_type")
-    list_filter = ("kind", ChangeDatasetFilter)
-    list_select_related = ("alias__dataset",)
+    list_display = ("changed_at", "dataset_link", "job_link", "kind", "what")
+    list_filter = ("kind", ChangeDatasetFilter, ChangeJobFilter)
+    list_select_related = ("alias__dataset", "dataset", "source", "job")
     ordering = ("-changed_at", "-id")  # catalog_change_time_idx
     sortable_by = ("changed_at",)
     fields = (
         "dataset_link",
         "alias",
+        "source",
+        "job_link",
         "kind",
         "column",
         "old_type",
@@ -68,6 +105,8 @@ class DatasetChangeAdmin(BoundedAdmin):
         "changed_at",
         "event",
         "run_id",
+        "previous_run_id",
+        "detail",
         "breaks_table",
     )
     readonly_fields = fields
@@ -75,7 +114,15 @@ class DatasetChangeAdmin(BoundedAdmin):
 
     @admin.display(description="dataset")
     def dataset_link(self, change: DatasetChange) -> Any:
-        return link(change.alias.dataset)
+        return link(change.alias.dataset if change.alias else change.dataset)
+
+    @admin.display(description="job")
+    def job_link(self, change: DatasetChange) -> Any:
+        return link(change.job)
+
+    @admin.display(description="what")
+    def what(self, change: DatasetChange) -> str:
+        return what(change)
 
     @admin.display(description="what it breaks downstream (column lineage reading the column)")
     def breaks_table(self, change: DatasetChange) -> str:

@@ -302,7 +302,10 @@ class DatasetAdmin(
             ),
         )
 
-    @admin.display(description="schema changes, newest first, and what each breaks (ADR 0082)")
+    @admin.display(
+        description="changes, newest first: schema (and what each breaks), upstream edges, "
+        "retired or restored (ADR 0082, 0088)"
+    )
     def changes(self, dataset: Dataset) -> str:
         return changes_table(dataset)
 

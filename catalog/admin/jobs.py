@@ -8,6 +8,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
+from catalog.admin.changes import job_changes_table
 from catalog.admin.fact_tables import dataset_cell, facts_table, parameters_table, tests_table
 from catalog.admin.labels import LABEL_ADD, LabelColumnsMixin, OwnerFilter, TagFilter
 from catalog.admin.picture import LineagePictureMixin
@@ -161,6 +162,7 @@ class JobAdmin(
         "last_seen",
         "runs_table",
         "latest_tests_table",
+        "changes",
         "job_edges",
         "edges_table",
         "datasets_table",
@@ -173,6 +175,7 @@ class JobAdmin(
         "labels_add_link": (LABEL_ADD,),
         "runs_table": (VIEW_RUN,),
         "latest_tests_table": (VIEW_RUN,),
+        "changes": ("catalog.view_datasetchange", VIEW_DATASET),
         "job_edges": (VIEW_DATASET,),
         "edges_table": (VIEW_DATASET,),
         "datasets_table": (VIEW_DATASET,),
@@ -193,6 +196,13 @@ class JobAdmin(
         if latest is None:
             return tests_table([])
         return format_html("<p>run {}</p>{}", latest["run_id"], tests_table(latest["tests"]))
+
+    @admin.display(
+        description="changes, newest first: runs failed after success, edges new or no longer "
+        "current (ADR 0088)"
+    )
+    def changes(self, job: Job) -> str:
+        return job_changes_table(job)
 
     @admin.display(description="latest runs")
     def runs_table(self, job: Job) -> str:

@@ -41,8 +41,10 @@ def breaks(changes: list[DatasetChange]) -> dict[int, Breaks]:
         by_column.setdefault((edge.source_id, edge.source_field), []).append(edge)
     answer: dict[int, Breaks] = {}
     for change in changes:
+        if change.kind not in BREAKING_KINDS:  # only these have an alias and a column
+            continue
         found = by_column.get((change.alias.dataset_id or 0, change.column), [])
-        if change.kind not in BREAKING_KINDS or not found:
+        if not found:
             continue
         found.sort(key=lambda edge: (edge.id not in current, edge.target_id, edge.target_field))
         answer[change.pk] = Breaks(

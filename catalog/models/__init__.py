@@ -18,6 +18,7 @@ with the app. Each model's queryset (its read helpers) is in the model's own mod
 
 from catalog.models.changes import (
     BREAKING_KINDS,
+    SCHEMA_KINDS,
     ChangeKind,
     DatasetChange,
     SchemaVersion,
@@ -93,6 +94,7 @@ __all__ = [
     "FINISHED_STATES",
     "JOBS_BY_UPDATE",
     "RETIREMENT_LOCK",
+    "SCHEMA_KINDS",
     "TERMINAL_STATES",
     "AliasLink",
     "AliasReason",

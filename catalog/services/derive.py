@@ -20,6 +20,7 @@ from catalog.services.derivation.batch import (
     derive_pending_batch,
     derive_retained,
 )
+from catalog.services.derivation.retirement_changes import record_all_retirements
 from ingest import derivation_status
 
 logger = logging.getLogger(__name__)
@@ -160,4 +161,6 @@ def rederive(
             # The removed runs' edge summaries, once every dataset they name exists again.
             retained.restore_edges(cursor)
             remembered.forget(cursor)
+            # Retirements are kept, their change records were emptied (ADR 0088).
+            record_all_retirements()
     return total

@@ -9,6 +9,7 @@ so any order of events gives the same set) and the steward's rows, which are key
 name and kept across a rederive: derivation and the steward's edits both call it.
 """
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,6 +23,8 @@ from catalog.models import Dataset, DatasetAlias, Job, LabelKind, LabelTarget, S
 from catalog.names import naming
 from catalog.services.audit import log_curation
 from catalog.services.derivation.locks import locked
+
+logger = logging.getLogger(__name__)
 
 PRODUCER, STEWARD = "producer", "steward"
 # What projecting reads of a steward row.
@@ -119,17 +122,10 @@ def label_holder(
 ) -> StewardLabel:
     """Give ``holder`` a steward's tag or owner, or (``hides``) hide the producer's of that
     key; stored by the holder's display name, projected at once, logged."""
-    target = LabelTarget.DATASET if isinstance(holder, Dataset) else LabelTarget.JOB
-    # A dataset by its display name's alias key; a job by its own key.
-    holder_key = (
-        bytes(holder.key_hash)
-        if isinstance(holder, Job)
-        else naming.key_hash(holder.namespace, holder.name)
-    )
     with transaction.atomic():
         label, _ = StewardLabel.objects.get_or_create(
-            key_hash=holder_key,
-            target=target,
+            key_hash=_holder_key(holder),
+            target=_target(holder),
             kind=kind,
             field="" if kind == LabelKind.OWNER else field.strip(),
             key=key.strip(),
@@ -145,7 +141,7 @@ def label_holder(
             label.hides = hides
             label.save(update_fields=["hides"])
         reproject(holder)
-        log_curation(user, holder, f"{'hid' if hides else 'added'} {label}")
+        _audit(user, holder, f"{'hid' if hides else 'added'} {label}")
     return label
 
 
@@ -156,7 +152,80 @@ def unlabel(user: Any, label: StewardLabel) -> None:
         label.delete()
         for holder in holders:
             reproject(holder)
-            log_curation(user, holder, f"removed {label}")
+            _audit(user, holder, f"removed {label}")
+
+
+def _audit(user: Any, holder: Dataset | Job, message: str) -> None:
+    """A session's edit in the admin log (it needs a user); a token's in the log lines,
+    by the token's name (a Marquez tag call, api/marquez/curation.py)."""
+    if getattr(user, "pk", None) is not None:
+        log_curation(user, holder, message)
+    else:
+        # Not "by=token:<name>": the log redaction reads that as a secret (ADR 0074).
+        name = getattr(user, "name", str(user))
+        model = holder._meta.model_name
+        logger.info("curation actor=%s (api token) %s %s: %s", name, model, holder.pk, message)
+
+
+def _target(holder: Dataset | Job) -> str:
+    return LabelTarget.DATASET if isinstance(holder, Dataset) else LabelTarget.JOB
+
+
+def _holder_key(holder: Dataset | Job) -> bytes:
+    # A dataset by its display name's alias key; a job by its own key.
+    if isinstance(holder, Job):
+        return bytes(holder.key_hash)
+    return naming.key_hash(holder.namespace, holder.name)
+
+
+def tag(user: Any, holder: Dataset | Job, name: str, field: str = "") -> None:
+    """Marquez's tag call: the steward tags ``holder`` (or its ``field``) with ``name``
+    (``key`` or ``key:value``, as Marquez names a tag); a hidden producer tag of that key
+    is shown again."""
+    key, _, value = name.partition(":")
+    with transaction.atomic():
+        _unhide(user, holder, key, field)
+        label_holder(user, holder, LabelKind.TAG, key, value, field)
+
+
+def untag(user: Any, holder: Dataset | Job, name: str, field: str = "") -> None:
+    """Marquez's untag call: the steward's own tag of that name goes; a producer's tag of
+    that key is hidden (kept, not shown: derivation would bring it back otherwise)."""
+    key, _, value = name.partition(":")
+    with transaction.atomic():
+        own = StewardLabel.objects.filter(
+            key_hash=_holder_key(holder),
+            target=_target(holder),
+            kind=LabelKind.TAG,
+            field=field,
+            key=key,
+            value=value,
+            hides=False,
+        )
+        for label in own:
+            unlabel(user, label)
+        shown = [
+            entry
+            for entry in holder.tags
+            if entry.get("source") == PRODUCER
+            and not entry.get("hidden")
+            and (entry.get("field") or "", entry.get("key")) == (field, key)
+        ]
+        if shown:
+            label_holder(user, holder, LabelKind.TAG, key, "", field, hides=True)
+
+
+def _unhide(user: Any, holder: Dataset | Job, key: str, field: str) -> None:
+    hiding = StewardLabel.objects.filter(
+        key_hash=_holder_key(holder),
+        target=_target(holder),
+        kind=LabelKind.TAG,
+        field=field,
+        key=key,
+        hides=True,
+    )
+    for label in hiding:
+        unlabel(user, label)
 
 
 def _holders(label: StewardLabel) -> list[Dataset | Job]:

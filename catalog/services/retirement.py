@@ -1,5 +1,6 @@
 """Retire and restore datasets, jobs and namespaces (ADR 0078): steward input, kept by a
-rederive, undone by a steward or by the next event that names the object.
+rederive, undone by a steward or by the next event that names the object. A dataset's retirement
+and restore are change records too (ADR 0088), written in the same transaction.
 
 Each function owns its transaction and takes the retirement lock exclusively
 (``RETIREMENT_LOCK``); a derivation batch holds it shared for its whole transaction, and
@@ -18,6 +19,7 @@ from django.db import connection, transaction
 from catalog.models import RETIREMENT_LOCK, Dataset, Job, RetiredKind, Retirement
 from catalog.names import naming
 from catalog.services.audit import log_curation
+from catalog.services.derivation.retirement_changes import record_retirements
 
 _LOCK = "SELECT pg_advisory_xact_lock(%s)"
 
@@ -36,6 +38,7 @@ ON CONFLICT (kind, object_id) WHERE restored_at IS NULL AND object_id IS NOT NUL
 _RESTORE_NAMESPACE = """
 UPDATE catalog_retirement r SET restored_at = clock_timestamp(), restored_by = %(by)s
 WHERE r.restored_at IS NULL AND (r.id = ANY(%(ids)s) OR r.part_of_id = ANY(%(ids)s))
+RETURNING r.id
 """
 
 
@@ -96,6 +99,7 @@ def retire(obj: Dataset | Job, actor: Actor, reason: str = "") -> Retirement | N
             retired_by=actor.name,
             reason=reason,
         )
+        record_retirements([retirement.pk])  # the change record (ADR 0088)
         _audit(actor, obj, "retired", reason=reason)
     return retirement
 
@@ -104,11 +108,12 @@ def restore(obj: Dataset | Job, actor: Actor) -> bool:
     """Restore a retired dataset or job; False when it was not retired."""
     with transaction.atomic():
         at = _lock_and_now()
-        restored = (
-            Retirement.objects.active()
-            .filter(kind=_kind(obj), object_id=obj.pk)
-            .update(restored_at=at, restored_by=actor.name)
+        active = Retirement.objects.active().filter(kind=_kind(obj), object_id=obj.pk)
+        ids = list(active.values_list("id", flat=True))  # one at most: the unique index
+        restored = Retirement.objects.filter(id__in=ids).update(
+            restored_at=at, restored_by=actor.name
         )
+        record_retirements(ids)
         if restored:
             _audit(actor, obj, "restored")
     return bool(restored)
@@ -146,6 +151,11 @@ def retire_namespace(namespace: str, actor: Actor, reason: str = "") -> Namespac
                     {**values, "kind": int(kind), "namespace": namespace},
                 )
                 counts[kind] = cursor.rowcount
+        record_retirements(
+            Retirement.objects.filter(part_of=row, kind=RetiredKind.DATASET).values_list(
+                "id", flat=True
+            )
+        )
         count = NamespaceCount(counts[RetiredKind.DATASET], counts[RetiredKind.JOB])
         _audit(
             actor, row, "retired namespace", reason=reason, datasets=count.datasets, jobs=count.jobs
@@ -169,6 +179,7 @@ def restore_namespace(namespace: str, actor: Actor) -> int | None:
         with connection.cursor() as cursor:
             cursor.execute(_RESTORE_NAMESPACE, {"ids": ids, "by": actor.name})
             restored = cursor.rowcount
+            record_retirements(row[0] for row in cursor.fetchall())
         if restored:
             row = Retirement.objects.get(pk=ids[0])
             _audit(actor, row, "restored namespace", rows=restored)

@@ -33,7 +33,7 @@ def test_the_changes_page_lists_changes_and_a_change_names_what_it_breaks(
 def test_the_dataset_page_shows_its_own_changes(changed, steward_client) -> None:
     orders = Dataset.objects.for_alias(NS, "orders").get().id
     body = steward_client.get(f"/admin/catalog/dataset/{orders}/change/").content.decode()
-    assert "Schema changes, newest first" in body
+    assert "Changes, newest first: schema" in body
     assert "breaks build_out.total (current)" in body
     other = Dataset.objects.for_alias(NS, "build_out").get().id
     body = steward_client.get(f"/admin/catalog/dataset/{other}/change/").content.decode()

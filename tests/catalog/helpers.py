@@ -9,6 +9,7 @@ from django.db import connection
 from catalog.models import (
     ColumnLineageEdge,
     DatasetAlias,
+    DatasetChange,
     DatasetField,
     Job,
     JobLineageEdge,
@@ -227,4 +228,24 @@ def canonical_dump() -> dict[str, Any]:
             (row[0], row[1], row[2], row[3], _time(row[4]), _time(row[5]), row[6], row[7])
             for row in cursor.fetchall()
         )
+    # Change records of every kind (ADR 0082, 0088), by what they name and their evidence.
+    aliases_by_id = {alias.id: (alias.namespace, alias.name) for alias in aliases}
+    dump["changes"] = sorted(
+        (
+            change.kind,
+            aliases_by_id.get(change.alias_id),
+            dataset_key.get(change.dataset_id),
+            dataset_key.get(change.source_id),
+            jobs.get(change.job_id),
+            change.column,
+            change.old_type,
+            change.new_type,
+            _time(change.changed_at),
+            event_key(change.event_id) or "",
+            change.run_id,
+            change.previous_run_id,
+            change.detail,
+        )
+        for change in DatasetChange.objects.all()
+    )
     return dump

@@ -368,7 +368,9 @@ def test_every_route_is_requested() -> None:
 
     native = {route for route in _routes() if route.startswith("api/v1/")} - INGEST_ONLY
     assert native == set(NATIVE)
-    assert {route.name for route in ROUTES if route.name} == set(MARQUEZ)
+    # Every reading route (the tag writes are named too, but read nothing: their answers
+    # are the dataset's and job's shapes, read by the routes walked here).
+    assert {route.name for route in ROUTES if route.read is not None} == set(MARQUEZ)
 
 
 def _body(response: Any) -> bytes:

@@ -87,7 +87,7 @@ def _route_path(pattern: str, values: dict[str, str]) -> str:
     return re.sub(r"\{(\w+)\}", lambda m: quote(merged[m.group(1)], safe=""), pattern)
 
 
-READ_ROUTES = [(route.pattern, route.name) for route in paths.ROUTES if route.name]
+READ_ROUTES = [(route.pattern, route.name) for route in paths.ROUTES if route.read is not None]
 NAMED_PARAMETERS = [
     (pattern, handler, name)
     for pattern, handler in READ_ROUTES

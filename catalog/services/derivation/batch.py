@@ -41,6 +41,7 @@ from catalog.services.derivation.jobs_runs import (
 from catalog.services.derivation.locks import lock_run_uuids
 from catalog.services.derivation.records import BadEvent, Facts, RawEvent
 from catalog.services.derivation.revival import revive
+from catalog.services.derivation.run_changes import record_run_changes
 from catalog.services.derivation.schema_changes import record_schema_changes
 from catalog.services.derivation.skipped import skipped_facets
 from ingest.derivation_status import CLAIM_IDS as _CLAIM_IDS
@@ -173,6 +174,8 @@ def apply_facts(facts: Facts) -> None:
     touched = stored.touched | rebuild | {run_ids[key] for key in (*ours, *held)}
     recompute_edges(touched, moved, stored, rebuild)
     recompute_job_edges(touched)
+    # Last: the change records read the edges and runs just written (ADR 0088).
+    record_run_changes(touched)
 
 
 def _derive(events: list[RawEvent], rules: RuleSet) -> tuple[list[int], dict[int, str]]:

@@ -15,6 +15,7 @@ from django.db import connection
 from catalog.models import RetiredKind
 from catalog.names import naming
 from catalog.services.derivation.records import RawEvent
+from catalog.services.derivation.retirement_changes import record_retirements
 
 # What the events name: their own job (by key), the datasets of their aliases (the rows
 # store_event_datasets wrote), and both namespaces as named. Each active retirement of one
@@ -47,6 +48,7 @@ hit AS (
 UPDATE catalog_retirement r
 SET restored_at = clock_timestamp(), restored_by = 'event', revived_by_event_id = hit.event_id
 FROM hit WHERE r.id = hit.id
+RETURNING r.id
 """
 
 
@@ -69,4 +71,6 @@ def revive(events: Sequence[RawEvent]) -> int:
                 "all_events": [event.id for event in events],
             },
         )
-        return cursor.rowcount
+        ended = [row[0] for row in cursor.fetchall()]
+    record_retirements(ended)  # the datasets' "restored" change records (ADR 0088)
+    return len(ended)

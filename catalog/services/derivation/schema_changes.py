@@ -4,7 +4,9 @@ Order independent: a version is a distinct schema at its earliest sighting (even
 then the event's digest, never the order events arrived in), upserted so an older
 sighting moves it earlier; an alias whose versions were added or moved has its changes
 recomputed from all its versions, so a late event that lands between two versions splits
-the change between them. Idempotent: the changes' natural key is unique and a re-derived
+the change between them; the changes that no longer hold are deleted and the others
+recorded through ``change_log.record`` (a change stored already keeps its row).
+Idempotent: the changes' natural key is unique and a re-derived
 batch that brings nothing new or older recomputes nothing.
 """
 
@@ -15,6 +17,7 @@ import orjson
 from django.db import connection
 
 from catalog.models import ChangeKind, DatasetChange
+from catalog.services.derivation import change_log
 from catalog.services.derivation.records import AliasKey, Facts
 from core.timestamps import parse_timestamp
 
@@ -79,8 +82,19 @@ def _recompute(alias_ids: list[int]) -> None:
         if previous is not None and previous[0] == version[0]:
             changes.extend(_between(previous, version))
         previous = version
-    DatasetChange.objects.filter(alias_id__in=alias_ids).delete()
-    DatasetChange.objects.bulk_create(changes, ignore_conflicts=True)
+    # What no longer lies between two neighbours goes (a late version split it); the rest
+    # is recorded, and a change stored already keeps its row (change_log, ADR 0088).
+    wanted = {change_log.natural_key(change) for change in changes}
+    stale = [
+        row_id
+        for row_id, *key in DatasetChange.objects.filter(alias_id__in=alias_ids).values_list(
+            "id", "alias_id", "before_hash", "after_hash", "key_hash"
+        )
+        if (key[0], bytes(key[1]), bytes(key[2]), bytes(key[3])) not in wanted
+    ]
+    if stale:
+        DatasetChange.objects.filter(id__in=stale).delete()
+    change_log.record(changes)
 
 
 def _between(before: tuple[Any, ...], after: tuple[Any, ...]) -> list[DatasetChange]:

@@ -1,0 +1,247 @@
+"""Lineage and run change records (ADR 0088): a new upstream edge into a dataset, an edge
+no longer current, a run that failed after its job had succeeded.
+
+Each is a fact about what is stored, never about arrival order, so a batch recomputes
+only what its runs can have changed and any order, batching or rederive records the same:
+
+- **edge_added**: an edge into a dataset whose first sighting is later than the dataset's
+  first upstream edge (the lineage a dataset is born with is not a change). For the
+  targets of the batch's runs' edges, all their upstream edges are compared with that
+  first sighting. Evidence: the edge's first run and the event of that run at that time.
+- **edge_stopped**: between two consecutive COMPLETE runs of a job (by start, then run
+  uuid: currency's order), an edge the earlier one produced and the later one did not.
+  The later run superseded it; its COMPLETE event is the evidence.
+- **run_failed**: a FAIL run whose previous finished run (COMPLETE or FAIL, same order) of
+  the job was COMPLETE. Evidence: the FAIL event; the previous run is named.
+
+A run's neighbours change when it arrives, finishes or moves (a late START moves its start
+earlier), so the batch's subjects are its runs, each one's next finished run, and the runs
+whose stored change named a batch run as the previous one; for each subject the changes it
+supersedes are recomputed, those that no longer hold are deleted and the rest recorded
+through ``change_log.record``.
+"""
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import connection
+
+from catalog.models import ChangeKind, DatasetChange
+from catalog.services.derivation import change_log
+
+_FINISHED = "('COMPLETE', 'FAIL')"
+RUN_KINDS = (ChangeKind.EDGE_STOPPED, ChangeKind.RUN_FAILED)
+
+# The next run of a job after ``t`` among ``states`` (currency's order).
+_NEXT = """
+    SELECT n.id FROM catalog_run n
+    WHERE n.job_id = t.job_id AND n.state IN {states} AND n.started_at IS NOT NULL
+      AND (n.started_at, n.run_uuid) > (t.started_at, t.run_uuid)
+    ORDER BY n.started_at, n.run_uuid LIMIT 1
+"""
+_PREVIOUS = """
+    SELECT p.id, p.run_uuid, p.state FROM catalog_run p
+    WHERE p.job_id = s.job_id AND p.state IN {states} AND p.started_at IS NOT NULL
+      AND (p.started_at, p.run_uuid) < (s.started_at, s.run_uuid)
+    ORDER BY p.started_at DESC, p.run_uuid DESC LIMIT 1
+"""
+
+# Each subject with its previous finished run and its previous COMPLETE run.
+_SUBJECTS = f"""
+WITH touched AS MATERIALIZED (
+    SELECT r.id, r.job_id, r.started_at, r.run_uuid FROM catalog_run r
+    WHERE r.id = ANY(%(runs)s) AND r.started_at IS NOT NULL
+),
+subject(id) AS (
+    SELECT id FROM touched
+  UNION SELECT x.id FROM touched t CROSS JOIN LATERAL ({_NEXT.format(states=_FINISHED)}) x
+  UNION SELECT x.id FROM touched t CROSS JOIN LATERAL ({_NEXT.format(states="('COMPLETE')")}) x
+  UNION SELECT n.id FROM catalog_dataset_change c
+    JOIN touched t ON t.job_id = c.job_id AND c.previous_run_id = t.run_uuid::text
+    -- CASE: the cast only of run kinds' ids (a schema change's runId may not be a uuid),
+    -- whatever order the planner evaluates the conditions in.
+    JOIN catalog_run n ON n.job_id = c.job_id AND n.run_uuid =
+        CASE WHEN c.kind IN ('edge_stopped', 'run_failed') THEN c.run_id::uuid END
+    WHERE c.kind IN ('edge_stopped', 'run_failed') AND c.previous_run_id = ANY(%(uuids)s)
+)
+SELECT s.id, s.job_id, s.state, s.run_uuid::text, s.run_id_text,
+       COALESCE(s.ended_at, s.state_time, s.started_at),
+       p.run_uuid::text, p.state, pc.id, pc.run_uuid::text
+FROM catalog_run s
+LEFT JOIN LATERAL ({_PREVIOUS.format(states=_FINISHED)}) p ON true
+LEFT JOIN LATERAL ({_PREVIOUS.format(states="('COMPLETE')")}) pc ON true
+WHERE s.id IN (SELECT id FROM subject) AND s.started_at IS NOT NULL
+ORDER BY s.id
+"""
+
+# The edges a COMPLETE run's previous COMPLETE run produced and it did not.
+_STOPPED = """
+SELECT k.subject, e.target_id, e.source_id, e.job_id
+FROM unnest(%(subjects)s::bigint[], %(previous)s::bigint[]) AS k(subject, previous)
+JOIN catalog_lineage_edge_run er ON er.run_id = k.previous AND er.completed
+JOIN catalog_lineage_edge e ON e.id = er.edge_id
+WHERE NOT EXISTS (SELECT 1 FROM catalog_lineage_edge_run x
+                  WHERE x.run_id = k.subject AND x.edge_id = er.edge_id AND x.completed)
+ORDER BY 1, 2, 3, 4
+"""
+
+# A run's first event of a type (eventTime, then digest): the evidence of its state.
+_EVENT = """
+SELECT k.run_text, (SELECT ev.id FROM ingest_event ev
+    WHERE md5(ev.run_id) = md5(k.run_text) AND ev.run_id = k.run_text
+      AND ev.event_type = k.type ORDER BY ev.event_time, ev.digest LIMIT 1)
+FROM unnest(%(runs)s::text[], %(types)s::text[]) AS k(run_text, type)
+"""
+
+# The targets of the runs' edges, and every upstream edge of theirs first seen after the
+# target's first upstream edge, with the edge's first run and that run's event then.
+_ADDED = """
+WITH target AS MATERIALIZED (
+    SELECT DISTINCT e.target_id AS id FROM catalog_lineage_edge_run er
+    JOIN catalog_lineage_edge e ON e.id = er.edge_id WHERE er.run_id = ANY(%(runs)s)
+),
+born AS MATERIALIZED (
+    SELECT t.id, (SELECT min(e.first_seen) FROM catalog_lineage_edge e
+                  WHERE e.target_id = t.id) AS at
+    FROM target t
+)
+SELECT b.id, e.source_id, e.job_id, e.first_seen, first_run.run_uuid::text,
+       first_run.run_id_text,
+       (SELECT ev.id FROM ingest_event ev
+        WHERE md5(ev.run_id) = md5(first_run.run_id_text) AND ev.run_id = first_run.run_id_text
+          AND ev.event_time = first_run.first_seen ORDER BY ev.digest LIMIT 1)
+FROM born b
+JOIN catalog_lineage_edge e ON e.target_id = b.id AND e.first_seen > b.at
+LEFT JOIN LATERAL (
+    SELECT r.run_uuid, r.run_id_text, er.first_seen FROM catalog_lineage_edge_run er
+    JOIN catalog_run r ON r.id = er.run_id WHERE er.edge_id = e.id
+    ORDER BY er.first_seen, r.run_uuid LIMIT 1) first_run ON true
+ORDER BY 1, 2, 3
+"""
+
+
+def _key(*parts: Any) -> bytes:
+    return hashlib.sha256("\x00".join(str(part) for part in parts).encode()).digest()
+
+
+def _change(kind: ChangeKind, key: bytes, **values: Any) -> DatasetChange:
+    return DatasetChange(kind=kind, before_hash=b"", after_hash=b"", key_hash=key, **values)
+
+
+def record_run_changes(run_ids: Iterable[int]) -> list[DatasetChange]:
+    """Recompute the lineage and run changes the runs (derived in this transaction) can
+    have changed; the new change rows."""
+    runs = sorted(set(run_ids))
+    if not runs:
+        return []
+    return _run_changes(runs) + _added_edges(runs)
+
+
+def _run_changes(runs: list[int]) -> list[DatasetChange]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT run_uuid::text FROM catalog_run WHERE id = ANY(%s)", [runs])
+        uuids = [row[0] for row in cursor.fetchall()]
+        cursor.execute(_SUBJECTS, {"runs": runs, "uuids": uuids})
+        subjects = cursor.fetchall()
+        completes = [row for row in subjects if row[2] == "COMPLETE" and row[8] is not None]
+        cursor.execute(
+            _STOPPED,
+            {"subjects": [row[0] for row in completes], "previous": [row[8] for row in completes]},
+        )
+        stopped = cursor.fetchall()
+        cursor.execute(
+            _EVENT,
+            {"runs": [row[4] for row in subjects], "types": [row[2] for row in subjects]},
+        )
+        events = dict(cursor.fetchall())
+    by_id = {row[0]: row for row in subjects}
+    wanted: list[DatasetChange] = []
+    for _, job, state, uuid, text, at, previous, previous_state, _, _ in subjects:
+        if state == "FAIL" and previous_state == "COMPLETE":
+            wanted.append(
+                _change(
+                    ChangeKind.RUN_FAILED,
+                    _key(ChangeKind.RUN_FAILED, job, uuid),
+                    job_id=job,
+                    changed_at=at,
+                    event_id=events.get(text),
+                    run_id=uuid,
+                    previous_run_id=previous,
+                )
+            )
+    for subject, target, source, job in stopped:
+        row = by_id[subject]
+        wanted.append(
+            _change(
+                ChangeKind.EDGE_STOPPED,
+                _key(ChangeKind.EDGE_STOPPED, target, source, job, row[3]),
+                dataset_id=target,
+                source_id=source,
+                job_id=job,
+                changed_at=row[5],
+                event_id=events.get(row[4]),
+                run_id=row[3],
+                previous_run_id=row[9],
+            )
+        )
+    _delete_stale(
+        DatasetChange.objects.filter(kind__in=RUN_KINDS, run_id__in=[row[3] for row in subjects]),
+        {(row[1], row[3]) for row in subjects},
+        wanted,
+        lambda change: (change.job_id, change.run_id),
+    )
+    return change_log.record(wanted)
+
+
+def _added_edges(runs: list[int]) -> list[DatasetChange]:
+    with connection.cursor() as cursor:
+        cursor.execute(_ADDED, {"runs": runs})
+        found = cursor.fetchall()
+        cursor.execute(
+            "SELECT DISTINCT e.target_id FROM catalog_lineage_edge_run er "
+            "JOIN catalog_lineage_edge e ON e.id = er.edge_id WHERE er.run_id = ANY(%s)",
+            [runs],
+        )
+        targets = {row[0] for row in cursor.fetchall()}
+    wanted = [
+        _change(
+            ChangeKind.EDGE_ADDED,
+            _key(ChangeKind.EDGE_ADDED, target, source, job),
+            dataset_id=target,
+            source_id=source,
+            job_id=job,
+            changed_at=first_seen,
+            event_id=event,
+            run_id=uuid or "",
+        )
+        for target, source, job, first_seen, uuid, _, event in found
+    ]
+    _delete_stale(
+        DatasetChange.objects.filter(kind=ChangeKind.EDGE_ADDED, dataset_id__in=sorted(targets)),
+        targets,
+        wanted,
+        lambda change: change.dataset_id,
+    )
+    return change_log.record(wanted)
+
+
+def _delete_stale(stored: Any, scope: set[Any], wanted: list[DatasetChange], scope_of: Any) -> None:
+    """Delete the stored changes in ``scope`` that are not ``wanted`` any more."""
+    keys = {change_log.natural_key(change) for change in wanted}
+    stale = [
+        change.pk
+        for change in stored.only(
+            "id",
+            "job_id",
+            "dataset_id",
+            "run_id",
+            "alias_id",
+            "before_hash",
+            "after_hash",
+            "key_hash",
+        )
+        if scope_of(change) in scope and change_log.natural_key(change) not in keys
+    ]
+    if stale:
+        DatasetChange.objects.filter(id__in=stale).delete()
