@@ -5,25 +5,56 @@ waited for) is what a change to a test changes, so before-and-after comparisons 
 
 Loaded by `-p tests.cpu_report` (pyproject's addopts); a no-op unless the option is given.
 It works under pytest-xdist: each worker attaches its figures to the test's reports, and
-the controller prints them. The database server's CPU is not counted (another process).
+the controller prints them. The test's PostgreSQL backend is counted too (its CPU seconds
+from /proc, where the server runs on this machine): a derivation test spends most of its
+time there. Other processes of the server (a test database being created) are not.
 """
 
 import os
 import resource
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
 
 _KEY = "cpu_seconds"
-_START = pytest.StashKey[float]()
+_START = pytest.StashKey[tuple[float, tuple[int, float] | None]]()
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _cpu() -> float:
     """This process's CPU seconds and those of its children that ended."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def _backend() -> tuple[int, float] | None:
+    """The default connection's PostgreSQL backend and its CPU seconds so far, if the
+    connection is open and the backend is a process of this machine."""
+    from django.db import connection
+
+    raw = connection.connection
+    if raw is None:
+        return None
+    pid = raw.info.backend_pid
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return pid, (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime
+
+
+def _backend_seconds(start: tuple[int, float] | None) -> float:
+    end = _backend()
+    if end is None:
+        return 0.0
+    if start is None or start[0] != end[0]:
+        return end[1]  # the backend started during the test: all of it is the test's
+    return end[1] - start[1]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,20 +70,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     # Setup, call and teardown, as --durations counts them; figures go on the reports.
-    item.stash[_START] = _cpu()
+    item.stash[_START] = (_cpu(), _backend())
     yield
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
-    if call.when != "teardown":
-        return
-    report = outcome.get_result()
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
     start = item.stash.get(_START, None)
-    if start is not None:
-        report.user_properties.append((_KEY, round(_cpu() - start, 3)))
+    if call.when == "teardown" and start is not None:
+        seconds = _cpu() - start[0] + _backend_seconds(start[1])
+        report.user_properties.append((_KEY, round(seconds, 3)))
         report.user_properties.append(("cpu_worker", os.environ.get("PYTEST_XDIST_WORKER", "")))
+    return report
 
 
 class _Collector:
