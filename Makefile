@@ -65,8 +65,11 @@ demo: install
 	@$(BIN)/python manage.py migrate --verbosity 0
 	@$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT) $(ARGS)
 
-# The slowest tests are printed at the end of every run, so a suite that grows is seen growing.
-PYTEST_ARGS ?= --durations=15
+# The slowest tests are printed at the end of every run, so a suite that grows is seen growing:
+# by wall seconds (--durations) and by CPU seconds, the test's own, its child processes' and
+# its PostgreSQL backend's (--cpu-durations, tests/cpu_report.py), the figure a change to a
+# test changes even on a machine others load (ADR 0075).
+PYTEST_ARGS ?= --durations=15 --cpu-durations=15
 # pytest-xdist (docs/adr/0075-parallel-test-workers.md): one worker per core, at most 4 (each
 # takes a Redis db of its own, counting down from REDIS_URL's, and pytest-django a test
 # database of its own). Two per core were tried: on an idle two-core machine they saved
@@ -98,7 +101,7 @@ FAST_SKIP := tests/faults tests/e2e tests/producers tests/ingest/kafka \
   tests/security/test_cursor_fuzz.py \
   tests/admin/test_browser.py tests/admin/test_crawl.py tests/api/test_openapi.py \
   tests/catalog/test_order_independence.py tests/ingest/test_backfill_memory.py \
-  tests/ingest/test_chunked.py tests/ingest/test_cpu_shortcuts.py \
+  tests/ingest/test_chunked.py \
   tests/ingest/test_fastpath.py tests/security/test_redaction.py tests/api/test_fidelity.py \
   tests/admin/test_query_fuzz.py tests/admin/test_front_page.py tests/api/test_dag_lineage.py \
   tests/admin/test_pages.py tests/security/test_marquez_fuzz.py \
@@ -116,7 +119,7 @@ FAST_DESELECT := \
 FAST_XDIST ?= -n auto --maxprocesses=4 --dist loadfile
 test-fast: install-dev
 	@scripts/ensure_services.sh
-	$(BIN)/python -m pytest $(FAST_XDIST) --durations=5 $(foreach path,$(FAST_SKIP),--ignore=$(path)) \
+	$(BIN)/python -m pytest $(FAST_XDIST) --durations=5 --cpu-durations=5 $(foreach path,$(FAST_SKIP),--ignore=$(path)) \
 	  $(foreach test,$(FAST_DESELECT),--deselect=$(test)) $(ARGS)
 
 # Known-vulnerability audit of the installed dependencies (needs PyPI's JSON API or OSV,
