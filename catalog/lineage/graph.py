@@ -41,6 +41,7 @@ from catalog.lineage.request import (
     UnknownNode,
 )
 from catalog.models import Dataset, Job
+from core.sql_arrays import bigint_array
 
 _WALK = """
 WITH RECURSIVE walk(dataset_id, depth) AS (
@@ -147,7 +148,7 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
             _EDGES.format(where=where, filters=filters),
             {
                 **values,
-                "ids": dataset_ids,
+                "ids": bigint_array(dataset_ids),
                 "job": root_job,
                 "limit": limit,
             },
