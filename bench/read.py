@@ -35,6 +35,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import bare_reads
 from bench.common import built_store, print_latencies, running_server
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_read"
@@ -44,27 +45,29 @@ RUNS = 100_000
 # Every NOT NULL column is given: Django's defaults are Python-side, not database defaults.
 BUILD = [
     """INSERT INTO catalog_job (namespace, name, key_hash, is_placeholder, facets, facet_versions,
-        processing_type, job_type, integration, description, first_seen, last_seen, updated_at)
+        processing_type, job_type, integration, description, first_seen, last_seen, updated_at,
+        tags, owners)
        SELECT 'airflow', 'dag_' || (i %% 500) || '.task_' || i,
               sha256('airflow'::bytea || decode('00', 'hex')
                      || convert_to('dag_' || (i %% 500) || '.task_' || i, 'UTF8')),
               false, '{}', '{}', 'BATCH', 'TASK', 'AIRFLOW', 'Loads partition ' || i,
-              now() - interval '30 days', now(), now()
+              now() - interval '30 days', now(), now(), '[]', '[]'
        FROM generate_series(1, %(jobs)s) AS i""",
     """INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state, state_version,
         started_at, ended_at, error_message, is_streaming, facets, facet_versions, job_version,
-        updated_at, first_event_time, last_event_time, shares_run_id)
+        updated_at, first_event_time, last_event_time, shares_run_id, tags)
        SELECT md5(i::text)::uuid, md5(i::text)::uuid::text, 1 + i %% %(jobs)s, false,
               CASE WHEN i %% 10 = 0 THEN 'FAIL' ELSE 'COMPLETE' END, '[]',
               now() - (i || ' minutes')::interval, now() - (i || ' minutes')::interval
               + interval '5 minutes', '', false, '{}', '{}', '[]', now(),
-              now() - (i || ' minutes')::interval, now() - (i || ' minutes')::interval, false
+              now() - (i || ' minutes')::interval, now() - (i || ' minutes')::interval, false,
+              '[]'
        FROM generate_series(1, %(runs)s) AS i""",
     """INSERT INTO catalog_dataset (namespace, name, facets, facet_versions, description,
-        lifecycle_state, is_dropped, first_seen, last_seen, updated_at, display_rank)
+        lifecycle_state, is_dropped, first_seen, last_seen, updated_at, display_rank, tags, owners)
        SELECT 'postgres://db' || (i %% 20) || ':5432', 'schema_' || (i %% 50) || '.table_' || i,
               '{}', '{}', 'Table number ' || i || ' of the warehouse', '', false,
-              now() - interval '30 days', now(), now(), 2
+              now() - interval '30 days', now(), now(), 2, '[]', '[]'
        FROM generate_series(1, %(datasets)s) AS i""",
     """INSERT INTO catalog_dataset_alias (namespace, name, key_hash, dataset_id, reason,
         reason_detail, reason_version, first_seen, last_seen, is_table_name)
@@ -103,14 +106,14 @@ BUILD = [
     """INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state,
         state_version, started_at, ended_at, state_time, error_message, is_streaming, facets,
         facet_versions, job_version, updated_at, first_event_time, last_event_time,
-        shares_run_id)
+        shares_run_id, tags)
        SELECT md5('h' || e.id || '.' || r)::uuid, 'h:' || e.id || ':' || r, e.job_id, false,
               CASE WHEN r %% 10 = 0 THEN 'FAIL' ELSE 'COMPLETE' END, '[]',
               now() - (r || ' hours')::interval,
               now() - (r || ' hours')::interval + interval '5 minutes',
               now() - (r || ' hours')::interval + interval '5 minutes', '', false, '{}', '{}',
               '[]', now(), now() - (r || ' hours')::interval,
-              now() - (r || ' hours')::interval + interval '5 minutes', false
+              now() - (r || ' hours')::interval + interval '5 minutes', false, '[]'
        FROM catalog_lineage_edge e CROSS JOIN generate_series(1, %(history_runs)s) AS r
        WHERE e.source_id <= %(history_datasets)s""",
     """INSERT INTO catalog_lineage_edge_run (edge_id, run_id, first_seen, last_seen)
@@ -208,7 +211,7 @@ def _hours_ago(hours: int) -> str:
 def history_scenarios(options: argparse.Namespace, rng: random.Random) -> dict[str, list[str]]:
     """Requests about the long-history region: its edges carry --runs-per-edge runs each."""
     n, hours, region = options.requests, options.runs_per_edge, options.history_datasets
-    with psycopg.connect(DATABASE) as connection:
+    with psycopg.connect(options.database) as connection:
         runs = connection.execute(
             "SELECT r.job_id, r.id FROM catalog_run r WHERE r.run_id_text LIKE 'h:%%' "
             "ORDER BY md5(r.id::text) LIMIT %s",
@@ -238,6 +241,75 @@ def history_scenarios(options: argparse.Namespace, rng: random.Random) -> dict[s
     }
 
 
+# The small store of issue 42: a few hundred datasets, where a request's fixed cost, not
+# the walk, decides its time.
+SMALL = {"events": 20_000, "datasets": 480, "history_datasets": 10, "runs_per_edge": 50}
+
+
+def against_bare(
+    options: argparse.Namespace, rng: random.Random
+) -> dict[str, list[bare_reads.Pair]]:
+    """Issue 42's reads, each request with its bare-SQL equivalent (bench/bare_reads.py)."""
+    n, datasets = options.requests, options.datasets
+    graph = "/api/v1/lineage/graph?direction=both&depth=5&max_nodes=500&node="
+    roots = [rng.randint(1, datasets) for _ in range(n)]
+    # Jobs that have lineage: the jobs of the edges out of random datasets.
+    with psycopg.connect(options.database) as connection:
+        jobs = [
+            connection.execute(
+                "SELECT job_id FROM catalog_lineage_edge WHERE source_id = %s LIMIT 1", [root]
+            ).fetchone()[0]
+            for root in roots
+        ]
+    starts = bare_reads.job_starts(options.database, sorted(set(jobs)))
+    words = [f"table_{root}" if i % 2 else f"tabel_{root}" for i, root in enumerate(roots)]
+    positions = [rng.randint(40_000, 60_000) for _ in range(n)]
+    marquez = "/marquez/api/v1/lineage?depth=5&nodeId="
+    return {
+        "graph, dataset root": [
+            bare_reads.Pair(
+                f"{graph}dataset:{root}",
+                bare_reads.BARE_WALK,
+                bare_reads.walk_values([root], 5, 500),
+            )
+            for root in roots
+        ],
+        "graph, job root": [
+            bare_reads.Pair(
+                f"{graph}job:{job}",
+                bare_reads.BARE_WALK,
+                bare_reads.walk_values(starts[job], 5, 500, first=1),
+            )
+            for job in jobs
+        ],
+        "dataset detail": [
+            bare_reads.Pair(f"/api/v1/datasets/{root}", bare_reads.BARE_DETAIL, {"id": root})
+            for root in roots
+        ],
+        "search": [
+            bare_reads.Pair(f"/api/v1/search?q={word}", bare_reads.BARE_SEARCH, {"q": word})
+            for word in words
+        ],
+        "runs, deep cursor page": [
+            bare_reads.Pair(
+                f"/api/v1/runs?limit=50&cursor={cursor_at(position)}",
+                bare_reads.BARE_RUNS,
+                {"position": position},
+            )
+            for position in positions
+        ],
+        "marquez /lineage (depth 5)": [
+            bare_reads.Pair(
+                marquez
+                + quote(f"dataset:postgres://db{root % 20}:5432:schema_{root % 50}.table_{root}"),
+                bare_reads.BARE_MARQUEZ_WALK,
+                bare_reads.walk_values([root], 5, 200),
+            )
+            for root in roots
+        ],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_store_arguments(parser, events=1_000_000, datasets=100_000)
@@ -246,12 +318,25 @@ def main() -> None:
         "--workers", type=int, help="web server processes (default: config/server.py's)"
     )
     parser.add_argument("--reuse", action="store_true", help="Keep an already built store.")
+    parser.add_argument("--database", default=DATABASE, help="the scratch database (made anew)")
+    parser.add_argument(
+        "--small", action="store_true", help=f"issue 42's small store: {SMALL} (overrides those)"
+    )
+    parser.add_argument(
+        "--bare-only",
+        action="store_true",
+        help="only the reads beside their bare SQL, not the other scenarios",
+    )
     options = parser.parse_args()
+    if options.small:
+        for name, value in SMALL.items():
+            setattr(options, name, value)
     env, token = built_read_store(
-        DATABASE, options, f"{3 * options.datasets:,} edges in lineage_bench_read"
+        options.database, options, f"{3 * options.datasets:,} edges in {options.database}"
     )
     rng = random.Random(11)
     n = options.requests
+    compared = against_bare(options, rng)
     scenarios = {
         "graph (depth 5, max_nodes 500)": [
             f"/api/v1/lineage/graph?node=dataset:{rng.randint(1, options.datasets)}"
@@ -280,9 +365,11 @@ def main() -> None:
         ],
     }
     scenarios.update(history_scenarios(options, rng))
-    with running_server(env, workers=options.workers) as url:
+    with running_server(env, workers=options.workers, start_seconds=180.0) as url:
         layout = f"{options.workers} workers" if options.workers else "the shipped layout"
-        print_latencies(url, token, scenarios, f"with {layout}")
+        bare_reads.print_against_bare(url, token, options.database, compared, f"with {layout}")
+        if not options.bare_only:
+            print_latencies(url, token, scenarios, f"with {layout}")
 
 
 if __name__ == "__main__":

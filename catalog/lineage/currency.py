@@ -49,11 +49,16 @@ _REFERENCE_RUNS = _REFERENCE.split("\nSELECT k.edge_id", 1)[0]
 # only what it wrote (``completed``: the row rule of catalog.models.writes), not the outputs its
 # START planned and its write events did not name; a job whose runs never wrote has
 # attempts only, and the latest run's are current.
+#
+# The reference run's own row is read by its key, and only for an edge-run row that did not
+# complete: joined inside the EXISTS, the planner turned it into a hashed subplan that read
+# the whole run table on every graph (101,500 rows for 665 edges on bench/read.py's small
+# store, most of the request's database time; issue 42).
 _JOB_EDGES = """
 WHERE ref.run_id IS NULL OR EXISTS (SELECT 1 FROM catalog_job_edge_run er
-              JOIN catalog_run rr ON rr.id = er.run_id
               WHERE er.edge_id = k.edge_id AND er.run_id = ref.run_id
-                AND (er.completed OR NOT {writes}))
+                AND (er.completed
+                     OR NOT (SELECT {writes} FROM catalog_run rr WHERE rr.id = ref.run_id)))
 """.replace("{writes}", write_sql("rr"))
 
 # A column edge is current when a fact of the reference run maps to it: same key, its

@@ -164,9 +164,9 @@ def declared(keys: set[tuple[str, int, int]], as_of: datetime | None) -> Declare
             "GROUP BY 1, 2, 3, 4",
             {
                 **values,
-                "directions": [key[0] for key in ordered],
-                "datasets": [key[1] for key in ordered],
-                "jobs": [key[2] for key in ordered],
+                "directions": "{" + ",".join(key[0] for key in ordered) + "}",
+                "datasets": bigint_array(key[1] for key in ordered),
+                "jobs": bigint_array(key[2] for key in ordered),
             },
         )
         return {(row[0], row[1], row[2]): (row[3], row[4]) for row in cursor.fetchall()}

@@ -50,6 +50,7 @@ from catalog.lineage.request import (
     UnknownNode,
 )
 from catalog.models import Dataset, Job
+from core.sql_arrays import bigint_array
 
 _WALK = """
 WITH RECURSIVE walk(dataset_id, depth) AS (
@@ -156,7 +157,7 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
             _EDGES.format(where=where, filters=filters),
             {
                 **values,
-                "ids": dataset_ids,
+                "ids": bigint_array(dataset_ids),
                 "job": root_job,
                 "limit": limit,
             },
@@ -189,9 +190,10 @@ def has_more(
         static_condition, static_values = design_time.has_more_sql(upstream, request.as_of)
         conditions.append(static_condition)
         values.update(static_values)
+    probes = " OR ".join(_probe(condition) for condition in conditions)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT d FROM unnest(%(ids)s::bigint[]) AS d WHERE {' OR '.join(conditions)} "
+            f"SELECT d FROM unnest(%(ids)s::bigint[]) AS d WHERE {probes} "
             "ORDER BY d LIMIT %(limit)s",
             {
                 **values,
@@ -202,6 +204,17 @@ def has_more(
             },
         )
         return [row[0] for row in cursor.fetchall()]
+
+
+def _probe(exists: str) -> str:
+    """``EXISTS (SELECT 1 ...)`` as a scalar probe, ``(SELECT 1 ... LIMIT 1) IS NOT NULL``:
+    the same truth, but never a hashed subplan. Joined by OR, PostgreSQL turned the EXISTS
+    into one that read the whole edge table on every graph (all 300,000 edges of
+    bench/read.py's store to answer for a few dozen datasets; issue 42); a scalar subquery
+    is an index probe per dataset at the depth bound."""
+    if not (exists.startswith("EXISTS (SELECT 1 ") and exists.endswith(")")):
+        raise ValueError(f"not an EXISTS condition: {exists[:40]}")
+    return f"{exists[len('EXISTS ') : -1]} LIMIT 1) IS NOT NULL"
 
 
 @dataclass
