@@ -67,6 +67,9 @@ CHANGE_PAGE_MAX = 14
 PICTURE_MAX = 13
 # A dataset page's column lineage table: observed edges, which are current, declared ones.
 COLUMN_LINEAGE_TABLE = 3
+# A job page's own tables beyond the related rows: its latest test results (issue 41 item 6)
+# and its change records (issue 40 item 3), one query each.
+JOB_TESTS_AND_CHANGES = 2
 
 
 def _url(model: type, suffix: str) -> str:
@@ -108,6 +111,7 @@ def test_change_page_queries_are_bounded(
     assert obj is not None, f"the test catalog has no {model.__name__}"
     limit = CHANGE_PAGE_MAX + (PICTURE_MAX if model in (Dataset, Job) else 0)
     limit += COLUMN_LINEAGE_TABLE if model is Dataset else 0
+    limit += JOB_TESTS_AND_CHANGES if model is Job else 0
     # The page looks up its model's content type, which Django caches for the process: the
     # first test to ask paid one query more than the others (27 of 26, run alone).
     ContentType.objects.get_for_model(model)
