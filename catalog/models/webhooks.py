@@ -109,9 +109,7 @@ class WebhookDelivery(models.Model):
                 condition=models.Q(status__in=["pending", "failed"]),
             ),
             # The delivery log, newest first, per subscription.
-            models.Index(
-                fields=["subscription", "-created_at"], name="catalog_webhook_log_idx"
-            ),
+            models.Index(fields=["subscription", "-created_at"], name="catalog_webhook_log_idx"),
         ]
         verbose_name_plural = "webhook deliveries"
 

@@ -15,6 +15,7 @@ import orjson
 from django.db import connection
 
 from catalog.models import ChangeKind, DatasetChange
+from catalog.notify import outbox
 from catalog.services.derivation.records import AliasKey, Facts
 from core.timestamps import parse_timestamp
 
@@ -81,6 +82,8 @@ def _recompute(alias_ids: list[int]) -> None:
         previous = version
     DatasetChange.objects.filter(alias_id__in=alias_ids).delete()
     DatasetChange.objects.bulk_create(changes, ignore_conflicts=True)
+    # Webhooks for the changes never seen before, in this transaction (ADR 0086).
+    outbox.enqueue(changes)
 
 
 def _between(before: tuple[Any, ...], after: tuple[Any, ...]) -> list[DatasetChange]:
