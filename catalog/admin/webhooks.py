@@ -69,6 +69,9 @@ class _LinesField(forms.CharField):
 
 
 class SubscriptionForm(forms.ModelForm):
+    url = forms.URLField(
+        max_length=2000, assume_scheme="https", help_text="Where deliveries are POSTed."
+    )
     kinds = forms.MultipleChoiceField(
         choices=ChangeKind.choices,
         widget=forms.CheckboxSelectMultiple,
