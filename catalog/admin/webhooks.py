@@ -124,6 +124,11 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
     actions = ["send_test", "rotate_secret"]
     list_per_page = 50
 
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Receiver URLs often carry their own credentials (a token in the path): only those
+        # who manage subscriptions see them, not every catalog reader.
+        return bool(request.user.has_perm("catalog.change_webhooksubscription"))
+
     @admin.display(description="kinds")
     def kinds_shown(self, subscription: WebhookSubscription) -> str:
         return ", ".join(subscription.kinds) or "every kind"

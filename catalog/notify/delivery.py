@@ -16,7 +16,7 @@ import random
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import orjson
 from django.conf import settings
@@ -59,18 +59,19 @@ def body(delivery: WebhookDelivery) -> bytes:
     return orjson.dumps(delivery.payload, option=orjson.OPT_SORT_KEYS)
 
 
-def _claim(**where: object) -> Claimed | None:
+def _claim(due_before: datetime, delivery_id: str | None = None) -> Claimed | None:
+    """Claim one delivery due at ``due_before`` (``delivery_id``, or the oldest due), if no
+    other worker holds it: a fresh token, one more attempt, a lease; committed at once."""
     now = timezone.now()
+    due = WebhookDelivery.objects.filter(
+        status__in=DUE_STATUSES, next_attempt_at__lte=due_before, subscription__active=True
+    )
+    if delivery_id is not None:
+        due = due.filter(id=delivery_id)
     with transaction.atomic():
         delivery = (
-            WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
+            due.select_for_update(skip_locked=True, of=("self",))
             .select_related("subscription")
-            .filter(
-                status__in=DUE_STATUSES,
-                next_attempt_at__lte=where.pop("due_before", now),
-                subscription__active=True,
-                **where,
-            )
             .order_by("next_attempt_at")
             .first()
         )
@@ -88,7 +89,7 @@ def _claim(**where: object) -> Claimed | None:
 def deliver(delivery_id: str) -> str | None:
     """Try ``delivery_id`` if it is due; its status after, or None when it was not due
     (delivered, dead, not yet due, or being tried by another worker)."""
-    claimed = _claim(id=delivery_id)
+    claimed = _claim(timezone.now(), delivery_id)
     return None if claimed is None else _send(claimed)
 
 
@@ -149,7 +150,7 @@ def sweep(older_than_seconds: float | None = None, budget: float = SWEEP_BUDGET_
     tried = 0
     while tried < SWEEP_BATCH and time.monotonic() < deadline:
         due_before = timezone.now() - timedelta(seconds=older_than_seconds)
-        claimed = _claim(due_before=due_before)
+        claimed = _claim(due_before)
         if claimed is None:
             break
         _send(claimed)
