@@ -72,6 +72,13 @@ CURATE = [
 REPLAY = ("ingest", "change_deadletter")
 # Stewards add, hide and delete tags and owners (ADR 0083); newer than migration 0002 too.
 LABEL = [("catalog", "add_stewardlabel"), ("catalog", "delete_stewardlabel")]
+# Stewards manage webhook subscriptions and replay deliveries (ADR 0086); newer too.
+WEBHOOKS = [
+    ("catalog", "add_webhooksubscription"),
+    ("catalog", "change_webhooksubscription"),
+    ("catalog", "delete_webhooksubscription"),
+    ("catalog", "change_webhookdelivery"),
+]
 
 
 def registry_read_models() -> dict[str, list[str]]:
@@ -124,4 +131,6 @@ def ensure_steward_groups(apps: Any, read_models: dict[str, list[str]] | None = 
     curate = [*CURATE, REPLAY] if "deadletter" in read_models.get("ingest", ()) else CURATE
     if "stewardlabel" in read_models.get("catalog", ()):
         curate = [*curate, *LABEL]
+    if "webhooksubscription" in read_models.get("catalog", ()):
+        curate = [*curate, *WEBHOOKS]
     stewards.permissions.add(*view, *(permission(*pair) for pair in curate))

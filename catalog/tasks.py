@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from catalog.front import worker_seen
+from catalog.notify import delivery
 from catalog.services import derive, rederive_jobs, retention
 from ingest import enqueue
 
@@ -81,3 +82,17 @@ def apply_retention() -> int:
     if not days:
         return 0
     return retention.apply_retention(days).events
+
+
+@shared_task(name="catalog.deliver_webhook", autoretry_for=TRANSIENT, max_retries=3)
+def deliver_webhook(delivery_id: str) -> str | None:
+    """One try of a webhook delivery, if it is due (ADR 0086): a second task for the same
+    id finds it claimed or done and does nothing. Its retries are new tasks, sent with a
+    countdown when a try fails; the sweep sends what those lose."""
+    return delivery.deliver(delivery_id)
+
+
+@shared_task(name="catalog.sweep_webhooks", autoretry_for=TRANSIENT, max_retries=3)
+def sweep_webhooks() -> int:
+    """Send deliveries whose task was lost (every few seconds, from the scheduler)."""
+    return delivery.sweep()

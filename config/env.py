@@ -57,6 +57,16 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name}={value!r} is not an integer.") from error
 
 
+def env_float(name: str, default: float) -> float:
+    value = _raw(name)
+    if value is None or value == "":
+        return default
+    try:
+        return float(value)
+    except ValueError as error:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a number.") from error
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = _raw(name)
     if value is None or value == "":

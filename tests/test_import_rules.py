@@ -53,9 +53,11 @@ CATALOG: dict[str, set[str]] = {
     # The picture is drawn from what the walk returned: its request and result, no reads.
     "catalog.picture": {"catalog.lineage.request"},
     "catalog.front": {"catalog.reads", "catalog.models", "catalog.names"},
-    "catalog.services": {"catalog.models", "catalog.names", "catalog.facets"},
+    # Notifications: the outbox derivation writes to, and the sending of it (ADR 0086).
+    "catalog.notify": {"catalog.models", "catalog.names", "catalog.facets", "catalog.lineage"},
+    "catalog.services": {"catalog.models", "catalog.names", "catalog.facets", "catalog.notify"},
     "catalog.management": {"catalog.services", "catalog.models", "catalog.names"},
-    "catalog.tasks": {"catalog.services", "catalog.front"},
+    "catalog.tasks": {"catalog.services", "catalog.front", "catalog.notify"},
     "catalog.admin": {
         "catalog.names",
         "catalog.facets",
@@ -64,6 +66,7 @@ CATALOG: dict[str, set[str]] = {
         "catalog.reads",
         "catalog.picture",
         "catalog.services",
+        "catalog.notify",
         "catalog.permissions",
     },
     "catalog.templatetags": {"catalog.admin"},

@@ -11,7 +11,17 @@ replaces ingest's plain one with links into the catalog (ADR 0044).
 
 from django.contrib import admin
 
-from catalog.admin import alias_rules, changes, datasets, events, jobs, labels, lineage, retirement
+from catalog.admin import (
+    alias_rules,
+    changes,
+    datasets,
+    events,
+    jobs,
+    labels,
+    lineage,
+    retirement,
+    webhooks,
+)
 
 admin.site.index_template = "admin/lineage_index.html"
 admin.site.site_header = "Lineage Catalog"
@@ -27,4 +37,5 @@ __all__ = [
     "labels",
     "lineage",
     "retirement",
+    "webhooks",
 ]

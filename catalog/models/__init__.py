@@ -1,7 +1,7 @@
 """The catalog derived from the raw event log (see docs/derivation.md), one module per idea.
 
 Everything but steward input (``AliasRule``, ``DisplayNamePin``, ``StewardLabel``,
-``RederiveJob``, ``Retirement``) is derived
+``RederiveJob``, ``Retirement``, and the webhook subscriptions with their deliveries) is derived
 from ``ingest.Event`` and rebuilt by ``manage.py rederive``. Natural keys are unique
 constraints on bounded columns: names of unbounded length are keyed by a sha256
 (``key_hash``).
@@ -87,10 +87,18 @@ from catalog.models.steward import (
     StewardInput,
     StewardLabel,
 )
+from catalog.models.webhooks import (
+    DUE_STATUSES,
+    DeliveryStatus,
+    NotifiedChange,
+    WebhookDelivery,
+    WebhookSubscription,
+)
 
 __all__ = [
     "BREAKING_KINDS",
     "DATASETS_BY_NAME",
+    "DUE_STATUSES",
     "FINISHED_STATES",
     "JOBS_BY_UPDATE",
     "RETIREMENT_LOCK",
@@ -108,6 +116,7 @@ __all__ = [
     "DatasetAlias",
     "DatasetChange",
     "DatasetField",
+    "DeliveryStatus",
     "Direction",
     "DisplayNamePin",
     "EventDataset",
@@ -123,6 +132,7 @@ __all__ = [
     "LineageEdgeRun",
     "MetadataRecord",
     "NamespacePurge",
+    "NotifiedChange",
     "RederiveJob",
     "RederiveState",
     "RememberedId",
@@ -148,6 +158,8 @@ __all__ = [
     "StewardInput",
     "StewardLabel",
     "Via",
+    "WebhookDelivery",
+    "WebhookSubscription",
     "retired_sql",
     "stored_key",
 ]

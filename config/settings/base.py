@@ -7,7 +7,7 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_prefixed, env_str
+from config.env import env_bool, env_float, env_int, env_list, env_prefixed, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -287,6 +287,32 @@ if LINEAGE["RETENTION_DAYS"]:
         "schedule": crontab(hour=3, minute=17),
         "options": {"expires": 3600.0},
     }
+# Webhook notifications of catalog changes (catalog/notify, docs/notifications.md, ADR 0086).
+WEBHOOKS: dict[str, Any] = {
+    # Tries of one delivery before it is dead (a steward can replay it from the admin).
+    "MAX_ATTEMPTS": env_int("LINEAGE_WEBHOOK_MAX_ATTEMPTS", 8),
+    # The wait after the first failed try, doubled after each next one (with jitter), capped.
+    "BACKOFF_SECONDS": env_float("LINEAGE_WEBHOOK_BACKOFF_SECONDS", 2.0),
+    "BACKOFF_MAX_SECONDS": env_float("LINEAGE_WEBHOOK_BACKOFF_MAX_SECONDS", 600.0),
+    "CONNECT_TIMEOUT_SECONDS": env_float("LINEAGE_WEBHOOK_CONNECT_TIMEOUT_SECONDS", 3.0),
+    # Longest wait for any byte of the answer, and for the whole answer.
+    "READ_TIMEOUT_SECONDS": env_float("LINEAGE_WEBHOOK_READ_TIMEOUT_SECONDS", 5.0),
+    "ANSWER_SECONDS": env_float("LINEAGE_WEBHOOK_ANSWER_SECONDS", 10.0),
+    # Bytes of an answer's body read (and kept as its excerpt); the rest is never read.
+    "MAX_ANSWER_BYTES": env_int("LINEAGE_WEBHOOK_MAX_ANSWER_BYTES", 4096),
+    # Receivers at private, loopback, link-local and other non-global addresses are refused
+    # unless allowed here: all of them (a cluster-internal receiver, tests), or the listed
+    # networks (CIDRs, e.g. 10.20.0.0/16).
+    "ALLOW_PRIVATE": env_bool("LINEAGE_WEBHOOK_ALLOW_PRIVATE", False),
+    "ALLOWED_NETWORKS": env_list("LINEAGE_WEBHOOK_ALLOWED_NETWORKS", []),
+    # Deliveries due this long without a try (their task lost) are sent again by the sweep.
+    "SWEEP_AFTER_SECONDS": env_float("LINEAGE_WEBHOOK_SWEEP_AFTER_SECONDS", 10.0),
+}
+CELERY_BEAT_SCHEDULE["catalog-sweep-webhooks"] = {
+    "task": "catalog.sweep_webhooks",
+    "schedule": 5.0,
+    "options": {"expires": 5.0},
+}
 # The Marquez-compatible read API (api/marquez, docs/marquez.md, ADR 0033).
 MARQUEZ_API: dict[str, Any] = {
     # Serve /marquez/api/v1/ (Marquez's web UI and marquez-python against this catalog).

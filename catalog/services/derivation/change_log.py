@@ -6,7 +6,8 @@ derivation batch, a retirement or restore): one INSERT ... ON CONFLICT on the na
 alias are unique by their key_hash). A row already stored keeps its id; its evidence
 (when, which event, which runs, who and why) is brought up to date when a re-derive or a
 late event moved it, and that is not a new change. ``record`` answers only the rows that
-were inserted: what a notification of new changes is fed with.
+were inserted, and hands them to the webhook outbox in the same transaction (ADR 0086),
+whose ledger of natural keys keeps a rederive's re-inserted rows from being announced again.
 """
 
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from django.db import connection
 
 from catalog.models import DatasetChange
+from catalog.notify import outbox
 
 _RECORD = """
 INSERT INTO catalog_dataset_change AS c
@@ -78,4 +80,5 @@ def record(rows: Sequence[DatasetChange]) -> list[DatasetChange]:
             row = by_key[(alias_id or 0, bytes(before), bytes(after), bytes(key))]
             row.pk = row_id
             new.append(row)
+    outbox.enqueue(new)
     return new

@@ -1,0 +1,184 @@
+"""Webhook latency: from derivation to delivery, p95 (issue 40 item 4's target: under 5 s).
+
+Builds its own database (lineage_bench_notify unless --database), starts the shipped web
+server, a Celery worker (two processes) and the scheduler (the sweeps), a receiver (an
+``http.server`` on 127.0.0.1, so the run allows private receivers as an operator would for
+one inside the cluster) and one subscription to every change. It then POSTs ``--events``
+OpenLineage events over HTTP at ``--rate`` a second, each a new schema of one of
+``--datasets`` tables (one column more), so every event after a table's first makes one
+change and one delivery. Prints, for the deliveries received, the p50/p95/max of:
+  - derivation → delivery: the receiver's clock at arrival minus the payload's
+    ``created_at`` (written in the derive transaction that recorded the change);
+  - ingest → delivery: arrival minus when the event's POST was sent,
+  - and the same run's baseline, ingest → derivation (``created_at`` minus the POST),
+with the load average before and after. Usage:
+  .venv/bin/python bench/notify.py [--events 300] [--rate 20] [--datasets 10] [--database URL]
+"""
+
+import argparse
+import http.client
+import os
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import migrated_database, new_token, percentile, running_server
+from scripts.run_local import celery_command
+
+DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_notify"
+NAMESPACE = "postgres://bench:5432"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def event(table: int, version: int, run_id: str) -> bytes:
+    fields = [{"name": f"c{column}", "type": "text"} for column in range(version + 1)]
+    schema = {
+        "_producer": "https://example.com/bench",
+        "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
+        "fields": fields,
+    }
+    return orjson.dumps(
+        {
+            "eventType": "COMPLETE",
+            "eventTime": datetime.now(UTC).isoformat(),
+            "producer": "https://example.com/bench",
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": run_id},
+            "job": {"namespace": "bench", "name": f"load_{table}"},
+            "inputs": [],
+            "outputs": [
+                {"namespace": NAMESPACE, "name": f"public.t{table}", "facets": {"schema": schema}}
+            ],
+        }
+    )
+
+
+class Arrivals:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.by_id: dict[str, tuple[float, dict]] = {}  # first arrival only
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        arrivals = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                now = time.time()
+                body = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with arrivals.lock:
+                    arrivals.by_id.setdefault(body["id"], (now, body))
+                self.send_response(204)
+                self.end_headers()
+
+        return Handler
+
+
+def _figures(name: str, values: list[float]) -> str:
+    return (
+        f"{name}: p50 {percentile(values, 0.5):.2f} s, p95 {percentile(values, 0.95):.2f} s, "
+        f"max {max(values):.2f} s"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=300)
+    parser.add_argument("--rate", type=float, default=20.0, help="events a second")
+    parser.add_argument("--datasets", type=int, default=10)
+    parser.add_argument("--database", default=DATABASE)
+    options = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}", flush=True)
+    env = migrated_database(options.database)
+    env["LINEAGE_WEBHOOK_ALLOW_PRIVATE"] = "true"
+    token = new_token(env, "ingest")
+    arrivals = Arrivals()
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), arrivals.handler())
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from catalog.models import WebhookSubscription
+
+    WebhookSubscription.objects.create(
+        name="bench", url=f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+    )
+    schedule = Path(tempfile.mkdtemp(prefix="bench-notify-")) / "beat"
+    worker = celery_command("worker", "--concurrency", "2", "--without-gossip", "--without-mingle")
+    beat = celery_command("beat", "--schedule", str(schedule))
+    import subprocess
+
+    processes = [
+        subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+        for command in (worker, beat)
+    ]
+    sent_at: dict[str, float] = {}
+    try:
+        with running_server(env, workers=1, start_seconds=120) as url:
+            time.sleep(3)  # the worker connects to the broker
+            port = int(url.rsplit(":", 1)[1])
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+            started = time.monotonic()
+            for number in range(options.events):
+                table, version = number % options.datasets, number // options.datasets
+                run_id = str(uuid.uuid4())
+                wait = started + number / options.rate - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                sent_at[run_id] = time.time()
+                connection.request(
+                    "POST", "/api/v1/lineage", event(table, version, run_id), headers
+                )
+                answer = connection.getresponse()
+                answer.read()
+                if answer.status >= 300:
+                    raise SystemExit(f"ingest answered {answer.status}")
+            expected = options.events - options.datasets
+            deadline = time.monotonic() + 120
+            while len(arrivals.by_id) < expected and time.monotonic() < deadline:
+                time.sleep(0.5)
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=30)
+        receiver.shutdown()
+    with arrivals.lock:
+        received = list(arrivals.by_id.values())
+    derived = [at - datetime.fromisoformat(body["created_at"]).timestamp() for at, body in received]
+    ingested = [
+        at - sent_at[body["data"]["run_id"]]
+        for at, body in received
+        if body["data"]["run_id"] in sent_at
+    ]
+    # The same run's baseline: how far derivation itself lagged behind ingest.
+    lag = [
+        datetime.fromisoformat(body["created_at"]).timestamp() - sent_at[body["data"]["run_id"]]
+        for _, body in received
+        if body["data"]["run_id"] in sent_at
+    ]
+    print(
+        f"{options.events} events at {options.rate:g}/s over {options.datasets} tables: "
+        f"{len(received)} of {options.events - options.datasets} deliveries received"
+    )
+    print(_figures("derivation -> delivery", derived))
+    print(_figures("ingest -> derivation (baseline: the derivation lag)", lag))
+    print(_figures("ingest -> delivery", ingested))
+    print(f"load average after: {os.getloadavg()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+"""Webhook subscriptions and their delivery log in the admin (ADR 0086, docs/admin.md).
+
+Stewards add, change and switch off subscriptions (the URL is checked as the sender checks
+it: no private address unless the operator allows it); the signing secret is shown once,
+when made or rotated. The delivery log is read-only: what was sent, the answer, the tries;
+its replay action sends a delivery again under the same id, and a subscription's "send a
+test delivery" action sends a ping through the same path.
+"""
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+
+from catalog.models import (
+    ChangeKind,
+    DeliveryStatus,
+    WebhookDelivery,
+    WebhookSubscription,
+)
+from catalog.models.webhooks import new_secret
+from catalog.notify import addresses, delivery
+from core.admin_base import BoundedAdmin, ChoicesFilter, pretty_json
+
+MAX_SCOPE_LINES = 200
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+class _PairsField(forms.CharField):
+    """One dataset a line: its namespace, a blank, its name (namespaces have no blanks)."""
+
+    widget = forms.Textarea(attrs={"rows": 3, "cols": 80})
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return "\n".join(f"{pair[0]} {pair[1]}" for pair in value if len(pair) == 2)
+        return value
+
+    def to_python(self, value: Any) -> list[list[str]]:  # type: ignore[override]
+        pairs = []
+        for line in _lines(super().to_python(value) or "")[: MAX_SCOPE_LINES + 1]:
+            namespace, _, name = line.partition(" ")
+            if not name.strip():
+                raise forms.ValidationError(f"{line!r}: write the namespace, a blank, the name.")
+            pairs.append([namespace, name.strip()])
+        if len(pairs) > MAX_SCOPE_LINES:
+            raise forms.ValidationError(f"At most {MAX_SCOPE_LINES} datasets.")
+        return pairs
+
+
+class _LinesField(forms.CharField):
+    widget = forms.Textarea(attrs={"rows": 2, "cols": 80})
+
+    def prepare_value(self, value: Any) -> Any:
+        return "\n".join(str(item) for item in value) if isinstance(value, list) else value
+
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+        lines = _lines(super().to_python(value) or "")
+        if len(lines) > MAX_SCOPE_LINES:
+            raise forms.ValidationError(f"At most {MAX_SCOPE_LINES} namespaces.")
+        return lines
+
+
+class SubscriptionForm(forms.ModelForm):
+    url = forms.URLField(
+        max_length=2000, assume_scheme="https", help_text="Where deliveries are POSTed."
+    )
+    kinds = forms.MultipleChoiceField(
+        choices=ChangeKind.choices,
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text="None ticked: every kind.",
+    )
+    namespaces = _LinesField(required=False, help_text="One namespace a line.")
+    datasets = _PairsField(required=False, help_text="One dataset a line: namespace name.")
+    downstream_of = _PairsField(
+        required=False,
+        help_text="Changes of these datasets and of everything downstream of them "
+        "(one a line: namespace name).",
+    )
+
+    class Meta:
+        model = WebhookSubscription
+        fields = [
+            "name",
+            "url",
+            "active",
+            "kinds",
+            "breaking_only",
+            "namespaces",
+            "datasets",
+            "downstream_of",
+            "downstream_depth",
+        ]
+
+    def clean_url(self) -> str:
+        url = self.cleaned_data["url"]
+        try:
+            addresses.resolve(url)
+        except addresses.RefusedAddress as error:
+            raise forms.ValidationError(str(error)) from error
+        return url
+
+    def clean_downstream_depth(self) -> int:
+        depth = self.cleaned_data["downstream_depth"]
+        if not 1 <= depth <= 20:
+            raise forms.ValidationError("Between 1 and 20.")
+        return depth
+
+
+@admin.register(WebhookSubscription)
+class WebhookSubscriptionAdmin(admin.ModelAdmin):
+    form = SubscriptionForm
+    list_display = ("name", "url", "active", "kinds_shown", "breaking_only", "deliveries_link")
+    list_filter = ("active",)
+    search_fields = ("name", "url")
+    actions = ["send_test", "rotate_secret"]
+    list_per_page = 50
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Receiver URLs often carry their own credentials (a token in the path): only those
+        # who manage subscriptions see them, not every catalog reader.
+        return bool(request.user.has_perm("catalog.change_webhooksubscription"))
+
+    @admin.display(description="kinds")
+    def kinds_shown(self, subscription: WebhookSubscription) -> str:
+        return ", ".join(subscription.kinds) or "every kind"
+
+    @admin.display(description="deliveries")
+    def deliveries_link(self, subscription: WebhookSubscription) -> str:
+        url = reverse("admin:catalog_webhookdelivery_changelist")
+        return format_html('<a href="{}?subscription__id__exact={}">log</a>', url, subscription.pk)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if not change:
+            _show_secret(request, obj)
+
+    @admin.action(description="Send a test delivery", permissions=["change"])
+    def send_test(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for subscription in queryset[:20]:
+            sent = delivery.test_send(subscription)
+            self.message_user(request, f"Test delivery {sent.id} queued for {subscription}.")
+
+    @admin.action(description="Rotate the signing secret (shown once)", permissions=["change"])
+    def rotate_secret(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for subscription in queryset[:20]:
+            subscription.secret = new_secret()
+            subscription.save(update_fields=["secret", "updated_at"])
+            _show_secret(request, subscription)
+
+
+def _show_secret(request: HttpRequest, subscription: WebhookSubscription) -> None:
+    messages.warning(
+        request,
+        f"The signing secret of {subscription.name} is {subscription.secret} — copy it to "
+        "the receiver now: it is not shown again (rotate it to get a new one).",
+    )
+
+
+class StatusFilter(ChoicesFilter):
+    title = "status"
+    parameter_name = "status"
+    column = "status"
+    options = list(DeliveryStatus.choices)
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(BoundedAdmin):
+    list_display = (
+        "id",
+        "subscription",
+        "kind",
+        "status",
+        "attempts",
+        "last_status_code",
+        "created_at",
+        "delivered_at",
+        "next_attempt_at",
+    )
+    list_select_related = ("subscription",)
+    list_filter = (StatusFilter, "subscription", "kind")
+    sortable_by = ("created_at",)
+    search_fields = ("=id",)
+    actions = ["replay"]
+    fields = (
+        "id",
+        "subscription",
+        "kind",
+        "status",
+        "attempts",
+        "created_at",
+        "last_attempt_at",
+        "next_attempt_at",
+        "delivered_at",
+        "last_status_code",
+        "last_error",
+        "answer",
+        "sent",
+    )
+    readonly_fields = fields
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet, search_term: str
+    ) -> tuple[QuerySet, bool]:
+        try:
+            return super().get_search_results(request, queryset, search_term)
+        except Exception:  # not a UUID: nothing matches (never a 500)
+            return queryset.none(), False
+
+    @admin.display(description="what was sent")
+    def sent(self, obj: WebhookDelivery) -> str:
+        return pretty_json(obj.payload)
+
+    @admin.display(description="answer (start of its body)")
+    def answer(self, obj: WebhookDelivery) -> str:
+        return format_html("<pre>{}</pre>", obj.response_excerpt)
+
+    def has_replay_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.has_perm("catalog.change_webhookdelivery"))
+
+    @admin.action(description="Replay (send again, same delivery id)", permissions=["replay"])
+    def replay(self, request: HttpRequest, queryset: QuerySet) -> None:
+        ids = [str(pk) for pk in queryset.values_list("id", flat=True)[:500]]
+        count = delivery.replay(ids)
+        self.message_user(request, f"{count} deliveries queued again (same ids).")

@@ -1,0 +1,92 @@
+"""Which receiver addresses may be posted to: no private, loopback, link-local, multicast or
+otherwise non-global address unless the operator allows it (SSRF, ADR 0086).
+
+A host name is resolved here, every address it resolves to is checked, and the sender
+connects to the checked address itself (never resolving again), so a name that resolves
+to a public address at save time and to 127.0.0.1 at send time (DNS rebinding) is refused
+at send time.
+"""
+
+import ipaddress
+import socket
+from dataclasses import dataclass
+from urllib.parse import SplitResult, urlsplit
+
+from django.conf import settings
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class RefusedAddress(ValueError):
+    """The URL cannot be posted to; the message says why (shown to the steward)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    url: SplitResult
+    host: str  # as written in the URL (the Host header and TLS server name)
+    port: int
+    address: str  # the checked IP address the sender connects to
+
+
+def _allowed_networks() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    return [
+        ipaddress.ip_network(cidr, strict=False) for cidr in settings.WEBHOOKS["ALLOWED_NETWORKS"]
+    ]
+
+
+def refusal(ip: IPAddress) -> str | None:
+    """Why ``ip`` may not be posted to, or None when it may."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
+    if settings.WEBHOOKS["ALLOW_PRIVATE"]:
+        return None
+    if any(ip in network for network in _allowed_networks()):
+        return None
+    if ip.is_multicast:
+        return f"{ip} is a multicast address"
+    if ip.is_loopback:
+        return f"{ip} is a loopback address"
+    if ip.is_link_local:
+        return f"{ip} is a link-local address"
+    if ip.is_private:
+        return f"{ip} is a private address"
+    if not ip.is_global:  # reserved, unspecified, shared (100.64/10), documentation...
+        return f"{ip} is not a global address"
+    return None
+
+
+def split(url: str) -> tuple[SplitResult, str, int]:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise RefusedAddress("the URL must start with http:// or https://")
+    if not parts.hostname:
+        raise RefusedAddress("the URL has no host")
+    if parts.username or parts.password:
+        raise RefusedAddress("the URL must not carry a user name or password")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as error:
+        raise RefusedAddress(f"the URL's port is not valid: {error}") from error
+    return parts, parts.hostname, port
+
+
+def resolve(url: str) -> Target:
+    """The address to post ``url`` to, checked; RefusedAddress when there is none."""
+    parts, host, port = split(url)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as error:
+        raise RefusedAddress(f"{host} does not resolve: {error}") from error
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+    if not addresses:
+        raise RefusedAddress(f"{host} does not resolve")
+    for address in addresses:
+        # Every address must pass: the name must not be able to pick the refused one later.
+        reason = refusal(ipaddress.ip_address(address.split("%", 1)[0]))
+        if reason is not None:
+            raise RefusedAddress(
+                f"{host} resolves to {reason}; set LINEAGE_WEBHOOK_ALLOW_PRIVATE or "
+                "LINEAGE_WEBHOOK_ALLOWED_NETWORKS to allow it"
+            )
+    return Target(parts, host, port, addresses[0])

@@ -1,0 +1,193 @@
+"""Sending the outbox: claim a due delivery, POST it, record the answer (ADR 0086).
+
+A try is claimed in a short transaction (``SELECT ... FOR UPDATE SKIP LOCKED``): the row
+gets a fresh claim token, one more attempt, and a lease (its ``next_attempt_at`` moves to
+when the try must be over), and commits. The POST runs outside any transaction. The
+outcome is written only where the row still holds that token, so a worker whose lease ran
+out (it hung, or was killed and its delivery swept) cannot record anything over the try
+that replaced it, and a delivery is recorded delivered at most once. A delivery whose
+worker died mid-try is due again when its lease ends; the sweep (every few seconds, from
+the scheduler) sends it. Receivers may see an id more than once: at least once, by design.
+"""
+
+import hashlib
+import logging
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import orjson
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from catalog.models import DUE_STATUSES, DeliveryStatus, WebhookDelivery, WebhookSubscription
+from catalog.notify import outbox, sender, signing
+
+logger = logging.getLogger(__name__)
+
+SWEEP_BUDGET_SECONDS = 20.0  # one sweep's sending time; the next sweep goes on
+SWEEP_BATCH = 100
+
+
+@dataclass
+class Claimed:
+    delivery: WebhookDelivery
+    token: uuid.UUID
+
+
+def lease_seconds() -> float:
+    """How long one try may take at most (connect, then the whole answer), with a margin."""
+    options = settings.WEBHOOKS
+    return options["CONNECT_TIMEOUT_SECONDS"] + options["ANSWER_SECONDS"] + 5.0
+
+
+def backoff_seconds(attempts: int) -> float:
+    """The wait after the ``attempts``-th failed try: doubling, capped, half of it random
+    (so receivers that failed together are not retried together)."""
+    options = settings.WEBHOOKS
+    delay = min(
+        options["BACKOFF_MAX_SECONDS"], options["BACKOFF_SECONDS"] * 2 ** max(0, attempts - 1)
+    )
+    return delay / 2 + random.uniform(0, delay / 2)
+
+
+def body(delivery: WebhookDelivery) -> bytes:
+    """The bytes signed and sent: the stored payload, keys sorted (the same on every try)."""
+    return orjson.dumps(delivery.payload, option=orjson.OPT_SORT_KEYS)
+
+
+def _claim(due_before: datetime, delivery_id: str | None = None) -> Claimed | None:
+    """Claim one delivery due at ``due_before`` (``delivery_id``, or the oldest due), if no
+    other worker holds it: a fresh token, one more attempt, a lease; committed at once."""
+    now = timezone.now()
+    due = WebhookDelivery.objects.filter(
+        status__in=DUE_STATUSES, next_attempt_at__lte=due_before, subscription__active=True
+    )
+    if delivery_id is not None:
+        due = due.filter(id=delivery_id)
+    with transaction.atomic():
+        delivery = (
+            due.select_for_update(skip_locked=True, of=("self",))
+            .select_related("subscription")
+            .order_by("next_attempt_at")
+            .first()
+        )
+        if delivery is None:
+            return None
+        token = uuid.uuid4()
+        delivery.claim = token
+        delivery.attempts += 1
+        delivery.last_attempt_at = now
+        delivery.next_attempt_at = now + timedelta(seconds=lease_seconds())
+        delivery.save(update_fields=["claim", "attempts", "last_attempt_at", "next_attempt_at"])
+    return Claimed(delivery, token)
+
+
+def deliver(delivery_id: str) -> str | None:
+    """Try ``delivery_id`` if it is due; its status after, or None when it was not due
+    (delivered, dead, not yet due, or being tried by another worker)."""
+    claimed = _claim(timezone.now(), delivery_id)
+    return None if claimed is None else _send(claimed)
+
+
+def _send(claimed: Claimed) -> str:
+    delivery = claimed.delivery
+    payload = body(delivery)
+    headers = signing.headers(
+        str(delivery.id), delivery.subscription.secret, int(time.time()), payload
+    )
+    answer = sender.post(delivery.subscription.url, payload, headers)
+    return _record(claimed, answer)
+
+
+def _record(claimed: Claimed, answer: sender.Answer) -> str:
+    delivery = claimed.delivery
+    now = timezone.now()
+    fields: dict[str, object] = {
+        "claim": None,
+        "last_status_code": answer.status,
+        "last_error": answer.error[:2000],
+        "response_excerpt": answer.excerpt,
+    }
+    retry_in = None
+    if answer.ok:
+        fields.update(status=DeliveryStatus.DELIVERED, delivered_at=now, next_attempt_at=now)
+    elif delivery.attempts >= settings.WEBHOOKS["MAX_ATTEMPTS"]:
+        fields.update(status=DeliveryStatus.DEAD, next_attempt_at=now)
+    else:
+        retry_in = backoff_seconds(delivery.attempts)
+        fields.update(
+            status=DeliveryStatus.FAILED, next_attempt_at=now + timedelta(seconds=retry_in)
+        )
+    with transaction.atomic():
+        updated = WebhookDelivery.objects.filter(
+            id=delivery.id, claim=claimed.token, status__in=DUE_STATUSES
+        ).update(**fields)
+        if updated and retry_in is not None:
+            transaction.on_commit(lambda: outbox.publish([str(delivery.id)], countdown=retry_in))
+    status = str(fields["status"])
+    logger.info(
+        "webhook_delivery id=%s attempt=%d status=%s code=%s recorded=%s",
+        delivery.id,
+        delivery.attempts,
+        status,
+        answer.status,
+        bool(updated),
+    )
+    return status if updated else "superseded"
+
+
+def sweep(older_than_seconds: float | None = None, budget: float = SWEEP_BUDGET_SECONDS) -> int:
+    """Try deliveries due for longer than ``older_than_seconds`` (their task lost: broker
+    down, worker killed, lease run out), oldest first, one claim at a time, for at most
+    ``budget`` seconds; how many were tried. Two sweeps at once claim different rows."""
+    if older_than_seconds is None:
+        older_than_seconds = settings.WEBHOOKS["SWEEP_AFTER_SECONDS"]
+    deadline = time.monotonic() + budget
+    tried = 0
+    while tried < SWEEP_BATCH and time.monotonic() < deadline:
+        due_before = timezone.now() - timedelta(seconds=older_than_seconds)
+        claimed = _claim(due_before)
+        if claimed is None:
+            break
+        _send(claimed)
+        tried += 1
+    return tried
+
+
+def replay(delivery_ids: list[str]) -> int:
+    """Send these deliveries again (a steward's replay): same id and body, attempts from
+    zero; one being tried now is left to its try. How many were replayed."""
+    with transaction.atomic():
+        replayed = list(
+            WebhookDelivery.objects.filter(id__in=delivery_ids)
+            .exclude(claim__isnull=False, next_attempt_at__gt=timezone.now())
+            .values_list("id", flat=True)
+        )
+        WebhookDelivery.objects.filter(id__in=replayed).update(
+            status=DeliveryStatus.PENDING, attempts=0, next_attempt_at=timezone.now(), claim=None
+        )
+        outbox.publish_on_commit([str(delivery_id) for delivery_id in replayed])
+    return len(replayed)
+
+
+def test_send(subscription: WebhookSubscription) -> WebhookDelivery:
+    """A "ping" delivery to ``subscription``, sent like any other (and logged with them)."""
+    now = timezone.now()
+    with transaction.atomic():
+        delivery = WebhookDelivery(
+            subscription=subscription,
+            change_key=hashlib.sha256(uuid.uuid4().bytes).digest(),
+            kind="ping",
+            status=DeliveryStatus.PENDING,
+            next_attempt_at=now,
+        )
+        delivery.payload = outbox.message(
+            delivery, {"message": "A test delivery from the Lineage Catalog."}, now
+        )
+        delivery.save()
+        outbox.publish_on_commit([str(delivery.id)])
+    return delivery

@@ -1,0 +1,84 @@
+"""Issue 40 item 4: stewards manage webhook subscriptions and read and replay the delivery
+log in the admin (ADR 0086): a private URL refused unless the operator allows it, the
+secret shown once, a test delivery and a replay through the same outbox."""
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from catalog.models import DeliveryStatus, WebhookDelivery, WebhookSubscription
+from catalog.notify import delivery
+from tests.notify.conftest import FAST
+
+pytestmark = pytest.mark.django_db
+ADD = "/admin/catalog/webhooksubscription/add/"
+LOG = "/admin/catalog/webhookdelivery/"
+
+
+def form(url: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "name": "orders team",
+        "url": url,
+        "active": "on",
+        "kinds": ["column_removed", "type_changed"],
+        "namespaces": "",
+        "datasets": "postgres://db:5432 public.orders",
+        "downstream_of": "",
+        "downstream_depth": "5",
+        **extra,
+    }
+
+
+def test_a_loopback_url_is_refused_unless_allowed(steward_client: Client, settings: Any) -> None:
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False, "ALLOWED_NETWORKS": []}
+    response = steward_client.post(ADD, form("http://127.0.0.1:8080/hook"))
+    assert response.status_code == 200 and b"loopback address" in response.content
+    assert not WebhookSubscription.objects.exists()
+    response = steward_client.post(ADD, form("http://127.0.0.1:8080/hook", datasets="oops"))
+    assert b"write the namespace, a blank, the name" in response.content
+
+
+def test_a_steward_adds_a_subscription_sees_its_secret_once_and_sends_a_test(
+    steward_client: Client, settings: Any
+) -> None:
+    settings.WEBHOOKS = {**settings.WEBHOOKS, **FAST, "ALLOW_PRIVATE": True}
+    response = steward_client.post(ADD, form("http://127.0.0.1:8080/hook"), follow=True)
+    subscription = WebhookSubscription.objects.get()
+    assert subscription.secret.startswith("whsec_")
+    assert subscription.secret in response.content.decode()  # shown once, on the message
+    assert subscription.datasets == [["postgres://db:5432", "public.orders"]]
+    assert subscription.kinds == ["column_removed", "type_changed"]
+    page = steward_client.get(f"/admin/catalog/webhooksubscription/{subscription.pk}/change/")
+    assert page.status_code == 200 and subscription.secret not in page.content.decode()
+    steward_client.post(
+        "/admin/catalog/webhooksubscription/",
+        {"action": "send_test", "_selected_action": [subscription.pk]},
+    )
+    ping = WebhookDelivery.objects.get()
+    assert ping.kind == "ping" and ping.payload["id"] == str(ping.id)
+
+
+def test_the_delivery_log_shows_what_was_sent_and_replays(
+    steward_client: Client, reader_client: Client, settings: Any
+) -> None:
+    settings.WEBHOOKS = {**settings.WEBHOOKS, **FAST, "ALLOW_PRIVATE": True}
+    subscription = WebhookSubscription.objects.create(name="down", url="http://127.0.0.1:9/")
+    sent = delivery.test_send(subscription)
+    for _ in range(3):
+        delivery.deliver(str(sent.id))  # nothing listens on port 9: dead after 3 tries
+    sent.refresh_from_db()
+    assert sent.status == DeliveryStatus.DEAD
+    listing = steward_client.get(LOG, {"status": "dead"})
+    assert listing.status_code == 200 and str(sent.id) in listing.content.decode()
+    assert steward_client.get(LOG, {"q": "not-a-uuid"}).status_code == 200
+    page = steward_client.get(f"{LOG}{sent.id}/change/").content.decode()
+    assert "A test delivery from the Lineage Catalog." in page and "ConnectionRefused" in page
+    # Readers look, they do not replay.
+    assert b'value="replay"' not in reader_client.get(LOG).content
+    reader_client.post(LOG, {"action": "replay", "_selected_action": [str(sent.id)]})
+    sent.refresh_from_db()
+    assert sent.status == DeliveryStatus.DEAD
+    steward_client.post(LOG, {"action": "replay", "_selected_action": [str(sent.id)]})
+    sent.refresh_from_db()
+    assert (sent.status, sent.attempts) == (DeliveryStatus.PENDING, 0)
