@@ -15,11 +15,9 @@ from catalog.facets import (
     data_quality_assertions,
     data_quality_metrics,
     data_source,
-    dataset_type,
     documentation,
     error_message,
     input_statistics,
-    job_dependencies,
     job_type,
     lifecycle_state_change,
     lineage_catalog_edge,
@@ -39,7 +37,7 @@ from catalog.facets import (
 from catalog.models import Dataset, Run
 from catalog.services.derive import derive_events
 from tests.api.project_fixtures import derive
-from tests.catalog.facets import grown_cases
+from tests.catalog.facets import flow_cases, grown_cases
 from tests.catalog.facets.world import (
     INPUT,
     JOB,
@@ -411,70 +409,6 @@ class DataSourceCase:
         assert r.mz_version()["sourceName"] == "lake-prod"
 
 
-DEPENDENCIES = facet(
-    "1-0-1/JobDependenciesRunFacet",
-    upstream=[
-        {
-            "job": {"namespace": JOB[0], "name": "orders.extract"},
-            "run": {"runId": PARENT_RUN},
-            "dependency_type": "DIRECT_INVOCATION",
-            "sequence_trigger_rule": "FINISH_TO_START",
-            "status_trigger_rule": "EXECUTE_ON_SUCCESS",
-        }
-    ],
-    trigger_rule="ALL_SUCCESS",
-)
-
-
-@case(job_dependencies.NAME, _events(event(run={job_dependencies.NAME: DEPENDENCIES})))
-class JobDependenciesCase:
-    @staticmethod
-    def native(r: Reads) -> None:
-        assert r.run()["facets"][job_dependencies.NAME]["trigger_rule"] == "ALL_SUCCESS"
-        job = r.job()["id"]
-        graph = ok(r.api.get(f"/api/v1/lineage/graph?node=job:{job}&edges=data,control"))
-        [edge] = [edge for edge in graph["edges"] if edge["kind"] == "control"]
-        assert edge["target"] == f"job:{job}"
-        assert edge["control"]["sequence_trigger_rule"] == "FINISH_TO_START"
-
-    @staticmethod
-    def marquez(r: Reads) -> None:
-        assert r.mz_run()["facets"][job_dependencies.NAME]["trigger_rule"] == "ALL_SUCCESS"
-        body = ok(r.mz.get("/lineage", nodeId=f"job:{JOB[0]}:{JOB[1]}", depth=2))
-        assert f"job:{JOB[0]}:orders.extract" not in {node["id"] for node in body["graph"]}
-
-
-TEMPORARY = facet("1-0-1/DatasetTypeDatasetFacet", datasetType="JOB_OUTPUT", subType="TEMPORARY")
-NEXT_JOB = "orders.next"
-
-
-def _temporary_then_read() -> None:
-    """The job writes OUTPUT as a temporary job output; a second job reads it."""
-    reader = event(output_facets={dataset_type.NAME: TEMPORARY})
-    reader["job"] = {**reader["job"], "name": NEXT_JOB}
-    reader["run"] = {**reader["run"], "runId": "0195f1c4-6a0e-7c8e-9d4f-3b2a1c0d7702"}
-    reader["inputs"], reader["outputs"] = reader["outputs"], []
-    derive(event(output_facets={dataset_type.NAME: TEMPORARY}), reader)
-
-
-@case(dataset_type.NAME, _temporary_then_read)
-class DatasetTypeCase:
-    @staticmethod
-    def native(r: Reads) -> None:
-        assert r.dataset()["facets"][dataset_type.NAME]["subType"] == "TEMPORARY"
-        job = r.job()["id"]
-        graph = ok(r.api.get(f"/api/v1/lineage/graph?node=job:{job}&direction=downstream"))
-        [link] = [edge for edge in graph["edges"] if edge["kind"] == "through"]
-        assert link["through"] == [f"dataset:{r.dataset()['id']}"]
-        assert link["target"] != f"job:{job}" and len(graph["nodes"]) == 2  # the 2 jobs
-
-    @staticmethod
-    def marquez(r: Reads) -> None:
-        body = ok(r.mz.get("/lineage", nodeId=f"job:{JOB[0]}:{JOB[1]}", depth=2))
-        [node] = [node for node in body["graph"] if node["id"] == f"job:{JOB[0]}:{JOB[1]}"]
-        assert [edge["destination"] for edge in node["outEdges"]] == [f"job:{JOB[0]}:{NEXT_JOB}"]
-
-
 LINEAGE = facet(
     "1-2-0/ColumnLineageDatasetFacet",
     fields={
@@ -585,7 +519,7 @@ _run_fact(
     ],
 )
 # Issue 41 item 6 (ADR 0092): the run's tests and parameters, an input's subset.
-for _name, (_derive, _native, _marquez) in grown_cases.CASES.items():
+for _name, (_derive, _native, _marquez) in (grown_cases.CASES | flow_cases.CASES).items():
     CASES[_name] = Case(_derive, _native, _marquez)
 
 
