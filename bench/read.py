@@ -44,27 +44,30 @@ RUNS = 100_000
 # Every NOT NULL column is given: Django's defaults are Python-side, not database defaults.
 BUILD = [
     """INSERT INTO catalog_job (namespace, name, key_hash, is_placeholder, facets, facet_versions,
-        processing_type, job_type, integration, description, first_seen, last_seen, updated_at)
+        processing_type, job_type, integration, description, first_seen, last_seen, updated_at,
+        tags, owners)
        SELECT 'airflow', 'dag_' || (i %% 500) || '.task_' || i,
               sha256('airflow'::bytea || decode('00', 'hex')
                      || convert_to('dag_' || (i %% 500) || '.task_' || i, 'UTF8')),
               false, '{}', '{}', 'BATCH', 'TASK', 'AIRFLOW', 'Loads partition ' || i,
-              now() - interval '30 days', now(), now()
+              now() - interval '30 days', now(), now(), '[]', '[]'
        FROM generate_series(1, %(jobs)s) AS i""",
     """INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state, state_version,
         started_at, ended_at, error_message, is_streaming, facets, facet_versions, job_version,
-        updated_at, first_event_time, last_event_time, shares_run_id)
+        updated_at, first_event_time, last_event_time, shares_run_id, tags)
        SELECT md5(i::text)::uuid, md5(i::text)::uuid::text, 1 + i %% %(jobs)s, false,
               CASE WHEN i %% 10 = 0 THEN 'FAIL' ELSE 'COMPLETE' END, '[]',
               now() - (i || ' minutes')::interval, now() - (i || ' minutes')::interval
               + interval '5 minutes', '', false, '{}', '{}', '[]', now(),
-              now() - (i || ' minutes')::interval, now() - (i || ' minutes')::interval, false
+              now() - (i || ' minutes')::interval, now() - (i || ' minutes')::interval, false,
+              '[]'
        FROM generate_series(1, %(runs)s) AS i""",
     """INSERT INTO catalog_dataset (namespace, name, facets, facet_versions, description,
-        lifecycle_state, is_dropped, first_seen, last_seen, updated_at, display_rank)
+        lifecycle_state, is_dropped, first_seen, last_seen, updated_at, display_rank, tags,
+        owners)
        SELECT 'postgres://db' || (i %% 20) || ':5432', 'schema_' || (i %% 50) || '.table_' || i,
               '{}', '{}', 'Table number ' || i || ' of the warehouse', '', false,
-              now() - interval '30 days', now(), now(), 2
+              now() - interval '30 days', now(), now(), 2, '[]', '[]'
        FROM generate_series(1, %(datasets)s) AS i""",
     """INSERT INTO catalog_dataset_alias (namespace, name, key_hash, dataset_id, reason,
         reason_detail, reason_version, first_seen, last_seen, is_table_name)
@@ -103,14 +106,14 @@ BUILD = [
     """INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state,
         state_version, started_at, ended_at, state_time, error_message, is_streaming, facets,
         facet_versions, job_version, updated_at, first_event_time, last_event_time,
-        shares_run_id)
+        shares_run_id, tags)
        SELECT md5('h' || e.id || '.' || r)::uuid, 'h:' || e.id || ':' || r, e.job_id, false,
               CASE WHEN r %% 10 = 0 THEN 'FAIL' ELSE 'COMPLETE' END, '[]',
               now() - (r || ' hours')::interval,
               now() - (r || ' hours')::interval + interval '5 minutes',
               now() - (r || ' hours')::interval + interval '5 minutes', '', false, '{}', '{}',
               '[]', now(), now() - (r || ' hours')::interval,
-              now() - (r || ' hours')::interval + interval '5 minutes', false
+              now() - (r || ' hours')::interval + interval '5 minutes', false, '[]'
        FROM catalog_lineage_edge e CROSS JOIN generate_series(1, %(history_runs)s) AS r
        WHERE e.source_id <= %(history_datasets)s""",
     """INSERT INTO catalog_lineage_edge_run (edge_id, run_id, first_seen, last_seen)
