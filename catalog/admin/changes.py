@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 from django.utils.safestring import SafeString
 
 from catalog.admin.support import HiddenIdFilter, link, related_table
+from catalog.admin.visibility import HidesRetiredMixin, visible_ids
 from catalog.lineage import breaking
 from catalog.models import Dataset, DatasetChange, Job
 from core.admin_base import BoundedAdmin
@@ -52,7 +53,8 @@ def changes_table(dataset: Dataset) -> SafeString:
 
 
 @admin.register(DatasetChange)
-class DatasetChangeAdmin(BoundedAdmin):
+class DatasetChangeAdmin(HidesRetiredMixin, BoundedAdmin):
+    retired_datasets = ("alias__dataset",)
     list_display = ("changed_at", "dataset_link", "column", "kind", "old_type", "new_type")
     list_filter = ("kind", ChangeDatasetFilter)
     list_select_related = ("alias__dataset",)
@@ -86,6 +88,10 @@ class DatasetChangeAdmin(BoundedAdmin):
             (reader, int(reader["dataset"].split(":")[1]), int(reader["job"].split(":")[1]))
             for reader in found.readers
         ]
+        # A reader's row ends at a retired dataset or runs through a retired job: gone.
+        shown = visible_ids("dataset", (row[1] for row in rows))
+        through = visible_ids("job", (row[2] for row in rows))
+        rows = [row for row in rows if row[1] in shown and row[2] in through]
         datasets = Dataset.objects.in_bulk([row[1] for row in rows])
         jobs = Job.objects.in_bulk([row[2] for row in rows])
         return related_table(
