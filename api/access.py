@@ -7,9 +7,8 @@ and reader groups of catalog/permissions.py hold them all). Views name theirs in
 ingest.authentication.HasReadScope checks them.
 """
 
-from typing import Any
-
-from django.db.models import Model
+# Who reads what is retired (ADR 0078): one rule, shared with the admin.
+from catalog.permissions import sees_retired as sees_retired
 
 JOB = "catalog.view_job"
 RUN = "catalog.view_run"
@@ -25,11 +24,3 @@ EVENT = "ingest.view_event"
 STATIC = "catalog.view_staticdataset"
 STATIC_COLUMN = "catalog.view_staticcolumnlineage"
 RUN_FACT = "catalog.view_rundatasetfacet"
-
-
-def sees_retired(user: Any, model: type[Model]) -> bool:
-    """Whether ``user`` reads what is retired of ``model`` (ADR 0078): a session that may
-    change it, as a steward who may restore it. A read token and a catalog reader get what
-    the lists and the Marquez mount give: it is gone (404)."""
-    permission = f"{model._meta.app_label}.change_{model._meta.model_name}"
-    return hasattr(user, "has_perm") and bool(user.has_perm(permission))

@@ -76,7 +76,7 @@ while True:
 """
 LOCKS = f"""
 SELECT a.pid, a.application_name, a.xact_start, now() - a.xact_start, l.mode,
-       a.wait_event_type
+       a.wait_event_type, l.locktype
 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 WHERE l.relation = ANY(ARRAY[{", ".join(f"'{table}'::regclass" for table in WATCHED)}])
   AND a.datname = current_database() AND a.pid <> pg_backend_pid()
@@ -127,11 +127,13 @@ class Sampler(threading.Thread):
     def run(self) -> None:
         with psycopg.connect(self.database_url, autocommit=True) as connection:
             while not self.stop.is_set():
-                for _, application, _, open_for, mode, _ in connection.execute(LOCKS):
+                for _, application, _, open_for, mode, _, kind in connection.execute(LOCKS):
                     name = "retention" if application == "bench-retention" else "others"
                     seconds = open_for.total_seconds() if open_for else 0.0
                     self.longest[name] = max(self.longest.get(name, 0.0), seconds)
-                    if name == "retention":
+                    # Table locks only: relation-extension and tuple locks (ExclusiveLock,
+                    # held briefly) name the relation too.
+                    if name == "retention" and kind == "relation":
                         self.modes.add(mode)
                 self.derive_waiting += connection.execute(WAITING).fetchone()[0] > 0
                 self.samples += 1

@@ -28,16 +28,17 @@ NAMESPACE = "postgres://warehouse:5432"
 
 _BUILD = """
 INSERT INTO catalog_dataset (namespace, name, display_rank, facets, facet_versions,
-    description, lifecycle_state, is_dropped, first_seen, last_seen, updated_at)
+    description, lifecycle_state, is_dropped, first_seen, last_seen, updated_at, tags, owners)
 SELECT %(ns)s, 'schema_' || (i %% 50) || '.table_' || i, 3, '{}', '{}', '', '', false,
-    now() - interval '30 days', now(), now()
+    now() - interval '30 days', now(), now(), '[]', '[]'
 FROM generate_series(1, %(datasets)s) AS i
 """
 _BUILD_JOBS = """
 INSERT INTO catalog_job (namespace, name, key_hash, is_placeholder, facets, facet_versions,
-    processing_type, job_type, integration, description, first_seen, last_seen, updated_at)
+    processing_type, job_type, integration, description, first_seen, last_seen, updated_at,
+    tags, owners)
 SELECT %(ns)s, 'job_' || i, sha256(convert_to(%(ns)s || chr(1) || 'job_' || i, 'UTF8')),
-    false, '{}', '{}', '', '', '', '', now() - interval '30 days', now(), now()
+    false, '{}', '{}', '', '', '', '', now() - interval '30 days', now(), now(), '[]', '[]'
 FROM generate_series(1, %(jobs)s) AS i
 """
 

@@ -134,3 +134,12 @@ def ensure_steward_groups(apps: Any, read_models: dict[str, list[str]] | None = 
     if "webhooksubscription" in read_models.get("catalog", ()):
         curate = [*curate, *WEBHOOKS]
     stewards.permissions.add(*view, *(permission(*pair) for pair in curate))
+
+
+def sees_retired(user: Any, model: type[Any]) -> bool:
+    """Whether ``user`` reads what is retired of ``model`` (ADR 0078): a session that may
+    change it, as a steward who may restore it. A read token and a catalog reader get what
+    the lists and the Marquez mount give: it is gone. The API (api.access) and the admin
+    (catalog.admin.visibility) both ask here."""
+    permission = f"{model._meta.app_label}.change_{model._meta.model_name}"
+    return hasattr(user, "has_perm") and bool(user.has_perm(permission))

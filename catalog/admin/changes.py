@@ -9,6 +9,7 @@ from django.db.models import Q, QuerySet
 from django.utils.safestring import SafeString
 
 from catalog.admin.support import HiddenIdFilter, link, related_table
+from catalog.admin.visibility import HidesRetiredMixin, hide_retired, visible_ids
 from catalog.lineage import breaking
 from catalog.models import SCHEMA_KINDS, ChangeKind, Dataset, DatasetChange, Job
 from core.admin_base import BoundedAdmin
@@ -74,20 +75,32 @@ def _table(changes: list[DatasetChange], more: dict[str, int]) -> SafeString:
     )
 
 
+# The datasets a change row names: its alias's (a schema change), its own and an edge's
+# upstream; a reader sees no row naming a retired one (ADR 0078).
+CHANGE_DATASETS = ("alias__dataset", "dataset", "source")
+
+
+def _shown(changes: QuerySet) -> QuerySet:
+    return hide_retired(changes, datasets=CHANGE_DATASETS, jobs=("job",))
+
+
 def changes_table(dataset: Dataset) -> SafeString:
     """The dataset's latest changes with what each breaks, and a link to all of them."""
-    changes = DatasetChange.objects.listed(dataset_id=dataset.pk).order_by("-changed_at", "-id")
+    changes = _shown(DatasetChange.objects.listed(dataset_id=dataset.pk))
+    changes = changes.order_by("-changed_at", "-id")
     return _table(list(changes[:21]), {"dataset": dataset.pk})
 
 
 def job_changes_table(job: Job) -> SafeString:
     """The job's latest changes (its edges', its runs'), and a link to all of them."""
-    changes = DatasetChange.objects.listed(job_id=job.pk).order_by("-changed_at", "-id")
+    changes = _shown(DatasetChange.objects.listed(job_id=job.pk)).order_by("-changed_at", "-id")
     return _table(list(changes[:21]), {"job": job.pk})
 
 
 @admin.register(DatasetChange)
-class DatasetChangeAdmin(BoundedAdmin):
+class DatasetChangeAdmin(HidesRetiredMixin, BoundedAdmin):
+    retired_datasets = CHANGE_DATASETS
+    retired_jobs = ("job",)
     list_display = ("changed_at", "dataset_link", "job_link", "kind", "what")
     list_filter = ("kind", ChangeDatasetFilter, ChangeJobFilter)
     list_select_related = ("alias__dataset", "dataset", "source", "job")
@@ -133,6 +146,10 @@ class DatasetChangeAdmin(BoundedAdmin):
             (reader, int(reader["dataset"].split(":")[1]), int(reader["job"].split(":")[1]))
             for reader in found.readers
         ]
+        # A reader's row ends at a retired dataset or runs through a retired job: gone.
+        shown = visible_ids("dataset", (row[1] for row in rows))
+        through = visible_ids("job", (row[2] for row in rows))
+        rows = [row for row in rows if row[1] in shown and row[2] in through]
         datasets = Dataset.objects.in_bulk([row[1] for row in rows])
         jobs = Job.objects.in_bulk([row[2] for row in rows])
         return related_table(

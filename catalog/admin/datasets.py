@@ -26,6 +26,7 @@ from catalog.admin.support import (
     name_keys,
     related_table,
 )
+from catalog.admin.visibility import HidesRetiredMixin, hide_retired, visible_ids
 from catalog.facets import hierarchy
 from catalog.lineage import column_lineage
 from catalog.models import (
@@ -197,8 +198,12 @@ class DatasetAdmin(
     def column_lineage_table(self, dataset: Dataset) -> str:
         # The API detail's model and bound (catalog.lineage.column_lineage.into, 200 of each kind).
         lineage = column_lineage.into([dataset.id], RELATED_LIMIT, static=True)
+        edges = lineage.edges + lineage.dependencies
+        # Of a retired source or through a retired job: gone for a reader (ADR 0078).
+        datasets = visible_ids("dataset", (edge.source_id for edge in edges))
+        jobs = visible_ids("job", (edge.job_id for edge in edges))
         return related_table(
-            lineage.edges + lineage.dependencies,
+            [edge for edge in edges if edge.source_id in datasets and edge.job_id in jobs],
             [
                 ("from", lambda edge: f"{edge.source_name}.{edge.source_field}"),
                 ("into", lambda edge: edge.target_field or "(the whole dataset)"),
@@ -213,6 +218,7 @@ class DatasetAdmin(
     @admin.display(description="jobs that read or write it (graph edges)")
     def job_edges(self, dataset: Dataset) -> str:
         rows = JobLineageEdge.objects.filter(dataset=dataset).select_related("job", "last_run")
+        rows = hide_retired(rows, jobs=("job",))
         return job_edges_table(rows, "job", lambda edge: link(edge.job), {"dataset": dataset.pk})
 
     @admin.action(
@@ -248,6 +254,7 @@ class DatasetAdmin(
     @admin.display(description="upstream (edges into this dataset)")
     def upstream_table(self, dataset: Dataset) -> str:
         edges = LineageEdge.objects.filter(target=dataset).select_related("source", "job")
+        edges = hide_retired(edges, datasets=("source",), jobs=("job",))
         return lineage_edges_table(
             edges.order_by("-last_seen", "-id"),
             [("from", lambda edge: link(edge.source)), ("via job", lambda edge: link(edge.job))],
@@ -257,6 +264,7 @@ class DatasetAdmin(
     @admin.display(description="downstream (edges out of this dataset)")
     def downstream_table(self, dataset: Dataset) -> str:
         edges = LineageEdge.objects.filter(source=dataset).select_related("target", "job")
+        edges = hide_retired(edges, datasets=("target",), jobs=("job",))
         return lineage_edges_table(
             edges.order_by("id"),
             [("to", lambda edge: link(edge.target)), ("via job", lambda edge: link(edge.job))],
@@ -266,6 +274,7 @@ class DatasetAdmin(
     @admin.display(description="producing runs")
     def producing_runs(self, dataset: Dataset) -> str:
         writes = RunDataset.objects.filter(alias__dataset=dataset, direction="output")
+        writes = hide_retired(writes, jobs=("run__job",))
         return related_table(
             writes.select_related("run__job").order_by("-last_seen", "-id"),
             [
@@ -286,6 +295,7 @@ class DatasetAdmin(
     @admin.display(description="jobs that read or write it")
     def consuming_jobs(self, dataset: Dataset) -> str:
         rows = JobDataset.objects.filter(alias__dataset=dataset).select_related("job")
+        rows = hide_retired(rows, jobs=("job",))
         return related_table(
             rows.order_by("-last_seen", "-id"),
             [("job", lambda row: link(row.job)), ("direction", lambda row: row.direction)],
@@ -375,7 +385,8 @@ class AliasDatasetFilter(HiddenIdFilter):
 
 
 @admin.register(DatasetAlias)
-class DatasetAliasAdmin(IdSearchMixin, BoundedAdmin):
+class DatasetAliasAdmin(HidesRetiredMixin, IdSearchMixin, BoundedAdmin):
+    retired_datasets = ("dataset",)
     list_display = (
         "alias_name",
         "namespace",
@@ -507,7 +518,8 @@ class FieldDatasetFilter(AliasDatasetFilter):
 
 
 @admin.register(DatasetField)
-class DatasetFieldAdmin(IdSearchMixin, BoundedAdmin):
+class DatasetFieldAdmin(HidesRetiredMixin, IdSearchMixin, BoundedAdmin):
+    retired_datasets = ("dataset",)
     list_display = ("name", "type", "dataset", "ordinal")
     list_filter = (FieldDatasetFilter,)
     list_select_related = ("dataset",)

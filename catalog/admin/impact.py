@@ -15,6 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from catalog.admin.visibility import hide_retired
 from catalog.lineage import design_time, impact
 from catalog.lineage.request import MAX_DEPTH, UnknownNode
 from catalog.models import Dataset
@@ -89,7 +90,9 @@ class ImpactMixin:
             raise PermissionDenied
         csv = request.GET.get("format") == "csv"
         asked, errors = parse_request(dataset_id, request.GET, csv)
-        dataset = Dataset.objects.filter(pk=dataset_id).only("id", "namespace", "name").first()
+        # A retired dataset has no impact page for a reader (ADR 0078): as an unknown id.
+        datasets = hide_retired(Dataset.objects.filter(pk=dataset_id), ("pk",), user=request.user)
+        dataset = datasets.only("id", "namespace", "name").first()
         report = None
         status = 200
         if dataset is None:

@@ -20,6 +20,7 @@ from catalog.admin.support import (
     link,
     related_table,
 )
+from catalog.admin.visibility import HidesRetiredMixin, hide_retired, visible_ids
 from catalog.facets import execution_parameters, run_tests
 from catalog.models import (
     Job,
@@ -114,7 +115,7 @@ def dataset_uses_table(rows: QuerySet, last: tuple[str, Any]) -> str:
     """``JobDataset`` or ``RunDataset`` rows: direction, the dataset, the alias it was named
     by, and the ``last`` column."""
     return related_table(
-        rows.select_related("alias__dataset"),
+        hide_retired(rows, datasets=("alias__dataset",)).select_related("alias__dataset"),
         [
             ("direction", lambda row: row.direction),
             ("dataset", lambda row: link(row.alias.dataset)),
@@ -184,11 +185,13 @@ class JobAdmin(
     @admin.display(description="datasets it read and wrote (graph edges)")
     def job_edges(self, job: Job) -> str:
         rows = JobLineageEdge.objects.filter(job=job).select_related("dataset", "last_run")
+        rows = hide_retired(rows, datasets=("dataset",))
         return job_edges_table(rows, "dataset", lambda edge: link(edge.dataset), {"job": job.pk})
 
     @admin.display(description="parent job")
     def parent_link(self, job: Job) -> str:
-        return link(job.parent)
+        shown = job.parent_id is not None and job.parent_id in visible_ids("job", [job.parent_id])
+        return link(job.parent if shown else None)
 
     @admin.display(description="latest test results (of the newest run that reported tests)")
     def latest_tests_table(self, job: Job) -> str:
@@ -221,6 +224,7 @@ class JobAdmin(
     @admin.display(description="lineage edges")
     def edges_table(self, job: Job) -> str:
         edges = LineageEdge.objects.filter(job=job).select_related("source", "target")
+        edges = hide_retired(edges, datasets=("source", "target"))
         return lineage_edges_table(
             edges.order_by("-last_seen", "-id"),
             [("from", lambda edge: link(edge.source)), ("to", lambda edge: link(edge.target))],
@@ -237,7 +241,7 @@ class JobAdmin(
     @admin.display(description="child jobs")
     def children_table(self, job: Job) -> str:
         return related_table(
-            Job.objects.filter(parent=job).order_by("id"),
+            hide_retired(Job.objects.filter(parent=job), jobs=("pk",)).order_by("id"),
             [("job", link), ("last seen", lambda child: child.last_seen)],
             more=(Job, {"parent": job.pk}),
         )
@@ -260,7 +264,8 @@ class ProducedDatasetFilter(HiddenIdFilter):
 
 
 @admin.register(Run)
-class RunAdmin(RankedSearchMixin, BoundedAdmin):
+class RunAdmin(HidesRetiredMixin, RankedSearchMixin, BoundedAdmin):
+    retired_jobs = ("job",)
     search_kind = "run"
     list_display = (
         "short_run_id",
@@ -321,7 +326,7 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
     @admin.display(description="other jobs' runs with this runId (ADR 0028)")
     def same_run_id_table(self, run: Run) -> str:
         return related_table(
-            Run.objects.filter(run_uuid=run.run_uuid)
+            hide_retired(Run.objects.filter(run_uuid=run.run_uuid), jobs=("job",))
             .exclude(id=run.id)
             .select_related("job")
             .order_by("job__namespace", "job__name", "id"),
@@ -400,6 +405,7 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
     @admin.display(description="lineage edges produced")
     def edges_table(self, run: Run) -> str:
         rows = LineageEdgeRun.objects.filter(run=run).select_related("edge__source", "edge__target")
+        rows = hide_retired(rows, datasets=("edge__source", "edge__target"))
         return related_table(
             rows.order_by("id"),
             [
@@ -412,7 +418,9 @@ class RunAdmin(RankedSearchMixin, BoundedAdmin):
     @admin.display(description="child runs")
     def children_table(self, run: Run) -> str:
         return related_table(
-            Run.objects.filter(parent_run=run).select_related("job").order_by("id"),
+            hide_retired(Run.objects.filter(parent_run=run), jobs=("job",))
+            .select_related("job")
+            .order_by("id"),
             [("run", lambda child: link(child, child.run_uuid)), ("job", lambda c: link(c.job))],
         )
 

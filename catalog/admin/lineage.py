@@ -10,6 +10,7 @@ from catalog.admin.support import (
     link,
     related_table,
 )
+from catalog.admin.visibility import HidesRetiredMixin
 from catalog.models import (
     ColumnLineageEdge,
     EventDataset,
@@ -42,7 +43,8 @@ class EdgeJobFilter(HiddenIdFilter):
 
 
 @admin.register(LineageEdge)
-class LineageEdgeAdmin(BoundedAdmin):
+class LineageEdgeAdmin(HidesRetiredMixin, BoundedAdmin):
+    retired_datasets, retired_jobs = ("source", "target"), ("job",)
     list_display = ("id", "source_link", "target_link", "job_link", "run_count", "last_seen")
     list_filter = (EdgeSourceFilter, EdgeTargetFilter, EdgeJobFilter)
     list_select_related = ("source", "target", "job")
@@ -98,8 +100,10 @@ class JobEdgeDatasetFilter(HiddenIdFilter):
 
 
 @admin.register(JobLineageEdge)
-class JobLineageEdgeAdmin(BoundedAdmin):
+class JobLineageEdgeAdmin(HidesRetiredMixin, BoundedAdmin):
     """dataset → job (input) and job → dataset (output): the graph's edges (ADR 0027)."""
+
+    retired_datasets, retired_jobs = ("dataset",), ("job",)
 
     list_display = (
         "id",
@@ -155,7 +159,8 @@ class JobLineageEdgeAdmin(BoundedAdmin):
 
 
 @admin.register(ColumnLineageEdge)
-class ColumnLineageEdgeAdmin(BoundedAdmin):
+class ColumnLineageEdgeAdmin(HidesRetiredMixin, BoundedAdmin):
+    retired_datasets, retired_jobs = ("source", "target"), ("job",)
     list_display = (
         "id",
         "source",

@@ -17,6 +17,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from catalog.admin.visibility import viewer_sees_retired
 from catalog.models import Dataset, Job, NamespacePurge, RetiredKind, Retirement
 from catalog.services import retirement
 from catalog.services.retirement import Actor
@@ -30,6 +31,10 @@ class RetiredFilter(admin.SimpleListFilter):
     parameter_name = "retired"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        # A catalog reader does not see what is retired (ADR 0078): nothing to offer.
+        kind = model_admin.model._meta.model_name
+        if not viewer_sees_retired(kind, request.user):
+            return []
         return [("yes", "Retired"), ("all", "All")]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
@@ -43,6 +48,14 @@ class RetireMixin:
     """For the dataset and job admins: the filter, the actions, the page's button."""
 
     retire_actions = ["retire_action", "restore_action", "retire_namespace_action"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # Every list, search, autocomplete and page by id starts here: for a user who does
+        # not see what is retired (a catalog reader), it is gone, as in the read API.
+        queryset = super().get_queryset(request)  # type: ignore[misc]
+        if viewer_sees_retired(self.model._meta.model_name, request.user):  # type: ignore[attr-defined]
+            return queryset
+        return queryset.current()
 
     def has_curate_permission(self, request: HttpRequest) -> bool:
         meta = self.model._meta  # type: ignore[attr-defined]
@@ -196,6 +209,13 @@ class RetirementAdmin(BoundedAdmin):
     list_filter = ("kind",)
     ordering = ("-id",)
     actions = ["restore_action"]
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # The history names what is retired, namespaces too: for those who may restore it.
+        return self.has_curate_permission(request) and super().has_view_permission(request, obj)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self.has_curate_permission(request) and super().has_module_permission(request)
 
     @admin.display(description="what")
     def what(self, row: Retirement) -> str:

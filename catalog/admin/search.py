@@ -259,7 +259,9 @@ def search(term: str, kinds: Iterable[Kind] = ("dataset", "job"), limit: int = 2
     for kind in kinds:
         ids = IDS[kind](term)[:limit]
         model = Dataset if kind == "dataset" else Job
-        rows = {row.id: row for row in model.objects.filter(id__in=ids).only("namespace", "name")}
+        # What is retired is no hit (ADR 0078): its picture is drawn for no one (no node).
+        found = model.objects.current().filter(id__in=ids).only("namespace", "name")
+        rows = {row.id: row for row in found}
         hits += [
             Hit(kind, pk, rows[pk].namespace, rows[pk].name, -rank)  # type: ignore[arg-type]
             for rank, pk in enumerate(ids)

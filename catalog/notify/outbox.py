@@ -62,7 +62,7 @@ def enqueue(changes: Sequence[DatasetChange]) -> int:
     by_id = {alias.id: alias for alias in aliases.filter(id__in={c.alias_id for c in changes})}
     keyed: dict[bytes, DatasetChange] = {}
     for change in changes:
-        alias = by_id.get(change.alias_id)
+        alias = by_id.get(change.alias_id or 0)
         keyed.setdefault(change_key(bytes(alias.key_hash) if alias else b"", change), change)
     with connection.cursor() as cursor:
         cursor.execute(_FIRST_SEEN, {"keys": sorted(keyed)})
@@ -78,7 +78,7 @@ def enqueue(changes: Sequence[DatasetChange]) -> int:
     for number, key in enumerate(new_keys, start=1):
         change = copy.copy(keyed[key])
         change.pk = -number
-        change.alias = by_id.get(change.alias_id)  # type: ignore[assignment]
+        change.alias = by_id.get(change.alias_id or 0)  # type: ignore[assignment]
         new.append((key, change))
     breaks = breaking.breaks([change for _, change in new if change.alias is not None])
     scopes = scope.resolve(subscriptions)

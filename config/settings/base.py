@@ -42,6 +42,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # The admin's page helpers hide what is retired from a user who does not see it.
+    "catalog.admin.visibility.AdminViewerMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Serves the Marquez mount at plain /api/v1/ on MARQUEZ_API["HOSTS"] (docs/marquez.md).
