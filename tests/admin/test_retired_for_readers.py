@@ -49,6 +49,8 @@ def _pages(dataset: Dataset, job: Job) -> dict[str, str]:
         "job edges": reverse("admin:catalog_joblineageedge_changelist"),
         "aliases": reverse("admin:catalog_datasetalias_changelist"),
         "runs": reverse("admin:catalog_run_changelist"),
+        # Retiring records a change naming the dataset (ADR 0088): a reader sees none.
+        "changes": reverse("admin:catalog_datasetchange_changelist"),
         "explorer": reverse("lineage-explorer") + "?q=orders",
         "explorer, legacy": reverse("lineage-explorer") + "?q=legacy",
     }
@@ -92,6 +94,7 @@ def test_a_steward_sees_what_is_retired_where_asked_for(retired, steward_client)
     assert "orders_report" in shown["its upstream's page"]
     assert "legacy_load" in shown["the legacy job's source's page"]
     assert "orders_report" in shown["edges"] and "legacy_load" in shown["runs"]
+    assert "orders_report" in shown["changes"]
 
 
 def test_pages_by_id_of_what_is_retired_answer_only_a_steward(
