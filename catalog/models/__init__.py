@@ -64,6 +64,7 @@ from catalog.models.rederive import (
 from catalog.models.retained import (
     RetainedAlias,
     RetainedColumnEdge,
+    RetainedControlEdge,
     RetainedEdge,
     RetainedJob,
     RetainedJobDataset,
@@ -127,6 +128,7 @@ __all__ = [
     "RememberedKind",
     "RetainedAlias",
     "RetainedColumnEdge",
+    "RetainedControlEdge",
     "RetainedEdge",
     "RetainedJob",
     "RetainedJobDataset",

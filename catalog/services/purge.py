@@ -32,6 +32,7 @@ from catalog.models import (
     NamespacePurge,
     RetainedAlias,
     RetainedColumnEdge,
+    RetainedControlEdge,
     RetainedEdge,
     RetainedJob,
     RetainedJobDataset,
@@ -189,6 +190,13 @@ def _retained_rows(namespace: str) -> list[tuple[QuerySet[Any], str]]:
                 touching | Q(source_key__in=alias_keys) | Q(target_key__in=alias_keys)
             ),
             "retained column edges",
+        ),
+        (
+            # Either end: a control edge names two jobs, both of them the namespace's data.
+            RetainedControlEdge.objects.filter(
+                Q(upstream_key__in=job_keys) | Q(downstream_key__in=job_keys)
+            ),
+            "retained control edges",
         ),
         (
             RetainedLink.objects.filter(Q(alias_a__in=alias_keys) | Q(alias_b__in=alias_keys)),
