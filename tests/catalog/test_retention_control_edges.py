@@ -1,6 +1,7 @@
 """Control edges survive retention and purge (ADR 0090, ADR 0079): a rederive after
 retention draws every control edge the catalog showed, with its first and last seen and
-the newest stating event's rules, and a purge takes what retention kept of a namespace's.
+the newest stating event's rules, and a purge takes what retention kept of a namespace's
+and every event whose run depends on one of its jobs.
 
 The store: ``etl.load`` states extract → load and load → report in old runs (received 40
 days ago) and extract → load again, with other rules, in a new run; ``etl.audit`` states
@@ -177,3 +178,36 @@ def test_purge_takes_the_kept_control_edges_of_its_jobs(aged: dict[str, list[int
     assert rederive().failed == 0
     assert _naming_ops() == (0, 0, 0)
     assert len(_control()) == 2
+
+
+def test_purge_takes_the_events_whose_run_depends_on_its_jobs(
+    aged: dict[str, list[int]],
+) -> None:
+    """Without retention, etl.audit's own event names ops/gate: it goes too (an erasure
+    leaves nothing), etl.audit is rebuilt from the events it keeps, and a rederive does
+    not draw ops/gate again."""
+    dry = purge_namespace("ops", by="steward", dry_run=True)
+    assert dry.rebuilt_jobs == 1 and dry.counts["ingest_event"] == 2
+
+    purge_namespace("ops", by="steward")
+
+    assert not Event.objects.filter(job_name="etl.audit").exists()
+    assert _naming_ops() == (0, 0, 0)
+    assert rederive().failed == 0
+    assert _naming_ops() == (0, 0, 0)
+    assert len(_control()) == 2
+
+
+def test_purge_takes_an_underived_event_whose_run_depends_on_its_jobs() -> None:
+    pending = store(
+        _stating(
+            7,
+            "00000000-0000-4000-8000-00000000c005",
+            "etl.check",
+            downstream=[_on("ops", "gate")],
+        )
+    )
+
+    purge_namespace("ops", by="steward")
+
+    assert not Event.objects.filter(id__in=pending).exists()
