@@ -65,6 +65,7 @@ from catalog.models.rederive import (
 from catalog.models.retained import (
     RetainedAlias,
     RetainedColumnEdge,
+    RetainedControlEdge,
     RetainedEdge,
     RetainedJob,
     RetainedJobDataset,
@@ -139,6 +140,7 @@ __all__ = [
     "RememberedKind",
     "RetainedAlias",
     "RetainedColumnEdge",
+    "RetainedControlEdge",
     "RetainedEdge",
     "RetainedJob",
     "RetainedJobDataset",

@@ -214,3 +214,36 @@ class RetainedColumnEdge(models.Model):
 
     def __str__(self) -> str:
         return f"retained column edge {self.source_field} → {self.target_field}"
+
+
+class RetainedControlEdge(models.Model):
+    """What the removed runs' ``jobDependencies`` facets stated of one control edge (ADR
+    0090): its span and the newest stating event's version, last run and rules.
+
+    By the two jobs' keys; both jobs are kept as ``RetainedJob`` with it, so a rederive
+    has the jobs to draw it between even when only a removed event named one of them."""
+
+    upstream_key = models.BinaryField(max_length=32)
+    downstream_key = models.BinaryField(max_length=32)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    version = models.TextField()
+    last_run_uuid = models.UUIDField()
+    dependency_type = models.CharField(max_length=64, blank=True, default="")
+    sequence_trigger_rule = models.CharField(max_length=64, blank=True, default="")
+    status_trigger_rule = models.CharField(max_length=64, blank=True, default="")
+    trigger_rule = models.CharField(max_length=64, blank=True, default="")
+
+    kept_by_rederive = True
+
+    class Meta:
+        db_table = "catalog_retained_control_edge"
+        constraints = [
+            # Natural key, as ControlEdge's; retention upserts the greater version.
+            models.UniqueConstraint(
+                fields=["upstream_key", "downstream_key"], name="catalog_retained_control_uniq"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return "retained control edge"

@@ -1,9 +1,10 @@
 """Purge a namespace for good (ADR 0078): its raw events, everything derived from them, the
 steward input that names it, and the dead letters that mention it.
 
-Which events go: every event that names the namespace, as its job's namespace or as the
+Which events go: every event that names the namespace, as its job's namespace, as the
 namespace of a dataset it reads, writes or links (the derived ``catalog_event_dataset``
-rows, and the payload of events not derived yet). An event of another namespace's job that
+rows, and the payload of events not derived yet), or as the namespace of a job its run
+depends on (``jobDependencies``, ADR 0090). An event of another namespace's job that
 also names the purged namespace goes too: an erasure leaves nothing behind. Those other
 jobs are then rebuilt from the events they keep: their derived rows are deleted and their
 remaining events derived again (marked pending in the same transaction, so a purge that
@@ -32,6 +33,7 @@ from catalog.models import (
     NamespacePurge,
     RetainedAlias,
     RetainedColumnEdge,
+    RetainedControlEdge,
     RetainedEdge,
     RetainedJob,
     RetainedJobDataset,
@@ -47,18 +49,31 @@ from ingest.models import DeadLetter, Event
 
 BATCH = 2000
 
+# A run's jobDependencies facet naming a job of the namespace (ADR 0090).
+_DEPENDS = """(e.payload #> '{run,facets,jobDependencies,upstream}' @> %(depends)s::jsonb
+    OR e.payload #> '{run,facets,jobDependencies,downstream}' @> %(depends)s::jsonb)"""
 # Events that name the namespace: their job's, a dataset alias derivation linked to them,
-# or (not derived yet) an input or output in the payload.
-_EVENTS = """
+# a job of it their run depends on (found through the control edges derivation drew, and
+# only among the events of the job at the other end), or (not derived yet) an input,
+# output or dependency in the payload.
+_EVENTS = f"""
 SELECT e.id FROM ingest_event e
 WHERE md5(e.job_namespace) = md5(%(ns)s) AND e.job_namespace = %(ns)s
 UNION
 SELECT ed.event_id FROM catalog_event_dataset ed
 JOIN catalog_dataset_alias a ON a.id = ed.alias_id WHERE a.namespace = %(ns)s
 UNION
+SELECT e.id FROM catalog_job n
+JOIN catalog_control_edge c ON n.id IN (c.upstream_id, c.downstream_id)
+JOIN catalog_job o ON o.id IN (c.upstream_id, c.downstream_id) AND o.id <> n.id
+JOIN ingest_event e ON md5(e.job_name) = md5(o.name) AND e.job_name = o.name
+  AND e.job_namespace = o.namespace
+WHERE n.namespace = %(ns)s AND {_DEPENDS}
+UNION
 SELECT e.id FROM ingest_event e
 WHERE e.derivation_status <> 'derived'
-  AND (e.payload -> 'inputs' @> %(named)s::jsonb OR e.payload -> 'outputs' @> %(named)s::jsonb)
+  AND (e.payload -> 'inputs' @> %(named)s::jsonb OR e.payload -> 'outputs' @> %(named)s::jsonb
+    OR {_DEPENDS})
 """
 # Dead letters are messages that could not be parsed: the name, quoted, in their bytes.
 _DEAD_LETTERS = "SELECT id FROM ingest_dead_letter WHERE position(%s::bytea in value) > 0"
@@ -114,7 +129,8 @@ class _Found:
 
 def _find(namespace: str) -> _Found:
     named = f'[{{"namespace": {_json(namespace)}}}]'
-    events = _ids(_EVENTS, {"ns": namespace, "named": named})
+    depends = f'[{{"job": {{"namespace": {_json(namespace)}}}}}]'
+    events = _ids(_EVENTS, {"ns": namespace, "named": named, "depends": depends})
     keys = set()
     for chunk in _chunks(events):
         rows = Event.objects.filter(pk__in=chunk, job_name__isnull=False).exclude(
@@ -189,6 +205,13 @@ def _retained_rows(namespace: str) -> list[tuple[QuerySet[Any], str]]:
                 touching | Q(source_key__in=alias_keys) | Q(target_key__in=alias_keys)
             ),
             "retained column edges",
+        ),
+        (
+            # Either end: a control edge names two jobs, both of them the namespace's data.
+            RetainedControlEdge.objects.filter(
+                Q(upstream_key__in=job_keys) | Q(downstream_key__in=job_keys)
+            ),
+            "retained control edges",
         ),
         (
             RetainedLink.objects.filter(Q(alias_a__in=alias_keys) | Q(alias_b__in=alias_keys)),

@@ -9,9 +9,10 @@ follows its alias into whatever dataset holds it now, across merges and full red
 Derivation reads them back in two places:
 - an edge recomputed from all its runs (a run left it: merge, job moved) adds its
   summary (``EDGE_SUMMARY``/``JOB_EDGE_SUMMARY``, used by ``edge_runs.EdgeRuns``);
-- a full rederive derives the summarised jobs, aliases and links first, as a batch of
-  facts (``retained_facts``), and folds the summarised edges in last (``restore_edges``),
-  when every dataset they name exists: the same graph, with the same ids (ADR 0077).
+- a full rederive derives the summarised jobs, aliases, links and control edges first, as
+  a batch of facts (``retained_facts``), and folds the summarised edges in last
+  (``restore_edges``), when every dataset they name exists: the same graph, with the same
+  ids (ADR 0077).
 """
 
 from datetime import datetime
@@ -21,7 +22,13 @@ import orjson
 from django.db import connection
 
 from catalog.names.rules import RuleSet
-from catalog.services.derivation.records import REASON_RANK, AliasFact, Facts, JobFact
+from catalog.services.derivation.records import (
+    REASON_RANK,
+    AliasFact,
+    ControlFact,
+    Facts,
+    JobFact,
+)
 
 # The alias a dataset is summarised under: its display name's, else its oldest alias; one
 # an event named before one a steward's rule made (a removed rule would not make it again).
@@ -136,16 +143,51 @@ _ADD_COLUMN_EDGES_OF = _ADD_COLUMN_EDGES.replace(
     "(ta.dataset_id, j.id) IN (SELECT * FROM unnest(%s::bigint[], %s::bigint[]))",
 )
 _RESTORE_COLUMN_EDGES = _ADD_COLUMN_EDGES.replace("{pairs}", "true")
-# The jobs of removed runs as the catalog holds them now: a summary is replaced by the
-# newer snapshot, whose facets and span include every older one's.
-_KEEP_JOBS = """
+# The jobs of removed runs, and the jobs at the other end of their control edges.
+_RUN_JOBS = "SELECT job_id FROM catalog_run WHERE id = ANY(%(runs)s)"
+_CONTROL_PARTNERS = f"""
+SELECT upstream_id FROM catalog_control_edge WHERE downstream_id IN ({_RUN_JOBS})
+UNION SELECT downstream_id FROM catalog_control_edge WHERE upstream_id IN ({_RUN_JOBS})"""
+# Every control edge of the removed runs' jobs as the catalog holds it now (a run of J
+# states only edges that end at J): a snapshot folds all its stating events so far, so
+# the upsert keeps the greater version's rules, as ``control_edges._UPSERT`` does, and a
+# rederive folding it with the kept events gives the row the catalog showed (ADR 0090).
+_KEEP_CONTROL_EDGES = f"""
+INSERT INTO catalog_retained_control_edge AS t (upstream_key, downstream_key, first_seen,
+    last_seen, version, last_run_uuid, dependency_type, sequence_trigger_rule,
+    status_trigger_rule, trigger_rule)
+SELECT u.key_hash, d.key_hash, c.first_seen, c.last_seen, c.version, c.last_run_uuid,
+       c.dependency_type, c.sequence_trigger_rule, c.status_trigger_rule, c.trigger_rule
+FROM catalog_control_edge c
+JOIN catalog_job u ON u.id = c.upstream_id
+JOIN catalog_job d ON d.id = c.downstream_id
+WHERE c.upstream_id IN ({_RUN_JOBS}) OR c.downstream_id IN ({_RUN_JOBS})
+ON CONFLICT (upstream_key, downstream_key) DO UPDATE SET
+    first_seen = LEAST(t.first_seen, EXCLUDED.first_seen),
+    last_seen = GREATEST(t.last_seen, EXCLUDED.last_seen),
+    version = GREATEST(t.version, EXCLUDED.version),
+    last_run_uuid = CASE WHEN EXCLUDED.version > t.version
+        THEN EXCLUDED.last_run_uuid ELSE t.last_run_uuid END,
+    dependency_type = CASE WHEN EXCLUDED.version > t.version
+        THEN EXCLUDED.dependency_type ELSE t.dependency_type END,
+    sequence_trigger_rule = CASE WHEN EXCLUDED.version > t.version
+        THEN EXCLUDED.sequence_trigger_rule ELSE t.sequence_trigger_rule END,
+    status_trigger_rule = CASE WHEN EXCLUDED.version > t.version
+        THEN EXCLUDED.status_trigger_rule ELSE t.status_trigger_rule END,
+    trigger_rule = CASE WHEN EXCLUDED.version > t.version
+        THEN EXCLUDED.trigger_rule ELSE t.trigger_rule END
+"""
+# Those jobs as the catalog holds them now: a summary is replaced by the newer snapshot,
+# whose facets and span include every older one's. The control partners too, so a job
+# only a removed event named (a placeholder) is there to draw the edge to again.
+_KEEP_JOBS = f"""
 INSERT INTO catalog_retained_job AS t (key_hash, namespace, name, first_seen, last_seen,
     facets, facet_versions, parent, is_placeholder)
 SELECT j.key_hash, j.namespace, j.name, j.first_seen, j.last_seen, j.facets, j.facet_versions,
        CASE WHEN p.id IS NULL THEN NULL ELSE jsonb_build_array(p.namespace, p.name) END,
        j.is_placeholder
 FROM catalog_job j LEFT JOIN catalog_job p ON p.id = j.parent_id
-WHERE j.id IN (SELECT job_id FROM catalog_run WHERE id = ANY(%(runs)s))
+WHERE j.id IN ({_RUN_JOBS} UNION {_CONTROL_PARTNERS})
 ON CONFLICT (key_hash) DO UPDATE SET first_seen = LEAST(t.first_seen, EXCLUDED.first_seen),
     last_seen = GREATEST(t.last_seen, EXCLUDED.last_seen), facets = EXCLUDED.facets,
     facet_versions = EXCLUDED.facet_versions, parent = EXCLUDED.parent,
@@ -272,12 +314,14 @@ ON CONFLICT (job_id, alias_id, direction) DO UPDATE SET
 
 def keep_runs(cursor: Any, run_ids: list[int]) -> None:
     """Summarise ``run_ids`` (about to be removed): their edges' spans and counts, their
-    jobs, and the aliases they read or wrote."""
+    jobs' control edges, their jobs (and those jobs' control partners), and the aliases
+    they read or wrote."""
     params = {"runs": run_ids}
     cursor.execute(_KEEP_EDGES, params)
     cursor.execute(_KEEP_JOB_EDGES, params)
     cursor.execute(_KEEP_JOB_DATASETS, params)
     cursor.execute(_KEEP_COLUMN_EDGES, params)
+    cursor.execute(_KEEP_CONTROL_EDGES, params)
     cursor.execute(_KEEP_JOBS, params)
     cursor.execute(_RUN_ALIASES, [run_ids, run_ids])
     keep_aliases(cursor, [alias for (alias,) in cursor.fetchall()])
@@ -358,6 +402,7 @@ def retained_facts(rules: RuleSet) -> Facts:
                 facts.table_names.add(key)
             if _json(row[10]):
                 facts.dataset_facets[key] = _facets(row[9], row[10])
+        _control_facts(cursor, facts)
         cursor.execute("SELECT alias_a, alias_b, reason FROM catalog_retained_link ORDER BY id")
         for alias_a, alias_b, reason in cursor:
             a, b = keys.get(bytes(alias_a)), keys.get(bytes(alias_b))
@@ -366,6 +411,32 @@ def retained_facts(rules: RuleSet) -> Facts:
             else:
                 facts.links[(a, b)] = (reason, None, None)
     return facts
+
+
+_RETAINED_CONTROL = """
+SELECT u.namespace, u.name, d.namespace, d.name, t.first_seen, t.last_seen, t.version,
+       t.last_run_uuid, t.dependency_type, t.sequence_trigger_rule, t.status_trigger_rule,
+       t.trigger_rule
+FROM catalog_retained_control_edge t
+JOIN catalog_retained_job u ON u.key_hash = t.upstream_key
+JOIN catalog_retained_job d ON d.key_hash = t.downstream_key
+ORDER BY t.id
+"""
+
+
+def _control_facts(cursor: Any, facts: Facts) -> None:
+    """The summarised control edges, as the facts a batch's events would give: stored by
+    the batch's ``store_control_edges`` with the same upsert, so the events derived after
+    it fold in as they would have (their jobs are summarised with them)."""
+    cursor.execute(_RETAINED_CONTROL)
+    for up_ns, up_name, down_ns, down_name, first, last, version, run_uuid, *rules in cursor:
+        pair = ((up_ns, up_name), (down_ns, down_name))
+        for key in pair:
+            facts.jobs.setdefault(key, JobFact(key, False))
+        kind, sequence, status, trigger = rules
+        facts.control[pair] = ControlFact(
+            first, last, version, run_uuid, (kind, sequence, status, trigger)
+        )
 
 
 def restore_edges(cursor: Any) -> None:
