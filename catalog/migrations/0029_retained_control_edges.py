@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0026_control_edges'),
+        ('catalog', '0028_notifications'),
     ]
 
     operations = [
