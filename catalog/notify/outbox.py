@@ -23,9 +23,11 @@ from django.utils import timezone
 from catalog.lineage import breaking
 from catalog.models import (
     BREAKING_KINDS,
+    Dataset,
     DatasetAlias,
     DatasetChange,
     DeliveryStatus,
+    Job,
     WebhookDelivery,
     WebhookSubscription,
 )
@@ -74,11 +76,24 @@ def enqueue(changes: Sequence[DatasetChange]) -> int:
         return 0
     # Copies with stand-in ids: breaking.breaks keys its answer by id, and rows written with
     # bulk_create(ignore_conflicts=True) have none.
+    # The kinds without an alias (ADR 0088) name their dataset, upstream and job directly:
+    # read in two queries, set on the copies, so building the messages queries nothing.
+    picked = [keyed[key] for key in new_keys]
+    datasets = Dataset.objects.only("id", "namespace", "name").in_bulk(
+        {c.dataset_id for c in picked if c.dataset_id}
+        | {c.source_id for c in picked if c.source_id}
+    )
+    jobs = Job.objects.only("id", "namespace", "name").in_bulk(
+        {c.job_id for c in picked if c.job_id}
+    )
     new: list[tuple[bytes, DatasetChange]] = []
     for number, key in enumerate(new_keys, start=1):
         change = copy.copy(keyed[key])
         change.pk = -number
         change.alias = by_id.get(change.alias_id or 0)  # type: ignore[assignment]
+        change.dataset = datasets.get(change.dataset_id or 0)  # type: ignore[assignment]
+        change.source = datasets.get(change.source_id or 0)  # type: ignore[assignment]
+        change.job = jobs.get(change.job_id or 0)  # type: ignore[assignment]
         new.append((key, change))
     breaks = breaking.breaks([change for _, change in new if change.alias is not None])
     scopes = scope.resolve(subscriptions)
@@ -113,10 +128,20 @@ def _wanted(
         return False
     if subscription.breaking_only and not (change.kind in BREAKING_KINDS and is_breaking):
         return False
-    alias = change.alias if change.alias_id else None
-    return scopes[subscription.pk].covers(
-        alias.namespace if alias else None, alias.dataset_id if alias else None
-    )
+    dataset_id, namespace, _ = subject(change)
+    return scopes[subscription.pk].covers(namespace, dataset_id)
+
+
+def subject(change: DatasetChange) -> tuple[int | None, str | None, str | None]:
+    """What a change is about, as (dataset id, namespace, name): a schema change's alias
+    (the name it was sent under), else the dataset it names, else its job (a failed run)."""
+    if change.alias_id and change.alias is not None:
+        return change.alias.dataset_id, change.alias.namespace, change.alias.name
+    if change.dataset_id and change.dataset is not None:
+        return change.dataset.pk, change.dataset.namespace, change.dataset.name
+    if change.job_id and change.job is not None:
+        return None, change.job.namespace, change.job.name
+    return None, None, None
 
 
 def message(delivery: WebhookDelivery, data: dict[str, Any], now: datetime) -> dict[str, Any]:
@@ -133,15 +158,18 @@ def message(delivery: WebhookDelivery, data: dict[str, Any], now: datetime) -> d
 def change_data(key: bytes, change: DatasetChange, found: breaking.Breaks | None) -> dict[str, Any]:
     """A change as /api/v1/changes shows it, keyed by its natural key (its row id is not
     stable: derivation re-creates an alias's change rows)."""
-    alias = change.alias if change.alias_id else None
-    job_id = getattr(change, "job_id", None)  # kinds about a job carry one (nullable)
+    dataset_id, namespace, name = subject(change)
     return {
         "change": key.hex(),
         "kind": change.kind,
-        "dataset": f"dataset:{alias.dataset_id}" if alias and alias.dataset_id else None,
-        "namespace": alias.namespace if alias else None,
-        "name": alias.name if alias else None,
-        "job": f"job:{job_id}" if job_id else None,
+        "dataset": f"dataset:{dataset_id}" if dataset_id else None,
+        "namespace": namespace,
+        "name": name,
+        "job": f"job:{change.job_id}" if change.job_id else None,
+        # An edge's upstream dataset (edge_added, edge_stopped), the run before (ADR 0088).
+        "upstream": f"dataset:{change.source_id}" if change.source_id else None,
+        "previous_run_id": change.previous_run_id,
+        "detail": change.detail,
         "column": change.column,
         "old_type": change.old_type,
         "new_type": change.new_type,

@@ -40,6 +40,7 @@ from catalog.models import (
     RetainedJobEdge,
     RetainedLink,
     Retirement,
+    WebhookDelivery,
 )
 from catalog.names import naming
 from catalog.services import display_names
@@ -77,6 +78,9 @@ WHERE e.derivation_status <> 'derived'
 """
 # Dead letters are messages that could not be parsed: the name, quoted, in their bytes.
 _DEAD_LETTERS = "SELECT id FROM ingest_dead_letter WHERE position(%s::bytea in value) > 0"
+# Webhook deliveries whose message names it (their payload, built at enqueue, says the
+# dataset's or job's namespace): the log of what was sent goes with what it was about.
+_DELIVERIES = "SELECT id FROM catalog_webhook_delivery WHERE position(%s in payload::text) > 0"
 
 
 @dataclass
@@ -232,6 +236,12 @@ def _namespace_rows(namespace: str) -> list[tuple[QuerySet[Any], str]]:
         # Datasets whose every name was in it (those with other names stay, renamed below).
         (Dataset.objects.filter(namespace=namespace, aliases__isnull=True), "datasets"),
         (DisplayNamePin.objects.filter(namespace=namespace), "pins"),
+        (
+            WebhookDelivery.objects.filter(
+                pk__in=[str(uuid) for uuid in _ids(_DELIVERIES, [_json(namespace)])]
+            ),
+            "webhook deliveries",
+        ),
         (
             AliasRule.objects.filter(Q(namespace=namespace) | Q(target_namespace=namespace)),
             "alias rules",

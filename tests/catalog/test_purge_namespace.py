@@ -9,7 +9,15 @@ from django.apps import apps
 from django.core.management import call_command
 from django.db import connection
 
-from catalog.models import Dataset, Job, LineageEdge, NamespacePurge, RetainedEdge
+from catalog.models import (
+    Dataset,
+    Job,
+    LineageEdge,
+    NamespacePurge,
+    RetainedEdge,
+    WebhookDelivery,
+    WebhookSubscription,
+)
 from catalog.models.identity import stored_key
 from catalog.services import retirement
 from catalog.services.derive import derive_events, rederive
@@ -41,6 +49,8 @@ def _tables_naming(text: str) -> dict[str, int]:
 
 @pytest.fixture
 def world() -> None:
+    # Subscribed to every change: retiring db.a below enqueues a delivery naming it.
+    WebhookSubscription.objects.create(name="all", url="https://hooks.example.com/lineage")
     events = [
         # A job of the purged namespace, reading and writing there.
         run_event(
@@ -71,6 +81,7 @@ def world() -> None:
     ]
     derive_events(store([openlineage(event) for event in events]))
     retirement.retire(Dataset.objects.get(name="db.a"), Actor("stew"), "old")
+    assert WebhookDelivery.objects.filter(kind="dataset_retired").exists()
     DeadLetter.objects.create(
         topic="ol",
         partition=0,
