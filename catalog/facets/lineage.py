@@ -165,19 +165,23 @@ def _with_columns(output: dict[str, Any], target: Target) -> dict[str, Any]:
     """The output with the target's column lineage added to its ``columnLineage``."""
     if not target.fields and not target.dependencies:
         return output
-    facets = output.get("facets") if isinstance(output.get("facets"), dict) else {}
+    facets = _object(output.get("facets"))
     sent = opened(facets, column_lineage.NAME)
-    sent_fields = sent.get("fields") if isinstance(sent.get("fields"), dict) else {}
-    fields = dict(sent_fields)
+    fields = dict(_object(sent.get("fields")))
     for target_field, sources in target.fields.items():
         spec = fields.get(target_field)
         before = spec.get("inputFields") if isinstance(spec, dict) else None
         kept = before if isinstance(before, list) else []
         spec = spec if isinstance(spec, dict) else {}
         fields[target_field] = {**spec, "inputFields": [*kept, *sources]}
-    dependencies = sent.get("dataset") if isinstance(sent.get("dataset"), list) else []
+    dependencies = sent.get("dataset")
+    dependencies = dependencies if isinstance(dependencies, list) else []
     facet = {**sent, "fields": fields, "dataset": [*dependencies, *target.dependencies]}
     return {**output, "facets": {**facets, column_lineage.NAME: facet}}
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _without_columns(facets: Any) -> dict[str, Any]:
