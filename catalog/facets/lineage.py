@@ -22,7 +22,7 @@ flow) are not applied. A malformed entry or input is skipped; ingest has already
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.facets import column_lineage
+from catalog.facets.column_lineage import NAME as COLUMN_LINEAGE
 from catalog.facets.base import DATASET, JOB, Facet, opened
 
 NAME = "lineage"
@@ -166,7 +166,7 @@ def _with_columns(output: dict[str, Any], target: Target) -> dict[str, Any]:
     if not target.fields and not target.dependencies:
         return output
     facets = _object(output.get("facets"))
-    sent = opened(facets, column_lineage.NAME)
+    sent = opened(facets, COLUMN_LINEAGE)
     fields = dict(_object(sent.get("fields")))
     for target_field, sources in target.fields.items():
         spec = fields.get(target_field)
@@ -177,7 +177,7 @@ def _with_columns(output: dict[str, Any], target: Target) -> dict[str, Any]:
     dependencies = sent.get("dataset")
     dependencies = dependencies if isinstance(dependencies, list) else []
     facet = {**sent, "fields": fields, "dataset": [*dependencies, *target.dependencies]}
-    return {**output, "facets": {**facets, column_lineage.NAME: facet}}
+    return {**output, "facets": {**facets, COLUMN_LINEAGE: facet}}
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -187,4 +187,4 @@ def _object(value: Any) -> dict[str, Any]:
 def _without_columns(facets: Any) -> dict[str, Any]:
     if not isinstance(facets, dict):
         return {}
-    return {key: value for key, value in facets.items() if key != column_lineage.NAME}
+    return {key: value for key, value in facets.items() if key != COLUMN_LINEAGE}
