@@ -22,8 +22,8 @@ flow) are not applied. A malformed entry or input is skipped; ingest has already
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.facets.column_lineage import NAME as COLUMN_LINEAGE
 from catalog.facets.base import DATASET, JOB, Facet, opened
+from catalog.facets.column_lineage import NAME as COLUMN_LINEAGE
 
 NAME = "lineage"
 FACET = Facet(
