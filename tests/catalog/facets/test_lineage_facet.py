@@ -117,3 +117,25 @@ def test_a_bad_facet_warns_and_never_refuses_the_event(api, on, bad):
     assert any("lineage" in warning.path for warning in record.warnings)
     derive(event)
     assert upstream(api, ENRICHED) == {("public.raw_orders", True, False)}
+
+
+def test_on_a_job_event_the_facet_replaces_the_declared_column_lineage(api, on):
+    """The proposal's precedence: with both, the facet wins over the output's columnLineage."""
+    event = job_event(MIXED, [RAW], [ENRICHED])
+    raw_field = {"namespace": RAW[0], "name": RAW[1], "field": "segment"}
+    event["outputs"][0]["facets"] = {
+        "columnLineage": {"fields": {"customer_segment": {"inputFields": [raw_field]}}}
+    }
+    derive(event)
+    assert upstream(api, ENRICHED, "static") == {
+        ("public.orders", False, True),
+        ("public.orders", "customer_id", "customer_segment"),
+    }
+    # A newer JobEvent without the facet declares what it lists, column lineage included.
+    event["eventTime"] = "2026-03-01T09:30:00Z"
+    del event["job"]["facets"]["lineage"]
+    derive(event)
+    assert upstream(api, ENRICHED, "static") == {
+        ("public.raw_orders", False, True),
+        ("public.raw_orders", "segment", "customer_segment"),
+    }
