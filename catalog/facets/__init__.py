@@ -31,6 +31,7 @@ from catalog.facets import (
     job_type,
     kept,
     lifecycle_state_change,
+    lineage,
     lineage_catalog_edge,
     nominal_time,
     output_statistics,
@@ -68,6 +69,8 @@ FACETS: tuple[Facet, ...] = (
     run_tests.FACET,
     execution_parameters.FACET,
     job_dependencies.FACET,
+    # job and dataset, experimental (behind a setting)
+    lineage.FACET,
     # dataset
     schema.FACET,
     symlinks.FACET,

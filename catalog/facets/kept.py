@@ -6,7 +6,7 @@ ones here have no projection yet: a job, run or dataset facet is merged into its
 stored event. Reading one means giving it a module of its own and moving its row there.
 """
 
-from catalog.facets.base import DATASET, INPUT, JOB, OUTPUT, RUN, Facet
+from catalog.facets.base import DATASET, INPUT, OUTPUT, RUN, Facet
 
 IN_THE_EVENT = "in the stored event only (input and output facets are not merged)"
 
@@ -47,12 +47,6 @@ KEPT: tuple[Facet, ...] = (
         (RUN,),
         "ExtractionErrorRunFacet",
         "the producer's own parsing errors; the event's lineage is taken as sent",
-    ),
-    _kept(
-        "lineage",
-        (JOB, DATASET),
-        "LineageFacet",
-        "experimental; issue 41 item 7 applies it behind a setting, a later step",
     ),
     _kept(
         "catalog",

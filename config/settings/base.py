@@ -208,6 +208,7 @@ class LineageSettings(TypedDict):
     MAX_COLUMN_EDGES: int
     RETENTION_DAYS: int
     READ_STATEMENT_TIMEOUT_MS: int
+    EXPERIMENTAL_LINEAGE_FACET: bool
 
 
 LINEAGE: LineageSettings = {
@@ -227,6 +228,8 @@ LINEAGE: LineageSettings = {
     "MAX_BATCH_EVENTS": env_int("LINEAGE_MAX_BATCH_EVENTS", 10_000),
     # Local development only: accept ingest without any token.
     "ALLOW_ANONYMOUS_INGEST": env_bool("LINEAGE_ALLOW_ANONYMOUS_INGEST", False),
+    # Apply the experimental ``lineage`` facet (ADR 0094): off, it is kept as sent only.
+    "EXPERIMENTAL_LINEAGE_FACET": env_bool("LINEAGE_EXPERIMENTAL_LINEAGE_FACET", False),
     # Celery task that ingest enqueues after commit (ingest knows only its name).
     "DERIVE_TASK": "catalog.derive_events",
     # Keys whose values are redacted from payloads on every read path (substring match,

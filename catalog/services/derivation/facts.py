@@ -11,8 +11,10 @@ from datetime import datetime
 from typing import Any
 
 import orjson
+from django.conf import settings
 
 from catalog.facets import NOT_MERGED, job_type, lifecycle_state_change, lineage_catalog_edge
+from catalog.facets import lineage as lineage_facet
 from catalog.facets import parent as parent_facet
 from catalog.facets import schema as schema_facet
 from catalog.facets import symlinks as symlinks_facet
@@ -69,6 +71,8 @@ class Extractor:
         # distinct spelling is worked out once per batch (pure functions of the name).
         self._alias_keys: dict[tuple[str, str], tuple[AliasKey, list]] = {}
         self._job_keys: dict[tuple[str, str], JobKey] = {}
+        # Experimental (ADR 0094): off, the ``lineage`` facet is kept as sent only.
+        self.lineage_facet = settings.LINEAGE["EXPERIMENTAL_LINEAGE_FACET"]
 
     # --- names -------------------------------------------------------------------------
 
@@ -153,6 +157,8 @@ class Extractor:
             payload = without(payload, event.skipped_facets)
         if not isinstance(payload, dict):
             raise BadEvent("payload is not an object")
+        if self.lineage_facet and event.kind in ("run", "job"):
+            payload = lineage_facet.applied(payload, replaces=event.kind == "job")
         if event.kind == "run":
             self._run_event(event, payload)
         elif event.kind == "job":

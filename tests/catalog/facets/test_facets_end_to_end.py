@@ -37,7 +37,7 @@ from catalog.facets import (
 from catalog.models import Dataset, Run
 from catalog.services.derive import derive_events
 from tests.api.project_fixtures import derive
-from tests.catalog.facets import flow_cases, grown_cases
+from tests.catalog.facets import flow_cases, grown_cases, lineage_case
 from tests.catalog.facets.world import (
     INPUT,
     JOB,
@@ -521,6 +521,7 @@ _run_fact(
 # Issue 41 item 6 (ADR 0092): the run's tests and parameters, an input's subset.
 for _name, (_derive, _native, _marquez) in (grown_cases.CASES | flow_cases.CASES).items():
     CASES[_name] = Case(_derive, _native, _marquez)
+CASES[lineage_case.lineage.NAME] = Case(*lineage_case.CASE)  # experimental (ADR 0094)
 
 
 def test_every_registered_facet_has_a_case():
