@@ -142,6 +142,7 @@ class Dataset(models.Model):
 class AliasReason(models.TextChoices):
     EVENT = "event", "Named in an event"
     SYMLINK = "symlink", "symlinks facet"
+    CATALOG = "catalog", "catalog facet (ADR 0093)"
     RENAME = "rename", "lifecycleStateChange RENAME previousIdentifier"
     RULE = "rule", "Alias rule"
     EDGE = "edge", "Edge API table name"
