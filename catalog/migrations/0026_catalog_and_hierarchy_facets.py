@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0026_control_edges'),
+        ('catalog', '0029_retained_control_edges'),
     ]
 
     operations = [
