@@ -192,6 +192,7 @@ class DatasetAdmin(
             display_names.LOGICAL: "a catalog or database name",
             display_names.OTHER: "the first of its names",
             display_names.STORAGE: "a storage location (no logical name known)",
+            display_names.CATALOG_KEY: "the catalog facet's key (no name known)",
         }
         return format_html(
             "{}. To choose another, select an alias in {} and “Use as display name”.",

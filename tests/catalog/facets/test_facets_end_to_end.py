@@ -383,8 +383,10 @@ CATALOG = facet(
 class CatalogCase:
     @staticmethod
     def native(r: Reads) -> None:
-        aliases = {(a["namespace"], a["name"], a["reason"]) for a in r.dataset()["aliases"]}
+        dataset = r.dataset()
+        aliases = {(a["namespace"], a["name"], a["reason"]) for a in dataset["aliases"]}
         assert ("catalog:iceberg/glue", "s3://lake/warehouse#marts/orders", "catalog") in aliases
+        assert dataset["name"] == "marts/orders"  # the key ranks below a storage path
 
     @staticmethod
     def marquez(r: Reads) -> None:
