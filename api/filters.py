@@ -14,6 +14,7 @@ from rest_framework.exceptions import PermissionDenied
 
 from api.access import sees_retired
 from api.problems import bad_parameter
+from catalog.facets import hierarchy
 from catalog.models import (
     AliasReason,
     Dataset,
@@ -164,6 +165,12 @@ class DatasetFilterSet(RetiredMixin, LabelFilterMixin):
         method="filter_alias_reason",
         help_text="Datasets having at least one alias for this reason.",
     )
+    path = filters.CharFilter(
+        method="filter_path",
+        help_text="Browse path: datasets whose hierarchy facet's level names, joined by /, "
+        "are this path or start with it by whole levels (db/schema: db/schema/t, not "
+        "db/schema2/t).",
+    )
     lifecycle_state = filters.CharFilter()
     is_dropped = filters.BooleanFilter()
     job_id = IdFilter(method="filter_job", help_text="Read or written by this job.")
@@ -182,6 +189,14 @@ class DatasetFilterSet(RetiredMixin, LabelFilterMixin):
         if name == "alias_name":
             return queryset  # applied once, by alias_namespace
         return queryset.filter(aliases__key_hash=stored_key(namespace, alias_name))
+
+    def filter_path(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        path = value.strip("/")
+        if not path or len(path) > hierarchy.KEY_LIMIT:
+            raise bad_parameter(
+                "path", f"path names one or more levels, at most {hierarchy.KEY_LIMIT} characters."
+            )
+        return queryset.under_path(path)  # type: ignore[attr-defined]
 
     def filter_alias_reason(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset.filter(

@@ -10,6 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from catalog.admin.browse import BrowsePathColumnMixin, BrowsePathFilter
 from catalog.admin.changes import changes_table
 from catalog.admin.fact_tables import facts_table, run_cell
 from catalog.admin.impact import ImpactMixin, impact_link
@@ -94,6 +95,7 @@ class DatasetAdmin(
     LabelColumnsMixin,
     RankedSearchMixin,
     LineagePictureMixin,
+    BrowsePathColumnMixin,
     BoundedAdmin,
 ):
     search_kind = lineage_kind = "dataset"
@@ -103,10 +105,18 @@ class DatasetAdmin(
         "alias_count",
         "tag_list",
         "owner_list",
+        "browse_path_column",
         "lifecycle_state",
         "last_seen",
     )
-    list_filter = (RetiredFilter, SeveralAliasesFilter, "is_dropped", TagFilter, OwnerFilter)
+    list_filter = (
+        RetiredFilter,
+        SeveralAliasesFilter,
+        "is_dropped",
+        TagFilter,
+        OwnerFilter,
+        BrowsePathFilter,
+    )
     search_fields = ("name",)
     search_help_text = SEARCH_HELP
     ordering = ("-last_seen", "-id")  # catalog_dataset_seen_idx
@@ -119,7 +129,7 @@ class DatasetAdmin(
         "retirement_button",
         "display_name_source",
         "description",
-        "browse_path",
+        "hierarchy_path",
         "labels_table",
         "labels_add_link",
         "lifecycle_state",
@@ -182,6 +192,7 @@ class DatasetAdmin(
             display_names.LOGICAL: "a catalog or database name",
             display_names.OTHER: "the first of its names",
             display_names.STORAGE: "a storage location (no logical name known)",
+            display_names.CATALOG_KEY: "the catalog facet's key (no name known)",
         }
         return format_html(
             "{}. To choose another, select an alias in {} and “Use as display name”.",
@@ -338,7 +349,7 @@ class DatasetAdmin(
         return changelist_link(Event, "events that named this dataset", dataset=dataset.pk)
 
     @admin.display(description="browse path (HierarchyDatasetFacet, ADR 0093)")
-    def browse_path(self, dataset: Dataset) -> str:
+    def hierarchy_path(self, dataset: Dataset) -> str:
         return redact_text(hierarchy.path(dataset.facets))
 
     @admin.display(description="facets")

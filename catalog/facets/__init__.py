@@ -17,6 +17,7 @@ Pure Python, no models: ``catalog.models.jobs_runs`` imports ``RUN_FACT_FACETS``
 """
 
 from catalog.facets import (
+    catalog_identity,
     column_lineage,
     data_quality_assertions,
     data_quality_metrics,
@@ -74,6 +75,7 @@ FACETS: tuple[Facet, ...] = (
     # dataset
     schema.FACET,
     symlinks.FACET,
+    catalog_identity.FACET,
     lifecycle_state_change.FACET,
     data_source.FACET,
     storage.FACET,

@@ -7,13 +7,15 @@ from catalog.facets.base import DATASET, Facet, opened
 
 NAME = "hierarchy"
 LIMIT = 32  # levels shown (a path deeper than this is cut)
+KEY_LIMIT = 1000  # characters of the browse key stored (a btree entry holds ~2700 bytes)
 FACET = Facet(
     NAME,
     appears=(DATASET,),
     schemas=("HierarchyDatasetFacet",),
     extracts="merged into the dataset's facets by version",
-    projects="read from the dataset's facets when shown (no rows of its own)",
-    native="dataset detail `hierarchy` (its levels, highest first), and in `facets`",
+    projects="Dataset.browse_path (the level names joined by /, redacted, ADR 0093)",
+    native="dataset detail `hierarchy` (its levels, highest first), list filter `path`, "
+    "and in `facets`",
     marquez="in the dataset's `facets`",
 )
 
@@ -34,3 +36,10 @@ def levels(facets: Any) -> list[dict[str, str]]:
 def path(facets: Any) -> str:
     """The browse path as one text (``my_db / my_schema / my_table``), or ""."""
     return " / ".join(level["name"] for level in levels(facets))
+
+
+def browse_key(facets: Any) -> str:
+    """The level names joined by ``/`` (``my_db/my_schema/my_table``), what the browse
+    filter matches a prefix of; "" without levels. A ``/`` inside a name reads as a level
+    boundary there. Producer text: the deriver redacts it."""
+    return "/".join(level["name"].strip("/") for level in levels(facets))

@@ -49,12 +49,6 @@ KEPT: tuple[Facet, ...] = (
         "the producer's own parsing errors; the event's lineage is taken as sent",
     ),
     _kept(
-        "catalog",
-        (DATASET,),
-        "CatalogDatasetFacet",
-        "an identity hint is issue 41 item 3, a later step",
-    ),
-    _kept(
         "version",
         (DATASET,),
         "DatasetVersionDatasetFacet",

@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib.postgres.indexes import GinIndex
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import F, Prefetch
+from django.db.models import F, Prefetch, Q
 from django.db.models.functions import MD5, Left
 
 from catalog.models.fields import LABELLED, NamespacedQuerySet, covered_fk
@@ -35,6 +35,14 @@ class DatasetQuerySet(NamespacedQuerySet):
     def for_table_name(self, table: str) -> "DatasetQuerySet":
         """An edge-API ``catalog.schema.table`` string, looked up by the same string."""
         return self.for_alias(*naming.edge_table(table))
+
+    def under_path(self, path: str) -> "DatasetQuerySet":
+        """Datasets whose browse path is ``path`` or below it (whole levels: ``db/s`` is
+        not ``db/sales``), by the partial index on ``browse_path``."""
+        path = path.strip("/")
+        return self.exclude(browse_path="").filter(
+            Q(browse_path=path) | Q(browse_path__startswith=f"{path}/")
+        )
 
     def with_names(self, detail: bool = False) -> "DatasetQuerySet":
         """Datasets with their aliases prefetched (``prefetched_aliases``, name order) and,
@@ -107,6 +115,9 @@ class Dataset(models.Model):
     # hid it (ADR 0083); a projection, rewritten by derivation and by the steward's edits.
     tags = models.JSONField(default=list, blank=True, editable=False)
     owners = models.JSONField(default=list, blank=True, editable=False)
+    # The hierarchy facet's level names joined by "/" (``db/schema/table``), redacted, ""
+    # without one: a projection, so the browse filter is an index range (ADR 0093).
+    browse_path = models.TextField(blank=True, default="", editable=False)
 
     objects = DatasetQuerySet.as_manager()
 
@@ -130,6 +141,13 @@ class Dataset(models.Model):
             GinIndex(
                 fields=["owners"], opclasses=["jsonb_path_ops"], name="catalog_dataset_owners_gin"
             ),
+            # ?path= (a browse path's prefix): LIKE 'db/schema/%' on the datasets that have one.
+            models.Index(
+                fields=["browse_path"],
+                opclasses=["text_pattern_ops"],
+                condition=~Q(browse_path=""),
+                name="catalog_dataset_browse_idx",
+            ),
             # Marquez's GET /tags and the admin's filters: the few labelled rows, newest
             # first, without reading the others.
             models.Index(fields=["id"], condition=LABELLED, name="catalog_dataset_labelled_idx"),
@@ -142,6 +160,7 @@ class Dataset(models.Model):
 class AliasReason(models.TextChoices):
     EVENT = "event", "Named in an event"
     SYMLINK = "symlink", "symlinks facet"
+    CATALOG = "catalog", "catalog facet (ADR 0093)"
     RENAME = "rename", "lifecycleStateChange RENAME previousIdentifier"
     RULE = "rule", "Alias rule"
     EDGE = "edge", "Edge API table name"

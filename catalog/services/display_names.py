@@ -9,7 +9,9 @@ events: the alias with the smallest key
     1  named as a ``symlinks`` identifier of type TABLE,
     2  a catalog or database scheme (hive, trino, bigquery, snowflake, postgres, ...),
     3  anything else,
-    4  a storage location (file, s3, gs, hdfs, abfss, wasbs, ...).
+    4  a storage location (file, s3, gs, hdfs, abfss, wasbs, ...),
+    5  a key the catalog facet gives (``catalog:…``, ADR 0093): never a name a producer
+       used, so shown only if nothing else is known.
 
 Ranks only fall as facts arrive (a TABLE symlink is remembered on the alias; a pin is
 steward input), so the running minimum derivation keeps is the minimum over all aliases.
@@ -19,11 +21,12 @@ from typing import Any
 
 from django.db import transaction
 
+from catalog.facets import catalog_identity
 from catalog.models import Dataset, DatasetAlias, DisplayNamePin
 from catalog.names.naming import key_hash
 from catalog.services.audit import log_curation
 
-PINNED, TABLE_SYMLINK, LOGICAL, OTHER, STORAGE = range(5)
+PINNED, TABLE_SYMLINK, LOGICAL, OTHER, STORAGE, CATALOG_KEY = range(6)
 LOGICAL_SCHEMES = frozenset(
     {
         "hive",
@@ -62,6 +65,8 @@ STORAGE_SCHEMES = frozenset(
 
 def scheme_rank(namespace: str) -> int:
     # Spark's local files have the bare namespace "file"; others carry "scheme://".
+    if namespace.startswith(catalog_identity.PREFIX):
+        return CATALOG_KEY
     scheme = namespace.split(":", 1)[0].lower()
     if scheme in LOGICAL_SCHEMES:
         return LOGICAL

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db import connection, models
 
-from catalog.facets import documentation, lifecycle_state_change, schema
+from catalog.facets import documentation, hierarchy, lifecycle_state_change, schema
 from catalog.models import (
     AliasLink,
     ColumnLineageEdge,
@@ -54,6 +54,7 @@ DATASET_FIELDS = [
     "facets",
     "facet_versions",
     "description",
+    "browse_path",
     "tags",
     "owners",
     "lifecycle_state",
@@ -352,6 +353,9 @@ def _merge_dataset_facts(
         if description is not None:
             # Producer text shown and searched: stored redacted (ADR 0056).
             dataset.description = producer_text(description)
+        dataset.browse_path = producer_text(
+            hierarchy.browse_key(dataset.facets), hierarchy.KEY_LIMIT
+        )
         state = lifecycle_state_change.state(dataset.facets)
         if state is not None:
             dataset.lifecycle_state = producer_text(state, 16)
@@ -414,7 +418,7 @@ def detach_alias(alias_id: int) -> set[int]:
     spans = others.aggregate(first=models.Min("first_seen"), last=models.Max("last_seen"))
     display_names.show_as(old, *best_other)
     old.first_seen, old.last_seen = spans["first"], spans["last"]
-    old.facets, old.facet_versions, old.description = {}, {}, ""
+    old.facets, old.facet_versions, old.description, old.browse_path = {}, {}, "", ""
     old.lifecycle_state, old.lifecycle_changed_at, old.is_dropped = "", None, False
     old.save()
     refresh_fields([old, new])

@@ -14,6 +14,7 @@ import orjson
 from django.conf import settings
 
 from catalog.facets import NOT_MERGED, job_type, lifecycle_state_change, lineage_catalog_edge
+from catalog.facets import catalog_identity as catalog_facet
 from catalog.facets import lineage as lineage_facet
 from catalog.facets import parent as parent_facet
 from catalog.facets import schema as schema_facet
@@ -304,6 +305,7 @@ class Extractor:
             _merge_facets(into, facets, event.version, skip=NOT_MERGED)
             self._schema(event, key, facets)
             self._symlinks(event, key, facets)
+            self._catalog(event, key, dataset.get("name"), facets)
             self._rename(event, key, facets)
         return key
 
@@ -327,6 +329,16 @@ class Extractor:
             if symlinks_facet.is_table(kind):
                 self.facts.table_names.add(other)
             self.link(key, other, "symlink", event)
+
+    def _catalog(self, event: RawEvent, key: AliasKey, name: Any, facets: dict[str, Any]) -> None:
+        """The catalog's name for the table, linked like a symlink (ADR 0093): the same
+        table named by two engines in one catalog gets one such alias, so one dataset."""
+        tables = [
+            n for _, n, kind in symlinks_facet.identifiers(facets) if symlinks_facet.is_table(kind)
+        ]
+        for namespace, catalog_name in catalog_facet.identity(facets, name, tables):
+            other = self.alias(namespace, catalog_name, event, "catalog", f"catalog of {key[1]}")
+            self.link(key, other, "catalog", event)
 
     def _rename(self, event: RawEvent, key: AliasKey, facets: dict[str, Any]) -> None:
         previous = lifecycle_state_change.renamed_from(facets)

@@ -23,7 +23,7 @@ TERMINAL = {"COMPLETE": 3, "FAIL": 5, "ABORT": 4}
 # Ties on eventTime are broken by this rank (higher wins), then by digest.
 NON_TERMINAL = {"RUNNING": 2, "START": 1, "OTHER": 0}
 # Alias reasons, strongest first: an event naming a dataset beats a derived name.
-REASON_RANK = {"event": 0, "edge": 0, "symlink": 1, "rename": 2, "rule": 3}
+REASON_RANK = {"event": 0, "edge": 0, "symlink": 1, "catalog": 1, "rename": 2, "rule": 3}
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

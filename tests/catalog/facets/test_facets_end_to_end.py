@@ -11,6 +11,7 @@ import pytest
 
 from catalog import facets as table
 from catalog.facets import (
+    catalog_identity,
     column_lineage,
     data_quality_assertions,
     data_quality_metrics,
@@ -367,6 +368,29 @@ class SymlinksCase:
         dataset = r.mz_dataset()
         assert dataset["name"] == "marts.orders"
         assert dataset["facets"][symlinks.NAME]["identifiers"][0]["type"] == "TABLE"
+
+
+CATALOG = facet(
+    "1-1-0/CatalogDatasetFacet",
+    framework="iceberg",
+    type="glue",
+    name="lake",
+    warehouseUri="s3://lake/warehouse",
+)
+
+
+@case(catalog_identity.NAME, _events(event(output_facets={catalog_identity.NAME: CATALOG})))
+class CatalogCase:
+    @staticmethod
+    def native(r: Reads) -> None:
+        dataset = r.dataset()
+        aliases = {(a["namespace"], a["name"], a["reason"]) for a in dataset["aliases"]}
+        assert ("catalog:iceberg/glue", "s3://lake/warehouse#marts/orders", "catalog") in aliases
+        assert dataset["name"] == "marts/orders"  # the key ranks below a storage path
+
+    @staticmethod
+    def marquez(r: Reads) -> None:
+        assert r.mz_dataset()["facets"][catalog_identity.NAME]["name"] == "lake"
 
 
 RENAME = facet(
