@@ -1,9 +1,13 @@
 """The derivation-status protocol of ``ingest_event``: every statement that reads or moves it.
 
 An event is stored ``pending``. A derivation batch claims pending events with
-``SELECT ... FOR UPDATE SKIP LOCKED`` inside its own transaction and marks each ``derived``
-or ``failed`` (with the error) in that same transaction, so a killed worker leaves its
-events pending for the sweep (ADR 0024). A re-derive sets events ``pending`` again.
+``SELECT ... FOR NO KEY UPDATE SKIP LOCKED`` inside its own transaction and marks each
+``derived`` or ``failed`` (with the error) in that same transaction, so a killed worker
+leaves its events pending for the sweep (ADR 0024). A re-derive sets events ``pending``
+again. NO KEY UPDATE, not UPDATE: another batch's foreign-key check on an event (a change
+record's evidence, ADR 0088) holds KEY SHARE on it, which FOR UPDATE SKIP LOCKED would
+take as "claimed", leaving a retried batch's own event pending until the sweep; retention's
+FOR UPDATE still excludes a claim.
 
 Ingest owns the column; the catalog drives it through this module only (it knows the
 catalog by a task name, never by an import), so the three values and the partial indexes
@@ -37,14 +41,14 @@ CLAIMED_COLUMNS = (
 CLAIM_IDS = f"""
 SELECT {CLAIMED_COLUMNS} FROM ingest_event
 WHERE id = ANY(%s) AND derivation_status = '{PENDING}'
-ORDER BY id FOR UPDATE SKIP LOCKED
+ORDER BY id FOR NO KEY UPDATE SKIP LOCKED
 """
 # Claim the oldest pending events received more than some seconds ago (params: [seconds,
 # limit]); uses ingest_event_pending_idx.
 CLAIM_PENDING = f"""
 SELECT {CLAIMED_COLUMNS} FROM ingest_event
 WHERE derivation_status = '{PENDING}' AND received_at <= now() - make_interval(secs => %s)
-ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
+ORDER BY id LIMIT %s FOR NO KEY UPDATE SKIP LOCKED
 """
 # Mark claimed events (params: [ids]).
 MARK_DERIVED = f"""

@@ -30,6 +30,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from core.negotiation import ProblemContentNegotiation
 from core.problems import problem_exception_handler
 from core.rendering import JSONRenderer
 from ingest import views
@@ -56,7 +57,10 @@ class DirectLineageAnswer:
             and view_class.permission_classes == [HasIngestScope]
             and view_class.renderer_classes == [JSONRenderer]
             and not view_class.throttle_classes
-            and view_class.content_negotiation_class is DefaultContentNegotiation
+            # An ordinary request has no query string, so no ``?format=`` to negotiate:
+            # DRF's class and ours (core/negotiation.py) answer it alike.
+            and view_class.content_negotiation_class
+            in (DefaultContentNegotiation, ProblemContentNegotiation)
             and view_class.versioning_class is None
             and api_settings.EXCEPTION_HANDLER is problem_exception_handler
         )

@@ -1,6 +1,6 @@
 """One derivation batch: claim events, derive them in one short transaction, mark them.
 
-Claiming is ``SELECT ... FOR UPDATE SKIP LOCKED`` inside the derivation transaction: two
+Claiming is ``SELECT ... FOR NO KEY UPDATE SKIP LOCKED`` inside the derivation transaction: two
 workers never derive the same event, and a worker killed mid-batch simply rolls back, which
 leaves its events pending for the sweep (ADR 0024).
 """

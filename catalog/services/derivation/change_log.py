@@ -38,9 +38,40 @@ RETURNING c.id, c.alias_id, c.before_hash, c.after_hash, c.key_hash, c.xmax = 0
 """
 
 
+def delete(rows: list[DatasetChange]) -> None:
+    """Delete stored change rows that no longer hold, those whose key this transaction
+    holds (a row another writer holds is left to it: it recomputes the same answer)."""
+    held = uncontended(sorted(rows, key=natural_key))
+    if held:
+        DatasetChange.objects.filter(id__in=[row.pk for row in held]).delete()
+
+
 def natural_key(row: DatasetChange) -> tuple[int, bytes, bytes, bytes]:
     """A row's natural key (0 for no alias), the order rows are written in."""
     return (row.alias_id or 0, bytes(row.before_hash), bytes(row.after_hash), bytes(row.key_hash))
+
+
+# Each key's transaction-level try-lock: a key another transaction is writing right now is
+# left to it. Waiting for its row (the unique index makes an insert of the same key wait)
+# while holding a run's lock deadlocked two derive batches of one run, each holding what
+# the other wanted. The change is a function of what is stored, so the writer holding the
+# key records the same row; if it rolls back, its retry (or the next batch touching the
+# run, or a rederive) records it.
+_TRY_KEYS = """
+SELECT n FROM unnest(%(keys)s::text[]) WITH ORDINALITY AS t(k, n)
+WHERE pg_try_advisory_xact_lock(hashtextextended(k, 8808)) ORDER BY n
+"""
+
+
+def uncontended(ordered: list[DatasetChange]) -> list[DatasetChange]:
+    """Of ``ordered`` (in key order), the rows whose key this transaction now holds: every
+    write of a change row (insert, evidence update, delete) takes it first."""
+    if not ordered:
+        return []
+    keys = [f"{a}:{b.hex()}:{c.hex()}:{d.hex()}" for a, b, c, d in map(natural_key, ordered)]
+    with connection.cursor() as cursor:
+        cursor.execute(_TRY_KEYS, {"keys": keys})
+        return [ordered[row[0] - 1] for row in cursor.fetchall()]
 
 
 def record(rows: Sequence[DatasetChange]) -> list[DatasetChange]:
@@ -50,7 +81,9 @@ def record(rows: Sequence[DatasetChange]) -> list[DatasetChange]:
         return []
     # One row per key (the last wins), in key order: two writers lock in the same order.
     by_key = {natural_key(row): row for row in rows}
-    ordered = [by_key[key] for key in sorted(by_key)]
+    ordered = uncontended([by_key[key] for key in sorted(by_key)])
+    if not ordered:
+        return []
     with connection.cursor() as cursor:
         cursor.execute(
             _RECORD,

@@ -9,7 +9,7 @@ phase, and derive nearly twice as much as one as long as the contended part is n
 than the free part).
 
 Free part:
-1. Events: claimed with ``FOR UPDATE SKIP LOCKED``.
+1. Events: claimed with ``FOR NO KEY UPDATE SKIP LOCKED``.
 2. Jobs and aliases the batch names: ids read without a lock (an id never changes), and
    only the missing ones inserted (``ids_by_key_hash``). Only a name two batches insert
    at once makes the second wait, once.

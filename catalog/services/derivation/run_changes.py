@@ -230,7 +230,7 @@ def _delete_stale(stored: Any, scope: set[Any], wanted: list[DatasetChange], sco
     """Delete the stored changes in ``scope`` that are not ``wanted`` any more."""
     keys = {change_log.natural_key(change) for change in wanted}
     stale = [
-        change.pk
+        change
         for change in stored.only(
             "id",
             "job_id",
@@ -243,5 +243,4 @@ def _delete_stale(stored: Any, scope: set[Any], wanted: list[DatasetChange], sco
         )
         if scope_of(change) in scope and change_log.natural_key(change) not in keys
     ]
-    if stale:
-        DatasetChange.objects.filter(id__in=stale).delete()
+    change_log.delete(stale)
