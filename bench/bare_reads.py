@@ -26,7 +26,7 @@ from typing import Any
 
 import psycopg
 
-from bench.common import percentile
+from bench.common import percentile, timed
 
 # The issue's bare walk: both directions from %(start)s (dataset ids at depth %(first)s),
 # UNION per direction so cycles end at the depth bound, each direction's rows capped as the
@@ -118,17 +118,6 @@ def _time_sql(connection: psycopg.Connection, pair: Pair) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def _time_http(connection: http.client.HTTPConnection, path: str, token: str) -> float:
-    started = time.perf_counter()
-    connection.request("GET", path, headers={"Authorization": f"Bearer {token}"})
-    response = connection.getresponse()
-    body = response.read()
-    elapsed = (time.perf_counter() - started) * 1000
-    if response.status != 200:
-        raise SystemExit(f"{path}: {response.status} {body[:300]!r}")
-    return elapsed
-
-
 def load() -> str:
     """The machine's load averages (1, 5, 15 minutes), to print beside every figure."""
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
@@ -152,12 +141,12 @@ def print_against_bare(
     with psycopg.connect(database_url, autocommit=True) as connection:
         for name, pairs in scenarios.items():
             for pair in pairs[:10]:  # warm-up: caches, connections, plans
-                _time_http(client, pair.path, token)
+                timed(client, pair.path, token)
                 _time_sql(connection, pair)
             served: list[float] = []
             bare: list[float] = []
             for pair in pairs:
-                served.append(_time_http(client, pair.path, token))
+                served.append(timed(client, pair.path, token))
                 bare.append(_time_sql(connection, pair))
             p95, bare_p95 = percentile(served, 0.95), percentile(bare, 0.95)
             ratios[name] = p95 / bare_p95
