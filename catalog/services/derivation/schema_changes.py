@@ -85,15 +85,10 @@ def _recompute(alias_ids: list[int]) -> None:
     # What no longer lies between two neighbours goes (a late version split it); the rest
     # is recorded, and a change stored already keeps its row (change_log, ADR 0088).
     wanted = {change_log.natural_key(change) for change in changes}
-    stale = [
-        row_id
-        for row_id, *key in DatasetChange.objects.filter(alias_id__in=alias_ids).values_list(
-            "id", "alias_id", "before_hash", "after_hash", "key_hash"
-        )
-        if (key[0], bytes(key[1]), bytes(key[2]), bytes(key[3])) not in wanted
-    ]
-    if stale:
-        DatasetChange.objects.filter(id__in=stale).delete()
+    stored = DatasetChange.objects.filter(alias_id__in=alias_ids).only(
+        "id", "alias_id", "before_hash", "after_hash", "key_hash"
+    )
+    change_log.delete([row for row in stored if change_log.natural_key(row) not in wanted])
     change_log.record(changes)
 
 
