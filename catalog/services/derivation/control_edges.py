@@ -62,26 +62,41 @@ def _note(
         known.version, known.run_uuid, known.rules = version, run.run_uuid, rules
 
 
-_UPSERT = """
+# The columns an edge's greatest event version decides; the span is least/greatest.
+_RULE_COLUMNS = (
+    "last_run_uuid",
+    "dependency_type",
+    "sequence_trigger_rule",
+    "status_trigger_rule",
+    "trigger_rule",
+)
+
+
+def newer_wins(target: str) -> str:
+    """The ``DO UPDATE SET`` list that folds a control edge row into ``target`` (the
+    conflicting row's alias) the same way whatever the order: span widened, rules and last
+    run from the greater version. Shared by the live table and its retained snapshot, so a
+    rederive folding a snapshot with the kept events gives the row the catalog showed."""
+    rules = ",\n    ".join(
+        f"{column} = CASE WHEN EXCLUDED.version > {target}.version "
+        f"THEN EXCLUDED.{column} ELSE {target}.{column} END"
+        for column in _RULE_COLUMNS
+    )
+    return (
+        f"first_seen = LEAST({target}.first_seen, EXCLUDED.first_seen),\n"
+        f"    last_seen = GREATEST({target}.last_seen, EXCLUDED.last_seen),\n"
+        f"    version = GREATEST({target}.version, EXCLUDED.version),\n    {rules}"
+    )
+
+
+_UPSERT = f"""
 INSERT INTO catalog_control_edge AS c (upstream_id, downstream_id, first_seen, last_seen,
     version, last_run_uuid, dependency_type, sequence_trigger_rule, status_trigger_rule,
     trigger_rule)
 SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::timestamptz[], %s::timestamptz[],
     %s::text[], %s::uuid[], %s::text[], %s::text[], %s::text[], %s::text[])
 ON CONFLICT (upstream_id, downstream_id) DO UPDATE SET
-    first_seen = LEAST(c.first_seen, EXCLUDED.first_seen),
-    last_seen = GREATEST(c.last_seen, EXCLUDED.last_seen),
-    version = GREATEST(c.version, EXCLUDED.version),
-    last_run_uuid = CASE WHEN EXCLUDED.version > c.version
-        THEN EXCLUDED.last_run_uuid ELSE c.last_run_uuid END,
-    dependency_type = CASE WHEN EXCLUDED.version > c.version
-        THEN EXCLUDED.dependency_type ELSE c.dependency_type END,
-    sequence_trigger_rule = CASE WHEN EXCLUDED.version > c.version
-        THEN EXCLUDED.sequence_trigger_rule ELSE c.sequence_trigger_rule END,
-    status_trigger_rule = CASE WHEN EXCLUDED.version > c.version
-        THEN EXCLUDED.status_trigger_rule ELSE c.status_trigger_rule END,
-    trigger_rule = CASE WHEN EXCLUDED.version > c.version
-        THEN EXCLUDED.trigger_rule ELSE c.trigger_rule END
+    {newer_wins("c")}
 """
 
 

@@ -22,6 +22,7 @@ import orjson
 from django.db import connection
 
 from catalog.names.rules import RuleSet
+from catalog.services.derivation.control_edges import newer_wins
 from catalog.services.derivation.records import (
     REASON_RANK,
     AliasFact,
@@ -150,7 +151,7 @@ SELECT upstream_id FROM catalog_control_edge WHERE downstream_id IN ({_RUN_JOBS}
 UNION SELECT downstream_id FROM catalog_control_edge WHERE upstream_id IN ({_RUN_JOBS})"""
 # Every control edge of the removed runs' jobs as the catalog holds it now (a run of J
 # states only edges that end at J): a snapshot folds all its stating events so far, so
-# the upsert keeps the greater version's rules, as ``control_edges._UPSERT`` does, and a
+# the upsert keeps the greater version's rules with ``control_edges.newer_wins``, and a
 # rederive folding it with the kept events gives the row the catalog showed (ADR 0090).
 _KEEP_CONTROL_EDGES = f"""
 INSERT INTO catalog_retained_control_edge AS t (upstream_key, downstream_key, first_seen,
@@ -163,19 +164,7 @@ JOIN catalog_job u ON u.id = c.upstream_id
 JOIN catalog_job d ON d.id = c.downstream_id
 WHERE c.upstream_id IN ({_RUN_JOBS}) OR c.downstream_id IN ({_RUN_JOBS})
 ON CONFLICT (upstream_key, downstream_key) DO UPDATE SET
-    first_seen = LEAST(t.first_seen, EXCLUDED.first_seen),
-    last_seen = GREATEST(t.last_seen, EXCLUDED.last_seen),
-    version = GREATEST(t.version, EXCLUDED.version),
-    last_run_uuid = CASE WHEN EXCLUDED.version > t.version
-        THEN EXCLUDED.last_run_uuid ELSE t.last_run_uuid END,
-    dependency_type = CASE WHEN EXCLUDED.version > t.version
-        THEN EXCLUDED.dependency_type ELSE t.dependency_type END,
-    sequence_trigger_rule = CASE WHEN EXCLUDED.version > t.version
-        THEN EXCLUDED.sequence_trigger_rule ELSE t.sequence_trigger_rule END,
-    status_trigger_rule = CASE WHEN EXCLUDED.version > t.version
-        THEN EXCLUDED.status_trigger_rule ELSE t.status_trigger_rule END,
-    trigger_rule = CASE WHEN EXCLUDED.version > t.version
-        THEN EXCLUDED.trigger_rule ELSE t.trigger_rule END
+    {newer_wins("t")}
 """
 # Those jobs as the catalog holds them now: a summary is replaced by the newer snapshot,
 # whose facets and span include every older one's. The control partners too, so a job
