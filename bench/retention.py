@@ -209,6 +209,7 @@ def main() -> None:
     parser.add_argument("--database", default=DATABASE)
     parser.add_argument("--seconds", type=float, default=60.0, help="idle phase length")
     parser.add_argument("--batch-size", type=int, default=1000)
+    parser.add_argument("--time-budget", type=float, default=2.0, help="seconds per batch")
     parser.add_argument("--reuse", action="store_true", help="keep the built store as it is")
     options = parser.parse_args()
     env, read_token = built_read_store(options.database, options, "aged to retention")
@@ -248,6 +249,8 @@ def main() -> None:
                         "365",
                         "--batch-size",
                         str(options.batch_size),
+                        "--time-budget",
+                        str(options.time_budget),
                     ],
                     cwd=ROOT,
                     env={**env, "PGAPPNAME": "bench-retention"},

@@ -24,7 +24,7 @@ from catalog.models import (
     Run,
 )
 from catalog.services.derive import derive_events, rederive
-from catalog.services.retention import apply_retention
+from catalog.services.retention import MIN_BATCH_SIZE, apply_retention, next_batch_size
 from ingest import demo
 from ingest.models import Event
 from tests.catalog.conftest import dataset, facet, run_event
@@ -167,6 +167,29 @@ def test_retention_removes_old_events_and_runs_and_keeps_the_graph_through_a_red
     assert _lineage() == before
 
 
+def test_batches_over_the_time_budget_shrink_and_remove_the_same(
+    aged_store: dict[str, list[int]],
+) -> None:
+    before = _lineage()
+    # Every batch is over a budget of a nanosecond: 16 runs, then the floor of 10, in
+    # more transactions than the 22 old runs need at a fixed 16.
+    result = apply_retention(30, batch_size=16, time_budget=1e-9)
+    assert result.smallest_batch == MIN_BATCH_SIZE and result.batches >= 3
+    assert result.events == len(aged_store["old"]) and result.runs > 0
+    assert _lineage() == before
+    assert rederive(batch_size=5).failed == 0
+    assert _lineage() == before
+
+
+def test_the_next_batch_halves_over_budget_and_doubles_well_under_it() -> None:
+    assert next_batch_size(1000, elapsed=3.0, budget=2.0, ceiling=1000) == 500
+    assert next_batch_size(12, elapsed=3.0, budget=2.0, ceiling=1000) == MIN_BATCH_SIZE
+    assert next_batch_size(4, elapsed=3.0, budget=2.0, ceiling=4) == 4  # a ceiling below it
+    assert next_batch_size(500, elapsed=0.1, budget=2.0, ceiling=1000) == 1000
+    assert next_batch_size(800, elapsed=0.1, budget=2.0, ceiling=1000) == 1000
+    assert next_batch_size(500, elapsed=1.0, budget=2.0, ceiling=1000) == 500
+
+
 def _job_datasets() -> list[tuple[Any, ...]]:
     """What each job reads and writes (``JobDataset``), by names, with spans."""
     return sorted(
@@ -204,8 +227,9 @@ def test_dry_run_changes_nothing_and_a_second_run_removes_nothing(
 
     call_command("retention", "--days", "30")
     done = capsys.readouterr().out
-    # The dry run counted exactly what the run removed.
-    assert done.split("): ")[1].replace("removed", "would remove") == dry.split("): ")[1]
+    # The dry run counted exactly what the run removed (its transactions differ).
+    counted = dry.split("): ")[1].split(" in ")[0]
+    assert done.split("): ")[1].split(" in ")[0].replace("removed", "would remove") == counted
     call_command("retention", "--days", "30")
     assert "removed 0 events (0 bytes) and 0 runs" in capsys.readouterr().out
 
@@ -238,6 +262,12 @@ def test_a_merge_after_retention_keeps_the_removed_runs_counts(
         target=Dataset.objects.for_alias("hive://m:9083", "db.sales").get(), job__name="load"
     )
     assert (edge.first_seen, edge.run_count, edge.completed_run_count) == before
+
+
+@pytest.mark.parametrize("budget", ["0", "-1", "nan"])
+def test_a_bad_time_budget_is_refused_readably(budget: str) -> None:
+    with pytest.raises(CommandError, match="--time-budget"):
+        call_command("retention", "--days", "30", "--time-budget", budget)
 
 
 @pytest.mark.parametrize("days", ["0", "-3", "ten"])

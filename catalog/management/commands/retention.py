@@ -5,7 +5,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.services.retention import BATCH_SIZE, apply_retention
+from catalog.services.retention import BATCH_SIZE, TIME_BUDGET, apply_retention
 
 
 def _positive(value: str) -> int:
@@ -33,7 +33,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--dry-run", action="store_true", help="print what would be removed, change nothing"
         )
-        parser.add_argument("--batch-size", type=int, default=BATCH_SIZE)
+        parser.add_argument(
+            "--batch-size", type=int, default=BATCH_SIZE, help="most rows per transaction"
+        )
+        parser.add_argument(
+            "--time-budget",
+            type=float,
+            default=TIME_BUDGET,
+            help="seconds a transaction may hold its locks; slower batches are halved",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["days"] is not None:
@@ -44,11 +52,20 @@ class Command(BaseCommand):
             raise CommandError("give --days N (LINEAGE_RETENTION_DAYS is not set)")
         if options["batch_size"] < 1:
             raise CommandError(f"--batch-size must be 1 or more (got {options['batch_size']})")
-        result = apply_retention(days, dry_run=options["dry_run"], batch_size=options["batch_size"])
+        if not options["time_budget"] > 0:
+            raise CommandError(f"--time-budget must be above 0 (got {options['time_budget']})")
+        result = apply_retention(
+            days,
+            dry_run=options["dry_run"],
+            batch_size=options["batch_size"],
+            time_budget=options["time_budget"],
+        )
         verb = "would remove" if result.dry_run else "removed"
         self.stdout.write(
             f"retention (received before {result.cutoff.isoformat()}): {verb} "
-            f"{result.events} events ({result.bytes} bytes) and {result.runs} runs"
+            f"{result.events} events ({result.bytes} bytes) and {result.runs} runs in "
+            f"{result.batches} transactions (slowest {result.slowest_batch:.2f} s, "
+            f"smallest {result.smallest_batch} rows)"
         )
         if result.skipped:
             self.stdout.write(
