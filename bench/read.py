@@ -64,10 +64,11 @@ BUILD = [
               '[]'
        FROM generate_series(1, %(runs)s) AS i""",
     """INSERT INTO catalog_dataset (namespace, name, facets, facet_versions, description,
-        lifecycle_state, is_dropped, first_seen, last_seen, updated_at, display_rank, tags, owners)
+        lifecycle_state, is_dropped, first_seen, last_seen, updated_at, display_rank, tags, owners,
+        browse_path)
        SELECT 'postgres://db' || (i %% 20) || ':5432', 'schema_' || (i %% 50) || '.table_' || i,
               '{}', '{}', 'Table number ' || i || ' of the warehouse', '', false,
-              now() - interval '30 days', now(), now(), 2, '[]', '[]'
+              now() - interval '30 days', now(), now(), 2, '[]', '[]', ''
        FROM generate_series(1, %(datasets)s) AS i""",
     """INSERT INTO catalog_dataset_alias (namespace, name, key_hash, dataset_id, reason,
         reason_detail, reason_version, first_seen, last_seen, is_table_name)

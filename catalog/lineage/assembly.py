@@ -10,12 +10,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from catalog.facets import dataset_type
 from catalog.lineage import currency, design_time, job_edges
 from catalog.lineage.request import Graph, GraphRequest
 from catalog.models import Dataset, DatasetAlias, Job
+from core.sql_arrays import bigint_array
 
 EdgeKey = tuple[str, int, int]  # (direction, dataset id, job id)
 # Only the columns a node shows: a dataset's or job's facets (schemas) can be large.
@@ -53,7 +55,88 @@ def assemble(
 ) -> None:
     aggregated = _edges(graph, drawn, halves, declared)
     job_depth = _job_depths(aggregated, drawn.depths, rows.root_job)
-    graph.nodes = _dataset_nodes(graph, drawn, rows) + _job_nodes(graph, drawn, rows, job_depth)
+    if rows.whole or rows.root_row is not None:
+        graph.nodes = _dataset_nodes(graph, drawn, rows) + _job_nodes(graph, drawn, rows, job_depth)
+    else:
+        graph.nodes = _shown_nodes(graph, drawn, job_depth)
+
+
+# The columns the graph shows of its datasets (with their aliases) and jobs, in one
+# statement (three, read apart; issue 42): kind 0 a dataset, 1 one of its aliases, 2 a job.
+# The aliases come in (dataset, namespace, name, id) order, the nodes by id.
+_NAME, _TYPE, _SUBTYPE = dataset_type.NAME, dataset_type.TYPE, dataset_type.SUBTYPE
+# dataset_type.temporary_lookup as SQL on ``d``: false, not NULL, without the facet.
+_IS_TEMPORARY = (
+    f"COALESCE((d.facets #> '{{{_NAME},datasetType}}') = '\"{_TYPE}\"'::jsonb "
+    f"AND (d.facets #> '{{{_NAME},subType}}') = '\"{_SUBTYPE}\"'::jsonb, false)"
+)
+_NODES = """
+SELECT 0, d.id, d.namespace, d.name, d.first_seen, d.last_seen, d.is_dropped, {temporary},
+       NULL::text, NULL::bigint
+FROM catalog_dataset d WHERE d.id = ANY(%(datasets)s::bigint[])
+UNION ALL
+SELECT 1, a.dataset_id, a.namespace, a.name, NULL, NULL, NULL, NULL, a.reason, a.id
+FROM catalog_dataset_alias a WHERE a.dataset_id = ANY(%(datasets)s::bigint[])
+UNION ALL
+SELECT 2, j.id, j.namespace, j.name, j.first_seen, j.last_seen, j.lineage_edges_cut, NULL,
+       NULL, NULL
+FROM catalog_job j WHERE j.id = ANY(%(jobs)s::bigint[])
+ORDER BY 1, 2, 3, 4, 10
+""".replace("{temporary}", _IS_TEMPORARY)
+
+
+def _shown_nodes(graph: "Graph", drawn: Drawn, job_depth: dict[int, int]) -> list[dict[str, Any]]:
+    """The nodes as ``_dataset_nodes`` and ``_job_nodes`` build them from the columns
+    shown, read in one statement (``_NODES``)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _NODES,
+            {"datasets": bigint_array(drawn.chosen), "jobs": bigint_array(drawn.jobs)},
+        )
+        rows = cursor.fetchall()
+    aliases: dict[int, list[dict[str, str]]] = defaultdict(list)
+    for kind, node, namespace, name, _, _, _, _, reason, _ in rows:
+        if kind == 1:
+            aliases[node].append({"namespace": namespace, "name": name, "reason": reason})
+    datasets, jobs = [], []
+    depths = drawn.depths
+    for kind, node, namespace, name, first_seen, last_seen, flag, temporary, _, _ in rows:
+        if kind == 0:
+            if temporary:
+                graph.temporary.add(node)
+            datasets.append(
+                {
+                    "id": f"dataset:{node}",
+                    "type": "dataset",
+                    "dataset_id": node,
+                    "namespace": namespace,
+                    "name": name,
+                    "depth": depths[node],
+                    "aliases": aliases[node],
+                    "is_dropped": flag,
+                    "first_seen": first_seen,
+                    "last_seen": last_seen,
+                }
+            )
+        elif kind == 2:
+            node_id = f"job:{node}"
+            if flag:
+                graph.run_edges_cut.append(node_id)
+            jobs.append(
+                {
+                    "id": node_id,
+                    "type": "job",
+                    "job_id": node,
+                    "namespace": namespace,
+                    "name": name,
+                    "depth": job_depth.get(node, 0),
+                    "aliases": [],
+                    "is_dropped": False,
+                    "first_seen": first_seen,
+                    "last_seen": last_seen,
+                }
+            )
+    return datasets + jobs
 
 
 def _edges(

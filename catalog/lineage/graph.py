@@ -49,64 +49,88 @@ from catalog.lineage.request import (
     NodeRef,
     UnknownNode,
 )
-from catalog.models import Dataset, Job
+from catalog.models import Dataset, Job, RetiredKind, retired_sql
 from core.sql_arrays import bigint_array
 
+# One recursive CTE per direction walked, each read through its own LIMIT, in one statement.
 _WALK = """
-WITH RECURSIVE walk(dataset_id, depth) AS (
-    SELECT unnest(%(start)s::bigint[]), %(start_depth)s::int
+WITH RECURSIVE {ctes}
+{selects}
+"""
+_WALK_CTE = """{name}(dataset_id, depth) AS (
+    SELECT unnest(%({name}_start)s::bigint[]), %({name}_start_depth)s::int
   UNION
     SELECT n.next_id, w.depth + 1
-    FROM walk w CROSS JOIN LATERAL ({steps}) n
+    FROM {name} w CROSS JOIN LATERAL ({steps}) n
     WHERE w.depth < %(depth)s
-)
-SELECT dataset_id, depth FROM walk LIMIT %(row_limit)s
-"""
+)"""
+_WALK_SELECT = "(SELECT {upstream}, dataset_id, depth FROM {name} LIMIT %(row_limit)s)"
 _OBSERVED_STEP = (
     "SELECT e.{next} AS next_id FROM catalog_lineage_edge e WHERE e.{here} = w.dataset_id {filters}"
 )
+
+# One direction's start: (upstream, the dataset ids, their depth).
+WalkStart = tuple[bool, list[int], int]
 
 
 def walk(
     start: list[int], start_depth: int, upstream: bool, request: GraphRequest
 ) -> tuple[dict[int, int], bool]:
-    """Datasets reachable from ``start`` → {id: least depth}; True when the row cap hit.
+    """Datasets reachable from ``start`` → {id: least depth}; True when the row cap hit."""
+    return walks([(upstream, start, start_depth)], request)[upstream]
+
+
+def walks(
+    starts: list[WalkStart], request: GraphRequest
+) -> dict[bool, tuple[dict[int, int], bool]]:
+    """For each direction (upstream True/False): the datasets reachable from its start →
+    {id: least depth}, and True when its row cap hit. One statement for every direction.
 
     UNION (not UNION ALL) drops repeated (dataset, depth) pairs, so cycles end at the depth
     bound and each dataset appears at most depth+1 times. PostgreSQL evaluates a recursive
     query lazily, so the LIMIT stops the walk itself: with ``(max_nodes + 1) * (depth + 1)``
-    rows the walk has either finished or found more than max_nodes distinct datasets.
+    rows the walk has either finished or found more than max_nodes distinct datasets. Each
+    direction has its own CTE and its own LIMIT, so the two are bounded as apart (one
+    statement instead of two: a round trip and a plan less per graph, issue 42).
     """
-    if not start:
-        return {}, False
-    filters, values = window.observed(request.as_of, request.since, "e")
-    here, following = ("target_id", "source_id") if upstream else ("source_id", "target_id")
     row_limit = (request.max_nodes + 1) * (request.depth + 1)
-    steps = []
-    if request.observed:
-        steps.append(_OBSERVED_STEP.format(next=following, here=here, filters=filters))
-    if request.static:
-        static_step, static_values = design_time.walk_step(upstream, request.as_of)
-        steps.append(static_step)
-        values.update(static_values)
-    sql = _WALK.format(steps=" UNION ALL ".join(steps))
+    values: dict[str, Any] = {"depth": request.depth, "row_limit": row_limit}
+    ctes, selects = [], []
+    result: dict[bool, tuple[dict[int, int], bool]] = {}
+    for upstream, start, start_depth in starts:
+        result[upstream] = ({}, False)
+        if not start:
+            continue
+        name = "up" if upstream else "down"
+        filters, window_values = window.observed(request.as_of, request.since, "e")
+        values.update(window_values)
+        here, following = ("target_id", "source_id") if upstream else ("source_id", "target_id")
+        steps = []
+        if request.observed:
+            steps.append(_OBSERVED_STEP.format(next=following, here=here, filters=filters))
+        if request.static:
+            static_step, static_values = design_time.walk_step(upstream, request.as_of)
+            steps.append(static_step)
+            values.update(static_values)
+        ctes.append(_WALK_CTE.format(name=name, steps=" UNION ALL ".join(steps)))
+        selects.append(_WALK_SELECT.format(upstream="true" if upstream else "false", name=name))
+        values[f"{name}_start"] = bigint_array(start)
+        values[f"{name}_start_depth"] = start_depth
+    if not ctes:
+        return result
+    sql = _WALK.format(ctes=",\n".join(ctes), selects="\nUNION ALL\n".join(selects))
     with connection.cursor() as cursor:
-        cursor.execute(
-            sql,
-            {
-                **values,
-                "start": start,
-                "start_depth": start_depth,
-                "depth": request.depth,
-                "row_limit": row_limit,
-            },
-        )
+        cursor.execute(sql, values)
         rows = cursor.fetchall()
-    found: dict[int, int] = {}
-    for dataset_id, depth in rows:
+    counts: dict[bool, int] = defaultdict(int)
+    for upstream, dataset_id, depth in rows:
+        found = result[upstream][0]
+        counts[upstream] += 1
         if dataset_id not in found or depth < found[dataset_id]:
             found[dataset_id] = depth
-    return found, len(rows) >= row_limit
+    return {
+        upstream: (found, counts[upstream] >= row_limit) for upstream, (found, _) in result.items()
+    }
 
 
 def _job_start(job_ids: list[int], upstream: bool, request: GraphRequest) -> list[int]:
@@ -174,36 +198,51 @@ def has_more(
     """Of ``dataset_ids`` (at the depth bound), those with lineage beyond it: an edge to
     another dataset, or a job that reads (downstream) / writes (upstream) it and is not
     drawn."""
-    if not dataset_ids:
-        return []
+    return has_more_sides({upstream: dataset_ids}, request, jobs)[upstream]
+
+
+def has_more_sides(
+    sides: dict[bool, list[int]], request: GraphRequest, jobs: set[int]
+) -> dict[bool, list[int]]:
+    """``has_more`` for each direction's datasets at the bound (upstream True/False), in one
+    statement: one ``SELECT`` per direction, each with its own LIMIT."""
+    found: dict[bool, list[int]] = {upstream: [] for upstream in sides}
     filters, values = window.observed(request.as_of, request.since, "e")
     job_filters, _ = job_edges.filters(request.as_of, request.since)
-    column = "target_id" if upstream else "source_id"
-    conditions = []
-    if request.observed:
-        conditions += [
-            f"EXISTS (SELECT 1 FROM catalog_lineage_edge e WHERE e.{column} = d {filters})",
-            "EXISTS (SELECT 1 FROM catalog_job_edge je WHERE je.dataset_id = d "
-            f"AND je.direction = %(direction)s AND NOT (je.job_id = ANY(%(jobs)s)) {job_filters})",
-        ]
-    if request.static:
-        static_condition, static_values = design_time.has_more_sql(upstream, request.as_of)
-        conditions.append(static_condition)
-        values.update(static_values)
-    probes = " OR ".join(_probe(condition) for condition in conditions)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT d FROM unnest(%(ids)s::bigint[]) AS d WHERE {probes} "
-            "ORDER BY d LIMIT %(limit)s",
-            {
-                **values,
-                "ids": dataset_ids,
-                "direction": "output" if upstream else "input",
-                "jobs": sorted(jobs),
-                "limit": CUT_LIST_LIMIT,
-            },
+    selects = []
+    for upstream, dataset_ids in sides.items():
+        if not dataset_ids:
+            continue
+        name = "up" if upstream else "down"
+        column = "target_id" if upstream else "source_id"
+        conditions = []
+        if request.observed:
+            conditions += [
+                f"EXISTS (SELECT 1 FROM catalog_lineage_edge e WHERE e.{column} = d {filters})",
+                "EXISTS (SELECT 1 FROM catalog_job_edge je WHERE je.dataset_id = d "
+                f"AND je.direction = %({name}_direction)s "
+                f"AND NOT (je.job_id = ANY(%(jobs)s::bigint[])) {job_filters})",
+            ]
+        if request.static:
+            static_condition, static_values = design_time.has_more_sql(upstream, request.as_of)
+            conditions.append(static_condition)
+            values.update(static_values)
+        probes = " OR ".join(_probe(condition) for condition in conditions)
+        selects.append(
+            f"(SELECT {'true' if upstream else 'false'}, d "
+            f"FROM unnest(%({name}_ids)s::bigint[]) AS d WHERE {probes} "
+            "ORDER BY d LIMIT %(limit)s)"
         )
-        return [row[0] for row in cursor.fetchall()]
+        values[f"{name}_ids"] = bigint_array(dataset_ids)
+        values[f"{name}_direction"] = "output" if upstream else "input"
+    if not selects:
+        return found
+    values.update({"jobs": bigint_array(sorted(jobs)), "limit": CUT_LIST_LIMIT})
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(selects), values)
+        for upstream, dataset_id in cursor.fetchall():
+            found[upstream].append(dataset_id)
+    return found
 
 
 def _probe(exists: str) -> str:
@@ -313,23 +352,34 @@ def _root_job(root: NodeRef, root_row: Dataset | Job | None) -> int | None:
     A root the caller read is not looked up again."""
     if root_row is not None:
         return root_row.pk if root.kind == "job" else None
-    model = Job if root.kind == "job" else Dataset
-    if not model.objects.current().filter(pk=root.id).exists():  # retired: no node (ADR 0078)
-        raise UnknownNode(str(root))
+    kind = RetiredKind.JOB if root.kind == "job" else RetiredKind.DATASET
+    table = (Job if root.kind == "job" else Dataset)._meta.db_table
+    # ``objects.current().filter(pk=...).exists()`` as SQL: the ORM's compilation cost more
+    # than the index probe (issue 42). Retired: no node (ADR 0078).
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {table} n WHERE n.id = %(id)s AND NOT {retired_sql(kind, 'n.id')}",
+            {"id": root.id},
+        )
+        if cursor.fetchone() is None:
+            raise UnknownNode(str(root))
     return root.id if root.kind == "job" else None
 
 
 def _reach(request: GraphRequest, upstreams: list[bool], child_ids: list[int]) -> _Reach:
-    """One bounded walk per direction from the root (a job root: from its and its child
-    jobs' first hop)."""
+    """The bounded walks from the root, both directions in one statement (a job root: from
+    its and its child jobs' first hop)."""
     reach = _Reach()
     root = request.root
+    starts: list[WalkStart] = []
     for upstream in upstreams:
         if root.kind == "dataset":
-            start, start_depth = [root.id], 0
+            starts.append((upstream, [root.id], 0))
         else:
-            start, start_depth = _job_start([root.id, *child_ids], upstream, request), 1
-        found, capped = walk(start, start_depth, upstream, request)
+            starts.append((upstream, _job_start([root.id, *child_ids], upstream, request), 1))
+    walked = walks(starts, request)
+    for upstream in upstreams:
+        found, capped = walked[upstream]
         reach.row_cap_hit = reach.row_cap_hit or capped
         for dataset_id, depth in found.items():
             reach.directions_of[dataset_id].add(upstream)
@@ -378,10 +428,14 @@ def _choose(
             rows_by_dataset[row[1]].append(row)
     chosen, jobs = choice.chosen, choice.jobs
     for dataset_id in candidates:
+        # Each row's other end (its source or target that is not this dataset; a self-loop
+        # is its own) is already in: what ``{source, target} - {dataset} <= chosen`` said,
+        # without two sets per row (issue 42).
         new_jobs = {
-            row[2]
-            for row in rows_by_dataset[dataset_id]
-            if row[2] not in jobs and {row[0], row[1]} - {dataset_id} <= chosen
+            job_id
+            for source, target, job_id, _ in rows_by_dataset[dataset_id]
+            if job_id not in jobs
+            and ((target if source == dataset_id else source) in chosen or source == target)
         }
         if len(chosen) + len(jobs) + 1 + len(new_jobs) > request.max_nodes:
             break
@@ -445,10 +499,13 @@ def _cut(
     if max(len(choice.edge_rows), len(choice.job_links)) >= EDGES_PER_NODE * request.max_nodes:
         cut["edges"] = {"limit": EDGES_PER_NODE * request.max_nodes}
     at_bound = sorted(d for d in choice.chosen if reach.depths[d] >= request.depth)
+    sides = {
+        upstream: [d for d in at_bound if upstream in reach.directions_of[d]]
+        for upstream in upstreams
+    }
     beyond: set[int] = set()
-    for upstream in upstreams:
-        side = [d for d in at_bound if upstream in reach.directions_of[d]]
-        beyond.update(has_more(side, upstream, request, choice.jobs))
+    for found in has_more_sides(sides, request, choice.jobs).values():
+        beyond.update(found)
     if beyond:
         cut["depth"] = {
             "limit": request.depth,

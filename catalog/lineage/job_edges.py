@@ -160,9 +160,9 @@ def job_datasets(
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT DISTINCT je.dataset_id FROM catalog_job_edge je "
-            f"WHERE je.job_id = ANY(%(jobs)s) AND je.direction = %(direction)s {sql} "
+            f"WHERE je.job_id = ANY(%(jobs)s::bigint[]) AND je.direction = %(direction)s {sql} "
             "ORDER BY 1 LIMIT %(limit)s",
-            {**values, "jobs": job_ids, "direction": direction, "limit": limit},
+            {**values, "jobs": bigint_array(job_ids), "direction": direction, "limit": limit},
         )
         return [row[0] for row in cursor.fetchall()]
 

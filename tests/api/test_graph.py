@@ -180,16 +180,16 @@ def test_job_root(api):
 
 def test_graph_queries_are_bounded(api, django_assert_num_queries):
     datasets, _ = chain(40)
-    # 1 root exists, 2 upstream walk, 3 downstream walk, 4 edges among the nodes,
-    # 5 which jobs link the nodes, 6 the drawn job edges, 7 aliases, 8 datasets, 9 jobs,
-    # 10-11 "more beyond the depth bound" (one per direction), 12 which drawn edges the
-    # jobs' latest completed runs still produce (ADR 0060); the walks and the depth-bound
-    # checks take static lineage in the same query
-    with django_assert_num_queries(12):
+    # 1 root exists, 2 the walk (both directions, one statement; ADR 0099), 3 edges among
+    # the nodes, 4 which jobs link the nodes, 5 the drawn job edges, 6 datasets, aliases and
+    # jobs (one statement), 7 "more beyond the depth bound" (both directions), 8 which drawn
+    # edges the jobs' latest completed runs still produce (ADR 0060); the walk and the
+    # depth-bound checks take static lineage in the same statement
+    with django_assert_num_queries(8):
         graph(api, f"dataset:{datasets[20].id}", depth=3, lineage="observed")
     # With static lineage (the default): + declared pairs among the nodes, + jobs declaring
     # the nodes, + the drawn edges' declarations
-    with django_assert_num_queries(15):
+    with django_assert_num_queries(11):
         graph(api, f"dataset:{datasets[20].id}", depth=3)
 
 
