@@ -144,15 +144,16 @@ def test_unknown_paths_and_writes(read_client, mz):
     missing = mz.get("/no/such/thing")
     assert missing.status_code == 404 and set(missing.json()) == ERROR
     for method, path in [
-        ("put", "/marquez/api/v1/tags/PII"),
         ("put", "/marquez/api/v1/namespaces/ns"),
         ("post", "/marquez/api/v1/jobs/runs/01930000-0000-7000-8000-000000000001/complete"),
     ]:
         response = getattr(read_client, method)(path, RAW_URI=path)
         assert response.status_code == 405, (method, path)
         assert response.json()["code"] == 405 and "read-only" in response.json()["message"]
-    # Tag calls are curation (tests/marquez/test_tag_writes.py): a read token may not.
+    # Tag calls are curation (tests/marquez/test_tag_writes.py, test_tag_descriptions.py):
+    # a read token may not.
     for method, path in [
+        ("put", "/marquez/api/v1/tags/PII"),
         ("post", "/marquez/api/v1/namespaces/ns/datasets/ds/tags/PII"),
         ("delete", "/marquez/api/v1/namespaces/ns/jobs/job/tags/PII"),
     ]:
