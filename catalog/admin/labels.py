@@ -90,7 +90,7 @@ class TagDescriptionForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        name = data.get("name") or getattr(self.instance, "name", "")
+        name = str(data.get("name") or getattr(self.instance, "name", "") or "")
         problem = labels.tag_description_problem(name, data.get("description", ""))
         if problem is not None:
             raise forms.ValidationError(problem)
