@@ -72,6 +72,12 @@ CURATE = [
 REPLAY = ("ingest", "change_deadletter")
 # Stewards add, hide and delete tags and owners (ADR 0083); newer than migration 0002 too.
 LABEL = [("catalog", "add_stewardlabel"), ("catalog", "delete_stewardlabel")]
+# Stewards describe tags (the admin, Marquez's PUT /tags/{tag}); newer too.
+TAG_DESCRIPTION = [
+    ("catalog", "add_tagdescription"),
+    ("catalog", "change_tagdescription"),
+    ("catalog", "delete_tagdescription"),
+]
 # Stewards manage webhook subscriptions and replay deliveries (ADR 0086); newer too.
 WEBHOOKS = [
     ("catalog", "add_webhooksubscription"),
@@ -131,6 +137,8 @@ def ensure_steward_groups(apps: Any, read_models: dict[str, list[str]] | None = 
     curate = [*CURATE, REPLAY] if "deadletter" in read_models.get("ingest", ()) else CURATE
     if "stewardlabel" in read_models.get("catalog", ()):
         curate = [*curate, *LABEL]
+    if "tagdescription" in read_models.get("catalog", ()):
+        curate = [*curate, *TAG_DESCRIPTION]
     if "webhooksubscription" in read_models.get("catalog", ()):
         curate = [*curate, *WEBHOOKS]
     stewards.permissions.add(*view, *(permission(*pair) for pair in curate))

@@ -7,7 +7,9 @@ or is retired already. A later event that names it brings it back, as in Marquez
 ``POST``/``DELETE`` of a tag on a dataset, a dataset's field or a job tags or untags it
 with a steward's label (ADR 0083, catalog.services.labels): 200 with the dataset or job
 as it is now, 404 when it (or the field) does not exist. Untagging a producer's tag hides
-it. The catalog's services write, audit and re-project: the mount parses and shapes.
+it. ``PUT /tags/{tag}`` with ``{"description": ...}`` stores the steward's description of
+the tag (``TagDescription``), answered as Marquez answers: 200 with the Tag. The catalog's
+services write, audit and re-project: the mount parses and shapes.
 """
 
 from collections.abc import Callable
@@ -16,7 +18,7 @@ from typing import Any
 from rest_framework.request import Request
 
 from api.marquez import resources, shapes
-from api.marquez.errors import not_found
+from api.marquez.errors import MarquezError, not_found
 from catalog.reads import datasets as dataset_reads
 from catalog.reads import jobs as job_reads
 from catalog.services import labels, retirement
@@ -90,6 +92,18 @@ def tag_job(request: Request, namespace: str, job: str, tag: str) -> dict[str, A
     return shapes.jobs_data([_job(namespace, job)])[0]
 
 
+def describe_tag(request: Request, tag: str) -> dict[str, Any]:
+    body = request.data
+    if not isinstance(body, dict):
+        raise MarquezError(400, 'The body is a JSON object: {"description": "..."}.')
+    description = body.get("description")
+    problem = labels.tag_description_problem(tag, description)
+    if problem is not None:
+        raise MarquezError(400, problem)
+    row = labels.describe_tag(request.user, tag, description)
+    return {"name": row.name, "description": row.description or None}
+
+
 _TAG_DATASET, _TAG_JOB = ("catalog.change_dataset",), ("catalog.change_job",)
 # (method, endpoint name of api.marquez.paths.ROUTES) → its write, and the change
 # permissions a staff session needs for it (a token needs the curate scope).
@@ -103,4 +117,6 @@ WRITES: dict[tuple[str, str], tuple[Callable[..., Any], tuple[str, ...]]] = {
     ("DELETE", "field_tag"): (tag_field, _TAG_DATASET),
     ("POST", "job_tag"): (tag_job, _TAG_JOB),
     ("DELETE", "job_tag"): (tag_job, _TAG_JOB),
+    # An upsert: a session needs both (the admin's add and change of a description).
+    ("PUT", "tag"): (describe_tag, ("catalog.add_tagdescription", "catalog.change_tagdescription")),
 }

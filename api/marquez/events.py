@@ -227,9 +227,15 @@ def _day(request: Request, name: str) -> date | None:
 
 
 def tags(request: Request) -> dict[str, Any]:
-    """The tags in use on datasets, their columns and jobs (ADR 0083), as Marquez's Tag
-    (a name, a description: none here; the UI lists them on every page)."""
-    return {"tags": [{"name": name, "description": None} for name in label_reads.tag_names()]}
+    """The tags in use on datasets, their columns and jobs (ADR 0083) and the described
+    ones, as Marquez's Tag (a name, the steward's description or null; the UI lists them
+    on every page)."""
+    return {
+        "tags": [
+            {"name": name, "description": description}
+            for name, description in label_reads.described_tags()
+        ]
+    }
 
 
 def sources(request: Request) -> dict[str, Any]:

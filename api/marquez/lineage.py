@@ -12,7 +12,8 @@ a smaller graph Marquez's UI shows as it shows any other (``cut.bytes`` counts t
 
 ``/column-lineage`` is catalog.lineage.column_lineage.walk (the one column-lineage model, which
 the native API reads too) shaped as Marquez's field graph: level by level, at most
-MAX_DEPTH levels and MAX_FIELDS fields.
+MAX_DEPTH levels and MAX_FIELDS fields, its temporary datasets folded as the graph's are
+(catalog.lineage.temporary.fold_field_walk, ADR 0089).
 """
 
 from collections import defaultdict
@@ -24,7 +25,7 @@ from rest_framework.request import Request
 
 from api.marquez import node_ids, shapes
 from api.marquez.errors import MarquezError, not_found
-from catalog.lineage import column_lineage
+from catalog.lineage import column_lineage, temporary
 from catalog.lineage.drawn import DrawnGraph, drawn_graph
 from catalog.lineage.request import MAX_DEPTH
 from catalog.models import Dataset, Job
@@ -203,7 +204,9 @@ def column_lineage_graph(request: Request) -> dict[str, Any]:
     if not start:
         raise not_found(f"Column lineage for '{request.query_params['nodeId']}'")
     walked = column_lineage.walk(start, depth, downstream, MAX_FIELDS)
-    return _column_graph(walked)
+    # Temporary datasets fold away here too (ADR 0089): the root's own dataset never does.
+    keep = None if isinstance(root, Job) else root.id
+    return _column_graph(temporary.fold_field_walk(walked, keep, MAX_FIELDS * 4))
 
 
 def _column_graph(walked: column_lineage.FieldWalk) -> dict[str, Any]:

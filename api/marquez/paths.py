@@ -93,7 +93,7 @@ ROUTES: tuple[Endpoint, ...] = (
     ),
     Endpoint("search", "search", events.search, (JOB, DATASET)),
     Endpoint("tags", "tags", events.tags, (JOB, DATASET)),
-    _write("tags/{tag}"),
+    _write("tags/{tag}", "tag"),
     Endpoint("sources", "sources", events.sources),
     Endpoint("sources/{source}", "source", events.source),
     Endpoint("events", "events", events.events, (EVENT,)),

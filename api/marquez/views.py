@@ -123,6 +123,10 @@ class MarquezView(APIView):
         """Marquez's tag of a dataset, a field or a job: a steward's label."""
         return self._write(request, routes)
 
+    def put(self, request: Request, routes: list[paths.Route]) -> Response:
+        """Marquez's description of a tag: a steward's ``TagDescription``."""
+        return self._write(request, routes)
+
     def _write(self, request: Request, routes: list[paths.Route]) -> Response:
         method = request.method or ""
         writes = [route for route in routes if (method, route.handler) in curation.WRITES]
@@ -195,8 +199,9 @@ class MarquezView(APIView):
             405,
             "This catalog's Marquez API is read-only.",
             "Namespaces, jobs and runs come from OpenLineage events: POST them to "
-            "/lineage. Datasets, fields and jobs are tagged (POST/DELETE .../tags/{tag}) with "
-            "a curate token; stewards curate the rest in the admin.",
+            "/lineage. Datasets, fields and jobs are tagged (POST/DELETE .../tags/{tag}) and "
+            "tags described (PUT /tags/{tag}) with a curate token; stewards curate the rest "
+            "in the admin.",
         )
 
 

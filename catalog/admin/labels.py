@@ -1,5 +1,6 @@
 """Tags and owners in the admin (ADR 0083): the stewards' own rows (add, hide a producer's,
-delete), the columns and filters of the dataset and job lists, and each page's entries.
+delete), the columns and filters of the dataset and job lists, each page's entries, and
+the tags' descriptions (Marquez's ``PUT /tags/{tag}`` writes the same rows).
 
 A steward's row names its dataset (by any of its names) or job; the service
 (catalog.services.labels) stores it by that name, so a rederive keeps it, and projects the
@@ -15,7 +16,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from catalog.models import Dataset, Job, LabelTarget, StewardLabel
+from catalog.models import Dataset, Job, LabelTarget, StewardLabel, TagDescription
 from catalog.reads import labels as label_reads
 from catalog.services import labels
 
@@ -75,6 +76,49 @@ class StewardLabelAdmin(admin.ModelAdmin):
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for label in queryset:
             labels.unlabel(request.user, label)
+
+
+class TagDescriptionForm(forms.ModelForm):
+    class Meta:
+        model = TagDescription
+        fields = ("name", "description")
+        widgets = {"description": forms.Textarea(attrs={"rows": 4})}
+        help_texts = {
+            "name": "The tag as Marquez names it: its key, or key:value.",
+            "description": "Shown with the tag on Marquez's GET /tags.",
+        }
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        name = str(data.get("name") or getattr(self.instance, "name", "") or "")
+        problem = labels.tag_description_problem(name, data.get("description", ""))
+        if problem is not None:
+            raise forms.ValidationError(problem)
+        return data
+
+
+@admin.register(TagDescription)
+class TagDescriptionAdmin(admin.ModelAdmin):
+    form = TagDescriptionForm
+    list_display = ("name", "description", "updated_at", "created_by")
+    search_fields = ("name",)
+    ordering = ("name",)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        return ("name",) if obj is not None else ()  # another name is another tag's row
+
+    def save_model(
+        self, request: HttpRequest, obj: TagDescription, form: Any, change: bool
+    ) -> None:
+        saved = labels.describe_tag(request.user, obj.name, obj.description)
+        obj.pk = saved.pk
+
+    def delete_model(self, request: HttpRequest, obj: TagDescription) -> None:
+        labels.forget_tag_description(request.user, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for row in queryset:
+            labels.forget_tag_description(request.user, row)
 
 
 class _LabelFilter(admin.SimpleListFilter):

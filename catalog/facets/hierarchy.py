@@ -13,7 +13,8 @@ FACET = Facet(
     appears=(DATASET,),
     schemas=("HierarchyDatasetFacet",),
     extracts="merged into the dataset's facets by version",
-    projects="Dataset.browse_path (the level names joined by /, redacted, ADR 0093)",
+    projects="Dataset.browse_path (the level names joined by /, redacted, ADR 0093; rows "
+    "derived before it are filled by migration 0032 / `manage.py fill_browse_paths`)",
     native="dataset detail `hierarchy` (its levels, highest first), list filter `path`, "
     "and in `facets`",
     marquez="in the dataset's `facets`",

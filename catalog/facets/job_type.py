@@ -10,11 +10,15 @@ FACET = Facet(
     appears=(JOB,),
     schemas=("JobTypeJobFacet",),
     extracts="merged into the job's facets by version; a run is streaming when one of "
-    "its own events' job facets says processingType STREAMING; emissionPattern's events "
-    "(PERIODIC, ACCUMULATIVE) of one runId are one run, the union of what each names",
+    "its own events' job facets says processingType STREAMING; emissionPattern: the events "
+    "of one runId are one run, the union of what each names (ACCUMULATIVE, the default), "
+    "or (eventContentMode COMPLETE_SNAPSHOT in one of its own events) each event is "
+    "complete for its window",
     projects="Job.processing_type, Job.job_type, Job.integration (redacted); "
     "Run.is_streaming (a streaming run that is not terminal is RUNNING; its RUNNING events "
-    "are writes, and its edges are current while it runs; ADR 0091)",
+    "are writes, and its edges are current while it runs; ADR 0091); "
+    "Run.emits_snapshots (its lineage and job edges are its newest window's: a dataset a "
+    "later snapshot no longer names leaves them; ADR 0091)",
     native="job `processing_type`, `job_type`, `integration`, and in `facets`",
     marquez="job `type`: STREAM for a STREAMING processing type, else BATCH",
 )
@@ -33,3 +37,14 @@ def projection(facets: Any) -> tuple[Any, Any, Any]:
 def is_streaming(facets: Any) -> bool:
     """Whether one event's own job facets declare a streaming job."""
     return opened(facets, NAME).get("processingType") == "STREAMING"
+
+
+SNAPSHOT = "COMPLETE_SNAPSHOT"
+
+
+def emits_snapshots(facets: Any) -> bool:
+    """Whether one event's own job facets say each event is complete for its time window
+    (``emissionPattern.eventContentMode`` COMPLETE_SNAPSHOT; ACCUMULATIVE, the spec's
+    default, and a bad shape: no)."""
+    pattern = opened(facets, NAME).get("emissionPattern")
+    return isinstance(pattern, dict) and pattern.get("eventContentMode") == SNAPSHOT

@@ -13,9 +13,13 @@ bound's edge: folding it would lose the link). The dataset stays readable by id.
 """
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
+from catalog.facets import dataset_type
+from catalog.lineage.column_lineage import ColumnEdge, Field, FieldWalk
 from catalog.lineage.request import Graph
+from catalog.models import Dataset
 
 # Column edges are composed through at most this many temporary datasets in a row (a
 # chain longer than the walk's depth cannot be drawn whole anyway).
@@ -201,3 +205,101 @@ def _compose(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
         }
     )
     return body
+
+
+# --- the field walk (Marquez's /column-lineage) --------------------------------------
+
+
+def temporary_among(dataset_ids: list[int]) -> set[int]:
+    """Which of ``dataset_ids`` are typed temporary job outputs: one query, the facet read
+    in PostgreSQL (the rows' facets are not fetched)."""
+    if not dataset_ids:
+        return set()
+    rows = Dataset.objects.filter(id__any=dataset_ids, **dataset_type.temporary_lookup())
+    return set(rows.values_list("id", flat=True))
+
+
+def fold_field_walk(walked: FieldWalk, keep: int | None, limit: int) -> FieldWalk:
+    """The field walk with its temporary datasets folded as the graph folds them: each one
+    (but ``keep``, the root's dataset) that the walk reached from both sides (an edge into
+    one of its fields and one out of one) is taken out with its fields, and ``x → t.c``
+    then ``t.c → y`` become ``x → y`` (the second edge's job and target form). One with a
+    side not walked (a dead end, or a depth bound's edge) stays, as in the graph. At most
+    ``limit`` composed edges and MAX_FOLD_DEPTH temporaries in a row; past either the walk
+    is ``truncated``."""
+    walked_ids = sorted({item[0] for item in walked.fields})
+    temporary = temporary_among(walked_ids) - {keep}
+    reached = {e.target_id for e in walked.edges} & {e.source_id for e in walked.edges}
+    folded = temporary & reached
+    if not folded:
+        return walked
+    out_of: dict[Field, list[ColumnEdge]] = defaultdict(list)
+    for edge in walked.edges:
+        if edge.source_id in folded:
+            out_of[(edge.source_id, edge.source_field)].append(edge)
+    done = [edge for edge in walked.edges if edge.source_id not in folded]
+    pending = [edge for edge in done if edge.target_id in folded]
+    composed: dict[tuple, ColumnEdge] = {}
+    cut = False
+    for _ in range(MAX_FOLD_DEPTH):
+        following: list[ColumnEdge] = []
+        for first in pending:
+            for second in out_of[(first.target_id, first.target_field)]:
+                edge = _compose_column(first, second)
+                key = (
+                    edge.source_id,
+                    edge.source_field,
+                    edge.target_id,
+                    edge.target_field,
+                    edge.job_id,
+                    edge.transformation_type,
+                    edge.transformation_description,
+                )
+                if key in composed:
+                    continue
+                if len(composed) >= limit:
+                    cut = True
+                    break
+                composed[key] = edge
+                if edge.target_id in folded:
+                    following.append(edge)
+        pending = following
+        if not pending:
+            break
+    edges = [
+        edge
+        for edge in [*done, *composed.values()]
+        if edge.source_id not in folded and edge.target_id not in folded
+    ]
+    edges.sort(key=lambda e: (e.target_id, e.target_field, e.source_id, e.source_field, e.id))
+    fields = {item for item in walked.fields if item[0] not in folded}
+    return FieldWalk(fields, edges, walked.truncated or cut or bool(pending))
+
+
+def _compose_column(first: ColumnEdge, second: ColumnEdge) -> ColumnEdge:
+    """``first`` (into a folded dataset's field) then ``second`` (out of it), as one edge:
+    ``_compose``'s rules on the read's rows (INDIRECT when either part is; descriptions
+    joined; the second part's job, target and the target field's own form)."""
+    indirect = INDIRECT in (first.transformation_type, second.transformation_type)
+    return replace(
+        second,
+        source_id=first.source_id,
+        source_namespace=first.source_namespace,
+        source_name=first.source_name,
+        source_field=first.source_field,
+        transformation_type=INDIRECT if indirect else second.transformation_type,
+        transformation_subtype=(
+            first.transformation_subtype
+            if first.transformation_type == INDIRECT
+            else second.transformation_subtype
+        ),
+        transformation_description="; ".join(
+            text
+            for text in (first.transformation_description, second.transformation_description)
+            if text
+        ),
+        masking=first.masking or second.masking,
+        first_seen=max(first.first_seen, second.first_seen),
+        last_seen=max(first.last_seen, second.last_seen),
+        run_count=min(first.run_count, second.run_count),
+    )

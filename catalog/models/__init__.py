@@ -1,10 +1,10 @@
 """The catalog derived from the raw event log (see docs/derivation.md), one module per idea.
 
 Everything but steward input (``AliasRule``, ``DisplayNamePin``, ``StewardLabel``,
-``RederiveJob``, ``Retirement``, and the webhook subscriptions with their deliveries) is derived
-from ``ingest.Event`` and rebuilt by ``manage.py rederive``. Natural keys are unique
-constraints on bounded columns: names of unbounded length are keyed by a sha256
-(``key_hash``).
+``TagDescription``, ``RederiveJob``, ``Retirement``, and the webhook subscriptions with their
+deliveries) is derived from ``ingest.Event`` and rebuilt by ``manage.py rederive``. Natural
+keys are unique constraints on bounded columns: names of unbounded length are keyed by a
+sha256 (``key_hash``).
 
 Facts (``RunDataset``, ``ColumnLineageFact``, ``JobDataset``, ``EventDataset``) point at
 ``DatasetAlias`` rows, which never merge, so a dataset merge only moves aliases and
@@ -87,6 +87,7 @@ from catalog.models.steward import (
     LabelTarget,
     StewardInput,
     StewardLabel,
+    TagDescription,
 )
 from catalog.models.webhooks import (
     DUE_STATUSES,
@@ -159,6 +160,7 @@ __all__ = [
     "StaticLineage",
     "StewardInput",
     "StewardLabel",
+    "TagDescription",
     "Via",
     "WebhookDelivery",
     "WebhookSubscription",

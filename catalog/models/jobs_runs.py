@@ -195,6 +195,10 @@ class Run(models.Model):
     nominal_end_time = models.DateTimeField(null=True, blank=True)
     error_message = models.TextField(blank=True, default="")
     is_streaming = models.BooleanField(default=False)
+    # One of the run's own events says each event is complete for its time window
+    # (emissionPattern.eventContentMode COMPLETE_SNAPSHOT): its lineage is its newest
+    # window's (catalog.models.writes.newest_window_sql, ADR 0091). OR-merged.
+    emits_snapshots = models.BooleanField(default=False, db_default=False)
     # The producer's tags of the run (tags facet; ADR 0083).
     tags = models.JSONField(default=list, blank=True, editable=False)
     # A write event of the run (a COMPLETE, a streaming job's RUNNING) named an output:

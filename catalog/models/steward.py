@@ -88,3 +88,30 @@ class StewardLabel(StewardInput):
         said = f"{self.key}={self.value}" if self.value else self.key
         where = f"{self.namespace}/{self.name}" + (f".{self.field}" if self.field else "")
         return f"{'hide ' if self.hides else ''}{self.kind} {said} on {where}"
+
+
+# A Marquez tag name is ``key`` or ``key:value`` (StewardLabel's key and value, 200 each).
+TAG_NAME_LENGTH = 401
+TAG_DESCRIPTION_LENGTH = 2000
+
+
+class TagDescription(StewardInput):
+    """A steward's description of a tag, by the tag's name as Marquez names it (``key``, or
+    ``key:value``): Marquez's ``PUT /tags/{tag}`` and the admin write it, ``GET /tags``
+    lists it (catalog.services.labels.describe_tag). A tag may be described before any
+    dataset or job carries it, as in Marquez. Not derived: a rederive keeps it."""
+
+    name = models.CharField(max_length=TAG_NAME_LENGTH)
+    description = models.TextField(blank=True, default="", max_length=TAG_DESCRIPTION_LENGTH)
+    updated_at = models.DateTimeField(db_default=Now(), editable=False)
+
+    class Meta:
+        db_table = "catalog_tag_description"
+        ordering = ["name"]
+        constraints = [
+            # One description per tag: a second PUT of the name replaces it (an upsert).
+            models.UniqueConstraint(fields=["name"], name="catalog_tag_description_name_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

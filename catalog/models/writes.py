@@ -65,6 +65,20 @@ def write_sql(run: str = "r", row: str | None = None) -> str:
     )
 
 
+def newest_window_sql(run_id: str, last_seen: str) -> str:
+    """Whether a run's dataset (its rows' ``last_seen``, an aggregate) is in its newest
+    window, in SQL: always, but for a run whose events are each complete for their window
+    (``Run.emits_snapshots``, ADR 0091), where only the datasets the newest event naming
+    any named are (a snapshot replaces the one before it; the spec's COMPLETE_SNAPSHOT).
+    ``last_seen`` is GREATEST-merged, so any order of the events gives the same window.
+    A CASE, so a run that is not one reads nothing more."""
+    return (
+        f"CASE WHEN (SELECT nw.emits_snapshots FROM catalog_run nw WHERE nw.id = {run_id})"
+        f" THEN {last_seen} >= (SELECT MAX(nd.last_seen) FROM catalog_run_dataset nd"
+        f" WHERE nd.run_id = {run_id}) ELSE true END"
+    )
+
+
 def completed(prefix: str = "run__") -> Q:
     """The filter that keeps run-dataset rows that are writes (``row_is_write``), their
     run reached through ``prefix``."""

@@ -1,9 +1,10 @@
 """The tags and owners in use, for Marquez's ``GET /tags`` and the admin's filters (ADR
 0083): the visible ones of the labelled datasets and jobs, read through the partial indexes
-of labelled rows (migration 0024), at most ``LABELLED_ROWS`` rows of each table."""
+of labelled rows (migration 0024), at most ``LABELLED_ROWS`` rows of each table; and the
+stewards' tag descriptions (``TagDescription``, Marquez's ``PUT /tags/{tag}``)."""
 
 from catalog.facets import tags
-from catalog.models import Dataset, Job
+from catalog.models import Dataset, Job, TagDescription
 
 LABELLED_ROWS = 2000
 MAX_NAMES = 1000
@@ -27,3 +28,14 @@ def tag_names() -> list[str]:
     """Every visible tag's Marquez name on datasets, their columns and jobs, sorted."""
     names = {name for model in (Dataset, Job) for name in names_in_use(model)[0]}
     return sorted(names)[:MAX_NAMES]
+
+
+def described_tags() -> list[tuple[str, str | None]]:
+    """Marquez's tags: every tag in use and every described one, by name, each with its
+    description (None when it has none), at most ``MAX_NAMES``. A tag described before
+    anything carries it is listed, as Marquez lists the tags it was given."""
+    described = dict(
+        TagDescription.objects.order_by("name").values_list("name", "description")[:MAX_NAMES]
+    )
+    names = sorted({*tag_names(), *described})[:MAX_NAMES]
+    return [(name, described.get(name) or None) for name in names]

@@ -19,7 +19,16 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import JSONObject
 
 from catalog.facets import ownership, tags
-from catalog.models import Dataset, DatasetAlias, Job, LabelKind, LabelTarget, StewardLabel
+from catalog.models import (
+    Dataset,
+    DatasetAlias,
+    Job,
+    LabelKind,
+    LabelTarget,
+    StewardLabel,
+    TagDescription,
+)
+from catalog.models.steward import TAG_DESCRIPTION_LENGTH, TAG_NAME_LENGTH
 from catalog.names import naming
 from catalog.services.audit import log_curation
 from catalog.services.derivation.locks import locked
@@ -155,7 +164,55 @@ def unlabel(user: Any, label: StewardLabel) -> None:
             _audit(user, holder, f"removed {label}")
 
 
-def _audit(user: Any, holder: Dataset | Job, message: str) -> None:
+def tag_description_problem(name: str, description: Any) -> str | None:
+    """Why a tag's name or description cannot be stored, or None: a name as Marquez names a
+    tag (``key`` or ``key:value``) within the label columns' bounds, a description text
+    (or None: kept as it is) within its own; neither holds NUL (PostgreSQL text cannot)."""
+    key, _, value = name.partition(":")
+    if not key.strip() or len(name) > TAG_NAME_LENGTH or max(len(key), len(value)) > 200:
+        return f"A tag name is key or key:value, each 1-200 characters (got {len(name)})."
+    if description is not None and not isinstance(description, str):
+        return "description must be a string or null."
+    if description is not None and len(description) > TAG_DESCRIPTION_LENGTH:
+        return f"description is at most {TAG_DESCRIPTION_LENGTH} characters."
+    if "\x00" in name or "\x00" in (description or ""):
+        return "A tag's name and description must not contain NUL characters."
+    return None
+
+
+def describe_tag(user: Any, name: str, description: str | None) -> TagDescription:
+    """Store a steward's description of the tag ``name`` (Marquez's ``PUT /tags/{tag}``,
+    the admin): an upsert on the name, so two callers at once leave one row, the later
+    description. ``None`` (Marquez's PUT without one) creates the tag's row, keeping a
+    description it has. The caller checked ``tag_description_problem``."""
+    row = TagDescription(
+        name=name,
+        description=description or "",
+        created_by=user if getattr(user, "pk", None) else None,
+    )
+    with transaction.atomic():
+        if description is None:
+            TagDescription.objects.bulk_create([row], ignore_conflicts=True)
+        else:
+            TagDescription.objects.bulk_create(
+                [row],
+                update_conflicts=True,
+                unique_fields=["name"],
+                update_fields=["description", "updated_at"],
+            )
+        stored = TagDescription.objects.get(name=name)
+        _audit(user, stored, f"described tag {name}: {stored.description!r}")
+    return stored
+
+
+def forget_tag_description(user: Any, row: TagDescription) -> None:
+    """Delete a tag's description (the tag itself is the labels', untouched)."""
+    with transaction.atomic():
+        _audit(user, row, f"removed the description of tag {row.name}")
+        row.delete()
+
+
+def _audit(user: Any, holder: Dataset | Job | TagDescription, message: str) -> None:
     """A session's edit in the admin log (it needs a user); a token's in the log lines,
     by the token's name (a Marquez tag call, api/marquez/curation.py)."""
     if getattr(user, "pk", None) is not None:

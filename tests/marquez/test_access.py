@@ -144,15 +144,16 @@ def test_unknown_paths_and_writes(read_client, mz):
     missing = mz.get("/no/such/thing")
     assert missing.status_code == 404 and set(missing.json()) == ERROR
     for method, path in [
-        ("put", "/marquez/api/v1/tags/PII"),
         ("put", "/marquez/api/v1/namespaces/ns"),
         ("post", "/marquez/api/v1/jobs/runs/01930000-0000-7000-8000-000000000001/complete"),
     ]:
         response = getattr(read_client, method)(path, RAW_URI=path)
         assert response.status_code == 405, (method, path)
         assert response.json()["code"] == 405 and "read-only" in response.json()["message"]
-    # Tag calls are curation (tests/marquez/test_tag_writes.py): a read token may not.
+    # Tag calls are curation (tests/marquez/test_tag_writes.py, test_tag_descriptions.py):
+    # a read token may not.
     for method, path in [
+        ("put", "/marquez/api/v1/tags/PII"),
         ("post", "/marquez/api/v1/namespaces/ns/datasets/ds/tags/PII"),
         ("delete", "/marquez/api/v1/namespaces/ns/jobs/job/tags/PII"),
     ]:
@@ -254,14 +255,15 @@ def test_graph_query_counts_are_pinned(world, mz):
     nodes read as whole rows, the root not again: catalog.lineage.drawn) plus five for
     Marquez's shapes, one for the drawn jobs' every input and output (Marquez draws
     them all), one for which edges are current (ADR 0060); column lineage: one query per
-    level walked (at most MAX_DEPTH per direction). Static lineage (ADR 0061) adds three to a
+    level walked (at most MAX_DEPTH per direction) and one for which walked datasets are
+    temporary (folded away, ADR 0089). Static lineage (ADR 0061) adds three to a
     walk (declared pairs, declaring jobs, drawn declarations) and a job root's declared
     datasets, one per direction; a job root reads its child jobs, one (ADR 0070). Both
     directions of the walk are one statement (ADR 0099)."""
     mz.get("/tags")
     assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 19
     assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 23
-    assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 8
+    assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 9
 
 
 def _row_reads(mz: MarquezClient, table: str, **params: str) -> tuple[list[int], list[str]]:

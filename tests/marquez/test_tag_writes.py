@@ -10,7 +10,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 
-from catalog.models import StewardLabel
+from catalog.models import StewardLabel, TagDescription
 from ingest.services import create_token
 from tests.marquez.conftest import JOB_NS, S3
 
@@ -89,6 +89,7 @@ def test_only_curate_tokens_tag_and_missing_objects_are_404(world, read_client, 
     response = _call(curate_client, "post", missing)
     assert response.status_code == 404 and response.json()["code"] == 404
     assert _call(curate_client, "post", f"{BASE}/namespaces/x/jobs/y/tags/t").status_code == 404
-    # Still a Marquez write the catalog does not take: creating a tag by name.
-    assert _call(read_client, "put", f"{BASE}/tags/pii").status_code == 405
-    assert not StewardLabel.objects.exists()
+    # A tag's description is a curate write too.
+    assert _call(read_client, "put", f"{BASE}/tags/pii").status_code == 403
+    assert _call(Client(), "put", f"{BASE}/tags/pii").status_code == 401
+    assert not StewardLabel.objects.exists() and not TagDescription.objects.exists()

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import connection
 
 from catalog.facets import lineage_catalog_edge
-from catalog.models.writes import write_sql
+from catalog.models.writes import newest_window_sql, write_sql
 from catalog.services.derivation import column_edges, retained
 from catalog.services.derivation.edge_runs import EdgeRuns, columns_of
 from catalog.services.derivation.records import AliasKey, Facts, JobKey, RunKey
@@ -93,6 +93,7 @@ WITH i AS MATERIALIZED (
     FROM catalog_run_dataset d JOIN catalog_dataset_alias a ON a.id = d.alias_id
     WHERE d.run_id = ANY(%(runs)s) AND d.direction = 'input'
     GROUP BY d.run_id, a.dataset_id
+    HAVING {newest_input}
 ), o AS MATERIALIZED (
     SELECT o.run_id, a.dataset_id, MIN(o.first_seen) AS first_seen,
            MAX(o.last_seen) AS last_seen, BOOL_OR({writes}) AS writes,
@@ -104,6 +105,7 @@ WITH i AS MATERIALIZED (
     -- index instead of hashing a whole table that grows with history (ADR 0025).
     WHERE o.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s) AND o.direction = 'output'
     GROUP BY o.run_id, a.dataset_id, r.id
+    HAVING {newest_output}
 ), sizes AS (
     SELECT x.id, (SELECT COUNT(*) FROM i WHERE i.run_id = x.id)
                  * (SELECT COUNT(*) FROM o WHERE o.run_id = x.id) AS pairs
@@ -128,6 +130,8 @@ JOIN catalog_run r ON r.id = i.run_id
 WHERE r.id = ANY(%(runs)s)
 """.format(
     writes=write_sql("r", "o"),
+    newest_input=newest_window_sql("d.run_id", "MAX(d.last_seen)"),
+    newest_output=newest_window_sql("o.run_id", "MAX(o.last_seen)"),
     lineage_type=lineage_catalog_edge.sql_value("lineage_type"),
     pipeline=lineage_catalog_edge.sql_value("pipeline"),
 )

@@ -206,6 +206,8 @@ class Extractor:
         # Streaming is a property of this event's own job facets (not of the batch's).
         streaming = job_type.is_streaming(payload["job"].get("facets"))
         run.streaming = run.streaming or streaming
+        # So is the emission pattern: OR-merged, so any order of the events agrees.
+        run.snapshots = run.snapshots or job_type.emits_snapshots(payload["job"].get("facets"))
         run_facets = run_payload.get("facets")
         _merge_facets(run.facets, run_facets, event.version)
         parent = parent_facet.reference(run_facets)

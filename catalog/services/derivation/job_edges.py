@@ -14,7 +14,7 @@ from uuid import UUID
 
 from django.db import connection
 
-from catalog.models.writes import write_sql
+from catalog.models.writes import newest_window_sql, write_sql
 from catalog.services.derivation import retained
 from catalog.services.derivation.edge_runs import EdgeRuns
 from catalog.services.derivation.edges import upsert_spans
@@ -32,7 +32,10 @@ WHERE rd.run_id = ANY(%(runs)s) AND a.dataset_id IS NOT NULL
   -- with the store in bench/derive_profile.py).
   AND r.id = ANY(%(runs)s)
 GROUP BY rd.run_id, r.id, a.dataset_id, rd.direction
-""".replace("{writes}", write_sql("r", "rd"))
+HAVING {newest}
+""".replace("{writes}", write_sql("r", "rd")).replace(
+    "{newest}", newest_window_sql("r.id", "MAX(rd.last_seen)")
+)
 _UPSERT = """
 INSERT INTO catalog_job_edge (job_id, dataset_id, direction, first_seen, last_seen, run_count)
 SELECT j, d, dir, f, l, 0 FROM unnest(

@@ -62,6 +62,7 @@ RUN_FIELDS = [
     "nominal_end_time",
     "error_message",
     "is_streaming",
+    "emits_snapshots",
     "tags",
     "outputs_confirmed",
     "last_event_time",
@@ -307,6 +308,7 @@ def derive_runs(
         run.last_event_time = latest(run.last_event_time, fact.last_event)
         run.first_start_time = earliest(run.first_start_time, fact.first_start)
         run.is_streaming = run.is_streaming or fact.streaming
+        run.emits_snapshots = run.emits_snapshots or fact.snapshots
         run.outputs_confirmed = run.outputs_confirmed or fact.outputs_confirmed
         merge_facets(run.facets, run.facet_versions, fact.facets)
         parent_key = _newer_parent(run.facet_versions, fact.parent)

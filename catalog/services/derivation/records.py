@@ -79,6 +79,8 @@ class RunFact:
     last_event: datetime | None = None
     first_start: datetime | None = None
     streaming: bool = False
+    # One of the run's own events says each event is complete for its window (ADR 0091).
+    snapshots: bool = False
     # A write event of the run (a COMPLETE, a streaming RUNNING) named an output.
     outputs_confirmed: bool = False
     facets: dict[str, tuple[Version, Any]] = field(default_factory=dict)
