@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 from django.db import connection
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
 from catalog.models import JobLineageEdge, LineageEdge, Run
@@ -308,6 +308,8 @@ def _writes_the_same_in_any_order(
 ) -> None:
     """Derived in order, then in the given order, batching and duplication: the same state,
     and both times the completed counts and the writes the events' oracle gives."""
+    # Hypothesis shows a composite's draw as blank ("case=,"): the case, should it fail.
+    note(repr((events, order, batches, duplicates)))
     records = [openlineage(event) for event in events]
     reference = _derive(records, list(range(len(records))), [len(records)], [])
     _completed_counts_match_the_runs()
