@@ -449,3 +449,32 @@ def test_a_bare_terminal_event_in_a_later_batch_recounts_the_run(order) -> None:
     _completed_counts_match_the_runs()
     # (run count, completed run count) of the one dataset → dataset edge
     assert [(edge[6], edge[7]) for edge in reference["edges"]] == [(2, 1)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="the edge_stopped change record depends on arrival order (see docstring)",
+)
+def test_an_edge_stopped_change_does_not_depend_on_the_arrival_order() -> None:
+    """A case the START-planning property drew on 2026-12-03 (on main's code too): three runs
+    of one task, each a START planning `t0` (the third also t1 and t2, reading t0) and a
+    COMPLETE with no outputs key. Derived in order in one batch, the change log holds an
+    `edge_stopped` change; derived as [3, 4, 2, 1, 5, 0] in batches of 3 and 2, none. Strict:
+    when the derivation is fixed this fails, and the marker goes (ADR 0098)."""
+    from tests.strategies import _DATASETS, _STATE_RUNS, _state_event
+
+    t0, t1, t2 = _DATASETS[:3]
+    events = []
+    for run, minute, end, inputs, planned in (
+        (0, 1, 3, [], [t0]),
+        (1, 4, 4, [], [t0]),
+        (2, 2, 2, [t0], [t0, t1, t2]),
+    ):
+        events.append(_state_event(_STATE_RUNS[run], "START", minute, inputs, planned, False))
+        complete = _state_event(_STATE_RUNS[run], "COMPLETE", end, inputs, [], False)
+        del complete["outputs"]
+        events.append(complete)
+    records = [openlineage(event) for event in events]
+    reference = _derive(records, list(range(6)), [6], [])
+    assert _derive(records, [3, 4, 2, 1, 5, 0], [3, 2], []) == reference
