@@ -4,12 +4,11 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 from django.db import connection
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
 from catalog.models import JobLineageEdge, LineageEdge, Run
@@ -142,28 +141,31 @@ def _static_and_run_facts() -> list[dict]:
     return [*events, described, statistics, tie]
 
 
-@pytest.fixture(scope="module")
-def stream() -> list:
+def _stream() -> list:
     corpus = corpus_records(CORPUS) if CORPUS.is_dir() else []
     return _synthetic() + corpus[:60]
 
 
-@pytest.fixture
-def stream_reference() -> Callable[[list], dict]:
-    """The stream derived in order in one batch, derived once per test instead of once per
-    example (half of this test's derivations): the stream is the module's, the same in
-    every example, and a canonical dump holds natural keys only, no ids, so the dump of an
-    earlier example is this one's too. It is derived inside the test's transaction, at the
-    first example, so it is a catalog of the same database the examples derive into, and
-    nothing of it outlives the test."""
-    references: dict[int, dict] = {}
+# Built at import (a few milliseconds): the property's strategies and explicit examples
+# need its length, and every example derives the same stream.
+STREAM = _stream()
+N = len(STREAM)
+SYNTHETIC = len(_synthetic())  # the order-sensitive shapes come first in the stream
 
-    def reference(records: list) -> dict:
-        if id(records) not in references:
-            references[id(records)] = _derive(
-                records, list(range(len(records))), [len(records)], []
-            )
-        return references[id(records)]
+
+@pytest.fixture
+def stream_reference() -> Callable[[], dict]:
+    """The stream derived in order in one batch, derived once per test instead of once per
+    example: the stream is the module's, the same in every example, and a canonical dump
+    holds natural keys only, no ids, so the dump of an earlier example is this one's too.
+    It is derived inside the test's transaction, at the first example, so it is a catalog
+    of the same database the examples derive into, and nothing of it outlives the test."""
+    references: list[dict] = []
+
+    def reference() -> dict:
+        if not references:
+            references.append(_derive(STREAM, list(range(N)), [N], []))
+        return references[0]
 
     return reference
 
@@ -190,20 +192,37 @@ def _derive(records: list, order: list[int], batches: list[int], duplicates: lis
     return canonical_dump()
 
 
+# Ten random arrangements and three chosen ones, where there were thirty random ones (each
+# example derives the whole stream, two to three CPU seconds): the chosen ones are those
+# random draws reach only by luck. Reversed, so every later event of a run (a COMPLETE, a
+# rename, a redefinition) arrives before the earlier ones, once in a single batch (the
+# batch's own ordering) and once with each order-sensitive event in a batch of its own
+# (each late START, merge and rename derived over a catalog that already holds what comes
+# after it), redelivering the synthetic events; and the even events before the odd ones in
+# batches of 40, so the events of one run land in different batches out of order.
 @settings(
-    max_examples=30,
+    max_examples=10,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(data=st.data())
+@example(order=list(range(N))[::-1], batches=[N], duplicates=[])
+@example(
+    order=list(range(N))[::-1],
+    batches=[N - SYNTHETIC] + [1] * SYNTHETIC,
+    duplicates=list(range(N - SYNTHETIC, N, 5)),  # positions of the synthetic events
+)
+@example(order=list(range(0, N, 2)) + list(range(1, N, 2)), batches=[40] * 4, duplicates=[0, 1])
+@given(
+    order=st.permutations(range(N)),
+    batches=st.lists(st.integers(1, 40), max_size=20),
+    duplicates=st.lists(st.integers(0, N - 1), max_size=10),
+)
 def test_any_permutation_duplication_and_batching_gives_the_same_catalog(
-    stream, stream_reference, data
+    stream_reference, order, batches, duplicates
 ) -> None:
-    reference = stream_reference(stream)
-    order = data.draw(st.permutations(range(len(stream))))
-    batches = data.draw(st.lists(st.integers(1, 40), max_size=20))
-    duplicates = data.draw(st.lists(st.integers(0, len(stream) - 1), max_size=10))
-    assert _derive(stream, list(order), batches, duplicates) == reference
+    """Derived in any order, batching and redelivery, the stream gives the catalog it gives
+    derived in order in one batch (compared by the canonical dump, natural keys only)."""
+    assert _derive(STREAM, list(order), batches, duplicates) == stream_reference()
 
 
 def test_a_full_rederive_empties_every_derived_table_and_keeps_steward_input() -> None:
@@ -284,45 +303,132 @@ def _writes_match_the_events(events: list[dict]) -> None:
     assert shown == dict(lineage_edges)
 
 
-def _writes_the_same_in_any_order(events: list, data: Any) -> None:
-    """Derived in order, then in a drawn order, batching and duplication: the same state,
+def _writes_the_same_in_any_order(
+    events: list, order: list[int], batches: list[int], duplicates: list[int]
+) -> None:
+    """Derived in order, then in the given order, batching and duplication: the same state,
     and both times the completed counts and the writes the events' oracle gives."""
+    # Hypothesis shows a composite's draw as blank ("case=,"): the case, should it fail.
+    note(repr((events, order, batches, duplicates)))
     records = [openlineage(event) for event in events]
     reference = _derive(records, list(range(len(records))), [len(records)], [])
     _completed_counts_match_the_runs()
     _writes_match_the_events(events)
-    order = data.draw(st.permutations(range(len(records))))
-    # Small batches, so a run's events (its START with datasets, its bare FAIL or its
-    # COMPLETE naming fewer outputs) usually land in different ones.
-    batches = data.draw(st.lists(st.integers(1, 3), min_size=2, max_size=6))
-    duplicates = data.draw(st.lists(st.integers(0, len(records) - 1), max_size=3))
-    assert _derive(records, list(order), batches, duplicates) == reference
+    assert _derive(records, order, batches, duplicates) == reference
     _completed_counts_match_the_runs()
     _writes_match_the_events(events)
 
 
+@st.composite
+def _arranged(draw: st.DrawFn, events: st.SearchStrategy) -> tuple:
+    """Events, a drawn order, small batches (so a run's events, its START with datasets, its
+    bare FAIL or its COMPLETE naming fewer outputs, usually land in different ones) and a
+    few redeliveries; one strategy, so explicit examples can name all four."""
+    drawn = draw(events)
+    order = draw(st.permutations(range(len(drawn))))
+    batches = draw(st.lists(st.integers(1, 3), min_size=2, max_size=6))
+    duplicates = draw(st.lists(st.integers(0, len(drawn) - 1), max_size=3))
+    return drawn, list(order), batches, duplicates
+
+
+def _state(run: int, state: str, minute: int, reads: int | None, writes: int | None) -> dict:
+    """A run-state event of tests.strategies' shape; None for no datasets (a bare event)."""
+    from tests.strategies import _DATASETS, _STATE_RUNS, _state_event
+
+    inputs = [] if reads is None else [_DATASETS[reads]]
+    outputs = [] if writes is None else [_DATASETS[writes]]
+    return _state_event(_STATE_RUNS[run], state, minute, inputs, outputs, False)
+
+
+# Twelve random cases where there were twenty-five, and the three the docstring names,
+# chosen, each with its later event first and in a batch of its own.
 @settings(
-    max_examples=25,
+    max_examples=12,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(events=run_state_events, data=st.data())
-def test_which_runs_count_as_writes_is_order_independent(events, data) -> None:
+@example(  # a FAIL before its START, each alone, the START redelivered
+    case=([_state(0, "START", 1, 0, 1), _state(0, "FAIL", 2, None, None)], [1, 0], [1, 1], [1])
+)
+@example(  # a COMPLETE after another run's FAIL of the same table
+    case=(
+        [_state(0, "START", 1, 0, 1), _state(1, "FAIL", 2, 0, 1), _state(0, "COMPLETE", 3, 0, 1)],
+        [1, 2, 0],
+        [1, 1, 1],
+        [],
+    )
+)
+@example(  # terminal events without datasets: a bare COMPLETE and a bare ABORT, first
+    case=(
+        [
+            _state(0, "START", 1, 0, 1),
+            _state(0, "COMPLETE", 2, None, None),
+            _state(1, "START", 1, 2, 1),
+            _state(1, "ABORT", 3, None, None),
+        ],
+        [3, 1, 2, 0],
+        [1, 1, 2],
+        [0],
+    )
+)
+@given(case=_arranged(run_state_events))
+def test_which_runs_count_as_writes_is_order_independent(case) -> None:
     """A FAIL before its START, a COMPLETE after another run's FAIL, a terminal event
     without datasets: the completed counts are the same in any order and batching."""
-    _writes_the_same_in_any_order(events, data)
+    _writes_the_same_in_any_order(*case)
 
 
+def _planned(run: int, state: str, outputs: list[int] | None) -> dict:
+    """A START or end event of planned_and_completed_events' shape; None: no outputs key."""
+    from tests.strategies import _DATASETS, _STATE_RUNS, _state_event
+
+    event = _state_event(
+        _STATE_RUNS[run], state, 1, [_DATASETS[3]], [_DATASETS[i] for i in outputs or []], False
+    )
+    if outputs is None:
+        del event["outputs"]
+    return event
+
+
+# Twelve random cases where there were thirty, and the shapes of issue 31 chosen, each
+# with the COMPLETE first, in a batch of its own.
 @settings(
-    max_examples=30,
+    max_examples=12,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(events=planned_and_completed_events(), data=st.data())
-def test_a_start_planning_more_than_its_complete_names_is_order_independent(events, data) -> None:
+@example(  # a START planning three outputs, its COMPLETE naming one, a RUNNING naming two
+    case=(
+        [
+            _planned(0, "START", [0, 1, 2]),
+            _planned(0, "COMPLETE", [1]),
+            _planned(0, "RUNNING", [0, 2]),
+        ],
+        [1, 2, 0],
+        [1, 1, 1],
+        [1],
+    )
+)
+@example(  # COMPLETEs naming none: `outputs: []` and no key; another run FAILs
+    case=(
+        [
+            _planned(0, "START", [0, 1]),
+            _planned(0, "COMPLETE", []),
+            _planned(1, "START", [1, 2]),
+            _planned(1, "COMPLETE", None),
+            _planned(2, "START", [0]),
+            _planned(2, "FAIL", [0]),
+        ],
+        [5, 3, 1, 4, 2, 0],
+        [1, 1, 1, 3],
+        [0],
+    )
+)
+@given(case=_arranged(planned_and_completed_events()))
+def test_a_start_planning_more_than_its_complete_names_is_order_independent(case) -> None:
     """A START listing more outputs than its COMPLETE names (or a COMPLETE naming none),
     in any order and batching: the same writes, those the COMPLETE named (issue 31)."""
-    _writes_the_same_in_any_order(events, data)
+    _writes_the_same_in_any_order(*case)
 
 
 @pytest.mark.parametrize("order", [[0, 1, 2], [2, 1, 0], [1, 2, 0]])
@@ -343,3 +449,32 @@ def test_a_bare_terminal_event_in_a_later_batch_recounts_the_run(order) -> None:
     _completed_counts_match_the_runs()
     # (run count, completed run count) of the one dataset → dataset edge
     assert [(edge[6], edge[7]) for edge in reference["edges"]] == [(2, 1)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="the edge_stopped change record depends on arrival order (see docstring)",
+)
+def test_an_edge_stopped_change_does_not_depend_on_the_arrival_order() -> None:
+    """A case the START-planning property drew on 2026-12-03 (on main's code too): three runs
+    of one task, each a START planning `t0` (the third also t1 and t2, reading t0) and a
+    COMPLETE with no outputs key. Derived in order in one batch, the change log holds an
+    `edge_stopped` change; derived as [3, 4, 2, 1, 5, 0] in batches of 3 and 2, none. Strict:
+    when the derivation is fixed this fails, and the marker goes (ADR 0098)."""
+    from tests.strategies import _DATASETS, _STATE_RUNS, _state_event
+
+    t0, t1, t2 = _DATASETS[:3]
+    events = []
+    for run, minute, end, inputs, planned in (
+        (0, 1, 3, [], [t0]),
+        (1, 4, 4, [], [t0]),
+        (2, 2, 2, [t0], [t0, t1, t2]),
+    ):
+        events.append(_state_event(_STATE_RUNS[run], "START", minute, inputs, planned, False))
+        complete = _state_event(_STATE_RUNS[run], "COMPLETE", end, inputs, [], False)
+        del complete["outputs"]
+        events.append(complete)
+    records = [openlineage(event) for event in events]
+    reference = _derive(records, list(range(6)), [6], [])
+    assert _derive(records, [3, 4, 2, 1, 5, 0], [3, 2], []) == reference
