@@ -61,11 +61,13 @@ def shipped_workers(one_worker: bool) -> list[list[str]]:
         *common,
     ]
     if one_worker:
-        return [celery_command("worker", *derive)]
+        return [celery_command("worker", "--hostname", "both@%h", *derive)]
     return [
-        celery_command("worker", "--queues", "lineage", *derive),
+        celery_command("worker", "--hostname", "derive@%h", "--queues", "lineage", *derive),
         celery_command(
             "worker",
+            "--hostname",
+            "webhooks@%h",
             "--queues",
             "webhooks",
             "--pool",
@@ -165,15 +167,30 @@ def main() -> None:
     beat = celery_command("beat", "--schedule", str(schedule))
     import subprocess
 
+    logs = Path(schedule.parent)
     processes = [
-        subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-        for command in (*shipped_workers(options.one_worker), beat)
+        subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=(logs / f"{number}.log").open("wb"),
+        )
+        for number, command in enumerate((*shipped_workers(options.one_worker), beat))
     ]
+    workers = len(processes) - 1
     accepted_at: dict[str, float] = {}
     expected = (options.events - options.datasets) * options.subscriptions
     try:
         with running_server(env, workers=1, start_seconds=120) as url:
-            time.sleep(3)  # the worker connects to the broker
+            # Every worker ready (connected, consuming) before the first event: a worker
+            # still starting would be measured as delivery latency.
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline and not all(
+                " ready." in (logs / f"{number}.log").read_text(errors="replace")
+                for number in range(workers)
+            ):
+                time.sleep(0.5)
             port = int(url.rsplit(":", 1)[1])
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
@@ -202,6 +219,7 @@ def main() -> None:
         receiver.shutdown()
     with arrivals.lock:
         received = list(arrivals.by_id.values())
+
     def created(body: dict) -> float:
         return datetime.fromisoformat(body["created_at"]).timestamp()
 
@@ -210,10 +228,10 @@ def main() -> None:
     accepted = [at - accepted_at[body["data"]["run_id"]] for at, body in known]
     # The same run's baseline: how far derivation itself lagged behind ingest.
     lag = [created(body) - accepted_at[body["data"]["run_id"]] for _, body in known]
-    workers = "one worker, both queues" if options.one_worker else "derive worker + sender"
+    layout = "one worker, both queues" if options.one_worker else "derive worker + sender"
     print(
         f"{options.events} events at {options.rate:g}/s over {options.datasets} tables, "
-        f"{options.subscriptions} subscription(s), {workers}: {len(received)} of "
+        f"{options.subscriptions} subscription(s), {layout}: {len(received)} of "
         f"{expected} deliveries received, {arrivals.again} received again"
     )
     print(_figures("accepted -> delivery", accepted))

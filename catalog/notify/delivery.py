@@ -18,22 +18,19 @@ slow receiver holds only its own share of the pool (ADR 0086, its 2026-12-03 ame
 import hashlib
 import logging
 import random
-import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 import orjson
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import DUE_STATUSES, DeliveryStatus, WebhookDelivery, WebhookSubscription
-from catalog.notify import outbox, sender, signing
+from catalog.notify import outbox, pool, sender, signing
 
 logger = logging.getLogger(__name__)
 
@@ -112,25 +109,14 @@ def deliver_many(delivery_ids: list[str]) -> dict[str, str | None]:
     ids = list(dict.fromkeys(delivery_ids))
     if len(ids) <= 1:
         return {delivery_id: deliver(delivery_id) for delivery_id in ids}
-    hosts = _hosts(ids)
-    per_host = max(1, settings.WEBHOOKS["PER_HOST"])
-    bounds = {host: threading.BoundedSemaphore(per_host) for host in set(hosts.values())}
-
-    def one(delivery_id: str) -> str | None:
-        bound = bounds.get(hosts.get(delivery_id, ""))
-        try:
-            with bound if bound is not None else nullcontext():
-                return deliver(delivery_id)
-        finally:
-            connections.close_all()  # this pool thread's own connection: it ends with the pool
-
-    size = max(1, min(settings.WEBHOOKS["POOL_SIZE"], len(ids)))
-    with ThreadPoolExecutor(max_workers=size, thread_name_prefix="webhook") as pool:
-        futures = {delivery_id: pool.submit(one, delivery_id) for delivery_id in ids}
-    errors = [future.exception() for future in futures.values() if future.exception()]
+    by_host: dict[str, list[str]] = {}
+    for delivery_id, host in _hosts(ids).items():
+        by_host.setdefault(host, []).append(delivery_id)
+    options = settings.WEBHOOKS
+    answers, errors = pool.run(by_host, deliver, options["POOL_SIZE"], options["PER_HOST"])
     if errors:
-        raise errors[0]  # type: ignore[misc]
-    return {delivery_id: future.result() for delivery_id, future in futures.items()}
+        raise errors[0]
+    return {delivery_id: answers.get(delivery_id) for delivery_id in ids}
 
 
 def _hosts(delivery_ids: list[str]) -> dict[str, str]:

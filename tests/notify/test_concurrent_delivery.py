@@ -53,12 +53,12 @@ def test_a_derive_commit_publishes_one_task_for_its_deliveries_on_the_webhooks_q
     for number in range(2):
         WebhookSubscription.objects.create(name=f"team {number}", url="http://127.0.0.1:9/")
     derive(load(V1, 0, 0))
-    assert sent == []  # no change yet
+    assert [name for name, _ in sent if name != "catalog.derive_events"] == []  # no change yet
     derive(load(V2, 100, 1))  # three changes, two subscriptions: one commit
     ids = {str(pk) for pk in WebhookDelivery.objects.values_list("id", flat=True)}
     assert len(ids) == 6
-    ((name, (published,)),) = sent
-    assert name == outbox.DELIVER_TASK and set(published) == ids
+    ((published,),) = [args for name, args in sent if name == outbox.DELIVER_TASK]
+    assert set(published) == ids
     route = current_app.amqp.router.route({}, outbox.DELIVER_TASK)
     assert route["queue"].name == "webhooks"
     assert current_app.amqp.router.route({}, "catalog.derive_events")["queue"].name == (
