@@ -182,7 +182,7 @@ def main() -> None:
     accepted_at: dict[str, float] = {}
     expected = (options.events - options.datasets) * options.subscriptions
     try:
-        with running_server(env, workers=1, start_seconds=120) as url:
+        with running_server(env, workers=1, start_seconds=600) as url:
             # Every worker ready (connected, consuming) before the first event: a worker
             # still starting would be measured as delivery latency.
             deadline = time.monotonic() + 180
