@@ -5,8 +5,8 @@ from typing import Any, TypedDict
 
 import dj_database_url
 from celery.schedules import crontab
-from kombu import Queue
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from config.env import env_bool, env_float, env_int, env_list, env_prefixed, env_str
 
