@@ -1,18 +1,25 @@
-"""Webhook latency: from derivation to delivery, p95 (issue 40 item 4's target: under 5 s).
+"""Webhook latency: from HTTP ingest to the receiver, p95 (issue 40 item 4: under 5 s).
 
 Builds its own database (lineage_bench_notify unless --database), starts the shipped web
-server, a Celery worker (two processes) and the scheduler (the sweeps), a receiver (an
-``http.server`` on 127.0.0.1, so the run allows private receivers as an operator would for
-one inside the cluster) and one subscription to every change. It then POSTs ``--events``
-OpenLineage events over HTTP at ``--rate`` a second, each a new schema of one of
-``--datasets`` tables (one column more), so every event after a table's first makes one
-change and one delivery. Prints, for the deliveries received, the p50/p95/max of:
-  - derivation → delivery: the receiver's clock at arrival minus the payload's
-    ``created_at`` (written in the derive transaction that recorded the change);
-  - ingest → delivery: arrival minus when the event's POST was sent,
-  - and the same run's baseline, ingest → derivation (``created_at`` minus the POST),
-with the load average before and after. Usage:
-  .venv/bin/python bench/notify.py [--events 300] [--rate 20] [--datasets 10] [--database URL]
+server and the workers as the chart runs them (its values.yaml read here: the derive worker
+on the ``lineage`` queue with ``worker.concurrency`` processes, the webhook sender on the
+``webhooks`` queue with ``webhooks.concurrency`` threads; ``--one-worker`` runs a single
+worker on both queues instead, as with the chart's webhooks disabled), the scheduler (the
+sweeps), a receiver (an ``http.server`` on 127.0.0.1, so the run allows private receivers
+as an operator would for one inside the cluster) and ``--subscriptions`` subscriptions to
+every change. It then POSTs ``--events`` OpenLineage events over HTTP at ``--rate`` a
+second, each a new schema of one of ``--datasets`` tables (one column more), so every
+event after a table's first makes one change and one delivery per subscription. Prints,
+for the deliveries received, the p50/p95/max of:
+  - accepted → delivery: the receiver's clock at arrival minus when ingest answered the
+    event's POST (2xx): the wait a user feels;
+  - derivation → delivery: arrival minus the payload's ``created_at`` (written in the
+    derive transaction that recorded the change);
+  - and the same run's baseline, accepted → derivation (``created_at`` minus the answer),
+with the load average before and after, and how many deliveries arrived more than once.
+Usage:
+  .venv/bin/python bench/notify.py [--events 300] [--rate 20] [--datasets 10]
+      [--subscriptions 1] [--one-worker] [--database URL]
 """
 
 import argparse
@@ -28,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import orjson
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -37,6 +45,38 @@ from scripts.run_local import celery_command
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_notify"
 NAMESPACE = "postgres://bench:5432"
 ROOT = Path(__file__).resolve().parent.parent
+VALUES = ROOT / "charts" / "lineage-catalog" / "values.yaml"
+
+
+def shipped_workers(one_worker: bool) -> list[list[str]]:
+    """The worker commands the chart runs (charts/lineage-catalog/templates/*worker*,
+    webhooks-deployment.yaml), with its default values."""
+    values = yaml.safe_load(VALUES.read_text())
+    common = ["--without-gossip", "--without-mingle"]
+    derive = [
+        "--concurrency",
+        str(values["worker"]["concurrency"]),
+        "--max-tasks-per-child",
+        str(values["worker"]["maxTasksPerChild"]),
+        *common,
+    ]
+    if one_worker:
+        return [celery_command("worker", "--hostname", "both@%h", *derive)]
+    return [
+        celery_command("worker", "--hostname", "derive@%h", "--queues", "lineage", *derive),
+        celery_command(
+            "worker",
+            "--hostname",
+            "webhooks@%h",
+            "--queues",
+            "webhooks",
+            "--pool",
+            "threads",
+            "--concurrency",
+            str(values["webhooks"]["concurrency"]),
+            *common,
+        ),
+    ]
 
 
 def event(table: int, version: int, run_id: str) -> bytes:
@@ -66,6 +106,7 @@ class Arrivals:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.by_id: dict[str, tuple[float, dict]] = {}  # first arrival only
+        self.again = 0  # arrivals of an id already received
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         arrivals = self
@@ -78,6 +119,7 @@ class Arrivals:
                 now = time.time()
                 body = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with arrivals.lock:
+                    arrivals.again += body["id"] in arrivals.by_id
                     arrivals.by_id.setdefault(body["id"], (now, body))
                 self.send_response(204)
                 self.end_headers()
@@ -97,6 +139,10 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=300)
     parser.add_argument("--rate", type=float, default=20.0, help="events a second")
     parser.add_argument("--datasets", type=int, default=10)
+    parser.add_argument("--subscriptions", type=int, default=1)
+    parser.add_argument(
+        "--one-worker", action="store_true", help="one worker on both queues (no sender)"
+    )
     parser.add_argument("--database", default=DATABASE)
     options = parser.parse_args()
     print(f"load average before: {os.getloadavg()}", flush=True)
@@ -113,22 +159,38 @@ def main() -> None:
     django.setup()
     from catalog.models import WebhookSubscription
 
-    WebhookSubscription.objects.create(
-        name="bench", url=f"http://127.0.0.1:{receiver.server_address[1]}/hook"
-    )
+    for number in range(options.subscriptions):
+        WebhookSubscription.objects.create(
+            name=f"bench {number}", url=f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+        )
     schedule = Path(tempfile.mkdtemp(prefix="bench-notify-")) / "beat"
-    worker = celery_command("worker", "--concurrency", "2", "--without-gossip", "--without-mingle")
     beat = celery_command("beat", "--schedule", str(schedule))
     import subprocess
 
+    logs = Path(schedule.parent)
     processes = [
-        subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-        for command in (worker, beat)
+        subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=(logs / f"{number}.log").open("wb"),
+        )
+        for number, command in enumerate((*shipped_workers(options.one_worker), beat))
     ]
-    sent_at: dict[str, float] = {}
+    workers = len(processes) - 1
+    accepted_at: dict[str, float] = {}
+    expected = (options.events - options.datasets) * options.subscriptions
     try:
-        with running_server(env, workers=1, start_seconds=120) as url:
-            time.sleep(3)  # the worker connects to the broker
+        with running_server(env, workers=1, start_seconds=600) as url:
+            # Every worker ready (connected, consuming) before the first event: a worker
+            # still starting would be measured as delivery latency.
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline and not all(
+                " ready." in (logs / f"{number}.log").read_text(errors="replace")
+                for number in range(workers)
+            ):
+                time.sleep(0.5)
             port = int(url.rsplit(":", 1)[1])
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
@@ -139,15 +201,14 @@ def main() -> None:
                 wait = started + number / options.rate - time.monotonic()
                 if wait > 0:
                     time.sleep(wait)
-                sent_at[run_id] = time.time()
                 connection.request(
                     "POST", "/api/v1/lineage", event(table, version, run_id), headers
                 )
                 answer = connection.getresponse()
                 answer.read()
+                accepted_at[run_id] = time.time()  # the event is the catalog's from here
                 if answer.status >= 300:
                     raise SystemExit(f"ingest answered {answer.status}")
-            expected = options.events - options.datasets
             deadline = time.monotonic() + 120
             while len(arrivals.by_id) < expected and time.monotonic() < deadline:
                 time.sleep(0.5)
@@ -158,25 +219,24 @@ def main() -> None:
         receiver.shutdown()
     with arrivals.lock:
         received = list(arrivals.by_id.values())
-    derived = [at - datetime.fromisoformat(body["created_at"]).timestamp() for at, body in received]
-    ingested = [
-        at - sent_at[body["data"]["run_id"]]
-        for at, body in received
-        if body["data"]["run_id"] in sent_at
-    ]
+
+    def created(body: dict) -> float:
+        return datetime.fromisoformat(body["created_at"]).timestamp()
+
+    known = [(at, body) for at, body in received if body["data"]["run_id"] in accepted_at]
+    derived = [at - created(body) for at, body in received]
+    accepted = [at - accepted_at[body["data"]["run_id"]] for at, body in known]
     # The same run's baseline: how far derivation itself lagged behind ingest.
-    lag = [
-        datetime.fromisoformat(body["created_at"]).timestamp() - sent_at[body["data"]["run_id"]]
-        for _, body in received
-        if body["data"]["run_id"] in sent_at
-    ]
+    lag = [created(body) - accepted_at[body["data"]["run_id"]] for _, body in known]
+    layout = "one worker, both queues" if options.one_worker else "derive worker + sender"
     print(
-        f"{options.events} events at {options.rate:g}/s over {options.datasets} tables: "
-        f"{len(received)} of {options.events - options.datasets} deliveries received"
+        f"{options.events} events at {options.rate:g}/s over {options.datasets} tables, "
+        f"{options.subscriptions} subscription(s), {layout}: {len(received)} of "
+        f"{expected} deliveries received, {arrivals.again} received again"
     )
+    print(_figures("accepted -> delivery", accepted))
     print(_figures("derivation -> delivery", derived))
-    print(_figures("ingest -> derivation (baseline: the derivation lag)", lag))
-    print(_figures("ingest -> delivery", ingested))
+    print(_figures("accepted -> derivation (baseline: the derivation lag)", lag))
     print(f"load average after: {os.getloadavg()}", flush=True)
 
 

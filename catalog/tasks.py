@@ -84,11 +84,19 @@ def apply_retention() -> int:
     return retention.apply_retention(days).events
 
 
+@shared_task(name="catalog.deliver_webhooks", autoretry_for=TRANSIENT, max_retries=3)
+def deliver_webhooks(delivery_ids: list[str]) -> dict[str, str | None]:
+    """One try of each of a derive commit's webhook deliveries that is due, sent concurrently
+    (ADR 0086): a second task for the same ids finds them claimed or done and does nothing.
+    A failed try's retry is a new task, sent with a countdown; the sweep sends what those
+    lose. On the ``webhooks`` queue, so deliveries never wait behind derivation."""
+    return delivery.deliver_many(delivery_ids)
+
+
 @shared_task(name="catalog.deliver_webhook", autoretry_for=TRANSIENT, max_retries=3)
 def deliver_webhook(delivery_id: str) -> str | None:
-    """One try of a webhook delivery, if it is due (ADR 0086): a second task for the same
-    id finds it claimed or done and does nothing. Its retries are new tasks, sent with a
-    countdown when a try fails; the sweep sends what those lose."""
+    """One delivery's try: the task before deliveries were sent a commit at a time, kept
+    so that its messages still queued when a worker is upgraded are sent."""
     return delivery.deliver(delivery_id)
 
 

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from api import params
 from api.access import COLUMN_EDGE, DATASET, EDGE, JOB, STATIC, STATIC_COLUMN
 from api.base import ReadAPIView
+from api.label_serializers import OwnerSerializer, TagSerializer
 from api.problems import WITH_404, bad_parameter, not_found
 from catalog.lineage import design_time, impact
 from catalog.lineage.request import MAX_DEPTH, NodeRef, UnknownNode
@@ -42,11 +43,6 @@ class CSVRenderer(renderers.BaseRenderer):
         return JSONRenderer().render(data)
 
 
-class ImpactOwnerSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    type = serializers.CharField(allow_blank=True)
-
-
 class ImpactItemSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=["dataset", "column", "job"])
     id = serializers.CharField(help_text="dataset:<id> (a column: its dataset's) or job:<id>.")
@@ -71,12 +67,16 @@ class ImpactItemSerializer(serializers.Serializer):
     via_jobs = serializers.ListField(
         child=serializers.CharField(), help_text="The jobs on the hops reaching the item."
     )
-    owners = ImpactOwnerSerializer(
-        many=True, help_text="From the ownership facet, as sent; [] when none (and for columns)."
+    owners = OwnerSerializer(
+        many=True,
+        help_text="As the dataset's or job's details show them: the producer's (ownership "
+        "facet) and a steward's, without those a steward hid; [] for a column.",
     )
-    tags = serializers.ListField(
-        child=serializers.CharField(),
-        help_text="key or key=value from the tags facet (a column: the tags naming its field).",
+    tags = TagSerializer(
+        many=True,
+        help_text="As the details show them (the producer's and a steward's, without those a "
+        "steward hid): a dataset's or job's own tags (field empty); a column's, the tags of "
+        "its field.",
     )
 
 
@@ -111,7 +111,7 @@ IMPACT_EXAMPLE = {
             "last_seen": "2026-11-02T10:00:00Z",
             "last_run_state": "COMPLETE",
             "via_jobs": [],
-            "owners": [{"name": "team:finance", "type": "MAINTAINER"}],
+            "owners": [{"name": "team:finance", "type": "MAINTAINER", "source": "producer"}],
             "tags": [],
         },
         {
@@ -125,8 +125,8 @@ IMPACT_EXAMPLE = {
             "last_seen": "2026-10-02T10:00:00Z",
             "last_run_state": None,
             "via_jobs": ["job:4"],
-            "owners": [],
-            "tags": ["pii"],
+            "owners": [{"name": "user:ana", "type": "", "source": "steward"}],
+            "tags": [{"key": "pii", "value": "", "field": "", "source": "steward", "origin": ""}],
         },
     ],
     "truncated": False,
@@ -144,9 +144,10 @@ class Impact(ReadAPIView):
         description=(
             "A flat list of the datasets, columns (with `field`) and jobs reached, nearest "
             "first, each with its depth, the kind of the best path reaching it, when that "
-            "path was last seen, a job's last run state, and owners and tags from the "
-            "facets. Bounded by `depth` and `max_items`; `cut` says what was left out. The "
-            "filters choose what is listed; the walk goes on through what they leave out. "
+            "path was last seen, a job's last run state, and owners and tags as the dataset "
+            "and job details show them (the producer's and a steward's). Bounded by `depth` "
+            "and `max_items`; `cut` says what was left out. The filters choose what is "
+            "listed; the walk goes on through what they leave out. "
             "`Accept: text/csv` (or `format=csv`) streams the same items as CSV, one row "
             f"each, columns {', '.join(impact.CSV_COLUMNS)}."
         ),

@@ -4,7 +4,8 @@ One list of items (datasets, columns, jobs), each with its depth, the kind of th
 that reaches it (``current``: every hop observed and still produced by its job's latest
 completed run; ``declared``: some hop only declared by a JobEvent, none stale; ``stale``:
 some hop observed but no longer produced), when that path's last hop was last seen, the
-last run state of each job, and the owners and tags the facets name (ADR 0081).
+last run state of each job, and its owners and tags as the catalog's details show them
+(the projections of ADR 0083: the producer's and a steward's, hidden ones left out; ADR 0081).
 
 It reuses the graph's pieces, bounded as they are: the dataset walk
 (``catalog.lineage.graph.walk``: one recursive query, a row cap), the job edges beside it
@@ -26,7 +27,6 @@ from typing import Any, Literal
 import orjson
 from django.db import connection
 
-from catalog.facets import ownership
 from catalog.lineage import column_lineage, currency, design_time, graph
 from catalog.lineage.request import (
     CUT_LIST_LIMIT,
@@ -36,7 +36,6 @@ from catalog.lineage.request import (
     UnknownNode,
 )
 from catalog.models import Dataset, DatasetField, Job
-from core.redaction import redact
 from core.sql_arrays import bigint_array
 
 Path = Literal["current", "declared", "stale"]
@@ -47,7 +46,9 @@ CURRENCIES = ("any", *PATHS)
 DEFAULT_DEPTH = 5
 DEFAULT_MAX_ITEMS = 1_000
 MAX_ITEMS = 10_000
-TAGS_FACET = "tags"  # OpenLineage's TagsDatasetFacet / TagsJobFacet: [{key, value, field}]
+# The keys of an owner and a tag as /api/v1's details show them (api/label_serializers.py).
+OWNER_KEYS = ("name", "type", "source")
+TAG_KEYS = ("key", "value", "field", "source", "origin")
 CSV_COLUMNS = (
     "type",
     "id",
@@ -94,7 +95,7 @@ class Item:
     name: str = ""
     last_run_state: str | None = None
     owners: list[dict[str, str]] = dataclasses.field(default_factory=list)
-    tags: list[str] = dataclasses.field(default_factory=list)
+    tags: list[dict[str, str]] = dataclasses.field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -131,7 +132,14 @@ class Item:
             self.last_run_state or "",
             " ".join(f"job:{job}" for job in sorted(self.via_jobs)),
             " ".join(owner["name"] for owner in self.owners),
-            " ".join(self.tags),
+            " ".join(self.tag_labels),
+        ]
+
+    @property
+    def tag_labels(self) -> list[str]:
+        """The tags as ``key`` or ``key=value`` (the CSV's and the admin's text)."""
+        return [
+            tag["key"] if not tag["value"] else f"{tag['key']}={tag['value']}" for tag in self.tags
         ]
 
 
@@ -344,33 +352,32 @@ def _from_field(request: ImpactRequest) -> tuple[list[Item], dict[str, Any]]:
 
 
 def _owners(owners: Any) -> list[dict[str, str]]:
-    """The ownership facet's ``owners`` as name and type."""
-    answer = []
-    for owner in owners if isinstance(owners, list) else []:
-        if isinstance(owner, dict) and isinstance(owner.get("name"), str):
-            kind = owner.get("type")
-            answer.append({"name": owner["name"], "type": kind if isinstance(kind, str) else ""})
-    return answer
+    """The visible owners of a row's projection (ADR 0083) as the details show them:
+    name, type, source (a steward's hidden producer owner is kept, not shown)."""
+    listed = owners if isinstance(owners, list) else []
+    return [
+        {key: entry.get(key, "") for key in OWNER_KEYS}
+        for entry in listed
+        if isinstance(entry, dict) and not entry.get("hidden")
+    ]
 
 
-def _tags(tags: Any, column: str) -> list[str]:
-    """``key`` or ``key=value`` of the tags facet's ``tags`` entries for the item (a column: those
-    naming its field; a dataset or job: those naming none)."""
-    answer = []
-    for tag in tags if isinstance(tags, list) else []:
-        if not isinstance(tag, dict) or not isinstance(tag.get("key"), str):
-            continue
-        if (tag.get("field") or "") != column:
-            continue
-        text = tag["key"] if tag.get("value") in (None, "") else f"{tag['key']}={tag['value']}"
-        answer.append(text)
-    return sorted(answer)
+def _tags(tags: Any, column: str) -> list[dict[str, str]]:
+    """The visible tags of a row's projection as the details show them, of the item: a
+    column, those of its field; a dataset or job, its own (no field)."""
+    listed = tags if isinstance(tags, list) else []
+    return [
+        {key: entry.get(key, "") for key in TAG_KEYS}
+        for entry in listed
+        if isinstance(entry, dict)
+        and not entry.get("hidden")
+        and (entry.get("field") or "") == column
+    ]
 
 
-# The facets' owners and tags lists only, not the whole facets document of every dataset.
-_DATASETS = f"""
-SELECT d.id, d.namespace, d.name, (d.facets->'{ownership.NAME}'->'owners')::text,
-       (d.facets->'{TAGS_FACET}'->'tags')::text
+# The projections only (owners and tags, ADR 0083), not the whole facets document.
+_DATASETS = """
+SELECT d.id, d.namespace, d.name, d.owners::text, d.tags::text
 FROM catalog_dataset d WHERE d.id = ANY(%(ids)s::bigint[])
 """
 
@@ -381,9 +388,10 @@ def _json(text: str | bytes | None) -> Any:
 
 def _describe(items: list[Item]) -> None:
     """Names, owners and tags of the items, and each job's last run state: two queries.
-    Facet text is producer text: redacted through the one function, here, each distinct
-    text once. Items with the same owners and tags text share one parsed and redacted
-    pair of lists (10,000 datasets name a few dozen owners): read them, never change them."""
+    Owners and tags are the rows' projections (ADR 0083), the producer's and the steward's,
+    stored redacted and bounded by derivation, as /api/v1's details show them. Items with
+    the same owners and tags text share one parsed pair of lists (10,000 datasets name a
+    few dozen owners): read them, never change them."""
     dataset_ids = sorted({item.node for item in items if item.type != "job"})
     job_ids = {item.node for item in items if item.type == "job"}
     rows: dict[tuple[str, int], tuple[Any, ...]] = {}
@@ -395,20 +403,12 @@ def _describe(items: list[Item]) -> None:
         Job.objects.filter(id__in=job_ids)
         .with_latest_run_state()
         .order_by()
-        .values_list(
-            "id",
-            "namespace",
-            "name",
-            f"facets__{ownership.NAME}__owners",
-            f"facets__{TAGS_FACET}__tags",
-            "latest_run_state",
-        )
+        .values_list("id", "namespace", "name", "owners", "tags", "latest_run_state")
     )
     for job_id, namespace, name, owners, tags, state in jobs:
         # As text, like the datasets' lists: the key of the parsed pair below.
         rows[("job", job_id)] = (namespace, name, orjson.dumps(owners), orjson.dumps(tags), state)
-    parsed: dict[tuple[Any, ...], tuple[list[dict[str, str]], list[str]]] = {}
-    keys: list[tuple[Item, tuple[Any, ...]]] = []
+    parsed: dict[tuple[Any, ...], tuple[list[dict[str, str]], list[dict[str, str]]]] = {}
     for item in items:
         found = rows.get(("job" if item.type == "job" else "dataset", item.node))
         if found is None:
@@ -418,21 +418,7 @@ def _describe(items: list[Item]) -> None:
         if key not in parsed:
             owners = [] if item.type == "column" else _owners(_json(found[2]))
             parsed[key] = (owners, _tags(_json(found[3]), item.field))
-        keys.append((item, key))
-    texts = sorted(
-        {text for owners, _ in parsed.values() for owner in owners for text in owner.values()}
-        | {tag for _, tags in parsed.values() for tag in tags}
-    )
-    redacted = dict(zip(texts, redact(texts), strict=True))
-    shown = {
-        key: (
-            [{name: redacted[text] for name, text in owner.items()} for owner in owners],
-            [redacted[tag] for tag in tags],
-        )
-        for key, (owners, tags) in parsed.items()
-    }
-    for item, key in keys:
-        item.owners, item.tags = shown[key]
+        item.owners, item.tags = parsed[key]
 
 
 def report(request: ImpactRequest) -> Report:

@@ -8,6 +8,11 @@ out (it hung, or was killed and its delivery swept) cannot record anything over 
 that replaced it, and a delivery is recorded delivered at most once. A delivery whose
 worker died mid-try is due again when its lease ends; the sweep (every few seconds, from
 the scheduler) sends it. Receivers may see an id more than once: at least once, by design.
+
+A derive commit's deliveries go out together (``deliver_many``, one task per commit): each
+in a thread of a bounded pool, at most ``PER_HOST`` of them to one receiver at once, so a
+change that fans out to many subscriptions is not sent one POST after the other, and a
+slow receiver holds only its own share of the pool (ADR 0086, its 2026-12-03 amendment).
 """
 
 import hashlib
@@ -17,6 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 import orjson
 from django.conf import settings
@@ -24,7 +30,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import DUE_STATUSES, DeliveryStatus, WebhookDelivery, WebhookSubscription
-from catalog.notify import outbox, sender, signing
+from catalog.notify import outbox, pool, sender, signing
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +97,42 @@ def deliver(delivery_id: str) -> str | None:
     (delivered, dead, not yet due, or being tried by another worker)."""
     claimed = _claim(timezone.now(), delivery_id)
     return None if claimed is None else _send(claimed)
+
+
+def deliver_many(delivery_ids: list[str]) -> dict[str, str | None]:
+    """Try each of ``delivery_ids`` (one derive commit's) if it is due, concurrently: at most
+    ``POOL_SIZE`` at once, at most ``PER_HOST`` to one receiver host; each id's status after
+    (None: not due). Each try is ``deliver``'s: claimed, leased and fenced on its own, so a
+    second task for the same ids, or the sweep, sends none of them twice. A transient
+    database error of one try is raised after the others finished (the task retries all:
+    those done are no longer due)."""
+    ids = list(dict.fromkeys(delivery_ids))
+    if len(ids) <= 1:
+        return {delivery_id: deliver(delivery_id) for delivery_id in ids}
+    by_host: dict[str, list[str]] = {}
+    for delivery_id, host in _hosts(ids).items():
+        by_host.setdefault(host, []).append(delivery_id)
+    options = settings.WEBHOOKS
+    answers, errors = pool.run(by_host, deliver, options["POOL_SIZE"], options["PER_HOST"])
+    if errors:
+        raise errors[0]
+    return {delivery_id: answers.get(delivery_id) for delivery_id in ids}
+
+
+def _hosts(delivery_ids: list[str]) -> dict[str, str]:
+    """Each delivery's receiver, as host:port of its subscription's URL (one query)."""
+    rows = WebhookDelivery.objects.filter(id__in=delivery_ids).values_list(
+        "id", "subscription__url"
+    )
+    answer = {}
+    for delivery_id, url in rows:
+        parts = urlsplit(url)
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        answer[str(delivery_id)] = f"{(parts.hostname or '').lower()}:{port or parts.scheme}"
+    return answer
 
 
 def _send(claimed: Claimed) -> str:

@@ -4,7 +4,7 @@
 new or not). It records their natural keys in the ledger (``NotifiedChange``); the keys it
 had never seen are the new changes, and each gets a delivery for every active subscription
 it matches, its payload built (and redacted) once, here. The deliveries commit or roll back
-with the changes; their tasks are sent by name after commit (a lost one is found by the
+with the changes; one task for them is sent by name after commit (a lost one is found by the
 sweep). A rederive, a batch derived twice or a task run twice brings no key that is new,
 so nothing is enqueued twice; the deliveries' (subscription, change key) is unique besides.
 """
@@ -36,7 +36,8 @@ from core.redaction import redact
 
 logger = logging.getLogger(__name__)
 
-DELIVER_TASK = "catalog.deliver_webhook"
+# One task per derive commit, with its deliveries' ids (catalog.tasks.deliver_webhooks).
+DELIVER_TASK = "catalog.deliver_webhooks"
 CHANGE_TYPE = "dataset.change"
 
 _FIRST_SEEN = """
@@ -188,11 +189,11 @@ def publish_on_commit(delivery_ids: list[str]) -> None:
 
 
 def publish(delivery_ids: list[str], countdown: float | None = None) -> None:
-    """Send one delivery task per id, by name. The broker may be away: what is not sent
+    """Send one delivery task for these ids (a commit's, or a retry's), by name; it goes to
+    the ``webhooks`` queue (CELERY_TASK_ROUTES). The broker may be away: what is not sent
     here the sweep sends (the deliveries are committed)."""
     try:
-        for delivery_id in delivery_ids:
-            current_app.send_task(DELIVER_TASK, args=[delivery_id], countdown=countdown)
+        current_app.send_task(DELIVER_TASK, args=[delivery_ids], countdown=countdown)
     except Exception as error:  # never fail the derivation that committed them
         logger.warning(
             "webhook_publish_failed deliveries=%d error=%s", len(delivery_ids), type(error).__name__

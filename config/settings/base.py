@@ -6,6 +6,7 @@ from typing import Any, TypedDict
 import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from config.env import env_bool, env_float, env_int, env_list, env_prefixed, env_str
 
@@ -131,6 +132,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "max_retries": 0,
 }
 CELERY_TASK_DEFAULT_QUEUE = "lineage"
+# Webhook deliveries (and their sweep) have a queue of their own: a derive task may hold a
+# worker process for its whole time budget, and a delivery queued behind it would wait as
+# long. A worker started without -Q consumes both queues (make run, the tests); the chart
+# runs one worker on each (-Q lineage, -Q webhooks; docs/notifications.md, ADR 0086).
+CELERY_TASK_QUEUES = (Queue("lineage"), Queue("webhooks"))
+CELERY_TASK_ROUTES = {
+    "catalog.deliver_webhooks": {"queue": "webhooks"},
+    "catalog.deliver_webhook": {"queue": "webhooks"},
+    "catalog.sweep_webhooks": {"queue": "webhooks"},
+}
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # Derive events still pending after a few seconds (broker down, lost message, killed
     # worker). Overlapping sweeps are harmless: events are claimed with SKIP LOCKED.
@@ -310,6 +321,10 @@ WEBHOOKS: dict[str, Any] = {
     # networks (CIDRs, e.g. 10.20.0.0/16).
     "ALLOW_PRIVATE": env_bool("LINEAGE_WEBHOOK_ALLOW_PRIVATE", False),
     "ALLOWED_NETWORKS": env_list("LINEAGE_WEBHOOK_ALLOWED_NETWORKS", []),
+    # A derive commit's deliveries are sent together, at most this many POSTs at once, and
+    # at most PER_HOST of them to one receiver (host and port) at once.
+    "POOL_SIZE": env_int("LINEAGE_WEBHOOK_POOL_SIZE", 8),
+    "PER_HOST": env_int("LINEAGE_WEBHOOK_PER_HOST", 4),
     # Deliveries due this long without a try (their task lost) are sent again by the sweep.
     "SWEEP_AFTER_SECONDS": env_float("LINEAGE_WEBHOOK_SWEEP_AFTER_SECONDS", 10.0),
 }

@@ -129,8 +129,13 @@ def test_upstream_finds_where_a_dataset_comes_from_with_owners_and_tags(api, sto
     items = by_id(impact(api, node=ref("dash", OTHER), direction="upstream"))
     orders = items[(ref("orders"), "")]
     assert orders["depth"] == 2
-    assert orders["owners"] == [{"name": "team:finance", "type": "MAINTAINER"}]
-    assert orders["tags"] == ["pii=true"]  # the column's tag is not the dataset's
+    assert orders["owners"] == [
+        {"name": "team:finance", "type": "MAINTAINER", "source": "producer"}
+    ]
+    # The column's tag is not the dataset's.
+    assert orders["tags"] == [
+        {"key": "pii", "value": "true", "field": "", "source": "producer", "origin": ""}
+    ]
     assert (job_ref(PLANNED), "") not in items  # it writes plan, not on dash's way
 
 
@@ -164,7 +169,9 @@ def test_from_a_column_follows_column_lineage(api, store) -> None:
     assert {item["type"] for item in body["items"]} == {"column", "dataset", "job"}
     upstream = by_id(impact(api, node=ref("dash", OTHER), field="big", direction="upstream"))
     assert upstream[(ref("orders"), "amount")]["depth"] == 2
-    assert upstream[(ref("orders"), "amount")]["tags"] == ["gold=yes"]
+    assert upstream[(ref("orders"), "amount")]["tags"] == [
+        {"key": "gold", "value": "yes", "field": "amount", "source": "producer", "origin": ""}
+    ]
 
 
 def test_csv_streams_the_same_items(api, store) -> None:

@@ -27,6 +27,8 @@ class Receiver:
     delay: float = 0.0  # seconds a "slow" receiver waits before answering
     received: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    in_flight: int = 0  # requests being answered now
+    peak: int = 0  # the most answered at once
 
     @property
     def url(self) -> str:
@@ -58,6 +60,15 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             with receiver.lock:
                 receiver.received.append(Received(self.path, dict(self.headers.items()), body))
                 count = len(receiver.received)
+                receiver.in_flight += 1
+                receiver.peak = max(receiver.peak, receiver.in_flight)
+            try:
+                self._answer(count)
+            finally:
+                with receiver.lock:
+                    receiver.in_flight -= 1
+
+        def _answer(self, count: int) -> None:
             mode = receiver.mode
             if mode == "slow":
                 time.sleep(receiver.delay)
