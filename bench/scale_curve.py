@@ -3,9 +3,9 @@
 Builds bench/read.py's generated store (datasets, jobs, runs, edges and the long-history
 region: the edges out of datasets 1..--history-datasets carry --runs-per-edge runs each)
 with the first checkpoint's events, then grows the raw log to each next checkpoint with
-generated events (INSERT ... SELECT generate_series in SQL, in transactions of --step
-events; never through HTTP). At each checkpoint (default 1M, 3M, 10M), with autovacuum on
-(ALTER SYSTEM; the caller resets it, see docs/benchmarks.md) and after VACUUM ANALYZE:
+the same generated 1.4 KB events (bench/generated_events.py: INSERT ... SELECT
+generate_series in SQL, in transactions of --step events; never through HTTP). At each
+checkpoint (default 1M, 3M, 10M), after VACUUM ANALYZE:
 
 - graph, search, detail, diff and as-of p95 (ms): --requests sequential keep-alive GETs each
   against the shipped web server (config/server.py), after ten warm-up requests;
@@ -13,7 +13,12 @@ events; never through HTTP). At each checkpoint (default 1M, 3M, 10M), with auto
   run, a new seed each checkpoint) stored through ingest's service and derived by one
   worker loop (catalog.services.derivation.batch), in a process of their own;
 - bytes per stored event: ingest_event's heap + TOAST + indexes over its rows, against the
-  mean JSON size of a payload (octet_length(payload::text) over a 1% sample).
+  mean compact JSON of a sample of payloads (re-encoded by orjson, as sent).
+
+The curve is meant with autovacuum on: it prints the server's setting and changes no
+server setting. Run it on a cluster of its own (docs/benchmarks.md says how), not on a
+shared server. Growth resumes from the store's last id: after an interruption, the same
+command with --reuse and the same --out continues, skipping the checkpoints --out holds.
 
 Prints a line per checkpoint and, with --out, writes the rows as JSON for --plot:
 

@@ -23,6 +23,7 @@ Usage: .venv/bin/python -m bench.storage [--events 20000]
 import argparse
 import os
 import time
+from pathlib import Path
 
 import orjson
 import psycopg
@@ -46,13 +47,31 @@ WHERE attrelid = 'ingest_event'::regclass AND attnum > 0 AND NOT attisdropped OR
 BEFORE = "0006_event_payload_lz4"  # the layout ADR 0103 changed
 
 
-def fill(stream: str, count: int) -> tuple[float, float]:
-    """Store ``count`` events of ``stream``: the mean bytes of their compact JSON, and the
-    seconds ``record_events`` took (the storage path alone: not making or validating)."""
+def backend_cpu() -> float | None:
+    """CPU seconds used so far by this process's PostgreSQL backend (from /proc: the server
+    must run on this machine), or None where that cannot be read. CPU, unlike elapsed
+    time, hardly moves with the load other sessions put on a shared machine."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def fill(stream: str, count: int) -> tuple[float, float, float | None]:
+    """Store ``count`` events of ``stream``: the mean bytes of their compact JSON, the
+    seconds ``record_events`` took (the storage path alone: not making or validating) and
+    the CPU seconds its PostgreSQL backend spent (None if not readable)."""
     from ingest.services import record_events
     from ingest.validation import validate_openlineage
 
     json_bytes, seconds = 0, 0.0
+    cpu_before = backend_cpu()
     for start in range(0, count, 500):
         events = STREAMS[stream](start, min(500, count - start))
         json_bytes += sum(len(orjson.dumps(event)) for event in events)
@@ -60,7 +79,9 @@ def fill(stream: str, count: int) -> tuple[float, float]:
         started = time.perf_counter()
         record_events(records)
         seconds += time.perf_counter() - started
-    return json_bytes / count, seconds
+    cpu_after = backend_cpu()
+    server = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+    return json_bytes / count, seconds, server
 
 
 def column_sizes(connection: psycopg.Connection) -> dict[str, float]:
@@ -73,7 +94,7 @@ def column_sizes(connection: psycopg.Connection) -> dict[str, float]:
 def measure(database_url: str, stream: str, count: int, per_index: bool, per_column: bool) -> None:
     with psycopg.connect(database_url, autocommit=True) as connection:
         connection.execute("TRUNCATE ingest_event CASCADE")  # a fresh log each stream
-    mean_json, seconds = fill(stream, count)
+    mean_json, seconds, server = fill(stream, count)
     with psycopg.connect(database_url, autocommit=True) as connection:
         connection.execute("VACUUM ANALYZE ingest_event")
         heap, toast, indexes = connection.execute(SIZES).fetchone() or (0, 0, 0)
@@ -88,7 +109,8 @@ def measure(database_url: str, stream: str, count: int, per_index: bool, per_col
         f"{total / count:7.0f} B/event (heap {heap / count:.0f}, TOAST {toast / count:.0f}, "
         f"indexes {indexes / count:.0f}; payload column {float(payload[0] or 0):.0f}): "
         f"{total / count / mean_json:.2f}x the JSON (target <= 1.2); record_events "
-        f"{count / seconds:,.0f} events/s",
+        f"{count / seconds:,.0f} events/s, its backend's CPU "
+        + (f"{server / count * 1e6:.0f} µs/event" if server is not None else "n/a"),
         flush=True,
     )
     if per_index:
