@@ -235,9 +235,10 @@ def main() -> None:
             continue  # measured by the run this one resumes
         at = stored(options.database)
         grown = grow(options.database, end, options.step)
+        rate = f"{grown / (end - at) * 1e6:.0f}s a million; " if end > at else ""
         print(
             f"grown from {at:,} to {end:,} events in {grown:.0f}s "
-            f"({grown / max(end - at, 1) * 1e6:.0f}s a million; load {os.getloadavg()[0]:.1f})",
+            f"({rate}load {os.getloadavg()[0]:.1f})",
             flush=True,
         )
         rows.append(checkpoint(options, env, token, seed=100 + index))
