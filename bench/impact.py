@@ -94,6 +94,8 @@ BUILD = [
 def build(database_url: str, options: argparse.Namespace) -> None:
     values = {
         "events": options.events,
+        "first": 0,
+        "last": options.events,
         "jobs": options.fanout + 1,
         "fanout": options.fanout,
         "downstream": options.downstream,

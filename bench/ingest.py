@@ -154,7 +154,6 @@ def ceiling_rows(bodies: list[bytes]) -> list[tuple]:
                 event["job"]["namespace"],
                 event["job"]["name"],
                 event["producer"],
-                event.get("schemaURL"),
                 canonical.decode(),
                 hashlib.sha256(b"run\n" + canonical).digest(),
                 "pending",
@@ -171,8 +170,8 @@ def reset_ceiling_table(database_url: str) -> None:
 
 INSERT = (
     f"INSERT INTO {CEILING_TABLE} (kind, event_type, event_time, run_id, job_namespace, "
-    "job_name, producer, schema_url, payload, digest, derivation_status, received_at) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, now())"
+    "job_name, producer, payload, digest, derivation_status, received_at) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, now())"
 )
 
 
@@ -198,7 +197,7 @@ def ceiling_copy(database_url: str, rows: list[tuple], batch: int = 1000) -> flo
     reset_ceiling_table(database_url)
     columns = (
         "kind, event_type, event_time, run_id, job_namespace, job_name, producer, "
-        "schema_url, payload, digest, derivation_status"
+        "payload, digest, derivation_status"
     )
     started = time.perf_counter()
     with psycopg.connect(database_url) as connection:

@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import bare_reads
 from bench.common import built_store, print_latencies, running_server
+from bench.generated_events import EVENTS as GENERATED_EVENTS
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_read"
 JOBS = 10_000
@@ -139,21 +140,7 @@ BUILD = [
                     max(last_seen) AS last, (array_agg(run_id ORDER BY last_seen DESC))[1] AS run
              FROM catalog_job_edge_run GROUP BY edge_id) h
        WHERE e.id = h.edge_id""",
-    """INSERT INTO ingest_event (received_at, kind, event_type, event_time, run_id,
-        job_namespace, job_name, producer, payload, digest, derivation_status)
-       SELECT now() - ((%(events)s - i) || ' seconds')::interval, 'run',
-              (ARRAY['START', 'COMPLETE'])[1 + i %% 2],
-              now() - ((%(events)s - i) || ' seconds')::interval, md5((i / 2)::text)::uuid::text,
-              'airflow', 'dag_' || (i %% 500) || '.task_' || (i %% %(jobs)s),
-              'https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/airflow',
-              jsonb_build_object('eventType', (ARRAY['START', 'COMPLETE'])[1 + i %% 2],
-                'eventTime', now(), 'run', jsonb_build_object('runId', md5((i / 2)::text)::uuid),
-                'job', jsonb_build_object('namespace', 'airflow', 'name', 'dag_' || (i %% 500)),
-                'inputs', '[]'::jsonb, 'outputs', '[]'::jsonb,
-                'producer', 'https://github.com/OpenLineage/OpenLineage',
-                'schemaURL', 'https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent'),
-              sha256(int8send(i)), 'derived'
-       FROM generate_series(1, %(events)s) AS i""",
+    GENERATED_EVENTS,  # events 1..--events (bench/generated_events.py)
 ]
 
 
@@ -173,6 +160,8 @@ def add_store_arguments(parser: argparse.ArgumentParser, events: int, datasets: 
 def build(database_url: str, options: argparse.Namespace) -> None:
     values = {
         "events": options.events,
+        "first": 0,
+        "last": options.events,
         "datasets": options.datasets,
         "jobs": JOBS,
         "runs": RUNS,

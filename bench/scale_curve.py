@@ -3,9 +3,9 @@
 Builds bench/read.py's generated store (datasets, jobs, runs, edges and the long-history
 region: the edges out of datasets 1..--history-datasets carry --runs-per-edge runs each)
 with the first checkpoint's events, then grows the raw log to each next checkpoint with
-generated events (INSERT ... SELECT generate_series in SQL, in transactions of --step
-events; never through HTTP). At each checkpoint (default 1M, 3M, 10M), with autovacuum on
-(ALTER SYSTEM; the caller resets it, see docs/benchmarks.md) and after VACUUM ANALYZE:
+the same generated 1.4 KB events (bench/generated_events.py: INSERT ... SELECT
+generate_series in SQL, in transactions of --step events; never through HTTP). At each
+checkpoint (default 1M, 3M, 10M), after VACUUM ANALYZE:
 
 - graph, search, detail, diff and as-of p95 (ms): --requests sequential keep-alive GETs each
   against the shipped web server (config/server.py), after ten warm-up requests;
@@ -13,7 +13,12 @@ events; never through HTTP). At each checkpoint (default 1M, 3M, 10M), with auto
   run, a new seed each checkpoint) stored through ingest's service and derived by one
   worker loop (catalog.services.derivation.batch), in a process of their own;
 - bytes per stored event: ingest_event's heap + TOAST + indexes over its rows, against the
-  mean JSON size of a payload (octet_length(payload::text) over a 1% sample).
+  mean compact JSON of a sample of payloads (re-encoded by orjson, as sent).
+
+The curve is meant with autovacuum on: it prints the server's setting and changes no
+server setting. Run it on a cluster of its own (docs/benchmarks.md says how), not on a
+shared server. Growth resumes from the store's last id: after an interruption, the same
+command with --reuse and the same --out continues, skipping the checkpoints --out holds.
 
 Prints a line per checkpoint and, with --out, writes the rows as JSON for --plot:
 
@@ -38,37 +43,20 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import BIN, ROOT, percentile, running_server, timed
+from bench.generated_events import insert_events
 from bench.plot_curve import _panel
 from bench.read import JOBS, add_store_arguments, built_read_store
 
-GROW = """
-INSERT INTO ingest_event (received_at, kind, event_type, event_time, run_id, job_namespace,
-    job_name, producer, payload, digest, derivation_status)
-SELECT now() - ((%(end)s - i) || ' milliseconds')::interval, 'run',
-       (ARRAY['START', 'COMPLETE'])[1 + i %% 2],
-       now() - ((%(end)s - i) || ' milliseconds')::interval,
-       md5((i / 2)::text)::uuid::text, 'airflow',
-       'dag_' || (i %% 500) || '.task_' || (i %% %(jobs)s),
-       'https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/airflow',
-       jsonb_build_object('eventType', (ARRAY['START', 'COMPLETE'])[1 + i %% 2],
-         'eventTime', now(), 'run', jsonb_build_object('runId', md5((i / 2)::text)::uuid),
-         'job', jsonb_build_object('namespace', 'airflow', 'name', 'dag_' || (i %% 500)),
-         'inputs', '[]'::jsonb, 'outputs', '[]'::jsonb,
-         'producer', 'https://github.com/OpenLineage/OpenLineage',
-         'schemaURL', 'https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent'),
-       sha256(int8send(i)), 'derived'
-FROM generate_series(%(start)s + 1, %(end)s) AS i
-"""
 BYTES = """
 SELECT pg_relation_size('ingest_event'),
        pg_total_relation_size('ingest_event') - pg_relation_size('ingest_event')
          - pg_indexes_size('ingest_event'),
        pg_indexes_size('ingest_event'),
-       (SELECT count(*) FROM ingest_event),
-       coalesce(
-         (SELECT avg(octet_length(payload::text)) FROM ingest_event TABLESAMPLE SYSTEM (1)),
-         (SELECT avg(octet_length(payload::text)) FROM ingest_event))  -- a small store
+       (SELECT count(*) FROM ingest_event)
 """
+# The JSON a producer sent, compact (jsonb's text adds a space after every ':' and ','):
+# a sample's payloads re-encoded by orjson, as bench/storage.py measures it.
+SAMPLE = "SELECT payload::text FROM ingest_event TABLESAMPLE SYSTEM (%s) LIMIT 2000"
 # One worker's derivation of fresh real events, in a process bound to the store (Django
 # binds one database per process); prints the rate.
 DERIVE = """
@@ -93,16 +81,22 @@ def stored(database: str) -> int:
 
 
 def grow(database: str, end: int, step: int) -> float:
-    """Generated events up to id ``end``, ``step`` a transaction; seconds taken."""
+    """Generated events from the store's last id up to ``end`` (bench/generated_events.py,
+    ``step`` a transaction), then VACUUM ANALYZE; seconds taken. Growth resumes from
+    whatever id a store reached, so an interrupted curve continues with --reuse."""
     began = time.monotonic()
     with psycopg.connect(database, autocommit=True) as connection:
-        start = stored(database)
-        while start < end:
-            stop = min(end, start + step)
-            connection.execute(GROW, {"start": start, "end": stop, "jobs": JOBS})
-            start = stop
+        insert_events(connection, stored(database), end, JOBS, step)
         connection.execute("VACUUM ANALYZE")
     return time.monotonic() - began
+
+
+def json_bytes(connection: psycopg.Connection, rows: int) -> float:
+    """Mean compact JSON bytes of a sample of about 2,000 payloads."""
+    percent = min(100.0, 100.0 * 4000 / max(rows, 1))
+    sample = connection.execute(SAMPLE, [percent]).fetchall()
+    sizes = [len(orjson.dumps(orjson.loads(text))) for (text,) in sample]
+    return sum(sizes) / max(len(sizes), 1)
 
 
 def _ago(hours: int) -> str:
@@ -157,14 +151,12 @@ def derive_rate(env: dict[str, str], database: str, count: int, seed: int) -> fl
 
 
 def checkpoint(options: argparse.Namespace, env: dict, token: str, seed: int) -> dict:
-    with psycopg.connect(options.database, autocommit=True) as connection:
-        connection.execute("ALTER SYSTEM SET autovacuum = on")  # the caller resets it
-        connection.execute("SELECT pg_reload_conf()")
     with running_server(env, start_seconds=180) as url:
         p95 = read_p95(url, token, scenarios(options, random.Random(seed)))
     rate = derive_rate(env, options.database, options.derive_events, seed)
     with psycopg.connect(options.database) as connection:
-        heap, toast, indexes, rows, json_size = connection.execute(BYTES).fetchone()
+        heap, toast, indexes, rows = connection.execute(BYTES).fetchone()
+        json_size = json_bytes(connection, rows)
     return {
         "events": rows,
         **{f"{name}_p95": value for name, value in p95.items()},
@@ -232,17 +224,27 @@ def main() -> None:
         return
     checkpoints = [int(value) for value in options.checkpoints.split(",")]
     options.events = checkpoints[0]
+    out = Path(options.out) if options.out else None
+    rows = orjson.loads(out.read_bytes()) if options.reuse and out and out.exists() else []
     env, token = built_read_store(options.database, options, "the first checkpoint")
-    rows = []
+    with psycopg.connect(options.database) as connection:
+        autovacuum = connection.execute("SHOW autovacuum").fetchone()[0]
+    print(f"autovacuum {autovacuum}", flush=True)  # the curve is meant with it on
     for index, end in enumerate(checkpoints):
+        if any(row["events"] >= end for row in rows):
+            continue  # measured by the run this one resumes
+        at = stored(options.database)
         grown = grow(options.database, end, options.step)
+        rate = f"{grown / (end - at) * 1e6:.0f}s a million; " if end > at else ""
         print(
-            f"grown to {end:,} events in {grown:.0f}s (load {os.getloadavg()[0]:.1f})", flush=True
+            f"grown from {at:,} to {end:,} events in {grown:.0f}s "
+            f"({rate}load {os.getloadavg()[0]:.1f})",
+            flush=True,
         )
         rows.append(checkpoint(options, env, token, seed=100 + index))
         print(report(rows[-1]), flush=True)
-        if options.out:
-            Path(options.out).write_bytes(orjson.dumps(rows, option=orjson.OPT_INDENT_2))
+        if out:
+            out.write_bytes(orjson.dumps(rows, option=orjson.OPT_INDENT_2))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ can store chunk after chunk and a profile can re-create "the same 500 events".
 - ``declared``: the fleet with static lineage and run facts (issue 26): output statistics
   and input quality metrics/assertions on every COMPLETE, and a JobEvent with column
   lineage that redeclares the job (alternating inputs) in every tenth run's slot.
+- ``scheduled``: events of about 1.3 KB (the size under PostgreSQL's TOAST threshold that
+  issue 42 quotes): 200 scheduled jobs, each run a child of its DAG's run (parent facet),
+  one input and one output with schemas, no column lineage; two events per run.
 """
 
 import uuid
@@ -196,11 +199,34 @@ def declared(start: int, count: int, jobs: int = 50) -> list[dict[str, Any]]:
     return events
 
 
+def scheduled(start: int, count: int, jobs: int = 200) -> list[dict[str, Any]]:
+    kinds = ["START", "COMPLETE"]
+    events = []
+    for index in range(start, start + count):
+        run = index // 2
+        job = run % jobs
+        time = START + timedelta(hours=run // jobs, seconds=index % 2 * 90 + job)
+        inputs = [("postgres://db:5432", f"src.orders_{job}")]
+        event = _run_event(
+            kinds[index % 2], _uuid(5, run), time, f"dag_{job % 20}.task_{job}", inputs,
+            ("s3://lake", f"mart/daily_{job}"),
+        )  # fmt: skip
+        del event["outputs"][0]["facets"]["columnLineage"]
+        event["run"]["facets"]["parent"] = {
+            **FACET,
+            "run": {"runId": _uuid(6, run // 20)},
+            "job": {"namespace": "airflow", "name": f"dag_{job % 20}"},
+        }
+        events.append(event)
+    return events
+
+
 STREAMS: dict[str, Stream] = {
     "shared-datasets": shared,
     "fleet": fleet,
     "hot": hot,
     "declared": declared,
+    "scheduled": scheduled,
 }
 
 

@@ -53,7 +53,6 @@ class Event(models.Model):
     job_namespace = models.TextField(null=True, blank=True)
     job_name = DigestIndexedText(null=True, blank=True)
     producer = DigestIndexedText(null=True, blank=True)
-    schema_url = models.TextField(null=True, blank=True)
     # The event as received. Where jsonb cannot hold it exactly (U+0000 in a string, floats
     # with an exponent), this is a close copy (U+0000 → U+FFFD) and ``payload_raw`` holds the
     # exact JSON; ``received_payload`` returns whichever is exact.
@@ -117,6 +116,13 @@ class Event(models.Model):
 
             return redact_text(f"#{self.id} {label} {self.job_namespace}/{self.job_name}")
         return f"#{self.id} {label}"
+
+    @property
+    def schema_url(self) -> str | None:
+        """The event's schemaURL, read from the payload: nothing queries it, so it is not
+        stored twice (ADR 0103). None when absent or not a string (a warning at ingest)."""
+        value = self.payload.get("schemaURL") if isinstance(self.payload, dict) else None
+        return value if isinstance(value, str) else None
 
     @property
     def received_payload(self) -> object:

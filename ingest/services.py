@@ -21,13 +21,13 @@ from ingest.models import ApiToken, TokenScope
 from ingest.validation import EventRecord
 
 _COLUMNS = (
-    "kind, event_type, event_time, run_id, job_namespace, job_name, producer, schema_url, "
+    "kind, event_type, event_time, run_id, job_namespace, job_name, producer, "
     "payload, payload_raw, digest, facet_problems, derivation_status, received_at"
-)
+)  # schemaURL only in the payload: nothing queries it (ADR 0103)
 # One event: scalar parameters (adapting arrays costs more than the insert itself).
 _INSERT_ONE = f"""
 INSERT INTO ingest_event ({_COLUMNS})
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s::jsonb, '{PENDING}', now())
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s::jsonb, '{PENDING}', now())
 ON CONFLICT (digest) DO NOTHING
 RETURNING id, digest
 """
@@ -36,11 +36,11 @@ RETURNING id, digest
 # literals on the client cost more than everything else in a batch request.
 _INSERT_MANY = f"""
 INSERT INTO ingest_event ({_COLUMNS})
-SELECT k, et, t, r, jns, jn, p, s, pl::jsonb, raw, d, fp::jsonb, '{PENDING}', now()
+SELECT k, et, t, r, jns, jn, p, pl::jsonb, raw, d, fp::jsonb, '{PENDING}', now()
 FROM unnest(
     %b::text[], %b::text[], %b::timestamptz[], %b::text[], %b::text[], %b::text[],
-    %b::text[], %b::text[], %b::text[], %b::bytea[], %b::bytea[], %b::text[]
-) WITH ORDINALITY AS u(k, et, t, r, jns, jn, p, s, pl, raw, d, fp, ord)
+    %b::text[], %b::text[], %b::bytea[], %b::bytea[], %b::text[]
+) WITH ORDINALITY AS u(k, et, t, r, jns, jn, p, pl, raw, d, fp, ord)
 ORDER BY ord
 ON CONFLICT (digest) DO NOTHING
 RETURNING id, digest
@@ -161,7 +161,6 @@ def _values(row: SerialisedEvent) -> tuple[str | bytes | datetime | None, ...]:
         _text(record.job_namespace),
         _text(record.job_name),
         _text(record.producer),
-        _text(record.schema_url),
         row.payload_text,
         row.payload_raw,
         row.digest,
