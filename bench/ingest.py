@@ -54,6 +54,7 @@ from bench.common import (
     run_in_threads,
     running_server,
     server_cpu_seconds,
+    server_workers,
 )
 
 CEILING_TABLE = "bench_ceiling_event"
@@ -394,6 +395,20 @@ class Round:
         return self.single / self.ceiling
 
 
+def _worker_cpu(url: str) -> dict[int, float]:
+    """CPU seconds so far of each worker process of the server at ``url``."""
+    import psutil
+
+    spent = {}
+    for pid in server_workers(url):
+        try:
+            times = psutil.Process(pid).cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        spent[pid] = times.user + times.system
+    return spent
+
+
 def _client_cpu() -> float:
     """CPU seconds used so far by this process (every thread: the Python client) and by
     its reaped children (wrk)."""
@@ -441,7 +456,16 @@ def run_ingest(
             b"[" + b",".join(events[offset : offset + args.batch_size]) + b"]"
             for offset in range(0, len(events), args.batch_size)
         ]
+        workers_before = _worker_cpu(url) if own_server else {}
         seconds, _ = post_all(url, token, "/api/v1/lineage/batch", bodies, 2)
+        if own_server:
+            # Which workers served the two clients' connections: both in one process share
+            # its GIL (ADR 0096), and the round's ratio shows it.
+            spent = {
+                pid: cpu - workers_before.get(pid, 0.0) for pid, cpu in _worker_cpu(url).items()
+            }
+            split = ", ".join(f"{cpu / len(events) * 1e6:.0f}" for cpu in sorted(spent.values()))
+            print(f"batch round {number + 1}: server CPU per event by worker (µs): {split}")
         batches.append(
             (len(events) / seconds, bare_copy(args.database_url, events, args.batch_size))
         )

@@ -4,6 +4,7 @@ import os
 
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
+from django.utils.module_loading import import_string
 
 from core.heap import freeze_startup_heap
 from core.statement_timeout import limit_statement_time
@@ -21,6 +22,14 @@ django_application = get_wsgi_application()
 from ingest.fastpath import IngestFastPath  # noqa: E402
 
 application = IngestFastPath(django_application)
+
+# Modules the first requests of every worker imported lazily, holding the GIL in the middle
+# of its first batches (ADR 0096): the publisher's (Celery, kombu) and the message storage
+# that MessageMiddleware imports on the first request through Django's handler.
+from ingest.enqueue import import_publisher_modules  # noqa: E402
+
+import_publisher_modules()
+import_string(settings.MESSAGE_STORAGE)
 
 # What start-up built lives as long as the process (core/heap.py). config/server.py imports
 # this in the main process, so the forked workers also share those pages.

@@ -19,6 +19,7 @@ anything, so an event committed after that point is published anew, and one comm
 before it is pending when the task's drain looks.
 """
 
+import contextlib
 import logging
 import os
 import queue
@@ -165,6 +166,27 @@ def _marker() -> "redis.Redis | None":
             )
         _marker_client = (os.getpid(), client)
     return _marker_client[1]
+
+
+def import_publisher_modules() -> None:
+    """Import now what a process's first publish would import: Celery's AMQP support, its
+    (disabled) result backend and events, and kombu's transport for the broker's scheme.
+
+    Why: the web server imports its application before it forks (config/wsgi.py), but
+    these modules were imported by each worker's first publish, in the publisher thread,
+    compiling and executing them while holding the GIL the request threads wait for: 13%
+    of the GIL-held samples of a worker's first seconds of batch ingest (py-spy under
+    bench/ingest.py, docs/benchmarks.md), and a copy of them in every worker.
+    """
+    import celery.app.amqp
+    import celery.app.events
+    import celery.backends.base
+    import celery.events  # noqa: F401
+    from kombu.transport import get_transport_cls
+
+    # An unknown scheme: the first publish fails on it, as it did, and is logged.
+    with contextlib.suppress(ImportError, KeyError, ValueError):
+        get_transport_cls(settings.CELERY_BROKER_URL.split("://", 1)[0])
 
 
 def wait_until_published(timeout: float = 5.0) -> bool:

@@ -67,3 +67,37 @@ def test_only_the_web_entry_point_opens_connections_with_the_statement_timeout()
         role: process.communicate(timeout=120)[0].strip() for role, process in processes.items()
     }
     assert shown == {"web": "1234ms", "worker": "0"}
+
+
+def test_a_workers_first_publish_and_request_import_nothing_new() -> None:
+    """ADR 0096: what a worker's first publish and first request through Django's handler
+    imported, each worker on its own and holding the GIL mid-request, is imported by the
+    entry point, before the server forks. The broker is unreachable: the publish fails, but
+    only after it has loaded all it needs to send."""
+    code = (
+        "import sys\n"
+        "from config.wsgi import application\n"
+        "from celery import current_app\n"
+        "from django.conf import settings\n"
+        "from django.utils.module_loading import import_string\n"
+        "before = set(sys.modules)\n"
+        "try:\n"
+        "    current_app.send_task('catalog.derive_events', args=[[1]], retry=False)\n"
+        "except Exception as error:\n"
+        "    print('publish failed:', type(error).__name__)\n"
+        "import_string(settings.MESSAGE_STORAGE)\n"
+        "print(sorted(name for name in set(sys.modules) - before "
+        "if name.split('.')[0] in ('celery', 'kombu', 'django', 'redis')))\n"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "REDIS_URL": "redis://127.0.0.1:9/0",
+        "CELERY_BROKER_URL": "redis://127.0.0.1:9/0",
+    }
+    output = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    lines = output.stdout.strip().splitlines()
+    assert lines[0].startswith("publish failed:")  # it reached the broker
+    assert lines[-1] == "[]"
