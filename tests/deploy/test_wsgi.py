@@ -92,8 +92,8 @@ def test_a_workers_first_publish_and_request_import_nothing_new() -> None:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "REDIS_URL": "redis://127.0.0.1:9/0",
-        "CELERY_BROKER_URL": "redis://127.0.0.1:9/0",
+        "REDIS_URL": "redis://127.0.0.1:9/15",  # xdist workers count down from 15
+        "CELERY_BROKER_URL": "redis://127.0.0.1:9/15",
     }
     output = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
