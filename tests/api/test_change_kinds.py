@@ -116,6 +116,27 @@ def test_a_run_placed_between_two_others_moves_the_changes_it_sits_between() -> 
     assert kinds == {("run_failed", RUNS[5], RUNS[2])}
 
 
+def test_a_run_moved_back_by_its_late_start_recomputes_the_run_that_followed_it() -> None:
+    """M, known by its COMPLETE only, sits between X and Y; its START, last to arrive, puts
+    it before both. Y, which followed it and which no change named, now follows X, and X's
+    a -> out is stopped by Y; the change M had made of it (X then M) is withdrawn."""
+    x, m, y = (
+        load("COMPLETE", 100, 5, "a", "b"),
+        load("COMPLETE", 150, 6, "b"),
+        load("COMPLETE", 200, 7, "b"),
+    )
+    derive(x, m, y)
+    stopped = {(c[2], c[5], c[6]) for c in changes() if c[0] == "edge_stopped"}
+    assert stopped == {("a", RUNS[6], RUNS[5])}  # the step X -> M
+    derive(load("START", 50, 6, "b"))
+    after = changes()
+    assert {(c[2], c[5], c[6]) for c in after if c[0] == "edge_stopped"} == {
+        ("a", RUNS[7], RUNS[5])  # the step X -> Y
+    }
+    rederive()  # the same events in one batch, in order: the same changes
+    assert changes() == after
+
+
 def test_record_answers_only_the_new_rows() -> None:
     derive(*EVENTS)
     stored = list(DatasetChange.objects.all())

@@ -5,7 +5,7 @@ derived, a dataset retired through the service, the outbox's deliveries read bac
 
 import pytest
 
-from catalog.models import Dataset, Job, WebhookDelivery, WebhookSubscription
+from catalog.models import Dataset, DatasetChange, Job, WebhookDelivery, WebhookSubscription
 from catalog.services import retirement
 from catalog.services.derive import derive_events
 from catalog.services.retirement import Actor
@@ -68,3 +68,24 @@ def test_a_namespace_scope_covers_the_kinds_without_an_alias() -> None:
     _runs()
     assert len(_data("edge_added", "lake")) == 1
     assert _data("edge_added", "warehouse") == []
+
+
+def test_a_change_withdrawn_by_a_late_event_keeps_its_delivery() -> None:
+    """X writes out from a; M, known by its COMPLETE only (later, naming no dataset), wrote
+    nothing: a -> out stopped, announced. M's START, earlier than X, puts M first: the
+    change is withdrawn from the list, and its delivery (sent or not) stays; nothing
+    announces the withdrawal (docs/notifications.md)."""
+    WebhookSubscription.objects.create(name="all", url="https://hooks.example.com/all")
+    x, m = "00000000-0000-0000-0000-0000000000b1", "00000000-0000-0000-0000-0000000000b2"
+    events = [
+        run_event("COMPLETE", 10, x, job=("etl", "copy"), inputs=[dataset(LAKE, "a")],
+                  outputs=[dataset(LAKE, "out")]),
+        run_event("COMPLETE", 20, m, job=("etl", "copy")),
+    ]  # fmt: skip
+    derive_events(store([openlineage(event) for event in events]))
+    [stopped] = _data("edge_stopped")
+    assert (stopped["run_id"], stopped["previous_run_id"]) == (m, x)
+    assert DatasetChange.objects.filter(kind="edge_stopped").count() == 1
+    derive_events(store([openlineage(run_event("START", 0, m, job=("etl", "copy")))]))
+    assert not DatasetChange.objects.filter(kind="edge_stopped").exists()
+    assert _data("edge_stopped") == [stopped]

@@ -2,6 +2,7 @@
 
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, TypeVar
 
 from catalog.facets import documentation, error_message, job_type, nominal_time
@@ -253,17 +254,20 @@ def derive_runs(
     job_ids: dict[JobKey, int],
     keys: list[RunKey] | None = None,
     known: dict[RunKey, int] | None = None,
-) -> tuple[dict[RunKey, int], dict[int, int]]:
+) -> tuple[dict[RunKey, int], dict[int, int], dict[int, datetime]]:
     """Upsert and merge the runs ``keys`` (default: all of the batch's); returns (run key →
-    id, run id → previous job of runs moved). ``known`` holds the ids of runs already
-    derived in this batch (a parent derived in the free part).
+    id, run id → previous job of runs moved, run id → the start it had before the batch
+    for runs whose start moved). ``known`` holds the ids of runs already derived in this
+    batch (a parent derived in the free part).
 
-    A run's job is part of its identity (ADR 0028), so no run moves any more; the second
-    value stays for the callers' sake and is always empty.
+    A run's job is part of its identity (ADR 0028), so no run moves to another job any
+    more; the second value stays for the callers' sake and is always empty. Its start
+    does move (a late START, an earlier event): the run changes (ADR 0088) recompute the
+    run that followed it where it was, which only the old start finds.
     """
     wanted = {key: facts.runs[key] for key in (facts.runs if keys is None else keys)}
     if not wanted:
-        return {}, {}
+        return {}, {}, {}
     ordered = sorted(wanted.values(), key=lambda fact: (fact.run_uuid, fact.job[1]))
     run_keys = [run_key(fact.run_uuid, key_hash(*fact.job[1])) for fact in ordered]
     kept = remembered(RememberedKind.RUN, run_keys)  # empty but during a full rederive
@@ -290,7 +294,9 @@ def derive_runs(
     ]
     ids = {by_ids[(run.run_uuid, run.job_id)]: run.id for run in runs}
     parents = {**(known or {}), **ids}
+    left: dict[int, datetime] = {}
     for run in runs:
+        before = run.started_at
         fact = facts.runs[by_ids[(run.run_uuid, run.job_id)]]
         (own, version), _ = fact.job
         job_version = [own, *version]
@@ -315,9 +321,11 @@ def derive_runs(
         if parent_key is not None:
             run.parent_run_id = parents[parent_key]
         _derived_run_fields(run)
+        if before is not None and run.started_at != before:
+            left[run.id] = before
     bulk_update(runs, RUN_FIELDS)
     mark_shared_run_ids(uuids)
-    return ids, {}
+    return ids, {}, left
 
 
 def _derived_run_fields(run: Run) -> None:

@@ -15,14 +15,20 @@ only what its runs can have changed and any order, batching or rederive records 
   the job was COMPLETE. Evidence: the FAIL event; the previous run is named.
 
 A run's neighbours change when it arrives, finishes or moves (a late START moves its start
-earlier), so the batch's subjects are its runs, each one's next finished run, and the runs
-whose stored change named a batch run as the previous one; for each subject the changes it
-supersedes are recomputed, those that no longer hold are deleted and the rest recorded
-through ``change_log.record``.
+earlier, an event earlier than its first moves it earlier too, a START after its first
+event later). So the batch's subjects are its runs, and the next finished and the next
+COMPLETE run after each one's start now *and the start it had before the batch*: the run
+that followed it where it was has a new previous run, whether or not a change named it.
+(Only the runs whose start or state the batch changed can change another run's previous
+one, and only those next after them, so with the stored changes a function of the runs
+before the batch, they are after it too.) For each subject the changes it supersedes are
+recomputed, those that no longer hold are deleted and the rest recorded through
+``change_log.record``: a change a later-arriving, earlier event contradicts is withdrawn.
 """
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from django.db import connection
@@ -47,23 +53,23 @@ _PREVIOUS = """
     ORDER BY p.started_at DESC, p.run_uuid DESC LIMIT 1
 """
 
-# Each subject with its previous finished run and its previous COMPLETE run.
+# Each subject with its previous finished run and its previous COMPLETE run. A position is
+# a batch run's start now or the start it left (``left``, before the batch).
 _SUBJECTS = f"""
 WITH touched AS MATERIALIZED (
     SELECT r.id, r.job_id, r.started_at, r.run_uuid FROM catalog_run r
     WHERE r.id = ANY(%(runs)s) AND r.started_at IS NOT NULL
 ),
+position AS MATERIALIZED (
+    SELECT job_id, started_at, run_uuid FROM touched
+  UNION ALL SELECT r.job_id, k.started_at, r.run_uuid
+    FROM unnest(%(left)s::bigint[], %(left_at)s::timestamptz[]) AS k(id, started_at)
+    JOIN catalog_run r ON r.id = k.id
+),
 subject(id) AS (
     SELECT id FROM touched
-  UNION SELECT x.id FROM touched t CROSS JOIN LATERAL ({_NEXT.format(states=_FINISHED)}) x
-  UNION SELECT x.id FROM touched t CROSS JOIN LATERAL ({_NEXT.format(states="('COMPLETE')")}) x
-  UNION SELECT n.id FROM catalog_dataset_change c
-    JOIN touched t ON t.job_id = c.job_id AND c.previous_run_id = t.run_uuid::text
-    -- CASE: the cast only of run kinds' ids (a schema change's runId may not be a uuid),
-    -- whatever order the planner evaluates the conditions in.
-    JOIN catalog_run n ON n.job_id = c.job_id AND n.run_uuid =
-        CASE WHEN c.kind IN ('edge_stopped', 'run_failed') THEN c.run_id::uuid END
-    WHERE c.kind IN ('edge_stopped', 'run_failed') AND c.previous_run_id = ANY(%(uuids)s)
+  UNION SELECT x.id FROM position t CROSS JOIN LATERAL ({_NEXT.format(states=_FINISHED)}) x
+  UNION SELECT x.id FROM position t CROSS JOIN LATERAL ({_NEXT.format(states="('COMPLETE')")}) x
 )
 SELECT s.id, s.job_id, s.state, s.run_uuid::text, s.run_id_text,
        COALESCE(s.ended_at, s.state_time, s.started_at),
@@ -129,20 +135,23 @@ def _change(kind: ChangeKind, key: bytes, **values: Any) -> DatasetChange:
     return DatasetChange(kind=kind, before_hash=b"", after_hash=b"", key_hash=key, **values)
 
 
-def record_run_changes(run_ids: Iterable[int]) -> list[DatasetChange]:
+def record_run_changes(
+    run_ids: Iterable[int], left: Mapping[int, datetime] | None = None
+) -> list[DatasetChange]:
     """Recompute the lineage and run changes the runs (derived in this transaction) can
-    have changed; the new change rows."""
+    have changed, ``left`` the starts the moved ones had before; the new change rows."""
     runs = sorted(set(run_ids))
     if not runs:
         return []
-    return _run_changes(runs) + _added_edges(runs)
+    return _run_changes(runs, dict(left or {})) + _added_edges(runs)
 
 
-def _run_changes(runs: list[int]) -> list[DatasetChange]:
+def _run_changes(runs: list[int], left: dict[int, datetime]) -> list[DatasetChange]:
+    moved = sorted(left)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT run_uuid::text FROM catalog_run WHERE id = ANY(%s)", [runs])
-        uuids = [row[0] for row in cursor.fetchall()]
-        cursor.execute(_SUBJECTS, {"runs": runs, "uuids": uuids})
+        cursor.execute(
+            _SUBJECTS, {"runs": runs, "left": moved, "left_at": [left[run] for run in moved]}
+        )
         subjects = cursor.fetchall()
         completes = [row for row in subjects if row[2] == "COMPLETE" and row[8] is not None]
         cursor.execute(
