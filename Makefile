@@ -77,13 +77,15 @@ demo: install
 # its PostgreSQL backend's (--cpu-durations, tests/cpu_report.py), the figure a change to a
 # test changes even on a machine others load (ADR 0075).
 PYTEST_ARGS ?= --durations=15 --cpu-durations=15
-# pytest-xdist (docs/adr/0075-parallel-test-workers.md): one worker per core, at most 4 (each
-# takes a Redis db of its own, counting down from REDIS_URL's, and pytest-django a test
-# database of its own). Two per core were tried: on an idle two-core machine they saved
-# nothing (7:54 and 8:50 against 7:46) and the tests that time a promise (the collector's
-# exit and latency checks, the Kafka lag dashboard) failed. A test file's tests stay on one
-# worker so a module's fixtures are built once.
-WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n > 4 ? 4 : n )))
+# pytest-xdist (docs/adr/0075-parallel-test-workers.md): one worker per core plus one, at most
+# 4 (each takes a Redis db of its own, counting down from REDIS_URL's, and pytest-django a
+# test database of its own). Since the suite's CPU fell by a third (bytecode kept, cheaper
+# properties), two workers spent about half their time waiting on the processes and servers
+# their tests start (gw0: 398 CPU s in 744 s of pytest). A fresh clone's `make test` on two
+# cores: 12 min 43 s with two workers (another engineer's tests beside it), 8 min 25 s with
+# three (idle), every test passing. A test file's tests stay on one worker so a module's
+# fixtures are built once.
+WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n + 1 > 4 ? 4 : n + 1 )))
 XDIST ?= -n $(WORKERS) --dist loadfile
 
 # ruff, mypy and the migrations check run beside pytest (scripts/check_and_test.sh): the
