@@ -24,7 +24,12 @@ from catalog.models import (
     Run,
 )
 from catalog.services.derive import derive_events, rederive
-from catalog.services.retention import MIN_BATCH_SIZE, apply_retention, next_batch_size
+from catalog.services.retention import (
+    FIRST_BATCH_SIZE,
+    MIN_BATCH_SIZE,
+    apply_retention,
+    next_batch_size,
+)
 from ingest import demo
 from ingest.models import Event
 from tests.catalog.conftest import dataset, facet, run_event
@@ -181,13 +186,27 @@ def test_batches_over_the_time_budget_shrink_and_remove_the_same(
     assert _lineage() == before
 
 
-def test_the_next_batch_halves_over_budget_and_doubles_well_under_it() -> None:
-    assert next_batch_size(1000, elapsed=3.0, budget=2.0, ceiling=1000) == 500
+def test_the_next_batch_shrinks_in_proportion_over_budget_and_doubles_well_under_it() -> None:
+    # Over the budget: aimed at half of it (1,000 rows in 3 s -> 333 rows for 1 s) ...
+    assert next_batch_size(1000, elapsed=3.0, budget=2.0, ceiling=1000) == 333
+    assert next_batch_size(1000, elapsed=5.1, budget=2.0, ceiling=1000) == 196
+    # ... which is always at least a halving, however little it was over.
+    assert next_batch_size(1000, elapsed=2.1, budget=2.0, ceiling=1000) == 476
     assert next_batch_size(12, elapsed=3.0, budget=2.0, ceiling=1000) == MIN_BATCH_SIZE
     assert next_batch_size(4, elapsed=3.0, budget=2.0, ceiling=4) == 4  # a ceiling below it
     assert next_batch_size(500, elapsed=0.1, budget=2.0, ceiling=1000) == 1000
     assert next_batch_size(800, elapsed=0.1, budget=2.0, ceiling=1000) == 1000
     assert next_batch_size(500, elapsed=1.0, budget=2.0, ceiling=1000) == 500
+
+
+def test_the_first_batch_is_small_and_grows_while_batches_are_quick(
+    aged_store: dict[str, list[int]],
+) -> None:
+    # A store's first batch is never the full ceiling: its time is not known yet.
+    result = apply_retention(30, batch_size=1_000, time_budget=60.0)
+    assert result.smallest_batch == FIRST_BATCH_SIZE
+    assert result.events == len(aged_store["old"])
+    assert apply_retention(30, batch_size=4, time_budget=60.0).smallest_batch == 4
 
 
 def _job_datasets() -> list[tuple[Any, ...]]:
