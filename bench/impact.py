@@ -144,7 +144,7 @@ def main() -> None:
             f"/api/v1/impact?node=dataset:{rng.randint(2, options.fanout + 1)}" for _ in range(n)
         ],
     }
-    with running_server(env, workers=options.workers) as url:
+    with running_server(env, workers=options.workers, start_seconds=120) as url:
         layout = f"as shipped, workers={options.workers or 'default'}"
         print_latencies(url, token, scenarios, layout)
 

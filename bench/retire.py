@@ -80,7 +80,7 @@ def main() -> None:
     from catalog.models import Dataset
     from catalog.services.retirement import Actor, restore_namespace
 
-    with running_server(env, workers=1) as url:
+    with running_server(env, workers=1, start_seconds=120) as url:  # a loaded machine
         seconds, status = _delete(url, token, path)
         hidden = Dataset.objects.retired().count()
         print(
