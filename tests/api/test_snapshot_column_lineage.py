@@ -123,3 +123,15 @@ def test_marquez_column_lineage_is_the_newest_window(
         (source["dataset"], source["field"]) for source in graph[node]["data"]["inputFields"]
     }
     assert sources == {("io.openlineage.flink.kafka.input2", "id")}
+
+
+def test_a_snapshot_pattern_on_a_later_event_recomputes_the_column_edges(api: Client) -> None:
+    """The first windows said nothing of their pattern (folded as accumulating); the
+    newest says snapshots: its batch recomputes the run's column edges."""
+    *older, newest = flink_snapshots()
+    for event in older:
+        del event["job"]["facets"]["jobType"]["emissionPattern"]
+    derive(*older)
+    assert {key[0] for key in _column_edges(api)} == {"io.openlineage.flink.kafka.input1"}
+    derive(newest)
+    assert set(_column_edges(api)) == NEWEST
