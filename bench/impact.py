@@ -60,11 +60,12 @@ BUILD = [
        FROM generate_series(1, 2 * (%(fanout)s + 1)) AS i
        WHERE i <= %(fanout)s + 1 OR (i - %(fanout)s - 1) %% 10 = 0""",
     """INSERT INTO catalog_dataset (namespace, name, facets, facet_versions, description,
-        lifecycle_state, is_dropped, first_seen, last_seen, updated_at, display_rank, owners, tags)
+        lifecycle_state, is_dropped, first_seen, last_seen, updated_at, display_rank, owners, tags,
+        browse_path)
        SELECT 'postgres://db' || (i %% 20) || ':5432', 'impact.table_' || i,
               jsonb_build_object('ownership', jsonb_build_object('owners',
                 jsonb_build_array(jsonb_build_object('name', 'team:' || (i %% 13))))), '{}',
-              '', '', false, now() - interval '30 days', now(), now(), 2, '[]', '[]'
+              '', '', false, now() - interval '30 days', now(), now(), 2, '[]', '[]', ''
        FROM generate_series(1, %(downstream)s + 1 + %(other)s) AS i""",
     """INSERT INTO catalog_dataset_alias (namespace, name, key_hash, dataset_id, reason,
         reason_detail, reason_version, first_seen, last_seen, is_table_name)
@@ -143,7 +144,7 @@ def main() -> None:
             f"/api/v1/impact?node=dataset:{rng.randint(2, options.fanout + 1)}" for _ in range(n)
         ],
     }
-    with running_server(env, workers=options.workers) as url:
+    with running_server(env, workers=options.workers, start_seconds=120) as url:
         layout = f"as shipped, workers={options.workers or 'default'}"
         print_latencies(url, token, scenarios, layout)
 

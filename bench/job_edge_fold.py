@@ -28,27 +28,30 @@ from catalog.services.derivation import job_edges  # noqa: E402
 from catalog.services.derivation.edge_runs import fold_rows  # noqa: E402
 
 _RUN_COLUMNS = """run_uuid, run_id_text, is_placeholder, state, state_version, error_message,
-is_streaming, facets, facet_versions, job_version, updated_at, job_id, shares_run_id"""
+is_streaming, facets, facet_versions, job_version, updated_at, job_id, shares_run_id, tags"""
 
 
 def _populate(cursor, history: int, batch: int) -> tuple[int, list[int]]:
     """One job edge with ``history`` runs; returns it and ``batch`` further runs' ids."""
     cursor.execute(
         "INSERT INTO catalog_job (namespace, name, key_hash, is_placeholder, facets,"
-        " facet_versions, processing_type, job_type, integration, description, updated_at)"
-        " VALUES ('bench', 'job', '\\x00'::bytea, false, '{}', '{}', '', '', '', '', now())"
+        " facet_versions, processing_type, job_type, integration, description, updated_at,"
+        " owners, tags)"
+        " VALUES ('bench', 'job', '\\x00'::bytea, false, '{}', '{}', '', '', '', '', now(),"
+        " '[]', '[]')"
         " RETURNING id"
     )
     job = cursor.fetchone()[0]
     cursor.execute(
         "INSERT INTO catalog_dataset (namespace, name, facets, facet_versions, description,"
-        " lifecycle_state, is_dropped, updated_at, display_rank)"
-        " VALUES ('bench', 'ds', '{}', '{}', '', '', false, now(), 0) RETURNING id"
+        " lifecycle_state, is_dropped, updated_at, display_rank, owners, tags, browse_path)"
+        " VALUES ('bench', 'ds', '{}', '{}', '', '', false, now(), 0, '[]', '[]', '')"
+        " RETURNING id"
     )
     dataset = cursor.fetchone()[0]
     cursor.execute(
         f"INSERT INTO catalog_run ({_RUN_COLUMNS}) SELECT gen_random_uuid(), g::text, false,"
-        " 'COMPLETE', '{}', '', false, '{}', '{}', '{}', now(), %s, false"
+        " 'COMPLETE', '{}', '', false, '{}', '{}', '{}', now(), %s, false, '[]'"
         " FROM generate_series(1, %s) g",
         [job, history + batch],
     )

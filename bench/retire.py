@@ -28,9 +28,10 @@ NAMESPACE = "postgres://warehouse:5432"
 
 _BUILD = """
 INSERT INTO catalog_dataset (namespace, name, display_rank, facets, facet_versions,
-    description, lifecycle_state, is_dropped, first_seen, last_seen, updated_at, tags, owners)
+    description, lifecycle_state, is_dropped, first_seen, last_seen, updated_at, tags, owners,
+    browse_path)
 SELECT %(ns)s, 'schema_' || (i %% 50) || '.table_' || i, 3, '{}', '{}', '', '', false,
-    now() - interval '30 days', now(), now(), '[]', '[]'
+    now() - interval '30 days', now(), now(), '[]', '[]', ''
 FROM generate_series(1, %(datasets)s) AS i
 """
 _BUILD_JOBS = """
@@ -79,7 +80,7 @@ def main() -> None:
     from catalog.models import Dataset
     from catalog.services.retirement import Actor, restore_namespace
 
-    with running_server(env, workers=1) as url:
+    with running_server(env, workers=1, start_seconds=120) as url:  # a loaded machine
         seconds, status = _delete(url, token, path)
         hidden = Dataset.objects.retired().count()
         print(

@@ -17,8 +17,9 @@ FACET = Facet(
     projects="Job.processing_type, Job.job_type, Job.integration (redacted); "
     "Run.is_streaming (a streaming run that is not terminal is RUNNING; its RUNNING events "
     "are writes, and its edges are current while it runs; ADR 0091); "
-    "Run.emits_snapshots (its lineage and job edges are its newest window's: a dataset a "
-    "later snapshot no longer names leaves them; ADR 0091)",
+    "Run.emits_snapshots (its lineage, job edges and column lineage are its newest "
+    "window's: a dataset or field mapping a later snapshot no longer names leaves them; "
+    "ADR 0091)",
     native="job `processing_type`, `job_type`, `integration`, and in `facets`",
     marquez="job `type`: STREAM for a STREAMING processing type, else BATCH",
 )

@@ -13,8 +13,9 @@ bound's edge: folding it would lose the link). The dataset stays readable by id.
 """
 
 from collections import defaultdict
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from catalog.facets import dataset_type
 from catalog.lineage.column_lineage import ColumnEdge, Field, FieldWalk
@@ -25,6 +26,18 @@ from catalog.models import Dataset
 # chain longer than the walk's depth cannot be drawn whole anyway).
 MAX_FOLD_DEPTH = 10
 INDIRECT = "INDIRECT"
+# What a composed column edge takes from both parts (``_rules``), by the names the API's
+# dicts and the read's rows share.
+_RULE_FIELDS = (
+    "transformation_type",
+    "transformation_subtype",
+    "transformation_description",
+    "masking",
+    "first_seen",
+    "last_seen",
+    "run_count",
+)
+Edge = TypeVar("Edge")
 
 
 def fold(graph: Graph, temporary: set[int], column_limit: int) -> None:
@@ -115,42 +128,91 @@ def _fold_columns(graph: Graph, folded: set[str], limit: int) -> None:
             out_of[(edge["source"], edge["source_field"])].append(edge)
             out_of_dataset[edge["source"]].append(edge)
     done = [edge for edge in every if edge["source"] not in folded]
-    pending = [edge for edge in done if edge["target"] in folded]
-    composed: dict[tuple, dict[str, Any]] = {}
+
+    def nexts(first: dict[str, Any]) -> list[dict[str, Any]]:
+        target_field = first.get("target_field")
+        if target_field is None:  # a dependency on the whole folded dataset
+            return out_of_dataset[first["target"]]
+        return out_of[(first["target"], target_field)]
+
+    composed, cut = _chain(
+        [edge for edge in done if edge["target"] in folded],
+        nexts,
+        _compose,
+        _identity,
+        lambda edge: edge["target"] in folded,
+        limit,
+    )
+    result = [
+        edge
+        for edge in [*done, *composed]
+        if edge["source"] not in folded and edge["target"] not in folded
+    ]
+    graph.column_edges = [edge for edge in result if "target_field" in edge]
+    graph.dataset_dependencies = [edge for edge in result if "target_field" not in edge]
+    if cut:
+        graph.cut["folded_column_edges"] = {"limit": limit, "max_fold_depth": MAX_FOLD_DEPTH}
+        graph.truncated = True
+
+
+def _chain(
+    pending: list[Edge],
+    nexts: Callable[[Edge], list[Edge]],
+    compose: Callable[[Edge, Edge], Edge],
+    identity: Callable[[Edge], Hashable],
+    into_folded: Callable[[Edge], bool],
+    limit: int,
+) -> tuple[list[Edge], bool]:
+    """The one composition loop of the graph's fold and the field walk's: each edge into a
+    folded dataset (``pending``) composed with each edge ``nexts`` gives out of it, again
+    while the result leads into another folded one, at most MAX_FOLD_DEPTH in a row and
+    ``limit`` edges (by ``identity``, first kept). Returns the composed edges and whether a
+    bound cut them."""
+    composed: dict[Hashable, Edge] = {}
     cut = False
     for _ in range(MAX_FOLD_DEPTH):
-        following: list[dict[str, Any]] = []
+        following: list[Edge] = []
         for first in pending:
-            target_field = first.get("target_field")
-            nexts = (
-                out_of[(first["target"], target_field)]
-                if target_field is not None
-                else out_of_dataset[first["target"]]
-            )
-            for second in nexts:
-                edge = _compose(first, second)
-                key = _identity(edge)
+            for second in nexts(first):
+                edge = compose(first, second)
+                key = identity(edge)
                 if key in composed:
                     continue
                 if len(composed) >= limit:
                     cut = True
                     break
                 composed[key] = edge
-                if edge["target"] in folded:
+                if into_folded(edge):
                     following.append(edge)
         pending = following
         if not pending:
             break
-    result = [
-        edge
-        for edge in [*done, *composed.values()]
-        if edge["source"] not in folded and edge["target"] not in folded
-    ]
-    graph.column_edges = [edge for edge in result if "target_field" in edge]
-    graph.dataset_dependencies = [edge for edge in result if "target_field" not in edge]
-    if cut or pending:
-        graph.cut["folded_column_edges"] = {"limit": limit, "max_fold_depth": MAX_FOLD_DEPTH}
-        graph.truncated = True
+    return list(composed.values()), cut or bool(pending)
+
+
+def _rules(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
+    """What a composed edge takes from ``first`` (into a folded dataset) and ``second``
+    (out of it), by ``_RULE_FIELDS``: INDIRECT when either part is, the subtype of the
+    INDIRECT part, descriptions joined, masked when either is, the span where both exist,
+    the fewer runs, so the graph and the field walk compose alike."""
+    indirect = INDIRECT in (first["transformation_type"], second["transformation_type"])
+    return {
+        "transformation_type": INDIRECT if indirect else second["transformation_type"],
+        "transformation_subtype": (
+            first["transformation_subtype"]
+            if first["transformation_type"] == INDIRECT
+            else second["transformation_subtype"]
+        ),
+        "transformation_description": "; ".join(
+            text
+            for text in (first["transformation_description"], second["transformation_description"])
+            if text
+        ),
+        "masking": first["masking"] or second["masking"],
+        "first_seen": max(first["first_seen"], second["first_seen"]),
+        "last_seen": max(first["last_seen"], second["last_seen"]),
+        "run_count": min(first["run_count"], second["run_count"]),
+    }
 
 
 def _identity(edge: dict[str, Any]) -> tuple:
@@ -167,7 +229,6 @@ def _identity(edge: dict[str, Any]) -> tuple:
 def _compose(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
     """``first`` (into a folded dataset) then ``second`` (out of it), as one edge in the
     API's shape: a dependency on the whole folded dataset stays one on the whole target."""
-    indirect = INDIRECT in (first["transformation_type"], second["transformation_type"])
     body = dict(second)
     if "target_field" not in first:  # first is dataset-level: so is what it leads to
         for key in (
@@ -181,24 +242,7 @@ def _compose(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
         {
             "source": first["source"],
             "source_field": first["source_field"],
-            "transformation_type": INDIRECT if indirect else second["transformation_type"],
-            "transformation_subtype": (
-                first["transformation_subtype"]
-                if first["transformation_type"] == INDIRECT
-                else second["transformation_subtype"]
-            ),
-            "transformation_description": "; ".join(
-                text
-                for text in (
-                    first["transformation_description"],
-                    second["transformation_description"],
-                )
-                if text
-            ),
-            "masking": first["masking"] or second["masking"],
-            "first_seen": max(first["first_seen"], second["first_seen"]),
-            "last_seen": max(first["last_seen"], second["last_seen"]),
-            "run_count": min(first["run_count"], second["run_count"]),
+            **_rules(first, second),
             "current": first["current"] and second["current"],
             "static": first["static"] and second["static"],
             "through": [*first.get("through", []), second["source"], *second.get("through", [])],
@@ -238,68 +282,45 @@ def fold_field_walk(walked: FieldWalk, keep: int | None, limit: int) -> FieldWal
         if edge.source_id in folded:
             out_of[(edge.source_id, edge.source_field)].append(edge)
     done = [edge for edge in walked.edges if edge.source_id not in folded]
-    pending = [edge for edge in done if edge.target_id in folded]
-    composed: dict[tuple, ColumnEdge] = {}
-    cut = False
-    for _ in range(MAX_FOLD_DEPTH):
-        following: list[ColumnEdge] = []
-        for first in pending:
-            for second in out_of[(first.target_id, first.target_field)]:
-                edge = _compose_column(first, second)
-                key = (
-                    edge.source_id,
-                    edge.source_field,
-                    edge.target_id,
-                    edge.target_field,
-                    edge.job_id,
-                    edge.transformation_type,
-                    edge.transformation_description,
-                )
-                if key in composed:
-                    continue
-                if len(composed) >= limit:
-                    cut = True
-                    break
-                composed[key] = edge
-                if edge.target_id in folded:
-                    following.append(edge)
-        pending = following
-        if not pending:
-            break
+    composed, cut = _chain(
+        [edge for edge in done if edge.target_id in folded],
+        lambda first: out_of[(first.target_id, first.target_field)],
+        _compose_column,
+        lambda edge: (
+            edge.source_id,
+            edge.source_field,
+            edge.target_id,
+            edge.target_field,
+            edge.job_id,
+            edge.transformation_type,
+            edge.transformation_description,
+        ),
+        lambda edge: edge.target_id in folded,
+        limit,
+    )
     edges = [
         edge
-        for edge in [*done, *composed.values()]
+        for edge in [*done, *composed]
         if edge.source_id not in folded and edge.target_id not in folded
     ]
     edges.sort(key=lambda e: (e.target_id, e.target_field, e.source_id, e.source_field, e.id))
     fields = {item for item in walked.fields if item[0] not in folded}
-    return FieldWalk(fields, edges, walked.truncated or cut or bool(pending))
+    return FieldWalk(fields, edges, walked.truncated or cut)
 
 
 def _compose_column(first: ColumnEdge, second: ColumnEdge) -> ColumnEdge:
     """``first`` (into a folded dataset's field) then ``second`` (out of it), as one edge:
-    ``_compose``'s rules on the read's rows (INDIRECT when either part is; descriptions
-    joined; the second part's job, target and the target field's own form)."""
-    indirect = INDIRECT in (first.transformation_type, second.transformation_type)
+    ``_rules`` on the read's rows (the second part's job, target and the target field's
+    own form)."""
     return replace(
         second,
         source_id=first.source_id,
         source_namespace=first.source_namespace,
         source_name=first.source_name,
         source_field=first.source_field,
-        transformation_type=INDIRECT if indirect else second.transformation_type,
-        transformation_subtype=(
-            first.transformation_subtype
-            if first.transformation_type == INDIRECT
-            else second.transformation_subtype
-        ),
-        transformation_description="; ".join(
-            text
-            for text in (first.transformation_description, second.transformation_description)
-            if text
-        ),
-        masking=first.masking or second.masking,
-        first_seen=max(first.first_seen, second.first_seen),
-        last_seen=max(first.last_seen, second.last_seen),
-        run_count=min(first.run_count, second.run_count),
+        **_rules(_values(first), _values(second)),
     )
+
+
+def _values(edge: ColumnEdge) -> dict[str, Any]:
+    return {name: getattr(edge, name) for name in _RULE_FIELDS}

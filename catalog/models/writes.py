@@ -66,16 +66,28 @@ def write_sql(run: str = "r", row: str | None = None) -> str:
 
 
 def newest_window_sql(run_id: str, last_seen: str) -> str:
-    """Whether a run's dataset (its rows' ``last_seen``, an aggregate) is in its newest
-    window, in SQL: always, but for a run whose events are each complete for their window
-    (``Run.emits_snapshots``, ADR 0091), where only the datasets the newest event naming
-    any named are (a snapshot replaces the one before it; the spec's COMPLETE_SNAPSHOT).
-    ``last_seen`` is GREATEST-merged, so any order of the events gives the same window.
-    A CASE, so a run that is not one reads nothing more."""
+    """Whether a run's dataset (its rows' ``last_seen``, an aggregate) or column fact (its
+    ``last_seen``) is in its newest window, in SQL: always, but for a run whose events are
+    each complete for their window (``Run.emits_snapshots``, ADR 0091), where only the
+    datasets and column facts the newest event naming any dataset named are (a snapshot
+    replaces the one before it; the spec's COMPLETE_SNAPSHOT). ``last_seen`` is
+    GREATEST-merged, so any order of the events gives the same window. A CASE, so a run
+    that is not one reads nothing more."""
     return (
         f"CASE WHEN (SELECT nw.emits_snapshots FROM catalog_run nw WHERE nw.id = {run_id})"
         f" THEN {last_seen} >= (SELECT MAX(nd.last_seen) FROM catalog_run_dataset nd"
         f" WHERE nd.run_id = {run_id}) ELSE true END"
+    )
+
+
+def window_start_sql(run: str) -> str:
+    """When the newest window of the run row aliased ``run`` began, in SQL: the
+    ``last_seen`` a row or fact needs to be in it (``newest_window_sql``'s bound, read once
+    per run where a statement meets many facts of few runs); NULL for a run that is no
+    snapshot run, whose every row counts."""
+    return (
+        f"CASE WHEN {run}.emits_snapshots THEN (SELECT MAX(nd.last_seen)"
+        f" FROM catalog_run_dataset nd WHERE nd.run_id = {run}.id) END"
     )
 
 

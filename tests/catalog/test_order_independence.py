@@ -16,6 +16,7 @@ from catalog.models.writes import write_sql
 from catalog.services.derive import derive_events, derived_tables
 from ingest.models import Event
 from ingest.services import record_events
+from tests.api.project_fixtures import flink_snapshots
 from tests.catalog.conftest import dataset, facet, run_event
 from tests.catalog.helpers import canonical_dump, corpus_records, edge, openlineage
 from tests.conftest import CORPUS
@@ -123,6 +124,9 @@ def _synthetic() -> list:
     # Issue 26's shapes too: static lineage (two JobEvents of one job: the newer replaces the
     # older whatever the order), DatasetEvents, run facts (tests/fixtures/openlineage/project).
     records += [openlineage(event) for event in _static_and_run_facts()]
+    # Issue 41's snapshot stream: a COMPLETE_SNAPSHOT run whose column lineage is its
+    # newest window's, beside the accumulating Flink run of the same job above.
+    records += [openlineage(event) for event in flink_snapshots()]
     return records
 
 
@@ -479,3 +483,16 @@ def test_an_edge_stopped_change_does_not_depend_on_the_arrival_order() -> None:
         ("edge_stopped", str(uuid.UUID(_STATE_RUNS[1])), str(uuid.UUID(_STATE_RUNS[2])))
     ] * 3
     assert _derive(records, [3, 4, 2, 1, 5, 0], [3, 2], []) == reference
+
+
+@pytest.mark.parametrize("order", [[2, 1, 0], [2, 0, 1], [0, 2, 1]])
+def test_a_snapshot_runs_column_lineage_is_the_same_in_any_order(order) -> None:
+    """A late older window changes nothing: the newest window's column edges, one batch
+    per event, the newest first, redelivered (ADR 0091)."""
+    records = [openlineage(event) for event in flink_snapshots()]
+    reference = _derive(records, [0, 1, 2], [3], [])
+    assert {(edge[0][1], edge[1]) for edge in reference["column_edges"]} == {
+        ("io.openlineage.flink.kafka.input2", "id"),
+        ("io.openlineage.flink.kafka.input2", "version"),
+    }
+    assert _derive(records, order, [1, 1, 1], [order[0]]) == reference

@@ -370,3 +370,23 @@ def test_retention_racing_derivation_of_the_same_runs_ends_consistent() -> None:
     assert after["edges"] == live["edges"]
     assert after["job_edges"] == live["job_edges"]
     assert after == live
+
+
+def test_a_retired_snapshot_run_keeps_its_newest_windows_column_lineage() -> None:
+    """A COMPLETE_SNAPSHOT stream's column edges are its newest window's (ADR 0091): the
+    summary retention keeps of it holds those, so a rederive after it draws no mapping of
+    the older windows back."""
+    from tests.api.project_fixtures import flink_snapshots
+
+    old = flink_snapshots()
+    done = {**old[-1], "eventType": "COMPLETE", "eventTime": "2026-11-20T11:03:00.000Z"}
+    old_ids = store([openlineage(event) for event in [*old, done]])
+    assert derive_events(old_ids).failed == 0
+    _age(old_ids)
+    before = _lineage()
+    assert {edge[1] for edge in before["column_edges"]} == {"id", "version"}
+    assert len(before["column_edges"]) == 2  # input2's two fields only
+    assert apply_retention(30).runs == 1
+    assert _lineage() == before
+    assert rederive(batch_size=2).failed == 0
+    assert _lineage() == before

@@ -148,7 +148,7 @@ def apply_facts(facts: Facts) -> None:
     references = referenced_runs(facts)
     run_ids = ensure_referenced_runs(facts, job_ids, references)
     ours, held = split_runs(facts, set(references))
-    own_ids, moved, left = derive_runs(facts, job_ids, ours, run_ids)
+    own_ids, moved, left, snapshots = derive_runs(facts, job_ids, ours, run_ids)
     run_ids.update(own_ids)
     stored = store_run_facts(facts, run_ids, alias_ids, ours)
     store_run_dataset_facets(facts, run_ids, alias_ids, ours)
@@ -157,9 +157,10 @@ def apply_facts(facts: Facts) -> None:
     # The contended part.
     if held:
         lock_run_uuids(sorted({facts.runs[key].run_uuid for key in held}))
-        held_ids, _, held_left = derive_runs(facts, job_ids, held, run_ids)
+        held_ids, _, held_left, held_snapshots = derive_runs(facts, job_ids, held, run_ids)
         run_ids.update(held_ids)
         left.update(held_left)
+        snapshots |= held_snapshots
         stored |= store_run_facts(facts, run_ids, alias_ids, held)
         store_run_dataset_facets(facts, run_ids, alias_ids, held)
     merge_jobs(facts, job_ids)
@@ -173,7 +174,7 @@ def apply_facts(facts: Facts) -> None:
     # COMPLETE without inputs or outputs changes whether the run's edges count it as a
     # write (ADR 0069), and the rebuild re-counts them.
     touched = stored.touched | rebuild | {run_ids[key] for key in (*ours, *held)}
-    recompute_edges(touched, moved, stored, rebuild)
+    recompute_edges(touched, moved, stored, rebuild, snapshots)
     recompute_job_edges(touched)
     # Last: the change records read the edges and runs just written (ADR 0088), and the
     # starts the moved runs left (their old followers' previous run changed).

@@ -12,13 +12,17 @@ already exist) never counts twice (ADR 0025).
 Runs whose facts may have left an edge (their job changed, a dataset they touched was
 merged or split) are not folded: every column edge of their (target dataset, job) is
 recomputed from all of its facts, whose cost grows with that pair's history; that only
-happens on such rare changes.
+happens on such rare changes. So is a snapshot run's (``Run.emits_snapshots``, ADR 0091)
+at each batch with its events: its column edges are its newest window's facts
+(``newest_window_sql``), and a newer window takes the older one's away, which a fold,
+that only adds, cannot do.
 """
 
 from typing import Any
 
 from django.db import connection
 
+from catalog.models.writes import newest_window_sql
 from catalog.services.derivation import retained
 
 # Every (column edge, run) pair of the given runs with the pair's span; ``key_hash`` fixes
@@ -101,10 +105,11 @@ JOIN catalog_dataset_alias at ON at.dataset_id = k.target_id
 JOIN catalog_column_lineage_fact f ON f.target_alias_id = at.id
 JOIN catalog_run r ON r.id = f.run_id AND r.job_id = k.job_id
 JOIN catalog_dataset_alias src ON src.id = f.source_alias_id
+WHERE {newest}
 GROUP BY at.dataset_id, src.dataset_id, r.job_id, f.key_hash, f.target_field, f.source_field,
          f.transformation_type, f.transformation_subtype, f.transformation_description, f.masking,
          f.dataset_level, f.field_transformation_type, f.field_transformation_description
-"""
+""".replace("{newest}", newest_window_sql("f.run_id", "f.last_seen"))
 
 Pair = tuple[int, int, int, bytes, int]  # target dataset, source dataset, job, key, run
 FactKey = tuple[int, int, int, bytes]  # run, target alias, source alias, key

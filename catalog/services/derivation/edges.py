@@ -302,14 +302,16 @@ def recompute_edges(
     old_jobs: dict[int, int] | None = None,
     stored: StoredFacts | None = None,
     rebuild: set[int] | None = None,
+    snapshots: set[int] | None = None,
 ) -> None:
     """Rebuild the edges of ``run_ids`` from their facts, then the touched aggregates.
 
     ``old_jobs`` maps runs whose job changed to their previous job, whose column edges are
     recomputed too. With ``stored`` (a batch's ``store_run_facts``), column edges are folded
-    for its runs except those in ``rebuild`` (moved or merged), whose (target dataset,
-    job) column edges are recomputed from all their facts; without it (a steward's split),
-    those of every run in ``run_ids`` are.
+    for its runs except those in ``rebuild`` (moved or merged) and ``snapshots`` (runs
+    that emit snapshots: a newer window can take column edges away), whose (target
+    dataset, job) column edges are recomputed from all their facts; without it (a
+    steward's split), those of every run in ``run_ids`` are.
     """
     if not run_ids:
         return
@@ -337,9 +339,10 @@ def recompute_edges(
     if stored is None:
         column_edges.recompute(runs, old_jobs)
         return
-    # Runs that moved job or touched a merged dataset may have left column edges: those
-    # edges are recomputed; every other run with new column facts folds in.
-    full = set(run_ids) & (rebuild or set())
+    # Runs that moved job or touched a merged dataset may have left column edges, and so
+    # may a snapshot run's newer window: those edges are recomputed; every other run with
+    # new column facts folds in.
+    full = set(run_ids) & ((rebuild or set()) | (snapshots or set()))
     fold_runs = [run for run in stored.column_runs if run not in full]
     column_edges.fold(fold_runs, stored.column_before)
     column_edges.recompute(sorted(full), old_jobs)

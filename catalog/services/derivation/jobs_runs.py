@@ -254,11 +254,12 @@ def derive_runs(
     job_ids: dict[JobKey, int],
     keys: list[RunKey] | None = None,
     known: dict[RunKey, int] | None = None,
-) -> tuple[dict[RunKey, int], dict[int, int], dict[int, datetime]]:
+) -> tuple[dict[RunKey, int], dict[int, int], dict[int, datetime], set[int]]:
     """Upsert and merge the runs ``keys`` (default: all of the batch's); returns (run key →
     id, run id → previous job of runs moved, run id → the start it had before the batch
-    for runs whose start moved). ``known`` holds the ids of runs already derived in this
-    batch (a parent derived in the free part).
+    for runs whose start moved, the ids of those that emit snapshots, ADR 0091: their
+    column edges are recomputed, not folded). ``known`` holds the ids of runs already
+    derived in this batch (a parent derived in the free part).
 
     A run's job is part of its identity (ADR 0028), so no run moves to another job any
     more; the second value stays for the callers' sake and is always empty. Its start
@@ -267,7 +268,7 @@ def derive_runs(
     """
     wanted = {key: facts.runs[key] for key in (facts.runs if keys is None else keys)}
     if not wanted:
-        return {}, {}, {}
+        return {}, {}, {}, set()
     ordered = sorted(wanted.values(), key=lambda fact: (fact.run_uuid, fact.job[1]))
     run_keys = [run_key(fact.run_uuid, key_hash(*fact.job[1])) for fact in ordered]
     kept = remembered(RememberedKind.RUN, run_keys)  # empty but during a full rederive
@@ -325,7 +326,7 @@ def derive_runs(
             left[run.id] = before
     bulk_update(runs, RUN_FIELDS)
     mark_shared_run_ids(uuids)
-    return ids, {}, left
+    return ids, {}, left, {run.id for run in runs if run.emits_snapshots}
 
 
 def _derived_run_fields(run: Run) -> None:

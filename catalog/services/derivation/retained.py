@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 from django.db import connection
 
+from catalog.models.writes import newest_window_sql
 from catalog.names.rules import RuleSet
 from catalog.services.derivation.control_edges import newer_wins
 from catalog.services.derivation.records import (
@@ -114,6 +115,8 @@ JOIN catalog_job j ON j.id = r.job_id
 JOIN catalog_dataset_alias ta ON ta.id = f.target_alias_id
 JOIN catalog_dataset_alias sa ON sa.id = f.source_alias_id
 WHERE f.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s)
+  -- What the run's column edges held: a snapshot run's newest window (ADR 0091).
+  AND {newest_window_sql("f.run_id", "f.last_seen")}
 GROUP BY j.key_hash, ta.key_hash, sa.key_hash, f.key_hash
 ON CONFLICT (job_key, target_key, source_key, key_hash) DO UPDATE SET
     first_seen = LEAST(t.first_seen, EXCLUDED.first_seen),
