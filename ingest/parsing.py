@@ -168,13 +168,12 @@ def parse_json(data: bytes, path: str = "") -> Any:
         # which recurses: 990-1024 levels passed orjson and then hit the recursion limit.
         checked = orjson.loads(data)
         max_depth = limits()["MAX_JSON_DEPTH"]
-        if isinstance(checked, list) and checked:
-            exact, shallow = _exact_array(checked, data, max_depth)
-        else:
-            exact, shallow = None, _few_brackets(data, max_depth)
-        if not shallow and not _shallow(checked, max_depth):
+        # Every container opens with a "{" or "[" byte, so a body with no more of them than
+        # the limit cannot nest past it: counted in C, this spares the depth check for
+        # small events. Brackets inside strings only raise the count.
+        if data.count(b"{") + data.count(b"[") > max_depth and not _shallow(checked, max_depth):
             check_depth(checked, max_depth, path)
-        if exact or (exact is None and _exact(checked, data)):
+        if _exact(checked, data):
             return checked
         document = _DECODER.decode(data.decode())
     except (orjson.JSONDecodeError, ValueError) as error:
@@ -205,32 +204,6 @@ def _exact(document: Any, data: bytes) -> bool:
         return orjson.dumps(document) == data.strip()
     except orjson.JSONEncodeError:
         return False
-
-
-def _few_brackets(data: bytes, max_depth: int) -> bool:
-    """Whether ``data`` has too few brackets to nest past ``max_depth``: every container
-    opens with a "{" or "[" byte, so a body with no more of them than the limit cannot. In
-    C, this spares the depth check for small events; brackets inside strings only raise
-    the count."""
-    return data.count(b"{") + data.count(b"[") <= max_depth
-
-
-def _exact_array(items: list[Any], data: bytes, max_depth: int) -> tuple[bool, bool]:
-    """``_exact`` and a depth bound for an array (a batch), from one write of each item.
-
-    A batch has more brackets than any limit, so ``_few_brackets`` never spared it the
-    indented write (``_shallow``) beside ``_exact``'s compact one: two writes of every
-    batch, 6% of its GIL-held time in the shipped server (ADR 0107). Written item by item
-    instead, the compact writes joined are ``_exact``'s, and an item whose write has no
-    more than ``max_depth - 1`` brackets sits no deeper than ``max_depth`` in the array.
-    (exact, shallow); shallow False leaves the decision to ``_shallow`` and the walk.
-    """
-    try:
-        written = [orjson.dumps(item) for item in items]
-    except orjson.JSONEncodeError:  # integers beyond 64 bits: not exact; depth undecided
-        return False, False
-    shallow = all(_few_brackets(item, max_depth - 1) for item in written)
-    return b"[" + b",".join(written) + b"]" == data.strip(), shallow
 
 
 def _shallow(document: Any, max_depth: int) -> bool:
