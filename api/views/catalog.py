@@ -13,6 +13,7 @@ from api import params
 from api.access import COLUMN_EDGE, DATASET, EVENT, JOB, RUN, RUN_FACT
 from api.base import ReadAccessMixin, ReadAPIView, ReadOnlyViewSet
 from api.filters import DatasetFilterSet, JobFilterSet, RunFilterSet
+from api.list_rows import run_item
 from api.pagination import CursorPage, OffsetPage
 from api.problems import COMMON, WITH_404, not_found
 from api.serializers import (
@@ -139,6 +140,9 @@ class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView
     def get_queryset(self) -> Any:
         return super().get_queryset().filter(job_id=self.kwargs["pk"])
 
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return _run_page(self)
+
 
 @extend_schema_view(
     list=extend_schema(summary="Runs", responses={200: RunSerializer(many=True), **COMMON}),
@@ -187,6 +191,9 @@ class RunViewSet(ReadOnlyViewSet):
             raise not_found(f"No run has runId {self.kwargs['run_id'][:200]!r}.")
         return run
 
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return _run_page(self)
+
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         run = self.get_object()
         events = Event.objects.filter(run_id=run.run_id_text)
@@ -218,6 +225,12 @@ class RunViewSet(ReadOnlyViewSet):
             "dataset_facts": run_facts.of_run(run.id),
         }
         return Response(RunDetailSerializer(run, context=context).data)
+
+
+def _run_page(view: Any) -> Response:
+    """A page of runs as RunSerializer shows them, built from rows (api.list_rows)."""
+    page = view.paginate_queryset(view.filter_queryset(view.get_queryset()).list_rows())
+    return view.get_paginated_response([run_item(row) for row in page])
 
 
 # The dataset detail's column lineage filter, named as the graph's (api/views/lineage.py).
