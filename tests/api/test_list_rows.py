@@ -1,5 +1,7 @@
 """List items built from rows (api.list_rows) are their serializer's items, byte for byte."""
 
+import json
+
 import pytest
 
 from api.list_rows import run_item
@@ -25,3 +27,19 @@ def test_a_run_item_is_the_serializers_item():
     assert any(item["parent_run_id"] for item in served)
     assert any(item["tags"] for item in served)
     assert any(item["ended_at"] is None for item in served)
+
+
+def test_a_search_page_is_the_serializers_document(api):
+    from api.views.search import SearchPageSerializer
+    from catalog.reads.search import search_catalog
+
+    reads_snapshot_store.build()
+    served = api.get("/api/v1/search?q=table_1&limit=5").content
+    hits = search_catalog("table_1", 6)
+    assert len(hits) == 6
+    page = {
+        "next": json.loads(served)["next"],  # the link itself: the snapshot test's
+        "previous": None,
+        "results": hits[:5],
+    }
+    assert served == JSONRenderer().render(SearchPageSerializer(page).data)
