@@ -23,7 +23,12 @@ class OwnerSerializer(serializers.Serializer):
     source = serializers.ChoiceField(choices=["producer", "steward"])  # type: ignore[assignment]
 
 
-def _visible(entries: Any, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+TAG_KEYS = ("key", "value", "field", "source", "origin")
+OWNER_KEYS = ("name", "type", "source")
+
+
+def visible(entries: Any, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The entries a steward did not hide, each with ``keys`` ("" where missing)."""
     listed = entries if isinstance(entries, list) else []
     return [
         {key: entry.get(key, "") for key in keys} for entry in listed if not entry.get("hidden")
@@ -36,7 +41,7 @@ class TagsField(serializers.Field):
         super().__init__(read_only=True, **options)
 
     def to_representation(self, value: Any) -> list[dict[str, Any]]:
-        return _visible(value, ("key", "value", "field", "source", "origin"))
+        return visible(value, TAG_KEYS)
 
 
 @extend_schema_field(OwnerSerializer(many=True))
@@ -45,4 +50,4 @@ class OwnersField(serializers.Field):
         super().__init__(read_only=True, **options)
 
     def to_representation(self, value: Any) -> list[dict[str, Any]]:
-        return _visible(value, ("name", "type", "source"))
+        return visible(value, OWNER_KEYS)

@@ -13,6 +13,7 @@ from api import params
 from api.access import COLUMN_EDGE, DATASET, EVENT, JOB, RUN, RUN_FACT
 from api.base import ReadAccessMixin, ReadAPIView, ReadOnlyViewSet
 from api.filters import DatasetFilterSet, JobFilterSet, RunFilterSet
+from api.list_rows import run_item
 from api.pagination import CursorPage, OffsetPage
 from api.problems import COMMON, WITH_404, not_found
 from api.serializers import (
@@ -26,7 +27,7 @@ from api.serializers import (
 )
 from catalog.lineage import column_lineage, design_time
 from catalog.models import Dataset, Job, JobDataset, Run, RunDataset, writes
-from catalog.reads import run_facts
+from catalog.reads import datasets, run_facts
 from ingest.models import Event
 
 # Detail pages list related rows up to these bounds (invariant 7); the lists behind them
@@ -139,6 +140,9 @@ class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView
     def get_queryset(self) -> Any:
         return super().get_queryset().filter(job_id=self.kwargs["pk"])
 
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return _run_page(self)
+
 
 @extend_schema_view(
     list=extend_schema(summary="Runs", responses={200: RunSerializer(many=True), **COMMON}),
@@ -187,6 +191,9 @@ class RunViewSet(ReadOnlyViewSet):
             raise not_found(f"No run has runId {self.kwargs['run_id'][:200]!r}.")
         return run
 
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return _run_page(self)
+
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         run = self.get_object()
         events = Event.objects.filter(run_id=run.run_id_text)
@@ -218,6 +225,12 @@ class RunViewSet(ReadOnlyViewSet):
             "dataset_facts": run_facts.of_run(run.id),
         }
         return Response(RunDetailSerializer(run, context=context).data)
+
+
+def _run_page(view: Any) -> Response:
+    """A page of runs as RunSerializer shows them, built from rows (api.list_rows)."""
+    page = view.paginate_queryset(view.filter_queryset(view.get_queryset()).list_rows())
+    return view.get_paginated_response([run_item(row) for row in page])
 
 
 # The dataset detail's column lineage filter, named as the graph's (api/views/lineage.py).
@@ -262,31 +275,23 @@ class DatasetViewSet(ReadOnlyViewSet):
 
     def _detail(self, dataset: Dataset) -> Response:
         alias_ids = [alias.id for alias in dataset.prefetched_aliases]  # type: ignore[attr-defined]
-        links = (
-            JobDataset.objects.filter(alias_id__in=alias_ids)
-            # A job reference is its id and names: never its facets, which a Spark job's
-            # can make hundreds of kilobytes, read 400 times for a busy dataset. Tuples,
-            # not model instances: building those was a fifth of the detail's CPU.
-            .values_list(*_LINK_COLUMNS)
-            .order_by("direction", "job_id", "id")
-        )
         # The one column-lineage model (ADR 0060): what the graph and Marquez read too,
         # with the declared (static) edges beside the observed ones, as in the graph.
         which = params.choice(self.request, "lineage", design_time.LINEAGES, "all")
         lineage = column_lineage.into(
             [dataset.id], RELATED_LIMIT, observed=which != "static", static=which != "observed"
         )
-        outputs = list(links.filter(direction="output")[: 4 * RELATED_LIMIT])
-        inputs = list(links.filter(direction="input")[: 4 * RELATED_LIMIT])
-        # Each job's runs and completed runs with this dataset (catalog.models.writes, ADR 0069):
+        # A job reference is its id and names: never its facets, which a Spark job's can
+        # make hundreds of kilobytes, read 400 times for a busy dataset. Beside each, the
+        # job's runs and completed runs with this dataset (catalog.models.writes, ADR 0069):
         # a job none of whose runs completed only attempted to write it.
-        counts = writes.job_counts(dataset.id, sorted({row[0] for row in (*outputs, *inputs)}))
-        written = _per_job(outputs, counts, "output")
+        links = datasets.job_links(dataset.id, alias_ids, 4 * RELATED_LIMIT)
+        written = _per_job(links["output"])
         context = {
             **self.get_serializer_context(),
             "producing": [entry for entry in written if not _attempted(entry)][:RELATED_LIMIT],
             "attempting": [entry for entry in written if _attempted(entry)][:RELATED_LIMIT],
-            "consuming": _per_job(inputs, counts, "input")[:RELATED_LIMIT],
+            "consuming": _per_job(links["input"])[:RELATED_LIMIT],
             "column_lineage_outside_schema": column_lineage.outside_schema_count(dataset.id),
             "column_lineage": [edge.named() for edge in lineage.edges],
             "dataset_dependencies": [edge.named() for edge in lineage.dependencies],
@@ -325,27 +330,22 @@ class DatasetViewSet(ReadOnlyViewSet):
         return super().filter_queryset(queryset)
 
 
-_LINK_COLUMNS = ("job_id", "job__namespace", "job__name", "declared", "first_seen", "last_seen")
-
-
 def _attempted(entry: dict[str, Any]) -> bool:
     return writes.only_attempted(
         entry["declared"], entry["run_count"], entry["completed_run_count"]
     )
 
 
-def _per_job(links: Any, counts: writes.EdgeCounts, direction: str) -> list[dict[str, Any]]:
+def _per_job(links: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     """One entry per job (a job may read several aliases of a merged dataset), in
-    DatasetJobSerializer's shape, from rows of ``_LINK_COLUMNS``. Built as dicts, not
-    through the serializer: a busy dataset lists 400 jobs, and DRF's fields took 40 % of
-    the detail's CPU. Times are UTC, which the JSON renderer writes as DateTimeField does
-    (tests/api/test_list_columns.py compares the bytes). ``counts``: the job edges' run
-    and completed-run counts (``writes.job_counts``), 0 where the job has no edge."""
+    DatasetJobSerializer's shape, from rows of ``catalog.reads.datasets.job_links``. Built
+    as dicts, not through the serializer: a busy dataset lists 400 jobs, and DRF's fields
+    took 40 % of the detail's CPU. Times are UTC, which the JSON renderer writes as
+    DateTimeField does (tests/api/test_list_columns.py compares the bytes)."""
     entries: dict[int, dict[str, Any]] = {}
-    for job_id, namespace, name, declared, first_seen, last_seen in links:
+    for job_id, namespace, name, declared, first_seen, last_seen, runs, done in links:
         entry = entries.get(job_id)
         if entry is None:
-            runs, done = counts.get((job_id, direction), (0, 0))
             entries[job_id] = {
                 "job": {"id": job_id, "namespace": namespace, "name": name},
                 "declared": declared,

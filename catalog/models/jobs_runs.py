@@ -42,6 +42,33 @@ class JobQuerySet(NamespacedQuerySet):
         return self.annotate(latest_run_state=Subquery(latest.values("state")[:1]))
 
 
+# The columns of a run list item (api.list_rows.run_item): nothing else is read.
+RUN_LIST_COLUMNS = (
+    "id",
+    "run_uuid",
+    "run_id_text",
+    "job_id",
+    "job__namespace",
+    "job__name",
+    "state",
+    "state_time",
+    "started_at",
+    "ended_at",
+    "duration",
+    "nominal_start_time",
+    "nominal_end_time",
+    "parent_uuid",
+    "error_message",
+    "is_streaming",
+    "is_placeholder",
+    "tags",
+    "shares_run_id",
+    "first_event_time",
+    "last_event_time",
+    "lineage_edges_cut",
+)
+
+
 class RunQuerySet(models.QuerySet):
     def for_list(self) -> "RunQuerySet":
         """Runs with their job and parent runId, without any facet column or merge version
@@ -50,6 +77,13 @@ class RunQuerySet(models.QuerySet):
         return self.with_parent_uuid().defer(
             *FACET_FIELDS, *job_facets, "state_version", "job_version"
         )
+
+    def list_rows(self) -> Any:
+        """What a run list page shows, as dicts of ``RUN_LIST_COLUMNS`` (``id`` for the
+        cursor, the job's names, the parent's runId): no model instance per row, whose
+        construction was a third of a list page's CPU (ADR 0105)."""
+        query = self if "parent_uuid" in self.query.annotations else self.with_parent_uuid()
+        return query.values(*RUN_LIST_COLUMNS)
 
     def for_run_id(self, run_id: str, job_namespace: str = "", job_name: str = "") -> Any:
         return self.filter(run_uuid=naming.job_run_uuid(run_id, job_namespace, job_name))

@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from catalog.models import DatasetAlias, JobDataset
+from catalog.models import DatasetAlias, JobDataset, JobLineageEdge
 from tests.api.conftest import results
 from tests.api.factories import T0, make_dataset, make_job, make_run
 
@@ -68,7 +68,8 @@ def test_a_datasets_jobs_are_rendered_as_their_serializer_documents(api, heavy):
     from rest_framework.renderers import JSONRenderer
 
     from api.serializers import DatasetJobSerializer
-    from api.views.catalog import _LINK_COLUMNS, _per_job
+    from api.views.catalog import _per_job
+    from catalog.reads.datasets import job_links
     from core.rendering import JSONRenderer as ServedRenderer
 
     job, _, dataset = heavy
@@ -84,8 +85,17 @@ def test_a_datasets_jobs_are_rendered_as_their_serializer_documents(api, heavy):
             last_seen=last,
             declared=declared,
         )
-    links = JobDataset.objects.select_related("job").order_by("job_id")
-    entries = _per_job(links.values_list(*_LINK_COLUMNS), {(job.id, "output"): (3, 2)}, "output")
+    JobLineageEdge.objects.create(
+        job=job,
+        dataset=dataset,
+        direction="output",
+        run_count=3,
+        completed_run_count=2,
+        first_seen=T0,
+        last_seen=T0,
+    )
+    entries = _per_job(job_links(dataset.id, [alias.id], 10)["output"])
+    assert [(e["run_count"], e["completed_run_count"]) for e in entries] == [(3, 2), (0, 0)]
     documented = JSONRenderer().render(DatasetJobSerializer(entries, many=True).data)
     served = ServedRenderer().render(entries)
     assert served == documented

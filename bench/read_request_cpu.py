@@ -1,0 +1,158 @@
+"""CPU per read request, in process, beside its bare SQL's: a figure the machine's load
+does not move much (issue 42, ADR 0105).
+
+On a shared machine a wall-time p95 measures the neighbours as much as the code. This calls
+the shipped WSGI application (production settings, as bench.common.bench_env gives the
+server) in this process for each of bench/read.py's reads beside their bare SQL
+(``bench.read.against_bare``: the same paths and the same bare statements), and prints per
+request the Python CPU of this process (``time.process_time``), the CPU of its PostgreSQL
+backend (``/proc/<backend pid>/stat``, the server runs on this machine), the statements
+sent, and the same two CPU figures for the bare statement on its own psycopg connection.
+``--profile NAME`` prints cProfile's heaviest functions for that read instead.
+
+Usage: .venv/bin/python bench/read_request_cpu.py --database URL [--datasets 480]
+       [--requests 40] [--only NAME ...] [--profile NAME]
+The database is a store bench/read.py built (``--small`` keeps it under the name given to
+its ``--database``); nothing is written but a read token.
+"""
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import bare_reads
+from bench.common import bench_env, new_token
+from bench.read import against_bare
+
+_TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def backend_cpu_ms(pid: int) -> float:
+    """User plus system CPU of process ``pid`` so far, in ms (clock-tick resolution)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * _TICK_MS
+
+
+def environ(path: str, token: str) -> dict[str, object]:
+    parts = urlsplit(path)
+    return {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": parts.path,
+        "QUERY_STRING": parts.query,
+        "SCRIPT_NAME": "",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8000",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_HOST": "127.0.0.1",
+        "HTTP_AUTHORIZATION": f"Bearer {token}",
+        "wsgi.input": io.BytesIO(b""),
+        "wsgi.url_scheme": "http",
+        "wsgi.errors": io.StringIO(),
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database", required=True)
+    parser.add_argument("--datasets", type=int, default=480, help="the store's datasets")
+    parser.add_argument("--requests", type=int, default=40)
+    parser.add_argument("--warmup", type=int, default=15)
+    parser.add_argument("--only", nargs="*", help="reads to measure (bench/read.py's names)")
+    parser.add_argument("--profile", help="print cProfile's heaviest functions for this read")
+    options = parser.parse_args()
+    env = bench_env(options.database)
+    token = new_token(env, "read", "read-request-cpu")
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.core.wsgi import get_wsgi_application
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    application = get_wsgi_application()
+    pick = argparse.Namespace(
+        requests=options.warmup + options.requests,
+        datasets=options.datasets,
+        database=options.database,
+    )
+    scenarios = against_bare(pick, random.Random(11))
+    wanted = [options.profile] if options.profile else options.only or list(scenarios)
+
+    def call(path: str) -> bytes:
+        status: list[str] = []
+        body = b"".join(application(environ(path, token), lambda s, h: status.append(s)))
+        if not status[0].startswith("200"):
+            raise SystemExit(f"{path}: {status[0]} {body[:300]!r}")
+        return body
+
+    print(
+        f"{'read':30} {'python':>7} {'backend':>8} {'stmts':>6} {'bytes':>8}"
+        f" {'bare py':>8} {'bare be':>8} {'cpu/bare':>9}  load"
+    )
+    with psycopg.connect(options.database, autocommit=True) as bare:
+        bare_pid = bare.info.backend_pid
+        for name in wanted:
+            pairs = scenarios[name]
+            for pair in pairs[: options.warmup]:
+                call(pair.path)
+                bare.execute(pair.sql, pair.values).fetchall()
+            measured = pairs[options.warmup :]
+            with CaptureQueriesContext(connection) as queries:
+                size = len(call(measured[0].path))
+            statements = len(queries)
+            pid = connection.connection.info.backend_pid
+            if options.profile:
+                profile = cProfile.Profile()
+                profile.enable()
+                for pair in measured:
+                    call(pair.path)
+                profile.disable()
+                out = io.StringIO()
+                stats = pstats.Stats(profile, stream=out)
+                stats.sort_stats("cumulative").print_stats(45)
+                stats.sort_stats("tottime").print_stats(30)
+                print(out.getvalue())
+                return
+            python = backend = bare_python = bare_backend = 0.0
+            for pair in measured:
+                started, backend_started = time.process_time(), backend_cpu_ms(pid)
+                call(pair.path)
+                python += time.process_time() - started
+                backend += backend_cpu_ms(pid) - backend_started
+                started, backend_started = time.process_time(), backend_cpu_ms(bare_pid)
+                bare.execute(pair.sql, pair.values).fetchall()
+                bare_python += time.process_time() - started
+                bare_backend += backend_cpu_ms(bare_pid) - backend_started
+            n = len(measured)
+            mean: list[Any] = [
+                python * 1000 / n,
+                backend / n,
+                bare_python * 1000 / n,
+                bare_backend / n,
+            ]
+            print(
+                f"{name:30} {mean[0]:7.1f} {mean[1]:8.1f} {statements:6} {size:8}"
+                f" {mean[2]:8.1f} {mean[3]:8.1f} {(mean[0] + mean[1]) / (mean[2] + mean[3]):8.1f}x"
+                f"  {bare_reads.load()}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
