@@ -30,9 +30,12 @@ JobEdgeRow = tuple[int, int, int, str, datetime, datetime, int, int, Any, str]
 #  last run uuid, via)
 
 
-def filters(as_of: datetime | None, since: datetime | None) -> tuple[str, dict[str, Any]]:
-    """The window on the job-edge table, aliased ``je`` in every query here."""
-    return window.observed(as_of, since, "je")
+def filters(
+    as_of: datetime | None, since: datetime | None, retired: bool = True
+) -> tuple[str, dict[str, Any]]:
+    """The window on the job-edge table, aliased ``je`` in every query here (``retired``:
+    window.observed's)."""
+    return window.observed(as_of, since, "je", retired)
 
 
 JobLink = tuple[int, int, str]  # (job_id, dataset_id, direction)
@@ -106,7 +109,11 @@ ORDER BY je.dataset_id, je.direction, je.job_id
 
 
 def job_links(
-    dataset_ids: list[int], as_of: datetime | None, since: datetime | None, limit: int
+    dataset_ids: list[int],
+    as_of: datetime | None,
+    since: datetime | None,
+    limit: int,
+    retired: bool = True,
 ) -> list[JobLink]:
     """Which jobs read or wrote ``dataset_ids`` (both directions), in a stable order, capped.
 
@@ -115,7 +122,7 @@ def job_links(
     and as of T computes their history from their runs only for those)."""
     if not dataset_ids:
         return []
-    sql, values = filters(as_of, since)
+    sql, values = filters(as_of, since, retired)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
@@ -127,14 +134,17 @@ def job_links(
 
 
 def job_edges(
-    keys: set[tuple[str, int, int]], as_of: datetime | None, since: datetime | None
+    keys: set[tuple[str, int, int]],
+    as_of: datetime | None,
+    since: datetime | None,
+    retired: bool = True,
 ) -> list[JobEdgeRow]:
     """The job edges with these ``(direction, dataset id, job id)`` keys, with their figures
     (as of T: from their runs up to T), in a stable order."""
     if not keys:
         return []
     ordered = sorted(keys)
-    sql, values = filters(as_of, since)
+    sql, values = filters(as_of, since, retired)
     template = _AS_OF if as_of is not None else _NOW
     with connection.cursor() as cursor:
         cursor.execute(
@@ -152,11 +162,16 @@ def job_edges(
 
 
 def job_datasets(
-    job_ids: list[int], direction: str, as_of: datetime | None, since: datetime | None, limit: int
+    job_ids: list[int],
+    direction: str,
+    as_of: datetime | None,
+    since: datetime | None,
+    limit: int,
+    retired: bool = True,
 ) -> list[int]:
     """Datasets the jobs read (``input``) or wrote (``output``): a job root's first hop (the
     root and its child jobs, ADR 0070)."""
-    sql, values = filters(as_of, since)
+    sql, values = filters(as_of, since, retired)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT DISTINCT je.dataset_id FROM catalog_job_edge je "
