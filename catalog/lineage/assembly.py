@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from catalog.facets import dataset_type
-from catalog.lineage import currency, design_time, job_edges
+from catalog.lineage import design_time, job_edges
 from catalog.lineage.request import Graph, GraphRequest
 from catalog.models import Dataset, DatasetAlias, Job
 from core.sql_arrays import bigint_array
@@ -146,11 +146,8 @@ def _edges(
     and the lineage types of the dataset → dataset edges behind each."""
     aggregated: dict[EdgeKey, dict[str, Any]] = {}
     sources: dict[EdgeKey, list[int]] = {}
-    current = currency.current_job_edges(
-        {row[0]: row[1] for row in drawn.job_rows}, drawn.request.as_of
-    )
     for row in drawn.job_rows:
-        edge_id, job_id, dataset_id, direction, first, last, runs, done, run_uuid, via = row
+        edge_id, job_id, dataset_id, direction, first, last, runs, done, run_uuid, via, now = row
         key = (direction, dataset_id, job_id)
         if dataset_id not in drawn.chosen or key not in halves:
             continue
@@ -173,7 +170,7 @@ def _edges(
             # "" listed in the run's inputs/outputs; "column_lineage": only named in an
             # output's column lineage (ADR 0060).
             "via": via,
-            "current": edge_id in current,
+            "current": now,
             "observed": True,
             "static": key in declared,
         }

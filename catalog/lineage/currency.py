@@ -87,6 +87,27 @@ JOIN catalog_dataset_alias src ON src.id = f.source_alias_id AND src.dataset_id 
 """.replace("{since}", window_start_sql("wr"))
 
 
+# The same test as a column of a statement that reads job edges ``je`` beside ``reference
+# ref`` (``reference_runs``): catalog.lineage.job_edges reads the drawn edges and whether
+# each is current in one statement, the reference runs a CTE of it (ADR 0104).
+CURRENT_COLUMN = """(ref.run_id IS NULL OR EXISTS (SELECT 1 FROM catalog_job_edge_run er
+              WHERE er.edge_id = je.id AND er.run_id = ref.run_id
+                AND (er.completed
+                     OR NOT (SELECT {writes} FROM catalog_run rr WHERE rr.id = ref.run_id))))
+""".replace("{writes}", write_sql("rr"))
+
+
+def reference_runs(job_ids: set[int], as_of: datetime | None) -> tuple[str, dict[str, Any]]:
+    """``WITH reference(job_id, run_id) AS (...)``: each of ``job_ids``' reference run (as of
+    T), for a statement that goes on from it, and its values (``job_set``, ``as_of``)."""
+    values: dict[str, Any] = {"job_set": bigint_array(sorted(job_ids))}
+    as_of_sql = ""
+    if as_of is not None:
+        as_of_sql = "AND r.started_at <= %(as_of)s"
+        values["as_of"] = as_of
+    return _REFERENCE_RUNS.format(as_of=as_of_sql), values
+
+
 def _current(
     sql: str, edges: dict[int, int], as_of: datetime | None, head: str = _REFERENCE
 ) -> set[int]:

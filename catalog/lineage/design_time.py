@@ -179,12 +179,13 @@ def links(
     as_of: datetime | None,
     since: datetime | None,
     limit: int,
+    retired: bool = True,
 ) -> list[job_edges.JobLink]:
     """The (job, dataset, direction) links of ``dataset_ids``, observed and/or declared, in
     the order of ``job_edges.job_links``, capped."""
     found: list[job_edges.JobLink] = []
     if observed:
-        found = job_edges.job_links(dataset_ids, as_of, since, limit)
+        found = job_edges.job_links(dataset_ids, as_of, since, limit, retired)
     declared_only: list[job_edges.JobLink] = []
     if static:
         known = set(found)

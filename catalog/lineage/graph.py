@@ -24,7 +24,7 @@ edges, and walks from their datasets as from its own (``catalog.lineage.child_jo
 """
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -49,7 +49,7 @@ from catalog.lineage.request import (
     NodeRef,
     UnknownNode,
 )
-from catalog.models import Dataset, Job, RetiredKind, retired_sql
+from catalog.models import Dataset, Job, RetiredKind, Retirement, StaticLineage, retired_sql
 from core.sql_arrays import bigint_array
 
 # One recursive CTE per direction walked, each read through its own LIMIT, in one statement.
@@ -102,13 +102,15 @@ def walks(
         if not start:
             continue
         name = "up" if upstream else "down"
-        filters, window_values = window.observed(request.as_of, request.since, "e")
+        filters, window_values = window.observed(
+            request.as_of, request.since, "e", request.retirements
+        )
         values.update(window_values)
         here, following = ("target_id", "source_id") if upstream else ("source_id", "target_id")
         steps = []
         if request.observed:
             steps.append(_OBSERVED_STEP.format(next=following, here=here, filters=filters))
-        if request.static:
+        if request.reads_static:
             static_step, static_values = design_time.walk_step(upstream, request.as_of)
             steps.append(static_step)
             values.update(static_values)
@@ -140,9 +142,11 @@ def _job_start(job_ids: list[int], upstream: bool, request: GraphRequest) -> lis
     found: set[int] = set()
     if request.observed:
         found.update(
-            job_edges.job_datasets(job_ids, direction, request.as_of, request.since, limit)
+            job_edges.job_datasets(
+                job_ids, direction, request.as_of, request.since, limit, request.retirements
+            )
         )
-    if request.static:
+    if request.reads_static:
         found.update(design_time.job_datasets(job_ids, direction, request.as_of, limit))
     return sorted(found)[:limit]
 
@@ -170,11 +174,13 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
     ``(source_id, target_id, job_id, lineage_type)`` rows."""
     limit = EDGES_PER_NODE * request.max_nodes
     static = (
-        design_time.edges(dataset_ids, root_job, request.as_of, limit) if request.static else []
+        design_time.edges(dataset_ids, root_job, request.as_of, limit)
+        if request.reads_static
+        else []
     )
     if not request.observed:
         return static
-    filters, values = window.observed(request.as_of, request.since, "e")
+    filters, values = window.observed(request.as_of, request.since, "e", request.retirements)
     where = job_edges.pair_condition("e.source_id", "e.target_id", "e.job_id", root_job)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -207,8 +213,8 @@ def has_more_sides(
     """``has_more`` for each direction's datasets at the bound (upstream True/False), in one
     statement: one ``SELECT`` per direction, each with its own LIMIT."""
     found: dict[bool, list[int]] = {upstream: [] for upstream in sides}
-    filters, values = window.observed(request.as_of, request.since, "e")
-    job_filters, _ = job_edges.filters(request.as_of, request.since)
+    filters, values = window.observed(request.as_of, request.since, "e", request.retirements)
+    job_filters, _ = job_edges.filters(request.as_of, request.since, request.retirements)
     selects = []
     for upstream, dataset_ids in sides.items():
         if not dataset_ids:
@@ -223,7 +229,7 @@ def has_more_sides(
                 f"AND je.direction = %({name}_direction)s "
                 f"AND NOT (je.job_id = ANY(%(jobs)s::bigint[])) {job_filters})",
             ]
-        if request.static:
+        if request.reads_static:
             static_condition, static_values = design_time.has_more_sql(upstream, request.as_of)
             conditions.append(static_condition)
             values.update(static_values)
@@ -290,7 +296,9 @@ def lineage_graph(
     """
     directions = {"upstream": [True], "downstream": [False], "both": [True, False]}
     upstreams = directions[request.direction]
-    root_job = _root_job(request.root, root_row)
+    root_job, declarations, retirements = _root_job(request.root, root_row)
+    if not (declarations and retirements):  # a copy: the caller's request is not changed
+        request = replace(request, declarations=declarations, retirements=retirements)
     child_limit = min(child_jobs.CHILDREN_PER_PARENT, request.max_nodes - 1)
     child_ids, omitted_children = (
         child_jobs.children(root_job, request.as_of, child_limit)
@@ -300,8 +308,12 @@ def lineage_graph(
     reach = _reach(request, upstreams, child_ids)
     choice = _choose(request, reach, root_job, child_ids)
     drawn = _drawn_edges(choice, {root_job, *child_ids} if root_job is not None else set())
-    job_rows = job_edges.job_edges(drawn, request.as_of, request.since) if request.observed else []
-    declared = design_time.declared(drawn, request.as_of) if request.static else {}
+    job_rows = (
+        job_edges.job_edges(drawn, request.as_of, request.since, request.retirements)
+        if request.observed
+        else []
+    )
+    declared = design_time.declared(drawn, request.as_of) if request.reads_static else {}
     graph = Graph(root=request.root)
     assembly.assemble(
         graph,
@@ -347,23 +359,35 @@ def lineage_graph(
     return graph
 
 
-def _root_job(root: NodeRef, root_row: Dataset | Job | None) -> int | None:
-    """The root job's id (None for a dataset root); UnknownNode when the root is not there.
-    A root the caller read is not looked up again."""
+def _root_job(root: NodeRef, root_row: Dataset | Job | None) -> tuple[int | None, bool, bool]:
+    """The root job's id (None for a dataset root), whether the store holds any declaration
+    (static lineage), and whether anything is retired; UnknownNode when the root is not
+    there. A root the caller read is not looked up again (and both are then assumed).
+
+    The two store-wide facts are read in the root's statement, for nothing (ADR 0104). Most
+    stores declare nothing and retire little: the static reads (a step of the walk, a probe,
+    three statements) and the retirement probes (three per edge row, in every edge read)
+    were then a third of the graph's database CPU, much of it planning. Both are read anew
+    by every graph, so a declaration or a retirement committed before a request is seen by
+    it: nothing is remembered between requests.
+    """
     if root_row is not None:
-        return root_row.pk if root.kind == "job" else None
+        return (root_row.pk if root.kind == "job" else None), True, True
     kind = RetiredKind.JOB if root.kind == "job" else RetiredKind.DATASET
     table = (Job if root.kind == "job" else Dataset)._meta.db_table
     # ``objects.current().filter(pk=...).exists()`` as SQL: the ORM's compilation cost more
     # than the index probe (issue 42). Retired: no node (ADR 0078).
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT 1 FROM {table} n WHERE n.id = %(id)s AND NOT {retired_sql(kind, 'n.id')}",
+            f"SELECT EXISTS (SELECT 1 FROM {StaticLineage._meta.db_table}), "
+            f"EXISTS (SELECT 1 FROM {Retirement._meta.db_table} rt WHERE rt.restored_at IS NULL) "
+            f"FROM {table} n WHERE n.id = %(id)s AND NOT {retired_sql(kind, 'n.id')}",
             {"id": root.id},
         )
-        if cursor.fetchone() is None:
+        row = cursor.fetchone()
+        if row is None:
             raise UnknownNode(str(root))
-    return root.id if root.kind == "job" else None
+    return (root.id if root.kind == "job" else None), row[0], row[1]
 
 
 def _reach(request: GraphRequest, upstreams: list[bool], child_ids: list[int]) -> _Reach:
@@ -401,10 +425,11 @@ def _choose(
     job_links = design_time.links(
         candidates,
         request.observed,
-        request.static,
+        request.reads_static,
         request.as_of,
         request.since,
         EDGES_PER_NODE * request.max_nodes,
+        request.retirements,
     )
     # Jobs next to a dataset in the walk's direction (readers downstream, writers
     # upstream), also those with nothing on the other side: checks, exports, loaders.

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import connection
 
-from catalog.lineage import window
+from catalog.lineage import currency, window
 from core.sql_arrays import bigint_array
 
 
@@ -25,14 +25,17 @@ def pair_condition(source: str, target: str, job: str, root_job: int | None) -> 
     return f"({among} OR ({job} = %(job)s AND {touching}))"
 
 
-JobEdgeRow = tuple[int, int, int, str, datetime, datetime, int, int, Any, str]
+JobEdgeRow = tuple[int, int, int, str, datetime, datetime, int, int, Any, str, bool]
 # (id, job_id, dataset_id, direction, first_seen, last_seen, run_count, completed run count,
-#  last run uuid, via)
+#  last run uuid, via, current: catalog.lineage.currency's test, in the same statement)
 
 
-def filters(as_of: datetime | None, since: datetime | None) -> tuple[str, dict[str, Any]]:
-    """The window on the job-edge table, aliased ``je`` in every query here."""
-    return window.observed(as_of, since, "je")
+def filters(
+    as_of: datetime | None, since: datetime | None, retired: bool = True
+) -> tuple[str, dict[str, Any]]:
+    """The window on the job-edge table, aliased ``je`` in every query here (``retired``:
+    window.observed's)."""
+    return window.observed(as_of, since, "je", retired)
 
 
 JobLink = tuple[int, int, str]  # (job_id, dataset_id, direction)
@@ -47,10 +50,11 @@ JOIN unnest(%(jobs)s::bigint[], %(datasets)s::bigint[], %(directions)s::text[])
 _NOW = (
     """
 SELECT je.id, je.job_id, je.dataset_id, je.direction, je.first_seen, je.last_seen,
-       je.run_count, je.completed_run_count, r.run_uuid, je.via
+       je.run_count, je.completed_run_count, r.run_uuid, je.via, /*current*/
 FROM catalog_job_edge je"""
     + _DRAWN
     + """LEFT JOIN catalog_run r ON r.id = je.last_run_id
+JOIN reference ref ON ref.job_id = je.job_id
 WHERE true {filters}
 ORDER BY je.dataset_id, je.direction, je.job_id
 """
@@ -90,7 +94,7 @@ CROSS JOIN LATERAL (
 _HISTORY_COLUMNS, _HISTORY = history_as_of("catalog_job_edge", "je", "catalog_job_edge_run")
 _AS_OF = (
     f"SELECT je.id, je.job_id, je.dataset_id, je.direction, {_HISTORY_COLUMNS}, r.run_uuid,\n"
-    "COALESCE(last.via, je.via)\n"
+    "COALESCE(last.via, je.via), /*current*/\n"
     + _HISTORY
     + _DRAWN
     + """LEFT JOIN LATERAL (
@@ -99,6 +103,7 @@ _AS_OF = (
     ORDER BY lr.run_uuid DESC LIMIT 1
 ) last ON true
 LEFT JOIN catalog_run r ON r.id = COALESCE(last.run_id, je.last_run_id)
+JOIN reference ref ON ref.job_id = je.job_id
 WHERE true {filters}
 ORDER BY je.dataset_id, je.direction, je.job_id
 """
@@ -106,7 +111,11 @@ ORDER BY je.dataset_id, je.direction, je.job_id
 
 
 def job_links(
-    dataset_ids: list[int], as_of: datetime | None, since: datetime | None, limit: int
+    dataset_ids: list[int],
+    as_of: datetime | None,
+    since: datetime | None,
+    limit: int,
+    retired: bool = True,
 ) -> list[JobLink]:
     """Which jobs read or wrote ``dataset_ids`` (both directions), in a stable order, capped.
 
@@ -115,7 +124,7 @@ def job_links(
     and as of T computes their history from their runs only for those)."""
     if not dataset_ids:
         return []
-    sql, values = filters(as_of, since)
+    sql, values = filters(as_of, since, retired)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
@@ -127,20 +136,30 @@ def job_links(
 
 
 def job_edges(
-    keys: set[tuple[str, int, int]], as_of: datetime | None, since: datetime | None
+    keys: set[tuple[str, int, int]],
+    as_of: datetime | None,
+    since: datetime | None,
+    retired: bool = True,
 ) -> list[JobEdgeRow]:
     """The job edges with these ``(direction, dataset id, job id)`` keys, with their figures
-    (as of T: from their runs up to T), in a stable order."""
+    (as of T: from their runs up to T) and whether each is current, in a stable order.
+
+    One statement: the jobs' reference runs (catalog.lineage.currency) are a CTE of it, where
+    they were a second statement that sent every edge and job id again (ADR 0104)."""
     if not keys:
         return []
     ordered = sorted(keys)
-    sql, values = filters(as_of, since)
+    sql, values = filters(as_of, since, retired)
+    reference, reference_values = currency.reference_runs({key[2] for key in ordered}, as_of)
     template = _AS_OF if as_of is not None else _NOW
     with connection.cursor() as cursor:
         cursor.execute(
-            template.format(filters=sql),
+            # Concatenated, not formatted: the reference runs' SQL is not a format string.
+            reference
+            + template.format(filters=sql).replace("/*current*/", currency.CURRENT_COLUMN),
             {
                 **values,
+                **reference_values,
                 # Literals, not psycopg's per-element dumpers (core.sql_arrays): a
                 # 500-node graph draws ~700 edges, and this was a tenth of its Python.
                 "directions": "{" + ",".join(key[0] for key in ordered) + "}",
@@ -152,11 +171,16 @@ def job_edges(
 
 
 def job_datasets(
-    job_ids: list[int], direction: str, as_of: datetime | None, since: datetime | None, limit: int
+    job_ids: list[int],
+    direction: str,
+    as_of: datetime | None,
+    since: datetime | None,
+    limit: int,
+    retired: bool = True,
 ) -> list[int]:
     """Datasets the jobs read (``input``) or wrote (``output``): a job root's first hop (the
     root and its child jobs, ADR 0070)."""
-    sql, values = filters(as_of, since)
+    sql, values = filters(as_of, since, retired)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT DISTINCT je.dataset_id FROM catalog_job_edge je "

@@ -59,6 +59,13 @@ class GraphRequest:
     lineage: Lineage = "all"
     # Also the jobs' control edges (jobDependencies, ADR 0090): ``edges=data,control``.
     control: bool = False
+    # Internal: False when the store holds no declaration at all, as the root's existence
+    # check read it (catalog.lineage.graph). The table-level static reads then find nothing
+    # and are not sent: planning them was a fifth of a graph's database CPU (ADR 0104).
+    declarations: bool = True
+    # Internal, read the same way: False when no dataset or job is retired, so the edge reads
+    # leave out their retirement probes (catalog.lineage.window.observed).
+    retirements: bool = True
 
     @property
     def observed(self) -> bool:
@@ -67,6 +74,11 @@ class GraphRequest:
     @property
     def static(self) -> bool:
         return self.lineage != "observed"
+
+    @property
+    def reads_static(self) -> bool:
+        """Static lineage is asked for and the store may hold some (``declarations``)."""
+        return self.static and self.declarations
 
 
 @dataclass

@@ -44,10 +44,13 @@ def not_retired(alias: str) -> str:
 
 
 def observed(
-    as_of: datetime | None, since: datetime | None, alias: str
+    as_of: datetime | None, since: datetime | None, alias: str, retired: bool = True
 ) -> tuple[str, dict[str, Any]]:
-    """``AND ...`` conditions on an observed edge table aliased ``alias``, and their values."""
-    sql = not_retired(alias)
+    """``AND ...`` conditions on an observed edge table aliased ``alias``, and their values.
+
+    ``retired`` False: the caller read in this request that nothing is retired (the graph's
+    root check, ADR 0104), so the three probes per edge are left out."""
+    sql = not_retired(alias) if retired else ""
     values: dict[str, Any] = {}
     if as_of is not None:
         sql += f" AND {alias}.first_seen <= %(as_of)s"

@@ -181,3 +181,29 @@ def test_a_dataset_event_updates_schema_documentation_and_ownership_in_any_order
     assert detail["facets"]["ownership"]["owners"] == [
         {"name": "team:shop-backend", "type": "MAINTAINER"}
     ]
+
+
+def test_the_first_declaration_is_drawn_by_the_next_graph(api):
+    """A graph of a store that declares nothing skips the static reads (ADR 0104): the
+    store is asked anew by every graph, so a declaration committed after one graph is in
+    the next."""
+    derive(
+        run_event(
+            "COMPLETE",
+            5,
+            "0195f1c4-6a0e-7c8e-9d4f-3b2a1c0d9eab",
+            job=("dbt://analytics", "shop.stg_orders"),
+            inputs=[dataset(WAREHOUSE, "shop.raw.orders")],
+            outputs=[dataset(WAREHOUSE, "shop.staging.stg_orders")],
+        )
+    )
+    staged = dataset_id("shop.staging.stg_orders")
+    before = graph(api, f"dataset:{staged}", direction="upstream")
+    assert {key[3:] for key in edge_keys(before)} == {(True, False)}
+    derive(fixture("job_event_orders_v1"))
+    after = graph(api, f"dataset:{staged}", direction="upstream")
+    customers = dataset_id("shop.raw.customers")
+    assert ("input", f"dataset:{customers}", after["edges"][0]["target"], False, True) in (
+        edge_keys(after)
+    )
+    assert all(edge["static"] for edge in after["edges"])

@@ -254,15 +254,16 @@ def test_graph_query_counts_are_pinned(world, mz):
     """A fixed handful per graph: the walk (catalog.lineage.graph, with its job edges: ADR 0027; its
     nodes read as whole rows, the root not again: catalog.lineage.drawn) plus five for
     Marquez's shapes, one for the drawn jobs' every input and output (Marquez draws
-    them all), one for which edges are current (ADR 0060); column lineage: one query per
+    them all); which edges are current (ADR 0060) is read with the job edges (ADR 0104,
+    one query fewer); column lineage: one query per
     level walked (at most MAX_DEPTH per direction) and one for which walked datasets are
     temporary (folded away, ADR 0089). Static lineage (ADR 0061) adds three to a
     walk (declared pairs, declaring jobs, drawn declarations) and a job root's declared
     datasets, one per direction; a job root reads its child jobs, one (ADR 0070). Both
     directions of the walk are one statement (ADR 0099)."""
     mz.get("/tags")
-    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 19
-    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 23
+    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 18
+    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 22
     assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 9
 
 
