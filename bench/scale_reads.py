@@ -22,8 +22,10 @@ Writes nothing to the store but a read token. --out appends a row per run as JSO
 """
 
 import argparse
+import json
 import os
 import random
+import re
 import sys
 import time
 from collections import defaultdict
@@ -183,39 +185,71 @@ def buffers_per_request(database: str, token: str, paths: dict[str, list[str]], 
     return rows
 
 
-def derive_buffers(database: str, count: int, seed: int) -> dict[str, dict[str, float]]:
+# auto_explain in the deriving session only: every statement's real plan, with the buffers
+# its execution touched (an UPDATE's include its index insertions), logged as JSON.
+AUTO_EXPLAIN = (
+    "LOAD 'auto_explain'",
+    "SET auto_explain.log_min_duration = 0",
+    "SET auto_explain.log_analyze = on",
+    "SET auto_explain.log_buffers = on",
+    "SET auto_explain.log_timing = off",
+    "SET auto_explain.log_format = json",
+)
+PLAN = re.compile(r"LOG:  duration: [0-9.]+ ms  plan:\n")
+
+
+def logged_plans(text: str) -> list[dict[str, Any]]:
+    """The JSON plans auto_explain wrote into a stretch of the server's log (each on the
+    lines after its ``plan:`` line, indented by a tab)."""
+    plans = []
+    for found in PLAN.finditer(text):
+        lines = []
+        for line in text[found.end() :].split("\n"):
+            if not line.startswith("\t"):
+                break
+            lines.append(line[1:])
+        plans.append(json.loads("\n".join(lines)))
+    return plans
+
+
+def derive_buffers(count: int, seed: int, server_log: Path) -> dict[str, dict[str, float]]:
     """Store ``count`` fresh real events (bench/derive.py's Spark records) through ingest's
-    service, capture the statements one worker loop sends deriving them, and run again,
-    rolled back, those that name a relation growing with the log: per statement (its first
-    words), calls and shared buffers (hit + read) per derived event. The events stay in the
-    store, derived, as bench/scale_curve.py's derive rate leaves its own."""
+    service and derive them with one worker loop, auto_explain on in that session: for each
+    statement naming a relation that grows with the log (its first words), calls and shared
+    buffers (hit + read, and read alone) per event, from the statements' real executions.
+    The events stay in the store, derived, as bench/scale_curve.py's derive rate leaves its
+    own."""
     from django.db import connection as django_connection
-    from django.test.utils import CaptureQueriesContext
 
     import ingest.services
     from bench.derive import _drain, _records
 
     ingest.services.enqueue_derivation_on_commit = lambda event_ids: None
     records = _records(count, seed=seed)
-    with CaptureQueriesContext(django_connection) as stored:
-        for start in range(0, len(records), 1000):
-            ingest.services.record_events(records[start : start + 1000])
-    with CaptureQueriesContext(django_connection) as captured:
-        derived = _drain(500)
+    with django_connection.cursor() as cursor:
+        for statement in AUTO_EXPLAIN:
+            cursor.execute(statement)
     found: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    with psycopg.connect(database, autocommit=True) as connection:
-        for step, queries in (("store", stored), ("derive", captured)):
-            for query in queries.captured_queries:
-                # ingest's INSERT is sent with server-side parameters ($1): not replayable.
-                if "$1" in query["sql"] or not any(r in query["sql"] for r in GROWING):
-                    continue
-                document = explained(connection, query["sql"], writes=True)
-                if document is None:
-                    continue
-                key = f"{step}: " + " ".join(query["sql"].split())[:90]
-                found[key]["calls"] += 1 / max(derived, 1)
-                found[key]["buffers"] += _blocks(document["Plan"]) / max(derived, 1)
-                found[key]["read"] += _read_blocks(document["Plan"]) / max(derived, 1)
+    for step in ("store", "derive"):
+        offset = server_log.stat().st_size
+        if step == "store":
+            for start in range(0, len(records), 1000):
+                ingest.services.record_events(records[start : start + 1000])
+            events = len(records)
+        else:
+            events = _drain(500)
+        time.sleep(1)  # the log is written by the backend; let it land
+        with server_log.open("rb") as log:
+            log.seek(offset)
+            text = log.read().decode("utf-8", "replace")
+        for plan in logged_plans(text):
+            sql = " ".join(plan["Query Text"].split())
+            if not any(relation in sql for relation in GROWING):
+                continue
+            key = f"{step}: {sql[:90]}"
+            found[key]["calls"] += 1 / max(events, 1)
+            found[key]["buffers"] += _blocks(plan["Plan"]) / max(events, 1)
+            found[key]["read"] += _read_blocks(plan["Plan"]) / max(events, 1)
     return {key: dict(values) for key, values in sorted(found.items())}
 
 
@@ -229,6 +263,7 @@ def main() -> None:
     parser.add_argument(
         "--derive-events", type=int, default=0, help="also store and derive this many events"
     )
+    parser.add_argument("--server-log", help="the cluster's log file (for --derive-events)")
     parser.add_argument("--out", help="append this run's row to this JSON file")
     options = parser.parse_args()
     env = bench_env(options.database)
@@ -244,7 +279,7 @@ def main() -> None:
     django.setup()
     buffers = buffers_per_request(options.database, token, paths, options.samples)
     derive = (
-        derive_buffers(options.database, options.derive_events, options.seed + events)
+        derive_buffers(options.derive_events, options.seed + events, Path(options.server_log))
         if options.derive_events
         else {}
     )
@@ -264,7 +299,7 @@ def main() -> None:
     for statement, values in derive.items():
         print(
             f"  {statement}: {values['calls']:.3f} calls, {values['buffers']:.1f} buffers "
-            f"({values['read']:.1f} outside shared_buffers) per derived event"
+            f"({values['read']:.1f} outside shared_buffers) per event"
         )
     if options.out:
         out = Path(options.out)
