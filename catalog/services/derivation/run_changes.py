@@ -118,7 +118,12 @@ SELECT b.id, e.source_id, e.job_id, e.first_seen, first_run.run_uuid::text,
         WHERE md5(ev.run_id) = md5(first_run.run_id_text) AND ev.run_id = first_run.run_id_text
           AND ev.event_time = first_run.first_seen ORDER BY ev.digest LIMIT 1)
 FROM born b
+-- The targets again as an index condition: joined to the CTE alone, the planner merge-joined
+-- it with the whole target index in order, reading every edge up to the batch's highest
+-- target id (all 300,000 for a new dataset, 3-6 s a batch): a cost growing with the catalog
+-- for an answer that does not (ADR 0106).
 JOIN catalog_lineage_edge e ON e.target_id = b.id AND e.first_seen > b.at
+    AND e.target_id = ANY(ARRAY(SELECT id FROM target))
 LEFT JOIN LATERAL (
     SELECT r.run_uuid, r.run_id_text, er.first_seen FROM catalog_lineage_edge_run er
     JOIN catalog_run r ON r.id = er.run_id WHERE er.edge_id = e.id
