@@ -40,6 +40,17 @@ def template_name(settings_dict: dict[str, Any]) -> str:
     return f"test_{settings_dict['NAME']}_template"
 
 
+def _configured_template() -> str:
+    from django.conf import settings
+
+    return template_name(settings.DATABASES["default"])
+
+
+# Taken when tests/conftest.py imports this module, before pytest-django points the
+# connection's NAME at the worker's test database.
+TEMPLATE = _configured_template()
+
+
 @contextmanager
 def _locked(name: str) -> Iterator[None]:
     path = Path(tempfile.gettempdir()) / f"lineage-catalog-{name}.lock"
@@ -55,16 +66,14 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def clone_for_worker(config: pytest.Config, blocker: Any) -> Iterator[None]:
-    """Create this worker's test database from the run's template (building the template
-    first if no worker has yet), and drop it after the session."""
+@contextmanager
+def run_template(config: pytest.Config, blocker: Any) -> Iterator[str]:
+    """The run's migrated template, built if no worker has yet, locked against the other
+    workers while the caller copies it (a copy needs the template without sessions)."""
     from django.db import connection
 
-    settings_dict = connection.settings_dict
-    worker_name = settings_dict["TEST"]["NAME"]  # test_<name>_gwN, pytest-django's suffix
-    template = template_name(settings_dict)
+    template = TEMPLATE
     run_id = str(config.workerinput["testrunuid"])  # type: ignore[attr-defined]
-    original_name = settings_dict["NAME"]
     with blocker.unblock(), _locked(template):
         with connection.creation._nodb_cursor() as cursor:
             cursor.execute(
@@ -73,23 +82,40 @@ def clone_for_worker(config: pytest.Config, blocker: Any) -> Iterator[None]:
             )
             row = cursor.fetchone()
         if row is None or row[0] != run_id:
-            # Django's own creation, under the template's name: drops a stale one, migrates.
-            settings_dict["TEST"]["NAME"] = template
-            try:
-                connection.creation.create_test_db(
-                    verbosity=0, autoclobber=True, serialize=False, keepdb=False
-                )
-            finally:
-                connection.close()  # a template must have no session open when copied
-                settings_dict["NAME"] = original_name
-                settings_dict["TEST"]["NAME"] = worker_name
+            _build(connection, template)
             with connection.creation._nodb_cursor() as cursor:
                 # A utility statement takes no parameters; the id is xdist's hex uuid.
                 literal = "'" + run_id.replace("'", "''") + "'"
                 cursor.execute(f"COMMENT ON DATABASE {_quote(template)} IS {literal}")
-        with connection.creation._nodb_cursor() as cursor:
-            cursor.execute(f"DROP DATABASE IF EXISTS {_quote(worker_name)}")
-            cursor.execute(f"CREATE DATABASE {_quote(worker_name)} TEMPLATE {_quote(template)}")
+        yield template
+
+
+def _build(connection: Any, template: str) -> None:
+    """Django's own test database creation, under the template's name: drops a stale one,
+    migrates; the connection's settings are put back after."""
+    settings_dict = connection.settings_dict
+    name, test_name = settings_dict["NAME"], settings_dict["TEST"].get("NAME")
+    settings_dict["TEST"]["NAME"] = template
+    try:
+        connection.creation.create_test_db(
+            verbosity=0, autoclobber=True, serialize=False, keepdb=False
+        )
+    finally:
+        connection.close()  # a template must have no session open when copied
+        settings_dict["NAME"] = name
+        settings_dict["TEST"]["NAME"] = test_name
+
+
+def clone_for_worker(config: pytest.Config, blocker: Any) -> Iterator[None]:
+    """Create this worker's test database from the run's template, and drop it after the
+    session."""
+    from django.db import connection
+
+    worker_name = connection.settings_dict["TEST"]["NAME"]  # test_<name>_gwN (pytest-django)
+    original_name = connection.settings_dict["NAME"]
+    with run_template(config, blocker) as template, connection.creation._nodb_cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {_quote(worker_name)}")
+        cursor.execute(f"CREATE DATABASE {_quote(worker_name)} TEMPLATE {_quote(template)}")
     yield
     with blocker.unblock():
         # pytest-django kept it (the kept-database path); drop it as it would have, and warn
@@ -105,7 +131,7 @@ def drop_template(config: pytest.Config) -> None:
     import psycopg
     from django.conf import settings
 
-    settings_dict = settings.DATABASES["default"]
+    settings_dict = settings.DATABASES["default"]  # the controller never points it elsewhere
     with psycopg.connect(
         host=settings_dict.get("HOST") or None,
         port=settings_dict.get("PORT") or None,
@@ -114,4 +140,4 @@ def drop_template(config: pytest.Config) -> None:
         dbname="postgres",
         autocommit=True,
     ) as connection:
-        connection.execute(f"DROP DATABASE IF EXISTS {_quote(template_name(settings_dict))}")
+        connection.execute(f"DROP DATABASE IF EXISTS {_quote(TEMPLATE)}")
