@@ -84,7 +84,10 @@ PYTEST_ARGS ?= --durations=15 --cpu-durations=15
 # their tests start (gw0: 398 CPU s in 744 s of pytest). A fresh clone's `make test` on two
 # cores: 12 min 43 s with two workers (another engineer's tests beside it), 8 min 25 s with
 # three (idle), every test passing. A test file's tests stay on one worker so a module's
-# fixtures are built once.
+# fixtures are built once. The files recorded as longest (tests/file_seconds.json) are handed
+# out first, so no worker starts a minute-long file when the others are nearly done, and each
+# worker's test database is a copy of one migrated in the run (ADR 0108). After adding or
+# changing long tests: `make test PYTEST_ARGS=--record-file-seconds` rewrites the table.
 WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n + 1 > 4 ? 4 : n + 1 )))
 XDIST ?= -n $(WORKERS) --dist loadfile
 

@@ -3,6 +3,7 @@
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -10,11 +11,40 @@ from django.test import Client
 from ingest import enqueue
 from ingest.authentication import clear_token_cache
 from ingest.services import create_token
+from tests import worker_database
 
 # Real OpenLineage events kept in the repository; SOURCES.md there names each file's origin.
 CORPUS = Path(
     os.environ.get("LINEAGE_CORPUS", Path(__file__).resolve().parent / "fixtures" / "openlineage")
 )
+
+
+@pytest.fixture(scope="session")
+def django_db_keepdb(request: pytest.FixtureRequest) -> bool:
+    """pytest-django's --reuse-db, or a worker whose database is a copy of the run's
+    template (tests/worker_database.py): opened as it is, not migrated again."""
+    return bool(request.config.getvalue("reuse_db")) or worker_database.applies(request.config)
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix: None,
+    request: pytest.FixtureRequest,
+    django_db_blocker: Any,
+) -> Iterator[None]:
+    """pytest-django's (the worker's suffix), then the worker's database cloned from the
+    run's migrated template, before pytest-django's django_db_setup opens it."""
+    if worker_database.applies(request.config):
+        yield from worker_database.clone_for_worker(request.config, django_db_blocker)
+    else:
+        yield
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # The xdist controller, after every worker ended, drops the run's template.
+    config = session.config
+    if config.getvalue("dist") != "no" and not hasattr(config, "workerinput"):
+        worker_database.drop_template(config)
 
 
 @pytest.fixture(autouse=True)
