@@ -4,6 +4,7 @@ import gzip
 import json
 import logging
 import os
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -122,11 +123,22 @@ def test_catalog_down_slow_or_failing_changes_neither_result_nor_latency(
         assert query() == 3
         durations.append(time.perf_counter() - started)
         time.sleep(0.01)  # let the worker try (and fail) to send meanwhile
-    assert max(durations) < 0.05, durations
+    # Never waiting on the catalog: a call that did would take the transport's 0.5 s
+    # timeout (slow) or a connect attempt (down). A typical call stays sub-millisecond;
+    # the worst is bounded under that timeout, since on a loaded machine one call in 30
+    # can wait 0.15 s for a core, or for the GIL while the worker builds a batch.
+    assert statistics.median(durations) < 0.01, durations
+    assert max(durations) < 0.25, durations
     started = time.perf_counter()
     assert lc.flush(0.3) is False
     assert time.perf_counter() - started < 1.0
-    assert lc.stats().get("errors.send", 0) >= 1
+    # The worker did try and fail. It may not have reached the catalog yet under load (a
+    # fresh clone's suite at load 6 saw 88 items still queued after the flush's 0.3 s), so
+    # flushes go on, bounded, until it has.
+    deadline = time.monotonic() + 15
+    while lc.stats().get("errors.send", 0) < 1 and time.monotonic() < deadline:
+        lc.flush(0.3)
+    assert lc.stats().get("errors.send", 0) >= 1, lc.stats()
 
 
 def test_a_full_queue_drops_and_counts_instead_of_blocking(installed, monkeypatch):
