@@ -42,6 +42,7 @@ FACET = Facet(
 )
 
 Name = tuple[str, str]
+Pair = tuple[Name, Name]  # (source, target)
 
 
 @dataclass
@@ -120,14 +121,7 @@ def applied(payload: dict[str, Any], replaces: bool) -> dict[str, Any]:
     """The event as derivation reads it with the facet applied (``payload`` unchanged):
     ``replaces`` for a JobEvent (its declaration is the facet's), else added to the run's
     inputs and outputs. Without a DATASET target the event is read as sent."""
-    job = payload.get("job")
-    found = targets(job.get("facets") if isinstance(job, dict) else None)
-    outputs = payload.get("outputs")
-    outputs = [o for o in outputs if isinstance(o, dict)] if isinstance(outputs, list) else []
-    for output in outputs:
-        own, name = dataset_target(output), _dataset_name({**output, "type": "DATASET"})
-        if own is not None and name is not None:
-            _merge(found.setdefault(name, Target()), own)
+    found, outputs = _found(payload)
     if not found:
         return payload
     sent_outputs = {_dataset_name({**o, "type": "DATASET"}): o for o in outputs}
@@ -152,6 +146,28 @@ def applied(payload: dict[str, Any], replaces: bool) -> dict[str, Any]:
         else:
             new_outputs.append(output)
     return {**payload, "inputs": inputs, "outputs": new_outputs}
+
+
+def _found(payload: dict[str, Any]) -> tuple[dict[Name, Target], list[dict[str, Any]]]:
+    """The event's DATASET targets (job facet, then its outputs' own), and its outputs."""
+    job = payload.get("job")
+    found = targets(job.get("facets") if isinstance(job, dict) else None)
+    outputs = payload.get("outputs")
+    outputs = [o for o in outputs if isinstance(o, dict)] if isinstance(outputs, list) else []
+    for output in outputs:
+        own, name = dataset_target(output), _dataset_name({**output, "type": "DATASET"})
+        if own is not None and name is not None:
+            _merge(found.setdefault(name, Target()), own)
+    return found, outputs
+
+
+def pairs(payload: dict[str, Any]) -> list[Pair]:
+    """The (source, target) dataset pairs the facet states on the event as sent: each
+    DATASET target and each of its DATASET sources, entity-level or by field (ADR 0102).
+    A target with ``inputs: []`` has none (a source). Applied beside ``applied``: its
+    sources are the event's inputs and its targets its outputs there."""
+    found, _ = _found(payload)
+    return [(source, name) for name, target in found.items() for source in target.sources]
 
 
 def _merge(into: Target, other: Target) -> None:
