@@ -15,8 +15,11 @@ untouched) into what the catalog already reads: sources become inputs, a target 
 sources an output whose ``columnLineage`` carries the field-level lineage, and an
 entity-level source with a ``field`` a dataset-level dependency (columnLineage 1-2-0).
 So static and observed lineage, column lineage, idempotency and order independence are
-those of the inputs and outputs (ADR 0060, 0061). JOB entries and JOB inputs (job-to-job
-flow) are not applied. A malformed entry or input is skipped; ingest has already warned.
+those of the inputs and outputs (ADR 0060, 0061). Beside that translation, ``pairs`` keeps
+what it loses: which source feeds which target. A run's or a declaration's dataset edges
+are its pairs when it has any, not the product of its inputs and outputs (ADR 0102).
+JOB entries and JOB inputs (job-to-job flow) are not applied. A malformed entry or input
+is skipped; ingest has already warned.
 """
 
 from dataclasses import dataclass, field
@@ -31,13 +34,15 @@ FACET = Facet(
     appears=(JOB, DATASET),
     schemas=("LineageFacet",),
     extracts="only with LINEAGE_EXPERIMENTAL_LINEAGE_FACET on (else kept as sent): each "
-    "DATASET target with sources becomes an output fed by them (fields as column lineage); "
-    "on a JobEvent it replaces the declared inputs and outputs, on a RunEvent it adds to "
-    "them; a target with no inputs is a source (no edge into it); JOB entries are not read",
+    "DATASET target with sources becomes an output fed by them (fields as column lineage), "
+    "each (source, target) a pair; on a JobEvent it replaces the declared inputs, outputs "
+    "and pairs, on a RunEvent it adds to them; a target with no inputs is a source (no "
+    "edge into it); JOB entries are not read",
     projects="as inputs and outputs: StaticDataset/StaticColumnLineage for JobEvents, "
-    "RunDataset/JobDataset and column facts for RunEvents (ADR 0094)",
-    native="graph edges and column lineage as the event's inputs/outputs; the facet in the "
-    "job's or dataset's `facets`",
+    "RunDataset/JobDataset and column facts for RunEvents (ADR 0094); pairs in "
+    "StaticDatasetPair/RunDatasetPair (ADR 0102)",
+    native="dataset edges are the pairs (not inputs x outputs), job edges and column "
+    "lineage as the event's inputs/outputs; the facet in the job's or dataset's `facets`",
     marquez="as the event's inputs/outputs; the facet in the job's or dataset's `facets`",
 )
 

@@ -114,6 +114,12 @@ SELECT * FROM unnest(
 )
 """
 
+# The declaration's datasets and its pairs (ADR 0102) in one statement: a declaration
+# without the facet pays no statement for pairs it never had.
+_DELETE_DATASETS = """
+WITH pairs AS (DELETE FROM catalog_static_dataset_pair WHERE job_id = ANY(%(jobs)s))
+DELETE FROM catalog_static_dataset WHERE job_id = ANY(%(jobs)s)
+"""
 _INSERT_PAIRS = """
 INSERT INTO catalog_static_dataset_pair (job_id, source_alias_id, target_alias_id)
 SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[])
@@ -143,9 +149,8 @@ def store_declarations(
         if not replaced:
             return replaced
         jobs = sorted(replaced)
-        cursor.execute("DELETE FROM catalog_static_dataset WHERE job_id = ANY(%s)", [jobs])
+        cursor.execute(_DELETE_DATASETS, {"jobs": jobs})
         cursor.execute("DELETE FROM catalog_static_column_lineage WHERE job_id = ANY(%s)", [jobs])
-        cursor.execute("DELETE FROM catalog_static_dataset_pair WHERE job_id = ANY(%s)", [jobs])
         facts_of = dict(by_id)
         datasets = sorted(
             (job, alias_ids[alias], direction, via)
