@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from catalog.models import Job, LineageEdge, RunDatasetPair, StaticDatasetPair
+from catalog.models import Job, LineageEdge, Run, RunDatasetPair, StaticDatasetPair
 from catalog.services.derive import derive_events, rederive
 from catalog.services.purge import purge_namespace
 from catalog.services.retention import apply_retention
@@ -205,3 +205,12 @@ def test_a_run_without_the_facet_writes_no_pairs(on) -> None:
     derive(run_event(None, [A, B], [C, D], run=RUN))
     assert not RunDatasetPair.objects.exists()
     assert _edges() == PRODUCT
+
+
+def test_a_run_s_pairs_are_cut_at_the_run_edge_cap(on, settings) -> None:
+    """Under the same cap as the product (issue 38): the first pairs by (input, output)
+    dataset, and the count left out is the pairs over the cap, not the product's."""
+    settings.LINEAGE = {**settings.LINEAGE, "MAX_RUN_EDGES": 1}
+    derive(_run())
+    assert _edges() == {("public.a", "public.c")}
+    assert Run.objects.get().lineage_edges_cut == 1
