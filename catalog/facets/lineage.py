@@ -15,8 +15,11 @@ untouched) into what the catalog already reads: sources become inputs, a target 
 sources an output whose ``columnLineage`` carries the field-level lineage, and an
 entity-level source with a ``field`` a dataset-level dependency (columnLineage 1-2-0).
 So static and observed lineage, column lineage, idempotency and order independence are
-those of the inputs and outputs (ADR 0060, 0061). JOB entries and JOB inputs (job-to-job
-flow) are not applied. A malformed entry or input is skipped; ingest has already warned.
+those of the inputs and outputs (ADR 0060, 0061). Beside that translation, ``pairs`` keeps
+what it loses: which source feeds which target. A run's or a declaration's dataset edges
+are its pairs when it has any, not the product of its inputs and outputs (ADR 0102).
+JOB entries and JOB inputs (job-to-job flow) are not applied. A malformed entry or input
+is skipped; ingest has already warned.
 """
 
 from dataclasses import dataclass, field
@@ -31,17 +34,20 @@ FACET = Facet(
     appears=(JOB, DATASET),
     schemas=("LineageFacet",),
     extracts="only with LINEAGE_EXPERIMENTAL_LINEAGE_FACET on (else kept as sent): each "
-    "DATASET target with sources becomes an output fed by them (fields as column lineage); "
-    "on a JobEvent it replaces the declared inputs and outputs, on a RunEvent it adds to "
-    "them; a target with no inputs is a source (no edge into it); JOB entries are not read",
+    "DATASET target with sources becomes an output fed by them (fields as column lineage), "
+    "each (source, target) a pair; on a JobEvent it replaces the declared inputs, outputs "
+    "and pairs, on a RunEvent it adds to them; a target with no inputs is a source (no "
+    "edge into it); JOB entries are not read",
     projects="as inputs and outputs: StaticDataset/StaticColumnLineage for JobEvents, "
-    "RunDataset/JobDataset and column facts for RunEvents (ADR 0094)",
-    native="graph edges and column lineage as the event's inputs/outputs; the facet in the "
-    "job's or dataset's `facets`",
+    "RunDataset/JobDataset and column facts for RunEvents (ADR 0094); pairs in "
+    "StaticDatasetPair/RunDatasetPair (ADR 0102)",
+    native="dataset edges are the pairs (not inputs x outputs), job edges and column "
+    "lineage as the event's inputs/outputs; the facet in the job's or dataset's `facets`",
     marquez="as the event's inputs/outputs; the facet in the job's or dataset's `facets`",
 )
 
 Name = tuple[str, str]
+Pair = tuple[Name, Name]  # (source, target)
 
 
 @dataclass
@@ -120,14 +126,7 @@ def applied(payload: dict[str, Any], replaces: bool) -> dict[str, Any]:
     """The event as derivation reads it with the facet applied (``payload`` unchanged):
     ``replaces`` for a JobEvent (its declaration is the facet's), else added to the run's
     inputs and outputs. Without a DATASET target the event is read as sent."""
-    job = payload.get("job")
-    found = targets(job.get("facets") if isinstance(job, dict) else None)
-    outputs = payload.get("outputs")
-    outputs = [o for o in outputs if isinstance(o, dict)] if isinstance(outputs, list) else []
-    for output in outputs:
-        own, name = dataset_target(output), _dataset_name({**output, "type": "DATASET"})
-        if own is not None and name is not None:
-            _merge(found.setdefault(name, Target()), own)
+    found, outputs = _found(payload)
     if not found:
         return payload
     sent_outputs = {_dataset_name({**o, "type": "DATASET"}): o for o in outputs}
@@ -152,6 +151,28 @@ def applied(payload: dict[str, Any], replaces: bool) -> dict[str, Any]:
         else:
             new_outputs.append(output)
     return {**payload, "inputs": inputs, "outputs": new_outputs}
+
+
+def _found(payload: dict[str, Any]) -> tuple[dict[Name, Target], list[dict[str, Any]]]:
+    """The event's DATASET targets (job facet, then its outputs' own), and its outputs."""
+    job = payload.get("job")
+    found = targets(job.get("facets") if isinstance(job, dict) else None)
+    outputs = payload.get("outputs")
+    outputs = [o for o in outputs if isinstance(o, dict)] if isinstance(outputs, list) else []
+    for output in outputs:
+        own, name = dataset_target(output), _dataset_name({**output, "type": "DATASET"})
+        if own is not None and name is not None:
+            _merge(found.setdefault(name, Target()), own)
+    return found, outputs
+
+
+def pairs(payload: dict[str, Any]) -> list[Pair]:
+    """The (source, target) dataset pairs the facet states on the event as sent: each
+    DATASET target and each of its DATASET sources, entity-level or by field (ADR 0102).
+    A target with ``inputs: []`` has none (a source). Applied beside ``applied``: its
+    sources are the event's inputs and its targets its outputs there."""
+    found, _ = _found(payload)
+    return [(source, name) for name, target in found.items() for source in target.sources]
 
 
 def _merge(into: Target, other: Target) -> None:

@@ -23,12 +23,25 @@ LINEAGES = ("all", "observed", "static")
 Declared = dict[tuple[str, int, int], tuple[datetime, str]]
 
 
+def _paired(job: str, source: str, target: str) -> str:
+    """The declaration of ``job`` links dataset ``source`` to ``target``: its ``lineage``
+    facet's per-target pairs say so when it has any, else every input feeds every output
+    (ADR 0102). One index probe for a job without pairs."""
+    return f"""(NOT EXISTS (SELECT 1 FROM catalog_static_dataset_pair p WHERE p.job_id = {job})
+        OR EXISTS (SELECT 1 FROM catalog_static_dataset_pair p
+                   JOIN catalog_dataset_alias pa ON pa.id = p.source_alias_id
+                   JOIN catalog_dataset_alias pb ON pb.id = p.target_alias_id
+                   WHERE p.job_id = {job} AND pa.dataset_id = {source}
+                     AND pb.dataset_id = {target}))"""
+
+
 def walk_step(upstream: bool, as_of: datetime | None) -> tuple[str, dict[str, Any]]:
     """The walk's static step from ``w.dataset_id`` (a LATERAL subquery selecting
     ``next_id``): upstream from a job's declared output to its declared inputs, downstream
     the other way."""
     here, there = ("output", "input") if upstream else ("input", "output")
     filters, values = window.declared(as_of, "l", ("a2.dataset_id",))
+    ends = ("a2.dataset_id", "w.dataset_id") if upstream else ("w.dataset_id", "a2.dataset_id")
     # The jobs declaring this dataset first (OFFSET 0 keeps the planner from joining a
     # job's declared sides to each other before it knows the dataset: with 1,000 inputs
     # and outputs, a million rows per step; issue 38), then their far side.
@@ -39,7 +52,8 @@ def walk_step(upstream: bool, as_of: datetime | None) -> tuple[str, dict[str, An
         JOIN catalog_static_lineage l ON l.job_id = j.job_id
         JOIN catalog_static_dataset s2 ON s2.job_id = j.job_id AND s2.direction = '{there}'
         JOIN catalog_dataset_alias a2 ON a2.id = s2.alias_id
-        WHERE a2.dataset_id IS NOT NULL{filters}"""
+        WHERE a2.dataset_id IS NOT NULL{filters}
+          AND {_paired("j.job_id", *ends)}"""
     return sql, values
 
 
@@ -80,6 +94,7 @@ def edges(
     filters, values = window.declared(as_of, "l", ("ai.dataset_id",))
     where = job_edges.pair_condition("i.source", "ao.dataset_id", "i.job_id", root_job)
     where += window.datasets_not_retired("ao.dataset_id")
+    where += " AND " + _paired("i.job_id", "i.source", "ao.dataset_id")
     sources = "ai.dataset_id = ANY(%(ids)s::bigint[])"
     if root_job is not None:  # the root job's pairs touch the datasets from either end
         sources = f"({sources} OR si.job_id = %(job)s)"

@@ -86,6 +86,7 @@ _DELETE_RUN_ROWS = [
     "DELETE FROM catalog_job_edge_run WHERE run_id = ANY(%(runs)s)",
     "DELETE FROM catalog_column_lineage_fact WHERE run_id = ANY(%(runs)s)",
     "DELETE FROM catalog_run_dataset_facet WHERE run_id = ANY(%(runs)s)",
+    "DELETE FROM catalog_run_dataset_pair WHERE run_id = ANY(%(runs)s)",
     "DELETE FROM catalog_run_dataset WHERE run_id = ANY(%(runs)s)",
     "UPDATE catalog_lineage_edge SET last_run_id = NULL WHERE last_run_id = ANY(%(runs)s)",
     "UPDATE catalog_job_edge SET last_run_id = NULL WHERE last_run_id = ANY(%(runs)s)",

@@ -228,6 +228,22 @@ def canonical_dump() -> dict[str, Any]:
             (row[0], row[1], row[2], row[3], _time(row[4]), _time(row[5]), row[6], row[7])
             for row in cursor.fetchall()
         )
+        # The ``lineage`` facet's per-target pairs (ADR 0102), a run's and a declaration's.
+        cursor.execute(
+            "SELECT r.run_uuid::text, sa.namespace, sa.name, ta.namespace, ta.name, "
+            "p.first_seen, p.last_seen FROM catalog_run_dataset_pair p "
+            "JOIN catalog_run r ON r.id = p.run_id "
+            "JOIN catalog_dataset_alias sa ON sa.id = p.source_alias_id "
+            "JOIN catalog_dataset_alias ta ON ta.id = p.target_alias_id"
+        )
+        dump["run_pairs"] = sorted((*row[:5], _time(row[5]), _time(row[6])) for row in cursor)
+        cursor.execute(
+            "SELECT j.namespace, j.name, sa.namespace, sa.name, ta.namespace, ta.name "
+            "FROM catalog_static_dataset_pair p JOIN catalog_job j ON j.id = p.job_id "
+            "JOIN catalog_dataset_alias sa ON sa.id = p.source_alias_id "
+            "JOIN catalog_dataset_alias ta ON ta.id = p.target_alias_id"
+        )
+        dump["static_pairs"] = sorted(cursor.fetchall())
     # Change records of every kind (ADR 0082, 0088), by what they name and their evidence.
     aliases_by_id = {alias.id: (alias.namespace, alias.name) for alias in aliases}
     dump["changes"] = sorted(

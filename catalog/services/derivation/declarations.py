@@ -17,6 +17,7 @@ from typing import Any
 from django.db import connection
 
 from catalog.facets import column_lineage
+from catalog.facets import lineage as lineage_facet
 from catalog.services.derivation import column_facts
 from catalog.services.derivation.edge_runs import columns_of
 from catalog.services.derivation.records import (
@@ -32,9 +33,14 @@ from catalog.services.derivation.records import (
 
 
 def read_declaration(
-    extractor: "Extractor", event: RawEvent, job: JobKey, payload: dict[str, Any]
+    extractor: "Extractor",
+    event: RawEvent,
+    job: JobKey,
+    payload: dict[str, Any],
+    pairs: list[lineage_facet.Pair],
 ) -> None:
-    """Note the JobEvent's declaration in the batch's facts if it is the job's newest."""
+    """Note the JobEvent's declaration in the batch's facts if it is the job's newest, with
+    the ``lineage`` facet's ``pairs`` (source, target names; ADR 0102) when it has any."""
     if "inputs" not in payload and "outputs" not in payload:
         return
     # Read whole even when the batch holds a newer declaration: the names it notes (alias
@@ -53,6 +59,11 @@ def read_declaration(
             fact.datasets[(key, direction[:-1])] = ""
             if direction == "outputs":
                 _columns(extractor, event, fact, key, dataset)
+    for source, target in pairs:  # named in the applied inputs and outputs already
+        source_key = extractor.try_alias(*source, event, lineage_facet.NAME)
+        target_key = extractor.try_alias(*target, event, lineage_facet.NAME)
+        if source_key is not None and target_key is not None:
+            fact.pairs.add((source_key, target_key))
     current = extractor.facts.static.get(job)
     if current is None or fact.version > current.version:
         extractor.facts.static[job] = fact
@@ -103,6 +114,17 @@ SELECT * FROM unnest(
 )
 """
 
+# The declaration's datasets and its pairs (ADR 0102) in one statement: a declaration
+# without the facet pays no statement for pairs it never had.
+_DELETE_DATASETS = """
+WITH pairs AS (DELETE FROM catalog_static_dataset_pair WHERE job_id = ANY(%(jobs)s))
+DELETE FROM catalog_static_dataset WHERE job_id = ANY(%(jobs)s)
+"""
+_INSERT_PAIRS = """
+INSERT INTO catalog_static_dataset_pair (job_id, source_alias_id, target_alias_id)
+SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[])
+"""
+
 
 def store_declarations(
     facts: "Facts", job_ids: dict[JobKey, int], alias_ids: dict[AliasKey, int]
@@ -127,7 +149,7 @@ def store_declarations(
         if not replaced:
             return replaced
         jobs = sorted(replaced)
-        cursor.execute("DELETE FROM catalog_static_dataset WHERE job_id = ANY(%s)", [jobs])
+        cursor.execute(_DELETE_DATASETS, {"jobs": jobs})
         cursor.execute("DELETE FROM catalog_static_column_lineage WHERE job_id = ANY(%s)", [jobs])
         facts_of = dict(by_id)
         datasets = sorted(
@@ -150,4 +172,11 @@ def store_declarations(
         )
         if columns:
             cursor.execute(_INSERT_COLUMNS, columns_of(columns, 13))
+        pairs = sorted(
+            (job, alias_ids[source], alias_ids[target])
+            for job in jobs
+            for source, target in facts_of[job].pairs
+        )
+        if pairs:
+            cursor.execute(_INSERT_PAIRS, columns_of(pairs, 3))
     return replaced

@@ -37,6 +37,18 @@ ON CONFLICT (run_id, alias_id, direction) DO UPDATE SET
     -- Named by a write event in any batch stays named (catalog.models.writes): a join too.
     confirmed = catalog_run_dataset.confirmed OR EXCLUDED.confirmed
 """
+# The ``lineage`` facet's per-target pairs (ADR 0102): accumulated like the datasets.
+_UPSERT_RUN_PAIRS = """
+INSERT INTO catalog_run_dataset_pair (
+    run_id, source_alias_id, target_alias_id, first_seen, last_seen
+)
+SELECT * FROM unnest(
+    %s::bigint[], %s::bigint[], %s::bigint[], %s::timestamptz[], %s::timestamptz[]
+)
+ON CONFLICT (run_id, source_alias_id, target_alias_id) DO UPDATE SET
+    first_seen = LEAST(catalog_run_dataset_pair.first_seen, EXCLUDED.first_seen),
+    last_seen = GREATEST(catalog_run_dataset_pair.last_seen, EXCLUDED.last_seen)
+"""
 _UPSERT_JOB_DATASETS = """
 INSERT INTO catalog_job_dataset (job_id, alias_id, direction, first_seen, last_seen, declared)
 SELECT * FROM unnest(
@@ -77,7 +89,8 @@ SELECT e, r, s, a, t, v::jsonb FROM unnest(
 ) AS u(e, r, s, a, t, v)
 ON CONFLICT (event_id) DO NOTHING
 """
-# A run's edges: (input dataset, output dataset) pairs of the run, through its job, with
+# A run's edges: (input dataset, output dataset) pairs of the run (all of them, or the
+# ``lineage`` facet's when the run has some, ADR 0102), through its job, with
 # what the edge keeps of its last run (UUID for the order, edge API facet) and whether the
 # run wrote the output (ADR 0069: under any of the dataset's aliases). At most ``cap`` pairs
 # a run, the first by (input, output) dataset id, so the rows an event makes are bounded
@@ -106,9 +119,29 @@ WITH i AS MATERIALIZED (
     WHERE o.run_id = ANY(%(runs)s) AND r.id = ANY(%(runs)s) AND o.direction = 'output'
     GROUP BY o.run_id, a.dataset_id, r.id
     HAVING {newest_output}
+), p AS MATERIALIZED (
+    -- The ``lineage`` facet's per-target pairs of these runs, by dataset (ADR 0102): a run
+    -- with any has them as its edges instead of its inputs x outputs. Empty (one index
+    -- probe) for runs without the facet: they pay no statement.
+    SELECT DISTINCT pr.run_id, sa.dataset_id AS source, ta.dataset_id AS target
+    FROM catalog_run_dataset_pair pr
+    JOIN catalog_dataset_alias sa ON sa.id = pr.source_alias_id
+    JOIN catalog_dataset_alias ta ON ta.id = pr.target_alias_id
+    WHERE pr.run_id = ANY(%(runs)s)
+), pp AS MATERIALIZED (
+    -- Through the run's inputs and outputs, so the newest window (ADR 0091) and the writes
+    -- rule hold for pairs as for the product; cut at the same cap, by (input, output).
+    SELECT i.run_id, i.dataset_id AS source, o.dataset_id AS target,
+           GREATEST(i.first_seen, o.first_seen) AS first_seen,
+           GREATEST(i.last_seen, o.last_seen) AS last_seen, o.writes,
+           ROW_NUMBER() OVER (PARTITION BY i.run_id ORDER BY i.dataset_id, o.dataset_id) AS n
+    FROM p JOIN i ON i.run_id = p.run_id AND i.dataset_id = p.source
+    JOIN o ON o.run_id = p.run_id AND o.dataset_id = p.target
 ), sizes AS (
-    SELECT x.id, (SELECT COUNT(*) FROM i WHERE i.run_id = x.id)
-                 * (SELECT COUNT(*) FROM o WHERE o.run_id = x.id) AS pairs
+    SELECT x.id, CASE WHEN EXISTS (SELECT 1 FROM p WHERE p.run_id = x.id)
+                      THEN (SELECT COUNT(*) FROM pp WHERE pp.run_id = x.id)
+                      ELSE (SELECT COUNT(*) FROM i WHERE i.run_id = x.id)
+                           * (SELECT COUNT(*) FROM o WHERE o.run_id = x.id) END AS pairs
     FROM unnest(%(runs)s::bigint[]) AS x(id)
 ), cut AS (
     UPDATE catalog_run r SET lineage_edges_cut = GREATEST(s.pairs - %(cap)s, 0)
@@ -127,7 +160,12 @@ FROM (SELECT DISTINCT run_id, m FROM o) AS oc
 JOIN i ON i.run_id = oc.run_id AND i.n <= (%(cap)s + oc.m - 1) / oc.m
 JOIN o ON o.run_id = i.run_id AND (i.n - 1) * o.m + o.n <= %(cap)s
 JOIN catalog_run r ON r.id = i.run_id
-WHERE r.id = ANY(%(runs)s)
+WHERE r.id = ANY(%(runs)s) AND NOT EXISTS (SELECT 1 FROM p WHERE p.run_id = i.run_id)
+UNION ALL
+SELECT pp.run_id, pp.source, pp.target, r.job_id, pp.first_seen, pp.last_seen,
+       r.run_uuid, pp.writes, {lineage_type}, {pipeline}
+FROM pp JOIN catalog_run r ON r.id = pp.run_id
+WHERE r.id = ANY(%(runs)s) AND pp.n <= %(cap)s
 """.format(
     writes=write_sql("r", "o"),
     newest_input=newest_window_sql("d.run_id", "MAX(d.last_seen)"),
@@ -228,6 +266,13 @@ def store_run_facts(
         )
         if rows:
             cursor.execute(_UPSERT_RUN_DATASETS, columns_of(rows, 7))
+        pair_rows = sorted(
+            (run_ids[run], alias_ids[source], alias_ids[target], first, last)
+            for (run, source, target), (first, last) in facts.run_pairs.items()
+            if run in wanted
+        )
+        if pair_rows:  # only runs with the facet (and the setting on) pay this statement
+            cursor.execute(_UPSERT_RUN_PAIRS, columns_of(pair_rows, 5))
         column_rows = sorted(
             (
                 run_ids[run],

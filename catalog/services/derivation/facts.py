@@ -158,12 +158,14 @@ class Extractor:
             payload = without(payload, event.skipped_facets)
         if not isinstance(payload, dict):
             raise BadEvent("payload is not an object")
+        pairs: list[lineage_facet.Pair] = []
         if self.lineage_facet and event.kind in ("run", "job"):
+            pairs = lineage_facet.pairs(payload)  # as sent: applied() rewrites the outputs
             payload = lineage_facet.applied(payload, replaces=event.kind == "job")
         if event.kind == "run":
-            self._run_event(event, payload)
+            self._run_event(event, payload, pairs)
         elif event.kind == "job":
-            self._job_event(event, payload)
+            self._job_event(event, payload, pairs)
         elif event.kind == "dataset":
             self._dataset_event(event, payload)
         elif event.kind == "edge":
@@ -181,7 +183,9 @@ class Extractor:
         _merge_facets(job.facets, job_payload.get("facets"), event.version)
         return job
 
-    def _run_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
+    def _run_event(
+        self, event: RawEvent, payload: dict[str, Any], pairs: list[lineage_facet.Pair]
+    ) -> None:
         job = self._job_facts(event, payload.get("job"))
         run_payload = payload.get("run")
         if not isinstance(run_payload, dict) or not isinstance(run_payload.get("runId"), str):
@@ -222,6 +226,13 @@ class Extractor:
             self._io(
                 event, payload.get(direction), direction[:-1], run=run, job=job, confirms=confirms
             )
+        # The facet's per-target pairs (ADR 0102): its sources and targets are already the
+        # event's inputs and outputs (lineage_facet.applied), so their names are known.
+        for source, target in pairs:
+            source_key = self.try_alias(*source, event, lineage_facet.NAME)
+            target_key = self.try_alias(*target, event, lineage_facet.NAME)
+            if source_key is not None and target_key is not None:
+                self.span(self.facts.run_pairs, (run.key, source_key, target_key), time)
 
     def _run(self, run_id: str, job_key: JobKey, own: bool, version: Version) -> RunFact:
         run_uuid = naming.run_uuid(run_id, *job_key)
@@ -348,11 +359,13 @@ class Extractor:
             other = self.alias(*previous, event, "rename", f"renamed to {key[1]}")
             self.link(key, other, "rename", event)
 
-    def _job_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
+    def _job_event(
+        self, event: RawEvent, payload: dict[str, Any], pairs: list[lineage_facet.Pair]
+    ) -> None:
         job = self._job_facts(event, payload.get("job"))
         for direction in ("inputs", "outputs"):
             self._io(event, payload.get(direction), direction[:-1], job=job, declared=True)
-        declarations.read_declaration(self, event, job.key, payload)
+        declarations.read_declaration(self, event, job.key, payload, pairs)
 
     def _dataset_event(self, event: RawEvent, payload: dict[str, Any]) -> None:
         dataset = payload.get("dataset")

@@ -109,6 +109,8 @@ class StaticFact:
     datasets: dict[tuple[AliasKey, str], str] = field(default_factory=dict)
     # (target alias, source alias, key hash) → column values
     columns: dict[tuple[AliasKey, AliasKey, bytes], dict[str, Any]] = field(default_factory=dict)
+    # (source alias, target alias) the declaration's ``lineage`` facet states (ADR 0102)
+    pairs: set[tuple[AliasKey, AliasKey]] = field(default_factory=set)
 
 
 @dataclass
@@ -145,6 +147,11 @@ class Facts:
     # (run, alias, direction) → how the run named it: "" (inputs/outputs), "column_lineage"
     # (only in an output's columnLineage); a key absent here is "" (ADR 0060).
     run_dataset_via: dict[tuple[RunKey, AliasKey, str], str] = field(default_factory=dict)
+    # (run, source alias, target alias) → (first, last): the ``lineage`` facet's per-target
+    # pairs (ADR 0102), written only with the experimental setting on.
+    run_pairs: dict[tuple[RunKey, AliasKey, AliasKey], tuple[datetime, datetime]] = field(
+        default_factory=dict
+    )
     # (run, alias, "output") keys a write event of the run listed (catalog.models.writes).
     confirmed_outputs: set[tuple[RunKey, AliasKey, str]] = field(default_factory=set)
     # (job, alias, direction) → (first, last, declared)

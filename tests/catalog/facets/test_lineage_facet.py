@@ -5,7 +5,7 @@ RunEvent's adds to the run's lineage, and a target with no inputs is a source.""
 
 import pytest
 
-from catalog.models import Job
+from catalog.models import Job, JobLineageEdge
 from tests.api.project_fixtures import derive
 from tests.catalog.facets.lineage_facet_world import (
     ENRICHED,
@@ -45,18 +45,28 @@ def test_off_the_facet_is_kept_as_sent_and_changes_nothing(api):
 
 def test_on_a_run_event_accumulates(api, on):
     """The facet's source joins what the event lists (the JOB source is not read); a later
-    event of the run without the facet takes nothing away."""
+    event of the run without the facet takes nothing away. The run's dataset edges are the
+    facet's pairs (ADR 0102): raw_orders, listed but fed to no target, is read by the job
+    (its job edge) but draws no dataset edge into enriched_orders."""
     derive(run_event(MIXED, [RAW], [ENRICHED]))
-    assert upstream(api, ENRICHED) == {("public.raw_orders", True, False), *MIXED_OBSERVED}
+    assert upstream(api, ENRICHED) == MIXED_OBSERVED
+    assert _job_inputs() == {"public.orders", "public.raw_orders"}
     derive(run_event(None, [], [ENRICHED], time="2026-03-01T10:06:00Z"))
-    assert upstream(api, ENRICHED) == {("public.raw_orders", True, False), *MIXED_OBSERVED}
+    assert upstream(api, ENRICHED) == MIXED_OBSERVED
 
 
 def test_on_a_run_event_is_idempotent_and_order_free(api, on):
     first = run_event(MIXED, [], [ENRICHED])
     second = run_event(None, [RAW], [ENRICHED], time="2026-03-01T10:06:00Z")
     derive(second, first, second, first)
-    assert upstream(api, ENRICHED) == {("public.raw_orders", True, False), *MIXED_OBSERVED}
+    assert upstream(api, ENRICHED) == MIXED_OBSERVED
+    assert _job_inputs() == {"public.orders", "public.raw_orders"}
+
+
+def _job_inputs() -> set[str]:
+    job = Job.objects.get(namespace=JOB[0], name=JOB[1])
+    edges = JobLineageEdge.objects.filter(job=job, direction="input")
+    return {edge.dataset.name for edge in edges.select_related("dataset")}
 
 
 def test_on_a_job_event_replaces_the_declaration(api, on):
