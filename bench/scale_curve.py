@@ -230,7 +230,7 @@ def main() -> None:
     with psycopg.connect(options.database) as connection:
         autovacuum = connection.execute("SHOW autovacuum").fetchone()[0]
     print(f"autovacuum {autovacuum}", flush=True)  # the curve is meant with it on
-    for index, end in enumerate(checkpoints):
+    for end in checkpoints:
         if any(row["events"] >= end for row in rows):
             continue  # measured by the run this one resumes
         at = stored(options.database)
@@ -241,7 +241,10 @@ def main() -> None:
             f"({rate}load {os.getloadavg()[0]:.1f})",
             flush=True,
         )
-        rows.append(checkpoint(options, env, token, seed=100 + index))
+        # The derive measurement's events must be new to the store: seeded by what it
+        # holds now (each measurement adds its events), not by the checkpoint's index,
+        # which a resumed run or a second run at the same size would repeat (0 events/s).
+        rows.append(checkpoint(options, env, token, seed=stored(options.database)))
         print(report(rows[-1]), flush=True)
         if out:
             out.write_bytes(orjson.dumps(rows, option=orjson.OPT_INDENT_2))
