@@ -9,15 +9,13 @@ regenerates it: ``GRAPH_SNAPSHOT_WRITE=1 .venv/bin/pytest tests/api/test_graph_s
 (and says why in its commit).
 """
 
-import hashlib
-import json
-import os
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
 from tests.api import graph_snapshot_store
+from tests.api.snapshots import assert_answers_unchanged
 
 pytestmark = pytest.mark.django_db
 
@@ -62,20 +60,7 @@ REQUESTS = [
 def test_the_graph_answers_are_unchanged(api):
     graph_snapshot_store.build()
     bodies = {path: api.get(path) for path in REQUESTS}
-    found = {
-        path: [
-            response.status_code,
-            hashlib.sha256(response.content).hexdigest(),
-            len(response.content),
-        ]
-        for path, response in bodies.items()
-    }
-    if os.environ.get("GRAPH_SNAPSHOT_WRITE") == "1":
-        ANSWERS.write_text(json.dumps(found, indent=0, sort_keys=True) + "\n")
-    expected = json.loads(ANSWERS.read_text())
-    assert sorted(found) == sorted(expected)
-    for path, answer in found.items():
-        assert answer == expected[path], path
+    assert_answers_unchanged(bodies, ANSWERS, "GRAPH_SNAPSHOT_WRITE")
     # Not vacuous: the store draws big graphs, cuts, declarations, both kinds of root and
     # the Marquez mount's graph.
     assert len(bodies[REQUESTS[1]].json()["nodes"]) > 80

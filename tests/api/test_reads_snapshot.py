@@ -10,14 +10,12 @@ every run). A change that alters an answer on purpose regenerates it:
 in its commit).
 """
 
-import hashlib
-import json
-import os
 from pathlib import Path
 
 import pytest
 
 from tests.api import reads_snapshot_store
+from tests.api.snapshots import assert_answers_unchanged
 
 pytestmark = pytest.mark.django_db
 
@@ -75,20 +73,7 @@ def test_the_read_answers_are_unchanged(api):
         *_next_pages(api, "/api/v1/datasets?limit=7", 2),
     ]
     bodies = {path: api.get(path) for path in requests}
-    found = {
-        path: [
-            response.status_code,
-            hashlib.sha256(response.content).hexdigest(),
-            len(response.content),
-        ]
-        for path, response in bodies.items()
-    }
-    if os.environ.get("READS_SNAPSHOT_WRITE") == "1":
-        ANSWERS.write_text(json.dumps(found, indent=0, sort_keys=True) + "\n")
-    expected = json.loads(ANSWERS.read_text())
-    assert sorted(found) == sorted(expected)
-    for path, answer in found.items():
-        assert answer == expected[path], path
+    assert_answers_unchanged(bodies, ANSWERS, "READS_SNAPSHOT_WRITE")
     # Not vacuous: the store shows what these reads show.
     detail = bodies["/api/v1/datasets/3"].json()
     assert detail["fields"] and detail["producing_jobs"] and detail["consuming_jobs"]

@@ -20,6 +20,7 @@ from ingest import parsing
 from ingest.facets import facet_problems
 from ingest.parsing import _DECODER, check_depth, parse_json
 from ingest.services import canonical_json, has_exponent_number
+from tests.ingest.test_cpu_shortcuts import typed
 
 MAX_DEPTH = settings.LINEAGE["MAX_JSON_DEPTH"]
 
@@ -43,15 +44,6 @@ def reference(body: bytes) -> object:
         return typed(_DECODER.decode(body.decode()))
     except ValueError:
         return "invalid-json"
-
-
-def typed(value: object) -> object:
-    """``value`` with each scalar's type beside it: 1 and 1.0 must not compare equal."""
-    if isinstance(value, dict):
-        return {key: typed(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [typed(item) for item in value]
-    return (type(value).__name__, value)
 
 
 def nested(levels: int) -> object:
