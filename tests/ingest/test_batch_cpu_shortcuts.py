@@ -20,7 +20,7 @@ from ingest import parsing
 from ingest.facets import facet_problems
 from ingest.parsing import _DECODER, check_depth, parse_json
 from ingest.services import canonical_json, has_exponent_number
-from tests.ingest.test_cpu_shortcuts import typed
+from tests.ingest.test_cpu_shortcuts import GOOD_JOB_TYPE, typed
 
 MAX_DEPTH = settings.LINEAGE["MAX_JSON_DEPTH"]
 
@@ -130,22 +130,6 @@ def test_every_float_written_is_told_apart() -> None:
             text = text if isinstance(text, bytes) else text.encode()
             expected = any("e" in number.lower() for number in _numbers_written(text))
             assert has_exponent_number(text) is expected, text
-
-
-GOOD_JOB_TYPE = {
-    "_producer": "https://example.com/producer",
-    "_schemaURL": "https://openlineage.io/spec/facets/2-0-3/JobTypeJobFacet.json",
-    "processingType": "BATCH",
-    "integration": "SPARK",
-    "jobType": "JOB",
-}
-
-
-@pytest.fixture
-def empty_cache(monkeypatch):
-    monkeypatch.setattr(facets_module, "_known_valid", set())
-    monkeypatch.setattr(facets_module, "_known_valid_bytes", [0])
-    return facets_module._known_valid
 
 
 def test_a_small_facet_is_remembered_by_its_json(empty_cache) -> None:

@@ -110,12 +110,6 @@ GOOD_JOB_TYPE = {
 }
 
 
-@pytest.fixture
-def empty_cache(monkeypatch):
-    monkeypatch.setattr(facets_module, "_known_valid", set())
-    return facets_module._known_valid
-
-
 def test_a_valid_facet_is_remembered_and_stays_valid(empty_cache) -> None:
     assert facet_problems("job", {"jobType": GOOD_JOB_TYPE}, "/job/facets") == []
     assert len(empty_cache) == 1
