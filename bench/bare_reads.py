@@ -158,6 +158,17 @@ def print_against_bare(
     return ratios
 
 
+def jobs_out_of(connection: psycopg.Connection, datasets: list[int]) -> list[int]:
+    """A job that reads each of ``datasets`` (one of its edges' jobs): job roots that have
+    lineage, drawn from random dataset roots."""
+    return [
+        connection.execute(
+            "SELECT job_id FROM catalog_lineage_edge WHERE source_id = %s LIMIT 1", [dataset]
+        ).fetchone()[0]
+        for dataset in datasets
+    ]
+
+
 def job_starts(database_url: str, jobs: list[int]) -> dict[int, list[int]]:
     """Each job's datasets (read or written): where the bare walk from a job root starts."""
     with psycopg.connect(database_url) as connection:

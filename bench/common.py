@@ -16,7 +16,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -275,6 +275,21 @@ def server_workers(url: str) -> list[int]:
     import psutil
 
     return [child.pid for child in psutil.Process(_SERVER_PIDS[url]).children()]
+
+
+def cpu_seconds_by_pid(pids: Iterable[int]) -> dict[int, float]:
+    """User plus system CPU seconds so far of each live process of ``pids`` (one gone
+    meanwhile is left out)."""
+    import psutil
+
+    spent = {}
+    for pid in pids:
+        try:
+            times = psutil.Process(pid).cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        spent[pid] = times.user + times.system
+    return spent
 
 
 def tree_cpu_seconds(pid: int) -> float:

@@ -75,12 +75,7 @@ def main() -> None:
         count = bare.execute("SELECT count(*) FROM catalog_dataset").fetchone()[0]
         roots = [rng.randint(1, count) for _ in range(options.requests)]
         if options.root == "job":
-            jobs = [
-                bare.execute(
-                    "SELECT job_id FROM catalog_lineage_edge WHERE source_id = %s LIMIT 1", [root]
-                ).fetchone()[0]
-                for root in roots
-            ]
+            jobs = bare_reads.jobs_out_of(bare, roots)
             starts = bare_reads.job_starts(options.database, sorted(set(jobs)))
             nodes = [f"job:{job}" for job in jobs]
             walks = [bare_reads.walk_values(starts[job], 5, 500, first=1) for job in jobs]

@@ -46,6 +46,7 @@ import psycopg
 
 from bench.common import (
     DEFAULT_CORPUS,
+    cpu_seconds_by_pid,
     load_templates,
     make_events,
     migrated_database,
@@ -397,16 +398,7 @@ class Round:
 
 def _worker_cpu(url: str) -> dict[int, float]:
     """CPU seconds so far of each worker process of the server at ``url``."""
-    import psutil
-
-    spent = {}
-    for pid in server_workers(url):
-        try:
-            times = psutil.Process(pid).cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        spent[pid] = times.user + times.system
-    return spent
+    return cpu_seconds_by_pid(server_workers(url))
 
 
 def _client_cpu() -> float:

@@ -245,12 +245,7 @@ def against_bare(
     roots = [rng.randint(1, datasets) for _ in range(n)]
     # Jobs that have lineage: the jobs of the edges out of random datasets.
     with psycopg.connect(options.database) as connection:
-        jobs = [
-            connection.execute(
-                "SELECT job_id FROM catalog_lineage_edge WHERE source_id = %s LIMIT 1", [root]
-            ).fetchone()[0]
-            for root in roots
-        ]
+        jobs = bare_reads.jobs_out_of(connection, roots)
     starts = bare_reads.job_starts(options.database, sorted(set(jobs)))
     words = [f"table_{root}" if i % 2 else f"tabel_{root}" for i, root in enumerate(roots)]
     positions = [rng.randint(40_000, 60_000) for _ in range(n)]

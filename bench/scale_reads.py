@@ -37,7 +37,15 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import bench_env, new_token, percentile, running_server, server_cpu_seconds, timed
+from bench.common import (
+    bench_env,
+    cpu_seconds_by_pid,
+    new_token,
+    percentile,
+    running_server,
+    server_cpu_seconds,
+    timed,
+)
 from bench.read import add_store_arguments
 from bench.scale_curve import READS, scenarios
 
@@ -52,16 +60,7 @@ WHERE datname = current_database() AND backend_type = 'client backend'
 
 def backends_cpu(connection: psycopg.Connection) -> dict[int, float]:
     """CPU seconds so far of each client backend of the store's database but this one."""
-    import psutil
-
-    seconds = {}
-    for (pid,) in connection.execute(BACKENDS).fetchall():
-        try:
-            times = psutil.Process(pid).cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        seconds[pid] = times.user + times.system
-    return seconds
+    return cpu_seconds_by_pid(pid for (pid,) in connection.execute(BACKENDS).fetchall())
 
 
 def cpu_per_request(url: str, token: str, paths: dict[str, list[str]], database: str) -> dict:
