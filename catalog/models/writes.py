@@ -127,12 +127,6 @@ def _edge_counts(fixed: dict[str, int], key: str, ids: Any) -> EdgeCounts:
     return {(other, direction): (runs, done) for other, direction, runs, done in rows}
 
 
-def job_counts(dataset_id: int, job_ids: Any) -> EdgeCounts:
-    """How many of each job's runs read or wrote ``dataset_id``, and how many completed:
-    the job edges' counts (one row per job and direction, ``job_ids`` bounded)."""
-    return _edge_counts({"dataset_id": dataset_id}, "job_id", job_ids)
-
-
 def only_attempted(declared: bool, runs: int, completed: int) -> bool:
     """A job that ran against a dataset but never completed a run that did: its output is
     no write (not a producing job), though a job that declares it stays its producer."""

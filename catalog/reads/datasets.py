@@ -93,7 +93,7 @@ def job_links(
 ) -> dict[str, list[tuple[Any, ...]]]:
     """The jobs' links to the dataset's aliases by direction ("output", "input"), at most
     ``limit`` each in (job, link) order: (job id, namespace, name, declared, first_seen,
-    last_seen, the job edge's runs, its completed runs (``writes.job_counts``)). One
+    last_seen, the job edge's ``run_count`` and ``completed_run_count``, 0 without one). One
     statement where the ORM took three: the dataset detail's statements are each a round
     trip and a plan, which cost more than their execution (ADR 0105)."""
     links: dict[str, list[tuple[Any, ...]]] = {"output": [], "input": []}
