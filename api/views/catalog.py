@@ -13,7 +13,7 @@ from api import params
 from api.access import COLUMN_EDGE, DATASET, EVENT, JOB, RUN, RUN_FACT
 from api.base import ReadAccessMixin, ReadAPIView, ReadOnlyViewSet
 from api.filters import DatasetFilterSet, JobFilterSet, RunFilterSet
-from api.list_rows import run_item
+from api.list_rows import dataset_detail, run_item
 from api.pagination import CursorPage, OffsetPage
 from api.problems import COMMON, WITH_404, not_found
 from api.serializers import (
@@ -260,7 +260,9 @@ class DatasetViewSet(ReadOnlyViewSet):
     detail_read_permissions = (DATASET, JOB, COLUMN_EDGE, RUN, RUN_FACT)
 
     queryset = Dataset.objects.with_names().for_list()
-    detail_queryset = Dataset.objects.with_names(detail=True).with_retirement()
+    # The detail's aliases and fields are read beside it in one statement, not prefetched
+    # (catalog.reads.datasets.aliases_and_fields, ADR 0110); facet_versions is not shown.
+    detail_queryset = Dataset.objects.defer("facet_versions").with_retirement()
     serializer_class = DatasetSerializer
     detail_serializer_class = DatasetDetailSerializer
     filterset_class = DatasetFilterSet
@@ -274,7 +276,8 @@ class DatasetViewSet(ReadOnlyViewSet):
         return self._detail(self.get_object())
 
     def _detail(self, dataset: Dataset) -> Response:
-        alias_ids = [alias.id for alias in dataset.prefetched_aliases]  # type: ignore[attr-defined]
+        aliases, fields = datasets.aliases_and_fields(dataset.id)
+        alias_ids = [alias[0] for alias in aliases]
         # The one column-lineage model (ADR 0060): what the graph and Marquez read too,
         # with the declared (static) edges beside the observed ones, as in the graph.
         which = params.choice(self.request, "lineage", design_time.LINEAGES, "all")
@@ -287,8 +290,7 @@ class DatasetViewSet(ReadOnlyViewSet):
         # a job none of whose runs completed only attempted to write it.
         links = datasets.job_links(dataset.id, alias_ids, 4 * RELATED_LIMIT)
         written = _per_job(links["output"])
-        context = {
-            **self.get_serializer_context(),
+        related = {
             "producing": [entry for entry in written if not _attempted(entry)][:RELATED_LIMIT],
             "attempting": [entry for entry in written if _attempted(entry)][:RELATED_LIMIT],
             "consuming": _per_job(links["input"])[:RELATED_LIMIT],
@@ -297,7 +299,8 @@ class DatasetViewSet(ReadOnlyViewSet):
             "dataset_dependencies": [edge.named() for edge in lineage.dependencies],
             "run_facts": run_facts.of_dataset(alias_ids),
         }
-        return Response(DatasetDetailSerializer(dataset, context=context).data)
+        # DatasetDetailSerializer's document, built from the rows (api.list_rows, ADR 0110).
+        return Response(dataset_detail(dataset, aliases, fields, related))
 
     @extend_schema(
         summary="Resolve a name to its dataset",

@@ -104,3 +104,41 @@ def job_links(
         for direction, *row in cursor.fetchall():
             links[direction].append(tuple(row))
     return links
+
+
+# The dataset's aliases (name order, each with its rule's slug) and its schema fields
+# (schema order), as one statement: part 0 the aliases, part 1 the fields.
+_ALIASES_AND_FIELDS = """
+SELECT part, id, namespace, name, reason, reason_detail, reason_event_id, slug, first_seen,
+       last_seen
+FROM (
+    SELECT 0 AS part, a.id, a.namespace, a.name, a.reason, a.reason_detail, a.reason_event_id,
+           r.slug, a.first_seen, a.last_seen, a.namespace AS k1, a.name AS k2, a.id AS k3
+    FROM catalog_dataset_alias a LEFT JOIN catalog_alias_rule r ON r.id = a.reason_rule_id
+    WHERE a.dataset_id = %(dataset)s
+    UNION ALL
+    SELECT 1, f.ordinal, f.name, f.type, f.description, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+           f.ordinal
+    FROM catalog_dataset_field f WHERE f.dataset_id = %(dataset)s
+) rows
+ORDER BY part, k1, k2, k3
+"""
+
+
+def aliases_and_fields(
+    dataset_id: int,
+) -> tuple[list[tuple[Any, ...]], list[tuple[int, str, str, str]]]:
+    """The dataset's aliases by (namespace, name, id): (id, namespace, name, reason,
+    reason_detail, reason_event_id, the rule's slug or None, first_seen, last_seen); and its
+    schema fields in order: (ordinal, name, type, description). One statement where the
+    ORM's prefetches took two, each a round trip, a plan and model instances (ADR 0110)."""
+    aliases: list[tuple[Any, ...]] = []
+    fields: list[tuple[int, str, str, str]] = []
+    with connection.cursor() as cursor:
+        cursor.execute(_ALIASES_AND_FIELDS, {"dataset": dataset_id})
+        for part, *row in cursor.fetchall():
+            if part == 0:
+                aliases.append(tuple(row))
+            else:
+                fields.append((row[0], row[1], row[2], row[3]))
+    return aliases, fields

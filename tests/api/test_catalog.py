@@ -254,15 +254,15 @@ def test_dataset_detail(api, shop):
 
 
 def test_dataset_detail_queries(api, shop, django_assert_num_queries):
-    # 1 dataset, 2 aliases + rule, 3 fields, 4 column lineage into it (and one more for
-    # which edges are current, when it has some), 5 the column edges jobs' current JobEvents
-    # declare into it, 6 the producing and consuming jobs with their run and completed-run
-    # counts (ADR 0069; one statement, ADR 0105), 7 the column edges outside its schema,
-    # 8 the latest runs' facts with their runs and jobs (ADR 0061); only observed lineage
-    # skips the declared ones
-    with django_assert_num_queries(8):
-        api.get(f"/api/v1/datasets/{shop['orders'].id}")
+    # 1 dataset, 2 its aliases with their rules and its fields (one statement, ADR 0110),
+    # 3 column lineage into it (and one more for which edges are current, when it has
+    # some), 4 the column edges jobs' current JobEvents declare into it, 5 the producing
+    # and consuming jobs with their run and completed-run counts (ADR 0069; one statement,
+    # ADR 0105), 6 the column edges outside its schema, 7 the latest runs' facts with their
+    # runs and jobs (ADR 0061); only observed lineage skips the declared ones
     with django_assert_num_queries(7):
+        api.get(f"/api/v1/datasets/{shop['orders'].id}")
+    with django_assert_num_queries(6):
         api.get(f"/api/v1/datasets/{shop['orders'].id}?lineage=observed")
 
 
@@ -301,10 +301,10 @@ def test_lookup_unknown_is_404_and_missing_parameter_is_400(api, shop):
 
 
 def test_lookup_queries(api, shop, django_assert_num_queries):
-    # 1 alias rules (rewrite), 2 dataset by alias key, 3 aliases, 4 fields, 5 column
-    # lineage into it, 6 the declared (static) column edges into it, 7 the jobs with their
-    # run counts, 8 outside the schema, 9 run facts
-    with django_assert_num_queries(9):
+    # 1 alias rules (rewrite), 2 dataset by alias key, 3 aliases and fields (one statement,
+    # ADR 0110), 4 column lineage into it, 5 the declared (static) column edges into it,
+    # 6 the jobs with their run counts, 7 outside the schema, 8 run facts
+    with django_assert_num_queries(8):
         api.get("/api/v1/datasets/lookup?namespace=s3://lake&name=warehouse.orders_clean")
 
 

@@ -43,3 +43,45 @@ def test_a_search_page_is_the_serializers_document(api):
         "results": hits[:5],
     }
     assert served == JSONRenderer().render(SearchPageSerializer(page).data)
+
+
+def test_a_dataset_detail_is_the_serializers_document(api):
+    # Every dataset of the store the API shows: aliases from symlinks and rules, fields,
+    # redacted facets, hidden tags, column lineage, run facts (ADR 0110).
+    from api.serializers import DatasetDetailSerializer
+    from catalog.models import AliasRule, Dataset, DatasetAlias
+    from catalog.reads import run_facts
+
+    reads_snapshot_store.build()
+    rule = AliasRule.objects.create(
+        slug="lake-rename",
+        action="rewrite",
+        namespace="s3://old",
+        name_pattern="(.*)",
+        target_namespace="s3://lake",
+        target_name="\\1",
+    )
+    DatasetAlias.objects.filter(dataset_id=3).update(reason="rule", reason_rule=rule)
+    render = JSONRenderer().render
+    shown, named_by_rule = 0, False
+    for dataset in Dataset.objects.with_names(detail=True).with_retirement().order_by("id"):
+        served = api.get(f"/api/v1/datasets/{dataset.id}")
+        if served.status_code == 404:  # retired
+            continue
+        document = json.loads(served.content)
+        # The related lists are read by the same statements either way: handed over as served.
+        context = {
+            "producing": document["producing_jobs"],
+            "attempting": document["attempting_jobs"],
+            "consuming": document["consuming_jobs"],
+            "column_lineage": document["column_lineage"],
+            "column_lineage_outside_schema": document["column_lineage_outside_schema"],
+            "dataset_dependencies": document["dataset_dependencies"],
+            "run_facts": run_facts.of_dataset([a.id for a in dataset.prefetched_aliases]),
+        }
+        serialized = DatasetDetailSerializer(dataset, context=context).data
+        assert served.content == render(serialized), dataset.id
+        assert list(document) == list(DatasetDetailSerializer.Meta.fields)
+        shown += 1
+        named_by_rule = named_by_rule or any(a["reason_rule"] for a in document["aliases"])
+    assert shown > 40 and named_by_rule
