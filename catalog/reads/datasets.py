@@ -23,15 +23,23 @@ def dataset_page(namespace: str, offset: int, limit: int) -> Page[Dataset]:
     return offset_page(queryset, DATASETS_BY_NAME, offset, limit)
 
 
+_FIELDS = """
+SELECT dataset_id, name, type, description FROM catalog_dataset_field
+WHERE dataset_id = ANY(%s::bigint[]) ORDER BY dataset_id, ordinal
+"""
+
+
 def dataset_fields(dataset_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
-    """Each dataset's schema fields in order: ``name``, ``type``, ``description``."""
+    """Each dataset's schema fields in order: ``name``, ``type``, ``description``. One plain
+    statement: a graph's 200 datasets are read at once, and the ORM's compilation cost more
+    than the statement (ADR 0110)."""
     fields: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for dataset_id, name, kind, description in (
-        DatasetField.objects.filter(dataset_id__in=dataset_ids)
-        .order_by("dataset_id", "ordinal")
-        .values_list("dataset_id", "name", "type", "description")
-    ):
-        fields[dataset_id].append({"name": name, "type": kind, "description": description})
+    if not dataset_ids:  # as the ORM did: no statement for nothing
+        return fields
+    with connection.cursor() as cursor:
+        cursor.execute(_FIELDS, [dataset_ids])
+        for dataset_id, name, kind, description in cursor.fetchall():
+            fields[dataset_id].append({"name": name, "type": kind, "description": description})
     return fields
 
 
