@@ -8,9 +8,11 @@ the same loopback, each request's rows fetched whole:
 - the graph: the issue's bare walk, a recursive CTE over the lineage-edge table both ways,
   depth 5, at most 500 nodes, with dataset and job names joined (``BARE_WALK``); from a job
   root it starts from the datasets the job reads and writes;
-- dataset detail: the dataset's row, its aliases, its fields and its jobs with their names;
+- dataset detail: the dataset's row, its aliases, its fields, its jobs with their names and
+  run counts, the column edges into it and the latest runs' facts about it;
 - search: trigram hits on alias and job names, best first;
-- runs: a keyset page of runs with their jobs' names;
+- runs: a keyset page of runs, every column an item shows, with their jobs' names and their
+  parents' runIds;
 - Marquez's ``/lineage``: the bare walk at the mount's depth (10) and node budget (200),
   the nodes' whole rows joined.
 
@@ -64,17 +66,34 @@ BARE_JOB_START = (
     "SELECT array_agg(DISTINCT dataset_id) FROM catalog_job_edge WHERE job_id = %(job)s"
 )
 
+# The detail's rows: the dataset, its aliases, its fields, its jobs' links with their names
+# and their job edges' run counts, the column edges into it with their sources' names, and
+# the latest runs' facts about it with their runs and jobs (ADR 0110: before, the bare
+# detail had neither the counts, the column lineage nor the run facts the answer shows).
 BARE_DETAIL = """
-SELECT d.id, d.namespace, d.name, d.description, d.facets::text, NULL, NULL
+SELECT d.id, d.namespace, d.name, d.description, d.facets::text, d.tags::text, d.owners::text
 FROM catalog_dataset d WHERE d.id = %(id)s
-UNION ALL SELECT a.id, a.namespace, a.name, a.reason, NULL, NULL, NULL
+UNION ALL SELECT a.id, a.namespace, a.name, a.reason, a.reason_detail, a.first_seen::text,
+        a.last_seen::text
 FROM catalog_dataset_alias a WHERE a.dataset_id = %(id)s
 UNION ALL SELECT f.ordinal, f.name, f.type, f.description, NULL, NULL, NULL
 FROM catalog_dataset_field f WHERE f.dataset_id = %(id)s
-UNION ALL (SELECT j.id, j.namespace, j.name, jd.direction, NULL, jd.first_seen::text,
-        jd.last_seen::text
+UNION ALL (SELECT j.id, j.namespace, j.name, jd.direction,
+        COALESCE(e.run_count, 0) || '/' || COALESCE(e.completed_run_count, 0),
+        jd.first_seen::text, jd.last_seen::text
 FROM catalog_dataset_alias a JOIN catalog_job_dataset jd ON jd.alias_id = a.id
-JOIN catalog_job j ON j.id = jd.job_id WHERE a.dataset_id = %(id)s LIMIT 200)
+JOIN catalog_job j ON j.id = jd.job_id
+LEFT JOIN catalog_job_edge e
+  ON e.job_id = jd.job_id AND e.dataset_id = %(id)s AND e.direction = jd.direction
+WHERE a.dataset_id = %(id)s LIMIT 200)
+UNION ALL (SELECT c.id, s.namespace, s.name, c.source_field, c.target_field,
+        c.first_seen::text, c.last_seen::text
+FROM catalog_column_lineage_edge c JOIN catalog_dataset s ON s.id = c.source_id
+WHERE c.target_id = %(id)s LIMIT 200)
+UNION ALL (SELECT f.run_id, r.run_uuid::text, j.name, f.direction, f.name, f.value::text, NULL
+FROM catalog_dataset_alias a JOIN catalog_run_dataset_facet f ON f.alias_id = a.id
+JOIN catalog_run r ON r.id = f.run_id JOIN catalog_job j ON j.id = r.job_id
+WHERE a.dataset_id = %(id)s ORDER BY f.run_id DESC LIMIT 50)
 """
 
 BARE_SEARCH = """
@@ -88,10 +107,15 @@ SELECT * FROM (
 ) hits ORDER BY score DESC, type, id LIMIT 20
 """
 
+# Every column a run item shows, with its job's names and its parent's runId (ADR 0110:
+# before, eleven of them and no parent).
 BARE_RUNS = """
-SELECT r.run_uuid, r.run_id_text, r.state, r.started_at, r.ended_at, r.error_message,
-       r.first_event_time, r.last_event_time, j.id, j.namespace, j.name
+SELECT r.run_uuid, r.run_id_text, r.state, r.state_time, r.started_at, r.ended_at, r.duration,
+       r.nominal_start_time, r.nominal_end_time, r.error_message, r.is_streaming,
+       r.is_placeholder, r.tags::text, r.shares_run_id, r.first_event_time, r.last_event_time,
+       r.lineage_edges_cut, p.run_uuid, j.id, j.namespace, j.name
 FROM catalog_run r JOIN catalog_job j ON j.id = r.job_id
+LEFT JOIN catalog_run p ON p.id = r.parent_run_id
 WHERE r.id < %(position)s ORDER BY r.id DESC LIMIT 51
 """
 
