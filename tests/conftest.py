@@ -1,4 +1,4 @@
-"""Shared fixtures: tokens, HTTP clients, the OpenLineage corpus."""
+"""Shared fixtures: tokens, HTTP clients, the OpenLineage corpus, a module's shared rows."""
 
 import os
 from collections.abc import Callable, Iterator
