@@ -3,6 +3,10 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
+# Registers the OpenAPI extensions (drf-spectacular finds them by subclassing). Here rather
+# than in ApiConfig.ready(): the schema view and `manage.py spectacular` both read this URL
+# map before they generate anything, and processes that never do skip the import (ADR 0113).
+from api import schema  # noqa: F401
 from api.views import catalog, changes, events, impact, lineage, search
 
 router = SimpleRouter(trailing_slash=False)

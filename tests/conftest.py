@@ -1,11 +1,13 @@
-"""Shared fixtures: tokens, HTTP clients, the OpenLineage corpus."""
+"""Shared fixtures: tokens, HTTP clients, the OpenLineage corpus, a module's shared rows."""
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import transaction
 from django.test import Client
 
 from ingest import enqueue
@@ -45,6 +47,38 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if config.getvalue("dist") != "no" and not hasattr(config, "workerinput"):
         worker_database.drop_template(config)
+
+
+@pytest.fixture(scope="module")
+def module_transaction(
+    request: pytest.FixtureRequest, django_db_setup: None, django_db_blocker: Any
+) -> Iterator[Callable[[], AbstractContextManager[None]]]:
+    """One transaction around a test module, for rows several of its tests read: Django's
+    ``setUpTestData`` for pytest functions (ADR 0113). A module fixture writes its rows once
+    inside ``with module_transaction():``; each test's own ``db`` is then a savepoint in this
+    transaction and is rolled back to it, so every test starts from the same rows as when
+    each built them itself; the whole is rolled back after the module's last test. A module
+    with a transactional test cannot share a transaction, so it is refused here."""
+    module = request.node
+    for item in request.session.items:
+        if item.getparent(pytest.Module) is not module:
+            continue
+        markers = [marker.kwargs.get("transaction") for marker in item.iter_markers("django_db")]
+        names = getattr(item, "fixturenames", ())
+        if any(markers) or "transactional_db" in names or "live_server" in names:
+            pytest.fail(f"{item.nodeid} is transactional: its module cannot share rows")
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        # As Django's TestCase marks its own blocks: a service's durable block may open
+        # inside (it commits nothing here; every write is rolled back).
+        outer._from_testcase = True
+        outer.__enter__()
+    try:
+        yield django_db_blocker.unblock
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
 
 
 @pytest.fixture(autouse=True)

@@ -14,10 +14,9 @@ component is laid out on its own and the components are stacked.
 
 import time
 from collections import defaultdict, deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grandalf.graphs import Edge, Vertex, graph_core
-from grandalf.layouts import Layer, SugiyamaLayout
 
 from catalog.picture.build import PictureInput
 from catalog.picture.column_layout import column_layout
@@ -39,6 +38,14 @@ from catalog.picture.geometry import (
     strongly_connected,
     topological_order,
 )
+
+if TYPE_CHECKING:
+    from grandalf.layouts import SugiyamaLayout
+
+# grandalf.layouts is imported where a picture is laid out, not with this module: it imports
+# numpy (about a tenth of a `manage.py` start-up), and every process imports this module
+# through the admin's registry, while only the admin's picture pages lay anything out
+# (ADR 0113).
 
 
 class _View:
@@ -176,7 +183,7 @@ def _layered(
     deadline = time.perf_counter() + ORDERING_SECONDS
     for members, links in components(picture, pairs):
         component = graph_core([vertices[ref] for ref in members], links)
-        sugiyama = SugiyamaLayout(component)
+        sugiyama = _sugiyama(component)
         sugiyama.xspace, sugiyama.yspace = NODE_GAP, LAYER_GAP
         _init_layers(sugiyama, component, rank)
         for _ in range(ORDERING_ROUNDS):  # each step orders one layer; stop at the budget
@@ -220,7 +227,13 @@ def _layered(
         )
 
 
-def _init_layers(sugiyama: SugiyamaLayout, component: Any, rank: dict[str, int]) -> None:
+def _sugiyama(component: Any) -> "SugiyamaLayout":
+    from grandalf.layouts import SugiyamaLayout
+
+    return SugiyamaLayout(component)
+
+
+def _init_layers(sugiyama: "SugiyamaLayout", component: Any, rank: dict[str, int]) -> None:
     """grandalf's ``init_all`` with our layers instead of its ranking: edges running right
     to left are its inverted edges, long edges get their dummy points, layers are set up."""
     base = min(rank[vertex.data] for vertex in component.sV)
@@ -229,6 +242,8 @@ def _init_layers(sugiyama: SugiyamaLayout, component: Any, rank: dict[str, int])
     for vertex in component.sV:
         sugiyama.grx[vertex].rank = rank[vertex.data] - base
         members[rank[vertex.data] - base].append(vertex)
+    from grandalf.layouts import Layer
+
     sugiyama.layers = [Layer(layer) for layer in members]
     sugiyama.alt_e = [edge for edge in component.sE if rank[edge.v[0].data] > rank[edge.v[1].data]]
     for edge in component.sE:

@@ -34,12 +34,24 @@ def sent(dag: str) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in (AIRFLOW / f"{dag}.jsonl").read_bytes().splitlines()]
 
 
-@pytest.fixture
-def derived() -> None:
+def derive_both_dags() -> None:
     """Both DAGs' events, each in its own batch in the order the provider sent them."""
     for dag in ("lc_shop_sql", "lc_five_tasks"):
         for event in sent(dag):
             derive_events(store([openlineage(event)]))
+
+
+@pytest.fixture(scope="module")
+def _derived_once(module_transaction: Any) -> None:
+    # Derived once for the module (27 events, each its own batch), not once per test: the
+    # tests only read (ADR 0113).
+    with module_transaction():
+        derive_both_dags()
+
+
+@pytest.fixture
+def derived(_derived_once: None, db: None) -> None:
+    """Both DAGs derived; the test's writes are rolled back to them."""
 
 
 def _jobs(api: Any) -> dict[str, dict[str, Any]]:

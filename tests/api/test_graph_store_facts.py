@@ -5,6 +5,7 @@ bytes as with them, and a declaration or retirement committed after one graph mu
 the next (nothing is remembered between requests; the declaration's test is in
 test_static_lineage.py)."""
 
+import copy
 import itertools
 
 import pytest
@@ -25,9 +26,23 @@ from tests.api.factories import (
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def _store_once(module_transaction):
+    # Built once for the module, not once per test (ADR 0113); each test's retirements are
+    # rolled back to it.
+    with module_transaction():
+        return build_store()
+
+
 @pytest.fixture
-def store():
-    """A branching lineage with runs, a column edge and no declaration or retirement."""
+def store(_store_once, db):
+    """A branching lineage with runs, a column edge and no declaration or retirement: the
+    module's rows, as copies of their instances (as Django's setUpTestData gives each test),
+    so what one test does to an instance no other test sees."""
+    return copy.deepcopy(_store_once)
+
+
+def build_store():
     datasets = [make_dataset(f"shop.t{index}") for index in range(12)]
     jobs = [make_job(f"job{index}") for index in range(4)]
     for index, (source, target) in enumerate(itertools.pairwise(datasets)):

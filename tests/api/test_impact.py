@@ -46,11 +46,22 @@ def job_event(job: tuple[str, str], seconds: float, inputs: list, outputs: list)
     }
 
 
+@pytest.fixture(scope="module")
+def _store_once(module_transaction) -> None:
+    # Derived once for the module, not once per test: the tests read it, and what one writes
+    # is rolled back to it (ADR 0113).
+    with module_transaction():
+        derive_store()
+
+
 @pytest.fixture
-def store() -> None:
+def store(_store_once: None, db: None) -> None:
     """orders → build_revenue → revenue (total ← orders.amount) → dashboard → dash (s3);
     build_revenue's first run also wrote ``archive`` (its second did not: stale); a
     JobEvent declares forecast: orders → plan (declared only)."""
+
+
+def derive_store() -> None:
     orders = dataset(NS, "orders", **OWNED)
     revenue = dataset(NS, "revenue", columnLineage=columns(total=("orders", "amount")))
     derive(

@@ -11,10 +11,11 @@ from django.test import Client
 
 from catalog.models import Dataset, Job
 from catalog.services import labels
-from tests.api.test_impact import (  # noqa: F401 (store: the fixture)
+from tests.api.test_impact import (  # noqa: F401 (store and the module's rows: fixtures)
     BUILD,
     NS,
     OTHER,
+    _store_once,
     by_id,
     impact,
     job_ref,
