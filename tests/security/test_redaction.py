@@ -302,18 +302,19 @@ def test_redaction_time_grows_linearly_with_a_1_mb_hostile_string(text) -> None:
     CPU seconds: wall time counted the wait for a core, and at a load of 15-20 on two cores
     the 1 MB string's wall time was 46x the 100 KB one's, five runs in a row."""
 
-    def seconds(value: str) -> float:
-        best = float("inf")
+    def timings(value: str):
         for _ in range(3):
             started = time.process_time()
             redact({"run": {"facets": {"note": value}}})
-            best = min(best, time.process_time() - started)
-        return best
+            yield time.process_time() - started
 
     assert len(text) >= 1_000_000
-    large, small = seconds(text), seconds(text[:100_000])
-    assert large < 10.0, f"{large:.2f}s for 1 MB"
-    assert large < 40 * max(small, 0.005), (large, small)
+    small = min(timings(text[:100_000]))
+    bound = min(10.0, 40 * max(small, 0.005))
+    # The best of up to three 1 MB timings is under the bound exactly when one of them is:
+    # stop at the first that is (a third of the CPU when the first passes, as it does).
+    large = next((seconds for seconds in timings(text) if seconds < bound), None)
+    assert large is not None, f"three 1 MB timings over {bound:.2f}s (100 KB: {small:.3f}s)"
 
 
 def test_a_string_longer_than_the_scan_limit_keeps_no_secret_in_its_tail() -> None:
