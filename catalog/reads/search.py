@@ -34,6 +34,9 @@ CANDIDATES_PER_BRANCH = 500
 # Trigram word similarity needed by the typo branch (pg_trgm's default is 0.6).
 WORD_SIMILARITY_THRESHOLD = 0.45
 MAX_QUERY_LENGTH = 200
+# cpu_operator_cost for the search's statement (PostgreSQL's default is 0.0025): 100 times,
+# near what one trigram similarity costs against one integer comparison (ADR 0111).
+TRIGRAM_OPERATOR_COST = 0.25
 # A dataset that is a source in some run's column lineage and that no event names as an
 # input, output, DatasetEvent subject or symlink exists only as a name inside that column
 # lineage: producers' SQL parsers make such names
@@ -50,15 +53,19 @@ JOB_WORDS = "(to_tsvector('simple', regexp_replace(j.namespace || ' ' || j.name,
 DATASET_DESCRIPTION = "to_tsvector('english', d.description)"
 
 # Sent with the search in one round trip (one simple-protocol query: Django's psycopg cursor
-# binds parameters client-side), so PostgreSQL runs the three as one implicit transaction
+# binds parameters client-side), so PostgreSQL runs them as one implicit transaction
 # and the SETs end with it; inside a caller's transaction they end with that (ADR 0111).
 # - The threshold the index applies to ``<%`` (a GIN scan reads it, so it must be a setting).
-# - No JIT: every branch reads at most CANDIDATES_PER_BRANCH rows, but the planner costs a
-#   branch by the table it might scan, so on a big catalog the plan's cost passes
-#   jit_above_cost and compiling it took longer than running it (ADR 0111).
+# - No JIT: every branch reads at most CANDIDATES_PER_BRANCH rows, but the estimate grows
+#   with tables the statement barely reads (the phantom penalty's), and past
+#   jit_above_cost compiling the plan took 250 ms for a 20-60 ms statement (ADR 0111).
+# - An operator costed as what a trigram comparison costs: pg_trgm declares its functions
+#   at the cost of an integer comparison (1), so the planner took a scan of every job name,
+#   computing each one's similarity, for the cheap way to 500 matches (ADR 0111).
 _SETTINGS = (
     f"SET LOCAL pg_trgm.word_similarity_threshold = {float(WORD_SIMILARITY_THRESHOLD)}; "
     "SET LOCAL jit = off; "
+    f"SET LOCAL cpu_operator_cost = {TRIGRAM_OPERATOR_COST}; "
 )
 
 _SEARCH = f"""
@@ -197,7 +204,7 @@ def search_catalog(
                 **_label_patterns(text),
             },
         )
-        while cursor.nextset():  # past the two SETs' empty results, to the SELECT's rows
+        while cursor.nextset():  # past the SETs' empty results, to the SELECT's rows
             pass
         rows: list[Any] = cursor.fetchall()
     return [

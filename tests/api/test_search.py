@@ -87,16 +87,17 @@ def test_a_table_some_run_wrote_ranks_above_a_name_only_column_lineage_holds(api
 
 @pytest.mark.django_db(transaction=True)
 def test_the_search_settings_end_with_its_statement():
-    # The threshold and jit are SET LOCAL in the search's own round trip: outside a
-    # transaction they end with it and do not stay on the pooled connection (ADR 0111).
+    # The threshold, jit and the operator cost are SET LOCAL in the search's own round
+    # trip: outside a transaction they end with it, not staying on the connection (ADR 0111).
     make_dataset("shop.public.customers")
     with connection.cursor() as cursor:
         cursor.execute("SET pg_trgm.word_similarity_threshold = 0.6")
         assert [hit.name for hit in search_catalog("custmers", 5)] == ["shop.public.customers"]
         cursor.execute(
-            "SELECT current_setting('pg_trgm.word_similarity_threshold'), current_setting('jit')"
+            "SELECT current_setting('pg_trgm.word_similarity_threshold'), "
+            "current_setting('jit'), current_setting('cpu_operator_cost')"
         )
-        assert cursor.fetchone() == ("0.6", "on")
+        assert cursor.fetchone() == ("0.6", "on", "0.0025")
 
 
 def test_a_names_similarity_never_exceeds_its_word_similarity():
