@@ -109,6 +109,8 @@ def relation_buffers(plan: dict[str, Any]) -> dict[str, int]:
     keyed by table (an index scan's buffers go to its table: the heap and its index)."""
     spent: dict[str, int] = defaultdict(int)
     for node in _nodes(plan):
+        if node["Node Type"] == "CTE Scan":
+            continue  # reads its CTE's rows; the CTE's own plan, a sibling, has the buffers
         own = _blocks(node) - sum(_blocks(child) for child in node.get("Plans", []))
         relation = node.get("Relation Name") or _index_table(node.get("Index Name"))
         spent[relation or "(other)"] += max(own, 0)
@@ -122,18 +124,24 @@ def _index_table(index: str | None) -> str | None:
     return _INDEX_TABLES.get(index, index) if index else None
 
 
+# SET LOCALs a read sends in one query before its statement (catalog/reads/search.py).
+LEADING_SETS = re.compile(r"\A(\s*SET LOCAL [^;]+;)+")
+
+
 def explained(
     connection: psycopg.Connection, sql: str, writes: bool = False
 ) -> dict[str, Any] | None:
-    """EXPLAIN (ANALYZE, BUFFERS) of a captured statement in a rolled-back transaction;
-    None for what is not a query (SET, savepoints), or a write unless ``writes``."""
+    """EXPLAIN (ANALYZE, BUFFERS) of a captured statement, in the caller's transaction (a
+    ``set_config(..., true)`` the read sent before it holds, as it did for the read);
+    leading SET LOCALs sent in the same query are run first. None for what is not a query
+    (SET, savepoints), or a write unless ``writes``."""
+    if sets := LEADING_SETS.match(sql):
+        connection.execute(sets.group(0))
+        sql = sql[sets.end() :]
     verbs = ("SELECT", "WITH", "INSERT", "UPDATE", "DELETE") if writes else ("SELECT", "WITH")
     if not sql.lstrip().upper().startswith(verbs):
         return None
-    with connection.transaction(force_rollback=True):
-        (document,) = connection.execute(
-            "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql
-        ).fetchone()
+    (document,) = connection.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql).fetchone()
     return document[0]
 
 
@@ -160,8 +168,9 @@ def buffers_per_request(database: str, token: str, paths: dict[str, list[str]], 
                     response = client.get(path)
                 if response.status_code != 200:
                     raise SystemExit(f"{path}: {response.status_code} {response.content[:300]!r}")
-                for query in captured.captured_queries:
-                    document = explained(connection, query["sql"])
+                with connection.transaction(force_rollback=True):
+                    documents = [explained(connection, q["sql"]) for q in captured.captured_queries]
+                for query, document in zip(captured.captured_queries, documents, strict=True):
                     if document is None:
                         continue
                     statements += 1

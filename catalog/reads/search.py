@@ -14,6 +14,10 @@ describes it) ranks ``PHANTOM_PENALTY`` lower than its match.
 Each branch reads at most ``CANDIDATES_PER_BRANCH`` index hits, so a query that matches half
 the catalog (a namespace) costs the same as one that matches ten rows; results are the best
 hit per dataset or job, ranked by score.
+A name's score is its word similarity to the query: ``similarity`` (the whole name's) can
+never exceed it (the whole name is one of the extents ``word_similarity`` takes the best of,
+over a smaller denominator), so taking the greater of the two computed a trigram set per row
+for nothing (ADR 0111).
 """
 
 import json
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 
 from catalog.models import Dataset, Job, RetiredKind, retired_sql
 
@@ -30,6 +34,9 @@ CANDIDATES_PER_BRANCH = 500
 # Trigram word similarity needed by the typo branch (pg_trgm's default is 0.6).
 WORD_SIMILARITY_THRESHOLD = 0.45
 MAX_QUERY_LENGTH = 200
+# cpu_operator_cost for the search's statement (PostgreSQL's default is 0.0025): 100 times,
+# near what one trigram similarity costs against one integer comparison (ADR 0111).
+TRIGRAM_OPERATOR_COST = 0.25
 # A dataset that is a source in some run's column lineage and that no event names as an
 # input, output, DatasetEvent subject or symlink exists only as a name inside that column
 # lineage: producers' SQL parsers make such names
@@ -45,11 +52,27 @@ ALIAS_WORDS = (
 JOB_WORDS = "(to_tsvector('simple', regexp_replace(j.namespace || ' ' || j.name, '[^[:alnum:]]+', ' ', 'g')) || to_tsvector('simple', j.description))"  # noqa: E501
 DATASET_DESCRIPTION = "to_tsvector('english', d.description)"
 
+# Sent with the search in one round trip (one simple-protocol query: Django's psycopg cursor
+# binds parameters client-side), so PostgreSQL runs them as one implicit transaction
+# and the SETs end with it; inside a caller's transaction they end with that (ADR 0111).
+# - The threshold the index applies to ``<%`` (a GIN scan reads it, so it must be a setting).
+# - No JIT: every branch reads at most CANDIDATES_PER_BRANCH rows, but the estimate grows
+#   with tables the statement barely reads (the phantom penalty's), and past
+#   jit_above_cost compiling the plan took 250 ms for a 20-60 ms statement (ADR 0111).
+# - An operator costed as what a trigram comparison costs: pg_trgm declares its functions
+#   at the cost of an integer comparison (1), so the planner took a scan of every job name,
+#   computing each one's similarity, for the cheap way to 500 matches (ADR 0111).
+_SETTINGS = (
+    f"SET LOCAL pg_trgm.word_similarity_threshold = {float(WORD_SIMILARITY_THRESHOLD)}; "
+    "SET LOCAL jit = off; "
+    f"SET LOCAL cpu_operator_cost = {TRIGRAM_OPERATOR_COST}; "
+)
+
 _SEARCH = f"""
 WITH hits AS (
   (SELECT 'dataset' AS type, a.dataset_id AS id, 'alias' AS field,
           a.namespace || ' ' || a.name AS value,
-          GREATEST(word_similarity(%(q)s, a.name), similarity(%(q)s, a.name))
+          word_similarity(%(q)s, a.name)
           + CASE WHEN lower(a.name) = %(lq)s OR right(lower(a.name), %(lqlen)s + 1)
                  IN ('.' || %(lq)s, '/' || %(lq)s) THEN 0.5 ELSE 0 END AS score
    FROM catalog_dataset_alias a
@@ -63,7 +86,7 @@ WITH hits AS (
    LIMIT %(cap)s)
   UNION ALL
   (SELECT 'job', j.id, 'name', j.namespace || ' ' || j.name,
-          GREATEST(word_similarity(%(q)s, j.name), similarity(%(q)s, j.name))
+          word_similarity(%(q)s, j.name)
           + CASE WHEN lower(j.name) = %(lq)s OR right(lower(j.name), %(lqlen)s + 1)
                  IN ('.' || %(lq)s, '/' || %(lq)s) THEN 0.5 ELSE 0 END
    FROM catalog_job j
@@ -95,7 +118,7 @@ WITH hits AS (
    WHERE j.owners @> %(owner)s::jsonb LIMIT %(cap)s)
   UNION ALL
   (SELECT 'dataset', f.dataset_id, 'column', f.name,
-          0.8 * GREATEST(word_similarity(%(q)s, f.name), similarity(%(q)s, f.name))
+          0.8 * word_similarity(%(q)s, f.name)
    FROM catalog_dataset_field f
    WHERE %(q)s <%% f.name
    LIMIT %(cap)s)
@@ -104,7 +127,7 @@ best AS (
   SELECT DISTINCT ON (type, id) type, id, field, value, score
   FROM hits ORDER BY type, id, score DESC, field
 ),
-ranked AS (
+ranked AS MATERIALIZED (
   SELECT b.type, b.id, b.field, b.value,
          b.score - CASE WHEN b.type = 'dataset' AND EXISTS (
              SELECT 1 FROM catalog_dataset_alias ca
@@ -166,13 +189,9 @@ def search_catalog(
     text = query.strip()[:MAX_QUERY_LENGTH]
     words = _words(text)  # "" is an empty tsquery: it matches nothing
     type_filter = "AND b.type = %(kind)s" if kind else ""
-    with transaction.atomic(), connection.cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
-            [str(WORD_SIMILARITY_THRESHOLD)],
-        )
-        cursor.execute(
-            _SEARCH.format(type_filter=type_filter),
+            _SETTINGS + _SEARCH.format(type_filter=type_filter),
             {
                 "q": text,
                 "lq": text.lower(),
@@ -185,6 +204,8 @@ def search_catalog(
                 **_label_patterns(text),
             },
         )
+        while cursor.nextset():  # past the SETs' empty results, to the SELECT's rows
+            pass
         rows: list[Any] = cursor.fetchall()
     return [
         SearchHit(
