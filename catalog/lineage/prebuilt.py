@@ -62,43 +62,39 @@ def applies(request: GraphRequest, child_ids: list[int], whole_rows: bool) -> bo
     )
 
 
-def _text(column: str) -> str:
-    return f"COALESCE(to_json({column})::text, 'null')"
+def _text(column: str, nullable: bool = False) -> str:
+    return f"COALESCE(to_json({column})::text, 'null')" if nullable else f"to_json({column})"
 
 
-def _number(column: str) -> str:
-    return f"COALESCE(({column})::text, 'null')"
+# to_char's format: text in double quotes is written as it is, \" a double quote.
+_QUOTED_ISO = r"""'"\""YYYY-MM-DD"T"HH24:MI:SS.US"Z\""'"""
 
 
-def _moment(column: str) -> str:
-    """A timestamptz as orjson writes a UTC datetime (``...Z``), or null."""
-    utc = f"({column} AT TIME ZONE 'UTC')"
-    return (
-        f"""COALESCE('"' || to_char({utc}, 'YYYY-MM-DD"T"HH24:MI:SS') """
-        f"""|| COALESCE(NULLIF(to_char({utc}, '.US'), '.000000'), '') || 'Z"', 'null')"""
-    )
+def _moment(column: str, nullable: bool = False) -> str:
+    """A timestamptz as orjson writes a UTC datetime, quoted: ``.ffffff`` only when the
+    microseconds are not zero (one ``to_char``, the zeros replaced: the date and time
+    before them hold no ``.``)."""
+    written = f"replace(to_char({column} AT TIME ZONE 'UTC', {_QUOTED_ISO}), '.000000Z', 'Z')"
+    return f"COALESCE({written}, 'null')" if nullable else written
 
 
-# The edge's two ends as node ids: an input goes dataset → job, an output job → dataset.
-_SOURCE = (
-    "CASE WHEN e.direction = 'input' THEN 'dataset:' || e.dataset_id "
-    "ELSE 'job:' || e.job_id END"
-)
-_TARGET = (
-    "CASE WHEN e.direction = 'input' THEN 'job:' || e.job_id "
-    "ELSE 'dataset:' || e.dataset_id END"
-)
-# Keys and order as assembly._edges writes them (api/views/lineage.py's GraphEdgeSerializer).
+# Keys and order as assembly._edges writes them (api/views/lineage.py's GraphEdgeSerializer);
+# an input goes dataset → job, an output job → dataset. Columns no row leaves NULL (the job
+# edge's figures, via, current: NOT NULL, or COALESCE'd as of T) are written as they are.
 _EDGE = (
-    f"""'{{"id":"' || {_SOURCE} || '->' || {_TARGET} || '","kind":' || to_json(e.direction)"""
-    f"""|| ',"source":"' || {_SOURCE} || '","target":"' || {_TARGET} """
+    """CASE WHEN e.direction = 'input' THEN """
+    """'{"id":"dataset:' || e.dataset_id || '->job:' || e.job_id """
+    """|| '","kind":"input","source":"dataset:' || e.dataset_id || '","target":"job:' """
+    """|| e.job_id ELSE '{"id":"job:' || e.job_id || '->dataset:' || e.dataset_id """
+    """|| '","kind":"output","source":"job:' || e.job_id || '","target":"dataset:' """
+    """|| e.dataset_id END """
     f"""|| '","first_seen":' || {_moment("e.first_seen")} """
     f"""|| ',"last_seen":' || {_moment("e.last_seen")} """
-    f"""|| ',"last_run_id":' || {_text("e.run_uuid")} """
-    f"""|| ',"run_count":' || {_number("e.run_count")} """
-    f"""|| ',"completed_run_count":' || {_number("e.completed_run_count")} """
+    f"""|| ',"last_run_id":' || {_text("e.run_uuid", nullable=True)} """
+    """|| ',"run_count":' || e.run_count """
+    """|| ',"completed_run_count":' || e.completed_run_count """
     """|| ',"lineage_types":' || COALESCE(t.types, '[]') """
-    f"""|| ',"via":' || {_text("e.via")} || ',"current":' || {_number("e.current")} """
+    f"""|| ',"via":' || {_text("e.via")} || ',"current":' || e.current """
     """|| ',"observed":true,"static":false}'"""
 )
 # Keys and order as assembly._shown_nodes writes them (GraphNodeSerializer).
@@ -112,9 +108,9 @@ _DATASET = (
     """'{"id":"dataset:' || d.id || '","type":"dataset","dataset_id":' || d.id """
     f"""|| ',"namespace":' || {_text("d.namespace")} || ',"name":' || {_text("d.name")} """
     f"""|| ',"depth":' || x.depth || ',"aliases":[' || COALESCE({_ALIASES}, '') """
-    f"""|| '],"is_dropped":' || {_number("d.is_dropped")} """
-    f"""|| ',"first_seen":' || {_moment("d.first_seen")} """
-    f"""|| ',"last_seen":' || {_moment("d.last_seen")} || '}}'"""
+    """|| '],"is_dropped":' || d.is_dropped """
+    f"""|| ',"first_seen":' || {_moment("d.first_seen", nullable=True)} """
+    f"""|| ',"last_seen":' || {_moment("d.last_seen", nullable=True)} || '}}'"""
 )
 _JOB = (
     """'{"id":"job:' || j.id || '","type":"job","job_id":' || j.id """
@@ -122,7 +118,8 @@ _JOB = (
     """|| ',"depth":' || CASE WHEN j.id = %(root_job)s::bigint THEN 0 """
     """ELSE COALESCE(jd.depth, 0) END """
     """|| ',"aliases":[],"is_dropped":false,"first_seen":' || """
-    f"""{_moment("j.first_seen")} || ',"last_seen":' || {_moment("j.last_seen")} || '}}'"""
+    f"""{_moment("j.first_seen", nullable=True)} || ',"last_seen":' """
+    f"""|| {_moment("j.last_seen", nullable=True)} || '}}'"""
 )
 
 # After job_edges' reference runs (``WITH reference ...``): its drawn job edges, then the
