@@ -506,9 +506,16 @@ def _drawn_edges(choice: _Choice, root_jobs: set[int]) -> set[tuple[str, int, in
         if job_id in jobs and source in chosen and target in chosen
         for key in (("input", source, job_id), ("output", target, job_id))
     }
-    drawn |= {key for key in choice.leaf_edges if key[2] in jobs and key[1] in chosen}
-    drawn |= {(link[2], link[1], link[0]) for link in choice.job_links if link[0] in root_jobs}
-    return {key for key in drawn if key[1] in chosen}
+    drawn.update(key for key in choice.leaf_edges if key[2] in jobs and key[1] in chosen)
+    # Each half's dataset is drawn: the pairs' ends and the leaves' are tested above, the
+    # root jobs' links here (not a pass over every half again; a dataset root has none).
+    if root_jobs:
+        drawn.update(
+            (link[2], link[1], link[0])
+            for link in choice.job_links
+            if link[0] in root_jobs and link[1] in chosen
+        )
+    return drawn
 
 
 def _run_edges_cut(graph: Graph) -> dict[str, Any]:

@@ -163,7 +163,7 @@ def build(drawn: Drawn, halves: set[EdgeKey], root_job: int | None) -> Prebuilt 
     dataset is a temporary job output (the Python assembly then folds it, ADR 0089)."""
     request = drawn.request
     chosen = sorted(drawn.chosen)
-    keys = {key for key in halves if key[1] in drawn.chosen}
+    keys = halves  # each of whose datasets is drawn (graph._drawn_edges)
     # The edge-API lineage types behind each half, as assembly._edges collects them; the
     # few rows that carry one are written as JSON here, by the renderer's own encoder.
     types: dict[EdgeKey, set[str]] = defaultdict(set)
