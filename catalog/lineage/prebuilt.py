@@ -17,14 +17,16 @@ Byte for byte the dictionaries' JSON (orjson with ``OPT_UTC_Z``, core.rendering)
   and U+2029 are escaped by the renderer over the whole answer, as before;
 - timestamps in UTC as ``YYYY-MM-DDTHH:MM:SS``, ``.ffffff`` only when the microseconds are
   not zero, then ``Z`` (``datetime.isoformat`` of a UTC datetime, as orjson writes it);
-- integers and booleans as PostgreSQL writes them, which is JSON's spelling; a NULL as
-  ``null``; orders as the Python sorts them (edges by direction in code-point order,
-  dataset, job; nodes by id; aliases in the database's order, read as before).
+- integers and booleans as PostgreSQL writes them, which is JSON's spelling; a uuid in
+  its text form (hex and hyphens, Python's ``str(uuid)``); a NULL as ``null``;
+- orders as the Python sorts them (edges by direction in code-point order, dataset, job;
+  nodes by id; aliases in the database's order, read as before).
 
 tests/api/test_graph_prebuilt.py renders graphs both ways on one store and compares bytes;
 the graph snapshots (tests/api/test_graph_snapshot.py) are unchanged.
 """
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -62,19 +64,34 @@ def applies(request: GraphRequest, child_ids: list[int], whole_rows: bool) -> bo
     )
 
 
-def _text(column: str, nullable: bool = False) -> str:
-    return f"COALESCE(to_json({column})::text, 'null')" if nullable else f"to_json({column})"
+def _text(column: str) -> str:
+    """A NOT NULL text column as a JSON string (``to_json``'s escapes are orjson's)."""
+    return f"to_json({column})"
 
 
 # to_char's format: text in double quotes is written as it is, \" a double quote.
 _QUOTED_ISO = r"""'"\""YYYY-MM-DD"T"HH24:MI:SS.US"Z\""'"""
+# A timestamp in the templates below: {moment:column}, or {moment?:column} when NULL can be.
+_MOMENT = re.compile(r"\{moment(\??):([a-z_.]+)\}")
 
 
-def _moment(column: str, nullable: bool = False) -> str:
+def _moment(column: str, nullable: bool, iso: bool) -> str:
     """A timestamptz as orjson writes a UTC datetime, quoted: ``.ffffff`` only when the
-    microseconds are not zero (one ``to_char``, the zeros replaced: the date and time
-    before them hold no ``.``)."""
-    written = f"replace(to_char({column} AT TIME ZONE 'UTC', {_QUOTED_ISO}), '.000000Z', 'Z')"
+    microseconds are not zero.
+
+    ``iso``: the session's DateStyle is ISO, where a timestamp's text is ``YYYY-MM-DD
+    HH:MM:SS`` and its fraction with the trailing zeros left out; padded to six digits,
+    with a ``T``, it is the same text, at a fifth of ``to_char``'s CPU (~2,300 per
+    500-node graph). Otherwise one ``to_char``, ``.000000`` taken out (the date and time
+    before it hold no ``.``)."""
+    if iso:
+        text = f"({column} AT TIME ZONE 'UTC')::text"
+        written = (
+            f"""'"' || replace(CASE WHEN length({text}) = 19 THEN {text} """
+            f"""ELSE rpad({text}, 26, '0') END, ' ', 'T') || 'Z"'"""
+        )
+    else:
+        written = f"replace(to_char({column} AT TIME ZONE 'UTC', {_QUOTED_ISO}), '.000000Z', 'Z')"
     return f"COALESCE({written}, 'null')" if nullable else written
 
 
@@ -88,9 +105,9 @@ _EDGE = (
     """|| e.job_id ELSE '{"id":"job:' || e.job_id || '->dataset:' || e.dataset_id """
     """|| '","kind":"output","source":"job:' || e.job_id || '","target":"dataset:' """
     """|| e.dataset_id END """
-    f"""|| '","first_seen":' || {_moment("e.first_seen")} """
-    f"""|| ',"last_seen":' || {_moment("e.last_seen")} """
-    f"""|| ',"last_run_id":' || {_text("e.run_uuid", nullable=True)} """
+    """|| '","first_seen":' || {moment:e.first_seen} """
+    """|| ',"last_seen":' || {moment:e.last_seen} """
+    """|| ',"last_run_id":' || COALESCE('"' || e.run_uuid || '"', 'null') """
     """|| ',"run_count":' || e.run_count """
     """|| ',"completed_run_count":' || e.completed_run_count """
     """|| ',"lineage_types":' || COALESCE(t.types, '[]') """
@@ -109,8 +126,8 @@ _DATASET = (
     f"""|| ',"namespace":' || {_text("d.namespace")} || ',"name":' || {_text("d.name")} """
     f"""|| ',"depth":' || x.depth || ',"aliases":[' || COALESCE({_ALIASES}, '') """
     """|| '],"is_dropped":' || d.is_dropped """
-    f"""|| ',"first_seen":' || {_moment("d.first_seen", nullable=True)} """
-    f"""|| ',"last_seen":' || {_moment("d.last_seen", nullable=True)} || '}}'"""
+    """|| ',"first_seen":' || {moment?:d.first_seen} """
+    """|| ',"last_seen":' || {moment?:d.last_seen} || '}'"""
 )
 _JOB = (
     """'{"id":"job:' || j.id || '","type":"job","job_id":' || j.id """
@@ -118,8 +135,8 @@ _JOB = (
     """|| ',"depth":' || CASE WHEN j.id = %(root_job)s::bigint THEN 0 """
     """ELSE COALESCE(jd.depth, 0) END """
     """|| ',"aliases":[],"is_dropped":false,"first_seen":' || """
-    f"""{_moment("j.first_seen", nullable=True)} || ',"last_seen":' """
-    f"""|| {_moment("j.last_seen", nullable=True)} || '}}'"""
+    """{moment?:j.first_seen} || ',"last_seen":' """
+    """|| {moment?:j.last_seen} || '}'"""
 )
 
 # After job_edges' reference runs (``WITH reference ...``): its drawn job edges, then the
@@ -156,6 +173,20 @@ FROM (
   WHERE j.id = ANY(%(drawn_jobs)s::bigint[])
 ) jb
 """
+
+
+def _statement(iso: bool) -> str:
+    sql = (
+        _AFTER_REFERENCE.replace("{edge}", _EDGE)
+        .replace("{dataset}", _DATASET)
+        .replace("{job}", _JOB)
+        .replace("{temporary}", _IS_TEMPORARY)
+    )
+    return _MOMENT.sub(lambda found: _moment(found[2], found[1] == "?", iso), sql)
+
+
+# By whether the session's DateStyle is ISO (``_moment``).
+_STATEMENTS = {iso: _statement(iso) for iso in (True, False)}
 
 
 def build(drawn: Drawn, halves: set[EdgeKey], root_job: int | None) -> Prebuilt | None:
@@ -195,12 +226,10 @@ def build(drawn: Drawn, halves: set[EdgeKey], root_job: int | None) -> Prebuilt 
             " NULL::timestamptz, NULL::int, NULL::int, NULL::uuid, NULL::text, NULL::bool"
             " WHERE false"
         )
-    sql = (
-        _AFTER_REFERENCE.replace("{edge}", _EDGE)
-        .replace("{dataset}", _DATASET)
-        .replace("{job}", _JOB)
-        .replace("{temporary}", _IS_TEMPORARY)
-    )
+    # DateStyle is reported by the server to the client on every change: no round trip.
+    connection.ensure_connection()
+    date_style = connection.connection.info.parameter_status("DateStyle") or ""
+    sql = _STATEMENTS[date_style.startswith("ISO")]
     # Concatenated, not formatted: the reference runs' SQL is not a format string.
     with connection.cursor() as cursor:
         cursor.execute(reference + sql.replace("{select}", select), values)

@@ -9,6 +9,7 @@ path both times.
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 
 from catalog.lineage import prebuilt
 from catalog.models import Job, LineageEdge
@@ -114,6 +115,26 @@ def test_awkward_text_times_and_flags_are_the_same_bytes(api, monkeypatch, awkwa
     assert any(".000120Z" in node["first_seen"] for node in body["nodes"])
     assert body["cut"]["run_edges"]["jobs"]  # the cut job came from the statement's rows
     assert answers[10].json()["edges"] == []
+
+
+def test_times_are_the_same_bytes_in_any_date_style(api, monkeypatch, awkward_store, built):
+    """The statement writes timestamps from their text in an ISO session and by to_char in
+    any other (where the Python path cannot read a timestamp at all: psycopg's loaders
+    read ISO only): both are the Python path's bytes."""
+    b = awkward_store[1]
+    path = f"/api/v1/lineage/graph?node=dataset:{b.id}&direction=both&depth=5&max_nodes=500"
+    iso = both_ways(api, monkeypatch, [path])[0].content
+    with connection.cursor() as cursor:
+        cursor.execute("SET DateStyle = 'SQL, DMY'")
+    try:
+        assert connection.connection.info.parameter_status("DateStyle") == "SQL, DMY"
+        other = api.get(path)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET DateStyle = 'ISO, MDY'")
+    assert other.status_code == 200
+    assert other.content == iso
+    assert len(built) == 2
 
 
 def test_an_indented_answer_is_the_same(api, monkeypatch, awkward_store, built):
