@@ -17,6 +17,7 @@ from catalog.lineage import design_time
 from catalog.lineage import diff as graph_diff
 from catalog.lineage import graph as lineage
 from catalog.lineage import request as graph_request
+from core.rendering import RawJSON
 
 DIRECTIONS = ("upstream", "downstream", "both")
 
@@ -275,6 +276,8 @@ def _graph_dict(graph: graph_request.Graph) -> dict[str, Any]:
     Python. tests/api/test_lineage_rendering.py holds the two to the same bytes.
     """
     body: dict[str, Any] = {"root": str(graph.root), "nodes": graph.nodes, "edges": graph.edges}
+    if graph.prebuilt is not None:  # PostgreSQL wrote them: passed through (ADR 0109)
+        body["nodes"], body["edges"] = (RawJSON(text) for text in graph.prebuilt)
     if graph.column_edges is not None:
         body["column_edges"] = graph.column_edges
         body["dataset_dependencies"] = graph.dataset_dependencies
@@ -344,7 +347,7 @@ class LineageGraph(ReadAPIView):
         walk.columns = params.boolean(request, "columns")
         walk.control = "control" in _edge_kinds(request)
         try:
-            graph = lineage.lineage_graph(walk)
+            graph = lineage.lineage_graph(walk, prebuild=True)
         except graph_request.UnknownNode:
             raise not_found(f"No {walk.root.kind} has id {walk.root.id}.") from None
         return Response(_graph_dict(graph))

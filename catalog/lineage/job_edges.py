@@ -148,26 +148,40 @@ def job_edges(
     they were a second statement that sent every edge and job id again (ADR 0104)."""
     if not keys:
         return []
+    reference, select, values = drawn_sql(keys, as_of, since, retired)
+    with connection.cursor() as cursor:
+        cursor.execute(reference + select, values)
+        return cursor.fetchall()
+
+
+def drawn_sql(
+    keys: set[tuple[str, int, int]],
+    as_of: datetime | None,
+    since: datetime | None,
+    retired: bool = True,
+) -> tuple[str, str, dict[str, Any]]:
+    """``job_edges``' statement in two parts, for it and for a statement that goes on from
+    its rows (catalog.lineage.prebuilt): ``WITH reference(...) AS (...)`` and the ``SELECT``
+    of the ``JobEdgeRow`` columns, and their values (``jobs``, ``datasets``, ``directions``,
+    ``job_set``, ``as_of``, ``since``)."""
     ordered = sorted(keys)
     sql, values = filters(as_of, since, retired)
     reference, reference_values = currency.reference_runs({key[2] for key in ordered}, as_of)
     template = _AS_OF if as_of is not None else _NOW
-    with connection.cursor() as cursor:
-        cursor.execute(
-            # Concatenated, not formatted: the reference runs' SQL is not a format string.
-            reference
-            + template.format(filters=sql).replace("/*current*/", currency.CURRENT_COLUMN),
-            {
-                **values,
-                **reference_values,
-                # Literals, not psycopg's per-element dumpers (core.sql_arrays): a
-                # 500-node graph draws ~700 edges, and this was a tenth of its Python.
-                "directions": "{" + ",".join(key[0] for key in ordered) + "}",
-                "datasets": bigint_array(key[1] for key in ordered),
-                "jobs": bigint_array(key[2] for key in ordered),
-            },
-        )
-        return cursor.fetchall()
+    return (
+        reference,
+        # Not formatted after this: the currency column's SQL is not a format string.
+        template.format(filters=sql).replace("/*current*/", currency.CURRENT_COLUMN),
+        {
+            **values,
+            **reference_values,
+            # Literals, not psycopg's per-element dumpers (core.sql_arrays): a
+            # 500-node graph draws ~700 edges, and this was a tenth of its Python.
+            "directions": "{" + ",".join(key[0] for key in ordered) + "}",
+            "datasets": bigint_array(key[1] for key in ordered),
+            "jobs": bigint_array(key[2] for key in ordered),
+        },
+    )
 
 
 def job_datasets(

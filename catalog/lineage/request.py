@@ -100,6 +100,9 @@ class Graph:
     # job-to-job ``through`` edges (catalog.lineage.temporary, ADR 0089).
     temporary: set[int] = field(default_factory=set)
     folded: set[int] = field(default_factory=set)
+    # The nodes and edges as the answer's JSON arrays (text), when PostgreSQL built them
+    # (catalog.lineage.prebuilt, ADR 0109): ``nodes`` and ``edges`` are then left empty.
+    prebuilt: tuple[str, str] | None = None
 
 
 class UnknownNode(LookupError):

@@ -1,0 +1,247 @@
+"""The common graph's nodes and edges, built by PostgreSQL as the API's JSON (ADR 0109).
+
+After the walk has chosen what is drawn (``catalog.lineage.graph``), the nodes and edges of
+most graphs (observed lineage, no declarations to draw, no column or control edges, no
+child jobs, no temporary dataset) are read and written out by one statement: the job edges
+with their currency (``job_edges.drawn_sql``), the datasets with their aliases, the jobs,
+each as the JSON text the API's renderer would write for the dictionaries
+``catalog.lineage.assembly`` builds, joined into two arrays. Python then parses no timestamp
+and builds no dictionary per node or edge (issue 42: ~2,300 timestamps and ~1,200
+dictionaries were most of a 500-node graph's Python), and the renderer passes the two
+arrays through as they are (``core.rendering.RawJSON``).
+
+Byte for byte the dictionaries' JSON (orjson with ``OPT_UTC_Z``, core.rendering):
+
+- text by ``to_json``, which escapes what orjson escapes (``"``, ``\\``, control characters
+  as ``\\b \\f \\n \\r \\t`` or lower-case ``\\u00xx``) and writes the rest as UTF-8; U+2028
+  and U+2029 are escaped by the renderer over the whole answer, as before;
+- timestamps in UTC as ``YYYY-MM-DDTHH:MM:SS``, ``.ffffff`` only when the microseconds are
+  not zero, then ``Z`` (``datetime.isoformat`` of a UTC datetime, as orjson writes it);
+- integers and booleans as PostgreSQL writes them, which is JSON's spelling; a uuid in
+  its text form (hex and hyphens, Python's ``str(uuid)``); a NULL as ``null``;
+- orders as the Python sorts them (edges by direction in code-point order, dataset, job;
+  nodes by id; aliases in the database's order, read as before).
+
+tests/api/test_graph_prebuilt.py renders graphs both ways on one store and compares bytes;
+the graph snapshots (tests/api/test_graph_snapshot.py) are unchanged.
+"""
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+import orjson
+from django.db import connection
+
+from catalog.lineage import job_edges
+from catalog.lineage.assembly import _IS_TEMPORARY, Drawn, EdgeKey
+from catalog.lineage.request import GraphRequest
+from core.sql_arrays import bigint_array
+
+
+@dataclass(frozen=True)
+class Prebuilt:
+    """The answer's ``nodes`` and ``edges`` as JSON array text, and what the graph needs to
+    know of them: the drawn jobs whose runs had pairs cut (``Graph.run_edges_cut``)."""
+
+    nodes: str
+    edges: str
+    run_edges_cut: list[str]
+
+
+def applies(request: GraphRequest, child_ids: list[int], whole_rows: bool) -> bool:
+    """Whether the graph's nodes and edges can be prebuilt: only what this module draws is
+    asked for. Declared lineage (static edges and flags), column and control edges, a
+    parent's child jobs and whole rows (the Marquez mount) are drawn by the Python assembly.
+    A temporary dataset among the drawn is found by the statement itself (``build``)."""
+    return (
+        request.observed
+        and not request.reads_static
+        and not request.columns
+        and not request.control
+        and not child_ids
+        and not whole_rows
+    )
+
+
+def _text(column: str) -> str:
+    """A NOT NULL text column as a JSON string (``to_json``'s escapes are orjson's)."""
+    return f"to_json({column})"
+
+
+# to_char's format: text in double quotes is written as it is, \" a double quote.
+_QUOTED_ISO = r"""'"\""YYYY-MM-DD"T"HH24:MI:SS.US"Z\""'"""
+# A timestamp in the templates below: {moment:column}, or {moment?:column} when NULL can be.
+_MOMENT = re.compile(r"\{moment(\??):([a-z_.]+)\}")
+
+
+def _moment(column: str, nullable: bool, iso: bool) -> str:
+    """A timestamptz as orjson writes a UTC datetime, quoted: ``.ffffff`` only when the
+    microseconds are not zero.
+
+    ``iso``: the session's DateStyle is ISO, where a timestamp's text is ``YYYY-MM-DD
+    HH:MM:SS`` and its fraction with the trailing zeros left out; padded to six digits,
+    with a ``T``, it is the same text, at a fifth of ``to_char``'s CPU (~2,300 per
+    500-node graph). Otherwise one ``to_char``, ``.000000`` taken out (the date and time
+    before it hold no ``.``)."""
+    if iso:
+        text = f"({column} AT TIME ZONE 'UTC')::text"
+        written = (
+            f"""'"' || replace(CASE WHEN length({text}) = 19 THEN {text} """
+            f"""ELSE rpad({text}, 26, '0') END, ' ', 'T') || 'Z"'"""
+        )
+    else:
+        written = f"replace(to_char({column} AT TIME ZONE 'UTC', {_QUOTED_ISO}), '.000000Z', 'Z')"
+    return f"COALESCE({written}, 'null')" if nullable else written
+
+
+# Keys and order as assembly._edges writes them (api/views/lineage.py's GraphEdgeSerializer);
+# an input goes dataset → job, an output job → dataset. Columns no row leaves NULL (the job
+# edge's figures, via, current: NOT NULL, or COALESCE'd as of T) are written as they are.
+_EDGE = (
+    """CASE WHEN e.direction = 'input' THEN """
+    """'{"id":"dataset:' || e.dataset_id || '->job:' || e.job_id """
+    """|| '","kind":"input","source":"dataset:' || e.dataset_id || '","target":"job:' """
+    """|| e.job_id ELSE '{"id":"job:' || e.job_id || '->dataset:' || e.dataset_id """
+    """|| '","kind":"output","source":"job:' || e.job_id || '","target":"dataset:' """
+    """|| e.dataset_id END """
+    """|| '","first_seen":' || {moment:e.first_seen} """
+    """|| ',"last_seen":' || {moment:e.last_seen} """
+    """|| ',"last_run_id":' || COALESCE('"' || e.run_uuid || '"', 'null') """
+    """|| ',"run_count":' || e.run_count """
+    """|| ',"completed_run_count":' || e.completed_run_count """
+    """|| ',"lineage_types":' || COALESCE(t.types, '[]') """
+    f"""|| ',"via":' || {_text("e.via")} || ',"current":' || e.current """
+    """|| ',"observed":true,"static":false}'"""
+)
+# Keys and order as assembly._shown_nodes writes them (GraphNodeSerializer).
+_ALIASES = (
+    """(SELECT string_agg('{"namespace":' || to_json(a.namespace) || ',"name":' """
+    """|| to_json(a.name) || ',"reason":' || to_json(a.reason) || '}', ',' """
+    "ORDER BY a.namespace, a.name, a.id) FROM catalog_dataset_alias a "
+    "WHERE a.dataset_id = d.id)"
+)
+_DATASET = (
+    """'{"id":"dataset:' || d.id || '","type":"dataset","dataset_id":' || d.id """
+    f"""|| ',"namespace":' || {_text("d.namespace")} || ',"name":' || {_text("d.name")} """
+    f"""|| ',"depth":' || x.depth || ',"aliases":[' || COALESCE({_ALIASES}, '') """
+    """|| '],"is_dropped":' || d.is_dropped """
+    """|| ',"first_seen":' || {moment?:d.first_seen} """
+    """|| ',"last_seen":' || {moment?:d.last_seen} || '}'"""
+)
+_JOB = (
+    """'{"id":"job:' || j.id || '","type":"job","job_id":' || j.id """
+    f"""|| ',"namespace":' || {_text("j.namespace")} || ',"name":' || {_text("j.name")} """
+    """|| ',"depth":' || CASE WHEN j.id = %(root_job)s::bigint THEN 0 """
+    """ELSE COALESCE(jd.depth, 0) END """
+    """|| ',"aliases":[],"is_dropped":false,"first_seen":' || """
+    """{moment?:j.first_seen} || ',"last_seen":' """
+    """|| {moment?:j.last_seen} || '}'"""
+)
+
+# After job_edges' reference runs (``WITH reference ...``): its drawn job edges, then the
+# datasets' depths from the walk, each job's depth (one more than its nearest dataset with
+# a drawn edge, as assembly._job_depths), the edge-API lineage types of each half, and the
+# three arrays. The datasets' temporary flag and the jobs' cut flag come with their rows.
+_AFTER_REFERENCE = """,
+drawn_edge(id, job_id, dataset_id, direction, first_seen, last_seen, run_count,
+           completed_run_count, run_uuid, via, current) AS (
+{select}
+), node_depth(dataset_id, depth) AS (
+    SELECT * FROM unnest(%(chosen)s::bigint[], %(depths)s::int[])
+), job_depth(job_id, depth) AS (
+    SELECT e.job_id, min(x.depth) + 1 FROM drawn_edge e
+    JOIN node_depth x ON x.dataset_id = e.dataset_id GROUP BY e.job_id
+), half_types(direction, dataset_id, job_id, types) AS (
+    SELECT * FROM unnest(%(type_directions)s::text[], %(type_datasets)s::bigint[],
+                         %(type_jobs)s::bigint[], %(type_lists)s::text[])
+)
+SELECT
+  (SELECT '[' || COALESCE(string_agg({edge}, ',' ORDER BY e.direction COLLATE "C",
+                                     e.dataset_id, e.job_id), '') || ']'
+   FROM drawn_edge e LEFT JOIN half_types t
+     ON t.direction = e.direction AND t.dataset_id = e.dataset_id AND t.job_id = e.job_id),
+  ds.body, ds.temporary, jb.body, jb.cut
+FROM (
+  SELECT '[' || COALESCE(string_agg({dataset}, ',' ORDER BY d.id), '') || ']' AS body,
+         array_agg(d.id) FILTER (WHERE {temporary}) AS temporary
+  FROM node_depth x JOIN catalog_dataset d ON d.id = x.dataset_id
+) ds, (
+  SELECT '[' || COALESCE(string_agg({job}, ',' ORDER BY j.id), '') || ']' AS body,
+         array_agg(j.id ORDER BY j.id) FILTER (WHERE j.lineage_edges_cut) AS cut
+  FROM catalog_job j LEFT JOIN job_depth jd ON jd.job_id = j.id
+  WHERE j.id = ANY(%(drawn_jobs)s::bigint[])
+) jb
+"""
+
+
+def _statement(iso: bool) -> str:
+    sql = (
+        _AFTER_REFERENCE.replace("{edge}", _EDGE)
+        .replace("{dataset}", _DATASET)
+        .replace("{job}", _JOB)
+        .replace("{temporary}", _IS_TEMPORARY)
+    )
+    return _MOMENT.sub(lambda found: _moment(found[2], found[1] == "?", iso), sql)
+
+
+# By whether the session's DateStyle is ISO (``_moment``).
+_STATEMENTS = {iso: _statement(iso) for iso in (True, False)}
+
+
+def build(drawn: Drawn, halves: set[EdgeKey], root_job: int | None) -> Prebuilt | None:
+    """The drawn nodes and edges as the API's JSON, in one statement; None when a drawn
+    dataset is a temporary job output (the Python assembly then folds it, ADR 0089)."""
+    request = drawn.request
+    chosen = sorted(drawn.chosen)
+    keys = halves  # each of whose datasets is drawn (graph._drawn_edges)
+    # The edge-API lineage types behind each half, as assembly._edges collects them; the
+    # few rows that carry one are written as JSON here, by the renderer's own encoder.
+    types: dict[EdgeKey, set[str]] = defaultdict(set)
+    for source_id, target_id, job_id, lineage_type in drawn.edge_rows:
+        if lineage_type:
+            for key in (("input", source_id, job_id), ("output", target_id, job_id)):
+                if key in keys:
+                    types[key].add(lineage_type)
+    typed = sorted(types)
+    values = {
+        "chosen": bigint_array(chosen),
+        "depths": bigint_array(drawn.depths[dataset_id] for dataset_id in chosen),
+        "drawn_jobs": bigint_array(sorted(drawn.jobs)),
+        "root_job": root_job,
+        "type_directions": [key[0] for key in typed],
+        "type_datasets": [key[1] for key in typed],
+        "type_jobs": [key[2] for key in typed],
+        "type_lists": [orjson.dumps(sorted(types[key])).decode() for key in typed],
+    }
+    if keys:
+        reference, select, edge_values = job_edges.drawn_sql(
+            keys, request.as_of, request.since, request.retirements
+        )
+        values.update(edge_values)
+    else:  # no edge to draw: the same statement over an empty edge set
+        reference = "WITH reference(job_id, run_id) AS (SELECT NULL::bigint, NULL::bigint)"
+        select = (
+            "SELECT NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::timestamptz,"
+            " NULL::timestamptz, NULL::int, NULL::int, NULL::uuid, NULL::text, NULL::bool"
+            " WHERE false"
+        )
+    # DateStyle is reported by the server to the client on every change: no round trip.
+    connection.ensure_connection()
+    date_style = connection.connection.info.parameter_status("DateStyle") or ""
+    sql = _STATEMENTS[date_style.startswith("ISO")]
+    # Concatenated, not formatted: the reference runs' SQL is not a format string.
+    with connection.cursor() as cursor:
+        cursor.execute(reference + sql.replace("{select}", select), values)
+        edges, nodes, temporary, job_nodes, cut = cursor.fetchone()
+    if temporary:
+        return None
+    datasets_open = nodes[:-1]
+    joined = job_nodes[1:]
+    if datasets_open != "[" and joined != "]":
+        datasets_open += ","
+    return Prebuilt(
+        nodes=datasets_open + joined,
+        edges=edges,
+        run_edges_cut=[f"job:{job_id}" for job_id in cut or ()],
+    )
