@@ -166,15 +166,15 @@ class _PreparingCursor(psycopg.Cursor[Any]):
 def _prepare_single_insert(database: Any) -> bool:
     """Whether the single-event INSERT is prepared on ``database``'s connection (ADR 0112).
 
-    Only on a connection that is kept (``CONN_MAX_AGE`` not 0): prepared once, it saves
-    parsing and planning on every later event (PostgreSQL's CPU) and the statement's text
-    on the wire. A connection closed after each request would prepare for one use, and
-    ``CONN_MAX_AGE = 0`` is what docs/deploy.md asks for behind PgBouncer in transaction
-    mode, where the next transaction may run on a server connection without it.
+    Only on a connection that is kept (``CONN_MAX_AGE`` not 0; None keeps it for good):
+    prepared once, it saves parsing and planning on every later event (PostgreSQL's CPU)
+    and the statement's text on the wire. A connection closed after each request would
+    prepare for one use, and ``CONN_MAX_AGE = 0`` is what docs/deploy.md asks for behind
+    PgBouncer in transaction mode, where the next transaction may run on a server
+    connection without it.
     """
-    return bool(settings.LINEAGE["PREPARE_INGEST_INSERT"]) and database.settings_dict.get(
-        "CONN_MAX_AGE"
-    ) not in (0, None)
+    kept = database.settings_dict.get("CONN_MAX_AGE", 0) != 0
+    return kept and bool(settings.LINEAGE["PREPARE_INGEST_INSERT"])
 
 
 def _server_binding_cursor(prepare: bool = False) -> Any:
