@@ -337,7 +337,11 @@ def main() -> None:
     batch_ratios = sorted(rate / copy for rate, copy in batches)
     print(f"single POST  : {single:8.0f} events/s (median of the rounds)")
     server = f"server {cpu.server * 1e6:.0f}" if cpu.server is not None else "server unknown"
-    print(f"  CPU per single event: {server} µs, client ({args.client}) {cpu.client * 1e6:.0f} µs")
+    database = f", PostgreSQL {cpu.database * 1e6:.0f}" if cpu.database is not None else ""
+    print(
+        f"  CPU per single event: {server}{database} µs, client ({args.client}) "
+        f"{cpu.client * 1e6:.0f} µs"
+    )
     print(f"batch POST   : {statistics.median(r for r, _ in batches):8.0f} events/s (median)")
     print(f"bare INSERT+COMMIT x4    : {ceiling:8.0f} events/s (median of the rounds)")
     print(f"bare COPY x1 connection  : {statistics.median(c for _, c in batches):8.0f} events/s")
@@ -380,6 +384,7 @@ class SingleCpu:
 
     server: float | None
     client: float
+    database: float | None = None  # PostgreSQL's backends (None when not started here)
 
 
 @dataclass(frozen=True)
@@ -399,6 +404,22 @@ class Round:
 def _worker_cpu(url: str) -> dict[int, float]:
     """CPU seconds so far of each worker process of the server at ``url``."""
     return cpu_seconds_by_pid(server_workers(url))
+
+
+def _database_cpu(database_url: str) -> float:
+    """CPU seconds so far of the PostgreSQL backends connected to ``database_url``'s
+    database (the server's connections; this query's own is left out). PostgreSQL shares
+    the two cores with the server and the client, so its CPU per event counts as theirs
+    does (ADR 0112)."""
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        pids = [
+            pid
+            for (pid,) in connection.execute(
+                "SELECT pid FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        ]
+    return sum(cpu_seconds_by_pid(pids).values())
 
 
 def _client_cpu() -> float:
@@ -431,14 +452,16 @@ def run_ingest(
     # Distinct bodies in every round (wrk runs for a time, not a count; a repeat is a 200).
     count = max(args.events, int(args.seconds * 4000)) if args.client == "wrk" else args.events
     rounds: list[Round] = []
-    served = server = client = 0.0
+    served = server = client = database = 0.0
     for number in range(args.rounds):
         bodies = make_events(templates, count, seed=10 + number)
         server_before = server_cpu_seconds(url) if own_server else 0.0
+        database_before = _database_cpu(args.database_url) if own_server else 0.0
         client_before = _client_cpu()
         rate, p50, p95, sent = single_round(url, token, bodies, args)
         client += _client_cpu() - client_before
         server += (server_cpu_seconds(url) - server_before) if own_server else 0.0
+        database += (_database_cpu(args.database_url) - database_before) if own_server else 0.0
         served += sent
         rounds.append(Round(rate, p50, p95, bare_single(args.database_url, bodies[: args.events])))
     batches: list[tuple[float, float]] = []
@@ -461,7 +484,11 @@ def run_ingest(
         batches.append(
             (len(events) / seconds, bare_copy(args.database_url, events, args.batch_size))
         )
-    cpu = SingleCpu(server / served if own_server else None, client / served)
+    cpu = SingleCpu(
+        server / served if own_server else None,
+        client / served,
+        database / served if own_server else None,
+    )
     return rounds, batches, cpu
 
 

@@ -220,6 +220,7 @@ class LineageSettings(TypedDict):
     RETENTION_DAYS: int
     READ_STATEMENT_TIMEOUT_MS: int
     EXPERIMENTAL_LINEAGE_FACET: bool
+    PREPARE_INGEST_INSERT: bool
 
 
 LINEAGE: LineageSettings = {
@@ -291,6 +292,11 @@ LINEAGE: LineageSettings = {
     # with a 503 (core/statement_timeout.py). Only the web entry points set it: workers,
     # the Kafka consumer and commands run without it.
     "READ_STATEMENT_TIMEOUT_MS": env_int("LINEAGE_READ_STATEMENT_TIMEOUT_MS", 10_000),
+    # The single-event INSERT as a prepared statement on connections that are kept
+    # (DATABASE_CONN_MAX_AGE > 0), ADR 0112. Turn off behind a pooler that loses prepared
+    # statements between transactions (PgBouncer in transaction mode before 1.21, or with
+    # max_prepared_statements = 0) when connections are kept there too.
+    "PREPARE_INGEST_INSERT": env_bool("LINEAGE_PREPARE_INGEST_INSERT", True),
 }
 if LINEAGE["RETENTION_DAYS"] < 0:
     raise ImproperlyConfigured(
