@@ -13,38 +13,22 @@ It migrates a scratch database (lineage_bench_prepared) first.
 """
 
 import argparse
-import hashlib
 import os
 import time
 from pathlib import Path
 
-import orjson
 import psycopg
 
 from bench.common import DEFAULT_CORPUS, load_templates, make_events, migrated_database
+from bench.ingest import ceiling_rows
 
 
 def rows(templates: list, count: int, seed: int) -> list[tuple]:
-    out = []
-    for body in make_events(templates, count, seed=seed):
-        event = orjson.loads(body)
-        canonical = orjson.dumps(event, option=orjson.OPT_SORT_KEYS)
-        out.append(
-            (
-                "run",
-                event.get("eventType"),
-                event["eventTime"],
-                event["run"]["runId"],
-                event["job"]["namespace"],
-                event["job"]["name"],
-                event["producer"],
-                canonical.decode(),
-                None,
-                hashlib.sha256(b"run\n" + canonical).digest(),
-                None,
-            )
-        )
-    return out
+    """``_INSERT_ONE``'s parameters for ``count`` events: bench/ingest.py's ceiling rows
+    (the same fields and digest), with the two columns the bare table has not as NULL and
+    without its status."""
+    bodies = list(make_events(templates, count, seed=seed))
+    return [(*row[:8], None, row[8], None) for row in ceiling_rows(bodies)]
 
 
 def backend_ns(pid: int) -> int:

@@ -11,22 +11,20 @@ from django.test import Client
 from api.marquez import shapes
 from catalog.lineage import child_jobs
 from catalog.models import Job
-from tests.api.test_airflow_fixtures import FIVE, NAMESPACE, SHOP, TABLES, derive_both_dags
+from tests.api.test_airflow_fixtures import (  # noqa: F401 (_derived_once and derived are fixtures)
+    FIVE,
+    NAMESPACE,
+    SHOP,
+    TABLES,
+    _derived_once,
+    derived,
+)
+
+# Both DAGs are derived once for this module, by test_airflow_fixtures' fixtures (imported,
+# so this module has its own instance): a test's own writes (a user, a monkeypatched cap)
+# are rolled back to them (ADR 0113).
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("derived")]
-
-
-@pytest.fixture(scope="module")
-def _derived_once(module_transaction: Any) -> None:
-    # Derived once for the module, not once per test (ADR 0113): a test's own writes (a user,
-    # a monkeypatched cap) are rolled back to these rows.
-    with module_transaction():
-        derive_both_dags()
-
-
-@pytest.fixture
-def derived(_derived_once: None, db: None) -> None:
-    """Both DAGs' events, each in its own batch in the order the provider sent them."""
 
 
 def _graph(api: Any, dag: str, **params: Any) -> dict[str, Any]:
