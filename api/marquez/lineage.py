@@ -29,6 +29,7 @@ from catalog.lineage import column_lineage, temporary
 from catalog.lineage.drawn import DrawnGraph, drawn_graph
 from catalog.lineage.request import MAX_DEPTH
 from catalog.models import Dataset, Job
+from catalog.reads import marquez_graph
 from catalog.reads.datasets import find_dataset, names_and_field_types
 from catalog.reads.jobs import find_job
 from core.rendering import JSONRenderer
@@ -81,11 +82,26 @@ def _root(node: node_ids.NodeId) -> Dataset | Job:
     return dataset
 
 
+def _graph_root(node: node_ids.NodeId) -> marquez_graph.GraphRoot:
+    """The root with the store's two facts the walk is planned by (ADR 0116)."""
+    found = marquez_graph.graph_root(node.kind, node.namespace, node.name)
+    if found is None:
+        kind = "Job" if node.kind == "job" else "Dataset"
+        raise not_found(f"{kind} '{node.name}' in namespace '{node.namespace}'")
+    return found
+
+
 def lineage(request: Request) -> dict[str, Any]:
     node = _node(request)
     if node.kind == "datasetField":
         raise MarquezError(400, "Use /column-lineage for datasetField nodes.")
-    drawn = drawn_graph(_root(node), _depth(request))
+    root = _graph_root(node)
+    drawn = drawn_graph(
+        root.row,
+        _depth(request),
+        declarations=root.declarations,
+        retirements=root.retirements,
+    )
     ids, nodes = _nodes(drawn)
     pairs = _pairs(drawn)
     omitted = _within_budget(drawn, ids, nodes, pairs)

@@ -24,10 +24,28 @@ class DrawnGraph:
     links: list[job_edges.JobLink]  # every (job, dataset, direction) of the drawn jobs
 
 
-def drawn_graph(root: Dataset | Job, depth: int, max_nodes: int = DEFAULT_MAX_NODES) -> DrawnGraph:
-    """The graph around ``root`` (a row the caller read; a job with its parent selected)."""
+def drawn_graph(
+    root: Dataset | Job,
+    depth: int,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    declarations: bool = True,
+    retirements: bool = True,
+) -> DrawnGraph:
+    """The graph around ``root`` (a row the caller read; a job with its parent selected).
+
+    ``declarations``, ``retirements``: whether the store holds any declaration and any
+    retirement, as the caller read them with the root (``GraphRequest``'s two facts). The
+    walk cannot know them for a root it is handed and assumes both; False leaves out the
+    static reads and the retirement probes that would find nothing (ADR 0116)."""
     ref = NodeRef("job" if isinstance(root, Job) else "dataset", root.pk)
-    request = GraphRequest(root=ref, direction="both", depth=depth, max_nodes=max_nodes)
+    request = GraphRequest(
+        root=ref,
+        direction="both",
+        depth=depth,
+        max_nodes=max_nodes,
+        declarations=declarations,
+        retirements=retirements,
+    )
     graph = lineage_graph(request, root_row=root, rows=True)
     jobs = [row for row in graph.rows.values() if isinstance(row, Job)]
     walked = {row.pk: row for row in graph.rows.values() if isinstance(row, Dataset)}

@@ -1,12 +1,11 @@
-"""Datasets: by any alias, by page, with their schema fields and newest write."""
+"""Datasets: by any alias, by page; the detail's and column lineage's reads. (A graph's
+datasets' fields and newest writes: ``catalog.reads.marquez_graph``.)"""
 
-from collections import defaultdict
-from datetime import datetime
 from typing import Any
 
 from django.db import connection
 
-from catalog.models import DATASETS_BY_NAME, Dataset, DatasetAlias, DatasetField, writes
+from catalog.models import DATASETS_BY_NAME, Dataset, DatasetField
 from catalog.names import naming
 from catalog.reads.counting import Page, offset_page
 
@@ -21,39 +20,6 @@ def dataset_page(namespace: str, offset: int, limit: int) -> Page[Dataset]:
     BY name), under the normalised namespace (s3a://lake/ is s3://lake)."""
     queryset = Dataset.objects.current().filter(namespace=naming.normalise_namespace(namespace))
     return offset_page(queryset, DATASETS_BY_NAME, offset, limit)
-
-
-_FIELDS = """
-SELECT dataset_id, name, type, description FROM catalog_dataset_field
-WHERE dataset_id = ANY(%s::bigint[]) ORDER BY dataset_id, ordinal
-"""
-
-
-def dataset_fields(dataset_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
-    """Each dataset's schema fields in order: ``name``, ``type``, ``description``. One plain
-    statement: a graph's 200 datasets are read at once, and the ORM's compilation cost more
-    than the statement (ADR 0110)."""
-    fields: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    if not dataset_ids:  # as the ORM did: no statement for nothing
-        return fields
-    with connection.cursor() as cursor:
-        cursor.execute(_FIELDS, [dataset_ids])
-        for dataset_id, name, kind, description in cursor.fetchall():
-            fields[dataset_id].append({"name": name, "type": kind, "description": description})
-    return fields
-
-
-def latest_writes(dataset_ids: list[int]) -> dict[int, tuple[datetime, str]]:
-    """Each dataset's newest write: (when, the writing run's runId). A write is a completed
-    run (a failed or aborted run wrote nothing: catalog.models.writes, ADR 0069)."""
-    aliases = DatasetAlias.objects.filter(dataset_id__in=dataset_ids).values("id")
-    return {
-        row["alias__dataset_id"]: (row["last_seen"], str(row["run__run_uuid"]))
-        for row in writes.writes(aliases)
-        .order_by("alias__dataset_id", "-last_seen", "-id")
-        .distinct("alias__dataset_id")
-        .values("alias__dataset_id", "last_seen", "run__run_uuid")
-    }
 
 
 def names_and_field_types(

@@ -1,13 +1,10 @@
-"""Jobs: by name, by page, with their newest runs and what they read and wrote."""
+"""Jobs: by name, by page; what Marquez shows of a latest run (read with what jobs read
+and wrote by ``catalog.reads.marquez_graph``)."""
 
-import json
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
-
-from django.db import connection
 
 from catalog.models import JOBS_BY_UPDATE, Job
 from catalog.reads.counting import Page, offset_page
@@ -49,57 +46,3 @@ class LatestRun:
     last_event_time: datetime | None
     updated_at: datetime
     facets: Any
-
-
-_LATEST_RUNS = """
-SELECT r.id, r.job_id, r.run_uuid, r.state, r.started_at, r.ended_at, r.duration,
-       r.nominal_start_time, r.nominal_end_time, r.first_event_time, r.last_event_time,
-       r.updated_at, r.facets
-FROM unnest(%s::bigint[]) AS j(id) CROSS JOIN LATERAL (
-    SELECT * FROM catalog_run r WHERE r.job_id = j.id AND r.started_at IS NOT NULL
-    ORDER BY r.started_at DESC, r.id DESC LIMIT %s) r
-"""
-
-
-def latest_runs(job_ids: list[int], count: int) -> dict[int, list[LatestRun]]:
-    """Each job's newest ``count`` started runs, newest first: one index range per job
-    (catalog_run_job_started_idx), whatever its run history. Rows, not ``Run`` instances:
-    a graph of 200 nodes shows a latest run per job, and the model's instances (every
-    column, every JSON one parsed) took three quarters of this read's CPU."""
-    latest: dict[int, list[LatestRun]] = defaultdict(list)
-    with connection.cursor() as cursor:
-        cursor.execute(_LATEST_RUNS, [job_ids, count])
-        rows = cursor.fetchall()
-    for row in rows:
-        # jsonb comes as text on Django's connections; parsed as its JSONField parses it.
-        facets = row[-1]
-        parsed = json.loads(facets) if isinstance(facets, str | bytes) else facets
-        run = LatestRun(*row[:-1], facets=parsed)  # type: ignore[misc]
-        latest[run.job_id].append(run)
-    return latest
-
-
-# What jobs read and wrote by dataset name, once per (job, direction, dataset name).
-_JOB_DATASETS = """
-SELECT DISTINCT jd.job_id, jd.direction, d.namespace, d.name
-FROM catalog_job_dataset jd
-JOIN catalog_dataset_alias a ON a.id = jd.alias_id
-JOIN catalog_dataset d ON d.id = a.dataset_id
-WHERE jd.job_id = ANY(%s::bigint[])
-ORDER BY jd.job_id, jd.direction, d.namespace, d.name
-LIMIT %s
-"""
-
-
-def job_datasets(job_ids: list[int], limit: int) -> dict[int, dict[str, list[Named]]]:
-    """What each job read (``input``) and wrote (``output``), by dataset name, at most
-    ``limit`` links in all. One plain statement: the ORM's compilation of it cost more than
-    its execution for a graph's jobs (ADR 0110)."""
-    io: dict[int, dict[str, list[Named]]] = defaultdict(lambda: {"input": [], "output": []})
-    if not job_ids:  # as the ORM did: no statement for nothing
-        return io
-    with connection.cursor() as cursor:
-        cursor.execute(_JOB_DATASETS, [job_ids, limit])
-        for job_id, direction, namespace, name in cursor.fetchall():
-            io[job_id][direction].append((namespace, name))
-    return io

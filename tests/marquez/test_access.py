@@ -225,7 +225,9 @@ def _queries(mz: MarquezClient, path: str, **params: str) -> int:
 def test_query_counts_do_not_grow_with_the_page(mz):
     """The page's ids and its total, then its rows in two chunks (one row, then up to
     paging.MAX_CHUNK more: the page is read a chunk at a time so that it never holds a
-    whole page of facets), each chunk read and shaped in the same few queries."""
+    whole page of facets), each chunk read and shaped in the same few queries (a job's
+    latest runs with its inputs and outputs one, a dataset's fields with its newest write
+    one: ADR 0116)."""
 
     def grow(count: int) -> None:
         for _ in range(count):
@@ -247,23 +249,26 @@ def test_query_counts_do_not_grow_with_the_page(mz):
         "datasets": _queries(mz, "/namespaces/counted/datasets"),
         "namespaces": _queries(mz, "/namespaces"),
     }
-    assert small == large == {"jobs": 2 + 2 * 3, "datasets": 2 + 2 * 4, "namespaces": 2}
+    assert small == large == {"jobs": 2 + 2 * 2, "datasets": 2 + 2 * 3, "namespaces": 2}
 
 
 def test_graph_query_counts_are_pinned(world, mz):
     """A fixed handful per graph: the walk (catalog.lineage.graph, with its job edges: ADR 0027; its
-    nodes read as whole rows, the root not again: catalog.lineage.drawn) plus five for
-    Marquez's shapes, one for the drawn jobs' every input and output (Marquez draws
-    them all); which edges are current (ADR 0060) is read with the job edges (ADR 0104,
-    one query fewer); column lineage: one query per
+    nodes read as whole rows, the root not again: catalog.lineage.drawn) plus three for
+    Marquez's shapes (a job's latest run with its inputs and outputs one, a dataset's fields
+    with its newest write one, its column lineage one: ADR 0116), one for the drawn jobs'
+    every input and output (Marquez draws them all); which edges are current (ADR 0060) is
+    read with the job edges (ADR 0104, one query fewer); column lineage: one query per
     level walked (at most MAX_DEPTH per direction) and one for which walked datasets are
     temporary (folded away, ADR 0089). Static lineage (ADR 0061) adds three to a
     walk (declared pairs, declaring jobs, drawn declarations) and a job root's declared
-    datasets, one per direction; a job root reads its child jobs, one (ADR 0070). Both
+    datasets, one per direction, only on a store that declares something: the root's
+    statement reads whether it does, and whether anything is retired (ADR 0116; this
+    world does neither); a job root reads its child jobs, one (ADR 0070). Both
     directions of the walk are one statement (ADR 0099)."""
     mz.get("/tags")
-    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 18
-    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 22
+    assert _queries(mz, "/lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 13
+    assert _queries(mz, "/lineage", nodeId=f"job:{JOB_NS}:etl.load_orders") == 15
     assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 9
 
 
