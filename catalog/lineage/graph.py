@@ -228,7 +228,7 @@ def has_more_sides(
                 f"EXISTS (SELECT 1 FROM catalog_lineage_edge e WHERE e.{column} = d {filters})",
                 "EXISTS (SELECT 1 FROM catalog_job_edge je WHERE je.dataset_id = d "
                 f"AND je.direction = %({name}_direction)s "
-                f"AND NOT (je.job_id = ANY(%(jobs)s::bigint[])) {job_filters})",
+                f"AND NOT (je.job_id = ANY({_DRAWN_JOBS})) {job_filters})",
             ]
         if request.reads_static:
             static_condition, static_values = design_time.has_more_sql(upstream, request.as_of)
@@ -250,6 +250,14 @@ def has_more_sides(
         for upstream, dataset_id in cursor.fetchall():
             found[upstream].append(dataset_id)
     return found
+
+
+# The drawn jobs as a value the planner does not look into (an InitPlan, computed once):
+# given the array itself, it estimated ``<> ALL`` element by element against the job
+# column's most common values, ~340 jobs x 2 directions, two thirds of this statement's CPU
+# (0.9 ms of planning, ADR 0114). The probe is an index probe by dataset either way, the
+# jobs a filter on the few rows it finds: the same rows.
+_DRAWN_JOBS = "(SELECT %(jobs)s::bigint[])::bigint[]"
 
 
 def _probe(exists: str) -> str:
