@@ -37,7 +37,7 @@ from django.utils.module_loading import import_string
 
 from core.problems import server_error
 from ingest.direct import DirectLineageAnswer
-from ingest.metrics import REQUEST_LATENCY, request_labels
+from ingest.metrics import latency_child, request_labels
 from ingest.middleware import database_error_response
 
 URL_NAME = "ingest-lineage"
@@ -63,16 +63,6 @@ class IngestFastPath:
         view_class = getattr(self.view, "view_class", None)  # set by APIView.as_view
         self.direct = DirectLineageAnswer.for_view(view_class) if view_class else None
         self.handler = self._wrap(self._respond)
-        # The latency histogram's child per status, looked up once (ADR 0112): ``labels()``
-        # converts and checks its values under the metric's lock on every call.
-        self._latency_children: dict[int, Any] = {}
-
-    def _latency(self, status: int) -> Any:
-        child = self._latency_children.get(status)
-        if child is None:
-            child = REQUEST_LATENCY.labels(*request_labels("POST", self.route, status))
-            self._latency_children[status] = child  # a race stores the same child twice
-        return child
 
     @staticmethod
     def _wrap(respond: Callable[[HttpRequest], HttpResponse]) -> Any:
@@ -103,7 +93,8 @@ class IngestFastPath:
                 )
         finally:
             signals.request_finished.send(sender=self.__class__)
-        self._latency(response.status_code).observe(time.perf_counter() - started)
+        labels = request_labels("POST", self.route, response.status_code)
+        latency_child(*labels).observe(time.perf_counter() - started)
         start_response(f"{response.status_code} {response.reason_phrase}", list(response.items()))
         return [response.content]
 
