@@ -50,7 +50,7 @@ from catalog.lineage.request import (
     NodeRef,
     UnknownNode,
 )
-from catalog.models import Dataset, Job, RetiredKind, Retirement, StaticLineage, retired_sql
+from catalog.models import Dataset, Job, RetiredKind, any_declared_sql, any_retired_sql, retired_sql
 from core.sql_arrays import bigint_array
 
 # One recursive CTE per direction walked, each read through its own LIMIT, in one statement.
@@ -403,8 +403,7 @@ def _root_job(root: NodeRef, root_row: Dataset | Job | None) -> tuple[int | None
     # than the index probe (issue 42). Retired: no node (ADR 0078).
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT EXISTS (SELECT 1 FROM {StaticLineage._meta.db_table}), "
-            f"EXISTS (SELECT 1 FROM {Retirement._meta.db_table} rt WHERE rt.restored_at IS NULL) "
+            f"SELECT {any_declared_sql()}, {any_retired_sql()} "
             f"FROM {table} n WHERE n.id = %(id)s AND NOT {retired_sql(kind, 'n.id')}",
             {"id": root.id},
         )

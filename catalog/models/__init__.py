@@ -79,9 +79,16 @@ from catalog.models.retirement import (
     RetirableQuerySet,
     RetiredKind,
     Retirement,
+    any_retired_sql,
     retired_sql,
 )
-from catalog.models.static import StaticColumnLineage, StaticDataset, StaticLineage, Via
+from catalog.models.static import (
+    StaticColumnLineage,
+    StaticDataset,
+    StaticLineage,
+    Via,
+    any_declared_sql,
+)
 from catalog.models.steward import (
     DisplayNamePin,
     LabelKind,
@@ -167,6 +174,8 @@ __all__ = [
     "Via",
     "WebhookDelivery",
     "WebhookSubscription",
+    "any_declared_sql",
+    "any_retired_sql",
     "retired_sql",
     "stored_key",
 ]

@@ -101,6 +101,12 @@ def retired_sql(kind: RetiredKind, column: str) -> str:
     )
 
 
+def any_retired_sql() -> str:
+    """SQL: the store holds an active retirement of anything (``Retirement.objects.active()``
+    is not empty): one of the two facts a lineage graph is planned by (ADR 0104)."""
+    return "EXISTS (SELECT 1 FROM catalog_retirement rt WHERE rt.restored_at IS NULL)"
+
+
 class RetirableQuerySet(models.QuerySet):
     """What datasets and jobs share: hiding the retired, and listing them (``?retired=``)."""
 

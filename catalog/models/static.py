@@ -13,6 +13,12 @@ from catalog.models.identity import DatasetAlias
 from catalog.models.jobs_runs import Direction, Job
 
 
+def any_declared_sql() -> str:
+    """SQL: some job declares its lineage (a ``StaticLineage`` row exists): the other fact a
+    lineage graph is planned by (ADR 0104)."""
+    return "EXISTS (SELECT 1 FROM catalog_static_lineage)"
+
+
 class StaticLineage(models.Model):
     """A job's current design-time declaration: which JobEvent it comes from."""
 

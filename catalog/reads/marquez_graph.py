@@ -22,9 +22,10 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Exists
+from django.db.models import BooleanField
+from django.db.models.expressions import RawSQL
 
-from catalog.models import Dataset, Job, Retirement, StaticLineage, writes
+from catalog.models import Dataset, Job, any_declared_sql, any_retired_sql, writes
 from catalog.reads.jobs import LatestRun, Named
 
 
@@ -42,8 +43,8 @@ def graph_root(kind: str, namespace: str, name: str) -> GraphRoot | None:
     """The current job or dataset (``kind``) of that name, as ``find_job`` and
     ``find_dataset`` find it, with the store's two facts; None when there is none."""
     facts = {
-        "store_declares": Exists(StaticLineage.objects.all()),
-        "store_retires": Exists(Retirement.objects.active()),
+        "store_declares": RawSQL(any_declared_sql(), (), output_field=BooleanField()),
+        "store_retires": RawSQL(any_retired_sql(), (), output_field=BooleanField()),
     }
     queryset: Any = (
         Job.objects.current().for_name(namespace, name).select_related("parent")
