@@ -2,7 +2,6 @@
 
 from typing import Any
 
-from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, mixins
 from rest_framework.decorators import action
@@ -12,7 +11,7 @@ from rest_framework.response import Response
 from api import params
 from api.access import COLUMN_EDGE, DATASET, EVENT, JOB, RUN, RUN_FACT
 from api.base import ReadAccessMixin, ReadAPIView, ReadOnlyViewSet
-from api.filters import DatasetFilterSet, JobFilterSet, RunFilterSet
+from api.filters import DatasetFilterSet, FilterBackend, JobFilterSet, RunFilterSet
 from api.list_rows import dataset_detail, run_item
 from api.pagination import CursorPage, OffsetPage
 from api.problems import COMMON, WITH_404, not_found
@@ -121,7 +120,7 @@ class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView
     queryset = Run.objects.for_list()
     serializer_class = RunSerializer
     filterset_class = RunFilterSet
-    filter_backends = [DjangoFilterBackend]
+    filter_backends = [FilterBackend]
     pagination_class = CursorPage
     cursor_ordering = "-id"
 
