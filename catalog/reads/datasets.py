@@ -3,11 +3,10 @@ datasets' fields and newest writes: ``catalog.reads.marquez_graph``.)"""
 
 from typing import Any
 
-from django.db import connection
-
 from catalog.models import DATASETS_BY_NAME, Dataset, DatasetField
 from catalog.names import naming
 from catalog.reads.counting import Page, offset_page
+from core.prepared import read_cursor
 
 
 def find_dataset(namespace: str, name: str) -> Dataset | None:
@@ -49,15 +48,15 @@ SELECT l.direction, l.job_id, j.namespace, j.name, l.declared, l.first_seen, l.l
 FROM (
     (SELECT 0 AS part, id, direction, job_id, declared, first_seen, last_seen
      FROM catalog_job_dataset WHERE alias_id = ANY(%(aliases)s::bigint[]) AND direction = 'output'
-     ORDER BY job_id, id LIMIT %(limit)s)
+     ORDER BY job_id, id LIMIT %(limit)s::bigint)
     UNION ALL
     (SELECT 1, id, direction, job_id, declared, first_seen, last_seen
      FROM catalog_job_dataset WHERE alias_id = ANY(%(aliases)s::bigint[]) AND direction = 'input'
-     ORDER BY job_id, id LIMIT %(limit)s)
+     ORDER BY job_id, id LIMIT %(limit)s::bigint)
 ) l
 JOIN catalog_job j ON j.id = l.job_id
 LEFT JOIN catalog_job_edge e
-  ON e.job_id = l.job_id AND e.dataset_id = %(dataset)s AND e.direction = l.direction
+  ON e.job_id = l.job_id AND e.dataset_id = %(dataset)s::bigint AND e.direction = l.direction
 ORDER BY l.part, l.job_id, l.id
 """
 
@@ -69,11 +68,12 @@ def job_links(
     ``limit`` each in (job, link) order: (job id, namespace, name, declared, first_seen,
     last_seen, the job edge's ``run_count`` and ``completed_run_count``, 0 without one). One
     statement where the ORM took three: the dataset detail's statements are each a round
-    trip and a plan, which cost more than their execution (ADR 0105)."""
+    trip and a plan, which cost more than their execution (ADR 0105); prepared on a kept
+    connection, it is planned no more (ADR 0119)."""
     links: dict[str, list[tuple[Any, ...]]] = {"output": [], "input": []}
     if not alias_ids:
         return links
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(_JOB_LINKS, {"aliases": alias_ids, "limit": limit, "dataset": dataset_id})
         for direction, *row in cursor.fetchall():
             links[direction].append(tuple(row))
@@ -89,11 +89,11 @@ FROM (
     SELECT 0 AS part, a.id, a.namespace, a.name, a.reason, a.reason_detail, a.reason_event_id,
            r.slug, a.first_seen, a.last_seen, a.namespace AS k1, a.name AS k2, a.id AS k3
     FROM catalog_dataset_alias a LEFT JOIN catalog_alias_rule r ON r.id = a.reason_rule_id
-    WHERE a.dataset_id = %(dataset)s
+    WHERE a.dataset_id = %(dataset)s::bigint
     UNION ALL
     SELECT 1, f.ordinal, f.name, f.type, f.description, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
            f.ordinal
-    FROM catalog_dataset_field f WHERE f.dataset_id = %(dataset)s
+    FROM catalog_dataset_field f WHERE f.dataset_id = %(dataset)s::bigint
 ) rows
 ORDER BY part, k1, k2, k3
 """
@@ -105,10 +105,11 @@ def aliases_and_fields(
     """The dataset's aliases by (namespace, name, id): (id, namespace, name, reason,
     reason_detail, reason_event_id, the rule's slug or None, first_seen, last_seen); and its
     schema fields in order: (ordinal, name, type, description). One statement where the
-    ORM's prefetches took two, each a round trip, a plan and model instances (ADR 0110)."""
+    ORM's prefetches took two, each a round trip, a plan and model instances (ADR 0110);
+    prepared on a kept connection (ADR 0119)."""
     aliases: list[tuple[Any, ...]] = []
     fields: list[tuple[int, str, str, str]] = []
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(_ALIASES_AND_FIELDS, {"dataset": dataset_id})
         for part, *row in cursor.fetchall():
             if part == 0:
