@@ -73,8 +73,11 @@ def server_binding_cursor(prepare: bool = False) -> Any:
 
 
 def read_cursor() -> Any:
-    """The cursor of a read whose SQL text is fixed (its parameters bound on the server):
-    prepared on a kept connection unless ``LINEAGE["PREPARE_READS"]`` is off. Only for a
-    statement whose plan suits every parameter: after five executions PostgreSQL may keep
-    one generic plan for all of them (ADR 0119 measured the dataset detail's)."""
-    return server_binding_cursor(bool(settings.LINEAGE["PREPARE_READS"]))
+    """The cursor of a read whose SQL text is fixed: its parameters bound on the server and
+    the statement prepared on a kept connection, unless ``LINEAGE["PREPARE_READS"]`` is off
+    (then Django's cursor, as every other read). Only for a statement whose generic plan
+    suits every parameter: after five executions PostgreSQL may keep one plan for all of
+    them (ADR 0119 checked the dataset detail's; its job links are not prepared)."""
+    if not settings.LINEAGE["PREPARE_READS"]:
+        return connections[DEFAULT_DB_ALIAS].cursor()  # Django's own, parameters in the text
+    return server_binding_cursor(prepare=True)
