@@ -100,3 +100,34 @@ def test_the_read_views_use_the_backend() -> None:
 
     assert ReadOnlyViewSet.filter_backends == [FilterBackend]
     assert JobRunList.filter_backends == [FilterBackend]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "job_id=3",
+        "job_namespace=a&job_name=b",
+        "state=COMPLETE&state=FAIL",
+        "started_since=2026-01-01T00:00:00Z&started_until=2026-02-01T00:00:00Z",
+        "parent_run_id=3f1d2c4e-0000-4000-8000-000000000001",
+        "is_streaming=true",
+    ],
+)
+def test_the_run_lists_rows_built_once_filter_to_the_same_sql(query: str) -> None:
+    """The run lists read RUN_ROWS (the rows queryset, built once) and filter it; before,
+    they filtered the model's queryset and took its rows after: the same statement."""
+    from api.views.catalog import RUN_ROWS
+    from catalog.models import Run
+
+    request = RequestFactory().get(f"/api/v1/runs?{query}")
+    data = QueryDict(query)
+
+    def filtered(queryset: Any) -> Any:
+        built = filters.RunFilterSet(data=data, queryset=queryset, request=request)
+        assert built.is_valid(), built.errors
+        return built.qs.filter(job_id=7).order_by("-id")
+
+    before = filtered(Run.objects.for_list()).list_rows()
+    assert str(filtered(RUN_ROWS.all()).query) == str(before.query)
