@@ -11,6 +11,7 @@ Facets come from events: they go through the one redaction function like every r
 import hashlib
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -73,7 +74,7 @@ def job_uuid(namespace: str, name: str) -> str:
     return _uuid5(_JOBS.bytes, f"{namespace}\0{name}")
 
 
-def job_type(job: Job) -> str:
+def job_type(job: Job | marquez_graph.JobRow) -> str:
     return "STREAM" if job.processing_type.upper().startswith("STREAM") else "BATCH"
 
 
@@ -149,7 +150,9 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
 # --- jobs -----------------------------------------------------------------------------
 
 
-def jobs_data(jobs: list[Job], latest_runs: int = LATEST_RUNS) -> list[dict[str, Any]]:
+def jobs_data(
+    jobs: Sequence[Job | marquez_graph.JobRow], latest_runs: int = LATEST_RUNS
+) -> list[dict[str, Any]]:
     """Jobs (``parent`` selected) with latestRun, latestRuns (≤10), inputs and outputs:
     two queries for the whole page. ``latest_runs=1``: latestRun only (graph nodes, as
     Marquez's lineage graph gives them), which keeps a 200-node graph cheap."""
@@ -172,10 +175,20 @@ def jobs_data(jobs: list[Job], latest_runs: int = LATEST_RUNS) -> list[dict[str,
     return answer
 
 
+def _parent(job: Job | marquez_graph.JobRow) -> tuple[str, str] | None:
+    """The parent's (namespace, name): a row has it read; a ``Job`` its ``parent`` selected."""
+    if isinstance(job, marquez_graph.JobRow):
+        return job.parent
+    return (job.parent.namespace, job.parent.name) if job.parent_id and job.parent else None
+
+
 def _job(
-    job: Job, runs: list[job_reads.LatestRun], io: dict[str, list[dict[str, str]]]
+    job: Job | marquez_graph.JobRow,
+    runs: list[job_reads.LatestRun],
+    io: dict[str, list[dict[str, str]]],
 ) -> dict[str, Any]:
     facets = redact(job.facets)
+    parent = _parent(job)
     described = documentation.description(facets)
     version = job_version(job.namespace, job.name)
     run_shapes = [run_data(run, job.namespace, job.name, version) for run in runs]
@@ -184,10 +197,8 @@ def _job(
         "type": job_type(job),
         "name": job.name,
         "simpleName": job.name.rsplit(".", 1)[-1],
-        "parentJobName": job.parent.name if job.parent_id and job.parent else None,
-        "parentJobUuid": job_uuid(job.parent.namespace, job.parent.name)
-        if job.parent_id and job.parent
-        else None,
+        "parentJobName": parent[1] if parent else None,
+        "parentJobUuid": job_uuid(*parent) if parent else None,
         "createdAt": ts(job.first_seen),
         "updatedAt": ts(job.last_seen or job.updated_at),
         "namespace": job.namespace,
@@ -206,7 +217,7 @@ def _job(
 # --- datasets -------------------------------------------------------------------------
 
 
-def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
+def datasets_data(datasets: Sequence[Dataset | marquez_graph.DatasetRow]) -> list[dict[str, Any]]:
     """Datasets with schema fields, column lineage, lastModifiedAt and currentVersion:
     two queries for the whole page (the fields and newest writes one, ADR 0116)."""
     ids = [dataset.id for dataset in datasets]
@@ -215,12 +226,12 @@ def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
     fields = {
         dataset_id: [
             {
-                "name": row["name"],
-                "type": row["type"] or None,
-                "tags": field_tags[dataset_id].get(row["name"], []),
-                "description": row["description"] or None,
+                "name": name,
+                "type": kind or None,
+                "tags": field_tags[dataset_id].get(name, []),
+                "description": description or None,
             }
-            for row in rows
+            for name, kind, description in rows
         ]
         for dataset_id, rows in facts.fields.items()
     }
@@ -246,7 +257,7 @@ def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
 
 
 def dataset_data(
-    dataset: Dataset,
+    dataset: Dataset | marquez_graph.DatasetRow,
     fields: list[dict[str, Any]],
     column_lineage: list[dict[str, Any]],
     last_modified: datetime | None,
