@@ -64,6 +64,14 @@ def _uuid5(space: bytes, text: str) -> str:
     return f"{hexed[:8]}-{hexed[8:12]}-{hexed[12:16]}-{hexed[16:20]}-{hexed[20:]}"
 
 
+def _redacted(facets: Any) -> Any:
+    """``redact(facets)``; an empty document (most nodes' facets) has nothing to redact and
+    is given as a new empty one, as ``redact`` gives it, without the walk's set-up."""
+    if not facets and type(facets) in (dict, list):
+        return type(facets)()
+    return redact(facets)
+
+
 def job_version(namespace: str, name: str) -> str:
     """The catalog keeps one current version of a job: a stable id derived from its name."""
     return _uuid5(_VERSIONS.bytes, f"{namespace}\0{name}")
@@ -106,7 +114,7 @@ def run_data(
             "name": name,
             "version": version or job_version(namespace, name),
         },
-        "facets": redact(run.facets),
+        "facets": _redacted(run.facets),
     }
 
 
@@ -187,7 +195,7 @@ def _job(
     runs: list[job_reads.LatestRun],
     io: dict[str, list[dict[str, str]]],
 ) -> dict[str, Any]:
-    facets = redact(job.facets)
+    facets = _redacted(job.facets)
     parent = _parent(job)
     described = documentation.description(facets)
     version = job_version(job.namespace, job.name)
@@ -263,7 +271,7 @@ def dataset_data(
     last_modified: datetime | None,
     current_version: str | None,
 ) -> dict[str, Any]:
-    facets = redact(dataset.facets)
+    facets = _redacted(dataset.facets)
     source = data_source.source_name(facets)
     return {
         "id": {"namespace": dataset.namespace, "name": dataset.name},

@@ -104,9 +104,16 @@ ORDER BY 1, 2
 """
 
 
+# Most nodes' facets and tags are empty: their text is not parsed (a new one each, as parsed).
+_EMPTY: dict[Any, type] = {"{}": dict, "[]": list}
+
+
 def _json(value: Any) -> Any:
     """jsonb comes as text on Django's connections: parsed as its JSONField parses it."""
-    return json.loads(value) if isinstance(value, str | bytes) else value
+    if not isinstance(value, str | bytes):
+        return value
+    empty = _EMPTY.get(value)
+    return empty() if empty is not None else json.loads(value)
 
 
 def node_rows(dataset_ids: list[int], job_ids: list[int]) -> NodeRows:
