@@ -72,6 +72,11 @@ def _redacted(facets: Any) -> Any:
     return redact(facets)
 
 
+def _tag_names(entries: Any) -> list[str]:
+    """``tags.marquez_names(entries)``: none for no tags (most nodes'), without the call."""
+    return tags.marquez_names(entries) if entries else []
+
+
 def job_version(namespace: str, name: str) -> str:
     """The catalog keeps one current version of a job: a stable id derived from its name."""
     return _uuid5(_VERSIONS.bytes, f"{namespace}\0{name}")
@@ -216,7 +221,7 @@ def _job(
         "description": job.description or described or None,
         "latestRun": run_shapes[0] if run_shapes else None,
         "latestRuns": run_shapes,
-        "tags": tags.marquez_names(job.tags),
+        "tags": _tag_names(job.tags),
         "facets": facets,
         "currentVersion": version,
     }
@@ -229,7 +234,10 @@ def datasets_data(datasets: Sequence[Dataset | marquez_graph.DatasetRow]) -> lis
     """Datasets with schema fields, column lineage, lastModifiedAt and currentVersion:
     two queries for the whole page (the fields and newest writes one, ADR 0116)."""
     ids = [dataset.id for dataset in datasets]
-    field_tags = {dataset.id: tags.marquez_field_names(dataset.tags) for dataset in datasets}
+    field_tags = {
+        dataset.id: tags.marquez_field_names(dataset.tags) if dataset.tags else {}
+        for dataset in datasets
+    }
     facts = marquez_graph.dataset_facts(ids)
     fields = {
         dataset_id: [
@@ -272,7 +280,7 @@ def dataset_data(
     current_version: str | None,
 ) -> dict[str, Any]:
     facets = _redacted(dataset.facets)
-    source = data_source.source_name(facets)
+    source = data_source.source_name(facets) if facets else None
     return {
         "id": {"namespace": dataset.namespace, "name": dataset.name},
         "type": dataset_type(dataset.namespace),
@@ -283,7 +291,7 @@ def dataset_data(
         "namespace": dataset.namespace,
         "sourceName": source if isinstance(source, str) and source else dataset.namespace,
         "fields": fields,
-        "tags": tags.marquez_names(dataset.tags),
+        "tags": _tag_names(dataset.tags),
         "lastModifiedAt": ts(last_modified),
         "lastLifecycleState": dataset.lifecycle_state or None,
         "lifecycleState": dataset.lifecycle_state or None,
