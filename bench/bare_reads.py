@@ -13,8 +13,12 @@ the same loopback, each request's rows fetched whole:
 - search: trigram hits on alias and job names, best first;
 - runs: a keyset page of runs, every column an item shows, with their jobs' names and their
   parents' runIds;
-- Marquez's ``/lineage``: the bare walk at the mount's depth (10) and node budget (200),
-  the nodes' whole rows joined.
+- Marquez's ``/lineage``: the bare walk at the mount's depth (5 asked) and node budget
+  (200), then the nodes the answer shows: the datasets every drawn job reads and writes
+  (past the walk too: thousands at the 1M store), each node's whole row (a job's parent's
+  name), the datasets' fields, newest writes and column edges in, the jobs' latest runs and
+  inputs and outputs by name. Until ADR 0118 it read the walk's datasets' rows only, a
+  fifteenth of the nodes the answer draws at the 1M store and none of their facts.
 
 The HTTP request and its bare equivalent are timed alternately, request by request, so a
 change in the machine's load falls on both: the ratio is p95 against p95 of one run.
@@ -59,8 +63,72 @@ SELECT e.source_id, e.target_id, NULL, NULL, e.job_id, j.namespace, j.name
 FROM catalog_lineage_edge e JOIN catalog_job j ON j.id = e.job_id
 WHERE e.source_id IN (SELECT id FROM nodes) AND e.target_id IN (SELECT id FROM nodes)
 """
-# Marquez's nodes are whole rows: the same walk with every column of the datasets.
-BARE_MARQUEZ_WALK = BARE_WALK.replace("NULL::text /*row*/", "d::text")
+# Marquez's /lineage: the same walk, then what the answer shows of it (ADR 0118). Marquez
+# draws each drawn job with every dataset it reads and writes (catalog_job_edge, at most
+# %(links)s pairs), also past the walk: thousands at the 1M store. Each node is its whole
+# row (a job with its parent's name), each dataset with its schema fields, its newest
+# completed write and the column edges into it (with their sources' names), each job with
+# its latest started run and what it reads and writes by name. The old bare walk read the
+# walk's datasets' rows only (BARE_MARQUEZ_WALK_ONLY, kept to compare).
+BARE_MARQUEZ_WALK_ONLY = BARE_WALK.replace("NULL::text /*row*/", "d::text")
+BARE_MARQUEZ_WALK = (
+    BARE_WALK.split("nodes AS MATERIALIZED")[0]
+    + """candidates AS MATERIALIZED (
+    SELECT id, min(depth) AS depth, row_number() OVER (ORDER BY min(depth), id) AS rank
+    FROM reached GROUP BY id ORDER BY min(depth), id LIMIT %(nodes)s
+), job_ranks AS MATERIALIZED (  -- a job is drawn once both ends of one of its edges are
+    SELECT e.job_id, min(GREATEST(s.rank, t.rank)) AS rank
+    FROM catalog_lineage_edge e JOIN candidates s ON s.id = e.source_id
+    JOIN candidates t ON t.id = e.target_id GROUP BY e.job_id
+), budget AS (  -- the node budget counts datasets and jobs, as the mount's does
+    SELECT max(rank) AS rank FROM (
+        SELECT c.rank, c.rank + sum(COALESCE(j.n, 0)) OVER (ORDER BY c.rank) AS used
+        FROM candidates c
+        LEFT JOIN (SELECT rank, count(*) AS n FROM job_ranks GROUP BY rank) j ON j.rank = c.rank
+    ) counted WHERE used <= %(nodes)s
+), nodes AS MATERIALIZED (
+    SELECT id FROM candidates WHERE rank <= (SELECT rank FROM budget)
+), jobs AS MATERIALIZED (
+    SELECT job_id AS id FROM job_ranks WHERE rank <= (SELECT rank FROM budget)
+), links AS MATERIALIZED (
+    SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je
+    WHERE je.job_id = ANY(ARRAY(SELECT id FROM jobs))
+    ORDER BY je.job_id, je.dataset_id, je.direction LIMIT %(links)s
+), datasets AS MATERIALIZED (
+    SELECT id FROM nodes UNION SELECT dataset_id FROM links
+)
+SELECT 0, d.id, d::text, NULL::text, NULL::text FROM catalog_dataset d
+WHERE d.id = ANY(ARRAY(SELECT id FROM datasets))
+UNION ALL
+SELECT 1, j.id, j::text, p.namespace, p.name FROM catalog_job j
+LEFT JOIN catalog_job p ON p.id = j.parent_id WHERE j.id = ANY(ARRAY(SELECT id FROM jobs))
+UNION ALL
+SELECT 2, l.job_id, l.dataset_id::text, l.direction, NULL FROM links l
+UNION ALL
+SELECT 3, f.dataset_id, f.name, f.type, f.description FROM catalog_dataset_field f
+WHERE f.dataset_id = ANY(ARRAY(SELECT id FROM datasets))
+UNION ALL
+(SELECT DISTINCT ON (a.dataset_id) 4, a.dataset_id, rd.last_seen::text, r.run_uuid::text, NULL
+ FROM catalog_run_dataset rd JOIN catalog_dataset_alias a ON a.id = rd.alias_id
+ JOIN catalog_run r ON r.id = rd.run_id
+ WHERE a.dataset_id = ANY(ARRAY(SELECT id FROM datasets)) AND rd.direction = 'output'
+   AND r.state = 'COMPLETE'
+ ORDER BY a.dataset_id, rd.last_seen DESC, rd.id DESC)
+UNION ALL
+(SELECT 5, c.target_id, s.namespace || ':' || s.name, c.source_field, c.target_field
+ FROM catalog_column_lineage_edge c JOIN catalog_dataset s ON s.id = c.source_id
+ WHERE c.target_id = ANY(ARRAY(SELECT id FROM datasets))
+ LIMIT 200 * (SELECT count(*) FROM datasets))
+UNION ALL
+SELECT 6, j.id, r::text, NULL, NULL FROM jobs j CROSS JOIN LATERAL (
+    SELECT * FROM catalog_run r WHERE r.job_id = j.id AND r.started_at IS NOT NULL
+    ORDER BY r.started_at DESC, r.id DESC LIMIT 1) r
+UNION ALL
+(SELECT 7, jd.job_id, jd.direction, d.namespace, d.name FROM catalog_job_dataset jd
+ JOIN catalog_dataset_alias a ON a.id = jd.alias_id JOIN catalog_dataset d ON d.id = a.dataset_id
+ WHERE jd.job_id = ANY(ARRAY(SELECT id FROM jobs)) LIMIT 200 * (SELECT count(*) FROM jobs))
+"""
+)
 
 BARE_JOB_START = (
     "SELECT array_agg(DISTINCT dataset_id) FROM catalog_job_edge WHERE job_id = %(job)s"
@@ -131,9 +199,17 @@ class Pair:
 
 def walk_values(start: list[int], depth: int, nodes: int, first: int = 0) -> dict[str, Any]:
     """BARE_WALK's values: ``start`` at depth ``first``, rows capped per direction as the
-    service caps them ((max_nodes + 1) x (depth + 1))."""
+    service caps them ((max_nodes + 1) x (depth + 1)); and the drawn jobs' links as the
+    Marquez mount caps them (20 per node, BARE_MARQUEZ_WALK)."""
     rows = (nodes + 1) * (depth + 1)
-    return {"start": start, "first": first, "depth": depth, "nodes": nodes, "rows": rows}
+    return {
+        "start": start,
+        "first": first,
+        "depth": depth,
+        "nodes": nodes,
+        "rows": rows,
+        "links": 20 * nodes,
+    }
 
 
 def _time_sql(connection: psycopg.Connection, pair: Pair) -> float:

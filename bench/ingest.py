@@ -342,6 +342,8 @@ def main() -> None:
         f"  CPU per single event: {server}{database} µs, client ({args.client}) "
         f"{cpu.client * 1e6:.0f} µs"
     )
+    if cpu.switches is not None:
+        print(f"  context switches per single event, the server's workers: {cpu.switches:.1f}")
     print(f"batch POST   : {statistics.median(r for r, _ in batches):8.0f} events/s (median)")
     print(f"bare INSERT+COMMIT x4    : {ceiling:8.0f} events/s (median of the rounds)")
     print(f"bare COPY x1 connection  : {statistics.median(c for _, c in batches):8.0f} events/s")
@@ -385,6 +387,9 @@ class SingleCpu:
     server: float | None
     client: float
     database: float | None = None  # PostgreSQL's backends (None when not started here)
+    # The server's workers' context switches per event (every thread's; None when not
+    # started here): each costs CPU in the kernel and cold caches after it (ADR 0120).
+    switches: float | None = None
 
 
 @dataclass(frozen=True)
@@ -422,6 +427,21 @@ def _database_cpu(database_url: str) -> float:
     return sum(cpu_seconds_by_pid(pids).values())
 
 
+def _worker_switches(url: str) -> int:
+    """Context switches so far (voluntary and not) of every thread of the server's workers
+    at ``url``, read from /proc (a process's own figure counts its main thread only); a
+    thread that ended meanwhile takes its count with it."""
+    total = 0
+    for pid in server_workers(url):
+        for status in Path(f"/proc/{pid}/task").glob("*/status"):
+            try:
+                lines = status.read_text().splitlines()
+            except OSError:  # the thread ended
+                continue
+            total += sum(int(line.split()[1]) for line in lines if "ctxt_switches" in line)
+    return total
+
+
 def _client_cpu() -> float:
     """CPU seconds used so far by this process (every thread: the Python client) and by
     its reaped children (wrk)."""
@@ -453,13 +473,16 @@ def run_ingest(
     count = max(args.events, int(args.seconds * 4000)) if args.client == "wrk" else args.events
     rounds: list[Round] = []
     served = server = client = database = 0.0
+    switches = 0
     for number in range(args.rounds):
         bodies = make_events(templates, count, seed=10 + number)
         server_before = server_cpu_seconds(url) if own_server else 0.0
         database_before = _database_cpu(args.database_url) if own_server else 0.0
+        switches_before = _worker_switches(url) if own_server else 0
         client_before = _client_cpu()
         rate, p50, p95, sent = single_round(url, token, bodies, args)
         client += _client_cpu() - client_before
+        switches += (_worker_switches(url) - switches_before) if own_server else 0
         server += (server_cpu_seconds(url) - server_before) if own_server else 0.0
         database += (_database_cpu(args.database_url) - database_before) if own_server else 0.0
         served += sent
@@ -488,6 +511,7 @@ def run_ingest(
         server / served if own_server else None,
         client / served,
         database / served if own_server else None,
+        switches / served if own_server else None,
     )
     return rounds, batches, cpu
 

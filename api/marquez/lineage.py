@@ -17,6 +17,7 @@ MAX_DEPTH levels and MAX_FIELDS fields, its temporary datasets folded as the gra
 """
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -27,7 +28,7 @@ from api.marquez import node_ids, shapes
 from api.marquez.errors import MarquezError, not_found
 from catalog.lineage import column_lineage, temporary
 from catalog.lineage.drawn import DrawnGraph, drawn_graph
-from catalog.lineage.request import MAX_DEPTH
+from catalog.lineage.request import MAX_DEPTH, NodeRef, UnknownNode
 from catalog.models import Dataset, Job
 from catalog.reads import marquez_graph
 from catalog.reads.datasets import find_dataset, names_and_field_types
@@ -82,13 +83,17 @@ def _root(node: node_ids.NodeId) -> Dataset | Job:
     return dataset
 
 
-def _graph_root(node: node_ids.NodeId) -> marquez_graph.GraphRoot:
-    """The root with the store's two facts the walk is planned by (ADR 0116)."""
-    found = marquez_graph.graph_root(node.kind, node.namespace, node.name)
+def _graph_root(node: node_ids.NodeId) -> NodeRef:
+    """The root by its name, as the walk takes it (by id)."""
+    found = marquez_graph.root_id(node.kind, node.namespace, node.name)
     if found is None:
-        kind = "Job" if node.kind == "job" else "Dataset"
-        raise not_found(f"{kind} '{node.name}' in namespace '{node.namespace}'")
-    return found
+        raise _unknown(node)
+    return NodeRef("job" if node.kind == "job" else "dataset", found)
+
+
+def _unknown(node: node_ids.NodeId) -> MarquezError:
+    kind = "Job" if node.kind == "job" else "Dataset"
+    return not_found(f"{kind} '{node.name}' in namespace '{node.namespace}'")
 
 
 def lineage(request: Request) -> dict[str, Any]:
@@ -96,12 +101,10 @@ def lineage(request: Request) -> dict[str, Any]:
     if node.kind == "datasetField":
         raise MarquezError(400, "Use /column-lineage for datasetField nodes.")
     root = _graph_root(node)
-    drawn = drawn_graph(
-        root.row,
-        _depth(request),
-        declarations=root.declarations,
-        retirements=root.retirements,
-    )
+    try:
+        drawn = drawn_graph(root, _depth(request))
+    except UnknownNode:  # retired between the two reads
+        raise _unknown(node) from None
     ids, nodes = _nodes(drawn)
     pairs = _pairs(drawn)
     omitted = _within_budget(drawn, ids, nodes, pairs)
@@ -121,13 +124,15 @@ def _nodes(drawn: DrawnGraph) -> tuple[dict[str, str], dict[str, dict[str, Any]]
     ids (``dataset:12``) to Marquez's (``dataset:<ns>:<name>``)."""
     ids: dict[str, str] = {}
     nodes: dict[str, dict[str, Any]] = {}
-    for kind, rows, shaped in (
-        ("dataset", drawn.datasets, shapes.datasets_data(drawn.datasets)),
-        ("job", drawn.jobs, shapes.jobs_data(drawn.jobs, latest_runs=1)),
-    ):
-        for row, data in zip(rows, shaped, strict=True):
+    rows = marquez_graph.node_rows(drawn.dataset_ids, drawn.job_ids)
+    shaped: tuple[tuple[str, Sequence[Any], list[dict[str, Any]]], ...] = (
+        ("dataset", rows.datasets, shapes.datasets_data(rows.datasets)),
+        ("job", rows.jobs, shapes.jobs_data(rows.jobs, latest_runs=1)),
+    )
+    for kind, read, data_list in shaped:
+        for row, data in zip(read, data_list, strict=True):
             marquez_id = node_ids.node_id(kind, data["namespace"], data["name"])
-            ids[f"{kind}:{row.pk}"] = marquez_id
+            ids[f"{kind}:{row.id}"] = marquez_id
             nodes[marquez_id] = {
                 "id": marquez_id,
                 "type": kind.upper(),

@@ -11,6 +11,7 @@ Facets come from events: they go through the one redaction function like every r
 import hashlib
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -63,6 +64,19 @@ def _uuid5(space: bytes, text: str) -> str:
     return f"{hexed[:8]}-{hexed[8:12]}-{hexed[12:16]}-{hexed[16:20]}-{hexed[20:]}"
 
 
+def _redacted(facets: Any) -> Any:
+    """``redact(facets)``; an empty document (most nodes' facets) has nothing to redact and
+    is given as a new empty one, as ``redact`` gives it, without the walk's set-up."""
+    if not facets and type(facets) in (dict, list):
+        return type(facets)()
+    return redact(facets)
+
+
+def _tag_names(entries: Any) -> list[str]:
+    """``tags.marquez_names(entries)``: none for no tags (most nodes'), without the call."""
+    return tags.marquez_names(entries) if entries else []
+
+
 def job_version(namespace: str, name: str) -> str:
     """The catalog keeps one current version of a job: a stable id derived from its name."""
     return _uuid5(_VERSIONS.bytes, f"{namespace}\0{name}")
@@ -73,7 +87,7 @@ def job_uuid(namespace: str, name: str) -> str:
     return _uuid5(_JOBS.bytes, f"{namespace}\0{name}")
 
 
-def job_type(job: Job) -> str:
+def job_type(job: Job | marquez_graph.JobRow) -> str:
     return "STREAM" if job.processing_type.upper().startswith("STREAM") else "BATCH"
 
 
@@ -105,7 +119,7 @@ def run_data(
             "name": name,
             "version": version or job_version(namespace, name),
         },
-        "facets": redact(run.facets),
+        "facets": _redacted(run.facets),
     }
 
 
@@ -149,7 +163,9 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
 # --- jobs -----------------------------------------------------------------------------
 
 
-def jobs_data(jobs: list[Job], latest_runs: int = LATEST_RUNS) -> list[dict[str, Any]]:
+def jobs_data(
+    jobs: Sequence[Job | marquez_graph.JobRow], latest_runs: int = LATEST_RUNS
+) -> list[dict[str, Any]]:
     """Jobs (``parent`` selected) with latestRun, latestRuns (≤10), inputs and outputs:
     two queries for the whole page. ``latest_runs=1``: latestRun only (graph nodes, as
     Marquez's lineage graph gives them), which keeps a 200-node graph cheap."""
@@ -172,10 +188,20 @@ def jobs_data(jobs: list[Job], latest_runs: int = LATEST_RUNS) -> list[dict[str,
     return answer
 
 
+def _parent(job: Job | marquez_graph.JobRow) -> tuple[str, str] | None:
+    """The parent's (namespace, name): a row has it read; a ``Job`` its ``parent`` selected."""
+    if isinstance(job, marquez_graph.JobRow):
+        return job.parent
+    return (job.parent.namespace, job.parent.name) if job.parent_id and job.parent else None
+
+
 def _job(
-    job: Job, runs: list[job_reads.LatestRun], io: dict[str, list[dict[str, str]]]
+    job: Job | marquez_graph.JobRow,
+    runs: list[job_reads.LatestRun],
+    io: dict[str, list[dict[str, str]]],
 ) -> dict[str, Any]:
-    facets = redact(job.facets)
+    facets = _redacted(job.facets)
+    parent = _parent(job)
     described = documentation.description(facets)
     version = job_version(job.namespace, job.name)
     run_shapes = [run_data(run, job.namespace, job.name, version) for run in runs]
@@ -184,10 +210,8 @@ def _job(
         "type": job_type(job),
         "name": job.name,
         "simpleName": job.name.rsplit(".", 1)[-1],
-        "parentJobName": job.parent.name if job.parent_id and job.parent else None,
-        "parentJobUuid": job_uuid(job.parent.namespace, job.parent.name)
-        if job.parent_id and job.parent
-        else None,
+        "parentJobName": parent[1] if parent else None,
+        "parentJobUuid": job_uuid(*parent) if parent else None,
         "createdAt": ts(job.first_seen),
         "updatedAt": ts(job.last_seen or job.updated_at),
         "namespace": job.namespace,
@@ -197,7 +221,7 @@ def _job(
         "description": job.description or described or None,
         "latestRun": run_shapes[0] if run_shapes else None,
         "latestRuns": run_shapes,
-        "tags": tags.marquez_names(job.tags),
+        "tags": _tag_names(job.tags),
         "facets": facets,
         "currentVersion": version,
     }
@@ -206,21 +230,24 @@ def _job(
 # --- datasets -------------------------------------------------------------------------
 
 
-def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
+def datasets_data(datasets: Sequence[Dataset | marquez_graph.DatasetRow]) -> list[dict[str, Any]]:
     """Datasets with schema fields, column lineage, lastModifiedAt and currentVersion:
     two queries for the whole page (the fields and newest writes one, ADR 0116)."""
     ids = [dataset.id for dataset in datasets]
-    field_tags = {dataset.id: tags.marquez_field_names(dataset.tags) for dataset in datasets}
+    field_tags = {
+        dataset.id: tags.marquez_field_names(dataset.tags) if dataset.tags else {}
+        for dataset in datasets
+    }
     facts = marquez_graph.dataset_facts(ids)
     fields = {
         dataset_id: [
             {
-                "name": row["name"],
-                "type": row["type"] or None,
-                "tags": field_tags[dataset_id].get(row["name"], []),
-                "description": row["description"] or None,
+                "name": name,
+                "type": kind or None,
+                "tags": field_tags[dataset_id].get(name, []),
+                "description": description or None,
             }
-            for row in rows
+            for name, kind, description in rows
         ]
         for dataset_id, rows in facts.fields.items()
     }
@@ -246,14 +273,14 @@ def datasets_data(datasets: list[Dataset]) -> list[dict[str, Any]]:
 
 
 def dataset_data(
-    dataset: Dataset,
+    dataset: Dataset | marquez_graph.DatasetRow,
     fields: list[dict[str, Any]],
     column_lineage: list[dict[str, Any]],
     last_modified: datetime | None,
     current_version: str | None,
 ) -> dict[str, Any]:
-    facets = redact(dataset.facets)
-    source = data_source.source_name(facets)
+    facets = _redacted(dataset.facets)
+    source = data_source.source_name(facets) if facets else None
     return {
         "id": {"namespace": dataset.namespace, "name": dataset.name},
         "type": dataset_type(dataset.namespace),
@@ -264,7 +291,7 @@ def dataset_data(
         "namespace": dataset.namespace,
         "sourceName": source if isinstance(source, str) and source else dataset.namespace,
         "fields": fields,
-        "tags": tags.marquez_names(dataset.tags),
+        "tags": _tag_names(dataset.tags),
         "lastModifiedAt": ts(last_modified),
         "lastLifecycleState": dataset.lifecycle_state or None,
         "lifecycleState": dataset.lifecycle_state or None,

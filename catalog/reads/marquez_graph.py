@@ -1,14 +1,15 @@
-"""What the Marquez mount's ``/lineage`` reads besides the walk: its root by name, with the
-two store-wide facts the walk is planned by, and its nodes' facts, few statements each.
+"""What the Marquez mount's ``/lineage`` reads besides the walk: its root by name, its nodes'
+whole rows, and their facts, one statement each.
 
-The root is found by its name (a Marquez node id names it) and handed to the walk as a
-row, so the walk does not read it again (``catalog.lineage.drawn``). A walk handed a row
-assumes the store holds declarations and retirements, as it cannot know otherwise: static
-reads (a step of the walk, a probe, three statements) and a retirement probe in every edge
-read were then sent for every Marquez graph, most of them finding nothing, as most stores
-declare nothing and retire little. The root's own statement reads both facts
-(``GraphRoot``), as the walk's root check does for the catalog's API (ADR 0104), anew on
-every request: nothing is remembered between requests (ADR 0116).
+The root is found by its name (a Marquez node id names it), as ``find_job`` and
+``find_dataset`` find it, and handed to the walk by id: the walk's root check reads the
+store's two facts it is planned by (ADR 0104), anew on every request.
+
+The drawn nodes are read as rows of the columns Marquez shows (``node_rows``), not as model
+instances: a graph of two hundred nodes spent more Python building ``Job`` and ``Dataset``
+instances (every column, every JSON column parsed) than shaping them, and the jobs' parents,
+joined by ``select_related``, were planned as a hash join over the whole job table (ADR
+0118). ``api.marquez.shapes`` reads a row as it reads an instance.
 
 The nodes' facts (a job's latest run, what it read and wrote; a dataset's schema fields and
 newest write) are one statement per kind of node, where they were two (ADR 0116): each is
@@ -22,39 +23,145 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField
-from django.db.models.expressions import RawSQL
 
-from catalog.models import Dataset, Job, any_declared_sql, any_retired_sql, writes
+from catalog.models import DatasetAlias, Job, writes
 from catalog.reads.jobs import LatestRun, Named
+from core.sql_arrays import bigint_array
+
+
+def root_id(kind: str, namespace: str, name: str) -> int | None:
+    """The id of the job or dataset (``kind``) of that name, as ``find_job`` and
+    ``find_dataset`` find it (a dataset by any name it was called, the rules applied); None
+    when there is none. Whether it is retired is the walk's root check's to say (it reads
+    the root by id, ``UnknownNode`` for a retired one, with the store's facts): the
+    retirement is not read twice (ADR 0118)."""
+    queryset: Any = (
+        Job.objects.for_name(namespace, name).values_list("id", flat=True)
+        if kind == "job"
+        else DatasetAlias.objects.for_name(namespace, name).values_list("dataset_id", flat=True)
+    )
+    return queryset.first()
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetRow:
+    """The columns of a dataset a Marquez Dataset shows (``shapes.dataset_data`` reads it as
+    it reads a ``Dataset``)."""
+
+    id: int
+    namespace: str
+    name: str
+    facets: Any
+    tags: Any
+    description: str
+    first_seen: datetime | None
+    last_seen: datetime | None
+    updated_at: datetime
+    lifecycle_state: str
+    is_dropped: bool
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    """The columns of a job a Marquez Job shows, with its parent's name (``parent``: None
+    for a job without one); ``shapes.jobs_data`` reads it as it reads a ``Job``."""
+
+    id: int
+    namespace: str
+    name: str
+    facets: Any
+    tags: Any
+    description: str
+    first_seen: datetime | None
+    last_seen: datetime | None
+    updated_at: datetime
+    processing_type: str
+    parent: Named | None
 
 
 @dataclass(frozen=True)
-class GraphRoot:
-    """The root's row (a job with its parent selected), and whether the store holds any
-    declaration (static lineage) and any retirement not restored, read with it."""
-
-    row: Dataset | Job
-    declarations: bool
-    retirements: bool
+class NodeRows:
+    datasets: list[DatasetRow]  # by id
+    jobs: list[JobRow]  # by id
 
 
-def graph_root(kind: str, namespace: str, name: str) -> GraphRoot | None:
-    """The current job or dataset (``kind``) of that name, as ``find_job`` and
-    ``find_dataset`` find it, with the store's two facts; None when there is none."""
-    facts = {
-        "store_declares": RawSQL(any_declared_sql(), (), output_field=BooleanField()),
-        "store_retires": RawSQL(any_retired_sql(), (), output_field=BooleanField()),
-    }
-    queryset: Any = (
-        Job.objects.current().for_name(namespace, name).select_related("parent")
-        if kind == "job"
-        else Dataset.objects.current().for_alias(namespace, name)
-    )
-    row = queryset.annotate(**facts).first()
-    if row is None:
-        return None
-    return GraphRoot(row, row.store_declares, row.store_retires)
+# Kind 0 a dataset, 1 a job with its parent's name: the parent is probed by its primary key
+# (OFFSET 0 keeps the lateral read a probe per job; joined, it was planned as a hash join
+# over the whole job table, ADR 0116's "Not yet").
+_NODE_ROWS = """
+SELECT 0, d.id, d.namespace, d.name, d.facets, d.tags, d.description, d.first_seen,
+       d.last_seen, d.updated_at, d.lifecycle_state, d.is_dropped, NULL::text, NULL::text
+FROM catalog_dataset d WHERE d.id = ANY(%(datasets)s::bigint[])
+UNION ALL
+SELECT 1, j.id, j.namespace, j.name, j.facets, j.tags, j.description, j.first_seen,
+       j.last_seen, j.updated_at, j.processing_type, NULL, p.namespace, p.name
+FROM catalog_job j
+LEFT JOIN LATERAL (
+    SELECT p.namespace, p.name FROM catalog_job p WHERE p.id = j.parent_id OFFSET 0
+) p ON true
+WHERE j.id = ANY(%(jobs)s::bigint[])
+ORDER BY 1, 2
+"""
+
+
+# Most nodes' facets and tags are empty: their text is not parsed (a new one each, as parsed).
+_EMPTY: dict[Any, type] = {"{}": dict, "[]": list}
+
+
+def _json(value: Any) -> Any:
+    """jsonb comes as text on Django's connections: parsed as its JSONField parses it."""
+    if not isinstance(value, str | bytes):
+        return value
+    empty = _EMPTY.get(value)
+    return empty() if empty is not None else json.loads(value)
+
+
+def node_rows(dataset_ids: list[int], job_ids: list[int]) -> NodeRows:
+    """The datasets' and jobs' rows (each once, by id): one statement, none for no node."""
+    datasets: list[DatasetRow] = []
+    jobs: list[JobRow] = []
+    if not (dataset_ids or job_ids):
+        return NodeRows(datasets, jobs)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _NODE_ROWS, {"datasets": bigint_array(dataset_ids), "jobs": bigint_array(job_ids)}
+        )
+        rows = cursor.fetchall()
+    for kind, key, namespace, name, facets, tags, described, first, last, updated, *rest in rows:
+        state_or_type, dropped, parent_ns, parent = rest
+        if kind == 0:
+            datasets.append(
+                DatasetRow(
+                    key,
+                    namespace,
+                    name,
+                    _json(facets),
+                    _json(tags),
+                    described,
+                    first,
+                    last,
+                    updated,
+                    state_or_type,
+                    dropped,
+                )
+            )
+        else:
+            jobs.append(
+                JobRow(
+                    key,
+                    namespace,
+                    name,
+                    _json(facets),
+                    _json(tags),
+                    described,
+                    first,
+                    last,
+                    updated,
+                    state_or_type,
+                    (parent_ns, parent) if parent is not None else None,
+                )
+            )
+    return NodeRows(datasets, jobs)
 
 
 @dataclass(frozen=True)
@@ -103,15 +210,13 @@ def job_facts(job_ids: list[int], runs: int, limit: int) -> JobFacts:
     if not job_ids:
         return JobFacts(latest, io)
     with connection.cursor() as cursor:
-        cursor.execute(_JOB_FACTS, {"jobs": job_ids, "runs": runs, "limit": limit})
+        cursor.execute(_JOB_FACTS, {"jobs": bigint_array(job_ids), "runs": runs, "limit": limit})
         rows = cursor.fetchall()
     for part, job_id, *run, facets, direction, namespace, name in rows:
         if part == 1:
             io[job_id][direction].append((namespace, name))
             continue
-        # jsonb comes as text on Django's connections; parsed as its JSONField parses it.
-        parsed = json.loads(facets) if isinstance(facets, str | bytes) else facets
-        latest[job_id].append(LatestRun(run[0], job_id, *run[1:], facets=parsed))  # type: ignore[misc]
+        latest[job_id].append(LatestRun(run[0], job_id, *run[1:], facets=_json(facets)))  # type: ignore[misc]
     return JobFacts(latest, io)
 
 
@@ -120,7 +225,7 @@ class DatasetFacts:
     """Each dataset's schema fields in order (``name``, ``type``, ``description``) and its
     newest write: (when, the writing run's runId)."""
 
-    fields: dict[int, list[dict[str, Any]]]
+    fields: dict[int, list[tuple[str, str, str]]]
     latest_writes: dict[int, tuple[datetime, str]]
 
 
@@ -147,16 +252,16 @@ ORDER BY part, dataset_id, k1
 
 def dataset_facts(dataset_ids: list[int]) -> DatasetFacts:
     """The datasets' fields and newest writes: one statement, none for no dataset."""
-    fields: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    fields: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
     latest: dict[int, tuple[datetime, str]] = {}
     if not dataset_ids:
         return DatasetFacts(fields, latest)
     with connection.cursor() as cursor:
-        cursor.execute(_DATASET_FACTS, {"datasets": dataset_ids})
+        cursor.execute(_DATASET_FACTS, {"datasets": bigint_array(dataset_ids)})
         rows = cursor.fetchall()
     for part, dataset_id, name, kind, description, last_seen, run_uuid in rows:
         if part == 0:
-            fields[dataset_id].append({"name": name, "type": kind, "description": description})
+            fields[dataset_id].append((name, kind, description))
         else:
             latest[dataset_id] = (last_seen, str(run_uuid))
     return DatasetFacts(fields, latest)

@@ -254,7 +254,8 @@ def test_query_counts_do_not_grow_with_the_page(mz):
 
 def test_graph_query_counts_are_pinned(world, mz):
     """A fixed handful per graph: the walk (catalog.lineage.graph, with its job edges: ADR 0027; its
-    nodes read as whole rows, the root not again: catalog.lineage.drawn) plus three for
+    root found by its name and checked by the walk, its nodes' columns in one statement:
+    catalog.lineage.drawn; the rows Marquez shows in one more, ADR 0118) plus three for
     Marquez's shapes (a job's latest run with its inputs and outputs one, a dataset's fields
     with its newest write one, its column lineage one: ADR 0116), one for the drawn jobs'
     every input and output (Marquez draws them all); which edges are current (ADR 0060) is
@@ -272,39 +273,29 @@ def test_graph_query_counts_are_pinned(world, mz):
     assert _queries(mz, "/column-lineage", nodeId=f"dataset:{S3}:raw/orders/daily") == 9
 
 
-def _row_reads(mz: MarquezClient, table: str, **params: str) -> tuple[list[int], list[str]]:
-    """The ids of ``table`` rows one /lineage request reads (whole or some columns; -1 for
-    a row found by its name), and the graph's node types."""
-    with CaptureQueriesContext(connection) as captured:
-        response = mz.get("/lineage", **params)
-    ids: list[int] = []
-    for query in captured:
-        sql = query["sql"]
-        # A job root's child-job lookup (ADR 0070) reads ids by parent, not rows: the
-        # children it finds are read whole once, with the other nodes.
-        if f'WHERE "{table}"."parent_id" =' in sql:
-            continue
-        if sql.startswith(f'SELECT "{table}"."id"'):
-            found = re.search(rf'"{table}"\."id" = ANY\(\'\{{([0-9,]*)\}}', sql)
-            ids.extend([int(n) for n in found.group(1).split(",")] if found else [-1])
-    return ids, [node["type"] for node in response.json()["graph"]]
-
-
 @pytest.mark.parametrize(
-    ("node", "table"),
-    [
-        (f"dataset:{S3}:raw/orders/daily", "catalog_dataset"),
-        (f"job:{JOB_NS}:etl.load_orders", "catalog_job"),
-    ],
+    "node", [f"dataset:{S3}:raw/orders/daily", f"job:{JOB_NS}:etl.load_orders"]
 )
-def test_lineage_reads_each_row_once(world, mz, node, table):
-    """The root once (by its name), every other node once (the graph's read is the
-    shapes'): as many rows read as nodes drawn, of the root's kind and the other."""
+def test_lineage_reads_each_row_once(world, mz, node):
+    """The root found by its name (its id only), the walk's own columns of its nodes in its
+    one statement, and every drawn node's row once, in one statement
+    (``catalog.reads.marquez_graph.node_rows``, ADR 0118): as many rows as nodes drawn, of
+    each kind, none twice; no model instance of a dataset or a job is read."""
     mz.get("/tags")
-    for read_table, kind in (("catalog_dataset", "DATASET"), ("catalog_job", "JOB")):
-        ids, types = _row_reads(mz, read_table, nodeId=node)
-        assert len(ids) == types.count(kind) and len(set(ids)) == len(ids), (read_table, ids)
-        assert ids.count(-1) == (1 if read_table == table else 0), (read_table, ids)
+    with CaptureQueriesContext(connection) as captured:
+        response = mz.get("/lineage", nodeId=node)
+    types = [item["type"] for item in response.json()["graph"]]
+    statements = [query["sql"] for query in captured]
+    (rows,) = [sql for sql in statements if "SELECT p.namespace, p.name FROM catalog_job p" in sql]
+    datasets, jobs = (
+        [int(n) for n in found.split(",") if n]
+        for found in re.findall(r"ANY\('\{([0-9,]*)\}'::bigint\[\]\)", rows)
+    )
+    assert len(datasets) == types.count("DATASET") and len(set(datasets)) == len(datasets)
+    assert len(jobs) == types.count("JOB") and len(set(jobs)) == len(jobs)
+    for table in ("catalog_dataset", "catalog_job"):
+        whole = f'SELECT "{table}"."id", "{table}"."namespace"'
+        assert not [sql for sql in statements if sql.startswith(whole)], table
 
 
 @pytest.mark.parametrize("host", ["marquez.example.com", "MARQUEZ.example.com:8000"])

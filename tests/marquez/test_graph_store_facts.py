@@ -1,21 +1,21 @@
-"""The Marquez graph reads the store's two facts with its root (ADR 0116).
+"""The Marquez graph's walk reads the store's two facts with its root (ADRs 0116, 0118).
 
-The mount hands the walk the root it found by name; a walk handed a row cannot know
-whether the store declares anything or retires anything, and assumed both: every Marquez
-graph then sent the static reads and the retirement probes. The root's statement now reads
-both facts. Each test renders every graph twice, as read and with both facts assumed (as it
-was), and holds the bytes equal: on a store with neither, with a declaration, and with a
-retirement; the statements fall only where a fact is false.
+A walk handed a root row cannot know whether the store declares anything or retires
+anything, and assumed both: every Marquez graph then sent the static reads and the
+retirement probes. ADR 0116 read both facts in the mount's root statement; since ADR 0118
+the mount hands the walk its root by id, and the walk's root check reads them, as for the
+catalog's own graph (ADR 0104). Each test renders every graph twice, as read and with both
+facts assumed (the root check patched to say both), and holds the bytes equal: on a store
+with neither, with a declaration, and with a retirement; the statements fall only where a
+fact is false.
 """
-
-from dataclasses import replace
 
 import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from catalog.reads import marquez_graph
+from catalog.lineage import graph
 from catalog.services.derive import derive_events
 from ingest.models import Event
 from ingest.services import create_token
@@ -48,14 +48,14 @@ def _both_ways(
 ) -> tuple[dict, dict]:
     """Each node's graph as read and with both facts assumed; the bodies equal."""
     read = _answers(mz, nodes)
-    found = marquez_graph.graph_root
+    checked = graph._root_job
 
-    def assumed(kind: str, namespace: str, name: str) -> marquez_graph.GraphRoot | None:
-        root = found(kind, namespace, name)
-        return root and replace(root, declarations=True, retirements=True)
+    def assumed(*args: object) -> tuple[int | None, bool, bool]:
+        root_job, _, _ = checked(*args)  # type: ignore[arg-type]
+        return root_job, True, True
 
     with monkeypatch.context() as patched:
-        patched.setattr(marquez_graph, "graph_root", assumed)
+        patched.setattr(graph, "_root_job", assumed)
         before = _answers(mz, nodes)
     for node in nodes:
         assert read[node][0] == before[node][0], node
