@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
-from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import authentication, viewsets
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission, OperandHolder, SingleOperandHolder
@@ -17,6 +16,7 @@ from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
 from api.access import sees_retired
+from api.filters import FilterBackend
 from api.pagination import CursorPage, invalid_cursor
 from api.params import nul_parameter
 from api.problems import bad_parameter
@@ -90,7 +90,7 @@ class ReadOnlyViewSet(ReadAccessMixin, viewsets.ReadOnlyModelViewSet):
     """
 
     pagination_class = CursorPage
-    filter_backends = [DjangoFilterBackend]
+    filter_backends = [FilterBackend]
     detail_queryset: Any = None
     detail_serializer_class: Any = None
 

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
+from core import prepared
 from core.problems import FieldError, Problem
 from ingest.derivation_status import PENDING
 from ingest.enqueue import enqueue_derivation_on_commit
@@ -148,54 +149,13 @@ def check_sizes(rows: Sequence[SerialisedEvent]) -> None:
         )
 
 
-# Django opens connections with psycopg's ``prepare_threshold`` None, under which psycopg
-# prepares nothing, even when asked. This threshold is one no query reaches by repetition:
-# on a connection the single-event INSERT was prepared on, psycopg still prepares only
-# what asks for it (``prepare=True``), so every other statement is sent as before.
-_ONLY_WHEN_ASKED = 2**62
-
-
-class _PreparingCursor(psycopg.Cursor[Any]):
-    """A psycopg cursor whose statements are prepared on the connection at their first
-    execution and reused after it (Django's wrapper passes no ``prepare`` argument)."""
-
-    def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
-        return super().execute(query, params, **{**options, "prepare": True})
-
-
-def _prepare_single_insert(database: Any) -> bool:
-    """Whether the single-event INSERT is prepared on ``database``'s connection (ADR 0112).
-
-    Only on a connection that is kept (``CONN_MAX_AGE`` not 0; None keeps it for good):
-    prepared once, it saves parsing and planning on every later event (PostgreSQL's CPU)
-    and the statement's text on the wire. A connection closed after each request would
-    prepare for one use, and ``CONN_MAX_AGE = 0`` is what docs/deploy.md asks for behind
-    PgBouncer in transaction mode, where the next transaction may run on a server
-    connection without it.
-    """
-    kept = database.settings_dict.get("CONN_MAX_AGE", 0) != 0
-    return kept and bool(settings.LINEAGE["PREPARE_INGEST_INSERT"])
-
-
 def _server_binding_cursor(prepare: bool = False) -> Any:
-    """A cursor that sends parameters apart from the SQL (Django's default binds them into
-    the SQL text on the client), wrapped like Django's own so queries are logged and
-    counted the same way. ``prepare``: the single-event INSERT, prepared where it pays."""
-    # One lookup: the ``connection`` proxy looks the connection up again on every attribute
-    # (a thread-local read each): about 3% of a single-event request's CPU, profiled.
-    database = connections[DEFAULT_DB_ALIAS]
-    database.ensure_connection()
-    # Typed as Any: django-stubs declare these wrappers' argument as a CursorWrapper, but
-    # Django passes them the database driver's own cursor, as here.
-    kind: type[psycopg.Cursor[Any]] = psycopg.Cursor
-    if prepare and _prepare_single_insert(database):
-        kind = _PreparingCursor
-        if database.connection.prepare_threshold is None:
-            database.connection.prepare_threshold = _ONLY_WHEN_ASKED
-    raw: Any = kind(database.connection)
-    if database.queries_logged:
-        return database.make_debug_cursor(raw)
-    return database.make_cursor(raw)
+    """A cursor that binds parameters on the server (``core.prepared``). ``prepare``: the
+    single-event INSERT, prepared on a kept connection unless
+    ``LINEAGE["PREPARE_INGEST_INSERT"]`` is off (ADR 0112)."""
+    return prepared.server_binding_cursor(
+        prepare and bool(settings.LINEAGE["PREPARE_INGEST_INSERT"])
+    )
 
 
 def _text(value: str | None) -> str | None:

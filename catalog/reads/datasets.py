@@ -8,6 +8,7 @@ from django.db import connection
 from catalog.models import DATASETS_BY_NAME, Dataset, DatasetField
 from catalog.names import naming
 from catalog.reads.counting import Page, offset_page
+from core.prepared import read_cursor
 
 
 def find_dataset(namespace: str, name: str) -> Dataset | None:
@@ -73,6 +74,8 @@ def job_links(
     links: dict[str, list[tuple[Any, ...]]] = {"output": [], "input": []}
     if not alias_ids:
         return links
+    # Not prepared (ADR 0119): its generic plan walks a direction's whole index in job order
+    # when the array and the limit are parameters; PostgreSQL plans it for each request.
     with connection.cursor() as cursor:
         cursor.execute(_JOB_LINKS, {"aliases": alias_ids, "limit": limit, "dataset": dataset_id})
         for direction, *row in cursor.fetchall():
@@ -89,11 +92,11 @@ FROM (
     SELECT 0 AS part, a.id, a.namespace, a.name, a.reason, a.reason_detail, a.reason_event_id,
            r.slug, a.first_seen, a.last_seen, a.namespace AS k1, a.name AS k2, a.id AS k3
     FROM catalog_dataset_alias a LEFT JOIN catalog_alias_rule r ON r.id = a.reason_rule_id
-    WHERE a.dataset_id = %(dataset)s
+    WHERE a.dataset_id = %(dataset)s::bigint
     UNION ALL
     SELECT 1, f.ordinal, f.name, f.type, f.description, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
            f.ordinal
-    FROM catalog_dataset_field f WHERE f.dataset_id = %(dataset)s
+    FROM catalog_dataset_field f WHERE f.dataset_id = %(dataset)s::bigint
 ) rows
 ORDER BY part, k1, k2, k3
 """
@@ -105,10 +108,11 @@ def aliases_and_fields(
     """The dataset's aliases by (namespace, name, id): (id, namespace, name, reason,
     reason_detail, reason_event_id, the rule's slug or None, first_seen, last_seen); and its
     schema fields in order: (ordinal, name, type, description). One statement where the
-    ORM's prefetches took two, each a round trip, a plan and model instances (ADR 0110)."""
+    ORM's prefetches took two, each a round trip, a plan and model instances (ADR 0110);
+    prepared on a kept connection (ADR 0119)."""
     aliases: list[tuple[Any, ...]] = []
     fields: list[tuple[int, str, str, str]] = []
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(_ALIASES_AND_FIELDS, {"dataset": dataset_id})
         for part, *row in cursor.fetchall():
             if part == 0:

@@ -23,6 +23,7 @@ from django.db import connection
 from catalog.facets import RUN_FACTS, run_tests
 from catalog.models import Run
 from catalog.models.writes import write_sql
+from core.prepared import read_cursor
 
 RELATED_LIMIT = 200
 _ROWS_PER_RUN = 10  # five facets, two directions: a run's rows about one alias at most
@@ -83,7 +84,7 @@ SELECT x.run_id, r.run_uuid, j.id, j.namespace, j.name, x.direction, x.name, x.v
 FROM unnest(%(aliases)s::bigint[]) AS a(id)
 CROSS JOIN LATERAL (
     SELECT f.run_id, f.direction, f.name, f.value FROM catalog_run_dataset_facet f
-    WHERE f.alias_id = a.id ORDER BY f.run_id DESC LIMIT %(rows)s
+    WHERE f.alias_id = a.id ORDER BY f.run_id DESC LIMIT %(rows)s::bigint
 ) x
 JOIN catalog_run r ON r.id = x.run_id
 JOIN catalog_job j ON j.id = r.job_id
@@ -93,10 +94,11 @@ ORDER BY x.run_id DESC, x.direction, x.name
 
 def of_dataset(alias_ids: list[int], runs: int = 10) -> list[dict[str, Any]]:
     """The facts the latest ``runs`` runs reported about the dataset (its aliases), newest
-    run first: one entry per (run, direction)."""
+    run first: one entry per (run, direction). One statement of a fixed text, prepared on a
+    kept connection (ADR 0119)."""
     if not alias_ids:
         return []
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:  # a fixed text: prepared on a kept connection (ADR 0119)
         cursor.execute(_OF_DATASET, {"aliases": alias_ids, "rows": runs * _ROWS_PER_RUN})
         rows = cursor.fetchall()
     entries: dict[tuple[int, str], dict[str, Any]] = {}
@@ -142,7 +144,7 @@ WITH writes AS (
     CROSS JOIN LATERAL (
         SELECT f.run_id, f.alias_id, f.name, f.value FROM catalog_run_dataset_facet f
         WHERE f.alias_id = a.id AND f.direction = 'input'
-        ORDER BY f.run_id DESC LIMIT %(rows)s
+        ORDER BY f.run_id DESC LIMIT %(rows)s::bigint
     ) x
     JOIN catalog_run_dataset r
         ON r.run_id = x.run_id AND r.alias_id = x.alias_id AND r.direction = 'input'

@@ -221,6 +221,7 @@ class LineageSettings(TypedDict):
     READ_STATEMENT_TIMEOUT_MS: int
     EXPERIMENTAL_LINEAGE_FACET: bool
     PREPARE_INGEST_INSERT: bool
+    PREPARE_READS: bool
 
 
 LINEAGE: LineageSettings = {
@@ -297,6 +298,9 @@ LINEAGE: LineageSettings = {
     # statements between transactions (PgBouncer in transaction mode before 1.21, or with
     # max_prepared_statements = 0) when connections are kept there too.
     "PREPARE_INGEST_INSERT": env_bool("LINEAGE_PREPARE_INGEST_INSERT", True),
+    # The dataset detail's fixed-text reads as prepared statements on kept connections, the
+    # same way and with the same pooler caveat (core/prepared.py, ADR 0119).
+    "PREPARE_READS": env_bool("LINEAGE_PREPARE_READS", True),
 }
 if LINEAGE["RETENTION_DAYS"] < 0:
     raise ImproperlyConfigured(

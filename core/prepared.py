@@ -1,0 +1,83 @@
+"""Statements prepared on kept database connections: the one place that decides when a
+statement may be prepared, and the cursor that does it (ADR 0112, ADR 0119).
+
+Django binds parameters into the SQL text on the client, so PostgreSQL parses and plans
+every statement anew. For a statement of one fixed text that runs on every request (the
+single-event INSERT, the dataset detail's reads), planning costs more than executing: a
+statement prepared once on a connection is bound to its parameters after that, and after
+five executions PostgreSQL may keep a generic plan, planned no more.
+
+Only on a connection that is kept (``CONN_MAX_AGE`` not 0; None keeps it for good): a
+connection closed after each request would prepare for one use, and ``CONN_MAX_AGE = 0``
+is what docs/deploy.md asks for behind PgBouncer in transaction mode, where the next
+transaction may run on a server connection without the statement. A pooler that keeps
+connections but loses prepared statements between transactions needs the caller's
+setting off (``LINEAGE_PREPARE_INGEST_INSERT``, ``LINEAGE_PREPARE_READS``).
+"""
+
+from typing import Any
+
+import psycopg
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections
+
+# Django opens connections with psycopg's ``prepare_threshold`` None, under which psycopg
+# prepares nothing, even when asked. This threshold is one no query reaches by repetition:
+# on a connection a statement was prepared on, psycopg still prepares only what asks for
+# it (``prepare=True``), so every other statement is sent as before.
+ONLY_WHEN_ASKED = 2**62
+
+
+class PreparingCursor(psycopg.Cursor[Any]):
+    """A psycopg cursor whose statements are prepared on the connection at their first
+    execution and reused after it (Django's wrapper passes no ``prepare`` argument)."""
+
+    logged = False  # the connection logs its queries (DEBUG, CaptureQueriesContext)
+
+    def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
+        result = super().execute(query, params, **{**options, "prepare": True})
+        if self.logged and self._query is None:
+            # psycopg sets no ``_query`` when it runs a prepared statement, and Django's
+            # query log reads the statement's text there (it logged None).
+            self._query = self._convert_query(query, params)
+        return result
+
+
+def connection_is_kept(database: Any) -> bool:
+    """Whether ``database``'s connection outlives the request (``CONN_MAX_AGE`` not 0)."""
+    return database.settings_dict.get("CONN_MAX_AGE", 0) != 0
+
+
+def server_binding_cursor(prepare: bool = False) -> Any:
+    """A cursor that sends parameters apart from the SQL (Django's default binds them into
+    the SQL text on the client), wrapped like Django's own so queries are logged and
+    counted the same way. ``prepare``: the caller's setting allows it; its statements are
+    then prepared when the connection is kept, and sent as before when it is not."""
+    # One lookup: the ``connection`` proxy looks the connection up again on every attribute
+    # (a thread-local read each): about 3% of a single-event request's CPU, profiled.
+    database = connections[DEFAULT_DB_ALIAS]
+    database.ensure_connection()
+    # Typed as Any: django-stubs declare these wrappers' argument as a CursorWrapper, but
+    # Django passes them the database driver's own cursor, as here.
+    kind: type[psycopg.Cursor[Any]] = psycopg.Cursor
+    if prepare and connection_is_kept(database):
+        kind = PreparingCursor
+        if database.connection.prepare_threshold is None:
+            database.connection.prepare_threshold = ONLY_WHEN_ASKED
+    raw: Any = kind(database.connection)
+    if database.queries_logged:
+        if isinstance(raw, PreparingCursor):
+            raw.logged = True
+        return database.make_debug_cursor(raw)
+    return database.make_cursor(raw)
+
+
+def read_cursor() -> Any:
+    """The cursor of a read whose SQL text is fixed: its parameters bound on the server and
+    the statement prepared on a kept connection, unless ``LINEAGE["PREPARE_READS"]`` is off
+    (then Django's cursor, as every other read). Only for a statement whose generic plan
+    suits every parameter: after five executions PostgreSQL may keep one plan for all of
+    them (ADR 0119 checked the dataset detail's; its job links are not prepared)."""
+    if not settings.LINEAGE["PREPARE_READS"]:
+        return connections[DEFAULT_DB_ALIAS].cursor()  # Django's own, parameters in the text
+    return server_binding_cursor(prepare=True)

@@ -1,0 +1,102 @@
+"""The dataset detail's fixed-text reads are prepared statements on kept connections only,
+and answer as before (core.prepared.read_cursor, ADR 0119)."""
+
+from collections.abc import Iterator
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from catalog.reads import datasets, run_facts
+from ingest.services import create_token
+from tests.api.factories import add_fields, make_dataset, make_job, make_job_edge
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def client() -> Iterator[Client]:
+    # A fresh database connection: nothing prepared on it by earlier tests.
+    connection.close()
+    secret = create_token("prepared-reads", "read")[1]
+    yield Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    connection.close()
+
+
+@pytest.fixture
+def dataset_id() -> int:
+    dataset = make_dataset("shop.public.orders")
+    add_fields(dataset, "id", "total")
+    job = make_job("load_orders")
+    make_job_edge(job, dataset, "output")
+    return dataset.id
+
+
+def _prepared() -> dict[str, int]:
+    """Each prepared statement of this connection's reads (by the table it reads first)
+    and how often it ran."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
+        rows = cursor.fetchall()
+    texts = {
+        "job_links": datasets._JOB_LINKS,
+        "aliases_and_fields": datasets._ALIASES_AND_FIELDS,
+        "run_facts": run_facts._OF_DATASET,
+    }
+    found = {}
+    for statement, runs in rows:
+        for name, text in texts.items():
+            if text.split("FROM", 1)[1][:60].split("%")[0] in statement:
+                found[name] = runs
+    return found
+
+
+def _detail(client: Client, dataset_id: int) -> bytes:
+    response = client.get(f"/api/v1/datasets/{dataset_id}")
+    assert response.status_code == 200, response.content
+    return response.content
+
+
+def test_the_detail_prepares_its_fixed_reads_once_and_answers_the_same(
+    client: Client, dataset_id: int, settings
+) -> None:
+    first = _detail(client, dataset_id)
+    for _ in range(6):  # past PostgreSQL's five custom plans: a generic plan serves it
+        assert _detail(client, dataset_id) == first
+    # The job links are not prepared: their generic plan walks an index (ADR 0119).
+    assert _prepared() == {"aliases_and_fields": 7, "run_facts": 7}
+    settings.LINEAGE = {**settings.LINEAGE, "PREPARE_READS": False}
+    connection.close()
+    assert _detail(client, dataset_id) == first
+    assert _prepared() == {}
+
+
+def test_a_connection_closed_after_each_request_prepares_nothing(
+    client: Client, dataset_id: int
+) -> None:
+    connection.ensure_connection()
+    kept = connection.settings_dict["CONN_MAX_AGE"]
+    connection.settings_dict["CONN_MAX_AGE"] = 0
+    try:
+        _detail(client, dataset_id)
+        connection.ensure_connection()
+        assert _prepared() == {}
+    finally:
+        connection.settings_dict["CONN_MAX_AGE"] = kept
+
+
+def test_the_setting_turns_it_off(client: Client, dataset_id: int, settings) -> None:
+    settings.LINEAGE = {**settings.LINEAGE, "PREPARE_READS": False}
+    _detail(client, dataset_id)
+    assert _prepared() == {}
+
+
+def test_the_query_log_keeps_a_prepared_statements_text(client: Client, dataset_id: int) -> None:
+    """psycopg sets no query text on a prepared execution; Django's log (DEBUG, the pinned
+    counts' CaptureQueriesContext) still shows each statement's."""
+    _detail(client, dataset_id)
+    with CaptureQueriesContext(connection) as queries:
+        _detail(client, dataset_id)
+    assert all(isinstance(query["sql"], str) for query in queries.captured_queries)
+    assert any("catalog_dataset_field f" in query["sql"] for query in queries.captured_queries)
