@@ -129,38 +129,13 @@ def node_rows(dataset_ids: list[int], job_ids: list[int]) -> NodeRows:
         rows = cursor.fetchall()
     for kind, key, namespace, name, facets, tags, described, first, last, updated, *rest in rows:
         state_or_type, dropped, parent_ns, parent = rest
+        # The columns both kinds show, in both rows' order; then each kind's last one.
+        shown = (key, namespace, name, _json(facets), _json(tags), described, first, last)
         if kind == 0:
-            datasets.append(
-                DatasetRow(
-                    key,
-                    namespace,
-                    name,
-                    _json(facets),
-                    _json(tags),
-                    described,
-                    first,
-                    last,
-                    updated,
-                    state_or_type,
-                    dropped,
-                )
-            )
+            datasets.append(DatasetRow(*shown, updated, state_or_type, dropped))
         else:
-            jobs.append(
-                JobRow(
-                    key,
-                    namespace,
-                    name,
-                    _json(facets),
-                    _json(tags),
-                    described,
-                    first,
-                    last,
-                    updated,
-                    state_or_type,
-                    (parent_ns, parent) if parent is not None else None,
-                )
-            )
+            parent_name = (parent_ns, parent) if parent is not None else None
+            jobs.append(JobRow(*shown, updated, state_or_type, parent_name))
     return NodeRows(datasets, jobs)
 
 
