@@ -44,11 +44,11 @@ JobLink = tuple[int, int, str]  # (job_id, dataset_id, direction)
 # the edges by their natural key (the unique (job, dataset, direction) index).
 #
 # The keys meet the reference runs first, in a subquery the planner plans apart (OFFSET 0):
-# two lists whose lengths it knows, so it hashes one. Joined after the edge table, it
-# estimated the drawn edges at one row (it multiplies the three key columns' selectivities)
-# and scanned the reference runs once per edge in a nested loop: on bench/read.py's
-# 1M-event store 569 edges x 271 jobs, 150,000 rows for ~16 ms of a 28 ms statement (ADR
-# 0117). The same rows: each key with its job's reference run, then its edge.
+# two lists whose lengths it knows (a hash join on both bench stores). Joined after the
+# edge table, it estimated the drawn edges at one row (it multiplies the three key columns'
+# selectivities) and scanned the reference runs once per edge in a nested loop: on
+# bench/read.py's 1M-event store 569 edges x 271 jobs, 150,000 rows for ~16 ms of a 28 ms
+# statement (ADR 0117). The same rows: each key with its job's reference run, then its edge.
 _DRAWN = """
 FROM (
     SELECT k.job_id, k.dataset_id, k.direction, ref.run_id
