@@ -11,17 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from catalog.facets import dataset_type
 from catalog.lineage import design_time, job_edges
 from catalog.lineage.request import Graph, GraphRequest
-from catalog.models import Dataset, DatasetAlias, Job
 from core.sql_arrays import bigint_array
 
 EdgeKey = tuple[str, int, int]  # (direction, dataset id, job id)
-# Only the columns a node shows: a dataset's or job's facets (schemas) can be large.
-NODE_COLUMNS = ("id", "namespace", "name", "first_seen", "last_seen")
 
 
 @dataclass(frozen=True)
@@ -36,29 +32,15 @@ class Drawn:
     job_rows: list[job_edges.JobEdgeRow]
 
 
-@dataclass(frozen=True)
-class NodeRows:
-    """How nodes are read: only the columns shown, or whole rows (``whole``), without
-    reading again the root the caller has (``root_row``)."""
-
-    root_job: int | None
-    root_row: Dataset | Job | None
-    whole: bool
-
-
 def assemble(
     graph: "Graph",
     drawn: Drawn,
     halves: set[EdgeKey],
     declared: design_time.Declared,
-    rows: NodeRows,
+    root_job: int | None,
 ) -> None:
     aggregated = _edges(graph, drawn, halves, declared)
-    job_depth = _job_depths(aggregated, drawn.depths, rows.root_job)
-    if rows.whole or rows.root_row is not None:
-        graph.nodes = _dataset_nodes(graph, drawn, rows) + _job_nodes(graph, drawn, rows, job_depth)
-    else:
-        graph.nodes = _shown_nodes(graph, drawn, job_depth)
+    graph.nodes = _shown_nodes(graph, drawn, _job_depths(aggregated, drawn.depths, root_job))
 
 
 # The columns the graph shows of its datasets (with their aliases) and jobs, in one
@@ -86,8 +68,9 @@ ORDER BY 1, 2, 3, 4, 10
 
 
 def _shown_nodes(graph: "Graph", drawn: Drawn, job_depth: dict[int, int]) -> list[dict[str, Any]]:
-    """The nodes as ``_dataset_nodes`` and ``_job_nodes`` build them from the columns
-    shown, read in one statement (``_NODES``)."""
+    """The datasets and jobs drawn, as the API shows them (its serializers' field order),
+    from only the columns shown (a node's facets can be large), read in one statement
+    (``_NODES``)."""
     with connection.cursor() as cursor:
         cursor.execute(
             _NODES,
@@ -203,103 +186,3 @@ def _job_depths(
     if root_job is not None:
         job_depth[root_job] = 0
     return job_depth
-
-
-def _read(model: type[Dataset] | type[Job], ids: set[int], rows: NodeRows) -> list[Any]:
-    """The nodes' rows by id, each read once: the root the caller has is not read again."""
-    known = rows.root_row if isinstance(rows.root_row, model) else None
-    wanted = ids - {known.pk} if known is not None else ids
-    found: list[Any] = []
-    if wanted:
-        queryset: Any = model.objects.filter(id__any=wanted).order_by("id")
-        if rows.whole:
-            found = list(queryset.select_related("parent") if model is Job else queryset)
-        else:
-            columns: tuple[str, ...] = NODE_COLUMNS + (
-                ("is_dropped",) if model is Dataset else ("lineage_edges_cut",)
-            )
-            if model is Dataset:  # read with the row: whether it folds away (ADR 0089)
-                queryset = queryset.annotate(is_temporary=_TEMPORARY)
-                columns += ("is_temporary",)
-            found = [_Columns(values) for values in queryset.values(*columns)]
-    if known is not None and known.pk in ids:
-        found.append(known)
-        found.sort(key=lambda row: row.pk)
-    return found
-
-
-_TEMPORARY = ExpressionWrapper(Q(**dataset_type.temporary_lookup()), output_field=BooleanField())
-
-
-class _Columns:
-    """A ``values()`` row read like a model instance (``row.name``), so both reads share
-    the node builders."""
-
-    def __init__(self, values: dict[str, Any]) -> None:
-        self.__dict__.update(values)
-        self.pk = values["id"]
-
-
-def _dataset_nodes(graph: "Graph", drawn: Drawn, rows: NodeRows) -> list[dict[str, Any]]:
-    aliases: dict[int, list[dict[str, str]]] = defaultdict(list)
-    for alias in (
-        DatasetAlias.objects.filter(dataset_id__any=drawn.chosen)
-        .order_by("dataset_id", "namespace", "name", "id")
-        .values("dataset_id", "namespace", "name", "reason")
-    ):
-        aliases[alias["dataset_id"]].append(
-            {"namespace": alias["namespace"], "name": alias["name"], "reason": alias["reason"]}
-        )
-    nodes = []
-    for dataset in _read(Dataset, drawn.chosen, rows):
-        node_id = f"dataset:{dataset.id}"
-        if rows.whole:
-            graph.rows[node_id] = dataset
-        if (
-            dataset_type.is_temporary(dataset.facets)
-            if rows.whole
-            else getattr(dataset, "is_temporary", False)
-        ):
-            graph.temporary.add(dataset.id)
-        nodes.append(
-            {
-                "id": node_id,
-                "type": "dataset",
-                "dataset_id": dataset.id,
-                "namespace": dataset.namespace,
-                "name": dataset.name,
-                "depth": drawn.depths[dataset.id],
-                "aliases": aliases[dataset.id],
-                "is_dropped": dataset.is_dropped,
-                "first_seen": dataset.first_seen,
-                "last_seen": dataset.last_seen,
-            }
-        )
-    return nodes
-
-
-def _job_nodes(
-    graph: "Graph", drawn: Drawn, rows: NodeRows, job_depth: dict[int, int]
-) -> list[dict[str, Any]]:
-    nodes = []
-    for job in _read(Job, drawn.jobs, rows):
-        node_id = f"job:{job.id}"
-        if job.lineage_edges_cut:
-            graph.run_edges_cut.append(node_id)
-        if rows.whole:
-            graph.rows[node_id] = job
-        nodes.append(
-            {
-                "id": node_id,
-                "type": "job",
-                "job_id": job.id,
-                "namespace": job.namespace,
-                "name": job.name,
-                "depth": job_depth.get(job.id, 0),
-                "aliases": [],
-                "is_dropped": False,
-                "first_seen": job.first_seen,
-                "last_seen": job.last_seen,
-            }
-        )
-    return nodes

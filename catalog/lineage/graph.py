@@ -295,23 +295,15 @@ class _Choice:
     omitted_jobs: set[int] = field(default_factory=set)
 
 
-def lineage_graph(
-    request: GraphRequest,
-    root_row: Dataset | Job | None = None,
-    rows: bool = False,
-    prebuild: bool = False,
-) -> Graph:
+def lineage_graph(request: GraphRequest, prebuild: bool = False) -> Graph:
     """The graph around ``request.root``; raises UnknownNode when the root does not exist.
 
-    ``root_row``: the root as the caller already read it (not read again). ``rows``: the
-    nodes are read as whole rows (jobs with their parent), kept in ``Graph.rows`` by node id,
-    for a caller that shows more of each node than the graph does (the Marquez mount).
     ``prebuild``: a caller that only renders the answer (the API's graph) takes the nodes
     and edges as JSON text (``Graph.prebuilt``) where ``prebuilt.applies`` (ADR 0109).
     """
     directions = {"upstream": [True], "downstream": [False], "both": [True, False]}
     upstreams = directions[request.direction]
-    root_job, declarations, retirements = _root_job(request.root, root_row)
+    root_job, declarations, retirements = _root_job(request.root)
     if not (declarations and retirements):  # a copy: the caller's request is not changed
         request = replace(request, declarations=declarations, retirements=retirements)
     child_limit = min(child_jobs.CHILDREN_PER_PARENT, request.max_nodes - 1)
@@ -329,7 +321,7 @@ def lineage_graph(
     # and no drawn dataset is temporary (build says None, and the Python assembly folds).
     built = (
         prebuilt.build(chosen, drawn, root_job)
-        if prebuild and root_row is None and prebuilt.applies(request, child_ids, rows)
+        if prebuild and prebuilt.applies(request, child_ids)
         else None
     )
     if built is not None:
@@ -347,7 +339,7 @@ def lineage_graph(
             replace(chosen, job_rows=job_rows),
             drawn,
             declared,
-            assembly.NodeRows(root_job, root_row, rows),
+            root_job,
         )
     if root_job is not None:
         child_jobs.draw(graph, root_job, child_ids)
@@ -384,10 +376,10 @@ def lineage_graph(
     return graph
 
 
-def _root_job(root: NodeRef, root_row: Dataset | Job | None) -> tuple[int | None, bool, bool]:
+def _root_job(root: NodeRef) -> tuple[int | None, bool, bool]:
     """The root job's id (None for a dataset root), whether the store holds any declaration
     (static lineage), and whether anything is retired; UnknownNode when the root is not
-    there. A root the caller read is not looked up again (and both are then assumed).
+    there.
 
     The two store-wide facts are read in the root's statement, for nothing (ADR 0104). Most
     stores declare nothing and retire little: the static reads (a step of the walk, a probe,
@@ -396,8 +388,6 @@ def _root_job(root: NodeRef, root_row: Dataset | Job | None) -> tuple[int | None
     by every graph, so a declaration or a retirement committed before a request is seen by
     it: nothing is remembered between requests.
     """
-    if root_row is not None:
-        return (root_row.pk if root.kind == "job" else None), True, True
     kind = RetiredKind.JOB if root.kind == "job" else RetiredKind.DATASET
     table = (Job if root.kind == "job" else Dataset)._meta.db_table
     # ``objects.current().filter(pk=...).exists()`` as SQL: the ORM's compilation cost more

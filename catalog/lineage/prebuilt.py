@@ -49,18 +49,16 @@ class Prebuilt:
     run_edges_cut: list[str]
 
 
-def applies(request: GraphRequest, child_ids: list[int], whole_rows: bool) -> bool:
+def applies(request: GraphRequest, child_ids: list[int]) -> bool:
     """Whether the graph's nodes and edges can be prebuilt: only what this module draws is
-    asked for. Declared lineage (static edges and flags), column and control edges, a
-    parent's child jobs and whole rows (the Marquez mount) are drawn by the Python assembly.
-    A temporary dataset among the drawn is found by the statement itself (``build``)."""
+    asked for. Declared lineage (static edges and flags), column and control edges and a
+    parent's child jobs are drawn by the Python assembly. A temporary dataset among the drawn is found by the statement itself (``build``)."""
     return (
         request.observed
         and not request.reads_static
         and not request.columns
         and not request.control
         and not child_ids
-        and not whole_rows
     )
 
 

@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from catalog.models import Dataset, Job
-
 Direction = Literal["upstream", "downstream", "both"]
 # Which lineage a read walks: what runs did, what JobEvents declare, or both (ADR 0061).
 Lineage = Literal["observed", "static", "all"]
@@ -92,8 +90,6 @@ class Graph:
     cut: dict[str, Any] = field(default_factory=dict)
     # Internal: the JobLineageEdge id behind each bipartite edge (for diffs).
     edge_sources: dict[str, list[int]] = field(default_factory=dict)
-    # Internal: each node's whole row by node id, when asked for (``lineage_graph(rows=)``).
-    rows: dict[str, Dataset | Job] = field(default_factory=dict)
     # Internal: the drawn jobs a run of which had dataset pairs cut (Job.lineage_edges_cut).
     run_edges_cut: list[str] = field(default_factory=list)
     # Internal: the drawn datasets typed temporary job outputs, and those folded into

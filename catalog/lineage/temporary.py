@@ -66,8 +66,6 @@ def fold(graph: Graph, temporary: set[int], column_limit: int) -> None:
             graph.edge_sources.pop(edge["id"], None)
     graph.edges = kept + [links[key] for key in sorted(links)]
     graph.nodes = [node for node in graph.nodes if node["id"] not in folded]
-    for ref in folded:
-        graph.rows.pop(ref, None)
     graph.folded = {int(ref.split(":")[1]) for ref in folded}
     if graph.column_edges is not None and graph.dataset_dependencies is not None:
         _fold_columns(graph, folded, column_limit)

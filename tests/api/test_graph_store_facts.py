@@ -73,8 +73,8 @@ def test_the_answers_are_the_bytes_the_full_reads_give(api, store, monkeypatch):
     skipping = [api.get(path) for path in paths]
     read_root = lineage._root_job
 
-    def as_if_the_store_declared_and_retired(root, root_row):
-        root_job, _, _ = read_root(root, root_row)
+    def as_if_the_store_declared_and_retired(root):
+        root_job, _, _ = read_root(root)
         return root_job, True, True
 
     monkeypatch.setattr(lineage, "_root_job", as_if_the_store_declared_and_retired)
