@@ -52,7 +52,8 @@ class Prebuilt:
 def applies(request: GraphRequest, child_ids: list[int]) -> bool:
     """Whether the graph's nodes and edges can be prebuilt: only what this module draws is
     asked for. Declared lineage (static edges and flags), column and control edges and a
-    parent's child jobs are drawn by the Python assembly. A temporary dataset among the drawn is found by the statement itself (``build``)."""
+    parent's child jobs are drawn by the Python assembly. A temporary dataset among the
+    drawn is found by the statement itself (``build``)."""
     return (
         request.observed
         and not request.reads_static
