@@ -71,7 +71,7 @@ _SETTINGS = (
 _SEARCH = f"""
 WITH hits AS (
   (SELECT 'dataset' AS type, a.dataset_id AS id, 'alias' AS field,
-          a.namespace || ' ' || a.name AS value,
+          a.namespace || ' ' || a.name AS value, NULL AS namespace, NULL AS name,
           word_similarity(%(q)s, a.name)
           + CASE WHEN lower(a.name) = %(lq)s OR right(lower(a.name), %(lqlen)s + 1)
                  IN ('.' || %(lq)s, '/' || %(lq)s) THEN 0.5 ELSE 0 END AS score
@@ -79,13 +79,13 @@ WITH hits AS (
    WHERE %(q)s <%% a.name AND a.dataset_id IS NOT NULL
    LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'dataset', a.dataset_id, 'alias', a.namespace || ' ' || a.name,
+  (SELECT 'dataset', a.dataset_id, 'alias', a.namespace || ' ' || a.name, NULL, NULL,
           0.5 + ts_rank({ALIAS_WORDS}, to_tsquery('simple', %(words)s))
    FROM catalog_dataset_alias a
    WHERE {ALIAS_WORDS} @@ to_tsquery('simple', %(words)s) AND a.dataset_id IS NOT NULL
    LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'job', j.id, 'name', j.namespace || ' ' || j.name,
+  (SELECT 'job', j.id, 'name', j.namespace || ' ' || j.name, j.namespace, j.name,
           word_similarity(%(q)s, j.name)
           + CASE WHEN lower(j.name) = %(lq)s OR right(lower(j.name), %(lqlen)s + 1)
                  IN ('.' || %(lq)s, '/' || %(lq)s) THEN 0.5 ELSE 0 END
@@ -93,42 +93,42 @@ WITH hits AS (
    WHERE %(q)s <%% j.name
    LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'job', j.id, 'words', j.namespace || ' ' || j.name,
+  (SELECT 'job', j.id, 'words', j.namespace || ' ' || j.name, j.namespace, j.name,
           0.45 + ts_rank({JOB_WORDS}, to_tsquery('simple', %(words)s))
    FROM catalog_job j
    WHERE {JOB_WORDS} @@ to_tsquery('simple', %(words)s)
    LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'dataset', d.id, 'description', left(d.description, 200),
+  (SELECT 'dataset', d.id, 'description', left(d.description, 200), NULL, NULL,
           0.4 + ts_rank({DATASET_DESCRIPTION}, websearch_to_tsquery('english', %(q)s))
    FROM catalog_dataset d
    WHERE {DATASET_DESCRIPTION} @@ websearch_to_tsquery('english', %(q)s)
    LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'dataset', d.id, 'tag', %(q)s, 0.9 FROM catalog_dataset d
+  (SELECT 'dataset', d.id, 'tag', %(q)s, NULL, NULL, 0.9 FROM catalog_dataset d
    WHERE d.tags @> %(tag)s::jsonb OR d.tags @> %(tag_value)s::jsonb LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'dataset', d.id, 'owner', %(q)s, 0.9 FROM catalog_dataset d
+  (SELECT 'dataset', d.id, 'owner', %(q)s, NULL, NULL, 0.9 FROM catalog_dataset d
    WHERE d.owners @> %(owner)s::jsonb LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'job', j.id, 'tag', %(q)s, 0.9 FROM catalog_job j
+  (SELECT 'job', j.id, 'tag', %(q)s, j.namespace, j.name, 0.9 FROM catalog_job j
    WHERE j.tags @> %(tag)s::jsonb OR j.tags @> %(tag_value)s::jsonb LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'job', j.id, 'owner', %(q)s, 0.9 FROM catalog_job j
+  (SELECT 'job', j.id, 'owner', %(q)s, j.namespace, j.name, 0.9 FROM catalog_job j
    WHERE j.owners @> %(owner)s::jsonb LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'dataset', f.dataset_id, 'column', f.name,
+  (SELECT 'dataset', f.dataset_id, 'column', f.name, NULL, NULL,
           0.8 * word_similarity(%(q)s, f.name)
    FROM catalog_dataset_field f
    WHERE %(q)s <%% f.name
    LIMIT %(cap)s)
 ),
 best AS (
-  SELECT DISTINCT ON (type, id) type, id, field, value, score
+  SELECT DISTINCT ON (type, id) type, id, field, value, namespace, name, score
   FROM hits ORDER BY type, id, score DESC, field
 ),
 ranked AS MATERIALIZED (
-  SELECT b.type, b.id, b.field, b.value,
+  SELECT b.type, b.id, b.field, b.value, b.namespace, b.name,
          b.score - CASE WHEN b.type = 'dataset' AND EXISTS (
              SELECT 1 FROM catalog_dataset_alias ca
              JOIN catalog_column_lineage_fact cf ON cf.source_alias_id = ca.id
@@ -141,12 +141,12 @@ ranked AS MATERIALIZED (
   FROM best b
 )
 SELECT b.type, b.id, b.field, b.value, round(b.score::numeric, 4)::float8,
-       COALESCE(d.namespace, j.namespace), COALESCE(d.name, j.name)
+       COALESCE(d.namespace, b.namespace), COALESCE(d.name, b.name)
 FROM ranked b
 LEFT JOIN catalog_dataset d ON b.type = 'dataset' AND d.id = b.id
-LEFT JOIN catalog_job j ON b.type = 'job' AND j.id = b.id
-WHERE COALESCE(d.id, j.id) IS NOT NULL {{type_filter}}
-  AND NOT {retired_sql(RetiredKind.DATASET, "d.id")} AND NOT {retired_sql(RetiredKind.JOB, "j.id")}
+WHERE (b.type = 'job' OR d.id IS NOT NULL) {{type_filter}}
+  AND NOT {retired_sql(RetiredKind.DATASET, "d.id")}
+  AND NOT (b.type = 'job' AND {retired_sql(RetiredKind.JOB, "b.id")})
 ORDER BY b.score DESC, b.type, b.id
 LIMIT %(limit)s OFFSET %(offset)s
 """
