@@ -105,7 +105,9 @@ def main() -> None:
         f"{'read':30} {'python':>7} {'backend':>8} {'stmts':>6} {'bytes':>8}"
         f" {'bare py':>8} {'bare be':>8} {'cpu/bare':>9}  load"
     )
-    with psycopg.connect(options.database, autocommit=True) as bare:
+    with psycopg.connect(
+        options.database, autocommit=True, options=bare_reads.BARE_OPTIONS
+    ) as bare:
         bare_pid = bare.info.backend_pid
         for name in wanted:
             pairs = scenarios[name]
