@@ -273,7 +273,10 @@ def against_bare(
         ],
         "search": [
             bare_reads.Pair(
-                f"/api/v1/search?q={word}", bare_reads.BARE_SEARCH, bare_reads.search_values(word)
+                f"/api/v1/search?q={word}",
+                bare_reads.BARE_SEARCH,
+                bare_reads.search_values(word),
+                bare_reads.SEARCH_SETTINGS,
             )
             for word in words
         ],

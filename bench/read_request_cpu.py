@@ -105,15 +105,13 @@ def main() -> None:
         f"{'read':30} {'python':>7} {'backend':>8} {'stmts':>6} {'bytes':>8}"
         f" {'bare py':>8} {'bare be':>8} {'cpu/bare':>9}  load"
     )
-    with psycopg.connect(
-        options.database, autocommit=True, options=bare_reads.BARE_OPTIONS
-    ) as bare:
+    with psycopg.connect(options.database, autocommit=True) as bare:
         bare_pid = bare.info.backend_pid
         for name in wanted:
             pairs = scenarios[name]
             for pair in pairs[: options.warmup]:
                 call(pair.path)
-                bare.execute(pair.sql, pair.values).fetchall()
+                bare_reads.run(bare, pair)
             measured = pairs[options.warmup :]
             with CaptureQueriesContext(connection) as queries:
                 size = len(call(measured[0].path))
@@ -138,7 +136,7 @@ def main() -> None:
                 python += time.process_time() - started
                 backend += backend_cpu_ms(pid) - backend_started
                 started, backend_started = time.process_time(), backend_cpu_ms(bare_pid)
-                bare.execute(pair.sql, pair.values).fetchall()
+                bare_reads.run(bare, pair)
                 bare_python += time.process_time() - started
                 bare_backend += backend_cpu_ms(bare_pid) - backend_started
             n = len(measured)
