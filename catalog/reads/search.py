@@ -18,6 +18,10 @@ A name's score is its word similarity to the query: ``similarity`` (the whole na
 never exceed it (the whole name is one of the extents ``word_similarity`` takes the best of,
 over a smaller denominator), so taking the greater of the two computed a trigram set per row
 for nothing (ADR 0111).
+A job hit carries the namespace and name of the job row its branch matched; only dataset
+hits are joined to their dataset for its name (an alias or column names a dataset by
+another name). Joining every hit to the job table had PostgreSQL hash all the jobs (10,000
+on bench/read.py's small store) to name a page of hits (ADR 0122).
 """
 
 import json
