@@ -272,7 +272,12 @@ def against_bare(
             for root in roots
         ],
         "search": [
-            bare_reads.Pair(f"/api/v1/search?q={word}", bare_reads.BARE_SEARCH, {"q": word})
+            bare_reads.Pair(
+                f"/api/v1/search?q={word}",
+                bare_reads.BARE_SEARCH,
+                bare_reads.search_values(word),
+                bare_reads.SEARCH_SETTINGS,
+            )
             for word in words
         ],
         "runs, deep cursor page": [

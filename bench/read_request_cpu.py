@@ -111,7 +111,7 @@ def main() -> None:
             pairs = scenarios[name]
             for pair in pairs[: options.warmup]:
                 call(pair.path)
-                bare.execute(pair.sql, pair.values).fetchall()
+                bare_reads.run(bare, pair)
             measured = pairs[options.warmup :]
             with CaptureQueriesContext(connection) as queries:
                 size = len(call(measured[0].path))
@@ -136,7 +136,7 @@ def main() -> None:
                 python += time.process_time() - started
                 backend += backend_cpu_ms(pid) - backend_started
                 started, backend_started = time.process_time(), backend_cpu_ms(bare_pid)
-                bare.execute(pair.sql, pair.values).fetchall()
+                bare_reads.run(bare, pair)
                 bare_python += time.process_time() - started
                 bare_backend += backend_cpu_ms(bare_pid) - backend_started
             n = len(measured)

@@ -10,7 +10,10 @@ What is searched, and with which index (migration 0003_read_api_search_indexes):
   and jobs, matched whole (jsonb containment, the GIN indexes of migration 0024; ADR 0083).
 What is retired (ADR 0078) is not found.
 A dataset only named inside another dataset's column lineage (no event reads, writes or
-describes it) ranks ``PHANTOM_PENALTY`` lower than its match.
+describes it) ranks ``PHANTOM_PENALTY`` lower than its match; that is probed per dataset hit
+through the indexes (``OFFSET 0`` keeps PostgreSQL from hashing the whole column-lineage and
+event-dataset tables for it instead: 2-3 ms per search at 10,000 column-lineage facts,
+growing with them; ADR 0122).
 Each branch reads at most ``CANDIDATES_PER_BRANCH`` index hits, so a query that matches half
 the catalog (a namespace) costs the same as one that matches ten rows; results are the best
 hit per dataset or job, ranked by score.
@@ -18,6 +21,10 @@ A name's score is its word similarity to the query: ``similarity`` (the whole na
 never exceed it (the whole name is one of the extents ``word_similarity`` takes the best of,
 over a smaller denominator), so taking the greater of the two computed a trigram set per row
 for nothing (ADR 0111).
+A job hit carries the namespace and name of the job row its branch matched; only dataset
+hits are joined to their dataset for its name (an alias or column names a dataset by
+another name). Joining every hit to the job table had PostgreSQL hash all the jobs (10,000
+on bench/read.py's small store) to name a page of hits (ADR 0122).
 """
 
 import json
@@ -71,7 +78,7 @@ _SETTINGS = (
 _SEARCH = f"""
 WITH hits AS (
   (SELECT 'dataset' AS type, a.dataset_id AS id, 'alias' AS field,
-          a.namespace || ' ' || a.name AS value,
+          a.namespace || ' ' || a.name AS value, NULL AS namespace, NULL AS name,
           word_similarity(%(q)s, a.name)
           + CASE WHEN lower(a.name) = %(lq)s OR right(lower(a.name), %(lqlen)s + 1)
                  IN ('.' || %(lq)s, '/' || %(lq)s) THEN 0.5 ELSE 0 END AS score
@@ -79,13 +86,13 @@ WITH hits AS (
    WHERE %(q)s <%% a.name AND a.dataset_id IS NOT NULL
    LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'dataset', a.dataset_id, 'alias', a.namespace || ' ' || a.name,
+  (SELECT 'dataset', a.dataset_id, 'alias', a.namespace || ' ' || a.name, NULL, NULL,
           0.5 + ts_rank({ALIAS_WORDS}, to_tsquery('simple', %(words)s))
    FROM catalog_dataset_alias a
    WHERE {ALIAS_WORDS} @@ to_tsquery('simple', %(words)s) AND a.dataset_id IS NOT NULL
    LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'job', j.id, 'name', j.namespace || ' ' || j.name,
+  (SELECT 'job', j.id, 'name', j.namespace || ' ' || j.name, j.namespace, j.name,
           word_similarity(%(q)s, j.name)
           + CASE WHEN lower(j.name) = %(lq)s OR right(lower(j.name), %(lqlen)s + 1)
                  IN ('.' || %(lq)s, '/' || %(lq)s) THEN 0.5 ELSE 0 END
@@ -93,60 +100,61 @@ WITH hits AS (
    WHERE %(q)s <%% j.name
    LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'job', j.id, 'words', j.namespace || ' ' || j.name,
+  (SELECT 'job', j.id, 'words', j.namespace || ' ' || j.name, j.namespace, j.name,
           0.45 + ts_rank({JOB_WORDS}, to_tsquery('simple', %(words)s))
    FROM catalog_job j
    WHERE {JOB_WORDS} @@ to_tsquery('simple', %(words)s)
    LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'dataset', d.id, 'description', left(d.description, 200),
+  (SELECT 'dataset', d.id, 'description', left(d.description, 200), NULL, NULL,
           0.4 + ts_rank({DATASET_DESCRIPTION}, websearch_to_tsquery('english', %(q)s))
    FROM catalog_dataset d
    WHERE {DATASET_DESCRIPTION} @@ websearch_to_tsquery('english', %(q)s)
    LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'dataset', d.id, 'tag', %(q)s, 0.9 FROM catalog_dataset d
+  (SELECT 'dataset', d.id, 'tag', %(q)s, NULL, NULL, 0.9 FROM catalog_dataset d
    WHERE d.tags @> %(tag)s::jsonb OR d.tags @> %(tag_value)s::jsonb LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'dataset', d.id, 'owner', %(q)s, 0.9 FROM catalog_dataset d
+  (SELECT 'dataset', d.id, 'owner', %(q)s, NULL, NULL, 0.9 FROM catalog_dataset d
    WHERE d.owners @> %(owner)s::jsonb LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'job', j.id, 'tag', %(q)s, 0.9 FROM catalog_job j
+  (SELECT 'job', j.id, 'tag', %(q)s, j.namespace, j.name, 0.9 FROM catalog_job j
    WHERE j.tags @> %(tag)s::jsonb OR j.tags @> %(tag_value)s::jsonb LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'job', j.id, 'owner', %(q)s, 0.9 FROM catalog_job j
+  (SELECT 'job', j.id, 'owner', %(q)s, j.namespace, j.name, 0.9 FROM catalog_job j
    WHERE j.owners @> %(owner)s::jsonb LIMIT %(cap)s)
   UNION ALL
-  (SELECT 'dataset', f.dataset_id, 'column', f.name,
+  (SELECT 'dataset', f.dataset_id, 'column', f.name, NULL, NULL,
           0.8 * word_similarity(%(q)s, f.name)
    FROM catalog_dataset_field f
    WHERE %(q)s <%% f.name
    LIMIT %(cap)s)
 ),
 best AS (
-  SELECT DISTINCT ON (type, id) type, id, field, value, score
+  SELECT DISTINCT ON (type, id) type, id, field, value, namespace, name, score
   FROM hits ORDER BY type, id, score DESC, field
 ),
+-- The phantom penalty probes the aliases of each dataset hit (OFFSET 0: not hashed, ADR 0122).
 ranked AS MATERIALIZED (
-  SELECT b.type, b.id, b.field, b.value,
+  SELECT b.type, b.id, b.field, b.value, b.namespace, b.name,
          b.score - CASE WHEN b.type = 'dataset' AND EXISTS (
              SELECT 1 FROM catalog_dataset_alias ca
              JOIN catalog_column_lineage_fact cf ON cf.source_alias_id = ca.id
-             WHERE ca.dataset_id = b.id
+             WHERE ca.dataset_id = b.id OFFSET 0
          ) AND NOT EXISTS (
              SELECT 1 FROM catalog_dataset_alias na
              JOIN catalog_event_dataset ne ON ne.alias_id = na.id
-             WHERE na.dataset_id = b.id AND ne.role IN {NAMED_ROLES}
+             WHERE na.dataset_id = b.id AND ne.role IN {NAMED_ROLES} OFFSET 0
          ) THEN {PHANTOM_PENALTY} ELSE 0 END AS score
   FROM best b
 )
 SELECT b.type, b.id, b.field, b.value, round(b.score::numeric, 4)::float8,
-       COALESCE(d.namespace, j.namespace), COALESCE(d.name, j.name)
+       COALESCE(d.namespace, b.namespace), COALESCE(d.name, b.name)
 FROM ranked b
 LEFT JOIN catalog_dataset d ON b.type = 'dataset' AND d.id = b.id
-LEFT JOIN catalog_job j ON b.type = 'job' AND j.id = b.id
-WHERE COALESCE(d.id, j.id) IS NOT NULL {{type_filter}}
-  AND NOT {retired_sql(RetiredKind.DATASET, "d.id")} AND NOT {retired_sql(RetiredKind.JOB, "j.id")}
+WHERE (b.type = 'job' OR d.id IS NOT NULL) {{type_filter}}
+  AND NOT {retired_sql(RetiredKind.DATASET, "d.id")}
+  AND NOT (b.type = 'job' AND {retired_sql(RetiredKind.JOB, "b.id")})
 ORDER BY b.score DESC, b.type, b.id
 LIMIT %(limit)s OFFSET %(offset)s
 """

@@ -3,8 +3,11 @@
 import pytest
 from django.db import connection
 
+from bench import bare_reads
 from catalog.models import Dataset
 from catalog.reads.search import search_catalog
+from catalog.services import retirement
+from catalog.services.retirement import Actor
 from tests.api.conftest import results
 from tests.api.factories import add_alias, add_fields, make_dataset, make_job
 from tests.api.project_fixtures import derive, fixture
@@ -113,3 +116,52 @@ def test_a_names_similarity_never_exceeds_its_word_similarity():
             [queries, names],
         )
         assert cursor.fetchone() == (len(queries) * len(names), 0)
+
+
+def test_a_job_hit_is_named_by_the_row_that_matched(api, catalog):
+    # Job hits carry the namespace and name their branch read (ADR 0122): the statement no
+    # longer joins the job table to name them, and a retired job is still hidden.
+    tagged = make_job("dag_7.load", namespace="prod", tags=[{"key": "pii", "hidden": False}])
+    owned = make_job("dag_8.load", owners=[{"name": "data-team", "hidden": False}])
+    named = {(hit["matched_field"], hit["namespace"], hit["name"]) for hit in hits(api, "pii")}
+    assert ("tag", "prod", "dag_7.load") in named
+    assert hits(api, "data-team")[0]["name"] == owned.name
+    assert hits(api, "rollup")[0]["name"] == "nightly.customer_rollup"
+    retirement.retire(tagged, Actor("token:ci"), "switched off")
+    assert all(hit["id"] != tagged.id for hit in hits(api, "pii") if hit["type"] == "job")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "customers",
+        "custmers",
+        "sales_orders",
+        "shipping_address",
+        "bought",
+        "rollup",
+        "revenue segment",
+        "snowflake",
+        "shop",
+        "pii",
+        "data-team",
+        "zz",
+    ],
+)
+def test_the_bare_search_answers_what_search_answers(catalog, query):
+    # bench/bare_reads.py's BARE_SEARCH is search's bare equivalent (issue 42): the same
+    # hits, names, order and scores, with no retirement or phantom on the store (ADR 0122).
+    make_job("dag_7.load", tags=[{"key": "pii", "hidden": False}])
+    make_job("dag_8.load", owners=[{"name": "data-team", "hidden": False}])
+    served = [
+        (h.type, h.id, h.matched_field, h.matched_value, h.score, h.namespace, h.name)
+        for h in search_catalog(query, 51)
+    ]
+    pair = bare_reads.Pair(
+        "", bare_reads.BARE_SEARCH, bare_reads.search_values(query), bare_reads.SEARCH_SETTINGS
+    )
+    bare = [
+        (*row[:4], round(row[4], 4), *row[5:])
+        for row in bare_reads.run(connection.connection, pair)
+    ]
+    assert bare == served
