@@ -25,9 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import bench_env, new_token
 from bench.read import cursor_at
-from bench.read_request_cpu import environ
+from bench.read_request_cpu import in_process_reader
 
 
 def backend_ns(pid: int) -> int:
@@ -42,14 +41,8 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=10, help="blocks of each variant")
     parser.add_argument("--block", type=int, default=20, help="requests per block")
     options = parser.parse_args()
-    env = bench_env(options.database)
-    token = new_token(env, "read", "fixed-cost-cpu")
-    os.environ.update(env)
-    import django
-
-    django.setup()
+    call = in_process_reader(options.database, "fixed-cost-cpu")
     from django.conf import settings
-    from django.core.wsgi import get_wsgi_application
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
     from django_filters.rest_framework import DjangoFilterBackend
@@ -60,7 +53,6 @@ def main() -> None:
     from api.views import catalog as views
     from catalog.models import Run
 
-    application = get_wsgi_application()
     rng = random.Random(7)
 
     run_page, model_queryset = views._run_page, Run.objects.for_list()
@@ -74,12 +66,6 @@ def main() -> None:
         views.RunViewSet.queryset = views.RUN_ROWS if after else model_queryset
         views._run_page = run_page if after else main_run_page
         settings.LINEAGE = {**settings.LINEAGE, "PREPARE_READS": after}
-
-    def call(path: str) -> None:
-        status: list[str] = []
-        body = b"".join(application(environ(path, token), lambda s, h: status.append(s)))
-        if not status[0].startswith("200"):
-            raise SystemExit(f"{path}: {status[0]} {body[:300]!r}")
 
     reads = {
         "dataset detail": lambda: f"/api/v1/datasets/{rng.randint(1, options.datasets)}",

@@ -22,7 +22,6 @@ Nothing is written but a read token per store.
 """
 
 import argparse
-import os
 import subprocess
 import sys
 import time
@@ -82,25 +81,10 @@ def sizes(database_url: str) -> str:
 
 def in_process(database_url: str, requests: int, warmup: int) -> None:
     """Runs in a child process: Django set up on ``database_url``, the WSGI app called."""
-    from bench.read_request_cpu import backend_cpu_ms, environ
+    from bench.read_request_cpu import backend_cpu_ms, in_process_reader
 
-    env = bench_env(database_url)
-    token = new_token(env, "read", "namespaces-cpu")
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.wsgi import get_wsgi_application
+    call = in_process_reader(database_url, "namespaces-cpu")
     from django.db import connection
-
-    application = get_wsgi_application()
-
-    def call(path: str) -> bytes:
-        status: list[str] = []
-        body = b"".join(application(environ(path, token), lambda s, h: status.append(s)))
-        if not status[0].startswith("200"):
-            raise SystemExit(f"{path}: {status[0]} {body[:300]!r}")
-        return body
 
     print(
         f"{'read':28} {'python':>7} {'backend':>8} {'wall p95':>9} {'stmts':>6} {'bytes':>7}"

@@ -24,6 +24,7 @@ import pstats
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -66,6 +67,31 @@ def environ(path: str, token: str) -> dict[str, object]:
     }
 
 
+def in_process_reader(database: str, token_name: str) -> Callable[[str], bytes]:
+    """Django set up in this process on ``database`` with the settings the bench's server
+    gets (``bench_env``), a new read token, and a function that GETs a path from the
+    shipped WSGI application with it and returns the body (anything but a 200 stops the
+    bench)."""
+    env = bench_env(database)
+    token = new_token(env, "read", token_name)
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.core.wsgi import get_wsgi_application
+
+    application = get_wsgi_application()
+
+    def call(path: str) -> bytes:
+        status: list[str] = []
+        body = b"".join(application(environ(path, token), lambda s, h: status.append(s)))
+        if not status[0].startswith("200"):
+            raise SystemExit(f"{path}: {status[0]} {body[:300]!r}")
+        return body
+
+    return call
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database", required=True)
@@ -75,17 +101,10 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="reads to measure (bench/read.py's names)")
     parser.add_argument("--profile", help="print cProfile's heaviest functions for this read")
     options = parser.parse_args()
-    env = bench_env(options.database)
-    token = new_token(env, "read", "read-request-cpu")
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.wsgi import get_wsgi_application
+    call = in_process_reader(options.database, "read-request-cpu")
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    application = get_wsgi_application()
     pick = argparse.Namespace(
         requests=options.warmup + options.requests,
         datasets=options.datasets,
@@ -93,13 +112,6 @@ def main() -> None:
     )
     scenarios = against_bare(pick, random.Random(11))
     wanted = [options.profile] if options.profile else options.only or list(scenarios)
-
-    def call(path: str) -> bytes:
-        status: list[str] = []
-        body = b"".join(application(environ(path, token), lambda s, h: status.append(s)))
-        if not status[0].startswith("200"):
-            raise SystemExit(f"{path}: {status[0]} {body[:300]!r}")
-        return body
 
     print(
         f"{'read':30} {'python':>7} {'backend':>8} {'stmts':>6} {'bytes':>8}"
