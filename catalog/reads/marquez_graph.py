@@ -44,9 +44,8 @@ def root_id(kind: str, namespace: str, name: str) -> int | None:
 
 
 @dataclass(frozen=True, slots=True)
-class DatasetRow:
-    """The columns of a dataset a Marquez Dataset shows (``shapes.dataset_data`` reads it as
-    it reads a ``Dataset``)."""
+class NodeRow:
+    """The columns a Marquez Dataset and Job both show, in the statement's order."""
 
     id: int
     namespace: str
@@ -57,24 +56,22 @@ class DatasetRow:
     first_seen: datetime | None
     last_seen: datetime | None
     updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetRow(NodeRow):
+    """The columns of a dataset a Marquez Dataset shows (``shapes.dataset_data`` reads it as
+    it reads a ``Dataset``)."""
+
     lifecycle_state: str
     is_dropped: bool
 
 
 @dataclass(frozen=True, slots=True)
-class JobRow:
+class JobRow(NodeRow):
     """The columns of a job a Marquez Job shows, with its parent's name (``parent``: None
     for a job without one); ``shapes.jobs_data`` reads it as it reads a ``Job``."""
 
-    id: int
-    namespace: str
-    name: str
-    facets: Any
-    tags: Any
-    description: str
-    first_seen: datetime | None
-    last_seen: datetime | None
-    updated_at: datetime
     processing_type: str
     parent: Named | None
 
