@@ -63,7 +63,7 @@ WITH RECURSIVE up(id, depth) AS (
     SELECT id, min(depth) AS depth FROM reached GROUP BY id
     ORDER BY min(depth), id LIMIT %(nodes)s
 )
-SELECT n.id, n.depth, d.namespace, d.name, NULL::bigint, NULL::text, NULL::text /*row*/
+SELECT n.id, n.depth, d.namespace, d.name, NULL::bigint, NULL::text, NULL::text
 FROM nodes n JOIN catalog_dataset d ON d.id = n.id
 UNION ALL
 SELECT e.source_id, e.target_id, NULL, NULL, e.job_id, j.namespace, j.name
@@ -75,9 +75,8 @@ WHERE e.source_id IN (SELECT id FROM nodes) AND e.target_id IN (SELECT id FROM n
 # %(links)s pairs), also past the walk: thousands at the 1M store. Each node is its whole
 # row (a job with its parent's name), each dataset with its schema fields, its newest
 # completed write and the column edges into it (with their sources' names), each job with
-# its latest started run and what it reads and writes by name. The old bare walk read the
-# walk's datasets' rows only (BARE_MARQUEZ_WALK_ONLY, kept to compare).
-BARE_MARQUEZ_WALK_ONLY = BARE_WALK.replace("NULL::text /*row*/", "d::text")
+# its latest started run and what it reads and writes by name. Before ADR 0118 the bare
+# walk read the walk's datasets' rows only.
 BARE_MARQUEZ_WALK = (
     BARE_WALK.split("nodes AS MATERIALIZED")[0]
     + """candidates AS MATERIALIZED (

@@ -75,11 +75,11 @@ def _root(node: node_ids.NodeId) -> Dataset | Job:
     if node.kind == "job":
         job = find_job(node.namespace, node.name)
         if job is None:
-            raise not_found(f"Job '{node.name}' in namespace '{node.namespace}'")
+            raise _unknown(node)
         return job
     dataset = find_dataset(node.namespace, node.name)
     if dataset is None:
-        raise not_found(f"Dataset '{node.name}' in namespace '{node.namespace}'")
+        raise _unknown(node)
     return dataset
 
 

@@ -416,11 +416,11 @@ def _reach(request: GraphRequest, upstreams: list[bool], child_ids: list[int]) -
         else:
             starts.append((upstream, _job_start([root.id, *child_ids], upstream, request), 1))
     walked = walks(starts, request)
+    depths = reach.depths
     for upstream in upstreams:
         found, capped = walked[upstream]
         reach.row_cap_hit = reach.row_cap_hit or capped
         reach.walked[upstream] = found
-        depths = reach.depths
         for dataset_id, depth in found.items():
             if depth < depths.get(dataset_id, depth + 1):
                 depths[dataset_id] = depth
