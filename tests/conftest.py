@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from django.test import Client
 
 from ingest import enqueue
@@ -124,6 +124,16 @@ def steady_token_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     from ingest import authentication
 
     monkeypatch.setattr(authentication, "_CACHE_SECONDS", 3600.0)
+
+
+@pytest.fixture
+def fresh_connection() -> Iterator[None]:
+    """The test's database connection opened for it alone, closed after it: nothing an
+    earlier test prepared on a kept connection is there (core.prepared, ADR 0112, 0119).
+    Ask for it before the fixtures that use the database."""
+    connection.close()
+    yield
+    connection.close()
 
 
 @pytest.fixture

@@ -1,27 +1,20 @@
 """The dataset detail's fixed-text reads are prepared statements on kept connections only,
 and answer as before (core.prepared.read_cursor, ADR 0119)."""
 
-from collections.abc import Iterator
-
 import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from catalog.reads import datasets, run_facts
-from ingest.services import create_token
 from tests.api.factories import add_fields, make_dataset, make_job, make_job_edge
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def client() -> Iterator[Client]:
-    # A fresh database connection: nothing prepared on it by earlier tests.
-    connection.close()
-    secret = create_token("prepared-reads", "read")[1]
-    yield Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
-    connection.close()
+def client(fresh_connection: None, read_client: Client) -> Client:
+    return read_client
 
 
 @pytest.fixture

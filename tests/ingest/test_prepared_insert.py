@@ -1,26 +1,19 @@
 """The single-event INSERT is a prepared statement on kept connections only (ADR 0112)."""
 
-from collections.abc import Iterator
-
 import orjson
 import pytest
 from django.db import connection
 from django.test import Client
 
 from ingest.models import Event
-from ingest.services import create_token
 from tests.ingest.helpers import LINEAGE, dumps, run_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def client() -> Iterator[Client]:
-    # A fresh database connection: nothing prepared on it by earlier tests.
-    connection.close()
-    secret = create_token("prepared", "ingest")[1]
-    yield Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
-    connection.close()
+def client(fresh_connection: None, ingest_client: Client) -> Client:
+    return ingest_client
 
 
 def _post(client: Client, event: dict) -> tuple[int, dict]:
