@@ -57,7 +57,7 @@ def main() -> None:
 
     run_page, model_queryset = views._run_page, Run.objects.for_list()
 
-    def main_run_page(view: Any) -> Any:  # main's: the rows taken after the filters
+    def main_run_page(view: Any, kept: Any = None) -> Any:  # 0119's before: rows after filters
         rows = view.filter_queryset(view.get_queryset()).list_rows()
         return view.get_paginated_response([run_item(row) for row in view.paginate_queryset(rows)])
 

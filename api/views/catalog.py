@@ -11,7 +11,14 @@ from rest_framework.response import Response
 from api import params
 from api.access import COLUMN_EDGE, DATASET, EVENT, JOB, RUN, RUN_FACT
 from api.base import ReadAccessMixin, ReadAPIView, ReadOnlyViewSet
-from api.filters import DatasetFilterSet, FilterBackend, JobFilterSet, RunFilterSet
+from api.filters import (
+    DatasetFilterSet,
+    FilterBackend,
+    JobFilterSet,
+    RunFilterSet,
+    names_a_filter,
+)
+from api.keyset_rows import KeysetRows
 from api.list_rows import dataset_detail, run_item
 from api.pagination import CursorPage, OffsetPage
 from api.problems import COMMON, WITH_404, not_found
@@ -38,6 +45,9 @@ RELATED_LIMIT = 200
 # Filters and the cursor apply to it as to the model's queryset: the same SQL
 # (tests/api/test_filter_backend.py).
 RUN_ROWS = Run.objects.for_list().list_rows()
+# What /runs reads when no filter is asked (every unfiltered page and each next one): the
+# unasked rows, their page statements compiled once per shape (api.keyset_rows, ADR 0123).
+RUN_PAGES = KeysetRows(RunFilterSet.unasked(RUN_ROWS))
 
 
 class NamespaceList(ReadAPIView):
@@ -197,7 +207,7 @@ class RunViewSet(ReadOnlyViewSet):
         return run
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return _run_page(self)
+        return _run_page(self, RUN_PAGES)
 
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         run = self.get_object()
@@ -232,10 +242,15 @@ class RunViewSet(ReadOnlyViewSet):
         return Response(RunDetailSerializer(run, context=context).data)
 
 
-def _run_page(view: Any) -> Response:
+def _run_page(view: Any, kept: KeysetRows | None = None) -> Response:
     """A page of runs as RunSerializer shows them, built from rows (``RUN_ROWS``,
-    api.list_rows)."""
-    page = view.paginate_queryset(view.filter_queryset(view.get_queryset()))
+    api.list_rows); a request that names no filter reads ``kept``'s statements, when the
+    view's rows are ``kept``'s (/runs; /jobs/{id}/runs adds its job)."""
+    if kept is not None and not names_a_filter(view.request.query_params, view.filterset_class):
+        rows = kept.shape()
+    else:
+        rows = view.filter_queryset(view.get_queryset())
+    page = view.paginate_queryset(rows)
     return view.get_paginated_response([run_item(row) for row in page])
 
 

@@ -21,6 +21,7 @@ from django.http import HttpRequest, HttpResponse
 
 from catalog.models import Dataset, Job, RetiredKind, Retirement
 from catalog.permissions import sees_retired
+from core.pages import for_pages
 
 _viewer: ContextVar[Any] = ContextVar("admin_viewer", default=None)
 
@@ -37,6 +38,8 @@ class AdminViewerMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not for_pages(request):  # the API draws no admin page (core/pages.py)
+            return self.get_response(request)
         token = _viewer.set(getattr(request, "user", None))
         try:
             return self.get_response(request)

@@ -45,7 +45,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # The admin's page helpers hide what is retired from a user who does not see it.
     "catalog.admin.visibility.AdminViewerMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    # Django's messages, for pages only: not for the API's paths (core/pages.py).
+    "core.pages.PageMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Serves the Marquez mount at plain /api/v1/ on MARQUEZ_API["HOSTS"] (docs/marquez.md).
     "api.marquez.hosts.MarquezHostsMiddleware",

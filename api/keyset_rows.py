@@ -1,0 +1,148 @@
+"""A list's rows for a cursor page from a statement the ORM compiled once per page shape.
+
+Why: compiling a run page's one statement (22 columns, the parent's runId subquery, the
+position, the order and the limit) cost the ORM 0.35-0.45 ms of Python on every request,
+about a third of ``/runs?limit=1`` and more than PostgreSQL spent running it (ADR 0123).
+For an unfiltered list the text differs between requests only in the position's value, the
+direction and the page's bounds. So the statement is compiled by the ORM, from the same
+queryset, the first time a shape is asked (the text is still the ORM's: no rule of the
+catalog is written a second time), and later requests bind their position into it.
+
+``KeysetRows(queryset).shape()`` stands where DRF's ``CursorPagination`` expects the list's
+queryset: it answers the three things that pagination does with one (``order_by`` its
+ordering, ``filter`` by one ``<column>__lt``/``__gt`` position, a slice) and reads the
+slice's rows, the dicts ``queryset`` itself gives (a ``values()`` queryset).
+tests/api/test_keyset_rows.py holds every shape (forward, backward, with and without a
+position, an offset) to the ORM's own rows for the same page.
+"""
+
+import threading
+from dataclasses import dataclass, replace
+from typing import Any
+
+from django.db import connections
+
+# Page shapes kept per list: directions x positions x page sizes x offsets that clients ask.
+# A forged cursor's offset makes a new shape, so the kept ones are bounded (oldest out).
+MAX_SHAPES = 256
+# Compiled in the position's place and found in the parameters: no real id is negative.
+_SENTINEL = -(2**62) - 12_345
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """One shape compiled: its text, its parameters with the position's index, the rows'
+    column names and the converters Django applies to them."""
+
+    sql: str
+    params: tuple[Any, ...]
+    position_index: int | None
+    names: tuple[str, ...]
+    converters: tuple[tuple[int, tuple[Any, ...], Any], ...]
+
+
+class KeysetRows:
+    """``queryset``'s (a ``values()`` queryset, ordered by an integer column) cursor pages,
+    each shape's statement compiled once per process."""
+
+    def __init__(self, queryset: Any) -> None:
+        self.queryset = queryset
+        self._statements: dict[tuple[Any, ...], _Statement] = {}
+        self._lock = threading.Lock()
+
+    def shape(self) -> "PageShape":
+        return PageShape(self)
+
+    def rows(
+        self,
+        ordering: tuple[str, ...],
+        lookup: tuple[str, str] | None,
+        position: int | None,
+        start: int,
+        stop: int,
+    ) -> list[dict[str, Any]]:
+        key = (ordering, lookup, start, stop)
+        statement = self._statements.get(key) or self._compile(key)
+        params = list(statement.params)
+        if statement.position_index is not None:
+            params[statement.position_index] = position
+        database = self.queryset.db
+        connection = connections[database]
+        with connection.cursor() as cursor:
+            cursor.execute(statement.sql, params)
+            fetched = cursor.fetchall()
+        names = statement.names
+        if not statement.converters:
+            return [dict(zip(names, row, strict=True)) for row in fetched]
+        rows = []
+        for values in fetched:
+            row = list(values)
+            for index, functions, expression in statement.converters:
+                value = row[index]
+                for function in functions:
+                    value = function(value, expression, connection)
+                row[index] = value
+            rows.append(dict(zip(names, row, strict=True)))
+        return rows
+
+    def _compile(self, key: tuple[Any, ...]) -> _Statement:
+        ordering, lookup, start, stop = key
+        queryset = self.queryset.order_by(*ordering)
+        if lookup is not None:
+            column, comparison = lookup
+            queryset = queryset.filter(**{f"{column}__{comparison}": _SENTINEL})
+        query = queryset[start:stop].query
+        compiler = query.get_compiler(self.queryset.db)
+        sql, params = compiler.as_sql()
+        position_index = None
+        if lookup is not None:
+            found = [index for index, value in enumerate(params) if value == _SENTINEL]
+            if len(found) != 1:  # the position is not one parameter: nothing to keep
+                raise ValueError(f"the position of {key!r} is not one parameter")
+            position_index = found[0]
+        names = tuple(query.selected) if query.selected else ()
+        if not names:
+            names = (*query.extra_select, *query.values_select, *query.annotation_select)
+        fields = [selected[0] for selected in compiler.select[: compiler.col_count]]
+        converters = tuple(
+            (index, tuple(functions), expression)
+            for index, (functions, expression) in compiler.get_converters(fields).items()
+        )
+        statement = _Statement(sql, tuple(params), position_index, names, converters)
+        with self._lock:  # the web server's threads share the kept statements
+            while len(self._statements) >= MAX_SHAPES:
+                self._statements.pop(next(iter(self._statements)), None)
+            self._statements[key] = statement
+        return statement
+
+
+@dataclass(frozen=True)
+class PageShape:
+    """What DRF's ``CursorPagination.paginate_queryset`` asks of a list's queryset, kept
+    until it slices: then the rows of that page, read by ``KeysetRows``."""
+
+    rows_of: KeysetRows
+    ordering: tuple[str, ...] = ()
+    lookup: tuple[str, str] | None = None
+    position: int | None = None
+
+    @property
+    def model(self) -> Any:
+        """The list's model, whose column checks a cursor's position (``decode_cursor``)."""
+        return self.rows_of.queryset.model
+
+    def order_by(self, *ordering: str) -> "PageShape":
+        return replace(self, ordering=ordering)
+
+    def filter(self, **position: Any) -> "PageShape":
+        ((name, value),) = position.items()
+        column, _, comparison = name.rpartition("__")
+        if comparison not in ("lt", "gt"):
+            raise ValueError(f"a cursor page filters by one position, not {name!r}")
+        # decode_cursor checked it with the column's own ``clean``: an integer's text
+        return replace(self, lookup=(column, comparison), position=int(value))
+
+    def __getitem__(self, bounds: slice) -> list[dict[str, Any]]:
+        return self.rows_of.rows(
+            self.ordering, self.lookup, self.position, bounds.start or 0, bounds.stop
+        )
