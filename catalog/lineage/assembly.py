@@ -29,7 +29,7 @@ class Drawn:
     jobs: set[int]
     depths: dict[int, int]
     edge_rows: list[tuple]
-    job_rows: list[job_edges.JobEdgeRow]
+    job_rows: list[job_edges.JobEdgeRow] | list[job_edges.KeyRow]  # KeyRow: figures not read
 
 
 def assemble(
@@ -38,9 +38,12 @@ def assemble(
     halves: set[EdgeKey],
     declared: design_time.Declared,
     root_job: int | None,
+    rows: list[tuple],
 ) -> None:
+    """The graph's edges and nodes (``rows``: ``node_rows``', read by the caller first, so
+    that it knows whether a drawn dataset is temporary before it reads the edges)."""
     aggregated = _edges(graph, drawn, halves, declared)
-    graph.nodes = _shown_nodes(graph, drawn, _job_depths(aggregated, drawn.depths, root_job))
+    graph.nodes = _shown_nodes(graph, drawn, rows, _job_depths(aggregated, drawn.depths, root_job))
 
 
 # The columns the graph shows of its datasets (with their aliases) and jobs, in one
@@ -67,16 +70,28 @@ ORDER BY 1, 2, 3, 4, 10
 """.replace("{temporary}", _IS_TEMPORARY)
 
 
-def _shown_nodes(graph: "Graph", drawn: Drawn, job_depth: dict[int, int]) -> list[dict[str, Any]]:
-    """The datasets and jobs drawn, as the API shows them (its serializers' field order),
-    from only the columns shown (a node's facets can be large), read in one statement
-    (``_NODES``)."""
+def node_rows(drawn: Drawn) -> list[tuple]:
+    """The columns shown of the datasets and jobs drawn (a node's facets can be large), in
+    one statement (``_NODES``)."""
     with connection.cursor() as cursor:
         cursor.execute(
             _NODES,
             {"datasets": bigint_array(drawn.chosen), "jobs": bigint_array(drawn.jobs)},
         )
-        rows = cursor.fetchall()
+        return cursor.fetchall()
+
+
+def any_temporary(rows: list[tuple]) -> bool:
+    """Whether ``node_rows`` hold a temporary dataset (a job output ``temporary.fold``
+    folds, ADR 0089)."""
+    return any(row[0] == 0 and row[7] for row in rows)
+
+
+def _shown_nodes(
+    graph: "Graph", drawn: Drawn, rows: list[tuple], job_depth: dict[int, int]
+) -> list[dict[str, Any]]:
+    """The datasets and jobs drawn, as the API shows them (its serializers' field order),
+    from ``node_rows``."""
     aliases: dict[int, list[dict[str, str]]] = defaultdict(list)
     for kind, node, namespace, name, _, _, _, _, reason, _ in rows:
         if kind == 1:

@@ -295,11 +295,15 @@ class _Choice:
     omitted_jobs: set[int] = field(default_factory=set)
 
 
-def lineage_graph(request: GraphRequest, prebuild: bool = False) -> Graph:
+def lineage_graph(request: GraphRequest, prebuild: bool = False, figures: bool = True) -> Graph:
     """The graph around ``request.root``; raises UnknownNode when the root does not exist.
 
     ``prebuild``: a caller that only renders the answer (the API's graph) takes the nodes
     and edges as JSON text (``Graph.prebuilt``) where ``prebuilt.applies`` (ADR 0109).
+    ``figures`` False: a caller that draws which edges there are, not their figures (the
+    Marquez mount), gets the same edges with the figures None (``job_edges.edge_keys``, no
+    reference run or currency read, ADR 0125), unless a drawn dataset is temporary (its
+    fold composes its halves' figures, ADR 0089).
     """
     directions = {"upstream": [True], "downstream": [False], "both": [True, False]}
     upstreams = directions[request.direction]
@@ -328,8 +332,15 @@ def lineage_graph(request: GraphRequest, prebuild: bool = False) -> Graph:
         graph.prebuilt = (built.nodes, built.edges)
         graph.run_edges_cut = built.run_edges_cut
     else:
+        # The nodes first: whether one is temporary decides whether figures are read.
+        node_rows = assembly.node_rows(chosen)
+        read = (
+            job_edges.job_edges
+            if figures or assembly.any_temporary(node_rows)
+            else job_edges.edge_keys
+        )
         job_rows = (
-            job_edges.job_edges(drawn, request.as_of, request.since, request.retirements)
+            read(drawn, request.as_of, request.since, request.retirements)
             if request.observed
             else []
         )
@@ -340,6 +351,7 @@ def lineage_graph(request: GraphRequest, prebuild: bool = False) -> Graph:
             drawn,
             declared,
             root_job,
+            node_rows,
         )
     if root_job is not None:
         child_jobs.draw(graph, root_job, child_ids)

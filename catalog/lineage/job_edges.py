@@ -28,6 +28,8 @@ def pair_condition(source: str, target: str, job: str, root_job: int | None) -> 
 JobEdgeRow = tuple[int, int, int, str, datetime, datetime, int, int, Any, str, bool]
 # (id, job_id, dataset_id, direction, first_seen, last_seen, run_count, completed run count,
 #  last run uuid, via, current: catalog.lineage.currency's test, in the same statement)
+# ``edge_keys``' rows: the first four, every figure None (not read).
+KeyRow = tuple[int, int, int, str, None, None, None, None, None, None, None]
 
 
 def filters(
@@ -162,6 +164,54 @@ def job_edges(
     with connection.cursor() as cursor:
         cursor.execute(reference + select, values)
         return cursor.fetchall()
+
+
+# The drawn keys that have a job edge in the window, without its figures: the same edges
+# as ``job_edges`` reads (every key meets its job's reference run there, which drops none),
+# with no reference run, last run or currency read (ADR 0125). Each key is a probe of the
+# unique (job, dataset, direction) index (a lateral read, OFFSET 0): joined, the planner
+# hashed the whole edge table on the small bench store, a read that grows with the table.
+_KEYS = """
+SELECT je.id, je.job_id, je.dataset_id, je.direction
+FROM unnest(%(jobs)s::bigint[], %(datasets)s::bigint[], %(directions)s::text[])
+     AS k(job_id, dataset_id, direction)
+CROSS JOIN LATERAL (
+    SELECT je.id, je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je
+    WHERE je.job_id = k.job_id AND je.dataset_id = k.dataset_id
+      AND je.direction = k.direction {filters}
+    OFFSET 0
+) je
+ORDER BY je.dataset_id, je.direction, je.job_id
+"""
+_NO_FIGURES = (None,) * 7
+
+
+def edge_keys(
+    keys: set[tuple[str, int, int]],
+    as_of: datetime | None,
+    since: datetime | None,
+    retired: bool = True,
+) -> list[KeyRow]:
+    """``job_edges``' rows with every figure None (first and last seen, the run counts, the
+    last run, via, current): which of ``keys`` have a job edge in the window, in the same
+    order, for a caller that draws the edges and not their figures (the Marquez mount,
+    ``catalog.lineage.drawn``). Reading no figure, it reads no reference run and no
+    currency, most of ``job_edges``' statement (ADR 0125)."""
+    if not keys:
+        return []
+    ordered = sorted(keys)
+    sql, values = filters(as_of, since, retired)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _KEYS.format(filters=sql),
+            {
+                **values,
+                "directions": "{" + ",".join(key[0] for key in ordered) + "}",
+                "datasets": bigint_array(key[1] for key in ordered),
+                "jobs": bigint_array(key[2] for key in ordered),
+            },
+        )
+        return [(*row, *_NO_FIGURES) for row in cursor.fetchall()]
 
 
 def drawn_sql(
