@@ -3,8 +3,6 @@ datasets' fields and newest writes: ``catalog.reads.marquez_graph``.)"""
 
 from typing import Any
 
-from django.db import connection
-
 from catalog.models import DATASETS_BY_NAME, Dataset, DatasetField
 from catalog.names import naming
 from catalog.reads.counting import Page, offset_page
@@ -43,41 +41,42 @@ def names_and_field_types(
 
 
 # Each direction's links to the dataset's aliases, in (job, link) order up to %(limit)s,
-# with the job's names and its job edge's run counts (0 without an edge).
+# with the job's names and its job edge's run counts (0 without an edge). The aliases are
+# the dataset's, found by it: keyed by the dataset alone, the statement is prepared, and its
+# generic plan is the custom one (the alias table's dataset index, then the link table's
+# alias index per alias, sorted). Given the aliases as an array, the generic plan read a
+# direction's whole unique index in job order (ADR 0119).
 _JOB_LINKS = """
 SELECT l.direction, l.job_id, j.namespace, j.name, l.declared, l.first_seen, l.last_seen,
        COALESCE(e.run_count, 0), COALESCE(e.completed_run_count, 0)
 FROM (
     (SELECT 0 AS part, id, direction, job_id, declared, first_seen, last_seen
-     FROM catalog_job_dataset WHERE alias_id = ANY(%(aliases)s::bigint[]) AND direction = 'output'
-     ORDER BY job_id, id LIMIT %(limit)s)
+     FROM catalog_job_dataset WHERE direction = 'output' AND alias_id IN (
+         SELECT a.id FROM catalog_dataset_alias a WHERE a.dataset_id = %(dataset)s::bigint)
+     ORDER BY job_id, id LIMIT %(limit)s::bigint)
     UNION ALL
     (SELECT 1, id, direction, job_id, declared, first_seen, last_seen
-     FROM catalog_job_dataset WHERE alias_id = ANY(%(aliases)s::bigint[]) AND direction = 'input'
-     ORDER BY job_id, id LIMIT %(limit)s)
+     FROM catalog_job_dataset WHERE direction = 'input' AND alias_id IN (
+         SELECT a.id FROM catalog_dataset_alias a WHERE a.dataset_id = %(dataset)s::bigint)
+     ORDER BY job_id, id LIMIT %(limit)s::bigint)
 ) l
 JOIN catalog_job j ON j.id = l.job_id
 LEFT JOIN catalog_job_edge e
-  ON e.job_id = l.job_id AND e.dataset_id = %(dataset)s AND e.direction = l.direction
+  ON e.job_id = l.job_id AND e.dataset_id = %(dataset)s::bigint AND e.direction = l.direction
 ORDER BY l.part, l.job_id, l.id
 """
 
 
-def job_links(
-    dataset_id: int, alias_ids: list[int], limit: int
-) -> dict[str, list[tuple[Any, ...]]]:
+def job_links(dataset_id: int, limit: int) -> dict[str, list[tuple[Any, ...]]]:
     """The jobs' links to the dataset's aliases by direction ("output", "input"), at most
     ``limit`` each in (job, link) order: (job id, namespace, name, declared, first_seen,
     last_seen, the job edge's ``run_count`` and ``completed_run_count``, 0 without one). One
     statement where the ORM took three: the dataset detail's statements are each a round
-    trip and a plan, which cost more than their execution (ADR 0105)."""
+    trip and a plan, which cost more than their execution (ADR 0105); prepared on a kept
+    connection (ADR 0124)."""
     links: dict[str, list[tuple[Any, ...]]] = {"output": [], "input": []}
-    if not alias_ids:
-        return links
-    # Not prepared (ADR 0119): its generic plan walks a direction's whole index in job order
-    # when the array and the limit are parameters; PostgreSQL plans it for each request.
-    with connection.cursor() as cursor:
-        cursor.execute(_JOB_LINKS, {"aliases": alias_ids, "limit": limit, "dataset": dataset_id})
+    with read_cursor() as cursor:
+        cursor.execute(_JOB_LINKS, {"dataset": dataset_id, "limit": limit})
         for direction, *row in cursor.fetchall():
             links[direction].append(tuple(row))
     return links

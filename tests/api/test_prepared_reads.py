@@ -1,12 +1,11 @@
 """The dataset detail's fixed-text reads are prepared statements on kept connections only,
-and answer as before (core.prepared.read_cursor, ADR 0119)."""
+and answer as before (core.prepared.read_cursor, ADR 0119; all of them since ADR 0124)."""
 
 import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from catalog.reads import datasets, run_facts
 from tests.api.factories import add_fields, make_dataset, make_job, make_job_edge
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -26,21 +25,29 @@ def dataset_id() -> int:
     return dataset.id
 
 
+# Each of the detail's statements, by a text only it holds.
+STATEMENTS = {
+    "row": '"catalog_retirement"',
+    "aliases_and_fields": "catalog_alias_rule",
+    "job_links": "catalog_job_edge e",
+    "column_lineage": "FROM catalog_column_lineage_edge c\nJOIN catalog_dataset s",
+    "declared_column_lineage": "catalog_static_column_lineage",
+    "outside_schema": "SELECT COUNT(*) FROM catalog_column_lineage_edge",
+    "run_facts": "catalog_run_dataset_facet",
+}
+
+
 def _prepared() -> dict[str, int]:
-    """Each prepared statement of this connection's reads (by the table it reads first)
-    and how often it ran."""
+    """Each prepared statement of this connection's reads (by ``STATEMENTS``) and how often
+    it ran."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
         rows = cursor.fetchall()
-    texts = {
-        "job_links": datasets._JOB_LINKS,
-        "aliases_and_fields": datasets._ALIASES_AND_FIELDS,
-        "run_facts": run_facts._OF_DATASET,
-    }
     found = {}
     for statement, runs in rows:
-        for name, text in texts.items():
-            if text.split("FROM", 1)[1][:60].split("%")[0] in statement:
+        for name, text in STATEMENTS.items():
+            if text in statement:
+                assert name not in found, f"{name} prepared twice: {statement}"
                 found[name] = runs
     return found
 
@@ -57,8 +64,8 @@ def test_the_detail_prepares_its_fixed_reads_once_and_answers_the_same(
     first = _detail(client, dataset_id)
     for _ in range(6):  # past PostgreSQL's five custom plans: a generic plan serves it
         assert _detail(client, dataset_id) == first
-    # The job links are not prepared: their generic plan walks an index (ADR 0119).
-    assert _prepared() == {"aliases_and_fields": 7, "run_facts": 7}
+    # Every statement of the detail is prepared, once (ADR 0124).
+    assert _prepared() == dict.fromkeys(STATEMENTS, 7)
     settings.LINEAGE = {**settings.LINEAGE, "PREPARE_READS": False}
     connection.close()
     assert _detail(client, dataset_id) == first
