@@ -54,7 +54,7 @@ def dataset_detail(
 ) -> dict[str, Any]:
     """``DatasetDetailSerializer``'s document from the dataset's row (``with_retirement``,
     the columns of ``api.views.catalog.DETAIL_ROW``),
-    its aliases and fields (``catalog.reads.datasets.aliases_and_fields``) and the related
+    its aliases and fields (``catalog.reads.datasets.detail_rows``) and the related
     lists the view read (``producing``, ``attempting``, ``consuming``, ``column_lineage``,
     ``column_lineage_outside_schema``, ``dataset_dependencies``, ``run_facts``). The
     serializer's fields cost a third of the detail's CPU (ADR 0110); tests/api/

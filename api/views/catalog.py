@@ -269,7 +269,7 @@ class DatasetViewSet(ReadOnlyViewSet):
 
     queryset = Dataset.objects.with_names().for_list()
     # The detail's aliases and fields are read beside it in one statement, not prefetched
-    # (catalog.reads.datasets.aliases_and_fields, ADR 0110); facet_versions is not shown.
+    # (catalog.reads.datasets.detail_rows, ADR 0110, 0124); facet_versions is not shown.
     detail_queryset = Dataset.objects.defer("facet_versions").with_retirement()
     serializer_class = DatasetSerializer
     detail_serializer_class = DatasetDetailSerializer
@@ -290,31 +290,30 @@ class DatasetViewSet(ReadOnlyViewSet):
         return self._detail(self.get_object())
 
     def _detail(self, dataset: dict[str, Any]) -> Response:
-        aliases, fields = datasets.aliases_and_fields(dataset["id"])
-        alias_ids = [alias[0] for alias in aliases]
+        # Its aliases, fields, jobs' links and latest runs' facts: one statement (ADR 0124).
+        # A job reference is its id and names: never its facets, which a Spark job's can
+        # make hundreds of kilobytes, read 400 times for a busy dataset. Beside each, the
+        # job's runs and completed runs with this dataset (catalog.models.writes, ADR 0069):
+        # a job none of whose runs completed only attempted to write it.
+        rows = datasets.detail_rows(dataset["id"], 4 * RELATED_LIMIT)
         # The one column-lineage model (ADR 0060): what the graph and Marquez read too,
         # with the declared (static) edges beside the observed ones, as in the graph.
         which = params.choice(self.request, "lineage", design_time.LINEAGES, "all")
         lineage = column_lineage.into(
             [dataset["id"]], RELATED_LIMIT, observed=which != "static", static=which != "observed"
         )
-        # A job reference is its id and names: never its facets, which a Spark job's can
-        # make hundreds of kilobytes, read 400 times for a busy dataset. Beside each, the
-        # job's runs and completed runs with this dataset (catalog.models.writes, ADR 0069):
-        # a job none of whose runs completed only attempted to write it.
-        links = datasets.job_links(dataset["id"], 4 * RELATED_LIMIT)
-        written = _per_job(links["output"])
+        written = _per_job(rows.links["output"])
         related = {
             "producing": [entry for entry in written if not _attempted(entry)][:RELATED_LIMIT],
             "attempting": [entry for entry in written if _attempted(entry)][:RELATED_LIMIT],
-            "consuming": _per_job(links["input"])[:RELATED_LIMIT],
+            "consuming": _per_job(rows.links["input"])[:RELATED_LIMIT],
             "column_lineage_outside_schema": column_lineage.outside_schema_count(dataset["id"]),
             "column_lineage": [edge.named() for edge in lineage.edges],
             "dataset_dependencies": [edge.named() for edge in lineage.dependencies],
-            "run_facts": run_facts.of_dataset(alias_ids),
+            "run_facts": rows.run_facts,
         }
         # DatasetDetailSerializer's document, built from the rows (api.list_rows, ADR 0110).
-        return Response(dataset_detail(dataset, aliases, fields, related))
+        return Response(dataset_detail(dataset, rows.aliases, rows.fields, related))
 
     @extend_schema(
         summary="Resolve a name to its dataset",
@@ -384,7 +383,7 @@ def _attempted(entry: dict[str, Any]) -> bool:
 
 def _per_job(links: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     """One entry per job (a job may read several aliases of a merged dataset), in
-    DatasetJobSerializer's shape, from rows of ``catalog.reads.datasets.job_links``. Built
+    DatasetJobSerializer's shape, from ``catalog.reads.datasets.detail_rows``'s links. Built
     as dicts, not through the serializer: a busy dataset lists 400 jobs, and DRF's fields
     took 40 % of the detail's CPU. Times are UTC, which the JSON renderer writes as
     DateTimeField does (tests/api/test_list_columns.py compares the bytes)."""

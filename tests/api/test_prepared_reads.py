@@ -28,12 +28,10 @@ def dataset_id() -> int:
 # Each of the detail's statements, by a text only it holds.
 STATEMENTS = {
     "row": '"catalog_retirement"',
-    "aliases_and_fields": "catalog_alias_rule",
-    "job_links": "catalog_job_edge e",
+    "detail_rows": "catalog_alias_rule",  # with the job links and the run facts
     "column_lineage": "FROM catalog_column_lineage_edge c\nJOIN catalog_dataset s",
     "declared_column_lineage": "catalog_static_column_lineage",
     "outside_schema": "SELECT COUNT(*) FROM catalog_column_lineage_edge",
-    "run_facts": "catalog_run_dataset_facet",
 }
 
 
