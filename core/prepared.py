@@ -28,6 +28,9 @@ from psycopg.types.numeric import Int8
 # it (``prepare=True``), so every other statement is sent as before.
 ONLY_WHEN_ASKED = 2**62
 
+# PostgreSQL's message for a prepared statement whose result columns changed since.
+_STALE_PLAN = "cached plan must not change result type"
+
 
 class PreparingCursor(psycopg.Cursor[Any]):
     """A psycopg cursor whose statements are prepared on the connection at their first
@@ -36,12 +39,31 @@ class PreparingCursor(psycopg.Cursor[Any]):
     logged = False  # the connection logs its queries (DEBUG, CaptureQueriesContext)
 
     def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
-        result = super().execute(query, params, **{**options, "prepare": True})
+        try:
+            result = super().execute(query, params, **{**options, "prepare": True})
+        except psycopg.errors.FeatureNotSupported as error:
+            if not self._replan(error):
+                raise
+            result = super().execute(query, params, **{**options, "prepare": True})
         if self.logged and self._query is None:
             # psycopg sets no ``_query`` when it runs a prepared statement, and Django's
             # query log reads the statement's text there (it logged None).
             self._query = self._convert_query(query, params)
         return result
+
+    def _replan(self, error: psycopg.errors.FeatureNotSupported) -> bool:
+        """After a migration changed a column a statement returns (a CharField's length, a
+        type), PostgreSQL refuses to run what was prepared before it, on every connection
+        that holds it. Outside a transaction the statement failed alone: the connection's
+        statements are deallocated (psycopg forgets them on seeing ``DEALLOCATE ALL``) and
+        the caller's is prepared anew. Inside one, the transaction is lost anyway, and its
+        rollback makes psycopg deallocate them. Whether to retry."""
+        if error.diag.message_primary != _STALE_PLAN:
+            return False
+        if self.connection.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            return False
+        self.connection.execute("DEALLOCATE ALL")
+        return True
 
 
 def connection_is_kept(database: Any) -> bool:

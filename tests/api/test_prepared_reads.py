@@ -1,12 +1,18 @@
 """The dataset detail's fixed-text reads are prepared statements on kept connections only,
 and answer as before (core.prepared.read_cursor, ADR 0119; all of them since ADR 0124)."""
 
+from collections.abc import Iterator
+
+import psycopg
 import pytest
-from django.db import connection
+from django.db import NotSupportedError, connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from catalog.models import DatasetAlias
+from catalog.reads import run_facts
 from tests.api.factories import add_fields, make_dataset, make_job, make_job_edge
+from tests.faults.processes import current_database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -35,15 +41,19 @@ STATEMENTS = {
 }
 
 
-def _prepared() -> dict[str, int]:
-    """Each prepared statement of this connection's reads (by ``STATEMENTS``) and how often
+# The admin's read of a dataset's latest run facts (the detail reads them with its own rows).
+OF_DATASET = {"run_facts": "FROM unnest("}
+
+
+def _prepared(statements: dict[str, str] = STATEMENTS) -> dict[str, int]:
+    """Each prepared statement of this connection's reads (by ``statements``) and how often
     it ran."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
         rows = cursor.fetchall()
     found = {}
     for statement, runs in rows:
-        for name, text in STATEMENTS.items():
+        for name, text in statements.items():
             if text in statement:
                 assert name not in found, f"{name} prepared twice: {statement}"
                 found[name] = runs
@@ -98,3 +108,39 @@ def test_the_query_log_keeps_a_prepared_statements_text(client: Client, dataset_
         _detail(client, dataset_id)
     assert all(isinstance(query["sql"], str) for query in queries.captured_queries)
     assert any("catalog_dataset_field f" in query["sql"] for query in queries.captured_queries)
+
+
+@pytest.fixture
+def facet_name_length() -> Iterator[None]:
+    """A migration's ``ALTER COLUMN`` of a column the run-facts read returns, from another
+    connection as a deploy's migration runs; the column's own length restored after."""
+    yield
+    _alter_facet_name(32)
+
+
+def _alter_facet_name(length: int) -> None:
+    with psycopg.connect(current_database_url(), autocommit=True) as other:
+        other.execute(
+            f"ALTER TABLE catalog_run_dataset_facet ALTER COLUMN name TYPE varchar({length})"
+        )
+
+
+def test_a_column_changed_under_a_prepared_read_is_prepared_anew(
+    client: Client, dataset_id: int, facet_name_length: None
+) -> None:
+    """PostgreSQL refuses to run a statement prepared before its result's columns changed
+    ("cached plan must not change result type"): outside a transaction the read prepares
+    it anew and answers; inside one it fails, and the rollback lets the next one answer."""
+    first = _detail(client, dataset_id)
+    aliases = list(DatasetAlias.objects.filter(dataset_id=dataset_id).values_list("id", flat=True))
+    assert run_facts.of_dataset(aliases) == []  # prepared: it returns the facet's name
+    _alter_facet_name(64)
+    assert run_facts.of_dataset(aliases) == []
+    assert _prepared(OF_DATASET)["run_facts"] == 1  # prepared again, not run as it was
+    assert _detail(client, dataset_id) == first
+    _alter_facet_name(32)
+    stale = "cached plan must not change result type"
+    with pytest.raises(NotSupportedError, match=stale), transaction.atomic():
+        run_facts.of_dataset(aliases)
+    assert run_facts.of_dataset(aliases) == []
+    assert _detail(client, dataset_id) == first

@@ -14,7 +14,7 @@ import orjson
 import psycopg
 import pytest
 
-from tests.faults import processes
+from tests.faults import detail, processes
 from tests.ingest.helpers import run_event
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]
@@ -146,7 +146,12 @@ def test_worker_killed_mid_batch_loses_nothing(database: str, tmp_path: Path) ->
     assert processes.derived_total(first, second) <= total
 
 
-def test_postgres_restart_during_ingest_is_503_never_500_and_recovers(tmp_path: Path) -> None:
+def test_postgres_restart_during_ingest_and_reads_is_503_never_500_and_recovers(
+    tmp_path: Path,
+) -> None:
+    """Ingest and the dataset detail, whose reads are prepared on the kept connections
+    (ADR 0119), through a PostgreSQL restart: 503 during it, then the same answers again
+    without restarting the web server."""
     with processes.private_postgres() as cluster, processes.private_redis() as redis:
         database = processes.create_database(cluster.url())
         env = processes.service_env(database, redis.url)
@@ -155,12 +160,21 @@ def test_postgres_restart_during_ingest_is_503_never_500_and_recovers(tmp_path: 
         web, url = processes.web(env, tmp_path / "web.log")
         stop = threading.Event()
         clients = [Client(url, token) for _ in range(3)]
+        path = detail.detail_path(env, Client(url, token).post, database)
+        reader_token = detail.reader_token(env)
+        shown = detail.prepared_detail(detail.Reader(url, reader_token), path)
+        readers = [detail.Reader(url, reader_token) for _ in range(2)]
 
         def hammer(client: Client) -> None:
             while not stop.is_set():
                 client.post("/api/v1/lineage", run_event())
 
+        def read(reader: detail.Reader) -> None:
+            while not stop.is_set():
+                reader.get(path)
+
         threads = [threading.Thread(target=hammer, args=(client,)) for client in clients]
+        threads += [threading.Thread(target=read, args=(reader,)) for reader in readers]
         try:
             for thread in threads:
                 thread.start()
@@ -168,7 +182,12 @@ def test_postgres_restart_during_ingest_is_503_never_500_and_recovers(tmp_path: 
             # can take seconds to boot the workers, and the outage must fall between
             # answers, not before the first one.
             processes.wait_for(
-                lambda: all(201 in client.statuses for client in clients), 60, "first answers"
+                lambda: (
+                    all(201 in client.statuses for client in clients)
+                    and all(reader.answers for reader in readers)
+                ),
+                60,
+                "first answers",
             )
             time.sleep(0.5)
             cluster.stop()
@@ -185,6 +204,8 @@ def test_postgres_restart_during_ingest_is_503_never_500_and_recovers(tmp_path: 
                 "ingest to recover without restarting the web server",
                 interval=0.5,
             )
+            # Every web thread's kept connection, the detail's reads prepared on it anew.
+            after = {detail.Reader(url, reader_token).get(path) for _ in range(16)}
         finally:
             stop.set()
             web.stop()
@@ -193,6 +214,10 @@ def test_postgres_restart_during_ingest_is_503_never_500_and_recovers(tmp_path: 
         assert set(statuses) <= {201, 503}, sorted(set(statuses))
         assert 503 in statuses, "the outage was meant to be seen by clients"
         assert 201 in statuses
+        answers = {answer for reader in readers for answer in reader.answers}
+        assert {status for status, _ in answers} == {200, 503}, sorted(answers)
+        assert {answer for answer in answers if answer[0] == 200} == {(200, shown)}
+        assert after == {(200, shown)}
         with psycopg.connect(database) as connection:
             stored = {row[0] for row in connection.execute("SELECT id FROM ingest_event")}
         assert set(acknowledged) <= stored, "an acknowledged event was lost"
