@@ -97,13 +97,15 @@ class ReadOnlyViewSet(ReadAccessMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> Any:
         if self.action == "retrieve" and self.detail_queryset is not None:
             detail = self.detail_queryset.all()
-            # By id, what is retired answers only those who may restore it (ADR 0078).
-            if isinstance(detail, RetirableQuerySet) and not sees_retired(
-                self.request.user, detail.model
-            ):
+            if isinstance(detail, RetirableQuerySet) and not self.sees_retired():
                 return detail.current()
             return detail
         return super().get_queryset()
+
+    def sees_retired(self) -> bool:
+        """Whether this request's detail finds what is retired: by id, what is retired
+        answers only those who may restore it (ADR 0078)."""
+        return sees_retired(self.request.user, self.detail_queryset.model)
 
     def get_serializer_class(self) -> Any:
         if self.action == "retrieve" and self.detail_serializer_class is not None:

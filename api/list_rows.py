@@ -11,11 +11,11 @@ whole pages. Times are handed over as datetimes: the JSON renderer writes them a
 ``DateTimeField`` does (UTC, ``Z``; tests/core/test_rendering.py).
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 from api.label_serializers import OWNER_KEYS, TAG_KEYS, visible
 from catalog.facets import hierarchy
-from catalog.models import Dataset
 from core.redaction import redact, redact_text
 
 
@@ -47,30 +47,31 @@ def run_item(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def dataset_detail(
-    dataset: Dataset,
+    dataset: Mapping[str, Any],
     aliases: list[tuple[Any, ...]],
     fields: list[tuple[int, str, str, str]],
     related: dict[str, Any],
 ) -> dict[str, Any]:
-    """``DatasetDetailSerializer``'s document from the dataset's row (``with_retirement``),
-    its aliases and fields (``catalog.reads.datasets.aliases_and_fields``) and the related
+    """``DatasetDetailSerializer``'s document from the dataset's row (``with_retirement``,
+    the columns of ``api.views.catalog.DETAIL_ROW``),
+    its aliases and fields (``catalog.reads.datasets.detail_rows``) and the related
     lists the view read (``producing``, ``attempting``, ``consuming``, ``column_lineage``,
     ``column_lineage_outside_schema``, ``dataset_dependencies``, ``run_facts``). The
     serializer's fields cost a third of the detail's CPU (ADR 0110); tests/api/
     test_list_rows.py holds this document to the serializer's, byte for byte once rendered."""
-    facets = dataset.facets
-    retired_at = getattr(dataset, "retired_at", None)
+    facets = dataset["facets"]
+    retired_at = dataset["retired_at"]
     return {
-        "id": dataset.id,
-        "namespace": dataset.namespace,
-        "name": dataset.name,
-        "description": dataset.description,
-        "tags": visible(dataset.tags, TAG_KEYS),
-        "owners": visible(dataset.owners, OWNER_KEYS),
-        "lifecycle_state": dataset.lifecycle_state,
-        "is_dropped": dataset.is_dropped,
-        "first_seen": dataset.first_seen,
-        "last_seen": dataset.last_seen,
+        "id": dataset["id"],
+        "namespace": dataset["namespace"],
+        "name": dataset["name"],
+        "description": dataset["description"],
+        "tags": visible(dataset["tags"], TAG_KEYS),
+        "owners": visible(dataset["owners"], OWNER_KEYS),
+        "lifecycle_state": dataset["lifecycle_state"],
+        "is_dropped": dataset["is_dropped"],
+        "first_seen": dataset["first_seen"],
+        "last_seen": dataset["last_seen"],
         "aliases": [
             {
                 "namespace": namespace,
@@ -84,13 +85,13 @@ def dataset_detail(
             }
             for _, namespace, name, reason, detail, event_id, rule, first_seen, last_seen in aliases
         ],
-        "lifecycle_changed_at": dataset.lifecycle_changed_at,
+        "lifecycle_changed_at": dataset["lifecycle_changed_at"],
         "retired": None
         if retired_at is None
         else {
             "at": retired_at,
-            "by": dataset.retired_by,  # type: ignore[attr-defined]
-            "reason": dataset.retired_reason,  # type: ignore[attr-defined]
+            "by": dataset["retired_by"],
+            "reason": dataset["retired_reason"],
         },
         "facets": redact(facets),
         "fields": [

@@ -8,8 +8,10 @@ the same loopback, each request's rows fetched whole:
 - the graph: the issue's bare walk, a recursive CTE over the lineage-edge table both ways,
   depth 5, at most 500 nodes, with dataset and job names joined (``BARE_WALK``); from a job
   root it starts from the datasets the job reads and writes;
-- dataset detail: the dataset's row, its aliases, its fields, its jobs with their names and
-  run counts, the column edges into it and the latest runs' facts about it;
+- dataset detail: the dataset's row unless it is retired, its aliases with their rules, its
+  fields, its jobs with their names and run counts, the observed and declared column edges
+  into it, the count of those outside its schema and the latest runs' facts about it (until
+  ADR 0124 neither the retirement, the rules, the declared edges nor the count);
 - search: every kind of hit search answers (trigram, full-text, tag, owner), the best per
   dataset or job with its name, ranked, a page and one more row; until ADR 0122 only the alias
   and job trigram hits, at pg_trgm's default threshold (0.6, not search's 0.45), 20 rows and
@@ -140,34 +142,75 @@ BARE_JOB_START = (
     "SELECT array_agg(DISTINCT dataset_id) FROM catalog_job_edge WHERE job_id = %(job)s"
 )
 
-# The detail's rows: the dataset, its aliases, its fields, its jobs' links with their names
-# and their job edges' run counts, the column edges into it with their sources' names, and
-# the latest runs' facts about it with their runs and jobs (ADR 0110: before, the bare
-# detail had neither the counts, the column lineage nor the run facts the answer shows).
+# The detail's rows: the dataset (hidden while it is retired: one probe of the active
+# retirement, the reader's answer), its aliases with their rules' slugs, its fields, each
+# direction's job links (800, as the answer reads them before merging them per job) with
+# their names and their job edges' run counts, the observed and the declared column edges
+# into it with their sources' names and what the answer shows of them, the count of its
+# column edges outside its schema, and each alias's latest runs' facts with their runs and
+# jobs. Only a dataset with column edges reads their currency too (one more statement in
+# the answer; none in the bench's stores), which this leaves out. Until ADR 0124 it read
+# neither the retirement, the rules, the declared column edges nor the outside-schema
+# count, and half of a link's and a column edge's values (ADR 0110 had added the counts,
+# the observed column edges and the facts).
 BARE_DETAIL = """
-SELECT d.id, d.namespace, d.name, d.description, d.facets::text, d.tags::text, d.owners::text
-FROM catalog_dataset d WHERE d.id = %(id)s
-UNION ALL SELECT a.id, a.namespace, a.name, a.reason, a.reason_detail, a.first_seen::text,
-        a.last_seen::text
-FROM catalog_dataset_alias a WHERE a.dataset_id = %(id)s
+SELECT d.id, d.namespace, d.name, d.description, d.facets::text, d.tags::text || d.owners::text,
+       concat_ws(' ', d.lifecycle_state, d.is_dropped, d.first_seen, d.last_seen,
+                 d.lifecycle_changed_at)
+FROM catalog_dataset d WHERE d.id = %(id)s AND NOT EXISTS (
+    SELECT 1 FROM catalog_retirement rt
+    WHERE rt.kind = 1 AND rt.object_id = d.id AND rt.restored_at IS NULL)
+UNION ALL SELECT a.id, a.namespace, a.name, a.reason, a.reason_detail,
+        concat_ws(' ', a.reason_event_id, r.slug), concat_ws(' ', a.first_seen, a.last_seen)
+FROM catalog_dataset_alias a LEFT JOIN catalog_alias_rule r ON r.id = a.reason_rule_id
+WHERE a.dataset_id = %(id)s
 UNION ALL SELECT f.ordinal, f.name, f.type, f.description, NULL, NULL, NULL
 FROM catalog_dataset_field f WHERE f.dataset_id = %(id)s
 UNION ALL (SELECT j.id, j.namespace, j.name, jd.direction,
-        COALESCE(e.run_count, 0) || '/' || COALESCE(e.completed_run_count, 0),
+        concat_ws(' ', jd.declared, COALESCE(e.run_count, 0), COALESCE(e.completed_run_count, 0)),
         jd.first_seen::text, jd.last_seen::text
 FROM catalog_dataset_alias a JOIN catalog_job_dataset jd ON jd.alias_id = a.id
 JOIN catalog_job j ON j.id = jd.job_id
 LEFT JOIN catalog_job_edge e
   ON e.job_id = jd.job_id AND e.dataset_id = %(id)s AND e.direction = jd.direction
-WHERE a.dataset_id = %(id)s LIMIT 200)
+WHERE a.dataset_id = %(id)s AND jd.direction = 'output' LIMIT 800)
+UNION ALL (SELECT j.id, j.namespace, j.name, jd.direction,
+        concat_ws(' ', jd.declared, COALESCE(e.run_count, 0), COALESCE(e.completed_run_count, 0)),
+        jd.first_seen::text, jd.last_seen::text
+FROM catalog_dataset_alias a JOIN catalog_job_dataset jd ON jd.alias_id = a.id
+JOIN catalog_job j ON j.id = jd.job_id
+LEFT JOIN catalog_job_edge e
+  ON e.job_id = jd.job_id AND e.dataset_id = %(id)s AND e.direction = jd.direction
+WHERE a.dataset_id = %(id)s AND jd.direction = 'input' LIMIT 800)
 UNION ALL (SELECT c.id, s.namespace, s.name, c.source_field, c.target_field,
-        c.first_seen::text, c.last_seen::text
+        concat_ws(' ', c.job_id, c.transformation_type, c.transformation_subtype,
+                  c.transformation_description, c.masking, c.field_transformation_type,
+                  c.field_transformation_description, c.dataset_level, c.run_count, r.run_uuid),
+        concat_ws(' ', c.first_seen, c.last_seen)
 FROM catalog_column_lineage_edge c JOIN catalog_dataset s ON s.id = c.source_id
+LEFT JOIN catalog_run r ON r.id = c.last_run_id
 WHERE c.target_id = %(id)s LIMIT 200)
-UNION ALL (SELECT f.run_id, r.run_uuid::text, j.name, f.direction, f.name, f.value::text, NULL
-FROM catalog_dataset_alias a JOIN catalog_run_dataset_facet f ON f.alias_id = a.id
-JOIN catalog_run r ON r.id = f.run_id JOIN catalog_job j ON j.id = r.job_id
-WHERE a.dataset_id = %(id)s ORDER BY f.run_id DESC LIMIT 50)
+UNION ALL (SELECT c.id, s.namespace, s.name, c.source_field, c.target_field,
+        concat_ws(' ', c.job_id, c.transformation_type, c.transformation_subtype,
+                  c.transformation_description, c.masking, c.field_transformation_type,
+                  c.field_transformation_description, c.dataset_level),
+        l.declared_at::text
+FROM catalog_dataset_alias ta JOIN catalog_static_column_lineage c ON c.target_alias_id = ta.id
+JOIN catalog_static_lineage l ON l.job_id = c.job_id
+JOIN catalog_dataset_alias sa ON sa.id = c.source_alias_id
+JOIN catalog_dataset s ON s.id = sa.dataset_id
+WHERE ta.dataset_id = %(id)s LIMIT 200)
+UNION ALL SELECT count(*), NULL, NULL, NULL, NULL, NULL, NULL
+FROM catalog_column_lineage_edge c WHERE c.target_id = %(id)s AND NOT c.dataset_level
+  AND EXISTS (SELECT 1 FROM catalog_dataset_field f WHERE f.dataset_id = c.target_id)
+  AND NOT EXISTS (SELECT 1 FROM catalog_dataset_field f
+                  WHERE f.dataset_id = c.target_id AND f.name = c.target_field)
+UNION ALL SELECT x.run_id, r.run_uuid::text, j.name, x.direction, x.name, x.value::text, NULL
+FROM catalog_dataset_alias a CROSS JOIN LATERAL (
+    SELECT f.run_id, f.direction, f.name, f.value FROM catalog_run_dataset_facet f
+    WHERE f.alias_id = a.id ORDER BY f.run_id DESC LIMIT 100) x
+JOIN catalog_run r ON r.id = x.run_id JOIN catalog_job j ON j.id = r.job_id
+WHERE a.dataset_id = %(id)s
 """
 
 # Every kind of hit search answers (ADR 0122; until then only the alias and job trigram hits,

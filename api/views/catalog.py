@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, mixins
 from rest_framework.decorators import action
@@ -34,6 +35,7 @@ from api.serializers import (
 from catalog.lineage import column_lineage, design_time
 from catalog.models import Dataset, Job, JobDataset, Run, RunDataset, writes
 from catalog.reads import datasets, run_facts
+from core.prepared import RowByKey
 from ingest.models import Event
 
 # Detail pages list related rows up to these bounds (invariant 7); the lists behind them
@@ -282,7 +284,7 @@ class DatasetViewSet(ReadOnlyViewSet):
 
     queryset = Dataset.objects.with_names().for_list()
     # The detail's aliases and fields are read beside it in one statement, not prefetched
-    # (catalog.reads.datasets.aliases_and_fields, ADR 0110); facet_versions is not shown.
+    # (catalog.reads.datasets.detail_rows, ADR 0110, 0124); facet_versions is not shown.
     detail_queryset = Dataset.objects.defer("facet_versions").with_retirement()
     serializer_class = DatasetSerializer
     detail_serializer_class = DatasetDetailSerializer
@@ -290,38 +292,43 @@ class DatasetViewSet(ReadOnlyViewSet):
     cursor_ordering = "id"
 
     def get_object(self) -> Any:
-        params.row_id(self.kwargs["pk"], "dataset")
-        return super().get_object()
+        """The dataset's row (``DETAIL_ROW``), as ``get_queryset`` would find it: with what
+        is retired only for a session that sees it (ADR 0078)."""
+        key = params.row_id(self.kwargs["pk"], "dataset")
+        row = DETAIL_ROWS[self.sees_retired()].get(key)
+        if row is None:
+            raise Http404
+        self.check_object_permissions(self.request, row)
+        return row
 
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return self._detail(self.get_object())
 
-    def _detail(self, dataset: Dataset) -> Response:
-        aliases, fields = datasets.aliases_and_fields(dataset.id)
-        alias_ids = [alias[0] for alias in aliases]
-        # The one column-lineage model (ADR 0060): what the graph and Marquez read too,
-        # with the declared (static) edges beside the observed ones, as in the graph.
-        which = params.choice(self.request, "lineage", design_time.LINEAGES, "all")
-        lineage = column_lineage.into(
-            [dataset.id], RELATED_LIMIT, observed=which != "static", static=which != "observed"
-        )
+    def _detail(self, dataset: dict[str, Any]) -> Response:
+        # Its aliases, fields, jobs' links and latest runs' facts: one statement (ADR 0124).
         # A job reference is its id and names: never its facets, which a Spark job's can
         # make hundreds of kilobytes, read 400 times for a busy dataset. Beside each, the
         # job's runs and completed runs with this dataset (catalog.models.writes, ADR 0069):
         # a job none of whose runs completed only attempted to write it.
-        links = datasets.job_links(dataset.id, alias_ids, 4 * RELATED_LIMIT)
-        written = _per_job(links["output"])
+        rows = datasets.detail_rows(dataset["id"], 4 * RELATED_LIMIT)
+        # The one column-lineage model (ADR 0060): what the graph and Marquez read too,
+        # with the declared (static) edges beside the observed ones, as in the graph.
+        which = params.choice(self.request, "lineage", design_time.LINEAGES, "all")
+        lineage = column_lineage.into(
+            [dataset["id"]], RELATED_LIMIT, observed=which != "static", static=which != "observed"
+        )
+        written = _per_job(rows.links["output"])
         related = {
             "producing": [entry for entry in written if not _attempted(entry)][:RELATED_LIMIT],
             "attempting": [entry for entry in written if _attempted(entry)][:RELATED_LIMIT],
-            "consuming": _per_job(links["input"])[:RELATED_LIMIT],
-            "column_lineage_outside_schema": column_lineage.outside_schema_count(dataset.id),
+            "consuming": _per_job(rows.links["input"])[:RELATED_LIMIT],
+            "column_lineage_outside_schema": column_lineage.outside_schema_count(dataset["id"]),
             "column_lineage": [edge.named() for edge in lineage.edges],
             "dataset_dependencies": [edge.named() for edge in lineage.dependencies],
-            "run_facts": run_facts.of_dataset(alias_ids),
+            "run_facts": rows.run_facts,
         }
         # DatasetDetailSerializer's document, built from the rows (api.list_rows, ADR 0110).
-        return Response(dataset_detail(dataset, aliases, fields, related))
+        return Response(dataset_detail(dataset, rows.aliases, rows.fields, related))
 
     @extend_schema(
         summary="Resolve a name to its dataset",
@@ -343,7 +350,7 @@ class DatasetViewSet(ReadOnlyViewSet):
     def lookup(self, request: Request) -> Response:
         namespace = params.required(request, "namespace")
         name = params.required(request, "name")
-        dataset = self.detail_queryset.for_alias(namespace, name).first()
+        dataset = self.detail_queryset.for_alias(namespace, name).values(*DETAIL_ROW).first()
         if dataset is None:
             raise not_found(f"No dataset is known as {namespace} {name}.")
         return self._detail(dataset)
@@ -354,6 +361,35 @@ class DatasetViewSet(ReadOnlyViewSet):
         return super().filter_queryset(queryset)
 
 
+# The columns of a dataset's row its detail shows (api.list_rows.dataset_detail), with its
+# active retirement (``with_retirement``); facet_versions and the rest are not shown.
+DETAIL_ROW = (
+    "id",
+    "namespace",
+    "name",
+    "description",
+    "tags",
+    "owners",
+    "lifecycle_state",
+    "is_dropped",
+    "first_seen",
+    "last_seen",
+    "lifecycle_changed_at",
+    "facets",
+    "retired_at",
+    "retired_by",
+    "retired_reason",
+)
+# The detail's row by id, compiled once per process for each of the two querysets
+# ReadOnlyViewSet.get_queryset gives a detail (by ``sees_retired``: what is retired too, or
+# ``current()``), and prepared on a kept connection (core.prepared.RowByKey, ADR 0124).
+# tests/api/test_detail_row.py holds each to the SQL get_queryset's queryset compiles to.
+DETAIL_ROWS = {
+    True: RowByKey(DatasetViewSet.detail_queryset, DETAIL_ROW),
+    False: RowByKey(DatasetViewSet.detail_queryset.current(), DETAIL_ROW),
+}
+
+
 def _attempted(entry: dict[str, Any]) -> bool:
     return writes.only_attempted(
         entry["declared"], entry["run_count"], entry["completed_run_count"]
@@ -362,7 +398,7 @@ def _attempted(entry: dict[str, Any]) -> bool:
 
 def _per_job(links: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     """One entry per job (a job may read several aliases of a merged dataset), in
-    DatasetJobSerializer's shape, from rows of ``catalog.reads.datasets.job_links``. Built
+    DatasetJobSerializer's shape, from ``catalog.reads.datasets.detail_rows``'s links. Built
     as dicts, not through the serializer: a busy dataset lists 400 jobs, and DRF's fields
     took 40 % of the detail's CPU. Times are UTC, which the JSON renderer writes as
     DateTimeField does (tests/api/test_list_columns.py compares the bytes)."""

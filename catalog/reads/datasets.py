@@ -1,12 +1,12 @@
 """Datasets: by any alias, by page; the detail's and column lineage's reads. (A graph's
 datasets' fields and newest writes: ``catalog.reads.marquez_graph``.)"""
 
+from dataclasses import dataclass, field
 from typing import Any
-
-from django.db import connection
 
 from catalog.models import DATASETS_BY_NAME, Dataset, DatasetField
 from catalog.names import naming
+from catalog.reads import run_facts
 from catalog.reads.counting import Page, offset_page
 from core.prepared import read_cursor
 
@@ -42,81 +42,110 @@ def names_and_field_types(
     return names, types
 
 
-# Each direction's links to the dataset's aliases, in (job, link) order up to %(limit)s,
-# with the job's names and its job edge's run counts (0 without an edge).
-_JOB_LINKS = """
-SELECT l.direction, l.job_id, j.namespace, j.name, l.declared, l.first_seen, l.last_seen,
-       COALESCE(e.run_count, 0), COALESCE(e.completed_run_count, 0)
-FROM (
-    (SELECT 0 AS part, id, direction, job_id, declared, first_seen, last_seen
-     FROM catalog_job_dataset WHERE alias_id = ANY(%(aliases)s::bigint[]) AND direction = 'output'
-     ORDER BY job_id, id LIMIT %(limit)s)
-    UNION ALL
-    (SELECT 1, id, direction, job_id, declared, first_seen, last_seen
-     FROM catalog_job_dataset WHERE alias_id = ANY(%(aliases)s::bigint[]) AND direction = 'input'
-     ORDER BY job_id, id LIMIT %(limit)s)
-) l
-JOIN catalog_job j ON j.id = l.job_id
-LEFT JOIN catalog_job_edge e
-  ON e.job_id = l.job_id AND e.dataset_id = %(dataset)s AND e.direction = l.direction
-ORDER BY l.part, l.job_id, l.id
-"""
-
-
-def job_links(
-    dataset_id: int, alias_ids: list[int], limit: int
-) -> dict[str, list[tuple[Any, ...]]]:
-    """The jobs' links to the dataset's aliases by direction ("output", "input"), at most
-    ``limit`` each in (job, link) order: (job id, namespace, name, declared, first_seen,
-    last_seen, the job edge's ``run_count`` and ``completed_run_count``, 0 without one). One
-    statement where the ORM took three: the dataset detail's statements are each a round
-    trip and a plan, which cost more than their execution (ADR 0105)."""
-    links: dict[str, list[tuple[Any, ...]]] = {"output": [], "input": []}
-    if not alias_ids:
-        return links
-    # Not prepared (ADR 0119): its generic plan walks a direction's whole index in job order
-    # when the array and the limit are parameters; PostgreSQL plans it for each request.
-    with connection.cursor() as cursor:
-        cursor.execute(_JOB_LINKS, {"aliases": alias_ids, "limit": limit, "dataset": dataset_id})
-        for direction, *row in cursor.fetchall():
-            links[direction].append(tuple(row))
-    return links
-
-
-# The dataset's aliases (name order, each with its rule's slug) and its schema fields
-# (schema order), as one statement: part 0 the aliases, part 1 the fields.
-_ALIASES_AND_FIELDS = """
+# The dataset detail's rows of its own tables, in one statement keyed by the dataset alone,
+# each part in its order (the sort keys k0-k3), in the columns of the aliases' part:
+# 0 the aliases (name order, each with its rule's slug); 1 the schema fields (schema order:
+# ordinal, name, type, description); 2 and 3 each direction's job links (output, input), at
+# most %(limit)s each in (job, link) order, with the job's names and its job edge's run
+# counts (0 without an edge): job id, namespace, name, first_seen, last_seen, declared, runs,
+# done; 4 the latest runs' facts (run_facts.latest_facts_sql): run id, job namespace and
+# name, direction, facet name, job id, run uuid, value. The job links' aliases are found by
+# the dataset: its generic plan is the custom one (the alias table's dataset index, then the
+# link table's alias index per alias, sorted); with the aliases as an array parameter, the
+# job links' generic plan read a direction's whole unique index in job order (ADR 0119).
+_DETAIL_ROWS = """
 SELECT part, id, namespace, name, reason, reason_detail, reason_event_id, slug, first_seen,
-       last_seen
+       last_seen, declared, runs, done, value
 FROM (
     SELECT 0 AS part, a.id, a.namespace, a.name, a.reason, a.reason_detail, a.reason_event_id,
-           r.slug, a.first_seen, a.last_seen, a.namespace AS k1, a.name AS k2, a.id AS k3
+           r.slug, a.first_seen, a.last_seen, NULL::boolean AS declared, NULL::bigint AS runs,
+           NULL::bigint AS done, NULL::jsonb AS value,
+           NULL::bigint AS k0, a.namespace AS k1, a.name AS k2, a.id AS k3
     FROM catalog_dataset_alias a LEFT JOIN catalog_alias_rule r ON r.id = a.reason_rule_id
     WHERE a.dataset_id = %(dataset)s::bigint
     UNION ALL
     SELECT 1, f.ordinal, f.name, f.type, f.description, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-           f.ordinal
+           NULL, NULL, f.ordinal, NULL, NULL, NULL
     FROM catalog_dataset_field f WHERE f.dataset_id = %(dataset)s::bigint
+    UNION ALL
+    SELECT 2 + l.part, l.job_id, j.namespace, j.name, NULL, NULL, NULL, NULL, l.first_seen,
+           l.last_seen, l.declared, COALESCE(e.run_count, 0), COALESCE(e.completed_run_count, 0),
+           NULL, l.job_id, NULL, NULL, l.id
+    FROM (
+        (SELECT 0 AS part, id, direction, job_id, declared, first_seen, last_seen
+         FROM catalog_job_dataset WHERE direction = 'output' AND alias_id IN (
+             SELECT a.id FROM catalog_dataset_alias a WHERE a.dataset_id = %(dataset)s::bigint)
+         ORDER BY job_id, id LIMIT %(limit)s::bigint)
+        UNION ALL
+        (SELECT 1, id, direction, job_id, declared, first_seen, last_seen
+         FROM catalog_job_dataset WHERE direction = 'input' AND alias_id IN (
+             SELECT a.id FROM catalog_dataset_alias a WHERE a.dataset_id = %(dataset)s::bigint)
+         ORDER BY job_id, id LIMIT %(limit)s::bigint)
+    ) l
+    JOIN catalog_job j ON j.id = l.job_id
+    LEFT JOIN catalog_job_edge e
+      ON e.job_id = l.job_id AND e.dataset_id = %(dataset)s::bigint AND e.direction = l.direction
+    UNION ALL
+    SELECT 4, x.run_id, x.job_namespace, x.job_name, x.direction, x.name, x.job_id,
+           x.run_uuid::text, NULL, NULL, NULL, NULL, NULL, x.value, -x.run_id, x.direction, x.name,
+           NULL
+    FROM ({facts}) x
 ) rows
-ORDER BY part, k1, k2, k3
-"""
+ORDER BY part, k0, k1, k2, k3
+""".replace(
+    "{facts}",
+    run_facts.latest_facts_sql(
+        "(SELECT id FROM catalog_dataset_alias WHERE dataset_id = %(dataset)s::bigint)"
+    ),
+)
 
 
-def aliases_and_fields(
-    dataset_id: int,
-) -> tuple[list[tuple[Any, ...]], list[tuple[int, str, str, str]]]:
-    """The dataset's aliases by (namespace, name, id): (id, namespace, name, reason,
-    reason_detail, reason_event_id, the rule's slug or None, first_seen, last_seen); and its
-    schema fields in order: (ordinal, name, type, description). One statement where the
-    ORM's prefetches took two, each a round trip, a plan and model instances (ADR 0110);
-    prepared on a kept connection (ADR 0119)."""
-    aliases: list[tuple[Any, ...]] = []
-    fields: list[tuple[int, str, str, str]] = []
+@dataclass
+class DetailRows:
+    """The dataset detail's rows of its own tables (``detail_rows``)."""
+
+    # (id, namespace, name, reason, reason_detail, reason_event_id, rule slug, first_seen,
+    # last_seen) by (namespace, name, id)
+    aliases: list[tuple[Any, ...]] = field(default_factory=list)
+    fields: list[tuple[int, str, str, str]] = field(default_factory=list)  # (ordinal, ...)
+    # By direction ("output", "input"), in (job, link) order: (job id, namespace, name,
+    # declared, first_seen, last_seen, the job edge's run_count and completed_run_count)
+    links: dict[str, list[tuple[Any, ...]]] = field(
+        default_factory=lambda: {"output": [], "input": []}
+    )
+    run_facts: list[dict[str, Any]] = field(default_factory=list)  # run_facts' entries
+
+
+def detail_rows(dataset_id: int, limit: int) -> DetailRows:
+    """The dataset's aliases, schema fields, jobs' links (at most ``limit`` per direction)
+    and its latest runs' facts (``run_facts.dataset_entries``), in one statement of a fixed
+    text prepared on a kept connection. Each was a statement of its own (ADR 0110, 0119):
+    every one a round trip, which cost more than the reads once they were prepared, and
+    the job links planned anew for every request (ADR 0124)."""
+    rows = DetailRows()
+    facts: list[tuple[Any, ...]] = []
     with read_cursor() as cursor:
-        cursor.execute(_ALIASES_AND_FIELDS, {"dataset": dataset_id})
+        cursor.execute(_DETAIL_ROWS, {"dataset": dataset_id, "limit": limit})
         for part, *row in cursor.fetchall():
             if part == 0:
-                aliases.append(tuple(row))
+                rows.aliases.append(tuple(row[:9]))
+            elif part == 1:
+                rows.fields.append((row[0], row[1], row[2], row[3]))
+            elif part == 4:  # as latest_facts_sql's columns
+                facts.append((row[0], row[6], row[5], row[1], row[2], row[3], row[4], row[12]))
             else:
-                fields.append((row[0], row[1], row[2], row[3]))
-    return aliases, fields
+                job, namespace, name, first, last, declared, runs, done = (
+                    row[0],
+                    row[1],
+                    row[2],
+                    row[7],
+                    row[8],
+                    row[9],
+                    row[10],
+                    row[11],
+                )
+                rows.links["output" if part == 2 else "input"].append(
+                    (job, namespace, name, declared, first, last, runs, done)
+                )
+    rows.run_facts = run_facts.dataset_entries(facts)
+    return rows

@@ -79,30 +79,48 @@ def of_run(run_id: int) -> list[dict[str, Any]]:
     return list(entries.values())
 
 
-_OF_DATASET = """
-SELECT x.run_id, r.run_uuid, j.id, j.namespace, j.name, x.direction, x.name, x.value
-FROM unnest(%(aliases)s::bigint[]) AS a(id)
+def latest_facts_sql(aliases: str, runs: int = 10) -> str:
+    """SQL: the facts the latest ``runs`` runs reported about the aliases ``aliases`` (SQL
+    of a set of alias ids, as ``a(id)``), at most ``runs`` runs' rows per alias by its index:
+    (run_id, run_uuid, job_id, job_namespace, job_name, direction, name, value), to be
+    ordered by run_id descending, direction and name, and folded by ``dataset_entries``.
+    ``of_dataset`` reads it; the dataset detail reads it beside its other rows in one
+    statement (``catalog.reads.datasets.detail_rows``)."""
+    return f"""
+SELECT x.run_id, r.run_uuid, j.id AS job_id, j.namespace AS job_namespace, j.name AS job_name,
+       x.direction, x.name, x.value
+FROM {aliases} AS a(id)
 CROSS JOIN LATERAL (
     SELECT f.run_id, f.direction, f.name, f.value FROM catalog_run_dataset_facet f
-    WHERE f.alias_id = a.id ORDER BY f.run_id DESC LIMIT %(rows)s::bigint
+    WHERE f.alias_id = a.id ORDER BY f.run_id DESC LIMIT {runs * _ROWS_PER_RUN}
 ) x
 JOIN catalog_run r ON r.id = x.run_id
 JOIN catalog_job j ON j.id = r.job_id
-ORDER BY x.run_id DESC, x.direction, x.name
 """
 
 
-def of_dataset(alias_ids: list[int], runs: int = 10) -> list[dict[str, Any]]:
-    """The facts the latest ``runs`` runs reported about the dataset (its aliases), newest
-    run first: one entry per (run, direction). One statement of a fixed text, prepared on a
-    kept connection (ADR 0119)."""
+_OF_DATASET = (
+    latest_facts_sql("unnest(%(aliases)s::bigint[])")
+    + "ORDER BY x.run_id DESC, x.direction, x.name"
+)
+
+
+def of_dataset(alias_ids: list[int]) -> list[dict[str, Any]]:
+    """The facts the latest 10 runs reported about the dataset (its aliases), newest run
+    first: one entry per (run, direction). One statement of a fixed text, prepared on a kept
+    connection (ADR 0119)."""
     if not alias_ids:
         return []
     with read_cursor() as cursor:  # a fixed text: prepared on a kept connection (ADR 0119)
-        cursor.execute(_OF_DATASET, {"aliases": alias_ids, "rows": runs * _ROWS_PER_RUN})
-        rows = cursor.fetchall()
-    entries: dict[tuple[int, str], dict[str, Any]] = {}
-    kept: list[int] = []
+        cursor.execute(_OF_DATASET, {"aliases": alias_ids})
+        return dataset_entries(cursor.fetchall())
+
+
+def dataset_entries(rows: list[tuple[Any, ...]], runs: int = 10) -> list[dict[str, Any]]:
+    """``latest_facts_sql``'s rows, in its order, as entries: one per (run, direction) of
+    the latest ``runs`` runs, newest first."""
+    entries: dict[tuple[Any, str], dict[str, Any]] = {}
+    kept: list[Any] = []
     for run_id, run_uuid, job_id, namespace, job_name, direction, name, value in rows:
         if run_id not in kept:
             if len(kept) >= runs:

@@ -254,15 +254,15 @@ def test_dataset_detail(api, shop):
 
 
 def test_dataset_detail_queries(api, shop, django_assert_num_queries):
-    # 1 dataset, 2 its aliases with their rules and its fields (one statement, ADR 0110),
-    # 3 column lineage into it (and one more for which edges are current, when it has
-    # some), 4 the column edges jobs' current JobEvents declare into it, 5 the producing
-    # and consuming jobs with their run and completed-run counts (ADR 0069; one statement,
-    # ADR 0105), 6 the column edges outside its schema, 7 the latest runs' facts with their
-    # runs and jobs (ADR 0061); only observed lineage skips the declared ones
-    with django_assert_num_queries(7):
+    # 1 dataset, 2 its aliases with their rules, its fields, the producing and consuming
+    # jobs with their run and completed-run counts (ADR 0069) and the latest runs' facts
+    # with their runs and jobs (ADR 0061; one statement, ADR 0124), 3 column lineage into
+    # it (and one more for which edges are current, when it has some), 4 the column edges
+    # jobs' current JobEvents declare into it, 5 the column edges outside its schema; only
+    # observed lineage skips the declared ones
+    with django_assert_num_queries(5):
         api.get(f"/api/v1/datasets/{shop['orders'].id}")
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(4):
         api.get(f"/api/v1/datasets/{shop['orders'].id}?lineage=observed")
 
 
@@ -301,10 +301,10 @@ def test_lookup_unknown_is_404_and_missing_parameter_is_400(api, shop):
 
 
 def test_lookup_queries(api, shop, django_assert_num_queries):
-    # 1 alias rules (rewrite), 2 dataset by alias key, 3 aliases and fields (one statement,
-    # ADR 0110), 4 column lineage into it, 5 the declared (static) column edges into it,
-    # 6 the jobs with their run counts, 7 outside the schema, 8 run facts
-    with django_assert_num_queries(8):
+    # 1 alias rules (rewrite), 2 dataset by alias key, 3 aliases, fields, the jobs with
+    # their run counts and run facts (one statement, ADR 0124), 4 column lineage into it,
+    # 5 the declared (static) column edges into it, 6 outside the schema
+    with django_assert_num_queries(6):
         api.get("/api/v1/datasets/lookup?namespace=s3://lake&name=warehouse.orders_clean")
 
 

@@ -69,7 +69,7 @@ def test_a_datasets_jobs_are_rendered_as_their_serializer_documents(api, heavy):
 
     from api.serializers import DatasetJobSerializer
     from api.views.catalog import _per_job
-    from catalog.reads.datasets import job_links
+    from catalog.reads.datasets import detail_rows
     from core.rendering import JSONRenderer as ServedRenderer
 
     job, _, dataset = heavy
@@ -94,7 +94,7 @@ def test_a_datasets_jobs_are_rendered_as_their_serializer_documents(api, heavy):
         first_seen=T0,
         last_seen=T0,
     )
-    entries = _per_job(job_links(dataset.id, [alias.id], 10)["output"])
+    entries = _per_job(detail_rows(dataset.id, 10).links["output"])
     assert [(e["run_count"], e["completed_run_count"]) for e in entries] == [(3, 2), (0, 0)]
     documented = JSONRenderer().render(DatasetJobSerializer(entries, many=True).data)
     served = ServedRenderer().render(entries)

@@ -1,5 +1,5 @@
 """The dataset detail's fixed-text reads are prepared statements on kept connections only,
-and answer as before (core.prepared.read_cursor, ADR 0119)."""
+and answer as before (core.prepared.read_cursor, ADR 0119; all of them since ADR 0124)."""
 
 from collections.abc import Iterator
 
@@ -9,7 +9,8 @@ from django.db import NotSupportedError, connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from catalog.reads import datasets, run_facts
+from catalog.models import DatasetAlias
+from catalog.reads import run_facts
 from tests.api.factories import add_fields, make_dataset, make_job, make_job_edge
 from tests.faults.processes import current_database_url
 
@@ -30,21 +31,31 @@ def dataset_id() -> int:
     return dataset.id
 
 
-def _prepared() -> dict[str, int]:
-    """Each prepared statement of this connection's reads (by the table it reads first)
-    and how often it ran."""
+# Each of the detail's statements, by a text only it holds.
+STATEMENTS = {
+    "row": '"catalog_retirement"',
+    "detail_rows": "catalog_alias_rule",  # with the job links and the run facts
+    "column_lineage": "FROM catalog_column_lineage_edge c\nJOIN catalog_dataset s",
+    "declared_column_lineage": "catalog_static_column_lineage",
+    "outside_schema": "SELECT COUNT(*) FROM catalog_column_lineage_edge",
+}
+
+
+# The admin's read of a dataset's latest run facts (the detail reads them with its own rows).
+OF_DATASET = {"run_facts": "FROM unnest("}
+
+
+def _prepared(statements: dict[str, str] = STATEMENTS) -> dict[str, int]:
+    """Each prepared statement of this connection's reads (by ``statements``) and how often
+    it ran."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
         rows = cursor.fetchall()
-    texts = {
-        "job_links": datasets._JOB_LINKS,
-        "aliases_and_fields": datasets._ALIASES_AND_FIELDS,
-        "run_facts": run_facts._OF_DATASET,
-    }
     found = {}
     for statement, runs in rows:
-        for name, text in texts.items():
-            if text.split("FROM", 1)[1][:60].split("%")[0] in statement:
+        for name, text in statements.items():
+            if text in statement:
+                assert name not in found, f"{name} prepared twice: {statement}"
                 found[name] = runs
     return found
 
@@ -61,8 +72,8 @@ def test_the_detail_prepares_its_fixed_reads_once_and_answers_the_same(
     first = _detail(client, dataset_id)
     for _ in range(6):  # past PostgreSQL's five custom plans: a generic plan serves it
         assert _detail(client, dataset_id) == first
-    # The job links are not prepared: their generic plan walks an index (ADR 0119).
-    assert _prepared() == {"aliases_and_fields": 7, "run_facts": 7}
+    # Every statement of the detail is prepared, once (ADR 0124).
+    assert _prepared() == dict.fromkeys(STATEMENTS, 7)
     settings.LINEAGE = {**settings.LINEAGE, "PREPARE_READS": False}
     connection.close()
     assert _detail(client, dataset_id) == first
@@ -121,10 +132,12 @@ def test_a_column_changed_under_a_prepared_read_is_prepared_anew(
     ("cached plan must not change result type"): outside a transaction the read prepares
     it anew and answers; inside one it fails, and the rollback lets the next one answer."""
     first = _detail(client, dataset_id)
+    aliases = list(DatasetAlias.objects.filter(dataset_id=dataset_id).values_list("id", flat=True))
+    assert run_facts.of_dataset(aliases) == []  # prepared: it returns the facet's name
     _alter_facet_name(64)
+    assert run_facts.of_dataset(aliases) == []
+    assert _prepared(OF_DATASET)["run_facts"] == 1  # prepared again, not run as it was
     assert _detail(client, dataset_id) == first
-    assert _prepared()["run_facts"] == 1  # prepared again, not run as it was
-    aliases = [alias_id for alias_id, *_ in datasets.aliases_and_fields(dataset_id)[0]]
     _alter_facet_name(32)
     stale = "cached plan must not change result type"
     with pytest.raises(NotSupportedError, match=stale), transaction.atomic():
