@@ -12,8 +12,11 @@ view's DRF dispatch (content negotiation with its renderers, its authentication,
 permission and throttle classes, its exception handler and response headers). Django's
 handler is skipped: the middleware chain and URL resolution. What that chain adds to an
 answer is added here by the same classes (``RESPONSE_MIDDLEWARE``, in settings order:
-HSTS, nosniff, Referrer-Policy, COOP, Content-Length, X-Frame-Options); 4xx/5xx answers
-are logged as Django logs them; an unexpected exception is logged like Django's and
+HSTS, nosniff, Referrer-Policy, COOP, Content-Length, X-Frame-Options), whose request
+checks run before the body is read; a direct 2xx answer gets the headers they gave the
+first answer of its kind (``AnswerHeaders``, ADR 0126). Django's request signals' work is
+done by ``ingest/request_upkeep.py`` (the signals themselves when others listen). 4xx/5xx
+answers are logged as Django logs them; an unexpected exception is logged like Django's and
 answered with the project's handler500 problem document; a lost database or a statement
 stopped by the web process's timeout is a 503, as the middleware answers it. Left to
 Django, untouched (nothing read): every other request, a Host not in ALLOWED_HOSTS, and a
