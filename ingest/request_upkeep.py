@@ -28,9 +28,9 @@ STARTED = (reset_queries, close_old_connections)
 FINISHED = (close_old_connections, close_caches, reset_urlconf)
 
 
-def _keys(receivers: tuple[Any, ...]) -> list[tuple[Any, Any]]:
+def _keys(receivers: tuple[Any, ...]) -> frozenset[tuple[Any, Any]]:
     """The keys Django files these receivers under (a function's id, and any sender)."""
-    return [(id(receiver), NONE_ID) for receiver in receivers]
+    return frozenset((id(receiver), NONE_ID) for receiver in receivers)
 
 
 class RequestUpkeep:
@@ -40,9 +40,15 @@ class RequestUpkeep:
         self.finished_keys = _keys(FINISHED)
 
     @staticmethod
-    def _only(signal: Any, keys: list[tuple[Any, Any]]) -> bool:
-        """Whether ``signal``'s receivers are exactly ``keys`` (Django's, none dead)."""
-        return not signal._dead_receivers and [entry[0] for entry in signal.receivers] == keys
+    def _only(signal: Any, keys: frozenset[tuple[Any, Any]]) -> bool:
+        """Whether ``signal``'s receivers are exactly ``keys`` (Django's, none dead), in any
+        order: a receiver disconnected and connected again (as a test may) comes last."""
+        receivers = signal.receivers
+        return (
+            not signal._dead_receivers
+            and len(receivers) == len(keys)
+            and {entry[0] for entry in receivers} == keys
+        )
 
     def started(self, environ: dict[str, Any]) -> None:
         if self._only(signals.request_started, self.started_keys):

@@ -119,3 +119,15 @@ def test_the_fast_path_opens_no_cache_and_sets_no_urlconf(app, secret) -> None:
     thread.start()
     thread.join()
     assert seen == {"status": 201, "caches": [], "urlconf": None}
+
+
+def test_djangos_receivers_connected_again_in_another_order_still_send_nothing(
+    app, secret, monkeypatch
+) -> None:
+    from django.db import close_old_connections
+
+    signals.request_finished.disconnect(close_old_connections)  # as tests/api/test_openapi.py
+    signals.request_finished.connect(close_old_connections)  # now last, not first
+    sent = _count_sends(monkeypatch)
+    assert _post(app, secret) == 201
+    assert sent == []
