@@ -22,6 +22,7 @@ class, any throttle, or another exception handler turns it off for every request
 header, and checks that the shipped view is configured for it.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -66,7 +67,7 @@ class DirectLineageAnswer:
         )
         return cls(view_class) if configured_as_written else None
 
-    def __call__(self, request: HttpRequest) -> HttpResponse | None:
+    def __call__(self, request: HttpRequest) -> "Answer | None":
         """The view's answer, or None when the request is not ordinary (nothing read yet)."""
         meta = request.META
         if meta.get("QUERY_STRING") or meta.get("HTTP_ACCEPT", "") not in ORDINARY_ACCEPT:
@@ -85,19 +86,29 @@ class DirectLineageAnswer:
             refusal = problem_exception_handler(error, {"request": request, "view": None})
             if refusal is None:
                 raise  # not an answer DRF gives either: Django's handling applies
-            return self._response(
+            return self._answer(
                 refusal.status_code, refusal.data, refusal.content_type, refusal.items()
             )
-        return self._response(status, data, MEDIA_TYPE, ())
+        return self._answer(status, data, MEDIA_TYPE, ())
 
-    def _response(
-        self, status: int, data: Any, content_type: str | None, headers: Any
-    ) -> HttpResponse:
+    def _answer(self, status: int, data: Any, content_type: str | None, headers: Any) -> "Answer":
         content = self.renderer.render(data, MEDIA_TYPE, {})
-        response = HttpResponse(content, status=status, content_type=content_type or MEDIA_TYPE)
-        for name, value in headers:
-            if name != "Content-Type":
-                response[name] = value
-        for name, value in self.headers.items():
+        extra = [(name, value) for name, value in headers if name != "Content-Type"]
+        return Answer(status, content, content_type or MEDIA_TYPE, (*extra, *self.headers.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A direct answer before Django's response object: what the fast path needs to send it
+    (ingest/fastpath.py), and ``response()`` when it goes through the header middleware."""
+
+    status: int
+    content: bytes
+    content_type: str
+    headers: tuple[tuple[str, str], ...]  # set in order after Content-Type, as DRF sets them
+
+    def response(self) -> HttpResponse:
+        response = HttpResponse(self.content, status=self.status, content_type=self.content_type)
+        for name, value in self.headers:
             response[name] = value
         return response

@@ -359,3 +359,46 @@ def test_a_view_configured_otherwise_turns_the_direct_answer_off(monkeypatch) ->
         REST_FRAMEWORK={"EXCEPTION_HANDLER": "rest_framework.views.exception_handler"}
     ):
         assert DirectLineageAnswer.for_view(LineageView) is None
+
+
+@pytest.mark.parametrize("secure", [False, True], ids=["http", "https"])
+def test_answers_after_the_first_of_their_kind_have_djangos_headers(secret, secure) -> None:
+    """The headers learned from the header middleware (AnswerHeaders, ADR 0126): every
+    answer after the first 201 and the first 200 is compared with Django's own."""
+    with override_settings(SECURE_HSTS_SECONDS=3600, SECURE_HSTS_INCLUDE_SUBDOMAINS=True):
+        django_app = get_wsgi_application()
+        fast_app = IngestFastPath(django_app)
+        auth = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+        for size in (1, 300, 30_000, 1):  # lengths of other widths, in the same place
+            event = run_event(job={"namespace": "n", "name": "j" * size})
+            fast = call(fast_app, dumps(event), secure=secure, **auth)
+            again = call(fast_app, dumps(event), secure=secure, **auth)  # a duplicate: 200
+            Event.objects.all().delete()
+            slow = call(django_app, dumps(event), secure=secure, **auth)
+            slow_again = call(django_app, dumps(event), secure=secure, **auth)
+            Event.objects.all().delete()
+            assert (fast[0], again[0]) == (201, 200)
+            for mine, theirs in ((fast, slow), (again, slow_again)):
+                assert list(mine[1]) == list(theirs[1])  # the same headers in the same order
+                _same_answer(mine, theirs)
+    assert len(fast_app.headers.learned) == 2
+
+
+def test_an_answer_the_middleware_changes_is_never_learned(rf) -> None:
+    from django.http import HttpResponse
+
+    from ingest.direct import Answer
+    from ingest.fastpath import AnswerHeaders
+
+    def compressing(request: Any) -> HttpResponse:
+        response = request.fastpath_response
+        response.content = gzip.compress(response.content)
+        response["Content-Length"] = str(len(response.content))
+        return response
+
+    headers = AnswerHeaders(compressing)
+    answer = Answer(201, b'{"id":1}', "application/json", ())
+    for _ in range(2):
+        status, _, content = headers(rf.post(LINEAGE), answer)
+        assert (status, gzip.decompress(content)) == ("201 Created", answer.content)
+    assert headers.learned == {}
