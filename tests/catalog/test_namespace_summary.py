@@ -26,6 +26,7 @@ from catalog.services.retirement import Actor
 from ingest.models import Event
 from tests.catalog.conftest import T0, dataset, facet, run_event
 from tests.catalog.helpers import openlineage, store
+from tests.catalog.test_tasks_and_claims import derive_each_in_its_own_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -234,3 +235,25 @@ def test_the_installed_functions_are_the_ones_the_module_builds() -> None:
         triggers = cursor.fetchone()[0]
     assert installed == {name: body for name, (_, body) in FUNCTIONS.items()}
     assert triggers == sum(1 for sql in install_sql() if sql.startswith("CREATE TRIGGER"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_batches_of_crossing_namespaces_keep_it_a_recount() -> None:
+    """Workers deriving at once, each batch's jobs in one namespace and its datasets in
+    the others (and new in each): each statement's trigger locks the summary rows it
+    changes in one order, so they wait for each other (a deadlock is retried), and
+    what they leave is the recount."""
+    events = [
+        run_event(
+            "COMPLETE",
+            n,
+            str(uuid.uuid4()),
+            job=(NAMESPACES[n % 4], f"job{n}"),
+            inputs=[dataset(NAMESPACES[(n + 1) % 4], f"in{n}")],
+            outputs=[dataset(NAMESPACES[(n + 3) % 4], f"out{n % 3}")],
+        )
+        for n in range(8)
+    ]
+    derive_each_in_its_own_thread(store([openlineage(event) for event in events]))
+    agrees("concurrent batches")
+    assert sum(row.members for row in Namespace.objects.filter(kind=2)) == 8
