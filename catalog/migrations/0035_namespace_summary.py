@@ -15,6 +15,9 @@ from django.db import migrations, models
 INSTALL = [
     """CREATE OR REPLACE FUNCTION catalog_namespace_recount_dataset(ns text[]) RETURNS void LANGUAGE plpgsql AS $fn$
 BEGIN
+    IF cardinality(ns) IS NULL THEN
+        RETURN;  -- (a retirement statement that changed no row: a batch's revival)
+    END IF;
     -- Lock (or make) each namespace's row, in the one order, before reading the rows: a
     -- statement that changed them has then either committed (and is counted) or waits.
     INSERT INTO catalog_namespace AS s (kind, namespace, members)
@@ -104,6 +107,9 @@ BEGIN
 END$fn$""",
     """CREATE OR REPLACE FUNCTION catalog_namespace_recount_job(ns text[]) RETURNS void LANGUAGE plpgsql AS $fn$
 BEGIN
+    IF cardinality(ns) IS NULL THEN
+        RETURN;  -- (a retirement statement that changed no row: a batch's revival)
+    END IF;
     -- Lock (or make) each namespace's row, in the one order, before reading the rows: a
     -- statement that changed them has then either committed (and is counted) or waits.
     INSERT INTO catalog_namespace AS s (kind, namespace, members)

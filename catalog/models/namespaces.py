@@ -98,6 +98,9 @@ def _functions() -> dict[str, tuple[str, str]]:
             "ns text[]",
             f"""
 BEGIN
+    IF cardinality(ns) IS NULL THEN
+        RETURN;  -- (a retirement statement that changed no row: a batch's revival)
+    END IF;
     -- Lock (or make) each namespace's row, in the one order, before reading the rows: a
     -- statement that changed them has then either committed (and is counted) or waits.
     INSERT INTO catalog_namespace AS s (kind, namespace, members)
