@@ -257,3 +257,24 @@ def test_concurrent_batches_of_crossing_namespaces_keep_it_a_recount() -> None:
     derive_each_in_its_own_thread(store([openlineage(event) for event in events]))
     agrees("concurrent batches")
     assert sum(row.members for row in Namespace.objects.filter(kind=2)) == 8
+
+
+def test_a_statement_that_moves_no_count_or_span_writes_no_summary_row() -> None:
+    events = [
+        run_event("COMPLETE", n, str(uuid.uuid4()), job=("a", f"j{n}"), outputs=[dataset("b", "t")])
+        for n in range(3)
+    ]
+    derive_events(store([openlineage(event) for event in events]))
+
+    def versions() -> list[tuple[str, str]]:  # a row written anew gets a new ctid
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT namespace, ctid::text FROM catalog_namespace ORDER BY 1")
+            return list(cursor.fetchall())
+
+    before = versions()
+    Job.objects.update(description="nothing the summary shows")
+    Dataset.objects.update(description="nor this")
+    assert versions() == before
+    Job.objects.filter(name="j0").update(last_seen=T0 + timedelta(days=1))
+    assert versions()[0] != before[0] and versions()[1] == before[1]
+    agrees("one span grown")
