@@ -2,8 +2,9 @@
 (issue 42, ADR 0121).
 
 ``GET /api/v1/namespaces`` counts the current jobs and datasets per namespace and the
-Marquez mount's ``/namespaces`` gives each namespace's first and last time seen: today both
-aggregate the whole job and dataset tables on every request (ADR 0030). For each store
+Marquez mount's ``/namespaces`` gives each namespace's first and last time seen: both read
+the per-namespace summary PostgreSQL's triggers keep (ADR 0121; before it, they aggregated
+the whole job and dataset tables on every request, as the bare SQL still does). For each store
 given (stores bench/read.py built: ``--small`` has 10,000 jobs and 480 datasets, the 1M
 store 10,000 jobs and 100,000 datasets) this prints the rows it holds, then
 

@@ -33,7 +33,16 @@ from api.serializers import (
     RunSerializer,
 )
 from catalog.lineage import column_lineage, design_time
-from catalog.models import Dataset, Job, JobDataset, Run, RunDataset, writes
+from catalog.models import (
+    Dataset,
+    Job,
+    JobDataset,
+    Namespace,
+    RetiredKind,
+    Run,
+    RunDataset,
+    writes,
+)
 from catalog.reads import datasets, run_facts
 from core.prepared import RowByKey
 from ingest.models import Event
@@ -68,13 +77,16 @@ class NamespaceList(ReadAPIView):
         ],
     )
     def get(self, request: Request) -> Response:
-        # Two GROUP BYs over the namespace columns: a namespace list is what the UI starts
-        # from, and a few hundred thousand rows aggregate in milliseconds (ADR 0030).
-        jobs = Job.objects.current().namespace_counts()
-        datasets = Dataset.objects.current().namespace_counts()
+        # One statement over the per-namespace summary PostgreSQL keeps (ADR 0121): as
+        # many rows as namespaces, whatever the number of jobs and datasets.
+        counts = Namespace.objects.counts()
         ordered = [
-            {"namespace": name, "jobs": jobs.get(name, 0), "datasets": datasets.get(name, 0)}
-            for name in sorted(jobs.keys() | datasets.keys())
+            {
+                "namespace": name,
+                "jobs": counts[name].get(RetiredKind.JOB, 0),
+                "datasets": counts[name].get(RetiredKind.DATASET, 0),
+            }
+            for name in sorted(counts)
         ]
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(ordered, request, view=self)

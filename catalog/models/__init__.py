@@ -11,7 +11,8 @@ Facts (``RunDataset``, ``ColumnLineageFact``, ``JobDataset``, ``EventDataset``) 
 recomputes the aggregates (``LineageEdge``, ``ColumnLineageEdge``, ``DatasetField``).
 
 The modules import each other downwards only (steward, identity, jobs_runs, then edges,
-metadata, static, pairs, rederive, retained, and ``writes``, the rule of which runs wrote what)
+metadata, static, pairs, rederive, retained, ``namespaces`` (the per-namespace summary PostgreSQL
+keeps), and ``writes``, the rule of which runs wrote what)
 and never this package; everything else imports the models from here, which registers them
 with the app. Each model's queryset (its read helpers) is in the model's own module.
 """
@@ -55,6 +56,7 @@ from catalog.models.jobs_runs import (
     RunState,
 )
 from catalog.models.metadata import DatasetField, EventDataset, EventDatasetRole, MetadataRecord
+from catalog.models.namespaces import Namespace
 from catalog.models.pairs import RunDatasetPair, StaticDatasetPair
 from catalog.models.rederive import (
     FINISHED_STATES,
@@ -141,6 +143,7 @@ __all__ = [
     "LineageEdge",
     "LineageEdgeRun",
     "MetadataRecord",
+    "Namespace",
     "NamespacePurge",
     "NotifiedChange",
     "RederiveJob",

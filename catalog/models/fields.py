@@ -29,7 +29,9 @@ class NamespacedQuerySet(RetirableQuerySet):
         return self.defer(*FACET_FIELDS)
 
     def namespace_counts(self) -> dict[str, int]:
-        """Rows per namespace (one GROUP BY over the namespace column, ADR 0030)."""
+        """Rows per namespace: one GROUP BY of the whole table. No request reads it (the
+        namespace lists read the per-namespace summary, ADR 0121); it is the recount the
+        summary is tested against."""
         rows = self.order_by().values("namespace").annotate(n=Count("id"))
         return {row["namespace"]: row["n"] for row in rows}
 
