@@ -142,6 +142,18 @@ BARE_JOB_START = (
     "SELECT array_agg(DISTINCT dataset_id) FROM catalog_job_edge WHERE job_id = %(job)s"
 )
 
+# Each direction's job links, as the detail reads them (800 each before it merges them per job).
+_BARE_JOB_LINKS = """
+UNION ALL (SELECT j.id, j.namespace, j.name, jd.direction,
+        concat_ws(' ', jd.declared, COALESCE(e.run_count, 0), COALESCE(e.completed_run_count, 0)),
+        jd.first_seen::text, jd.last_seen::text
+FROM catalog_dataset_alias a JOIN catalog_job_dataset jd ON jd.alias_id = a.id
+JOIN catalog_job j ON j.id = jd.job_id
+LEFT JOIN catalog_job_edge e
+  ON e.job_id = jd.job_id AND e.dataset_id = %(id)s AND e.direction = jd.direction
+WHERE a.dataset_id = %(id)s AND jd.direction = '{direction}' LIMIT 800)
+"""
+
 # The detail's rows: the dataset (hidden while it is retired: one probe of the active
 # retirement, the reader's answer), its aliases with their rules' slugs, its fields, each
 # direction's job links (800, as the answer reads them before merging them per job) with
@@ -153,7 +165,8 @@ BARE_JOB_START = (
 # neither the retirement, the rules, the declared column edges nor the outside-schema
 # count, and half of a link's and a column edge's values (ADR 0110 had added the counts,
 # the observed column edges and the facts).
-BARE_DETAIL = """
+BARE_DETAIL = (
+    """
 SELECT d.id, d.namespace, d.name, d.description, d.facets::text, d.tags::text || d.owners::text,
        concat_ws(' ', d.lifecycle_state, d.is_dropped, d.first_seen, d.last_seen,
                  d.lifecycle_changed_at)
@@ -166,23 +179,9 @@ FROM catalog_dataset_alias a LEFT JOIN catalog_alias_rule r ON r.id = a.reason_r
 WHERE a.dataset_id = %(id)s
 UNION ALL SELECT f.ordinal, f.name, f.type, f.description, NULL, NULL, NULL
 FROM catalog_dataset_field f WHERE f.dataset_id = %(id)s
-UNION ALL (SELECT j.id, j.namespace, j.name, jd.direction,
-        concat_ws(' ', jd.declared, COALESCE(e.run_count, 0), COALESCE(e.completed_run_count, 0)),
-        jd.first_seen::text, jd.last_seen::text
-FROM catalog_dataset_alias a JOIN catalog_job_dataset jd ON jd.alias_id = a.id
-JOIN catalog_job j ON j.id = jd.job_id
-LEFT JOIN catalog_job_edge e
-  ON e.job_id = jd.job_id AND e.dataset_id = %(id)s AND e.direction = jd.direction
-WHERE a.dataset_id = %(id)s AND jd.direction = 'output' LIMIT 800)
-UNION ALL (SELECT j.id, j.namespace, j.name, jd.direction,
-        concat_ws(' ', jd.declared, COALESCE(e.run_count, 0), COALESCE(e.completed_run_count, 0)),
-        jd.first_seen::text, jd.last_seen::text
-FROM catalog_dataset_alias a JOIN catalog_job_dataset jd ON jd.alias_id = a.id
-JOIN catalog_job j ON j.id = jd.job_id
-LEFT JOIN catalog_job_edge e
-  ON e.job_id = jd.job_id AND e.dataset_id = %(id)s AND e.direction = jd.direction
-WHERE a.dataset_id = %(id)s AND jd.direction = 'input' LIMIT 800)
-UNION ALL (SELECT c.id, s.namespace, s.name, c.source_field, c.target_field,
+"""
+    + "".join(_BARE_JOB_LINKS.format(direction=direction) for direction in ("output", "input"))
+    + """UNION ALL (SELECT c.id, s.namespace, s.name, c.source_field, c.target_field,
         concat_ws(' ', c.job_id, c.transformation_type, c.transformation_subtype,
                   c.transformation_description, c.masking, c.field_transformation_type,
                   c.field_transformation_description, c.dataset_level, c.run_count, r.run_uuid),
@@ -212,6 +211,7 @@ FROM catalog_dataset_alias a CROSS JOIN LATERAL (
 JOIN catalog_run r ON r.id = x.run_id JOIN catalog_job j ON j.id = r.job_id
 WHERE a.dataset_id = %(id)s
 """
+)
 
 # Every kind of hit search answers (ADR 0122; until then only the alias and job trigram hits,
 # at pg_trgm's default threshold of 0.6 and 20 rows, the alias's name for a dataset's): the

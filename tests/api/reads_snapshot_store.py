@@ -104,3 +104,20 @@ def build() -> None:
     with connection.cursor() as cursor:
         for statement in EXTRA:
             cursor.execute(statement, {"t0": T0})
+
+
+def build_with_a_rule() -> None:
+    """The store, and dataset 3's aliases named by an alias rule (their ``reason`` the rule,
+    its slug shown): what the detail reads beside the store's own rows."""
+    from catalog.models import AliasRule, DatasetAlias
+
+    build()
+    rule = AliasRule.objects.create(
+        slug="lake-rename",
+        action="rewrite",
+        namespace="s3://old",
+        name_pattern="(.*)",
+        target_namespace="s3://lake",
+        target_name="\\1",
+    )
+    DatasetAlias.objects.filter(dataset_id=3).update(reason="rule", reason_rule=rule)

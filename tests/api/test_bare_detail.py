@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 
 from bench import bare_reads
-from catalog.models import AliasRule, Dataset, DatasetAlias
+from catalog.models import Dataset
 from tests.api import reads_snapshot_store
 from tests.api.project_fixtures import derive
 from tests.api.test_static_column_lineage_model import _declaration
@@ -64,16 +64,7 @@ def _compare(api) -> dict[str, int]:
 
 
 def test_the_bare_detail_reads_what_the_detail_shows(api) -> None:
-    reads_snapshot_store.build()
-    rule = AliasRule.objects.create(
-        slug="lake-rename",
-        action="rewrite",
-        namespace="s3://old",
-        name_pattern="(.*)",
-        target_namespace="s3://lake",
-        target_name="\\1",
-    )
-    DatasetAlias.objects.filter(dataset_id=3).update(reason="rule", reason_rule=rule)
+    reads_snapshot_store.build_with_a_rule()
     seen = _compare(api)
     # Every kind of row was there to be missed.
     assert all(seen[kind] for kind in ("hidden", "rule", "column", "outside", "facts")), seen

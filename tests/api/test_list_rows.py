@@ -49,19 +49,10 @@ def test_a_dataset_detail_is_the_serializers_document(api):
     # Every dataset of the store the API shows: aliases from symlinks and rules, fields,
     # redacted facets, hidden tags, column lineage, run facts (ADR 0110).
     from api.serializers import DatasetDetailSerializer
-    from catalog.models import AliasRule, Dataset, DatasetAlias
+    from catalog.models import Dataset
     from catalog.reads import run_facts
 
-    reads_snapshot_store.build()
-    rule = AliasRule.objects.create(
-        slug="lake-rename",
-        action="rewrite",
-        namespace="s3://old",
-        name_pattern="(.*)",
-        target_namespace="s3://lake",
-        target_name="\\1",
-    )
-    DatasetAlias.objects.filter(dataset_id=3).update(reason="rule", reason_rule=rule)
+    reads_snapshot_store.build_with_a_rule()
     render = JSONRenderer().render
     shown, named_by_rule = 0, False
     for dataset in Dataset.objects.with_names(detail=True).with_retirement().order_by("id"):
