@@ -22,23 +22,13 @@ from typing import Any
 
 from django.db import connections
 
+from core.compiled import CompiledRows, compile_rows
+
 # Page shapes kept per list: directions x positions x page sizes x offsets that clients ask.
 # A forged cursor's offset makes a new shape, so the kept ones are bounded (oldest out).
 MAX_SHAPES = 256
 # Compiled in the position's place and found in the parameters: no real id is negative.
 _SENTINEL = -(2**62) - 12_345
-
-
-@dataclass(frozen=True)
-class _Statement:
-    """One shape compiled: its text, its parameters with the position's index, the rows'
-    column names and the converters Django applies to them."""
-
-    sql: str
-    params: tuple[Any, ...]
-    position_index: int | None
-    names: tuple[str, ...]
-    converters: tuple[tuple[int, tuple[Any, ...], Any], ...]
 
 
 class KeysetRows:
@@ -47,7 +37,7 @@ class KeysetRows:
 
     def __init__(self, queryset: Any) -> None:
         self.queryset = queryset
-        self._statements: dict[tuple[Any, ...], _Statement] = {}
+        self._statements: dict[tuple[Any, ...], CompiledRows] = {}
         self._lock = threading.Lock()
 
     def shape(self) -> "PageShape":
@@ -63,52 +53,21 @@ class KeysetRows:
     ) -> list[dict[str, Any]]:
         key = (ordering, lookup, start, stop)
         statement = self._statements.get(key) or self._compile(key)
-        params = list(statement.params)
-        if statement.position_index is not None:
-            params[statement.position_index] = position
-        database = self.queryset.db
-        connection = connections[database]
+        connection = connections[self.queryset.db]
         with connection.cursor() as cursor:
-            cursor.execute(statement.sql, params)
+            cursor.execute(statement.sql, statement.params_with(position))
             fetched = cursor.fetchall()
-        names = statement.names
-        if not statement.converters:
-            return [dict(zip(names, row, strict=True)) for row in fetched]
-        rows = []
-        for values in fetched:
-            row = list(values)
-            for index, functions, expression in statement.converters:
-                value = row[index]
-                for function in functions:
-                    value = function(value, expression, connection)
-                row[index] = value
-            rows.append(dict(zip(names, row, strict=True)))
-        return rows
+        return statement.rows(fetched, connection)
 
-    def _compile(self, key: tuple[Any, ...]) -> _Statement:
+    def _compile(self, key: tuple[Any, ...]) -> CompiledRows:
         ordering, lookup, start, stop = key
         queryset = self.queryset.order_by(*ordering)
+        placeholder = None
         if lookup is not None:
             column, comparison = lookup
+            placeholder = _SENTINEL
             queryset = queryset.filter(**{f"{column}__{comparison}": _SENTINEL})
-        query = queryset[start:stop].query
-        compiler = query.get_compiler(self.queryset.db)
-        sql, params = compiler.as_sql()
-        position_index = None
-        if lookup is not None:
-            found = [index for index, value in enumerate(params) if value == _SENTINEL]
-            if len(found) != 1:  # the position is not one parameter: nothing to keep
-                raise ValueError(f"the position of {key!r} is not one parameter")
-            position_index = found[0]
-        names = tuple(query.selected) if query.selected else ()
-        if not names:
-            names = (*query.extra_select, *query.values_select, *query.annotation_select)
-        fields = [selected[0] for selected in compiler.select[: compiler.col_count]]
-        converters = tuple(
-            (index, tuple(functions), expression)
-            for index, (functions, expression) in compiler.get_converters(fields).items()
-        )
-        statement = _Statement(sql, tuple(params), position_index, names, converters)
+        statement = compile_rows(queryset[start:stop], placeholder)
         with self._lock:  # the web server's threads share the kept statements
             while len(self._statements) >= MAX_SHAPES:
                 self._statements.pop(next(iter(self._statements)), None)

@@ -22,6 +22,8 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg.types.numeric import Int8
 
+from core.compiled import CompiledRows, compile_rows
+
 # Django opens connections with psycopg's ``prepare_threshold`` None, under which psycopg
 # prepares nothing, even when asked. This threshold is one no query reaches by repetition:
 # on a connection a statement was prepared on, psycopg still prepares only what asks for
@@ -128,35 +130,16 @@ class RowByKey:
     def __init__(self, queryset: Any, names: tuple[str, ...]) -> None:
         self._queryset = queryset.values(*names)
         self.names = names
-        self._compiled: tuple[str, list[Any], int, dict[int, Any]] | None = None
-
-    def _compile(self) -> tuple[str, list[Any], int, dict[int, Any]]:
-        queryset = self._queryset.filter(pk=_KEY_PLACEHOLDER)
-        compiler = queryset.query.get_compiler(queryset.db)
-        sql, params = compiler.as_sql()
-        at = [i for i, value in enumerate(params) if value == _KEY_PLACEHOLDER]
-        if len(at) != 1:  # a queryset whose statement holds the key twice, or rewrote it
-            raise ValueError(f"the key is not one parameter of {sql!r}")
-        converters = compiler.get_converters([s[0] for s in compiler.select[: compiler.col_count]])
-        return sql, list(params), at[0], converters
+        self._compiled: CompiledRows | None = None
 
     def get(self, key: int) -> dict[str, Any] | None:
         if self._compiled is None:
-            self._compiled = self._compile()
-        sql, params, at, converters = self._compiled
-        values = [*params]
-        values[at] = Int8(key)
+            queryset = self._queryset.filter(pk=_KEY_PLACEHOLDER)
+            self._compiled = compile_rows(queryset, _KEY_PLACEHOLDER)
+        compiled = self._compiled
         with read_cursor() as cursor:
-            cursor.execute(sql, values)
+            cursor.execute(compiled.sql, compiled.params_with(Int8(key)))
             row = cursor.fetchone()
         if row is None:
             return None
-        if converters:  # what the ORM's results_iter applies to each value
-            database = connections[DEFAULT_DB_ALIAS]
-            row = list(row)
-            for position, (functions, expression) in converters.items():
-                value = row[position]
-                for function in functions:
-                    value = function(value, expression, database)
-                row[position] = value
-        return dict(zip(self.names, row, strict=True))
+        return compiled.rows([row], connections[DEFAULT_DB_ALIAS])[0]
