@@ -17,12 +17,15 @@ position, an offset) to the ORM's own rows for the same page.
 """
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import connections
+from psycopg.types.numeric import Int8
 
 from core.compiled import CompiledRows, compile_rows
+from core.prepared import read_cursor
 
 # Page shapes kept per list: directions x positions x page sizes x offsets that clients ask.
 # A forged cursor's offset makes a new shape, so the kept ones are bounded (oldest out).
@@ -31,12 +34,24 @@ MAX_SHAPES = 256
 _SENTINEL = -(2**62) - 12_345
 
 
+class ItemWriter(Protocol):
+    """Items written by PostgreSQL around a page's statement (``api.run_item_text``)."""
+
+    def statement(self, rows_sql: str, ordering: tuple[str, ...], iso: bool) -> str: ...
+
+    def items(
+        self, fetched: list[tuple[Any, ...]], tags_of: Callable[[Any], Any]
+    ) -> list[dict[str, Any]]: ...
+
+
 class KeysetRows:
     """``queryset``'s (a ``values()`` queryset, ordered by an integer column) cursor pages,
-    each shape's statement compiled once per process."""
+    each shape's statement compiled once per process. With ``writer``, a page's rows are
+    what it makes of the statement it wraps around the ORM's (``{"id", "item"}``)."""
 
-    def __init__(self, queryset: Any) -> None:
+    def __init__(self, queryset: Any, writer: ItemWriter | None = None) -> None:
         self.queryset = queryset
+        self.writer = writer
         self._statements: dict[tuple[Any, ...], CompiledRows] = {}
         self._lock = threading.Lock()
 
@@ -54,10 +69,25 @@ class KeysetRows:
         key = (ordering, lookup, start, stop)
         statement = self._statements.get(key) or self._compile(key)
         connection = connections[self.queryset.db]
-        with connection.cursor() as cursor:
-            cursor.execute(statement.sql, statement.params_with(position))
+        if self.writer is None:
+            with connection.cursor() as cursor:
+                cursor.execute(statement.sql, statement.params_with(position))
+                fetched = cursor.fetchall()
+            return statement.rows(fetched, connection)
+        connection.ensure_connection()
+        # Timestamps are written by the session's DateStyle, which the server reports to
+        # the client on every change (no round trip), as the graph's statement does.
+        date_style = connection.connection.info.parameter_status("DateStyle") or ""
+        sql = self.writer.statement(statement.sql, ordering, date_style.startswith("ISO"))
+        # Prepared on a kept connection (its text is fixed per shape; planning the items'
+        # expressions cost PostgreSQL more than running them), the position a bigint
+        # whatever its size: one statement per shape. Its generic plan is the ORM's page,
+        # an index scan of the primary key from the position, as its custom plans.
+        with read_cursor() as cursor:
+            bound = None if position is None else Int8(position)
+            cursor.execute(sql, statement.params_with(bound))
             fetched = cursor.fetchall()
-        return statement.rows(fetched, connection)
+        return self.writer.items(fetched, lambda tags: statement.convert("tags", tags, connection))
 
     def _compile(self, key: tuple[Any, ...]) -> CompiledRows:
         ordering, lookup, start, stop = key

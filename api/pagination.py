@@ -15,6 +15,7 @@ from rest_framework.pagination import Cursor, CursorPagination, LimitOffsetPagin
 from api.params import integer_within
 from api.problems import bad_parameter
 from core.problems import Problem
+from core.rendering import RawJSON
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
@@ -69,13 +70,13 @@ class CursorPage(CursorPagination):
         # The whole page written once: its items' lengths add up to less than that, so a
         # page that fits keeps every item, as counting them one by one would (one orjson
         # call, not one per item: a deep run page's 50 were ~0.1 ms; ADR 0123).
-        if len(orjson.dumps(items, default=str)) <= budget:
+        if len(orjson.dumps(items, default=_measured)) <= budget:
             return data
         reverse = bool(self.cursor and self.cursor.reverse)
         ordered = list(reversed(items)) if reverse else items  # nearest the cursor first
         total = kept = 0
         for item in ordered:
-            total += len(orjson.dumps(item, default=str))
+            total += len(orjson.dumps(item, default=_measured))
             if kept and total > budget:
                 break
             kept += 1
@@ -112,6 +113,14 @@ class CursorPage(CursorPagination):
             except (ValidationError, ValueError, TypeError, OverflowError) as error:
                 raise invalid_cursor() from error
         return cursor
+
+
+def _measured(value: Any) -> Any:
+    """What the byte cap counts for a value orjson cannot write itself: an item PostgreSQL
+    wrote (``RawJSON``, the run list's, ADR 0130) as its text, anything else as its str."""
+    if isinstance(value, RawJSON):
+        return orjson.Fragment(value.text)
+    return str(value)
 
 
 class OffsetPage(LimitOffsetPagination):

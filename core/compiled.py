@@ -27,6 +27,15 @@ class CompiledRows:
             params[self.at] = value
         return params
 
+    def convert(self, name: str, value: Any, connection: Any) -> Any:
+        """``value`` of the column ``name`` as the ORM gives it (its converters applied)."""
+        index = self.names.index(name)
+        for at, functions, expression in self.converters:
+            if at == index:
+                for function in functions:
+                    value = function(value, expression, connection)
+        return value
+
     def rows(self, fetched: list[tuple[Any, ...]], connection: Any) -> list[dict[str, Any]]:
         """``fetched`` as the ORM's ``values()`` dicts (what its results_iter applies)."""
         names = self.names

@@ -9,7 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from api import params
+from api import params, run_item_text
 from api.access import COLUMN_EDGE, DATASET, EVENT, JOB, RUN, RUN_FACT
 from api.base import ReadAccessMixin, ReadAPIView, ReadOnlyViewSet
 from api.filters import (
@@ -57,8 +57,9 @@ RELATED_LIMIT = 200
 # (tests/api/test_filter_backend.py).
 RUN_ROWS = Run.objects.for_list().list_rows()
 # What /runs reads when no filter is asked (every unfiltered page and each next one): the
-# unasked rows, their page statements compiled once per shape (api.keyset_rows, ADR 0123).
-RUN_PAGES = KeysetRows(RunFilterSet.unasked(RUN_ROWS))
+# unasked rows, their page statements compiled once per shape (api.keyset_rows, ADR 0123),
+# their items written by PostgreSQL (api.run_item_text, ADR 0130).
+RUN_PAGES = KeysetRows(RunFilterSet.unasked(RUN_ROWS), run_item_text)
 
 
 class NamespaceList(ReadAPIView):
@@ -259,12 +260,12 @@ class RunViewSet(ReadOnlyViewSet):
 def _run_page(view: Any, kept: KeysetRows | None = None) -> Response:
     """A page of runs as RunSerializer shows them, built from rows (``RUN_ROWS``,
     api.list_rows); a request that names no filter reads ``kept``'s statements, when the
-    view's rows are ``kept``'s (/runs; /jobs/{id}/runs adds its job)."""
+    view's rows are ``kept``'s (/runs; /jobs/{id}/runs adds its job), whose items
+    PostgreSQL wrote (api.run_item_text: the same bytes)."""
     if kept is not None and not names_a_filter(view.request.query_params, view.filterset_class):
-        rows = kept.shape()
-    else:
-        rows = view.filter_queryset(view.get_queryset())
-    page = view.paginate_queryset(rows)
+        page = view.paginate_queryset(kept.shape())
+        return view.get_paginated_response([row["item"] for row in page])
+    page = view.paginate_queryset(view.filter_queryset(view.get_queryset()))
     return view.get_paginated_response([run_item(row) for row in page])
 
 

@@ -299,8 +299,9 @@ LINEAGE: LineageSettings = {
     # statements between transactions (PgBouncer in transaction mode before 1.21, or with
     # max_prepared_statements = 0) when connections are kept there too.
     "PREPARE_INGEST_INSERT": env_bool("LINEAGE_PREPARE_INGEST_INSERT", True),
-    # The dataset detail's fixed-text reads as prepared statements on kept connections, the
-    # same way and with the same pooler caveat (core/prepared.py, ADR 0119).
+    # The dataset detail's fixed-text reads and an unfiltered run page's statement as
+    # prepared statements on kept connections, the same way and with the same pooler
+    # caveat (core/prepared.py, ADR 0119, 0130).
     "PREPARE_READS": env_bool("LINEAGE_PREPARE_READS", True),
 }
 if LINEAGE["RETENTION_DAYS"] < 0:
