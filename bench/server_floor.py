@@ -18,8 +18,10 @@ A variant is ``LABEL`` or ``LABEL:DIR`` (serve the code checked out at DIR, e.g.
 ``git archive``, with this virtualenv) followed by ``NAME=VALUE`` settings for the
 server's environment (``--variant 'threads4 WEB_THREADS=4'``), in turn, the order
 reversed every other round. ``--trivial`` adds, per
-round, granian with config/server.py's options serving a WSGI application that answers 29
-bytes and does nothing else: granian's own floor under the shipped settings.
+round, granian with config/server.py's options (this checkout's, the variant's settings)
+serving a WSGI application that answers 29 bytes and does nothing else: granian's own floor
+under the shipped settings (``FLOOR_APP=trivial_iterable``: the answer as an iterable with
+``close()``, as Django gives it).
 ``--rss-requests N`` sends N more 404s per variant and prints the workers' memory before
 and after them (a larger collector threshold keeps more garbage).
 
@@ -182,11 +184,13 @@ def timed_sql(connection: psycopg.Connection, pair: bare_reads.Pair) -> float:
 
 
 @contextmanager
-def trivial_server(env: dict[str, str], root: Path) -> Iterator[str]:
+def trivial_server(env: dict[str, str]) -> Iterator[str]:
+    """granian serving a trivial application with this checkout's config/server.py options
+    (the module holding the applications is this one, whatever tree a variant serves)."""
     port = free_port()
     env = {**env, "HOST": "127.0.0.1", "PORT": str(port), "LOG_LEVEL": "WARNING"}
     process = subprocess.Popen(
-        [str(BIN / "python"), "-c", TRIVIAL_SERVER], cwd=root, env=env, stdout=subprocess.DEVNULL
+        [str(BIN / "python"), "-c", TRIVIAL_SERVER], cwd=ROOT, env=env, stdout=subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}"
     from bench import common
@@ -305,7 +309,7 @@ def main() -> None:
                 else:
                     print(f"{label:14} workers' RSS MiB {worker_rss_mib(url)}", flush=True)
             if options.trivial:
-                with trivial_server({**env, **settings}, root) as url:
+                with trivial_server({**env, **settings}) as url:
                     measure_trivial(url, options.requests, label)
 
 
