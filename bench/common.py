@@ -213,6 +213,7 @@ def running_server(
     threads: int | None = None,
     server: str = "granian",
     start_seconds: float = 30.0,
+    root: Path = ROOT,
 ) -> Iterator[str]:
     """The web server as shipped (``python -m config.server``: granian, what the image and the
     chart run) serving config.wsgi on a free loopback port, stopped on exit.
@@ -220,7 +221,8 @@ def running_server(
     ``workers`` and ``threads`` override WEB_WORKERS and WEB_THREADS the way the chart sets
     them (to compare layouts); left out, the shipped defaults apply. ``server`` picks another
     server of ``SERVERS`` to compare with; ``start_seconds`` how long it may take to start
-    (longer on a loaded machine). Metrics are on as in the chart
+    (longer on a loaded machine); ``root`` the checkout whose code it serves (another
+    tree's, to compare code in the same minutes). Metrics are on as in the chart
     (PROMETHEUS_MULTIPROC_DIR), and so is the access log, which goes to /dev/null.
     """
     port = free_port()
@@ -239,7 +241,7 @@ def running_server(
     command = server_command(server, workers, threads)
     if server != "granian":
         command.append(f"--bind=127.0.0.1:{port}")
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     _SERVER_PIDS[url] = process.pid
     try:

@@ -2,11 +2,11 @@
 
 import os
 
+import django
 from django.conf import settings
-from django.core.wsgi import get_wsgi_application
 from django.utils.module_loading import import_string
 
-from core.heap import freeze_startup_heap
+from core.heap import FreeingWSGIHandler, freeze_startup_heap
 from core.statement_timeout import limit_statement_time
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
@@ -15,7 +15,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 # consumer's and the commands' (which never import this module) without it.
 limit_statement_time(settings.DATABASES, settings.LINEAGE["READ_STATEMENT_TIMEOUT_MS"])
 
-django_application = get_wsgi_application()
+# What get_wsgi_application() does, with a handler whose finished requests are freed by
+# reference counting, not left to the garbage collector (core/heap.py, ADR 0132).
+django.setup(set_prefix=False)
+django_application = FreeingWSGIHandler()
 
 # Imported after Django is set up: it imports models. Single-event ingest is served in
 # front of Django's request cycle (ingest/fastpath.py, ADR 0006).

@@ -199,16 +199,21 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
                     continue
                 name = key if type(key) is str else str(key)
                 secret = secret_name(name) or (pair and name == "value")
-                copy[key] = REDACTED if secret else walk(item)
+                copy[key] = REDACTED if secret else walk(item)  # noqa: F821 (del: below)
             return copy
         if isinstance(value, list):
-            return [walk(item) for item in value]
+            return [walk(item) for item in value]  # noqa: F821 (del: below)
         if isinstance(value, str):
             redacted = texts_seen.get(value)
             return redacted if redacted is not None else memo.remember_text(value)
         return value
 
-    return walk(document)
+    try:
+        return walk(document)
+    finally:
+        # walk refers to itself through its closure: a cycle that would leave this call's
+        # functions to the garbage collector (core/heap.py); without it they die here.
+        del walk
 
 
 # Events repeat their keys and most of their short strings (facet names, schema URLs,
