@@ -129,12 +129,13 @@ def _nodes(drawn: DrawnGraph) -> tuple[dict[str, str], dict[str, dict[str, Any]]
         ("job", rows.jobs, shapes.jobs_data(rows.jobs, latest_runs=1)),
     )
     for kind, read, data_list in shaped:
+        node_type = kind.upper()
         for row, data in zip(read, data_list, strict=True):
-            marquez_id = node_ids.node_id(kind, data["namespace"], data["name"])
+            marquez_id = node_ids.node_id(kind, row.namespace, row.name)
             ids[f"{kind}:{row.id}"] = marquez_id
             nodes[marquez_id] = {
                 "id": marquez_id,
-                "type": kind.upper(),
+                "type": node_type,
                 "data": data,
                 "inEdges": [],
                 "outEdges": [],

@@ -204,7 +204,8 @@ def _job(
 ) -> dict[str, Any]:
     facets = _redacted(job.facets)
     parent = _parent(job)
-    described = documentation.description(facets)
+    # No facets (most jobs): no description or location in them.
+    described = documentation.description(facets) if facets else None
     version = job_version(job.namespace, job.name)
     run_shapes = [run_data(run, job.namespace, job.name, version) for run in runs]
     return {
@@ -219,7 +220,7 @@ def _job(
         "namespace": job.namespace,
         "inputs": io["input"],
         "outputs": io["output"],
-        "location": source_code_location.url(facets),
+        "location": source_code_location.url(facets) if facets else None,
         "description": job.description or described or None,
         "latestRun": run_shapes[0] if run_shapes else None,
         "latestRuns": run_shapes,
