@@ -33,7 +33,7 @@ from catalog.models import Dataset, Job
 from catalog.reads import marquez_graph
 from catalog.reads.datasets import find_dataset, names_and_field_types
 from catalog.reads.jobs import find_job
-from core.rendering import JSONRenderer
+from core import rendering
 
 MARQUEZ_DEFAULT_DEPTH = 20
 MAX_FIELDS = 500
@@ -41,7 +41,6 @@ MAX_FIELDS = 500
 EDGE_BYTES = 32
 # What a node costs besides its id and data: {"id":"","type":"DATASET","data":,"inEdges":[],...
 NODE_BYTES = 64
-_renderer = JSONRenderer()
 
 
 def _depth(request: Request) -> int:
@@ -130,12 +129,13 @@ def _nodes(drawn: DrawnGraph) -> tuple[dict[str, str], dict[str, dict[str, Any]]
         ("job", rows.jobs, shapes.jobs_data(rows.jobs, latest_runs=1)),
     )
     for kind, read, data_list in shaped:
+        node_type = kind.upper()
         for row, data in zip(read, data_list, strict=True):
-            marquez_id = node_ids.node_id(kind, data["namespace"], data["name"])
+            marquez_id = node_ids.node_id(kind, row.namespace, row.name)
             ids[f"{kind}:{row.id}"] = marquez_id
             nodes[marquez_id] = {
                 "id": marquez_id,
-                "type": kind.upper(),
+                "type": node_type,
                 "data": data,
                 "inEdges": [],
                 "outEdges": [],
@@ -153,27 +153,36 @@ def _within_budget(
     walk's depth, then the datasets the drawn jobs touch past it; the root always), each
     node's ``data`` rendered once and kept as bytes; drop the rest from ``nodes``. A node
     is charged its rendered data and every pair it is an end of (as both ends list it), so
-    the edges ``_link`` adds later fit too. Returns how many nodes were left out."""
+    the edges ``_link`` adds later fit too. Returns how many nodes were left out.
+
+    Every node is rendered first (the answer writes each anyway): when all fit, as most
+    graphs do, nothing is ordered (ADR 0129)."""
     budget = settings.LINEAGE["MAX_PAGE_BYTES"]
-    depths = {item["id"]: item["depth"] for item in drawn.graph.nodes}
-    root = f"{drawn.graph.root.kind}:{drawn.graph.root.id}"
     ends: dict[str, int] = defaultdict(int)
     for source, target in pairs:
-        if source in ids and target in ids:
-            cost = len(ids[source]) + len(ids[target]) + EDGE_BYTES
+        origin, destination = ids.get(source), ids.get(target)
+        if origin is not None and destination is not None:
+            cost = len(origin) + len(destination) + EDGE_BYTES
             ends[source] += cost
             ends[target] += cost
+    sizes: dict[str, int] = {}
+    for ref, marquez_id in ids.items():
+        node = nodes[marquez_id]
+        data = rendering.compact(node["data"])
+        node["data"] = orjson.Fragment(data)
+        sizes[ref] = len(data) + len(marquez_id) + NODE_BYTES + ends[ref]
+    if sum(sizes.values()) <= budget:
+        return 0
+    depths = {item["id"]: item["depth"] for item in drawn.graph.nodes}
+    root = f"{drawn.graph.root.kind}:{drawn.graph.root.id}"
     order = sorted(ids, key=lambda ref: (ref != root, depths.get(ref, MAX_DEPTH + 1), ref))
     used = 0
     for position, ref in enumerate(order):
-        node = nodes[ids[ref]]
-        data = _renderer.render(node["data"])
-        size = len(data) + len(node["id"]) + NODE_BYTES + ends[ref]
+        size = sizes[ref]
         if position and used + size > budget:
             for left_out in order[position:]:
                 del nodes[ids.pop(left_out)]
             return len(order) - position
-        node["data"] = orjson.Fragment(data)
         used += size
     return 0
 

@@ -47,9 +47,11 @@ _VERSIONS = uuid.UUID("6b1f0a52-3c1e-5d7a-9a4e-0c2f7b8d9e10")
 _JOBS = uuid.UUID("024d3df9-c882-45d4-9acc-c6db9fcef2c5")
 
 
-def ts(value: datetime | None) -> str | None:
-    if value is None:
-        return None
+def ts(value: datetime | str | None) -> str | None:
+    """A moment as Marquez writes it; text is one PostgreSQL already wrote so (the graph's
+    and pages' rows, ``core.sql_timestamps``, ADR 0129)."""
+    if value is None or isinstance(value, str):
+        return value
     return value.isoformat().replace("+00:00", "Z")
 
 
@@ -202,7 +204,8 @@ def _job(
 ) -> dict[str, Any]:
     facets = _redacted(job.facets)
     parent = _parent(job)
-    described = documentation.description(facets)
+    # No facets (most jobs): no description or location in them.
+    described = documentation.description(facets) if facets else None
     version = job_version(job.namespace, job.name)
     run_shapes = [run_data(run, job.namespace, job.name, version) for run in runs]
     return {
@@ -217,7 +220,7 @@ def _job(
         "namespace": job.namespace,
         "inputs": io["input"],
         "outputs": io["output"],
-        "location": source_code_location.url(facets),
+        "location": source_code_location.url(facets) if facets else None,
         "description": job.description or described or None,
         "latestRun": run_shapes[0] if run_shapes else None,
         "latestRuns": run_shapes,
@@ -234,21 +237,13 @@ def datasets_data(datasets: Sequence[Dataset | marquez_graph.DatasetRow]) -> lis
     """Datasets with schema fields, column lineage, lastModifiedAt and currentVersion:
     two queries for the whole page (the fields and newest writes one, ADR 0116)."""
     ids = [dataset.id for dataset in datasets]
+    # Most datasets have no tags, and their fields none: a new empty list each, as read.
     field_tags = {
-        dataset.id: tags.marquez_field_names(dataset.tags) if dataset.tags else {}
-        for dataset in datasets
+        dataset.id: tags.marquez_field_names(dataset.tags) for dataset in datasets if dataset.tags
     }
     facts = marquez_graph.dataset_facts(ids)
     fields = {
-        dataset_id: [
-            {
-                "name": name,
-                "type": kind or None,
-                "tags": field_tags[dataset_id].get(name, []),
-                "description": description or None,
-            }
-            for name, kind, description in rows
-        ]
+        dataset_id: _fields(rows, field_tags.get(dataset_id))
         for dataset_id, rows in facts.fields.items()
     }
     lineage: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
@@ -261,14 +256,37 @@ def datasets_data(datasets: Sequence[Dataset | marquez_graph.DatasetRow]) -> lis
     # The newest write of each dataset: its time is lastModifiedAt, its run the current
     # version (a dataset version is the run that wrote it, see dataset_versions).
     latest = facts.latest_writes
+    no_write = (None, None)
     return [
         dataset_data(
             dataset,
             fields.get(dataset.id, []),
-            [{"name": name, "inputFields": inputs} for name, inputs in lineage[dataset.id].items()],
-            *latest.get(dataset.id, (None, None)),
+            [{"name": name, "inputFields": inputs} for name, inputs in lineage[dataset.id].items()]
+            if dataset.id in lineage
+            else [],
+            *latest.get(dataset.id, no_write),
         )
         for dataset in datasets
+    ]
+
+
+def _fields(
+    rows: list[tuple[str, str, str]], tagged: dict[str, list[str]] | None
+) -> list[dict[str, Any]]:
+    """A dataset's schema fields as Marquez lists them; ``tagged``: its fields' tags."""
+    if tagged is None:
+        return [
+            {"name": name, "type": kind or None, "tags": [], "description": description or None}
+            for name, kind, description in rows
+        ]
+    return [
+        {
+            "name": name,
+            "type": kind or None,
+            "tags": tagged.get(name, []),
+            "description": description or None,
+        }
+        for name, kind, description in rows
     ]
 
 
@@ -276,7 +294,7 @@ def dataset_data(
     dataset: Dataset | marquez_graph.DatasetRow,
     fields: list[dict[str, Any]],
     column_lineage: list[dict[str, Any]],
-    last_modified: datetime | None,
+    last_modified: datetime | str | None,
     current_version: str | None,
 ) -> dict[str, Any]:
     facets = _redacted(dataset.facets)

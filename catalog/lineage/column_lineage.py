@@ -32,6 +32,7 @@ from catalog.lineage import currency, window
 from catalog.models import DatasetField
 from core.prepared import read_cursor
 from core.redaction import redact_text
+from core.sql_arrays import bigint_array
 
 
 def outside(target: str) -> str:
@@ -274,8 +275,14 @@ def into(
     # the custom one, an index equality on the target (the edge table's unique key, or the
     # alias table's dataset index), then a sort of what it found.
     one = len(dataset_ids) == 1
-    where = "c.target_id = %(id)s::bigint" if one else "c.target_id = ANY(%(ids)s)"
-    values = {"id": dataset_ids[0], "limit": limit} if one else {"ids": dataset_ids, "limit": limit}
+    where = "c.target_id = %(id)s::bigint" if one else "c.target_id = ANY(%(ids)s::bigint[])"
+    # Many (a Marquez page or graph: ~3,000 at the 1M store) as one array literal, not
+    # psycopg's per-element dumper (core.sql_arrays, ADR 0129).
+    values = (
+        {"id": dataset_ids[0], "limit": limit}
+        if one
+        else {"ids": bigint_array(dataset_ids), "limit": limit}
+    )
     edges: list[ColumnEdge] = []
     if observed:
         edges = _read(where, values, prepared=one)
@@ -286,7 +293,9 @@ def into(
         for edge in edges:
             (answer.dependencies if edge.dataset_level else answer.edges).append(edge)
     if static:
-        where = "ta.dataset_id = %(id)s::bigint" if one else "ta.dataset_id = ANY(%(ids)s)"
+        where = (
+            "ta.dataset_id = %(id)s::bigint" if one else "ta.dataset_id = ANY(%(ids)s::bigint[])"
+        )
         declared = _read(where, values, static=True, prepared=one)
         for edge in declared:
             edge.current = False  # no run produced it (as in ``among``)

@@ -299,9 +299,9 @@ def links_of_jobs(job_ids: list[int], limit: int) -> list[JobLink]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
-            f"WHERE je.job_id = ANY(%(ids)s) {window.not_retired('je')} "
+            f"WHERE je.job_id = ANY(%(ids)s::bigint[]) {window.not_retired('je')} "
             "ORDER BY je.job_id, je.dataset_id, je.direction "
             "LIMIT %(limit)s",
-            {"ids": job_ids, "limit": limit},
+            {"ids": bigint_array(job_ids), "limit": limit},
         )
         return cursor.fetchall()

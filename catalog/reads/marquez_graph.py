@@ -19,13 +19,13 @@ a round trip and a plan, which cost a graph of a hundred nodes more than the rea
 import json
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.db import connection
 
 from catalog.models import DatasetAlias, Job, writes
 from catalog.reads.jobs import LatestRun, Named
+from core import sql_timestamps
 from core.sql_arrays import bigint_array
 
 
@@ -43,9 +43,12 @@ def root_id(kind: str, namespace: str, name: str) -> int | None:
     return queryset.first()
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through ``object.__setattr__``, ~2.5 µs a
+# row of eleven, and the 1M store's graph reads ~3,100 of them (ADR 0129). Nothing writes one.
+@dataclass(slots=True)
 class NodeRow:
-    """The columns a Marquez Dataset and Job both show, in the statement's order."""
+    """The columns a Marquez Dataset and Job both show, in the statement's order; the
+    moments as the answer writes them (``core.sql_timestamps``, ADR 0129)."""
 
     id: int
     namespace: str
@@ -53,12 +56,12 @@ class NodeRow:
     facets: Any
     tags: Any
     description: str
-    first_seen: datetime | None
-    last_seen: datetime | None
-    updated_at: datetime
+    first_seen: str | None
+    last_seen: str | None
+    updated_at: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DatasetRow(NodeRow):
     """The columns of a dataset a Marquez Dataset shows (``shapes.dataset_data`` reads it as
     it reads a ``Dataset``)."""
@@ -67,7 +70,7 @@ class DatasetRow(NodeRow):
     is_dropped: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class JobRow(NodeRow):
     """The columns of a job a Marquez Job shows, with its parent's name (``parent``: None
     for a job without one); ``shapes.jobs_data`` reads it as it reads a ``Job``."""
@@ -86,12 +89,14 @@ class NodeRows:
 # (OFFSET 0 keeps the lateral read a probe per job; joined, it was planned as a hash join
 # over the whole job table, ADR 0116's "Not yet").
 _NODE_ROWS = """
-SELECT 0, d.id, d.namespace, d.name, d.facets, d.tags, d.description, d.first_seen,
-       d.last_seen, d.updated_at, d.lifecycle_state, d.is_dropped, NULL::text, NULL::text
+SELECT 0, d.id, d.namespace, d.name, d.facets, d.tags, d.description, {moment:d.first_seen},
+       {moment:d.last_seen}, {moment:d.updated_at}, d.lifecycle_state, d.is_dropped,
+       NULL::text, NULL::text
 FROM catalog_dataset d WHERE d.id = ANY(%(datasets)s::bigint[])
 UNION ALL
-SELECT 1, j.id, j.namespace, j.name, j.facets, j.tags, j.description, j.first_seen,
-       j.last_seen, j.updated_at, j.processing_type, NULL, p.namespace, p.name
+SELECT 1, j.id, j.namespace, j.name, j.facets, j.tags, j.description, {moment:j.first_seen},
+       {moment:j.last_seen}, {moment:j.updated_at}, j.processing_type, NULL, p.namespace,
+       p.name
 FROM catalog_job j
 LEFT JOIN LATERAL (
     SELECT p.namespace, p.name FROM catalog_job p WHERE p.id = j.parent_id OFFSET 0
@@ -99,6 +104,7 @@ LEFT JOIN LATERAL (
 WHERE j.id = ANY(%(jobs)s::bigint[])
 ORDER BY 1, 2
 """
+_NODE_ROWS_WRITTEN = sql_timestamps.written(_NODE_ROWS)
 
 
 # Most nodes' facets and tags are empty: their text is not parsed (a new one each, as parsed).
@@ -121,7 +127,8 @@ def node_rows(dataset_ids: list[int], job_ids: list[int]) -> NodeRows:
         return NodeRows(datasets, jobs)
     with connection.cursor() as cursor:
         cursor.execute(
-            _NODE_ROWS, {"datasets": bigint_array(dataset_ids), "jobs": bigint_array(job_ids)}
+            _NODE_ROWS_WRITTEN[sql_timestamps.date_style_is_iso(connection)],
+            {"datasets": bigint_array(dataset_ids), "jobs": bigint_array(job_ids)},
         )
         rows = cursor.fetchall()
     for kind, key, namespace, name, facets, tags, described, first, last, updated, *rest in rows:
@@ -150,7 +157,10 @@ class JobFacts:
 # per (job, direction, dataset name), at most %(limit)s in all in that order. The columns a
 # Marquez Run shows (LatestRun), then the link's three.
 _JOB_FACTS = """
-SELECT * FROM (
+SELECT part, job_id, id, run_uuid::text, state, {moment:started_at}, {moment:ended_at}, duration,
+       {moment:nominal_start_time}, {moment:nominal_end_time}, {moment:first_event_time},
+       {moment:last_event_time}, {moment:updated_at}, facets, direction, namespace, name
+FROM (
     SELECT 0 AS part, j.id AS job_id, r.id, r.run_uuid, r.state, r.started_at,
            r.ended_at, r.duration, r.nominal_start_time, r.nominal_end_time,
            r.first_event_time, r.last_event_time, r.updated_at, r.facets,
@@ -170,8 +180,9 @@ SELECT * FROM (
      ORDER BY jd.job_id, jd.direction, d.namespace, d.name
      LIMIT %(limit)s)
 ) facts
-ORDER BY part, job_id, started_at DESC, id DESC, direction, namespace, name
+ORDER BY part, job_id, facts.started_at DESC, id DESC, direction, namespace, name
 """
+_JOB_FACTS_WRITTEN = sql_timestamps.written(_JOB_FACTS)
 
 
 def job_facts(job_ids: list[int], runs: int, limit: int) -> JobFacts:
@@ -182,7 +193,10 @@ def job_facts(job_ids: list[int], runs: int, limit: int) -> JobFacts:
     if not job_ids:
         return JobFacts(latest, io)
     with connection.cursor() as cursor:
-        cursor.execute(_JOB_FACTS, {"jobs": bigint_array(job_ids), "runs": runs, "limit": limit})
+        cursor.execute(
+            _JOB_FACTS_WRITTEN[sql_timestamps.date_style_is_iso(connection)],
+            {"jobs": bigint_array(job_ids), "runs": runs, "limit": limit},
+        )
         rows = cursor.fetchall()
     for part, job_id, *run, facets, direction, namespace, name in rows:
         if part == 1:
@@ -195,16 +209,17 @@ def job_facts(job_ids: list[int], runs: int, limit: int) -> JobFacts:
 @dataclass(frozen=True)
 class DatasetFacts:
     """Each dataset's schema fields in order (``name``, ``type``, ``description``) and its
-    newest write: (when, the writing run's runId)."""
+    newest write: (when, as the answer writes it; the writing run's runId)."""
 
     fields: dict[int, list[tuple[str, str, str]]]
-    latest_writes: dict[int, tuple[datetime, str]]
+    latest_writes: dict[int, tuple[str, str]]
 
 
 # Part 0: the fields in schema order; part 1: each dataset's newest write, a completed run's
 # output that is a write (catalog.models.writes, ADR 0069), newest last_seen then id first.
 _DATASET_FACTS = """
-SELECT part, dataset_id, name, type, description, last_seen, run_uuid FROM (
+SELECT part, dataset_id, name, type, description, {moment:last_seen}, run_uuid::text
+FROM (
     SELECT 0 AS part, f.dataset_id, f.ordinal AS k1, f.name, f.type,
            f.description, NULL::timestamptz AS last_seen, NULL::uuid AS run_uuid
     FROM catalog_dataset_field f WHERE f.dataset_id = ANY(%(datasets)s::bigint[])
@@ -220,20 +235,24 @@ SELECT part, dataset_id, name, type, description, last_seen, run_uuid FROM (
 ) facts
 ORDER BY part, dataset_id, k1
 """.replace("{write}", writes.write_sql("r", "rd"))
+_DATASET_FACTS_WRITTEN = sql_timestamps.written(_DATASET_FACTS)
 
 
 def dataset_facts(dataset_ids: list[int]) -> DatasetFacts:
     """The datasets' fields and newest writes: one statement, none for no dataset."""
     fields: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
-    latest: dict[int, tuple[datetime, str]] = {}
+    latest: dict[int, tuple[str, str]] = {}
     if not dataset_ids:
         return DatasetFacts(fields, latest)
     with connection.cursor() as cursor:
-        cursor.execute(_DATASET_FACTS, {"datasets": bigint_array(dataset_ids)})
+        cursor.execute(
+            _DATASET_FACTS_WRITTEN[sql_timestamps.date_style_is_iso(connection)],
+            {"datasets": bigint_array(dataset_ids)},
+        )
         rows = cursor.fetchall()
     for part, dataset_id, name, kind, description, last_seen, run_uuid in rows:
         if part == 0:
             fields[dataset_id].append((name, kind, description))
         else:
-            latest[dataset_id] = (last_seen, str(run_uuid))
+            latest[dataset_id] = (last_seen, run_uuid)
     return DatasetFacts(fields, latest)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from rest_framework.renderers import JSONRenderer as DRFRenderer
 from rest_framework.utils.serializer_helpers import ReturnDict, ReturnList
 
-from core.rendering import JSONRenderer
+from core.rendering import JSONRenderer, compact
 
 UTC = dt.UTC
 SAMPLE = {
@@ -42,6 +42,8 @@ SAMPLE = {
 
 def test_a_rich_answer_is_byte_for_byte_drfs():
     assert JSONRenderer().render(SAMPLE) == DRFRenderer().render(SAMPLE)
+    # What the Marquez graph renders each node with (ADR 0129).
+    assert compact(SAMPLE) == DRFRenderer().render(SAMPLE)
 
 
 @pytest.mark.parametrize(
@@ -59,8 +61,11 @@ def test_what_orjson_refuses_is_drfs_answer(value):
     except ValueError as error:
         with pytest.raises(type(error)):
             JSONRenderer().render(value)
+        with pytest.raises(type(error)):
+            compact(value)
     else:
         assert JSONRenderer().render(value) == expected
+        assert compact(value) == expected
 
 
 def test_indent_and_nothing_are_drfs():
