@@ -149,13 +149,11 @@ def check_sizes(rows: Sequence[SerialisedEvent]) -> None:
         )
 
 
-def _server_binding_cursor(prepare: bool = False) -> Any:
-    """A cursor that binds parameters on the server (``core.prepared``). ``prepare``: the
-    single-event INSERT, prepared on a kept connection unless
-    ``LINEAGE["PREPARE_INGEST_INSERT"]`` is off (ADR 0112)."""
-    return prepared.server_binding_cursor(
-        prepare and bool(settings.LINEAGE["PREPARE_INGEST_INSERT"])
-    )
+def _server_binding_cursor() -> Any:
+    """A cursor that binds parameters on the server (``core.prepared``), not prepared: the
+    single-event INSERT is prepared on a kept connection unless
+    ``LINEAGE["PREPARE_INGEST_INSERT"]`` is off (ADRs 0112, 0131), nothing else is."""
+    return prepared.server_binding_cursor()
 
 
 def _text(value: str | None) -> str | None:
@@ -201,12 +199,13 @@ def record_events(events: Sequence[EventRecord | SerialisedEvent]) -> list[Store
     # No explicit transaction: the INSERT is one statement, atomic on its own, and in
     # autocommit mode it commits at once (one round trip instead of BEGIN/INSERT/COMMIT).
     # Called inside a caller's transaction, it simply joins it.
-    with _server_binding_cursor(prepare=len(rows) == 1) as cursor:
-        if len(rows) == 1:
-            cursor.execute(_INSERT_ONE, _values(rows[0]))
-        else:
-            cursor.execute(_INSERT_MANY, _columns(rows))
-        created_ids = {bytes(digest): event_id for event_id, digest in cursor.fetchall()}
+    if len(rows) == 1 and settings.LINEAGE["PREPARE_INGEST_INSERT"]:
+        answer = prepared.kept_cursor_rows(_INSERT_ONE, _values(rows[0]))  # ADR 0131
+    else:
+        with _server_binding_cursor() as cursor:
+            cursor.execute(_INSERT_ONE if len(rows) == 1 else _INSERT_MANY, _params(rows))
+            answer = cursor.fetchall()
+    created_ids = {bytes(digest): event_id for event_id, digest in answer}
     return _stored(rows, created_ids)
 
 
@@ -283,6 +282,11 @@ def _checked(events: Sequence[EventRecord | SerialisedEvent]) -> list[Serialised
     rows = [event if isinstance(event, SerialisedEvent) else serialise(event) for event in events]
     check_sizes(rows)
     return rows
+
+
+def _params(rows: Sequence[SerialisedEvent]) -> Sequence[Any]:
+    """The parameters of ``_INSERT_ONE`` for one row, else of ``_INSERT_MANY``."""
+    return _values(rows[0]) if len(rows) == 1 else _columns(rows)
 
 
 def _columns(rows: Sequence[SerialisedEvent]) -> list[list[Any]]:

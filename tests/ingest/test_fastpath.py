@@ -8,6 +8,7 @@ import orjson
 import pytest
 from django.core.wsgi import get_wsgi_application
 from django.db import connections
+from django.http import request as request_module
 from django.test import RequestFactory, override_settings
 
 from ingest.fastpath import IngestFastPath
@@ -402,3 +403,24 @@ def test_an_answer_the_middleware_changes_is_never_learned(rf) -> None:
         status, _, content = headers(rf.post(LINEAGE), answer)
         assert (status, gzip.decompress(content)) == ("201 Created", answer.content)
     assert headers.learned == {}
+
+
+def test_the_host_is_validated_once_per_request(app, secret, monkeypatch) -> None:
+    """ADR 0131: the fast path's check and CommonMiddleware's share one validation."""
+    validated: list[str] = []
+    validate = request_module.validate_host
+
+    def counted(host: str, allowed_hosts: list[str]) -> bool:
+        validated.append(host)
+        return validate(host, allowed_hosts)
+
+    monkeypatch.setattr(request_module, "validate_host", counted)
+    status, _, _ = call(app, dumps(run_event()), HTTP_AUTHORIZATION=f"Bearer {secret}")
+    assert status == 201
+    assert validated == ["testserver"]
+    # A Host not allowed is still refused by the check, and the request left to Django.
+    with override_settings(ALLOWED_HOSTS=["testserver"]):
+        status, _, _ = call(
+            app, dumps(run_event()), HTTP_HOST="evil.example", HTTP_AUTHORIZATION=f"Bearer {secret}"
+        )
+    assert status == 400
