@@ -26,6 +26,7 @@ from psycopg.types.numeric import Int8
 
 from core.compiled import CompiledRows, compile_rows
 from core.prepared import read_cursor
+from core.sql_timestamps import date_style_is_iso
 
 # Page shapes kept per list: directions x positions x page sizes x offsets that clients ask.
 # A forged cursor's offset makes a new shape, so the kept ones are bounded (oldest out).
@@ -74,11 +75,8 @@ class KeysetRows:
                 cursor.execute(statement.sql, statement.params_with(position))
                 fetched = cursor.fetchall()
             return statement.rows(fetched, connection)
-        connection.ensure_connection()
-        # Timestamps are written by the session's DateStyle, which the server reports to
-        # the client on every change (no round trip), as the graph's statement does.
-        date_style = connection.connection.info.parameter_status("DateStyle") or ""
-        sql = self.writer.statement(statement.sql, ordering, date_style.startswith("ISO"))
+        # Timestamps are written as the session's DateStyle spells them (core.sql_timestamps).
+        sql = self.writer.statement(statement.sql, ordering, date_style_is_iso(connection))
         # Prepared on a kept connection (its text is fixed per shape; planning the items'
         # expressions cost PostgreSQL more than running them), the position a bigint
         # whatever its size: one statement per shape. Its generic plan is the ORM's page,

@@ -26,9 +26,9 @@ from typing import Any
 import orjson
 
 from api.label_serializers import TAG_KEYS, visible
-from catalog.lineage.prebuilt import _moment
 from core.redaction import redact_text
 from core.rendering import RawJSON
+from core.sql_timestamps import json_moment
 
 
 def _text(column: str) -> str:
@@ -41,7 +41,7 @@ def _select(iso: bool) -> str:
     ``||`` is text (ADR 0114)."""
 
     def moment(column: str) -> str:
-        return _moment(f'q."{column}"', True, iso)
+        return json_moment(f'q."{column}"', True, iso)
 
     head = """'{"run_id":"' || q."run_uuid"::text || '","run_id_as_sent":'"""
     before_duration = (

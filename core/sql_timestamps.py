@@ -21,15 +21,32 @@ import re
 from typing import Any
 
 _MOMENT = re.compile(r"\{moment:([a-z_.]+)\}")
-_ISO_FORMAT = """'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'"""
+# to_char's format: text in double quotes is written as it is; in the JSON string's
+# format, \" is a double quote.
+_FORMATS = {
+    False: """'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'""",
+    True: r"""'"\""YYYY-MM-DD"T"HH24:MI:SS.US"Z\""'""",
+}
 
 
-def moment_sql(column: str, iso: bool) -> str:
-    """The text of ``column`` as an answer writes it (NULL stays NULL)."""
+def moment_sql(column: str, iso: bool, *, quoted: bool = False) -> str:
+    """The text of ``column`` as an answer writes it (NULL stays NULL); ``quoted``: as a JSON
+    string, in its double quotes, for a statement that writes JSON text (ADR 0109)."""
     if iso:
         padded = f"replace(rpad(({column} AT TIME ZONE 'UTC')::text, 26, '0'), '0000000', '')"
+        if quoted:
+            return f"""'"' || replace({padded}, ' ', 'T') || 'Z"'"""
         return f"(replace({padded}, ' ', 'T') || 'Z')"
-    return f"replace(to_char({column} AT TIME ZONE 'UTC', {_ISO_FORMAT}), '.000000Z', 'Z')"
+    written = f"to_char({column} AT TIME ZONE 'UTC', {_FORMATS[quoted]})"
+    return f"replace({written}, '.000000Z', 'Z')"
+
+
+def json_moment(column: str, nullable: bool, iso: bool) -> str:
+    """``column`` as a JSON value in a statement writing JSON text: the quoted moment, or
+    ``null`` for a NULL when it ``nullable``. The column is named once: an expression
+    referenced twice is evaluated twice (ADR 0109 measured ~0.7 µs each)."""
+    written = moment_sql(column, iso, quoted=True)
+    return f"COALESCE({written}, 'null')" if nullable else written
 
 
 def written(sql: str) -> dict[bool, str]:

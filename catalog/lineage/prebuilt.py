@@ -37,6 +37,7 @@ from catalog.lineage import job_edges
 from catalog.lineage.assembly import _IS_TEMPORARY, Drawn, EdgeKey
 from catalog.lineage.request import GraphRequest
 from core.sql_arrays import bigint_array
+from core.sql_timestamps import date_style_is_iso, json_moment
 
 
 @dataclass(frozen=True)
@@ -69,32 +70,9 @@ def _text(column: str) -> str:
     return f"to_json({column})::text"
 
 
-# to_char's format: text in double quotes is written as it is, \" a double quote.
-_QUOTED_ISO = r"""'"\""YYYY-MM-DD"T"HH24:MI:SS.US"Z\""'"""
-# A timestamp in the templates below: {moment:column}, or {moment?:column} when NULL can be.
+# A timestamp in the templates below: {moment:column}, or {moment?:column} when NULL can be;
+# written as core.sql_timestamps.json_moment spells it.
 _MOMENT = re.compile(r"\{moment(\??):([a-z_.]+)\}")
-
-
-def _moment(column: str, nullable: bool, iso: bool) -> str:
-    """A timestamptz as orjson writes a UTC datetime, quoted: ``.ffffff`` only when the
-    microseconds are not zero.
-
-    ``iso``: the session's DateStyle is ISO, where a timestamp's text is ``YYYY-MM-DD
-    HH:MM:SS`` and its fraction with the trailing zeros left out; padded to six digits,
-    with a ``T``, it is the same text, at a fifth of ``to_char``'s CPU (~2,300 per
-    500-node graph). The text is written once (ADR 0114): padded to 26 characters, a whole
-    second gains seven zeros, which ``replace`` takes out again; no other text can hold
-    seven zeros in a row (a fraction is at most six digits, its last one not zero, and the
-    date and time are two-digit fields between separators). Asking its length first, as
-    before, had PostgreSQL write the text twice. Otherwise one ``to_char``, ``.000000``
-    taken out (the date and time before it hold no ``.``)."""
-    if iso:
-        text = f"({column} AT TIME ZONE 'UTC')::text"
-        padded = f"replace(rpad({text}, 26, '0'), '0000000', '')"
-        written = f"""'"' || replace({padded}, ' ', 'T') || 'Z"'"""
-    else:
-        written = f"replace(to_char({column} AT TIME ZONE 'UTC', {_QUOTED_ISO}), '.000000Z', 'Z')"
-    return f"COALESCE({written}, 'null')" if nullable else written
 
 
 # Every operand of ``||`` below is text, cast where it is not (ADR 0114): ``text || bigint``
@@ -192,10 +170,10 @@ def _statement(iso: bool) -> str:
         .replace("{job}", _JOB)
         .replace("{temporary}", _IS_TEMPORARY)
     )
-    return _MOMENT.sub(lambda found: _moment(found[2], found[1] == "?", iso), sql)
+    return _MOMENT.sub(lambda found: json_moment(found[2], found[1] == "?", iso), sql)
 
 
-# By whether the session's DateStyle is ISO (``_moment``).
+# By whether the session's DateStyle is ISO (core.sql_timestamps).
 _STATEMENTS = {iso: _statement(iso) for iso in (True, False)}
 
 
@@ -236,10 +214,7 @@ def build(drawn: Drawn, halves: set[EdgeKey], root_job: int | None) -> Prebuilt 
             " NULL::timestamptz, NULL::int, NULL::int, NULL::uuid, NULL::text, NULL::bool"
             " WHERE false"
         )
-    # DateStyle is reported by the server to the client on every change: no round trip.
-    connection.ensure_connection()
-    date_style = connection.connection.info.parameter_status("DateStyle") or ""
-    sql = _STATEMENTS[date_style.startswith("ISO")]
+    sql = _STATEMENTS[date_style_is_iso(connection)]
     # Concatenated, not formatted: the reference runs' SQL is not a format string.
     with connection.cursor() as cursor:
         cursor.execute(reference + sql.replace("{select}", select), values)
