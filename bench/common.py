@@ -279,6 +279,21 @@ def server_workers(url: str) -> list[int]:
     return [child.pid for child in psutil.Process(_SERVER_PIDS[url]).children()]
 
 
+def worker_switches(url: str) -> int:
+    """Context switches so far (voluntary and not) of every thread of the server's workers
+    at ``url``, read from /proc (a process's own figure counts its main thread only); a
+    thread that ended meanwhile takes its count with it."""
+    total = 0
+    for pid in server_workers(url):
+        for status in Path(f"/proc/{pid}/task").glob("*/status"):
+            try:
+                lines = status.read_text().splitlines()
+            except OSError:  # the thread ended
+                continue
+            total += sum(int(line.split()[1]) for line in lines if "ctxt_switches" in line)
+    return total
+
+
 def cpu_seconds_by_pid(pids: Iterable[int]) -> dict[int, float]:
     """User plus system CPU seconds so far of each live process of ``pids`` (one gone
     meanwhile is left out)."""

@@ -56,6 +56,7 @@ from bench.common import (
     running_server,
     server_cpu_seconds,
     server_workers,
+    worker_switches,
 )
 
 CEILING_TABLE = "bench_ceiling_event"
@@ -427,21 +428,6 @@ def _database_cpu(database_url: str) -> float:
     return sum(cpu_seconds_by_pid(pids).values())
 
 
-def _worker_switches(url: str) -> int:
-    """Context switches so far (voluntary and not) of every thread of the server's workers
-    at ``url``, read from /proc (a process's own figure counts its main thread only); a
-    thread that ended meanwhile takes its count with it."""
-    total = 0
-    for pid in server_workers(url):
-        for status in Path(f"/proc/{pid}/task").glob("*/status"):
-            try:
-                lines = status.read_text().splitlines()
-            except OSError:  # the thread ended
-                continue
-            total += sum(int(line.split()[1]) for line in lines if "ctxt_switches" in line)
-    return total
-
-
 def _client_cpu() -> float:
     """CPU seconds used so far by this process (every thread: the Python client) and by
     its reaped children (wrk)."""
@@ -478,11 +464,11 @@ def run_ingest(
         bodies = make_events(templates, count, seed=10 + number)
         server_before = server_cpu_seconds(url) if own_server else 0.0
         database_before = _database_cpu(args.database_url) if own_server else 0.0
-        switches_before = _worker_switches(url) if own_server else 0
+        switches_before = worker_switches(url) if own_server else 0
         client_before = _client_cpu()
         rate, p50, p95, sent = single_round(url, token, bodies, args)
         client += _client_cpu() - client_before
-        switches += (_worker_switches(url) - switches_before) if own_server else 0
+        switches += (worker_switches(url) - switches_before) if own_server else 0
         server += (server_cpu_seconds(url) - server_before) if own_server else 0.0
         database += (_database_cpu(args.database_url) - database_before) if own_server else 0.0
         served += sent

@@ -56,6 +56,7 @@ from bench.common import (
     percentile,
     running_server,
     server_workers,
+    worker_switches,
 )
 from bench.read import cursor_at
 
@@ -113,20 +114,6 @@ def worker_cpu_ns(url: str) -> int:
                 total += int(schedstat.read_text().split()[0])
             except OSError:  # the thread ended
                 continue
-    return total
-
-
-def worker_switches(url: str) -> int:
-    """Context switches so far of every thread of the server's workers (/proc: a process's
-    own figure counts its main thread only)."""
-    total = 0
-    for pid in server_workers(url):
-        for status in Path(f"/proc/{pid}/task").glob("*/status"):
-            try:
-                lines = status.read_text().splitlines()
-            except OSError:  # the thread ended
-                continue
-            total += sum(int(line.split()[1]) for line in lines if "ctxt_switches" in line)
     return total
 
 
