@@ -5,8 +5,9 @@ Why: a deep run page (50 runs) spent more of its Python on its rows than on anyt
 (ADR 0130): psycopg made 350 datetimes, 100 UUIDs and 50 timedeltas, the ORM's converter
 parsed 50 tag lists, ``run_item`` built 50 dicts of 19 keys, and the renderer wrote them
 back out, twice with the byte cap. PostgreSQL writes the text in the statement it already
-runs (ADR 0109's way for the graph), with the graph's spelling of a timestamp and of a
-string (``catalog.lineage.prebuilt``: orjson's text, tested there).
+runs (ADR 0109's way for the graph), with the graph's spelling of a timestamp
+(``core.sql_timestamps.json_moment``) and of a string (``to_json``): orjson's text, tested
+in tests/api/test_graph_prebuilt_text.py.
 
 What only Python can decide stays Python's, per row, spliced into the text between the
 statement's pieces: the runId as sent goes through ``redact_text`` (it is producer text),
