@@ -4,11 +4,13 @@ See docs/adr/0030-read-api-pagination.md. A cursor page costs the same at page 1
 page 1 because the cursor is a position in an index (``id < 12345``), never an OFFSET.
 """
 
+from datetime import datetime
 from typing import Any
 
 import orjson
 from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist, ValidationError
+from django.utils import timezone
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination, LimitOffsetPagination
 
@@ -109,9 +111,13 @@ class CursorPage(CursorPagination):
             field = None
         if field is not None:
             try:
-                field.clean(position, None)
+                value = field.clean(position, None)
             except (ValidationError, ValueError, TypeError, OverflowError) as error:
                 raise invalid_cursor() from error
+            # A moment without its offset: every cursor served carries one (an aware
+            # datetime's text); read in the server's zone it would be a guess, not a place.
+            if isinstance(value, datetime) and timezone.is_naive(value):
+                raise invalid_cursor()
         return cursor
 
 

@@ -98,6 +98,16 @@ def test_a_forged_cursor_is_a_400_on_every_list(lists, read_client, cursor) -> N
         assert read_client.get(url, {"cursor": "cD1hYmM="}).status_code == 400
 
 
+def test_a_moment_without_its_offset_is_a_400_and_with_it_a_page(lists, read_client) -> None:
+    """The metadata list's position is a moment: every cursor served carries its offset, so
+    one without (read in the server's zone, Django warned) is a forged cursor."""
+    naive = _encoded("p=" + quote("2026-11-29 10:00:00"))
+    _check(read_client, "/api/v1/metadata", naive)
+    assert read_client.get("/api/v1/metadata", {"cursor": naive}).status_code == 400
+    aware = _encoded("p=" + quote("2026-11-29 10:00:00+00:00"))
+    assert read_client.get("/api/v1/metadata", {"cursor": aware}).status_code == 200
+
+
 @FUZZ
 @given(cursor=cursors)
 def test_cursor_fuzz_never_causes_a_5xx(lists, read_client, cursor) -> None:
