@@ -25,6 +25,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import bare_reads
 from bench.read import against_bare
 from bench.read_request_cpu import backend_cpu_ms, in_process_reader
 
@@ -83,7 +84,7 @@ def main() -> None:
                 for query in queries.captured_queries:
                     groups[group_of(query["sql"])].append(query["sql"])
             requests = len(pairs) - 1
-            print(f"\n{name}: {requests} requests, backend CPU ms (load {_load()})")
+            print(f"\n{name}: {requests} requests, backend CPU ms (load {bare_reads.load()})")
             print(f"{'statement opening':72} {'/req':>5} {'run':>7} {'planned':>8}")
             total = 0.0
             for opening, statements in groups.items():
@@ -92,10 +93,6 @@ def main() -> None:
                 total += run * per_request
                 print(f"{opening:72} {per_request:5.2f} {run:7.2f} {planned:8.2f}", flush=True)
             print(f"{'all, per request':72} {'':5} {total:7.2f}")
-
-
-def _load() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 if __name__ == "__main__":
