@@ -168,10 +168,24 @@ def _read(
 ) -> list[ColumnEdge]:
     """``prepared``: ``where`` and the values' types are one fixed text whose generic plan
     suits every value (core.prepared.read_cursor)."""
-    select, order = (_STATIC_SELECT, _STATIC_ORDER) if static else (_SELECT, _ORDER)
     with read_cursor() if prepared else connection.cursor() as cursor:
-        cursor.execute(select + " WHERE " + where + order, values)
-        edges = [ColumnEdge(*row) for row in cursor.fetchall()]
+        cursor.execute(select_sql(static) + " WHERE " + where + order_sql(static), values)
+        return edges_of(cursor.fetchall(), static)
+
+
+def select_sql(static: bool) -> str:
+    """The SELECT and FROM of the observed (or declared) edges, in ColumnEdge's columns."""
+    return _STATIC_SELECT if static else _SELECT
+
+
+def order_sql(static: bool) -> str:
+    """Their ORDER BY and LIMIT (``%(limit)s``)."""
+    return _STATIC_ORDER if static else _ORDER
+
+
+def edges_of(rows: Any, static: bool) -> list[ColumnEdge]:
+    """The edges of rows in ColumnEdge's columns, their descriptions redacted."""
+    edges = [ColumnEdge(*row) for row in rows]
     # Descriptions are producer text (often SQL): every surface gets them redacted, here.
     for edge in edges:
         edge.static = static
@@ -206,7 +220,7 @@ _STATIC_ORDER = (
 )
 
 
-def _with_currency(edges: list[ColumnEdge], as_of: datetime | None) -> ColumnLineage:
+def with_currency(edges: list[ColumnEdge], as_of: datetime | None) -> ColumnLineage:
     if not edges:
         return ColumnLineage()
     current = currency.current_column_edges({e.id: e.job_id for e in edges}, as_of)
@@ -241,7 +255,7 @@ def among(
         edges = _read(where, values)
         if len(edges) == limit:  # there may be more: counted, only then
             left_out += _left_out(where, values, static=False)
-    answer = _with_currency(edges, as_of)
+    answer = with_currency(edges, as_of)
     if static:
         declared, values = window.declared(as_of, "l", ("ta.dataset_id", "sa.dataset_id"))
         where = "ta.dataset_id = ANY(%(ids)s) AND sa.dataset_id = ANY(%(ids)s)" + declared
@@ -287,7 +301,7 @@ def into(
     if observed:
         edges = _read(where, values, prepared=one)
     if currency_too:
-        answer = _with_currency(edges, None)
+        answer = with_currency(edges, None)
     else:
         answer = ColumnLineage()
         for edge in edges:

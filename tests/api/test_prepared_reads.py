@@ -35,9 +35,8 @@ def dataset_id() -> int:
 STATEMENTS = {
     "row": '"catalog_retirement"',
     "detail_rows": "catalog_alias_rule",  # with the job links and the run facts
-    "column_lineage": "FROM catalog_column_lineage_edge c\nJOIN catalog_dataset s",
-    "declared_column_lineage": "catalog_static_column_lineage",
-    "outside_schema": "SELECT COUNT(*) FROM catalog_column_lineage_edge",
+    # observed and declared, with the count outside the schema (ADR 0135)
+    "column_lineage": "catalog_static_column_lineage",
 }
 
 
