@@ -5,7 +5,7 @@ Why: these were three statements (``column_lineage.into`` read the observed and 
 declared rows apart, ``outside_schema_count`` counted), each a round trip with its cursor,
 its execution and its fetch: about a third of the detail's five statements. Here they are
 one fixed text per kind of lineage asked (``?lineage=``), prepared on a kept connection as
-before (``core.prepared.read_cursor``). Each part is the read it replaces, word for word:
+before (``core.prepared.read_rows``). Each part is the read it replaces, word for word:
 the same SELECT, WHERE, ORDER BY and LIMIT, so the same rows in the same order (a part's
 row number over its own ORDER BY, which the outer ORDER BY follows), and what was Python's
 stays Python's (``column_lineage.edges_of``: the descriptions redacted; ``with_currency``:
@@ -16,7 +16,7 @@ from functools import cache
 
 from catalog.lineage import column_lineage
 from catalog.lineage.column_lineage import ColumnLineage
-from core.prepared import read_cursor
+from core.prepared import read_rows
 
 _WHERE = {
     False: " WHERE c.target_id = %(id)s::bigint",
@@ -56,9 +56,7 @@ def into_dataset(
 ) -> tuple[ColumnLineage, int]:
     """What ``column_lineage.into([dataset_id], limit, observed=..., static=...)`` answers,
     and ``column_lineage.outside_schema_count(dataset_id)``, in one statement."""
-    with read_cursor() as cursor:
-        cursor.execute(statement(observed, static), {"id": dataset_id, "limit": limit})
-        rows = cursor.fetchall()
+    rows = read_rows(statement(observed, static), {"id": dataset_id, "limit": limit})
     count = 0
     found: dict[int, list[tuple]] = {0: [], 1: []}
     for row in rows:
