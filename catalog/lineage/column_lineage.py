@@ -277,8 +277,10 @@ def into(
     observed: bool = True,
     static: bool = False,
 ) -> ColumnLineage:
-    """Column edges and dataset-level dependencies into ``dataset_ids`` (dataset detail,
-    Marquez's dataset ``columnLineage``), wherever their sources are: the observed ones
+    """Column edges and dataset-level dependencies into ``dataset_ids`` (the admin's
+    dataset page, Marquez's dataset ``columnLineage``; the API's dataset detail reads the
+    same in one statement with the outside-schema count, ``column_detail``, ADR 0135),
+    wherever their sources are: the observed ones
     and/or (``static``) those the jobs' current declarations state into them, at most
     ``limit`` of each, declared ones after the observed ones and marked ``static``."""
     if not dataset_ids:
@@ -409,7 +411,8 @@ def dataset_fields(dataset_id: int, limit: int) -> set[Field]:
 
 def outside_schema_count(dataset_id: int) -> int:
     """How many column edges into ``dataset_id`` target a field outside its schema (0 when
-    it has none): the dataset detail's count, over every edge, not the capped list. A fixed
+    it has none), over every edge, not the capped list (the API's detail counts it in
+    ``column_detail``'s statement, ADR 0135). A fixed
     text, prepared on a kept connection (ADR 0124)."""
     with read_cursor() as cursor:
         cursor.execute(
