@@ -25,7 +25,7 @@ from django.db import connections
 from psycopg.types.numeric import Int8
 
 from core.compiled import CompiledRows, compile_rows
-from core.prepared import read_cursor
+from core.prepared import read_rows
 from core.sql_timestamps import date_style_is_iso
 
 # Page shapes kept per list: directions x positions x page sizes x offsets that clients ask.
@@ -81,10 +81,8 @@ class KeysetRows:
         # expressions cost PostgreSQL more than running them), the position a bigint
         # whatever its size: one statement per shape. Its generic plan is the ORM's page,
         # an index scan of the primary key from the position, as its custom plans.
-        with read_cursor() as cursor:
-            bound = None if position is None else Int8(position)
-            cursor.execute(sql, statement.params_with(bound))
-            fetched = cursor.fetchall()
+        bound = None if position is None else Int8(position)
+        fetched = read_rows(sql, statement.params_with(bound))  # on a kept cursor, ADR 0135
         return self.writer.items(fetched, lambda tags: statement.convert("tags", tags, connection))
 
     def _compile(self, key: tuple[Any, ...]) -> CompiledRows:

@@ -148,6 +148,21 @@ def read_cursor() -> Any:
     return server_binding_cursor(prepare=True)
 
 
+def read_rows(sql: str, params: Any) -> list[Any]:
+    """The rows of a read whose SQL text is fixed, as ``read_cursor`` runs it, on the
+    cursor kept with its connection (``kept_cursor_rows``) rather than a new one.
+
+    Why (ADR 0135): a new psycopg cursor and Django's wrapper around it cost a read what
+    they cost the single-event INSERT (ADR 0131), and the dataset detail made three, the
+    run page one, per request. A logged, wrapped or unkept connection, or
+    ``LINEAGE["PREPARE_READS"]`` off, runs it on a new cursor as ``read_cursor`` does."""
+    if not settings.LINEAGE["PREPARE_READS"]:
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute(sql, params)
+            return list(cursor.fetchall())
+    return kept_cursor_rows(sql, params)
+
+
 # A primary key no row has (ids are positive): where it lands in a compiled statement's
 # parameters is where each request's key goes.
 _KEY_PLACEHOLDER = -0x4B4559  # "KEY"
@@ -177,9 +192,7 @@ class RowByKey:
             queryset = self._queryset.filter(pk=_KEY_PLACEHOLDER)
             self._compiled = compile_rows(queryset, _KEY_PLACEHOLDER)
         compiled = self._compiled
-        with read_cursor() as cursor:
-            cursor.execute(compiled.sql, compiled.params_with(Int8(key)))
-            row = cursor.fetchone()
-        if row is None:
+        rows = read_rows(compiled.sql, compiled.params_with(Int8(key)))
+        if not rows:
             return None
-        return compiled.rows([row], connections[DEFAULT_DB_ALIAS])[0]
+        return compiled.rows(rows[:1], connections[DEFAULT_DB_ALIAS])[0]

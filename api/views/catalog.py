@@ -32,7 +32,7 @@ from api.serializers import (
     RunDetailSerializer,
     RunSerializer,
 )
-from catalog.lineage import column_lineage, design_time
+from catalog.lineage import column_detail, design_time
 from catalog.models import (
     Dataset,
     Job,
@@ -325,17 +325,18 @@ class DatasetViewSet(ReadOnlyViewSet):
         # a job none of whose runs completed only attempted to write it.
         rows = datasets.detail_rows(dataset["id"], 4 * RELATED_LIMIT)
         # The one column-lineage model (ADR 0060): what the graph and Marquez read too,
-        # with the declared (static) edges beside the observed ones, as in the graph.
+        # with the declared (static) edges beside the observed ones, as in the graph, and
+        # the count of those outside its schema: one statement (ADR 0135).
         which = params.choice(self.request, "lineage", design_time.LINEAGES, "all")
-        lineage = column_lineage.into(
-            [dataset["id"]], RELATED_LIMIT, observed=which != "static", static=which != "observed"
+        lineage, outside_schema = column_detail.into_dataset(
+            dataset["id"], RELATED_LIMIT, observed=which != "static", static=which != "observed"
         )
         written = _per_job(rows.links["output"])
         related = {
             "producing": [entry for entry in written if not _attempted(entry)][:RELATED_LIMIT],
             "attempting": [entry for entry in written if _attempted(entry)][:RELATED_LIMIT],
             "consuming": _per_job(rows.links["input"])[:RELATED_LIMIT],
-            "column_lineage_outside_schema": column_lineage.outside_schema_count(dataset["id"]),
+            "column_lineage_outside_schema": outside_schema,
             "column_lineage": [edge.named() for edge in lineage.edges],
             "dataset_dependencies": [edge.named() for edge in lineage.dependencies],
             "run_facts": rows.run_facts,

@@ -168,10 +168,24 @@ def _read(
 ) -> list[ColumnEdge]:
     """``prepared``: ``where`` and the values' types are one fixed text whose generic plan
     suits every value (core.prepared.read_cursor)."""
-    select, order = (_STATIC_SELECT, _STATIC_ORDER) if static else (_SELECT, _ORDER)
     with read_cursor() if prepared else connection.cursor() as cursor:
-        cursor.execute(select + " WHERE " + where + order, values)
-        edges = [ColumnEdge(*row) for row in cursor.fetchall()]
+        cursor.execute(select_sql(static) + " WHERE " + where + order_sql(static), values)
+        return edges_of(cursor.fetchall(), static)
+
+
+def select_sql(static: bool) -> str:
+    """The SELECT and FROM of the observed (or declared) edges, in ColumnEdge's columns."""
+    return _STATIC_SELECT if static else _SELECT
+
+
+def order_sql(static: bool) -> str:
+    """Their ORDER BY and LIMIT (``%(limit)s``)."""
+    return _STATIC_ORDER if static else _ORDER
+
+
+def edges_of(rows: Any, static: bool) -> list[ColumnEdge]:
+    """The edges of rows in ColumnEdge's columns, their descriptions redacted."""
+    edges = [ColumnEdge(*row) for row in rows]
     # Descriptions are producer text (often SQL): every surface gets them redacted, here.
     for edge in edges:
         edge.static = static
@@ -206,7 +220,7 @@ _STATIC_ORDER = (
 )
 
 
-def _with_currency(edges: list[ColumnEdge], as_of: datetime | None) -> ColumnLineage:
+def with_currency(edges: list[ColumnEdge], as_of: datetime | None) -> ColumnLineage:
     if not edges:
         return ColumnLineage()
     current = currency.current_column_edges({e.id: e.job_id for e in edges}, as_of)
@@ -241,7 +255,7 @@ def among(
         edges = _read(where, values)
         if len(edges) == limit:  # there may be more: counted, only then
             left_out += _left_out(where, values, static=False)
-    answer = _with_currency(edges, as_of)
+    answer = with_currency(edges, as_of)
     if static:
         declared, values = window.declared(as_of, "l", ("ta.dataset_id", "sa.dataset_id"))
         where = "ta.dataset_id = ANY(%(ids)s) AND sa.dataset_id = ANY(%(ids)s)" + declared
@@ -263,8 +277,10 @@ def into(
     observed: bool = True,
     static: bool = False,
 ) -> ColumnLineage:
-    """Column edges and dataset-level dependencies into ``dataset_ids`` (dataset detail,
-    Marquez's dataset ``columnLineage``), wherever their sources are: the observed ones
+    """Column edges and dataset-level dependencies into ``dataset_ids`` (the admin's
+    dataset page, Marquez's dataset ``columnLineage``; the API's dataset detail reads the
+    same in one statement with the outside-schema count, ``column_detail``, ADR 0135),
+    wherever their sources are: the observed ones
     and/or (``static``) those the jobs' current declarations state into them, at most
     ``limit`` of each, declared ones after the observed ones and marked ``static``."""
     if not dataset_ids:
@@ -287,7 +303,7 @@ def into(
     if observed:
         edges = _read(where, values, prepared=one)
     if currency_too:
-        answer = _with_currency(edges, None)
+        answer = with_currency(edges, None)
     else:
         answer = ColumnLineage()
         for edge in edges:
@@ -395,7 +411,8 @@ def dataset_fields(dataset_id: int, limit: int) -> set[Field]:
 
 def outside_schema_count(dataset_id: int) -> int:
     """How many column edges into ``dataset_id`` target a field outside its schema (0 when
-    it has none): the dataset detail's count, over every edge, not the capped list. A fixed
+    it has none), over every edge, not the capped list (the API's detail counts it in
+    ``column_detail``'s statement, ADR 0135). A fixed
     text, prepared on a kept connection (ADR 0124)."""
     with read_cursor() as cursor:
         cursor.execute(

@@ -8,7 +8,7 @@ from catalog.models import DATASETS_BY_NAME, Dataset, DatasetField
 from catalog.names import naming
 from catalog.reads import run_facts
 from catalog.reads.counting import Page, offset_page
-from core.prepared import read_cursor
+from core.prepared import read_rows
 
 
 def find_dataset(namespace: str, name: str) -> Dataset | None:
@@ -124,28 +124,26 @@ def detail_rows(dataset_id: int, limit: int) -> DetailRows:
     the job links planned anew for every request (ADR 0124)."""
     rows = DetailRows()
     facts: list[tuple[Any, ...]] = []
-    with read_cursor() as cursor:
-        cursor.execute(_DETAIL_ROWS, {"dataset": dataset_id, "limit": limit})
-        for part, *row in cursor.fetchall():
-            if part == 0:
-                rows.aliases.append(tuple(row[:9]))
-            elif part == 1:
-                rows.fields.append((row[0], row[1], row[2], row[3]))
-            elif part == 4:  # as latest_facts_sql's columns
-                facts.append((row[0], row[6], row[5], row[1], row[2], row[3], row[4], row[12]))
-            else:
-                job, namespace, name, first, last, declared, runs, done = (
-                    row[0],
-                    row[1],
-                    row[2],
-                    row[7],
-                    row[8],
-                    row[9],
-                    row[10],
-                    row[11],
-                )
-                rows.links["output" if part == 2 else "input"].append(
-                    (job, namespace, name, declared, first, last, runs, done)
-                )
+    for part, *row in read_rows(_DETAIL_ROWS, {"dataset": dataset_id, "limit": limit}):
+        if part == 0:
+            rows.aliases.append(tuple(row[:9]))
+        elif part == 1:
+            rows.fields.append((row[0], row[1], row[2], row[3]))
+        elif part == 4:  # as latest_facts_sql's columns
+            facts.append((row[0], row[6], row[5], row[1], row[2], row[3], row[4], row[12]))
+        else:
+            job, namespace, name, first, last, declared, runs, done = (
+                row[0],
+                row[1],
+                row[2],
+                row[7],
+                row[8],
+                row[9],
+                row[10],
+                row[11],
+            )
+            rows.links["output" if part == 2 else "input"].append(
+                (job, namespace, name, declared, first, last, runs, done)
+            )
     rows.run_facts = run_facts.dataset_entries(facts)
     return rows

@@ -257,12 +257,12 @@ def test_dataset_detail_queries(api, shop, django_assert_num_queries):
     # 1 dataset, 2 its aliases with their rules, its fields, the producing and consuming
     # jobs with their run and completed-run counts (ADR 0069) and the latest runs' facts
     # with their runs and jobs (ADR 0061; one statement, ADR 0124), 3 column lineage into
-    # it (and one more for which edges are current, when it has some), 4 the column edges
-    # jobs' current JobEvents declare into it, 5 the column edges outside its schema; only
-    # observed lineage skips the declared ones
-    with django_assert_num_queries(5):
+    # it, the column edges jobs' current JobEvents declare into it and the count of those
+    # outside its schema (one statement, ADR 0135; one more for which edges are current,
+    # when it has some); observed lineage alone is the same three
+    with django_assert_num_queries(3):
         api.get(f"/api/v1/datasets/{shop['orders'].id}")
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(3):
         api.get(f"/api/v1/datasets/{shop['orders'].id}?lineage=observed")
 
 
@@ -303,8 +303,9 @@ def test_lookup_unknown_is_404_and_missing_parameter_is_400(api, shop):
 def test_lookup_queries(api, shop, django_assert_num_queries):
     # 1 alias rules (rewrite), 2 dataset by alias key, 3 aliases, fields, the jobs with
     # their run counts and run facts (one statement, ADR 0124), 4 column lineage into it,
-    # 5 the declared (static) column edges into it, 6 outside the schema
-    with django_assert_num_queries(6):
+    # the declared (static) column edges into it and those outside the schema (one
+    # statement, ADR 0135)
+    with django_assert_num_queries(4):
         api.get("/api/v1/datasets/lookup?namespace=s3://lake&name=warehouse.orders_clean")
 
 

@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from catalog.models import DatasetAlias
 from catalog.reads import run_facts
+from core import prepared
 from tests.api.factories import add_fields, make_dataset, make_job, make_job_edge
 from tests.faults.processes import current_database_url
 
@@ -35,9 +36,8 @@ def dataset_id() -> int:
 STATEMENTS = {
     "row": '"catalog_retirement"',
     "detail_rows": "catalog_alias_rule",  # with the job links and the run facts
-    "column_lineage": "FROM catalog_column_lineage_edge c\nJOIN catalog_dataset s",
-    "declared_column_lineage": "catalog_static_column_lineage",
-    "outside_schema": "SELECT COUNT(*) FROM catalog_column_lineage_edge",
+    # observed and declared, with the count outside the schema (ADR 0135)
+    "column_lineage": "catalog_static_column_lineage",
 }
 
 
@@ -144,3 +144,36 @@ def test_a_column_changed_under_a_prepared_read_is_prepared_anew(
         run_facts.of_dataset(aliases)
     assert run_facts.of_dataset(aliases) == []
     assert _detail(client, dataset_id) == first
+
+
+def test_the_detail_and_the_run_page_read_on_the_kept_cursor(
+    client: Client, dataset_id: int, settings
+) -> None:
+    """Their fixed reads run on the one psycopg cursor kept with the connection (ADR 0135,
+    ``core.prepared.read_rows``), not on a cursor made per statement."""
+    made: list[object] = []
+    original = prepared.PreparingCursor.__init__
+
+    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        made.append(self)
+        original(self, *args, **kwargs)
+
+    first = _detail(client, dataset_id)
+    assert client.get("/api/v1/runs?limit=2").status_code == 200
+    kept = getattr(connection, prepared._KEPT)
+    assert kept[0] is connection.connection
+    prepared.PreparingCursor.__init__ = counting  # type: ignore[method-assign]
+    try:
+        for _ in range(3):
+            assert _detail(client, dataset_id) == first
+            assert client.get("/api/v1/runs?limit=2").status_code == 200
+    finally:
+        prepared.PreparingCursor.__init__ = original  # type: ignore[method-assign]
+    assert made == []  # no cursor made: every statement on the kept one
+    assert getattr(connection, prepared._KEPT) is kept
+    # Off, the reads are Django's own, parameters in the text, and prepare nothing.
+    settings.LINEAGE = {**settings.LINEAGE, "PREPARE_READS": False}
+    connection.close()
+    assert _detail(client, dataset_id) == first
+    assert getattr(connection, prepared._KEPT, None) in (None, kept)
+    assert _prepared() == {}
