@@ -2,10 +2,9 @@
 datasets at the depth bound, those with lineage beyond it (``cut.depth``), in one statement
 for both directions. Apart from graph.py, which is at the module size limit."""
 
-from django.db import connection
-
 from catalog.lineage import design_time, job_edges, window
 from catalog.lineage.request import CUT_LIST_LIMIT, GraphRequest
+from core.prepared import read_cursor
 from core.sql_arrays import bigint_array
 
 
@@ -55,7 +54,7 @@ def has_more_sides(
     if not selects:
         return found
     values.update({"jobs": bigint_array(sorted(jobs)), "limit": CUT_LIST_LIMIT})
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(" UNION ALL ".join(selects), values)
         for upstream, dataset_id in cursor.fetchall():
             found[upstream].append(dataset_id)

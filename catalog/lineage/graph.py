@@ -52,6 +52,7 @@ from catalog.lineage.request import (
     UnknownNode,
 )
 from catalog.models import Dataset, Job, RetiredKind, any_declared_sql, any_retired_sql, retired_sql
+from core.prepared import read_cursor
 from core.sql_arrays import bigint_array
 
 # One recursive CTE per direction walked, each read through its own LIMIT, in one statement.
@@ -123,7 +124,7 @@ def walks(
     if not ctes:
         return result
     sql = _WALK.format(ctes=",\n".join(ctes), selects="\nUNION ALL\n".join(selects))
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(sql, values)
         rows = cursor.fetchall()
     counts: dict[bool, int] = defaultdict(int)
@@ -184,7 +185,7 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
         return static
     filters, values = window.observed(request.as_of, request.since, "e", request.retirements)
     where = job_edges.pair_condition("e.source_id", "e.target_id", "e.job_id", root_job)
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(
             _EDGES.format(where=where, filters=filters),
             {
@@ -333,7 +334,7 @@ def _root_job(root: NodeRef) -> tuple[int | None, bool, bool]:
     table = (Job if root.kind == "job" else Dataset)._meta.db_table
     # ``objects.current().filter(pk=...).exists()`` as SQL: the ORM's compilation cost more
     # than the index probe (issue 42). Retired: no node (ADR 0078).
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(
             f"SELECT {any_declared_sql()}, {any_retired_sql()} "
             f"FROM {table} n WHERE n.id = %(id)s AND NOT {retired_sql(kind, 'n.id')}",

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection
 
 from catalog.lineage import currency, window
+from core.prepared import read_cursor
 from core.sql_arrays import bigint_array
 
 
@@ -137,7 +138,7 @@ def job_links(
     if not dataset_ids:
         return []
     sql, values = filters(as_of, since, retired)
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(
             "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
             f"WHERE je.dataset_id = ANY(%(ids)s::bigint[]) {sql} "
@@ -255,7 +256,7 @@ def job_datasets(
     """Datasets the jobs read (``input``) or wrote (``output``): a job root's first hop (the
     root and its child jobs, ADR 0070)."""
     sql, values = filters(as_of, since, retired)
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(
             "SELECT DISTINCT je.dataset_id FROM catalog_job_edge je "
             f"WHERE je.job_id = ANY(%(jobs)s::bigint[]) AND je.direction = %(direction)s {sql} "
