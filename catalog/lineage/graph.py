@@ -61,7 +61,7 @@ WITH RECURSIVE {ctes}
 {selects}
 """
 _WALK_CTE = """{name}(dataset_id, depth) AS (
-    SELECT unnest(%({name}_start)s::bigint[]), %({name}_start_depth)s::int
+    {start}
   UNION
     SELECT n.next_id, w.depth + 1
     FROM {name} w CROSS JOIN LATERAL ({steps}) n
@@ -72,8 +72,21 @@ _OBSERVED_STEP = (
     "SELECT e.{next} AS next_id FROM catalog_lineage_edge e WHERE e.{here} = w.dataset_id {filters}"
 )
 
-# One direction's start: (upstream, the dataset ids, their depth).
-WalkStart = tuple[bool, list[int], int]
+_START = "SELECT unnest(%({name}_start)s::bigint[]), %({name}_start_depth)s::int"
+# A job root's first hop (job_edges.job_datasets) read by the walk's statement: two
+# statements and their round trips fewer for a job root (ADR 0133).
+_JOB_START = "SELECT s.dataset_id, {depth:d} FROM ({datasets}) AS s"
+
+
+@dataclass(frozen=True)
+class JobStart:
+    """A walk's start that is the datasets these jobs read (upstream) or wrote."""
+
+    job_ids: list[int]
+
+
+# One direction's start: (upstream, the dataset ids or the jobs whose, their depth).
+WalkStart = tuple[bool, list[int] | JobStart, int]
 
 
 def walk(
@@ -117,10 +130,24 @@ def walks(
             static_step, static_values = design_time.walk_step(upstream, request.as_of)
             steps.append(static_step)
             values.update(static_values)
-        ctes.append(_WALK_CTE.format(name=name, steps=" UNION ALL ".join(steps)))
+        if isinstance(start, JobStart):
+            datasets, start_values = job_edges.job_datasets_sql(
+                start.job_ids,
+                "input" if upstream else "output",
+                request.as_of,
+                request.since,
+                request.max_nodes + 1,
+                request.retirements,
+                prefix=f"{name}_",
+            )
+            start_sql = _JOB_START.format(datasets=datasets, depth=start_depth)
+            values.update(start_values)
+        else:
+            start_sql = _START.format(name=name)
+            values[f"{name}_start"] = bigint_array(start)
+            values[f"{name}_start_depth"] = start_depth
+        ctes.append(_WALK_CTE.format(name=name, start=start_sql, steps=" UNION ALL ".join(steps)))
         selects.append(_WALK_SELECT.format(upstream="true" if upstream else "false", name=name))
-        values[f"{name}_start"] = bigint_array(start)
-        values[f"{name}_start_depth"] = start_depth
     if not ctes:
         return result
     sql = _WALK.format(ctes=",\n".join(ctes), selects="\nUNION ALL\n".join(selects))
@@ -359,8 +386,10 @@ def _reach(request: GraphRequest, upstreams: list[bool], child_ids: list[int]) -
     for upstream in upstreams:
         if root.kind == "dataset":
             starts.append((upstream, [root.id], 0))
-        else:
+        elif request.reads_static or not request.observed:  # declared: merged in Python
             starts.append((upstream, _job_start([root.id, *child_ids], upstream, request), 1))
+        else:
+            starts.append((upstream, JobStart([root.id, *child_ids]), 1))
     walked = walks(starts, request)
     depths = reach.depths
     for upstream in upstreams:

@@ -255,15 +255,35 @@ def job_datasets(
 ) -> list[int]:
     """Datasets the jobs read (``input``) or wrote (``output``): a job root's first hop (the
     root and its child jobs, ADR 0070)."""
-    sql, values = filters(as_of, since, retired)
+    sql, values = job_datasets_sql(job_ids, direction, as_of, since, limit, retired)
     with read_cursor() as cursor:
-        cursor.execute(
-            "SELECT DISTINCT je.dataset_id FROM catalog_job_edge je "
-            f"WHERE je.job_id = ANY(%(jobs)s::bigint[]) AND je.direction = %(direction)s {sql} "
-            "ORDER BY 1 LIMIT %(limit)s",
-            {**values, "jobs": bigint_array(job_ids), "direction": direction, "limit": limit},
-        )
+        cursor.execute(sql, values)
         return [row[0] for row in cursor.fetchall()]
+
+
+def job_datasets_sql(
+    job_ids: list[int],
+    direction: str,
+    as_of: datetime | None,
+    since: datetime | None,
+    limit: int,
+    retired: bool = True,
+    prefix: str = "",
+) -> tuple[str, dict[str, Any]]:
+    """``job_datasets``' statement and its values, the names of its own values prefixed by
+    ``prefix`` (the walk starts from it, one per direction in one statement, ADR 0133)."""
+    sql, values = filters(as_of, since, retired)
+    return (
+        "SELECT DISTINCT je.dataset_id FROM catalog_job_edge je "
+        f"WHERE je.job_id = ANY(%({prefix}jobs)s::bigint[]) "
+        f"AND je.direction = %({prefix}direction)s {sql} ORDER BY 1 LIMIT %({prefix}limit)s",
+        {
+            **values,
+            f"{prefix}jobs": bigint_array(job_ids),
+            f"{prefix}direction": direction,
+            f"{prefix}limit": limit,
+        },
+    )
 
 
 def reseen_and_active(
