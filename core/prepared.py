@@ -148,6 +148,18 @@ def read_cursor() -> Any:
     return server_binding_cursor(prepare=True)
 
 
+def read_rows(sql: str, params: Any) -> list[Any]:
+    """The rows of a read as ``read_cursor`` sends it, on the cursor ``kept_cursor_rows``
+    keeps with its connection: no psycopg cursor and Django wrapper made per statement, a
+    graph sends four (ADR 0133). Django's own cursor when ``LINEAGE["PREPARE_READS"]`` is
+    off."""
+    if not settings.LINEAGE["PREPARE_READS"]:
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute(sql, params)
+            return list(cursor.fetchall())
+    return kept_cursor_rows(sql, params)
+
+
 # A primary key no row has (ids are positive): where it lands in a compiled statement's
 # parameters is where each request's key goes.
 _KEY_PLACEHOLDER = -0x4B4559  # "KEY"

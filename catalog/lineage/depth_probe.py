@@ -4,7 +4,7 @@ for both directions. Apart from graph.py, which is at the module size limit."""
 
 from catalog.lineage import design_time, job_edges, window
 from catalog.lineage.request import CUT_LIST_LIMIT, GraphRequest
-from core.prepared import read_cursor
+from core.prepared import read_rows
 from core.sql_arrays import bigint_array
 
 
@@ -54,10 +54,8 @@ def has_more_sides(
     if not selects:
         return found
     values.update({"jobs": bigint_array(sorted(jobs)), "limit": CUT_LIST_LIMIT})
-    with read_cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(selects), values)
-        for upstream, dataset_id in cursor.fetchall():
-            found[upstream].append(dataset_id)
+    for upstream, dataset_id in read_rows(" UNION ALL ".join(selects), values):
+        found[upstream].append(dataset_id)
     return found
 
 

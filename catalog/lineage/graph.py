@@ -52,7 +52,7 @@ from catalog.lineage.request import (
     UnknownNode,
 )
 from catalog.models import Dataset, Job, RetiredKind, any_declared_sql, any_retired_sql, retired_sql
-from core.prepared import read_cursor
+from core.prepared import read_rows
 from core.sql_arrays import bigint_array
 
 # One recursive CTE per direction walked, each read through its own LIMIT, in one statement.
@@ -216,17 +216,14 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
     where = job_edges.pair_condition("e.source_id", "e.target_id", "e.job_id", root_job)
     # Prepared for a dataset root only: a job root's pairs (the job's own, ``OR``) cost ~2.5
     # ms more by their generic plan on the 1M-event store, as much by custom (ADR 0133).
-    with read_cursor() if root_job is None else connection.cursor() as cursor:
-        cursor.execute(
-            _EDGES.format(where=where, filters=filters),
-            {
-                **values,
-                "ids": bigint_array(dataset_ids),
-                "job": root_job,
-                "limit": limit,
-            },
-        )
-        observed = cursor.fetchall()
+    sql = _EDGES.format(where=where, filters=filters)
+    values.update({"ids": bigint_array(dataset_ids), "job": root_job, "limit": limit})
+    if root_job is None:
+        observed = read_rows(sql, values)
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, values)
+            observed = cursor.fetchall()
     # A pair both observed and declared is one row for the walk (lineage types: observed).
     known = {row[:3] for row in observed}
     return observed + [row for row in static if row[:3] not in known][: limit - len(observed)]
@@ -365,15 +362,14 @@ def _root_job(root: NodeRef) -> tuple[int | None, bool, bool]:
     table = (Job if root.kind == "job" else Dataset)._meta.db_table
     # ``objects.current().filter(pk=...).exists()`` as SQL: the ORM's compilation cost more
     # than the index probe (issue 42). Retired: no node (ADR 0078).
-    with read_cursor() as cursor:
-        cursor.execute(
-            f"SELECT {any_declared_sql()}, {any_retired_sql()} "
-            f"FROM {table} n WHERE n.id = %(id)s AND NOT {retired_sql(kind, 'n.id')}",
-            {"id": root.id},
-        )
-        row = cursor.fetchone()
-        if row is None:
-            raise UnknownNode(str(root))
+    rows = read_rows(
+        f"SELECT {any_declared_sql()}, {any_retired_sql()} "
+        f"FROM {table} n WHERE n.id = %(id)s AND NOT {retired_sql(kind, 'n.id')}",
+        {"id": root.id},
+    )
+    if not rows:
+        raise UnknownNode(str(root))
+    row = rows[0]
     return (root.id if root.kind == "job" else None), row[0], row[1]
 
 

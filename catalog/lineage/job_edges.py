@@ -12,7 +12,7 @@ from typing import Any
 from django.db import connection
 
 from catalog.lineage import currency, window
-from core.prepared import read_cursor
+from core.prepared import read_rows
 from core.sql_arrays import bigint_array
 
 
@@ -138,14 +138,12 @@ def job_links(
     if not dataset_ids:
         return []
     sql, values = filters(as_of, since, retired)
-    with read_cursor() as cursor:
-        cursor.execute(
-            "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
-            f"WHERE je.dataset_id = ANY(%(ids)s::bigint[]) {sql} "
-            "ORDER BY je.dataset_id, je.direction, je.job_id LIMIT %(limit)s",
-            {**values, "ids": bigint_array(dataset_ids), "limit": limit},
-        )
-        return cursor.fetchall()
+    return read_rows(
+        "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
+        f"WHERE je.dataset_id = ANY(%(ids)s::bigint[]) {sql} "
+        "ORDER BY je.dataset_id, je.direction, je.job_id LIMIT %(limit)s",
+        {**values, "ids": bigint_array(dataset_ids), "limit": limit},
+    )
 
 
 def job_edges(
@@ -256,9 +254,7 @@ def job_datasets(
     """Datasets the jobs read (``input``) or wrote (``output``): a job root's first hop (the
     root and its child jobs, ADR 0070)."""
     sql, values = job_datasets_sql(job_ids, direction, as_of, since, limit, retired)
-    with read_cursor() as cursor:
-        cursor.execute(sql, values)
-        return [row[0] for row in cursor.fetchall()]
+    return [row[0] for row in read_rows(sql, values)]
 
 
 def job_datasets_sql(
