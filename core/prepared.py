@@ -152,9 +152,9 @@ def read_rows(sql: str, params: Any) -> list[Any]:
     """The rows of a read whose SQL text is fixed, as ``read_cursor`` runs it, on the
     cursor kept with its connection (``kept_cursor_rows``) rather than a new one.
 
-    Why (ADR 0135): a new psycopg cursor and Django's wrapper around it cost a read what
-    they cost the single-event INSERT (ADR 0131), and the dataset detail made three, the
-    run page one, per request. A logged, wrapped or unkept connection, or
+    Why (ADRs 0133, 0135): a new psycopg cursor and Django's wrapper around it cost a read
+    what they cost the single-event INSERT (ADR 0131); the dataset detail made three per
+    request, the run page one, a graph four. A logged, wrapped or unkept connection, or
     ``LINEAGE["PREPARE_READS"]`` off, runs it on a new cursor as ``read_cursor`` does."""
     if not settings.LINEAGE["PREPARE_READS"]:
         with connections[DEFAULT_DB_ALIAS].cursor() as cursor:

@@ -42,6 +42,7 @@ from catalog.lineage import (
     temporary,
     window,
 )
+from catalog.lineage.depth_probe import has_more_sides
 from catalog.lineage.request import (
     CUT_LIST_LIMIT,
     EDGES_PER_NODE,
@@ -51,6 +52,7 @@ from catalog.lineage.request import (
     UnknownNode,
 )
 from catalog.models import Dataset, Job, RetiredKind, any_declared_sql, any_retired_sql, retired_sql
+from core.prepared import read_rows
 from core.sql_arrays import bigint_array
 
 # One recursive CTE per direction walked, each read through its own LIMIT, in one statement.
@@ -59,7 +61,7 @@ WITH RECURSIVE {ctes}
 {selects}
 """
 _WALK_CTE = """{name}(dataset_id, depth) AS (
-    SELECT unnest(%({name}_start)s::bigint[]), %({name}_start_depth)s::int
+    {start}
   UNION
     SELECT n.next_id, w.depth + 1
     FROM {name} w CROSS JOIN LATERAL ({steps}) n
@@ -70,8 +72,21 @@ _OBSERVED_STEP = (
     "SELECT e.{next} AS next_id FROM catalog_lineage_edge e WHERE e.{here} = w.dataset_id {filters}"
 )
 
-# One direction's start: (upstream, the dataset ids, their depth).
-WalkStart = tuple[bool, list[int], int]
+_START = "SELECT unnest(%({name}_start)s::bigint[]), %({name}_start_depth)s::int"
+# A job root's first hop (job_edges.job_datasets) read by the walk's statement: two
+# statements and their round trips fewer for a job root (ADR 0133).
+_JOB_START = "SELECT s.dataset_id, {depth:d} FROM ({datasets}) AS s"
+
+
+@dataclass(frozen=True)
+class JobStart:
+    """A walk's start that is the datasets these jobs read (upstream) or wrote."""
+
+    job_ids: list[int]
+
+
+# One direction's start: (upstream, the dataset ids or the jobs whose, their depth).
+WalkStart = tuple[bool, list[int] | JobStart, int]
 
 
 def walk(
@@ -115,13 +130,29 @@ def walks(
             static_step, static_values = design_time.walk_step(upstream, request.as_of)
             steps.append(static_step)
             values.update(static_values)
-        ctes.append(_WALK_CTE.format(name=name, steps=" UNION ALL ".join(steps)))
+        if isinstance(start, JobStart):
+            datasets, start_values = job_edges.job_datasets_sql(
+                start.job_ids,
+                "input" if upstream else "output",
+                request.as_of,
+                request.since,
+                request.max_nodes + 1,
+                request.retirements,
+                prefix=f"{name}_",
+            )
+            start_sql = _JOB_START.format(datasets=datasets, depth=start_depth)
+            values.update(start_values)
+        else:
+            start_sql = _START.format(name=name)
+            values[f"{name}_start"] = bigint_array(start)
+            values[f"{name}_start_depth"] = start_depth
+        ctes.append(_WALK_CTE.format(name=name, start=start_sql, steps=" UNION ALL ".join(steps)))
         selects.append(_WALK_SELECT.format(upstream="true" if upstream else "false", name=name))
-        values[f"{name}_start"] = bigint_array(start)
-        values[f"{name}_start_depth"] = start_depth
     if not ctes:
         return result
     sql = _WALK.format(ctes=",\n".join(ctes), selects="\nUNION ALL\n".join(selects))
+    # Not prepared (ADR 0133): the generic plan PostgreSQL chose for it on the 1M-event
+    # store after five runs cost a job root's walk ~2.5 ms more than a custom plan.
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
         rows = cursor.fetchall()
@@ -183,92 +214,19 @@ def _edges(dataset_ids: list[int], root_job: int | None, request: GraphRequest) 
         return static
     filters, values = window.observed(request.as_of, request.since, "e", request.retirements)
     where = job_edges.pair_condition("e.source_id", "e.target_id", "e.job_id", root_job)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _EDGES.format(where=where, filters=filters),
-            {
-                **values,
-                "ids": bigint_array(dataset_ids),
-                "job": root_job,
-                "limit": limit,
-            },
-        )
-        observed = cursor.fetchall()
+    # Prepared for a dataset root only: a job root's pairs (the job's own, ``OR``) cost ~2.5
+    # ms more by their generic plan on the 1M-event store, as much by custom (ADR 0133).
+    sql = _EDGES.format(where=where, filters=filters)
+    values.update({"ids": bigint_array(dataset_ids), "job": root_job, "limit": limit})
+    if root_job is None:
+        observed = read_rows(sql, values)
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, values)
+            observed = cursor.fetchall()
     # A pair both observed and declared is one row for the walk (lineage types: observed).
     known = {row[:3] for row in observed}
     return observed + [row for row in static if row[:3] not in known][: limit - len(observed)]
-
-
-def has_more(
-    dataset_ids: list[int], upstream: bool, request: GraphRequest, jobs: set[int]
-) -> list[int]:
-    """Of ``dataset_ids`` (at the depth bound), those with lineage beyond it: an edge to
-    another dataset, or a job that reads (downstream) / writes (upstream) it and is not
-    drawn."""
-    return has_more_sides({upstream: dataset_ids}, request, jobs)[upstream]
-
-
-def has_more_sides(
-    sides: dict[bool, list[int]], request: GraphRequest, jobs: set[int]
-) -> dict[bool, list[int]]:
-    """``has_more`` for each direction's datasets at the bound (upstream True/False), in one
-    statement: one ``SELECT`` per direction, each with its own LIMIT."""
-    found: dict[bool, list[int]] = {upstream: [] for upstream in sides}
-    filters, values = window.observed(request.as_of, request.since, "e", request.retirements)
-    job_filters, _ = job_edges.filters(request.as_of, request.since, request.retirements)
-    selects = []
-    for upstream, dataset_ids in sides.items():
-        if not dataset_ids:
-            continue
-        name = "up" if upstream else "down"
-        column = "target_id" if upstream else "source_id"
-        conditions = []
-        if request.observed:
-            conditions += [
-                f"EXISTS (SELECT 1 FROM catalog_lineage_edge e WHERE e.{column} = d {filters})",
-                "EXISTS (SELECT 1 FROM catalog_job_edge je WHERE je.dataset_id = d "
-                f"AND je.direction = %({name}_direction)s "
-                f"AND NOT (je.job_id = ANY({_DRAWN_JOBS})) {job_filters})",
-            ]
-        if request.reads_static:
-            static_condition, static_values = design_time.has_more_sql(upstream, request.as_of)
-            conditions.append(static_condition)
-            values.update(static_values)
-        probes = " OR ".join(_probe(condition) for condition in conditions)
-        selects.append(
-            f"(SELECT {'true' if upstream else 'false'}, d "
-            f"FROM unnest(%({name}_ids)s::bigint[]) AS d WHERE {probes} "
-            "ORDER BY d LIMIT %(limit)s)"
-        )
-        values[f"{name}_ids"] = bigint_array(dataset_ids)
-        values[f"{name}_direction"] = "output" if upstream else "input"
-    if not selects:
-        return found
-    values.update({"jobs": bigint_array(sorted(jobs)), "limit": CUT_LIST_LIMIT})
-    with connection.cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(selects), values)
-        for upstream, dataset_id in cursor.fetchall():
-            found[upstream].append(dataset_id)
-    return found
-
-
-# The drawn jobs as a value the planner does not look into (an InitPlan, computed once):
-# given the array itself, it estimated ``<> ALL`` element by element against the job
-# column's most common values, ~340 jobs x 2 directions, two thirds of this statement's CPU
-# (0.9 ms of planning, ADR 0114). The probe is an index probe by dataset either way, the
-# jobs a filter on the few rows it finds: the same rows.
-_DRAWN_JOBS = "(SELECT %(jobs)s::bigint[])::bigint[]"
-
-
-def _probe(exists: str) -> str:
-    """``EXISTS (SELECT 1 ...)`` as a scalar probe, ``(SELECT 1 ... LIMIT 1) IS NOT NULL``:
-    the same truth, but never a hashed subplan. Joined by OR, PostgreSQL turned the EXISTS
-    into one that read the whole edge table on every graph (all 300,000 edges of
-    bench/read.py's store to answer for a few dozen datasets; issue 42); a scalar subquery
-    is an index probe per dataset at the depth bound."""
-    if not (exists.startswith("EXISTS (SELECT 1 ") and exists.endswith(")")):
-        raise ValueError(f"not an EXISTS condition: {exists[:40]}")
-    return f"{exists[len('EXISTS ') : -1]} LIMIT 1) IS NOT NULL"
 
 
 @dataclass
@@ -404,15 +362,14 @@ def _root_job(root: NodeRef) -> tuple[int | None, bool, bool]:
     table = (Job if root.kind == "job" else Dataset)._meta.db_table
     # ``objects.current().filter(pk=...).exists()`` as SQL: the ORM's compilation cost more
     # than the index probe (issue 42). Retired: no node (ADR 0078).
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {any_declared_sql()}, {any_retired_sql()} "
-            f"FROM {table} n WHERE n.id = %(id)s AND NOT {retired_sql(kind, 'n.id')}",
-            {"id": root.id},
-        )
-        row = cursor.fetchone()
-        if row is None:
-            raise UnknownNode(str(root))
+    rows = read_rows(
+        f"SELECT {any_declared_sql()}, {any_retired_sql()} "
+        f"FROM {table} n WHERE n.id = %(id)s AND NOT {retired_sql(kind, 'n.id')}",
+        {"id": root.id},
+    )
+    if not rows:
+        raise UnknownNode(str(root))
+    row = rows[0]
     return (root.id if root.kind == "job" else None), row[0], row[1]
 
 
@@ -425,8 +382,10 @@ def _reach(request: GraphRequest, upstreams: list[bool], child_ids: list[int]) -
     for upstream in upstreams:
         if root.kind == "dataset":
             starts.append((upstream, [root.id], 0))
-        else:
+        elif request.reads_static or not request.observed:  # declared: merged in Python
             starts.append((upstream, _job_start([root.id, *child_ids], upstream, request), 1))
+        else:
+            starts.append((upstream, JobStart([root.id, *child_ids]), 1))
     walked = walks(starts, request)
     depths = reach.depths
     for upstream in upstreams:

@@ -27,7 +27,7 @@ from typing import Any, Literal
 import orjson
 from django.db import connection
 
-from catalog.lineage import column_lineage, currency, design_time, graph
+from catalog.lineage import column_lineage, currency, depth_probe, design_time, graph
 from catalog.lineage.request import (
     CUT_LIST_LIMIT,
     EDGES_PER_NODE,
@@ -275,7 +275,7 @@ def _from_dataset(request: ImpactRequest) -> tuple[list[Item], dict[str, Any]]:
         level = list(following.values())
     items = [*datasets.values(), *jobs.values()]
     at_bound = [d for d in kept if depths[d] >= request.depth]
-    beyond = graph.has_more(at_bound, request.upstream, walk_request, set(jobs))
+    beyond = depth_probe.has_more(at_bound, request.upstream, walk_request, set(jobs))
     if beyond:
         cut["depth"] = {
             "limit": request.depth,

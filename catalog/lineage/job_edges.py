@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection
 
 from catalog.lineage import currency, window
+from core.prepared import read_rows
 from core.sql_arrays import bigint_array
 
 
@@ -137,14 +138,12 @@ def job_links(
     if not dataset_ids:
         return []
     sql, values = filters(as_of, since, retired)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
-            f"WHERE je.dataset_id = ANY(%(ids)s::bigint[]) {sql} "
-            "ORDER BY je.dataset_id, je.direction, je.job_id LIMIT %(limit)s",
-            {**values, "ids": bigint_array(dataset_ids), "limit": limit},
-        )
-        return cursor.fetchall()
+    return read_rows(
+        "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
+        f"WHERE je.dataset_id = ANY(%(ids)s::bigint[]) {sql} "
+        "ORDER BY je.dataset_id, je.direction, je.job_id LIMIT %(limit)s",
+        {**values, "ids": bigint_array(dataset_ids), "limit": limit},
+    )
 
 
 def job_edges(
@@ -254,15 +253,33 @@ def job_datasets(
 ) -> list[int]:
     """Datasets the jobs read (``input``) or wrote (``output``): a job root's first hop (the
     root and its child jobs, ADR 0070)."""
+    sql, values = job_datasets_sql(job_ids, direction, as_of, since, limit, retired)
+    return [row[0] for row in read_rows(sql, values)]
+
+
+def job_datasets_sql(
+    job_ids: list[int],
+    direction: str,
+    as_of: datetime | None,
+    since: datetime | None,
+    limit: int,
+    retired: bool = True,
+    prefix: str = "",
+) -> tuple[str, dict[str, Any]]:
+    """``job_datasets``' statement and its values, the names of its own values prefixed by
+    ``prefix`` (the walk starts from it, one per direction in one statement, ADR 0133)."""
     sql, values = filters(as_of, since, retired)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT DISTINCT je.dataset_id FROM catalog_job_edge je "
-            f"WHERE je.job_id = ANY(%(jobs)s::bigint[]) AND je.direction = %(direction)s {sql} "
-            "ORDER BY 1 LIMIT %(limit)s",
-            {**values, "jobs": bigint_array(job_ids), "direction": direction, "limit": limit},
-        )
-        return [row[0] for row in cursor.fetchall()]
+    return (
+        "SELECT DISTINCT je.dataset_id FROM catalog_job_edge je "
+        f"WHERE je.job_id = ANY(%({prefix}jobs)s::bigint[]) "
+        f"AND je.direction = %({prefix}direction)s {sql} ORDER BY 1 LIMIT %({prefix}limit)s",
+        {
+            **values,
+            f"{prefix}jobs": bigint_array(job_ids),
+            f"{prefix}direction": direction,
+            f"{prefix}limit": limit,
+        },
+    )
 
 
 def reseen_and_active(

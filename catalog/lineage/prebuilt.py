@@ -36,6 +36,7 @@ from django.db import connection
 from catalog.lineage import job_edges
 from catalog.lineage.assembly import _IS_TEMPORARY, Drawn, EdgeKey
 from catalog.lineage.request import GraphRequest
+from core.prepared import read_rows
 from core.sql_arrays import bigint_array
 from core.sql_timestamps import date_style_is_iso, json_moment
 
@@ -216,9 +217,9 @@ def build(drawn: Drawn, halves: set[EdgeKey], root_job: int | None) -> Prebuilt 
         )
     sql = _STATEMENTS[date_style_is_iso(connection)]
     # Concatenated, not formatted: the reference runs' SQL is not a format string.
-    with connection.cursor() as cursor:
-        cursor.execute(reference + sql.replace("{select}", select), values)
-        edges, nodes, temporary, job_nodes, cut = cursor.fetchone()
+    [(edges, nodes, temporary, job_nodes, cut)] = read_rows(
+        reference + sql.replace("{select}", select), values
+    )
     if temporary:
         return None
     datasets_open = nodes[:-1]

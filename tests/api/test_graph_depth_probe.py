@@ -1,4 +1,4 @@
-"""The depth bound's probes (catalog.lineage.graph.has_more_sides) send the drawn jobs as a
+"""The depth bound's probes (catalog.lineage.depth_probe.has_more_sides) send the drawn jobs as a
 value the planner does not look into (ADR 0114): planned against the array itself, the
 ``<> ALL`` was estimated element by element against the job column's statistics, most of
 the statement's CPU. The answer is the same: tests/api/test_graph.py's depth cuts."""
