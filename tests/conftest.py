@@ -13,7 +13,7 @@ from django.test import Client
 from ingest import enqueue
 from ingest.authentication import clear_token_cache
 from ingest.services import create_token
-from tests import worker_database
+from tests import flush, worker_database
 
 # Real OpenLineage events kept in the repository; SOURCES.md there names each file's origin.
 CORPUS = Path(
@@ -39,6 +39,13 @@ def django_db_modify_db_settings(
     if worker_database.applies(request.config):
         yield from worker_database.clone_for_worker(request.config, django_db_blocker)
     else:
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _flush_written_tables_only() -> Iterator[None]:
+    """A transactional test's flush truncates the tables that hold rows (tests/flush.py)."""
+    with flush.written_tables_only():
         yield
 
 

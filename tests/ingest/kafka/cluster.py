@@ -1,5 +1,7 @@
 """A Kafka-protocol broker on this machine for the tests: librdkafka's mock cluster in a
-subprocess (``python -m ingest.kafka.mock``), and the real producers that write to it."""
+subprocess (``python -m tests.ingest.kafka.prompt_mock``: ``ingest.kafka.mock``'s cluster
+without its 3 s wait before a new consumer group forms), and the real producers that write
+to it."""
 
 import subprocess
 import sys
@@ -17,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[3]
 @contextmanager
 def mock_cluster(*topics: str) -> Iterator[str]:
     """Start the mock cluster with ``topics`` (4 partitions each); yields its bootstrap address."""
-    command = [sys.executable, "-m", "ingest.kafka.mock"]
+    command = [sys.executable, "-m", "tests.ingest.kafka.prompt_mock"]
     for topic in topics:
         command += ["--topic", topic]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)

@@ -1,0 +1,70 @@
+"""Wall seconds of test files in two checkouts, run alternately (a busy machine's load
+changes by the minute: each round runs every file in one checkout, then in the other).
+
+Each run is `.venv/bin/pytest -q -p no:randomly FILE --durations=10` in the checkout's own
+directory (its own .venv or a symlink to one); prints, per file, each round's wall seconds
+with the load average at its start, pytest's own "passed in" seconds, and each checkout's
+mean. Nothing is compared but what the two trees hold: run them in the same period.
+
+Usage: .venv/bin/python bench/test_files_alternately.py --before /tmp/main-copy \
+    --after . --rounds 2 tests/ingest/test_fastpath.py tests/ingest/kafka/test_consume.py
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PASSED = re.compile(r"(\d+) passed.* in ([\d.]+)s")
+
+
+def run(tree: Path, test_file: str) -> tuple[float, str, float]:
+    """(wall seconds, pytest's summary line, the 1-minute load at the start)."""
+    load = os.getloadavg()[0]
+    started = time.monotonic()
+    result = subprocess.run(
+        [str(tree / ".venv/bin/pytest"), "-q", "-p", "no:randomly", test_file, "--durations=10"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.monotonic() - started
+    lines = result.stdout.strip().splitlines()
+    summary = lines[-1] if lines else result.stderr.strip()[-300:]
+    if result.returncode != 0:
+        summary = f"FAILED ({result.returncode}): {summary}"
+    return wall, summary, load
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--before", type=Path, required=True)
+    parser.add_argument("--after", type=Path, required=True)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("files", nargs="+")
+    options = parser.parse_args()
+    trees = {"before": options.before.resolve(), "after": options.after.resolve()}
+    walls: dict[tuple[str, str], list[float]] = {}
+    for round_number in range(1, options.rounds + 1):
+        for test_file in options.files:
+            for name, tree in trees.items():
+                wall, summary, load = run(tree, test_file)
+                walls.setdefault((test_file, name), []).append(wall)
+                print(
+                    f"round {round_number} {name:6} {test_file}: {wall:6.1f} s wall, "
+                    f"load {load:4.1f}; {summary}",
+                    flush=True,
+                )
+    print("\nmeans (wall s): file, before, after, after - before")
+    for test_file in options.files:
+        before = sum(walls[test_file, "before"]) / options.rounds
+        after = sum(walls[test_file, "after"]) / options.rounds
+        print(f"{test_file}: {before:.1f} {after:.1f} {after - before:+.1f}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

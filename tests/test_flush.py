@@ -1,0 +1,94 @@
+"""tests/flush.py: a transactional test's flush truncates the tables that hold rows, and
+leaves the database as Django's flush of every table does."""
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.core.management import call_command
+from django.core.management.sql import sql_flush
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from ingest.services import create_token
+from tests import flush
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def write_rows() -> None:
+    """Rows in a few tables, one of them referred to by an empty table (auth_user by
+    django_admin_log) and one referring to a post_migrate table (auth_user_groups)."""
+    create_token("flush test", "read")
+    user = User.objects.create_user("flushed")
+    user.groups.add(Group.objects.order_by("id").first())
+
+
+# post_migrate's rows by what they name: their ids are new after each flush.
+POST_MIGRATE_ROWS = {
+    "django_content_type": "SELECT app_label, model FROM django_content_type",
+    "auth_permission": "SELECT t.app_label, t.model, p.codename, p.name FROM auth_permission p"
+    " JOIN django_content_type t ON t.id = p.content_type_id",
+    "auth_group": "SELECT name FROM auth_group",
+    "auth_group_permissions": "SELECT g.name, p.codename, t.app_label FROM auth_group_permissions"
+    " x JOIN auth_group g ON g.id = x.group_id JOIN auth_permission p ON p.id = x.permission_id"
+    " JOIN django_content_type t ON t.id = p.content_type_id",
+}
+
+
+def database_state() -> dict[str, Any]:
+    """Every table's number of rows, and post_migrate's rows by what they name."""
+    state: dict[str, Any] = {}
+    with connection.cursor() as cursor:
+        for table in sorted(connection.introspection.django_table_names(only_existing=True)):
+            cursor.execute(f"SELECT count(*) FROM {connection.ops.quote_name(table)}")
+            state[table] = cursor.fetchone()[0]
+        for table, sql in POST_MIGRATE_ROWS.items():
+            cursor.execute(sql)
+            state[f"{table} rows"] = sorted(cursor.fetchall())
+    return state
+
+
+def flushed(sql_flush_function: Any) -> tuple[list[str], dict[str, Any]]:
+    """pytest-django's flush (as TransactionTestCase runs it) with ``sql_flush_function``:
+    the TRUNCATE it sent, and what it left."""
+    original = flush.flush.sql_flush
+    flush.flush.sql_flush = sql_flush_function
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            call_command("flush", verbosity=0, interactive=False, reset_sequences=False)
+    finally:
+        flush.flush.sql_flush = original
+    truncates = [query["sql"] for query in queries if query["sql"].startswith("TRUNCATE")]
+    return truncates, database_state()
+
+
+def test_the_flush_truncates_written_tables_and_leaves_what_djangos_flush_leaves() -> None:
+    write_rows()
+    [everything], after_django = flushed(sql_flush)
+    write_rows()
+    [written], after_ours = flushed(flush.sql_flush_written)
+
+    assert after_ours == after_django
+    assert after_ours["ingest_api_token"] == 0 and after_ours["auth_user"] == 0
+    assert after_ours["auth_permission"] > 100 and after_ours["auth_group_permissions rows"]
+    for table in ("ingest_api_token", "auth_user", "auth_user_groups", "auth_permission"):
+        assert f'"{table}"' in written
+    assert written.endswith(" CASCADE;")
+    # Tables no test here wrote to are left to the cascade, if anything refers to them.
+    assert '"catalog_steward_label"' in everything and '"catalog_steward_label"' not in written
+
+
+def test_a_flush_with_nothing_written_still_runs_post_migrate() -> None:
+    """An empty statement list would make Django's flush skip post_migrate."""
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE auth_group, auth_permission, django_content_type CASCADE")
+    assert flush.written_tables(connection) == []
+    truncates, state = flushed(flush.sql_flush_written)
+    assert truncates == []
+    assert state["auth_permission"] > 100 and state["auth_group"] == 2
+
+
+def test_flushes_in_this_run_truncate_only_written_tables() -> None:
+    """The suite's session fixture (tests/conftest.py) puts it in place."""
+    assert flush.flush.sql_flush is flush.sql_flush_written
