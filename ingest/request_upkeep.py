@@ -44,6 +44,10 @@ def _keys(receivers: tuple[Any, ...]) -> frozenset[tuple[Any, Any]]:
     return frozenset((id(receiver), NONE_ID) for receiver in receivers)
 
 
+# asgiref's storage lookup, private (asgiref 3.13): without it, Django's functions as before.
+ONE_LOOKUP = hasattr(type(connections._connections), "_get_storage")  # type: ignore[attr-defined]
+
+
 def opened() -> list[BaseDatabaseWrapper]:
     """What ``connections.all(initialized_only=True)`` answers (this thread's, or this
     context's, connection wrappers made so far, in the settings' order), with one lookup of
@@ -74,19 +78,23 @@ class RequestUpkeep:
         )
 
     def started(self, environ: dict[str, Any]) -> None:
-        if self._only(signals.request_started, self.started_keys):
+        if not self._only(signals.request_started, self.started_keys):
+            signals.request_started.send(sender=self.sender, environ=environ)
+        elif ONE_LOOKUP:
             wrappers = opened()
             for wrapper in wrappers:  # reset_queries
                 wrapper.queries_log.clear()
             for wrapper in wrappers:  # close_old_connections
                 wrapper.close_if_unusable_or_obsolete()
         else:
-            signals.request_started.send(sender=self.sender, environ=environ)
+            reset_queries()
+            close_old_connections()
 
     def finished(self) -> None:
-        if self._only(signals.request_finished, self.finished_keys):
+        if not self._only(signals.request_finished, self.finished_keys):
+            signals.request_finished.send(sender=self.sender)
+        elif ONE_LOOKUP:
             for wrapper in opened():  # close_old_connections
                 wrapper.close_if_unusable_or_obsolete()
-            # close_caches, reset_urlconf: nothing to do here
-        else:
-            signals.request_finished.send(sender=self.sender)
+        else:  # close_caches, reset_urlconf: nothing to do here (either way)
+            close_old_connections()

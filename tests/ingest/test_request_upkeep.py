@@ -12,6 +12,7 @@ from django.core.wsgi import get_wsgi_application
 from django.db import connections
 from django.urls import get_urlconf
 
+from ingest import request_upkeep
 from ingest.fastpath import IngestFastPath
 from ingest.request_upkeep import RequestUpkeep, opened
 from ingest.services import create_token
@@ -170,3 +171,9 @@ def test_the_upkeep_looks_the_wrappers_up_once_a_call(monkeypatch) -> None:
     upkeep.started({})
     upkeep.finished()
     assert len(lookups) == 2
+    # Without asgiref's lookup (another asgiref), Django's own functions, as before.
+    monkeypatch.setattr(request_upkeep, "ONE_LOOKUP", False)
+    lookups.clear()
+    upkeep.started({})
+    upkeep.finished()
+    assert len(lookups) == 6
