@@ -13,6 +13,7 @@ It migrates a scratch database (lineage_bench) first. Needs wrk.
 """
 
 import argparse
+import os
 import shutil
 import statistics
 from pathlib import Path
@@ -25,6 +26,7 @@ from bench.common import (
     new_token,
     running_server,
     server_cpu_seconds,
+    worker_switches,
 )
 from bench.ingest import ceiling_rows, ceiling_single, post_all, reset_ceiling_table, wrk_single
 
@@ -65,34 +67,49 @@ def main() -> None:
     ceiling = ceiling_rows(make_events(templates, 4000, seed=1))
     results: dict[str, list[float]] = {layout: [] for layout in layouts}
     cpu_us: dict[str, list[float]] = {layout: [] for layout in layouts}
+    switches: dict[str, list[float]] = {layout: [] for layout in layouts}
     seed = 10
     for round_number in range(1, args.rounds + 1):
         limit = ceiling_single(args.database_url, ceiling)
-        print(f"round {round_number}: INSERT+COMMIT x4 ceiling {limit:.0f} events/s")
+        print(
+            f"round {round_number}: INSERT+COMMIT x4 ceiling {limit:.0f} events/s, "
+            f"load {os.getloadavg()[0]:.1f}"
+        )
         for layout in layouts:
             server, workers, threads, extra = parse_layout(layout)
-            with running_server({**env, **extra}, workers, threads, server) as url:
+            # A loaded shared machine starts the server slowly (35-55 s seen at load 10-14).
+            with running_server(
+                {**env, **extra}, workers, threads, server, start_seconds=180
+            ) as url:
                 warmup = make_events(templates, 200, seed=seed)
                 post_all(url, token, "/api/v1/lineage", warmup, args.clients)
                 bodies = make_events(templates, int(args.seconds * 4000), seed=seed + 1)
                 seed += 2
                 cpu = server_cpu_seconds(url)
+                switched = worker_switches(url)
                 rate, p50, p95 = wrk_single(url, token, bodies, args.clients, args.seconds)
+                switched = worker_switches(url) - switched
                 cpu = server_cpu_seconds(url) - cpu
             served = rate * max(1, round(args.seconds))
             results[layout].append(rate / limit)
             cpu_us[layout].append(cpu / served * 1e6)
+            switches[layout].append(switched / served)
             print(
                 f"  {layout:20} {rate:6.0f} events/s (p50 {p50:.1f} ms, p95 {p95:.1f} ms)"
                 f"  ratio {rate / limit:.2f}  server CPU {cpu / served * 1e6:.0f} µs/event"
+                f"  {switched / served:.1f} context switches/event"
             )
     reset_ceiling_table(args.database_url)
-    print("median per layout: ratio to its round's ceiling; server CPU per event")
+    print(
+        "median per layout: ratio to its round's ceiling; server CPU and the workers' "
+        "context switches per event"
+    )
     for layout, ratios in results.items():
         each = ", ".join(f"{ratio:.2f}" for ratio in ratios)
         print(
             f"  {layout:20} {statistics.median(ratios):.2f} ({each});"
-            f"  {statistics.median(cpu_us[layout]):.0f} µs"
+            f"  {statistics.median(cpu_us[layout]):.0f} µs;"
+            f"  {statistics.median(switches[layout]):.1f} switches"
         )
 
 

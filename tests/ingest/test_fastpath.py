@@ -11,7 +11,7 @@ from django.db import connections
 from django.http import request as request_module
 from django.test import RequestFactory, override_settings
 
-from ingest.fastpath import IngestFastPath
+from ingest.fastpath import MAX_LEARNED, IngestFastPath
 from ingest.models import Event
 from ingest.services import create_token
 from tests.ingest.helpers import LINEAGE, dumps, run_event
@@ -418,9 +418,35 @@ def test_the_host_is_validated_once_per_request(app, secret, monkeypatch) -> Non
     status, _, _ = call(app, dumps(run_event()), HTTP_AUTHORIZATION=f"Bearer {secret}")
     assert status == 201
     assert validated == ["testserver"]
+    # ADR 0136: a Host found allowed is not validated again by the same fast path.
+    status, _, _ = call(app, dumps(run_event()), HTTP_AUTHORIZATION=f"Bearer {secret}")
+    assert status == 201
+    assert validated == ["testserver"]
     # A Host not allowed is still refused by the check, and the request left to Django.
     with override_settings(ALLOWED_HOSTS=["testserver"]):
         status, _, _ = call(
             app, dumps(run_event()), HTTP_HOST="evil.example", HTTP_AUTHORIZATION=f"Bearer {secret}"
         )
     assert status == 400
+
+
+def test_a_host_found_allowed_is_validated_again_when_the_settings_change(app, secret) -> None:
+    """ADR 0136: the Hosts a fast path knows are allowed are kept with DEBUG and
+    ALLOWED_HOSTS; other settings validate anew, and a Host refused is never kept."""
+    headers = {"HTTP_HOST": "ingest.example", "HTTP_AUTHORIZATION": f"Bearer {secret}"}
+    with override_settings(ALLOWED_HOSTS=["ingest.example"]):
+        assert call(app, dumps(run_event()), **headers)[0] == 201
+    with override_settings(ALLOWED_HOSTS=["testserver"]):
+        assert call(app, dumps(run_event()), **headers)[0] == 400  # Django's refusal
+        assert call(app, dumps(run_event()), **headers)[0] == 400
+    assert app.hosts.allowed == {("ingest.example", False, ("ingest.example",))}
+
+
+def test_at_most_so_many_hosts_are_kept(app, secret) -> None:
+    app.hosts.allowed = {(f"host-{n}", False, ("*",)) for n in range(MAX_LEARNED)}
+    with override_settings(ALLOWED_HOSTS=["*"]):
+        status, _, _ = call(
+            app, dumps(run_event()), HTTP_HOST="one.more", HTTP_AUTHORIZATION=f"Bearer {secret}"
+        )
+    assert status == 201
+    assert len(app.hosts.allowed) == MAX_LEARNED

@@ -12,7 +12,9 @@ from django.core.wsgi import get_wsgi_application
 from django.db import connections
 from django.urls import get_urlconf
 
+from ingest import request_upkeep
 from ingest.fastpath import IngestFastPath
+from ingest.request_upkeep import RequestUpkeep, opened
 from ingest.services import create_token
 from tests.ingest.helpers import dumps, run_event
 from tests.ingest.test_fastpath import call
@@ -131,3 +133,47 @@ def test_djangos_receivers_connected_again_in_another_order_still_send_nothing(
     sent = _count_sends(monkeypatch)
     assert _post(app, secret) == 201
     assert sent == []
+
+
+def test_opened_answers_what_djangos_loop_does() -> None:
+    """ADR 0136: the upkeep's one lookup finds what ``connections.all(initialized_only=True)``
+    finds: none in a thread that opened nothing, the wrapper once it is made."""
+    seen: dict[str, Any] = {}
+
+    def serve() -> None:
+        seen["before"] = (opened(), connections.all(initialized_only=True))
+        connections["default"].ensure_connection()
+        seen["after"] = (opened(), connections.all(initialized_only=True))
+        connections.close_all()
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    thread.join()
+    assert seen["before"] == ([], [])
+    wrappers, djangos = seen["after"]
+    assert len(wrappers) == 1 and wrappers == djangos
+
+
+def test_the_upkeep_looks_the_wrappers_up_once_a_call(monkeypatch) -> None:
+    """ADR 0136: Django's two functions reached the thread's storage twice per alias per
+    call (six lookups a request); the upkeep once per call."""
+    connections["default"].ensure_connection()
+    storage_class = type(connections._connections)
+    lookups: list[int] = []
+    lookup = storage_class._get_storage
+
+    def counted(self: Any) -> Any:
+        lookups.append(1)
+        return lookup(self)
+
+    monkeypatch.setattr(storage_class, "_get_storage", counted)
+    upkeep = RequestUpkeep(IngestFastPath)
+    upkeep.started({})
+    upkeep.finished()
+    assert len(lookups) == 2
+    # Without asgiref's lookup (another asgiref), Django's own functions, as before.
+    monkeypatch.setattr(request_upkeep, "ONE_LOOKUP", False)
+    lookups.clear()
+    upkeep.started({})
+    upkeep.finished()
+    assert len(lookups) == 6
