@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection
 
 from catalog.lineage import currency, window
+from core.prepared import read_cursor
 from core.sql_arrays import bigint_array
 
 
@@ -296,7 +297,9 @@ def links_of_jobs(job_ids: list[int], limit: int) -> list[JobLink]:
     capped: Marquez's graph draws each job with all of its inputs and outputs."""
     if not job_ids:
         return []
-    with connection.cursor() as cursor:
+    # A fixed text (the ids one literal, a text parameter): prepared on a kept connection,
+    # planned once there; its generic plan is the custom one's (ADR 0134).
+    with read_cursor() as cursor:
         cursor.execute(
             "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
             f"WHERE je.job_id = ANY(%(ids)s::bigint[]) {window.not_retired('je')} "

@@ -1,9 +1,10 @@
 """The mount's ``/lineage`` sends its own reads as prepared statements on a kept connection
-(ADR 0134): the root by name, the nodes' rows, the jobs' and the datasets' facts, and the
-datasets' column lineage are each one fixed text (ids as one array literal, a text
-parameter), so each is planned once per connection, not on every request. Past the five
-custom plans PostgreSQL may keep a generic one: the answer is the same bytes, and the same
-as with the setting off (Django's cursor, every statement planned anew).
+(ADR 0134): the root by name, the drawn jobs' every link, the nodes' rows, the jobs' and
+the datasets' facts, and the datasets' column lineage are each one fixed text (ids as one
+array literal, a text parameter), so each is planned once per connection, not on every
+request. Past the five custom plans PostgreSQL may keep a generic one: the answer is the
+same bytes, and the same as with the setting off (Django's cursor, every statement planned
+anew).
 """
 
 import pytest
@@ -17,6 +18,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 STATEMENTS = {
     "root": "catalog_alias_rule r WHERE r.enabled",
     "job_root": "SELECT j.id FROM catalog_job j WHERE j.key_hash",
+    "links": "ORDER BY je.job_id, je.dataset_id, je.direction",
     "node_rows": "SELECT p.namespace, p.name FROM catalog_job p",
     "job_facts": "FROM catalog_job_dataset jd",
     "dataset_facts": "f.ordinal AS k1",
