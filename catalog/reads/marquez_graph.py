@@ -17,7 +17,7 @@ a round trip and a plan, which cost a graph of a hundred nodes more than the rea
 
 Each statement here is one fixed text, its ids one array literal sent as a parameter, read
 through ``core.prepared.read_cursor``: prepared on a kept connection, planned once there, not
-on every request (planning them was ~2.5 ms of a small graph's ~12 ms of PostgreSQL CPU; each
+on every request (planning them was ~2.2 ms of a small graph's ~12 ms of PostgreSQL CPU; each
 generic plan, probes by id, is no slower than the custom ones at the 1M store; ADR 0134).
 """
 
