@@ -313,12 +313,12 @@ def links_of_jobs(job_ids: list[int], limit: int) -> list[JobLink]:
     capped: Marquez's graph draws each job with all of its inputs and outputs."""
     if not job_ids:
         return []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
-            f"WHERE je.job_id = ANY(%(ids)s::bigint[]) {window.not_retired('je')} "
-            "ORDER BY je.job_id, je.dataset_id, je.direction "
-            "LIMIT %(limit)s",
-            {"ids": bigint_array(job_ids), "limit": limit},
-        )
-        return cursor.fetchall()
+    # A fixed text (the ids one literal, a text parameter): prepared on a kept connection,
+    # planned once there, on its kept cursor; its generic plan is the custom one's (ADR 0134).
+    return read_rows(
+        "SELECT je.job_id, je.dataset_id, je.direction FROM catalog_job_edge je "
+        f"WHERE je.job_id = ANY(%(ids)s::bigint[]) {window.not_retired('je')} "
+        "ORDER BY je.job_id, je.dataset_id, je.direction "
+        "LIMIT %(limit)s",
+        {"ids": bigint_array(job_ids), "limit": limit},
+    )

@@ -7,6 +7,7 @@ them to the whole log.
 
 import logging
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.postgres.indexes import GinIndex
@@ -70,13 +71,19 @@ class AliasQuerySet(models.QuerySet):
 class AliasRuleQuerySet(models.QuerySet["AliasRule"]):
     def rule_set(self) -> RuleSet:
         """The enabled rules, compiled, in application order (one query)."""
-        compiled = []
-        for rule in self.filter(enabled=True):
-            try:
-                compiled.append(compile_rule(rule))
-            except re.error as error:  # saved before patterns were checked: never run it
-                logger.error("alias rule %r is skipped: %s", rule.slug, error)
-        return RuleSet(compiled)
+        return compiled_rules(self.filter(enabled=True))
+
+
+def compiled_rules(rules: Iterable[Any]) -> RuleSet:
+    """``rules`` (enabled, in application order: anything with an ``AliasRule``'s fields),
+    compiled; a rule whose pattern does not compile is logged and skipped."""
+    compiled = []
+    for rule in rules:
+        try:
+            compiled.append(compile_rule(rule))
+        except re.error as error:  # saved before patterns were checked: never run it
+            logger.error("alias rule %r is skipped: %s", rule.slug, error)
+    return RuleSet(compiled)
 
 
 def stored_key(namespace: str, name: str) -> bytes:
