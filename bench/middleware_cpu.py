@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.bare_reads import load
 from bench.common import bench_env, new_token
 from bench.read import cursor_at
-from bench.read_request_cpu import environ
+from bench.read_request_cpu import environ, warm_then_time
 
 _spent: dict[str, int] = {}
 
@@ -111,14 +111,7 @@ def main() -> None:
         if status[0][:3] not in ("200", "404"):
             raise SystemExit(f"{each}: {status[0]}")
 
-    for _ in range(200):  # warm: connection, caches, kept statements
-        call(path())
-    paths = [path() for _ in range(options.requests)]
-    _spent.clear()
-    started = time.thread_time_ns()
-    for each in paths:
-        call(each)
-    whole = time.thread_time_ns() - started
+    whole = warm_then_time(call, path, options.requests, 200, _spent)
     n = options.requests
 
     def us(label: str) -> float:

@@ -92,6 +92,26 @@ def in_process_reader(database: str, token_name: str) -> Callable[[str], bytes]:
     return call
 
 
+def warm_then_time(
+    call: Callable[[str], None],
+    path: Callable[[], str],
+    requests: int,
+    warm: int,
+    spent: dict[str, int],
+) -> int:
+    """Thread CPU nanoseconds of ``requests`` calls of ``call`` on ``path()``'s paths, after
+    ``warm`` calls (connection, caches, kept statements); ``spent``, the caller's per-piece
+    tally, is emptied when the timing starts."""
+    for _ in range(warm):
+        call(path())
+    paths = [path() for _ in range(requests)]
+    spent.clear()
+    started = time.thread_time_ns()
+    for each in paths:
+        call(each)
+    return time.thread_time_ns() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database", required=True)

@@ -22,7 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.read import cursor_at
-from bench.read_request_cpu import in_process_reader
+from bench.read_request_cpu import in_process_reader, warm_then_time
 
 _spent: dict[str, int] = {}
 
@@ -83,14 +83,7 @@ def main() -> None:
             return str(options.path)
         return f"/api/v1/runs?limit=50&cursor={cursor_at(rng.randint(40_000, 60_000))}"
 
-    for _ in range(100):  # warm: connection, caches, kept statements
-        call(path())
-    paths = [path() for _ in range(options.requests)]
-    _spent.clear()
-    started = time.thread_time_ns()
-    for each in paths:
-        call(each)
-    whole = time.thread_time_ns() - started
+    whole = warm_then_time(call, path, options.requests, 100, _spent)
     print(f"{'the whole request':40} {whole / options.requests / 1000:8.1f} µs")
     for _, _, label in pieces:
         print(f"{label:40} {_spent.get(label, 0) / options.requests / 1000:8.1f} µs")
