@@ -1,4 +1,4 @@
-"""A transactional test's flush empties the tables that hold rows, not all 58 of them.
+"""A transactional test's flush empties the tables that hold rows (or statistics), not all 58.
 
 After each transactional test (``django_db(transaction=True)``, ``live_server``: 159 tests),
 Django's ``flush`` truncates every table of every model in one TRUNCATE and then runs
@@ -25,7 +25,13 @@ NOTHING_WRITTEN = "SELECT 1"
 
 
 def written_tables(connection: Any) -> list[str]:
-    """The tables of Django's models that hold at least one row."""
+    """The tables of Django's models that hold at least one row, or statistics.
+
+    Statistics: ANALYZE writes a table's size into pg_class outside the transaction, so a
+    test that analyzed a table left it even when its rows were rolled back, and TRUNCATE
+    is what sets it back to unknown (``reltuples`` -1). Django's flush of every table did
+    that after each transactional test; without it, whether a later test's plan reads a
+    small table by its index or whole would depend on which tests ran before it."""
     tables = sorted(
         connection.introspection.django_table_names(only_existing=True, include_views=False)
     )
@@ -33,10 +39,12 @@ def written_tables(connection: Any) -> list[str]:
         return []
     quote = connection.ops.quote_name
     probes = " UNION ALL ".join(
-        f"SELECT %s WHERE EXISTS (SELECT FROM {quote(table)})" for table in tables
+        f"SELECT %s WHERE EXISTS (SELECT FROM {quote(table)}) OR (SELECT c.reltuples >= 0"
+        " FROM pg_class c WHERE c.oid = %s::regclass)"
+        for table in tables
     )
     with connection.cursor() as cursor:
-        cursor.execute(probes, tables)
+        cursor.execute(probes, [value for table in tables for value in (table, quote(table))])
         return [row[0] for row in cursor.fetchall()]
 
 

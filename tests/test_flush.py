@@ -81,6 +81,7 @@ def test_the_flush_truncates_written_tables_and_leaves_what_djangos_flush_leaves
 
 def test_a_flush_with_nothing_written_still_runs_post_migrate() -> None:
     """An empty statement list would make Django's flush skip post_migrate."""
+    flushed(flush.sql_flush_written)  # what earlier tests left analyzed, truncated
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE auth_group, auth_permission, django_content_type CASCADE")
     assert flush.written_tables(connection) == []
@@ -92,3 +93,20 @@ def test_a_flush_with_nothing_written_still_runs_post_migrate() -> None:
 def test_flushes_in_this_run_truncate_only_written_tables() -> None:
     """The suite's session fixture (tests/conftest.py) puts it in place."""
     assert flush.flush.sql_flush is flush.sql_flush_written
+
+
+def test_a_table_left_analyzed_is_truncated_so_later_plans_do_not_depend_on_it() -> None:
+    """ANALYZE writes pg_class outside the transaction: an empty table with statistics is
+    flushed too, and is left with its size unknown, as Django's flush of every table left it."""
+    flushed(flush.sql_flush_written)
+    assert "catalog_steward_label" not in flush.written_tables(connection)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE catalog_steward_label")
+    assert "catalog_steward_label" in flush.written_tables(connection)
+    [truncate], _ = flushed(flush.sql_flush_written)
+    assert '"catalog_steward_label"' in truncate
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reltuples FROM pg_class WHERE oid = 'catalog_steward_label'::regclass"
+        )
+        assert cursor.fetchone()[0] == -1

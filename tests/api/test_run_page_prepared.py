@@ -44,12 +44,19 @@ def test_a_page_shape_is_prepared_once_and_served_by_a_generic_plan(client: Clie
     assert sorted(generic + custom for _, generic, custom in prepared) == [1, 7]
     ((deep, generic),) = [(text, g) for text, g, custom in prepared if g + custom == 7]
     assert generic >= 1  # past PostgreSQL's five custom plans, it chose the generic one
+    # Whether a five-row table is read by its index or whole depends on the statistics an
+    # earlier test may have left (ANALYZE writes them outside its transaction, and the
+    # suite's flush truncates only tables that hold rows, tests/flush.py): with sequential
+    # scans off, what this asserts is that the generic plan can read the key from the
+    # position, as the other plan tests do.
     with connection.cursor() as cursor:
         cursor.execute("SET plan_cache_mode = force_generic_plan")
+        cursor.execute("SET enable_seqscan = off")
         cursor.execute("PREPARE run_page_generic(bigint) AS " + deep)
         cursor.execute("EXPLAIN EXECUTE run_page_generic(3)")
         plan = "\n".join(row[0] for row in cursor.fetchall())
         cursor.execute("DEALLOCATE run_page_generic")
+        cursor.execute("RESET enable_seqscan")
         cursor.execute("RESET plan_cache_mode")
     assert "Index Scan Backward using catalog_run_pkey on catalog_run" in plan, plan
 
