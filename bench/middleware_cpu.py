@@ -33,20 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.bare_reads import load
 from bench.common import bench_env, new_token
 from bench.read import cursor_at
-from bench.read_request_cpu import environ, warm_then_time
+from bench.read_request_cpu import environ, tallied, warm_then_time
 
 _spent: dict[str, int] = {}
 
 
 def _timed(function: Callable[..., Any], label: str) -> Callable[..., Any]:
-    def timed(*args: Any, **kwargs: Any) -> Any:
-        started = time.thread_time_ns()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            _spent[label] = _spent.get(label, 0) + time.thread_time_ns() - started
-
-    return timed
+    return tallied(function, label, _spent)
 
 
 def main() -> None:

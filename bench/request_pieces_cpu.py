@@ -15,30 +15,20 @@ import argparse
 import functools
 import random
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.read import cursor_at
-from bench.read_request_cpu import in_process_reader, warm_then_time
+from bench.read_request_cpu import in_process_reader, tallied, warm_then_time
 
 _spent: dict[str, int] = {}
 
 
 def _measure(owner: Any, name: str, label: str) -> None:
     function = getattr(owner, name)
-
-    @functools.wraps(function)
-    def measured(*args: Any, **kwargs: Any) -> Any:
-        started = time.thread_time_ns()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            _spent[label] = _spent.get(label, 0) + time.thread_time_ns() - started
-
-    setattr(owner, name, measured)
+    setattr(owner, name, functools.wraps(function)(tallied(function, label, _spent)))
 
 
 def main() -> None:
