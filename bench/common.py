@@ -245,21 +245,26 @@ def running_server(
     url = f"http://127.0.0.1:{port}"
     _SERVER_PIDS[url] = process.pid
     try:
-        deadline = time.monotonic() + start_seconds
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            raise RuntimeError("the benchmark server did not start")
+        wait_for_port(port, start_seconds, "the benchmark server")
         yield url
     finally:
         _SERVER_PIDS.pop(url, None)
         process.terminate()
         process.wait(timeout=30)
         shutil.rmtree(metrics, ignore_errors=True)
+
+
+def wait_for_port(port: int, seconds: float, what: str) -> None:
+    """Until a connection to 127.0.0.1:``port`` is accepted; RuntimeError naming ``what``
+    after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{what} did not start")
 
 
 _SERVER_PIDS: dict[str, int] = {}

@@ -56,6 +56,7 @@ from bench.common import (
     percentile,
     running_server,
     server_workers,
+    wait_for_port,
     worker_switches,
 )
 from bench.read import cursor_at
@@ -184,25 +185,12 @@ def trivial_server(env: dict[str, str]) -> Iterator[str]:
 
     common._SERVER_PIDS[url] = process.pid
     try:
-        _wait(port)
+        wait_for_port(port, 60, "the trivial server")
         yield url
     finally:
         common._SERVER_PIDS.pop(url, None)
         process.terminate()
         process.wait(timeout=30)
-
-
-def _wait(port: int) -> None:
-    import socket
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("the trivial server did not start")
 
 
 def measure(
