@@ -16,9 +16,10 @@ newest write) are one statement per kind of node, where they were two (ADR 0116)
 a round trip and a plan, which cost a graph of a hundred nodes more than the reads did.
 
 Each statement here is one fixed text, its ids one array literal sent as a parameter, read
-through ``core.prepared.read_cursor``: prepared on a kept connection, planned once there, not
-on every request (planning them was ~2.2 ms of a small graph's ~12 ms of PostgreSQL CPU; each
-generic plan, probes by id, is no slower than the custom ones at the 1M store; ADR 0134).
+through ``core.prepared.read_rows``: prepared on a kept connection and run on the cursor kept
+with it, planned once there, not on every request (planning them was ~2.2 ms of a small
+graph's ~12 ms of PostgreSQL CPU; each generic plan, probes by id, is no slower than the
+custom ones at the 1M store; ADR 0134).
 """
 
 import json
@@ -34,7 +35,7 @@ from catalog.names import naming
 from catalog.names.rules import RuleSet, alias_key
 from catalog.reads.jobs import LatestRun, Named
 from core import sql_timestamps
-from core.prepared import read_cursor
+from core.prepared import read_rows
 from core.sql_arrays import bigint_array
 
 # The root by its name in one statement (ADR 0134): the dataset alias under the key the name
@@ -61,28 +62,21 @@ def root_id(kind: str, namespace: str, name: str) -> int | None:
     the root by id, ``UnknownNode`` for a retired one, with the store's facts): the
     retirement is not read twice (ADR 0118).
 
-    One statement of a fixed text, prepared on a kept connection (``read_cursor``), where
+    One statement of a fixed text, prepared on a kept connection (``read_rows``), where
     the ORM compiled two per request (the rules, then the alias): ~1.9 ms of Python, more
     than PostgreSQL spent on them (ADR 0134). Only when a rule rewrites the name is the
     alias read again, under the key with the rules applied: two statements, as before."""
     if kind == "job":
-        with read_cursor() as cursor:
-            cursor.execute(_JOB_ROOT, {"key": naming.job_key(namespace, name)})
-            row = cursor.fetchone()
-        return None if row is None else row[0]
+        rows = read_rows(_JOB_ROOT, {"key": naming.job_key(namespace, name)})
+        return rows[0][0] if rows else None
     plain = alias_key(namespace, name, RuleSet([]))
-    with read_cursor() as cursor:
-        cursor.execute(_DATASET_ROOT, {"key": plain})
-        found, rules = cursor.fetchone()
-        if rules is None:
-            return found
-        key = alias_key(
-            namespace, name, compiled_rules(_Rule(**rule) for rule in json.loads(rules))
-        )
-        if key == plain:
-            return found
-        cursor.execute(_DATASET_ROOT, {"key": key})
-        return cursor.fetchone()[0]
+    ((found, rules),) = read_rows(_DATASET_ROOT, {"key": plain})
+    if rules is None:
+        return found
+    key = alias_key(namespace, name, compiled_rules(_Rule(**rule) for rule in json.loads(rules)))
+    if key == plain:
+        return found
+    return read_rows(_DATASET_ROOT, {"key": key})[0][0]
 
 
 @dataclass(slots=True)
@@ -180,12 +174,10 @@ def node_rows(dataset_ids: list[int], job_ids: list[int]) -> NodeRows:
     jobs: list[JobRow] = []
     if not (dataset_ids or job_ids):
         return NodeRows(datasets, jobs)
-    with read_cursor() as cursor:
-        cursor.execute(
-            _NODE_ROWS_WRITTEN[sql_timestamps.date_style_is_iso(connection)],
-            {"datasets": bigint_array(dataset_ids), "jobs": bigint_array(job_ids)},
-        )
-        rows = cursor.fetchall()
+    rows = read_rows(
+        _NODE_ROWS_WRITTEN[sql_timestamps.date_style_is_iso(connection)],
+        {"datasets": bigint_array(dataset_ids), "jobs": bigint_array(job_ids)},
+    )
     for kind, key, namespace, name, facets, tags, described, first, last, updated, *rest in rows:
         state_or_type, dropped, parent_ns, parent = rest
         # The columns both kinds show, in both rows' order; then each kind's last one.
@@ -247,12 +239,10 @@ def job_facts(job_ids: list[int], runs: int, limit: int) -> JobFacts:
     io: dict[int, dict[str, list[Named]]] = defaultdict(lambda: {"input": [], "output": []})
     if not job_ids:
         return JobFacts(latest, io)
-    with read_cursor() as cursor:
-        cursor.execute(
-            _JOB_FACTS_WRITTEN[sql_timestamps.date_style_is_iso(connection)],
-            {"jobs": bigint_array(job_ids), "runs": runs, "limit": limit},
-        )
-        rows = cursor.fetchall()
+    rows = read_rows(
+        _JOB_FACTS_WRITTEN[sql_timestamps.date_style_is_iso(connection)],
+        {"jobs": bigint_array(job_ids), "runs": runs, "limit": limit},
+    )
     for part, job_id, *run, facets, direction, namespace, name in rows:
         if part == 1:
             io[job_id][direction].append((namespace, name))
@@ -299,12 +289,10 @@ def dataset_facts(dataset_ids: list[int]) -> DatasetFacts:
     latest: dict[int, tuple[str, str]] = {}
     if not dataset_ids:
         return DatasetFacts(fields, latest)
-    with read_cursor() as cursor:
-        cursor.execute(
-            _DATASET_FACTS_WRITTEN[sql_timestamps.date_style_is_iso(connection)],
-            {"datasets": bigint_array(dataset_ids)},
-        )
-        rows = cursor.fetchall()
+    rows = read_rows(
+        _DATASET_FACTS_WRITTEN[sql_timestamps.date_style_is_iso(connection)],
+        {"datasets": bigint_array(dataset_ids)},
+    )
     for part, dataset_id, name, kind, description, last_seen, run_uuid in rows:
         if part == 0:
             fields[dataset_id].append((name, kind, description))

@@ -34,7 +34,7 @@ NAMES = [
 
 @pytest.fixture(params=[True, False], ids=["server-binding", "django-cursor"])
 def prepare_reads(request: pytest.FixtureRequest, settings: object) -> Iterator[None]:
-    # Both cursors read_cursor can give: the rules' text must read the same through each.
+    # Both kinds of cursor read_rows can give: the rules' text must read the same through each.
     settings.LINEAGE = {**settings.LINEAGE, "PREPARE_READS": request.param}  # type: ignore[attr-defined]
     yield
 
