@@ -48,6 +48,12 @@ _pending: "queue.SimpleQueue[list[int]]" = queue.SimpleQueue()
 _publisher: threading.Thread | None = None
 _publisher_pid = 0
 _publisher_lock = threading.Lock()
+# Hand-overs not yet published, counted under a lock: ``_idle`` is set only when the count
+# falls to zero after a publish. An idle flag set by the publisher's wait timing out could
+# land between a hand-over's clear and its put, and a waiter then saw "idle, queue empty"
+# while the batch slept in its coalescing window, unpublished.
+_in_flight = 0
+_in_flight_lock = threading.Lock()
 _idle = threading.Event()
 _idle.set()  # nothing in flight until the first hand-over
 _skip_broker_until = 0.0
@@ -61,18 +67,36 @@ def enqueue_derivation_on_commit(event_ids: Sequence[int]) -> None:
 
 
 def _hand_over(event_ids: list[int]) -> None:
+    global _in_flight
     _ensure_publisher()
-    _idle.clear()
+    with _in_flight_lock:
+        _in_flight += 1
+        _idle.clear()
     _pending.put(event_ids)
+
+
+def _published(hand_overs: int) -> None:
+    global _in_flight
+    with _in_flight_lock:
+        _in_flight -= hand_overs
+        if _in_flight <= 0:
+            _in_flight = 0
+            _idle.set()
 
 
 def _ensure_publisher() -> None:
     # One thread per process; a forked child (web worker, Celery prefork) starts its own.
-    global _publisher, _publisher_pid
+    global _publisher, _publisher_pid, _in_flight
     if _publisher is not None and _publisher_pid == os.getpid() and _publisher.is_alive():
         return
     with _publisher_lock:
         if _publisher is None or _publisher_pid != os.getpid() or not _publisher.is_alive():
+            # A new thread drains what the queue holds; a batch a dead thread (or the
+            # parent's, before a fork) held is not this thread's to count.
+            with _in_flight_lock:
+                _in_flight = _pending.qsize()
+                if _in_flight == 0:
+                    _idle.set()
             _publisher = threading.Thread(target=_run, name="derive-publisher", daemon=True)
             _publisher_pid = os.getpid()
             _publisher.start()
@@ -84,8 +108,8 @@ def _run() -> None:
         try:
             batch = _pending.get(timeout=1.0)
         except queue.Empty:
-            _idle.set()
-            continue
+            continue  # never idle from here: see _in_flight
+        hand_overs = 1
         # Gather for a moment, and until the process's last publish is an interval old:
         # idle, the first id goes out after _COALESCE_SECONDS; busy, one task per interval
         # carries everything that arrived in it (a publish costs ~0.4-0.9 ms of CPU).
@@ -100,11 +124,13 @@ def _run() -> None:
                 batch.extend(_pending.get_nowait())
             except queue.Empty:
                 break
-        for start in range(0, len(batch), MAX_IDS_PER_TASK):
-            publish(batch[start : start + MAX_IDS_PER_TASK])
-        last_publish = time.monotonic()
-        if _pending.empty():
-            _idle.set()
+            hand_overs += 1
+        try:
+            for start in range(0, len(batch), MAX_IDS_PER_TASK):
+                publish(batch[start : start + MAX_IDS_PER_TASK])
+        finally:
+            last_publish = time.monotonic()
+            _published(hand_overs)
 
 
 def publish(event_ids: list[int]) -> bool:
