@@ -148,7 +148,8 @@ candidates AS MATERIALIZED (
     FROM reach r ORDER BY r.depth, r.dataset_id LIMIT %(budget)s
 ),
 pairs AS MATERIALIZED (
-    SELECT e.source_id, e.target_id, e.job_id, e.lineage_type FROM (
+    SELECT e.source_id, e.target_id, e.job_id, e.lineage_type, e.source_pos, e.target_pos
+    FROM (
         {pairs}
         OFFSET 0
     ) AS e ORDER BY e.id LIMIT %(cap)s
@@ -161,26 +162,25 @@ links AS MATERIALIZED (
     WHERE true {job_filters}
     ORDER BY je.dataset_id, je.direction, je.job_id LIMIT %(cap)s
 ),
-brought AS (
-    SELECT p.job_id, min(greatest(s.pos, t.pos)) AS pos
-    FROM pairs p
-    JOIN candidates s ON s.dataset_id = p.source_id
-    JOIN candidates t ON t.dataset_id = p.target_id
-    WHERE p.job_id <> ALL(%(root_jobs)s::bigint[])
-    GROUP BY p.job_id
+brought AS MATERIALIZED (
+    SELECT job_id, min(greatest(source_pos, target_pos)) AS pos FROM pairs
+    WHERE source_pos IS NOT NULL AND target_pos IS NOT NULL
+      AND job_id <> ALL(%(root_jobs)s::bigint[])
+    GROUP BY job_id
 ),
 sizes AS (
-    SELECT c.pos, c.pos + sum(count(b.job_id)) OVER (ORDER BY c.pos) AS size
-    FROM candidates c LEFT JOIN brought b ON b.pos = c.pos GROUP BY c.pos
+    SELECT pos, pos + sum(sum(brought)::int) OVER (ORDER BY pos ROWS UNBOUNDED PRECEDING) AS size
+    FROM (SELECT pos, 0 AS brought FROM candidates UNION ALL SELECT pos, 1 FROM brought) AS s
+    GROUP BY pos
 ),
-kept AS (
+kept AS MATERIALIZED (
     SELECT count(*) AS k FROM sizes WHERE size + %(root_count)s <= %(max_nodes)s
 ),
 chosen AS MATERIALIZED (
-    SELECT c.* FROM candidates c, kept WHERE c.pos <= kept.k
+    SELECT c.* FROM candidates c WHERE c.pos <= (SELECT k FROM kept)
 ),
 paired AS MATERIALIZED (
-    SELECT b.job_id FROM brought b, kept WHERE b.pos <= kept.k
+    SELECT job_id FROM brought WHERE pos <= (SELECT k FROM kept)
 ),
 leaves AS MATERIALIZED (
     SELECT job_id, row_number() OVER (ORDER BY min(pos), job_id) AS rank
@@ -190,7 +190,7 @@ leaves AS MATERIALIZED (
       AND l.job_id NOT IN (SELECT job_id FROM paired)
     GROUP BY job_id
 ),
-room AS (
+room AS MATERIALIZED (
     SELECT %(max_nodes)s - kept.k - %(root_count)s - (SELECT count(*) FROM paired) AS n
     FROM kept
 ),
@@ -199,19 +199,15 @@ jobs AS MATERIALIZED (
     UNION ALL SELECT job_id FROM paired
     UNION ALL SELECT job_id FROM leaves WHERE rank <= (SELECT n FROM room)
 ),
-drawn_pairs AS (
-    SELECT p.* FROM pairs p
-    WHERE p.job_id IN (SELECT job_id FROM jobs)
-      AND p.source_id IN (SELECT dataset_id FROM chosen)
-      AND p.target_id IN (SELECT dataset_id FROM chosen)
-),
 halves AS (
-    SELECT 'input' AS direction, source_id AS dataset_id, job_id FROM drawn_pairs
-    UNION SELECT 'output', target_id, job_id FROM drawn_pairs
+    SELECT 'input' AS direction, source_id AS dataset_id, job_id FROM pairs
+    WHERE source_pos <= (SELECT k FROM kept) AND target_pos <= (SELECT k FROM kept)
+    UNION SELECT 'output', target_id, job_id FROM pairs
+    WHERE source_pos <= (SELECT k FROM kept) AND target_pos <= (SELECT k FROM kept)
     UNION SELECT l.direction, l.dataset_id, l.job_id FROM links l
     WHERE l.pos <= (SELECT k FROM kept)
       AND (l.job_id = ANY(%(root_jobs)s::bigint[])
-           OR (l.leaf AND l.job_id IN (SELECT job_id FROM jobs)))
+           OR (l.leaf AND (l.job_id IN (SELECT job_id FROM jobs)) IS TRUE))
 ),
 beyond AS ({beyond})
 SELECT chosen.ids, chosen.depths, drawn_jobs.ids, halves.directions, halves.datasets,
@@ -230,24 +226,25 @@ FROM kept,
      (SELECT array_agg(source_id) AS sources, array_agg(target_id) AS targets,
              array_agg(job_id) AS jobs, array_agg(lineage_type) AS types
       FROM pairs p
-      WHERE p.lineage_type IS NOT NULL AND p.job_id IN (SELECT job_id FROM jobs)
-        AND (p.source_id IN (SELECT dataset_id FROM chosen)
-             OR p.target_id IN (SELECT dataset_id FROM chosen))) AS typed
+      WHERE p.lineage_type IS NOT NULL AND (p.job_id IN (SELECT job_id FROM jobs)) IS TRUE
+        AND (p.source_pos <= (SELECT k FROM kept) OR p.target_pos <= (SELECT k FROM kept))) AS typed
 """
 
-# The pairs among the candidates: each found from its source's index entry, its target
-# looked up among the candidates.
-_AMONG = """SELECT e.id, e.source_id, e.target_id, e.job_id, e.lineage_type
+# The pairs among the candidates, each with its ends' places in the order: found from its
+# source's index entry, its target looked up among the candidates.
+_AMONG = """SELECT e.id, e.source_id, e.target_id, e.job_id, e.lineage_type,
+               s.pos AS source_pos, t.pos AS target_pos
         FROM candidates s JOIN catalog_lineage_edge e ON e.source_id = s.dataset_id
-        WHERE e.target_id IN (SELECT dataset_id FROM candidates) {filters}"""
+        JOIN candidates t ON t.dataset_id = e.target_id
+        WHERE true {filters}"""
 # A job root's own pairs that touch a candidate (graph._edges' ``OR``), by the job's index.
 _ROOT_JOBS_PAIRS = """
         UNION
-        SELECT e.id, e.source_id, e.target_id, e.job_id, e.lineage_type
+        SELECT e.id, e.source_id, e.target_id, e.job_id, e.lineage_type, s.pos, t.pos
         FROM catalog_lineage_edge e
-        WHERE e.job_id = %(job)s
-          AND (e.source_id IN (SELECT dataset_id FROM candidates)
-               OR e.target_id IN (SELECT dataset_id FROM candidates)) {filters}"""
+        LEFT JOIN candidates s ON s.dataset_id = e.source_id
+        LEFT JOIN candidates t ON t.dataset_id = e.target_id
+        WHERE e.job_id = %(job)s AND (s.pos IS NOT NULL OR t.pos IS NOT NULL) {filters}"""
 
 
 def choose(
