@@ -2,8 +2,6 @@
 datasets at the depth bound, those with lineage beyond it (``cut.depth``), in one statement
 for both directions. Apart from graph.py, which is at the module size limit."""
 
-from typing import Any
-
 from catalog.lineage import design_time, job_edges, window
 from catalog.lineage.request import CUT_LIST_LIMIT, GraphRequest
 from core.prepared import read_rows
@@ -25,53 +23,40 @@ def has_more_sides(
     """``has_more`` for each direction's datasets at the bound (upstream True/False), in one
     statement: one ``SELECT`` per direction, each with its own LIMIT."""
     found: dict[bool, list[int]] = {upstream: [] for upstream in sides}
-    selects, values = [], {}
+    filters, values = window.observed(request.as_of, request.since, "e", request.retirements)
+    job_filters, _ = job_edges.filters(request.as_of, request.since, request.retirements)
+    selects = []
     for upstream, dataset_ids in sides.items():
         if not dataset_ids:
             continue
         name = "up" if upstream else "down"
-        select, side_values = side_select(
-            upstream, f"unnest(%({name}_ids)s::bigint[]) AS d", request, _DRAWN_JOBS
+        column = "target_id" if upstream else "source_id"
+        conditions = []
+        if request.observed:
+            conditions += [
+                f"EXISTS (SELECT 1 FROM catalog_lineage_edge e WHERE e.{column} = d {filters})",
+                "EXISTS (SELECT 1 FROM catalog_job_edge je WHERE je.dataset_id = d "
+                f"AND je.direction = %({name}_direction)s "
+                f"AND NOT (je.job_id = ANY({_DRAWN_JOBS})) {job_filters})",
+            ]
+        if request.reads_static:
+            static_condition, static_values = design_time.has_more_sql(upstream, request.as_of)
+            conditions.append(static_condition)
+            values.update(static_values)
+        probes = " OR ".join(_probe(condition) for condition in conditions)
+        selects.append(
+            f"(SELECT {'true' if upstream else 'false'}, d "
+            f"FROM unnest(%({name}_ids)s::bigint[]) AS d WHERE {probes} "
+            "ORDER BY d LIMIT %(limit)s)"
         )
-        selects.append(select)
-        values.update(side_values)
         values[f"{name}_ids"] = bigint_array(dataset_ids)
+        values[f"{name}_direction"] = "output" if upstream else "input"
     if not selects:
         return found
     values.update({"jobs": bigint_array(sorted(jobs)), "limit": CUT_LIST_LIMIT})
     for upstream, dataset_id in read_rows(" UNION ALL ".join(selects), values):
         found[upstream].append(dataset_id)
     return found
-
-
-def side_select(
-    upstream: bool, datasets: str, request: GraphRequest, jobs: str
-) -> tuple[str, dict[str, Any]]:
-    """One direction's probe as a ``SELECT`` of ``(upstream, d)``, at most ``%(limit)s``
-    rows: of the datasets the FROM item ``datasets`` yields as ``d``, those with lineage
-    beyond them; ``jobs`` is the SQL of the drawn jobs' array. The statement of the graph's
-    choice (catalog.lineage.choice) asks it of its own chosen datasets."""
-    filters, values = window.observed(request.as_of, request.since, "e", request.retirements)
-    job_filters, _ = job_edges.filters(request.as_of, request.since, request.retirements)
-    column = "target_id" if upstream else "source_id"
-    conditions = []
-    if request.observed:
-        conditions += [
-            f"EXISTS (SELECT 1 FROM catalog_lineage_edge e WHERE e.{column} = d {filters})",
-            "EXISTS (SELECT 1 FROM catalog_job_edge je WHERE je.dataset_id = d "
-            f"AND je.direction = '{'output' if upstream else 'input'}' "
-            f"AND NOT (je.job_id = ANY({jobs})) {job_filters})",
-        ]
-    if request.reads_static:
-        static_condition, static_values = design_time.has_more_sql(upstream, request.as_of)
-        conditions.append(static_condition)
-        values.update(static_values)
-    probes = " OR ".join(_probe(condition) for condition in conditions)
-    return (
-        f"(SELECT {'true' if upstream else 'false'}, d FROM {datasets} WHERE {probes} "
-        "ORDER BY d LIMIT %(limit)s)",
-        values,
-    )
 
 
 # The drawn jobs as a value the planner does not look into (an InitPlan, computed once):

@@ -34,7 +34,6 @@ from django.db import connection
 from catalog.lineage import (
     assembly,
     child_jobs,
-    choice,
     column_lineage,
     control,
     design_time,
@@ -43,7 +42,6 @@ from catalog.lineage import (
     temporary,
     window,
 )
-from catalog.lineage.choice import Chosen, JobStart, WalkStart
 from catalog.lineage.depth_probe import has_more_sides
 from catalog.lineage.request import (
     CUT_LIST_LIMIT,
@@ -57,10 +55,38 @@ from catalog.models import Dataset, Job, RetiredKind, any_declared_sql, any_reti
 from core.prepared import read_rows
 from core.sql_arrays import bigint_array
 
+# One recursive CTE per direction walked, each read through its own LIMIT, in one statement.
 _WALK = """
 WITH RECURSIVE {ctes}
 {selects}
 """
+_WALK_CTE = """{name}(dataset_id, depth) AS (
+    {start}
+  UNION
+    SELECT n.next_id, w.depth + 1
+    FROM {name} w CROSS JOIN LATERAL ({steps}) n
+    WHERE w.depth < %(depth)s
+)"""
+_WALK_SELECT = "(SELECT {upstream}, dataset_id, depth FROM {name} LIMIT %(row_limit)s)"
+_OBSERVED_STEP = (
+    "SELECT e.{next} AS next_id FROM catalog_lineage_edge e WHERE e.{here} = w.dataset_id {filters}"
+)
+
+_START = "SELECT unnest(%({name}_start)s::bigint[]), %({name}_start_depth)s::int"
+# A job root's first hop (job_edges.job_datasets) read by the walk's statement: two
+# statements and their round trips fewer for a job root (ADR 0133).
+_JOB_START = "SELECT s.dataset_id, {depth:d} FROM ({datasets}) AS s"
+
+
+@dataclass(frozen=True)
+class JobStart:
+    """A walk's start that is the datasets these jobs read (upstream) or wrote."""
+
+    job_ids: list[int]
+
+
+# One direction's start: (upstream, the dataset ids or the jobs whose, their depth).
+WalkStart = tuple[bool, list[int] | JobStart, int]
 
 
 def walk(
@@ -82,11 +108,46 @@ def walks(
     rows the walk has either finished or found more than max_nodes distinct datasets. Each
     direction has its own CTE and its own LIMIT, so the two are bounded as apart (one
     statement instead of two: a round trip and a plan less per graph, issue 42).
-    The CTEs are ``choice.walk_sql``'s, which the graph's choice in SQL walks by too.
     """
-    ctes, selects, values = choice.walk_sql(starts, request)
-    row_limit = values["row_limit"]
-    result: dict[bool, tuple[dict[int, int], bool]] = {start[0]: ({}, False) for start in starts}
+    row_limit = (request.max_nodes + 1) * (request.depth + 1)
+    values: dict[str, Any] = {"depth": request.depth, "row_limit": row_limit}
+    ctes, selects = [], []
+    result: dict[bool, tuple[dict[int, int], bool]] = {}
+    for upstream, start, start_depth in starts:
+        result[upstream] = ({}, False)
+        if not start:
+            continue
+        name = "up" if upstream else "down"
+        filters, window_values = window.observed(
+            request.as_of, request.since, "e", request.retirements
+        )
+        values.update(window_values)
+        here, following = ("target_id", "source_id") if upstream else ("source_id", "target_id")
+        steps = []
+        if request.observed:
+            steps.append(_OBSERVED_STEP.format(next=following, here=here, filters=filters))
+        if request.reads_static:
+            static_step, static_values = design_time.walk_step(upstream, request.as_of)
+            steps.append(static_step)
+            values.update(static_values)
+        if isinstance(start, JobStart):
+            datasets, start_values = job_edges.job_datasets_sql(
+                start.job_ids,
+                "input" if upstream else "output",
+                request.as_of,
+                request.since,
+                request.max_nodes + 1,
+                request.retirements,
+                prefix=f"{name}_",
+            )
+            start_sql = _JOB_START.format(datasets=datasets, depth=start_depth)
+            values.update(start_values)
+        else:
+            start_sql = _START.format(name=name)
+            values[f"{name}_start"] = bigint_array(start)
+            values[f"{name}_start_depth"] = start_depth
+        ctes.append(_WALK_CTE.format(name=name, start=start_sql, steps=" UNION ALL ".join(steps)))
+        selects.append(_WALK_SELECT.format(upstream="true" if upstream else "false", name=name))
     if not ctes:
         return result
     sql = _WALK.format(ctes=",\n".join(ctes), selects="\nUNION ALL\n".join(selects))
@@ -213,20 +274,15 @@ def lineage_graph(request: GraphRequest, prebuild: bool = False, figures: bool =
         if root_job is not None
         else ([], 0)
     )
-    root_jobs = [root_job, *child_ids] if root_job is not None else []
-    starts = _starts(request, upstreams, root_jobs)
-    drawn = (
-        choice.choose(request, starts, root_job, root_jobs)
-        if choice.applies(request)
-        else _chosen_in_python(request, starts, root_job, child_ids)
-    )
-    halves = drawn.halves
+    reach = _reach(request, upstreams, child_ids)
+    choice = _choose(request, reach, root_job, child_ids)
+    drawn = _drawn_edges(choice, {root_job, *child_ids} if root_job is not None else set())
     graph = Graph(root=request.root)
-    chosen = assembly.Drawn(request, drawn.chosen, drawn.jobs, drawn.depths, drawn.edge_rows, [])
+    chosen = assembly.Drawn(request, choice.chosen, choice.jobs, reach.depths, choice.edge_rows, [])
     # The rule (ADR 0109): asked for by the caller, only what prebuilt draws is asked for,
     # and no drawn dataset is temporary (build says None, and the Python assembly folds).
     built = (
-        prebuilt.build(chosen, halves, root_job)
+        prebuilt.build(chosen, drawn, root_job)
         if prebuild and prebuilt.applies(request, child_ids)
         else None
     )
@@ -242,15 +298,15 @@ def lineage_graph(request: GraphRequest, prebuild: bool = False, figures: bool =
             else job_edges.edge_keys
         )
         job_rows = (
-            read(halves, request.as_of, request.since, request.retirements)
+            read(drawn, request.as_of, request.since, request.retirements)
             if request.observed
             else []
         )
-        declared = design_time.declared(halves, request.as_of) if request.reads_static else {}
+        declared = design_time.declared(drawn, request.as_of) if request.reads_static else {}
         assembly.assemble(
             graph,
             replace(chosen, job_rows=job_rows),
-            halves,
+            drawn,
             declared,
             root_job,
             node_rows,
@@ -258,7 +314,7 @@ def lineage_graph(request: GraphRequest, prebuild: bool = False, figures: bool =
     if root_job is not None:
         child_jobs.draw(graph, root_job, child_ids)
     graph.cut = {
-        **_cut(request, drawn),
+        **_cut(request, reach, choice, upstreams),
         **child_jobs.cut(child_limit, omitted_children),
         **_run_edges_cut(graph),
     }
@@ -270,7 +326,7 @@ def lineage_graph(request: GraphRequest, prebuild: bool = False, figures: bool =
     limit = min(EDGES_PER_NODE * request.max_nodes, settings.LINEAGE["MAX_COLUMN_EDGES"])
     if request.columns:
         lineage = column_lineage.among(
-            sorted(drawn.chosen),
+            sorted(choice.chosen),
             limit,
             request.as_of,
             request.since,
@@ -317,27 +373,22 @@ def _root_job(root: NodeRef) -> tuple[int | None, bool, bool]:
     return (root.id if root.kind == "job" else None), row[0], row[1]
 
 
-def _starts(request: GraphRequest, upstreams: list[bool], root_jobs: list[int]) -> list[WalkStart]:
-    """Where each direction's walk starts: the root dataset, or a job root's (and its child
-    jobs', ``root_jobs``) first hop."""
+def _reach(request: GraphRequest, upstreams: list[bool], child_ids: list[int]) -> _Reach:
+    """The bounded walks from the root, both directions in one statement (a job root: from
+    its and its child jobs' first hop)."""
+    reach = _Reach()
     root = request.root
     starts: list[WalkStart] = []
     for upstream in upstreams:
         if root.kind == "dataset":
             starts.append((upstream, [root.id], 0))
         elif request.reads_static or not request.observed:  # declared: merged in Python
-            starts.append((upstream, _job_start(root_jobs, upstream, request), 1))
+            starts.append((upstream, _job_start([root.id, *child_ids], upstream, request), 1))
         else:
-            starts.append((upstream, JobStart(root_jobs), 1))
-    return starts
-
-
-def _reach(request: GraphRequest, starts: list[WalkStart]) -> _Reach:
-    """The bounded walks from the root, both directions in one statement."""
-    reach = _Reach()
+            starts.append((upstream, JobStart([root.id, *child_ids]), 1))
     walked = walks(starts, request)
     depths = reach.depths
-    for upstream, _, _ in starts:
+    for upstream in upstreams:
         found, capped = walked[upstream]
         reach.row_cap_hit = reach.row_cap_hit or capped
         reach.walked[upstream] = found
@@ -345,34 +396,6 @@ def _reach(request: GraphRequest, starts: list[WalkStart]) -> _Reach:
             if depth < depths.get(dataset_id, depth + 1):
                 depths[dataset_id] = depth
     return reach
-
-
-def _chosen_in_python(
-    request: GraphRequest, starts: list[WalkStart], root_job: int | None, child_ids: list[int]
-) -> Chosen:
-    """The choice from the walk's, the pairs' and the links' rows, where declared lineage
-    is merged with the observed (``choice.choose`` makes the same choice in SQL)."""
-    reach = _reach(request, starts)
-    made = _choose(request, reach, root_job, child_ids)
-    halves = _drawn_edges(made, {root_job, *child_ids} if root_job is not None else set())
-    at_bound = sorted(d for d in made.chosen if reach.depths[d] >= request.depth)
-    sides = {side: [d for d in at_bound if d in reach.walked[side]] for side, _, _ in starts}
-    beyond: set[int] = set()
-    for found in has_more_sides(sides, request, made.jobs).values():
-        beyond.update(found)
-    cap = EDGES_PER_NODE * request.max_nodes
-    return Chosen(
-        chosen=made.chosen,
-        depths=reach.depths,
-        jobs=made.jobs,
-        edge_rows=made.edge_rows,
-        halves=halves,
-        omitted=made.omitted,
-        row_cap_hit=reach.row_cap_hit,
-        omitted_jobs=len(made.omitted_jobs),
-        edges_cut=max(len(made.edge_rows), len(made.job_links)) >= cap,
-        beyond=beyond,
-    )
 
 
 def _choose(
@@ -481,24 +504,31 @@ def _run_edges_cut(graph: Graph) -> dict[str, Any]:
     }
 
 
-def _cut(request: GraphRequest, drawn: Chosen) -> dict[str, Any]:
+def _cut(
+    request: GraphRequest, reach: _Reach, choice: _Choice, upstreams: list[bool]
+) -> dict[str, Any]:
     """What the bounds cut: nodes past the budget, edges past their cap, and the datasets
     at the depth bound that have lineage beyond it."""
     cut: dict[str, Any] = {}
-    if drawn.omitted or drawn.row_cap_hit or drawn.omitted_jobs:
+    if choice.omitted or reach.row_cap_hit or choice.omitted_jobs:
         cut["max_nodes"] = {
             "limit": request.max_nodes,
-            "omitted_datasets": drawn.omitted,
-            "omitted_is_lower_bound": drawn.row_cap_hit,
+            "omitted_datasets": choice.omitted,
+            "omitted_is_lower_bound": reach.row_cap_hit,
         }
-        if drawn.omitted_jobs:
-            cut["max_nodes"]["omitted_jobs"] = drawn.omitted_jobs
-    if drawn.edges_cut:
+        if choice.omitted_jobs:
+            cut["max_nodes"]["omitted_jobs"] = len(choice.omitted_jobs)
+    if max(len(choice.edge_rows), len(choice.job_links)) >= EDGES_PER_NODE * request.max_nodes:
         cut["edges"] = {"limit": EDGES_PER_NODE * request.max_nodes}
-    if drawn.beyond:
+    at_bound = sorted(d for d in choice.chosen if reach.depths[d] >= request.depth)
+    sides = {side: [d for d in at_bound if d in reach.walked[side]] for side in upstreams}
+    beyond: set[int] = set()
+    for found in has_more_sides(sides, request, choice.jobs).values():
+        beyond.update(found)
+    if beyond:
         cut["depth"] = {
             "limit": request.depth,
-            "nodes_with_more": [f"dataset:{d}" for d in sorted(drawn.beyond)[:CUT_LIST_LIMIT]],
+            "nodes_with_more": [f"dataset:{d}" for d in sorted(beyond)[:CUT_LIST_LIMIT]],
         }
     return cut
 

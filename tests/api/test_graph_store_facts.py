@@ -88,11 +88,11 @@ def test_fewer_statements_without_declarations_or_retirements(
     api, store, django_assert_num_queries
 ):
     node = f"dataset:{store[0][5].id}"
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(6):
         api.get(f"/api/v1/lineage/graph?node={node}&depth=3")
     # Something retired elsewhere: the same statements, each with its probes again.
     retirement.retire(make_job("elsewhere"), Actor("token:ci"), "switched off")
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(6):
         api.get(f"/api/v1/lineage/graph?node={node}&depth=3")
 
 
