@@ -15,6 +15,7 @@ Usage: .venv/bin/python bench/read_statements_cpu.py --database URL [--requests 
 """
 
 import argparse
+import os
 import random
 import re
 import sys
@@ -64,6 +65,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="passes over each group")
     parser.add_argument("--only", nargs="*", default=["graph, dataset root", "graph, job root"])
     options = parser.parse_args()
+    # Captured unprepared: Django logs a statement a kept cursor prepared with its ``$1``
+    # placeholders, which the replay cannot run (it failed on the root check, ADR 0139).
+    # The replay runs every statement as sent, unprepared, either way.
+    os.environ["LINEAGE_PREPARE_READS"] = "false"
     call = in_process_reader(options.database, "read-statements-cpu")
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
