@@ -10,7 +10,7 @@ runs (ADR 0109's way for the graph), with the graph's spelling of a timestamp
 in tests/api/test_graph_prebuilt_text.py.
 
 What only Python can decide stays Python's, per row, spliced into the text between the
-statement's pieces: the runId as sent goes through ``redact_text`` (it is producer text),
+statement's pieces: the runId as sent is redacted as ``redact_text`` does (it is producer text),
 the duration is ``timedelta.total_seconds()`` written by orjson (a float's shortest
 spelling is orjson's), and a run whose tags are not ``[]`` has its item parsed back and
 its tags set by ``visible`` as ``run_item`` sets them (steward-hidden tags left out), the
@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from api.label_serializers import TAG_KEYS, visible
-from core.redaction import redact_text
+from core.redaction import text_redactor
 from core.rendering import RawJSON
 from core.sql_timestamps import json_moment
 
@@ -89,8 +89,9 @@ def items(fetched: list[tuple[Any, ...]], tags_of: Callable[[Any], Any]) -> list
     or for a run with tags the dict it parses to with ``run_item``'s tags. ``tags_of``: the
     ORM's conversion of the tags column (its JSONField's ``from_db_value``)."""
     rows = []
+    redact = text_redactor()  # the configured lists looked up once a page
     for position, sent, head, sent_text, middle, duration, before_tags, tags, tail in fetched:
-        redacted = redact_text(sent)
+        redacted = redact(sent)
         if redacted != sent:
             sent_text = orjson.dumps(redacted).decode()
         seconds = "null" if duration is None else orjson.dumps(duration.total_seconds()).decode()

@@ -44,7 +44,7 @@ substring test); otherwise it is replaced by a marker. See docs/security.md.
 
 import heapq
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -167,19 +167,12 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
     one redaction function of every read path: API, export, admin, and the Marquez API.
     ``keys`` replaces both configured lists (``REDACT_KEYS`` and ``REDACT_WORDS``).
     """
-    words: tuple[str, ...] = ()
-    if keys is not None:
-        secret_keys = tuple(key.lower() for key in keys if key)
-    else:
-        secret_keys, words = _configured("REDACT_KEYS"), _configured("REDACT_WORDS")
-    if not secret_keys and not words:
+    memo = _current_memo(keys)
+    if memo is None:
         return document
-    keywords = _keyword_pattern(secret_keys, words)
-    memo = _memo(keywords)
-    secret_keys_seen, texts_seen = memo.keys, memo.texts
     if type(document) is str:  # one text (redact_text): no walk
-        redacted = texts_seen.get(document)
-        return redacted if redacted is not None else memo.remember_text(document)
+        return memo.text(document)
+    secret_keys_seen, texts_seen = memo.keys, memo.texts
 
     def secret_name(name: str) -> bool:
         secret = secret_keys_seen.get(name)
@@ -216,6 +209,31 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
         del walk
 
 
+def _current_memo(keys: tuple[str, ...] | None) -> "_Memo | None":
+    """The memo of ``redact``'s patterns for ``keys`` (None: the configured lists), or None
+    when there is nothing to redact."""
+    words: tuple[str, ...] = ()
+    if keys is not None:
+        secret_keys = tuple(key.lower() for key in keys if key)
+    else:
+        secret_keys, words = _configured("REDACT_KEYS"), _configured("REDACT_WORDS")
+    if not secret_keys and not words:
+        return None
+    return _memo(_keyword_pattern(secret_keys, words))
+
+
+def text_redactor() -> Callable[[str], str]:
+    """``redact_text`` with the configured lists looked up once, for the many texts of one
+    answer (a run page's 50 runIds: the look-ups were two thirds of each call, ADR 0141).
+    Settings read when it is made: one answer's worth, not kept."""
+    memo = _current_memo(None)
+    return _unchanged if memo is None else memo.text
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
 # Events repeat their keys and most of their short strings (facet names, schema URLs,
 # producers, field names and types), and a page of events or a detail walks thousands of
 # them: a regex search each cost ~10 µs, two thirds of an events page's CPU. Both answers
@@ -225,6 +243,7 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
 # _MEMO_TEXT characters and is emptied when it reaches _MEMO_ENTRIES, so hostile text
 # only evicts, never grows memory.
 _MEMO_TEXT = 256
+_HEX = "0123456789abcdef-"
 _MEMO_ENTRIES = 16384
 
 
@@ -234,6 +253,21 @@ class _Memo:
         self.needles = _NEEDLES.get(keywords.pattern)
         self.keys: dict[str, bool] = {}
         self.texts: dict[str, str] = {}
+        # Whether no needle can be found in a text of lower-case hex digits and dashes (a
+        # UUID as PostgreSQL and Python write one: most runIds): such a text has no ``://``,
+        # ``@`` nor ``identified``, so the quick test clears it, unless a needle is itself
+        # made of those characters (a key ``dead``). Told apart by one C-speed ``strip``,
+        # and not remembered: each runId is its own and would only evict the memo's texts.
+        self.hex_clear = self.needles is not None and all(
+            needle.strip(_HEX) for needle in self.needles
+        )
+
+    def text(self, text: str) -> str:
+        """``text`` redacted: ``redact`` of one string."""
+        if self.hex_clear and not text.strip(_HEX) and len(text) <= SCAN_LIMIT:
+            return text
+        redacted = self.texts.get(text)
+        return redacted if redacted is not None else self.remember_text(text)
 
     def remember_key(self, key: str) -> bool:
         secret = self.keywords.search(key) is not None

@@ -3,6 +3,8 @@ returns whole is one the scan returns whole, and a text it cannot clear is scann
 
 import uuid
 
+from django.conf import settings as django_settings
+from django.test import override_settings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -105,3 +107,48 @@ def test_what_the_quick_test_cannot_clear_is_scanned() -> None:
     assert redaction._ascii_needles(("mot_de_passé",)) is None
     assert redaction._ascii_needles(("to\u212aen",)) == ("token", "identified")  # lower()
     assert redaction._ascii_needles(("PassWord",)) == ("password", "identified")
+
+
+_HEXES = st.lists(
+    st.sampled_from(["0f3e", "dead", "be", "-", "a", "9", "c0ffee", "F"]), max_size=10
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    _HEXES.map("".join),
+    st.sampled_from([None, ("dead",), ("0f", "pw"), ("-",), ("Secret",), ("passé",)]),
+)
+def test_a_hex_text_cleared_without_the_quick_test_is_what_the_scan_answers(
+    text: str, keys: tuple[str, ...] | None
+) -> None:
+    # The memo's shortcut for a text of lower-case hex digits and dashes (ADR 0141) is taken
+    # only when no needle is made of those characters (not for ``dead``, ``0f`` nor ``-``).
+    redacted = redaction.redact(text, keys)
+    words = ()
+    if keys is None:
+        keys, words = redaction._configured("REDACT_KEYS"), redaction._configured("REDACT_WORDS")
+    lowered = tuple(key.lower() for key in keys)
+    assert redacted == redaction._redact_text(text, redaction._keyword_pattern(lowered, words))
+
+
+def test_a_runid_is_cleared_by_its_characters_and_not_remembered() -> None:
+    memo = redaction._current_memo(None)
+    assert memo is not None and memo.hex_clear
+    text = str(uuid.uuid4())
+    memo.keywords = _Unsearchable()  # type: ignore[assignment]
+    try:
+        assert memo.text(text) == text and text not in memo.texts
+    finally:
+        memo.keywords = redaction._keyword_pattern(
+            redaction._configured("REDACT_KEYS"), redaction._configured("REDACT_WORDS")
+        )
+    assert redaction.text_redactor()(text) == text
+    assert redaction.text_redactor()("password=x") == "password=***REDACTED***"
+    assert not redaction._current_memo(("dead",)).hex_clear  # type: ignore[union-attr]
+
+
+def test_a_redactor_with_nothing_configured_returns_the_text() -> None:
+    lineage = {**django_settings.LINEAGE, "REDACT_KEYS": [], "REDACT_WORDS": []}
+    with override_settings(LINEAGE=lineage):
+        assert redaction.text_redactor()("password=x") == "password=x"
