@@ -30,6 +30,7 @@ from catalog.models.edges import (
     ControlEdge,
     JobLineageEdge,
     JobLineageEdgeRun,
+    JobReference,
     LineageEdge,
     LineageEdgeRun,
 )
@@ -138,6 +139,7 @@ __all__ = [
     "JobLineageEdge",
     "JobLineageEdgeRun",
     "JobQuerySet",
+    "JobReference",
     "LabelKind",
     "LabelTarget",
     "LineageEdge",
