@@ -32,11 +32,15 @@ from typing import Any
 
 from catalog.models.writes import edge_current_sql, reference_run_sql
 
+# The jobs by their key, each an index probe (the ids an array the planner does not look
+# into): given the ids as a join, it read the whole job table, whose rows are wide (their
+# facets) and often rewritten, ~30 ms a batch on bench/derive.py's store.
 _LOCK_JOBS = """
 SELECT j.id FROM catalog_job j
-WHERE j.id IN (SELECT r.job_id FROM catalog_run r WHERE r.id = ANY(%(runs)s)
-               UNION SELECT e.job_id FROM catalog_job_edge e WHERE e.id = ANY(%(edges)s)
-               UNION SELECT unnest(%(jobs)s::bigint[]))
+WHERE j.id = ANY(ARRAY(
+    SELECT r.job_id FROM catalog_run r WHERE r.id = ANY(%(runs)s)
+    UNION SELECT e.job_id FROM catalog_job_edge e WHERE e.id = ANY(%(edges)s)
+    UNION SELECT unnest(%(jobs)s::bigint[])))
 ORDER BY j.id FOR NO KEY UPDATE
 """
 
