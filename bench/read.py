@@ -140,24 +140,6 @@ BUILD = [
                     max(last_seen) AS last, (array_agg(run_id ORDER BY last_seen DESC))[1] AS run
              FROM catalog_job_edge_run GROUP BY edge_id) h
        WHERE e.id = h.edge_id""",
-    # What derivation keeps for the graph's read (ADR 0138): each job edge's last run's
-    # UUID, each job's reference run (catalog.models.writes.reference_run_sql) and each
-    # edge's currency against it (edge_current_sql), as catalog.services.derivation.
-    # kept_currency writes them.
-    """UPDATE catalog_job_edge e SET last_run_uuid = r.run_uuid
-       FROM catalog_run r WHERE r.id = e.last_run_id""",
-    """INSERT INTO catalog_job_reference (job_id, run_id) SELECT j.id, COALESCE(
-         (SELECT r.id FROM catalog_run r WHERE r.job_id = j.id AND (r.state IN ('COMPLETE')
-            OR (r.is_streaming AND r.state = 'RUNNING')) AND r.started_at IS NOT NULL
-          ORDER BY r.started_at DESC, r.run_uuid DESC LIMIT 1),
-         (SELECT r.id FROM catalog_run r WHERE r.job_id = j.id AND r.started_at IS NOT NULL
-          ORDER BY r.started_at DESC, r.run_uuid DESC LIMIT 1)) FROM catalog_job j""",
-    """UPDATE catalog_job_edge e SET current = (j.run_id IS NULL OR EXISTS (
-         SELECT 1 FROM catalog_job_edge_run er
-         WHERE er.edge_id = e.id AND er.run_id = j.run_id
-           AND (er.completed OR NOT (SELECT (rr.state IN ('COMPLETE') OR (rr.is_streaming
-                AND rr.state = 'RUNNING')) FROM catalog_run rr WHERE rr.id = j.run_id))))
-       FROM catalog_job_reference j WHERE j.job_id = e.job_id""",
     GENERATED_EVENTS,  # events 1..--events (bench/generated_events.py)
 ]
 

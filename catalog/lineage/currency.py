@@ -11,14 +11,11 @@ whose edges are current while it runs, ADR 0091), or, for a job that never had o
 job that always fails), its most recently started run; as of T, among the runs started
 by then. A stream that then completes, fails or aborts follows the same rule as a batch.
 
-Read here, and for the graph now also kept: this module's statements compute it (as of
-T, the impact report, column edges): one index probe per job (catalog_run_job_started_idx)
-and, for job edges, one per edge (the edge-run unique index); column edges, which can be
-thousands, are one set query against the reference runs' facts. The graph's job edges now
-read each edge's answer as derivation keeps it (``JobLineageEdge.current``,
-catalog.services.derivation.kept_currency, ADR 0138), which re-keeps only the edges a
-moved reference run can change, not all of a job's edges per run; the rule is one SQL
-for both (``catalog.models.writes.reference_run_sql`` and ``edge_current_sql``).
+Read, not stored: it changes with every run of the job, and folding it into each edge
+would rewrite all of a job's edges per run. The reads are one index probe per job
+(catalog_run_job_started_idx) and, for job edges, one per edge (the edge-run unique
+index), for the few hundred edges a bounded graph draws; column edges, which can be
+thousands, are one set query against the reference runs' facts.
 """
 
 from datetime import datetime
@@ -26,22 +23,24 @@ from typing import Any
 
 from django.db import connection
 
-from catalog.models.writes import edge_current_sql, reference_run_sql, window_start_sql
+from catalog.models.writes import window_start_sql, write_sql
 from core.sql_arrays import bigint_array
 
 # Each job's reference run, then the edges it has a row behind; one statement.
-_REFERENCE = (
-    """
+_REFERENCE = """
 WITH reference(job_id, run_id) AS MATERIALIZED (  -- once per job, not per edge
-    SELECT j.id, """
-    + reference_run_sql("j.id", "{as_of}")
-    + """
+    SELECT j.id, COALESCE(
+        (SELECT r.id FROM catalog_run r WHERE r.job_id = j.id AND {writes}
+           AND r.started_at IS NOT NULL {as_of}
+         ORDER BY r.started_at DESC, r.run_uuid DESC LIMIT 1),
+        (SELECT r.id FROM catalog_run r WHERE r.job_id = j.id AND r.started_at IS NOT NULL
+           {as_of}
+         ORDER BY r.started_at DESC, r.run_uuid DESC LIMIT 1))
     FROM unnest(%(job_set)s::bigint[]) AS j(id)
 )
 SELECT k.edge_id FROM unnest(%(edges)s::bigint[], %(jobs)s::bigint[]) AS k(edge_id, job_id)
 JOIN reference ref ON ref.job_id = k.job_id
-"""
-)
+""".replace("{writes}", write_sql("r"))
 # The reference runs alone, for a statement that goes on from them (column edges).
 _REFERENCE_RUNS = _REFERENCE.split("\nSELECT k.edge_id", 1)[0]
 # A job without a started run has no reference: nothing says its edges went stale.
@@ -55,7 +54,12 @@ _REFERENCE_RUNS = _REFERENCE.split("\nSELECT k.edge_id", 1)[0]
 # complete: joined inside the EXISTS, the planner turned it into a hashed subplan that read
 # the whole run table on every graph (101,500 rows for 665 edges on bench/read.py's small
 # store, most of the request's database time; issue 42).
-_JOB_EDGES = "\nWHERE " + edge_current_sql("k.edge_id", "ref.run_id")
+_JOB_EDGES = """
+WHERE ref.run_id IS NULL OR EXISTS (SELECT 1 FROM catalog_job_edge_run er
+              WHERE er.edge_id = k.edge_id AND er.run_id = ref.run_id
+                AND (er.completed
+                     OR NOT (SELECT {writes} FROM catalog_run rr WHERE rr.id = ref.run_id)))
+""".replace("{writes}", write_sql("rr"))
 
 # A column edge is current when a fact of the reference run maps to it: same key, its
 # aliases naming the edge's datasets; for a snapshot run, a fact of its newest window
@@ -86,7 +90,11 @@ JOIN catalog_dataset_alias src ON src.id = f.source_alias_id AND src.dataset_id 
 # The same test as a column of a statement that reads job edges ``je`` beside ``reference
 # ref`` (``reference_runs``): catalog.lineage.job_edges reads the drawn edges and whether
 # each is current in one statement, the reference runs a CTE of it (ADR 0104).
-CURRENT_COLUMN = edge_current_sql("je.id", "ref.run_id")
+CURRENT_COLUMN = """(ref.run_id IS NULL OR EXISTS (SELECT 1 FROM catalog_job_edge_run er
+              WHERE er.edge_id = je.id AND er.run_id = ref.run_id
+                AND (er.completed
+                     OR NOT (SELECT {writes} FROM catalog_run rr WHERE rr.id = ref.run_id))))
+""".replace("{writes}", write_sql("rr"))
 
 
 def reference_runs(job_ids: set[int], as_of: datetime | None) -> tuple[str, dict[str, Any]]:

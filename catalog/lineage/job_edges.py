@@ -12,7 +12,6 @@ from typing import Any
 from django.db import connection
 
 from catalog.lineage import currency, window
-from catalog.models.writes import edge_current_sql, reference_run_sql
 from core.prepared import read_rows
 from core.sql_arrays import bigint_array
 
@@ -65,42 +64,16 @@ JOIN catalog_job_edge je
   ON je.job_id = ref.job_id AND je.dataset_id = ref.dataset_id AND je.direction = ref.direction
 """
 
-# Now: the figures derivation keeps with the edge (ADR 0138): its last run's UUID and
-# whether it is current, read as columns, with no reference run, no last-run probe and no
-# currency probe per edge (a fifth of the graph's backend CPU). Where one was not kept
-# (NULL: a row from before, or one a writer other than derivation made) it is computed as
-# before, for that edge alone: the last run by its key, the currency against the job's
-# reference run (catalog.lineage.currency's rule, the same SQL).
-#
-# Each key is a probe of the unique (job, dataset, direction) index (a lateral read,
-# OFFSET 0), as ``_KEYS`` reads them (ADR 0125): joined, the planner hashed the whole
-# edge table on the small bench store.
 _NOW = (
     """
 SELECT je.id, je.job_id, je.dataset_id, je.direction, je.first_seen, je.last_seen,
-       je.run_count, je.completed_run_count,
-       COALESCE(je.last_run_uuid,
-                (SELECT r.run_uuid FROM catalog_run r WHERE r.id = je.last_run_id)),
-       je.via,
-       COALESCE(je.current, (SELECT """
-    + edge_current_sql("je.id", "ref.run_id")
-    + """ FROM (SELECT """
-    + reference_run_sql("je.job_id")
-    + """ AS run_id) ref))
-FROM unnest(%(jobs)s::bigint[], %(datasets)s::bigint[], %(directions)s::text[])
-     AS k(job_id, dataset_id, direction)
-CROSS JOIN LATERAL (
-    SELECT je.* FROM catalog_job_edge je
-    WHERE je.job_id = k.job_id AND je.dataset_id = k.dataset_id
-      AND je.direction = k.direction {filters}
-    OFFSET 0
-) je
+       je.run_count, je.completed_run_count, r.run_uuid, je.via, /*current*/"""
+    + _DRAWN
+    + """LEFT JOIN catalog_run r ON r.id = je.last_run_id
+WHERE true {filters}
 ORDER BY je.dataset_id, je.direction, je.job_id
 """
 )
-# The statement now reads no reference run: an empty one heads it, for a caller that
-# goes on from ``WITH reference ...`` (catalog.lineage.prebuilt).
-NO_REFERENCE = "WITH reference(job_id, run_id) AS (SELECT NULL::bigint, NULL::bigint)"
 
 
 def history_as_of(alias: str, edge_runs: str) -> tuple[str, str]:
@@ -252,18 +225,15 @@ def drawn_sql(
     ``job_set``, ``as_of``, ``since``)."""
     ordered = sorted(keys)
     sql, values = filters(as_of, since, retired)
-    if as_of is None:
-        reference, select = NO_REFERENCE, _NOW.replace("{filters}", sql)
-    else:  # as of T: the reference runs then, and each edge's figures from its runs
-        reference, reference_values = currency.reference_runs({key[2] for key in ordered}, as_of)
-        values.update(reference_values)
-        # Not formatted after this: the currency column's SQL is not a format string.
-        select = _AS_OF.format(filters=sql).replace("/*current*/", currency.CURRENT_COLUMN)
+    reference, reference_values = currency.reference_runs({key[2] for key in ordered}, as_of)
+    template = _AS_OF if as_of is not None else _NOW
     return (
         reference,
-        select,
+        # Not formatted after this: the currency column's SQL is not a format string.
+        template.format(filters=sql).replace("/*current*/", currency.CURRENT_COLUMN),
         {
             **values,
+            **reference_values,
             # Literals, not psycopg's per-element dumpers (core.sql_arrays): a
             # 500-node graph draws ~700 edges, and this was a tenth of its Python.
             "directions": "{" + ",".join(key[0] for key in ordered) + "}",

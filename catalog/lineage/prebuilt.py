@@ -209,7 +209,7 @@ def build(drawn: Drawn, halves: set[EdgeKey], root_job: int | None) -> Prebuilt 
         )
         values.update(edge_values)
     else:  # no edge to draw: the same statement over an empty edge set
-        reference = job_edges.NO_REFERENCE
+        reference = "WITH reference(job_id, run_id) AS (SELECT NULL::bigint, NULL::bigint)"
         select = (
             "SELECT NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::timestamptz,"
             " NULL::timestamptz, NULL::int, NULL::int, NULL::uuid, NULL::text, NULL::bool"

@@ -30,7 +30,6 @@ from catalog.models.edges import (
     ControlEdge,
     JobLineageEdge,
     JobLineageEdgeRun,
-    JobReference,
     LineageEdge,
     LineageEdgeRun,
 )
@@ -139,7 +138,6 @@ __all__ = [
     "JobLineageEdge",
     "JobLineageEdgeRun",
     "JobQuerySet",
-    "JobReference",
     "LabelKind",
     "LabelTarget",
     "LineageEdge",

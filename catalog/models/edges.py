@@ -193,12 +193,6 @@ class JobLineageEdge(models.Model):
     # How the last run named the dataset: "" in its inputs/outputs, "column_lineage" only in
     # an output's columnLineage (ADR 0060); carried from the last run like its figures.
     via = models.CharField(max_length=16, blank=True, default="", db_default="")
-    # Kept by derivation for the graph's read now (ADR 0138): the last run's UUID, and
-    # whether the edge is current (catalog.lineage.currency against the job's reference run,
-    # ``JobReference``). NULL when not kept (rows written before, or by other
-    # writers): the read then computes it as before.
-    last_run_uuid = models.UUIDField(null=True, blank=True, editable=False)
-    current = models.BooleanField(null=True, blank=True, editable=False)
 
     class Meta:
         db_table = "catalog_job_edge"
@@ -221,23 +215,6 @@ class JobLineageEdge(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.job_id} {self.direction} dataset {self.dataset_id}"
-
-
-class JobReference(models.Model):
-    """The reference run (catalog.lineage.currency) against which derivation kept a job's
-    edges' ``current`` (ADR 0138); no row: not kept yet (a NULL run is a kept answer: no
-    started run). Its own narrow table, not the job row: re-kept with nearly every run,
-    and the job row is wide (its facets) with the namespace summary's triggers on it. The
-    run is not a foreign key: retention re-keeps it as it removes the run."""
-
-    job = models.OneToOneField(Job, on_delete=models.CASCADE, primary_key=True, related_name="+")
-    run_id = models.BigIntegerField(null=True, blank=True)
-
-    class Meta:
-        db_table = "catalog_job_reference"
-
-    def __str__(self) -> str:
-        return f"job {self.job_id} reference run {self.run_id}"
 
 
 class JobLineageEdgeRun(models.Model):

@@ -153,29 +153,3 @@ def dataset_counts(job_id: int, dataset_ids: Any) -> EdgeCounts:
     """(dataset id, direction) → (runs, completed runs) of ``job_id``'s edges with
     ``dataset_ids`` (the job detail's inputs and outputs, bounded by the caller)."""
     return _edge_counts({"job_id": job_id}, "dataset_id", dataset_ids)
-
-
-def reference_run_sql(job: str, as_of: str = "") -> str:
-    """A job's *reference run* in SQL (catalog.lineage.currency: its newest started run that
-    is a write, else its newest started run; NULL when none started), for the job id
-    expression ``job``; ``as_of`` adds a condition on the run ``r`` (among the runs started
-    by T). One rule for the read that computes it and for derivation, which keeps it."""
-    newest = "AND r.started_at IS NOT NULL {as_of} ORDER BY r.started_at DESC, r.run_uuid DESC"
-    newest = newest.replace("{as_of}", as_of)
-    return (
-        f"COALESCE((SELECT r.id FROM catalog_run r WHERE r.job_id = {job} AND {write_sql('r')}"
-        f" {newest} LIMIT 1), (SELECT r.id FROM catalog_run r WHERE r.job_id = {job}"
-        f" {newest} LIMIT 1))"
-    )
-
-
-def edge_current_sql(edge: str, run: str) -> str:
-    """Whether the job edge ``edge`` (an id expression) is current against the reference run
-    ``run`` (an id expression, NULL when the job has none), in SQL: no reference, or the
-    run has a row behind the edge that is a write, or the run is no write and its row is an
-    attempt (catalog.lineage.currency)."""
-    return f"""({run} IS NULL OR EXISTS (SELECT 1 FROM catalog_job_edge_run er
-              WHERE er.edge_id = {edge} AND er.run_id = {run}
-                AND (er.completed
-                     OR NOT (SELECT {write_sql("rr")} FROM catalog_run rr WHERE rr.id = {run}))))
-"""

@@ -29,7 +29,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from catalog.names import naming
-from catalog.services.derivation import kept_currency, retained
+from catalog.services.derivation import retained
 from catalog.services.derivation.locks import RUN_UUID_LOCK
 
 logger = logging.getLogger(__name__)
@@ -89,17 +89,11 @@ _DELETE_RUN_ROWS = [
     "DELETE FROM catalog_run_dataset_pair WHERE run_id = ANY(%(runs)s)",
     "DELETE FROM catalog_run_dataset WHERE run_id = ANY(%(runs)s)",
     "UPDATE catalog_lineage_edge SET last_run_id = NULL WHERE last_run_id = ANY(%(runs)s)",
-    "UPDATE catalog_job_edge SET last_run_id = NULL, last_run_uuid = NULL"
-    " WHERE last_run_id = ANY(%(runs)s)",
+    "UPDATE catalog_job_edge SET last_run_id = NULL WHERE last_run_id = ANY(%(runs)s)",
     "UPDATE catalog_column_lineage_edge SET last_run_id = NULL WHERE last_run_id = ANY(%(runs)s)",
     "UPDATE catalog_run SET parent_run_id = NULL WHERE parent_run_id = ANY(%(runs)s)",
     "DELETE FROM catalog_run WHERE id = ANY(%(runs)s)",
 ]
-
-_RUN_JOBS_AND_EDGES = """
-SELECT (SELECT array_agg(DISTINCT job_id) FROM catalog_run WHERE id = ANY(%(runs)s)),
-       (SELECT array_agg(DISTINCT edge_id) FROM catalog_job_edge_run WHERE run_id = ANY(%(runs)s))
-"""
 
 # Removable events in id order: received before the cutoff (ids follow receipt, so the
 # walk stops at the last such id), derived or failed, not a current declaration. Of those,
@@ -254,12 +248,6 @@ def _remove_runs(cutoff: datetime, after: int, limit: int) -> _Batch:
         if not taken:
             return batch
         runs = [row for row in candidates if row[0] in taken]
-        # Their jobs and job edges, for the edges' kept currency once they are gone (a
-        # removed run can be a job's reference run, ADR 0138); the jobs locked now, after
-        # the runs and before the rest, as derivation takes them (locks.py).
-        cursor.execute(_RUN_JOBS_AND_EDGES, {"runs": sorted(taken)})
-        jobs, edges = cursor.fetchone()
-        kept_currency.lock_jobs(cursor, [], [], jobs or [])
         retained.keep_runs(cursor, sorted(taken))
         run_ids = sorted({row[2] for row in runs})
         cursor.execute(
@@ -282,7 +270,6 @@ def _remove_runs(cutoff: datetime, after: int, limit: int) -> _Batch:
         ]
         for statement in _DELETE_RUN_ROWS:
             cursor.execute(statement, {"runs": sorted(taken)})
-        kept_currency.keep(cursor, [], edges or [], jobs or [])
         if events:
             batch.events, batch.bytes = len(events), _delete_events(cursor, events)
         return batch

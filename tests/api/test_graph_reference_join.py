@@ -16,7 +16,6 @@ from django.db import connection, transaction
 
 from catalog.lineage import currency, job_edges
 from catalog.models import JobLineageEdge
-from catalog.services.derivation import kept_currency
 from tests.api.factories import at, make_dataset, make_edge, make_job, make_run
 
 pytestmark = pytest.mark.django_db
@@ -57,13 +56,14 @@ def _relations(node: dict) -> set[str]:
 
 
 @pytest.mark.parametrize("written_order", [False, True])
-def test_the_reference_runs_are_joined_to_the_keys_not_to_the_edge_table(written_order):
-    """As of T (now the kept figures are read, ADR 0138). Planned as the store's statistics
-    lead, and in the statement's written order (the planner's choice on a store whose
-    estimates mislead it, as the 1M-event store's did): either way the join over the
-    reference runs reads no edge table."""
+@pytest.mark.parametrize("as_of", [False, True])
+def test_the_reference_runs_are_joined_to_the_keys_not_to_the_edge_table(as_of, written_order):
+    """Planned as the store's statistics lead, and in the statement's written order (the
+    planner's choice on a store whose estimates mislead it, as the 1M-event store's did):
+    either way the join over the reference runs reads no edge table."""
     keys = _store()
-    reference, select, values = job_edges.drawn_sql(keys, at(3), None, retired=False)
+    moment = at(3) if as_of else None
+    reference, select, values = job_edges.drawn_sql(keys, moment, None, retired=False)
     with transaction.atomic(), connection.cursor() as cursor:
         if written_order:
             cursor.execute("SET LOCAL join_collapse_limit = 1")
@@ -86,20 +86,13 @@ def _is_join(node: dict) -> bool:
     return node["Node Type"] in ("Nested Loop", "Hash Join", "Merge Join")
 
 
-@pytest.mark.parametrize("kept", [False, True])
 @pytest.mark.parametrize(
     ("as_of", "unseen"), [(None, 0), (at(1) + timedelta(minutes=30), 1), (at(3), 0)]
 )
-def test_each_edge_is_current_by_the_read_time_rule(as_of, unseen, kept):
+def test_each_edge_is_current_by_the_read_time_rule(as_of, unseen):
     """Each drawn edge's ``current`` is currency's own test of it (the impact report's
-    statement, ``currency.current_job_edges``), now and as of T; now, kept by derivation
-    (ADR 0138) or not."""
+    statement, ``currency.current_job_edges``), now and as of T."""
     keys = _store()
-    if kept:
-        with connection.cursor() as cursor:
-            kept_currency.keep(
-                cursor, [], [], list(JobLineageEdge.objects.values_list("job_id", flat=True))
-            )
     rows = job_edges.job_edges(keys, as_of, None, retired=False)
     assert len(rows) == len(keys) - unseen  # as of T, an edge first seen after T is not
     edges = {row[0]: row[1] for row in rows}
@@ -107,34 +100,3 @@ def test_each_edge_is_current_by_the_read_time_rule(as_of, unseen, kept):
     assert {row[0] for row in rows if row[10]} == current
     if as_of is None:  # the first job's output its latest run did not write
         assert len(current) == len(rows) - 1
-
-
-def _loops(node: dict, relation: str) -> int:
-    """How many times the plan scanned ``relation`` (EXPLAIN ANALYZE's loops)."""
-    own = node.get("Actual Loops", 0) if node.get("Relation Name") == relation else 0
-    return own + sum(_loops(child, relation) for child in node.get("Plans", []))
-
-
-@pytest.mark.parametrize("kept", [False, True])
-def test_now_the_kept_figures_read_no_run(kept):
-    """Now, an edge whose figures derivation kept (ADR 0138) reads no reference run, no
-    last run and no edge run; one not kept (the factories write none) reads them as
-    before, for itself. The answers are currency's either way (the test below)."""
-    keys = _store()
-    if kept:
-        with connection.cursor() as cursor:
-            kept_currency.keep(
-                cursor, [], [], list(JobLineageEdge.objects.values_list("job_id", flat=True))
-            )
-            cursor.execute(
-                "UPDATE catalog_job_edge e SET last_run_uuid = r.run_uuid"
-                " FROM catalog_run r WHERE r.id = e.last_run_id"
-            )
-        assert not JobLineageEdge.objects.filter(current__isnull=True).exists()
-    reference, select, values = job_edges.drawn_sql(keys, None, None, retired=False)
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + reference + select, values)
-        plan = cursor.fetchone()[0]
-    plan = json.loads(plan) if isinstance(plan, str) else plan
-    runs = _loops(plan[0]["Plan"], "catalog_run") + _loops(plan[0]["Plan"], "catalog_job_edge_run")
-    assert (runs == 0) is kept

@@ -17,7 +17,6 @@ from catalog.models import (
     MetadataRecord,
     Run,
 )
-from catalog.models.writes import edge_current_sql, reference_run_sql
 from core.problems import Problem
 from ingest.adapters import edge_record, metadata_record
 from ingest.models import Event
@@ -62,37 +61,8 @@ def _time(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-# The figures derivation keeps for the graph (ADR 0138) that differ from the rule they
-# keep: an edge's kept currency or last run's UUID, a job's kept reference run. NULL (not
-# kept) is never wrong: the graph then computes it.
-_STALE_KEPT = (
-    """
-SELECT 'edge', e.id FROM catalog_job_edge e
-WHERE (e.current IS NOT NULL AND e.current IS DISTINCT FROM (SELECT """
-    + edge_current_sql("e.id", "ref.run_id")
-    + " FROM (SELECT "
-    + reference_run_sql("e.job_id")
-    + """ AS run_id) ref))
-   OR (e.last_run_uuid IS NOT NULL AND e.last_run_uuid IS DISTINCT FROM
-       (SELECT r.run_uuid FROM catalog_run r WHERE r.id = e.last_run_id))
-UNION ALL
-SELECT 'job', k.job_id FROM catalog_job_reference k
-WHERE k.run_id IS DISTINCT FROM """
-    + reference_run_sql("k.job_id")
-)
-
-
-def stale_kept_figures() -> list[tuple[str, int]]:
-    """The kept figures that are wrong (``_STALE_KEPT``): none, after any derivation."""
-    with connection.cursor() as cursor:
-        cursor.execute(_STALE_KEPT)
-        return cursor.fetchall()
-
-
 def canonical_dump() -> dict[str, Any]:
-    """The catalog by natural keys only (no ids, no arrival-dependent event ids). Every
-    dump first checks that the figures derivation keeps for the graph are right."""
-    assert stale_kept_figures() == []
+    """The catalog by natural keys only (no ids, no arrival-dependent event ids)."""
     digests = dict(Event.objects.values_list("id", "digest"))
 
     def event_key(event_id: int | None) -> str | None:

@@ -182,11 +182,10 @@ def test_derivation_batch_query_count_does_not_grow_with_the_batch(
     # where they started before the batch, the edges' first runs and stopping runs, their
     # events, the stored changes, change_log's key try-locks and its insert), the webhook
     # ledger and the active subscriptions (ADR 0086), and the edges' targets and their
-    # stored changes for edge_added: 11 more than before, none per event; the job edges'
-    # kept currency (ADR 0138: the jobs locked, then one statement).
-    with django_assert_max_num_queries(60) as small_queries:
+    # stored changes for edge_added: 11 more than before, none per event.
+    with django_assert_max_num_queries(58) as small_queries:
         derive_events(small)
-    with django_assert_max_num_queries(60) as large_queries:
+    with django_assert_max_num_queries(58) as large_queries:
         derive_events(large)
     assert len(large_queries) == len(small_queries)
     assert LineageEdge.objects.count() == 205

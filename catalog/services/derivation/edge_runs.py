@@ -58,9 +58,6 @@ class EdgeRuns:
     # The summaries of runs retention removed (``retained.EDGE_SUMMARY``): an edge
     # recomputed from its runs adds them, and is not empty while it has one (ADR 0079).
     summary: str = ""
-    # A column of the edge that keeps its last run's UUID beside ``last_run_id`` ("": none;
-    # the job edge's ``last_run_uuid``, which the graph reads, ADR 0138).
-    run_uuid: str = ""
     delete_runs: str = field(init=False)
     insert_runs: str = field(init=False)
     aggregate: str = field(init=False)
@@ -71,16 +68,6 @@ class EdgeRuns:
     def __post_init__(self) -> None:
         carried = (*self.carried, *((name, f"er.{name}") for name in self.stored))
         names = [column for column, _ in carried]
-        uuid_aggregate = uuid_fold = uuid_summary = ""
-        if self.run_uuid:
-            uuid_aggregate = f", {self.run_uuid} = a.last_run_uuid"
-            uuid_fold = (
-                f", {self.run_uuid} = CASE WHEN {_WINS} THEN v.run_uuid ELSE e.{self.run_uuid} END"
-            )
-            uuid_summary = (
-                f",\n    {self.run_uuid} = CASE WHEN e.id = ANY(%(aggregated)s)"
-                f" THEN e.{self.run_uuid} END"
-            )
         statements = {
             "delete_runs": f"DELETE FROM {self.edge_runs} WHERE run_id = ANY(%s) "
             "RETURNING edge_id, run_id, completed",
@@ -97,12 +84,11 @@ SELECT * FROM unnest(
 UPDATE {self.edges} e SET
     first_seen = a.first_seen, last_seen = a.last_seen, run_count = a.run_count,
     completed_run_count = a.completed_run_count,
-    last_run_id = a.last_run_id{uuid_aggregate}{"".join(f", {name} = a.{name}" for name in names)}
+    last_run_id = a.last_run_id{"".join(f", {name} = a.{name}" for name in names)}
 FROM (
     SELECT er.edge_id, MIN(er.first_seen) AS first_seen, MAX(er.last_seen) AS last_seen,
            COUNT(*) AS run_count, COUNT(*) FILTER (WHERE er.completed) AS completed_run_count,
-           (ARRAY_AGG(er.run_id {_LAST}))[1] AS last_run_id,
-           (ARRAY_AGG(r.run_uuid {_LAST}))[1] AS last_run_uuid{
+           (ARRAY_AGG(er.run_id {_LAST}))[1] AS last_run_id{
                 "".join(f", (ARRAY_AGG({value} {_LAST}))[1] AS {name}" for name, value in carried)
             }
     FROM {self.edge_runs} er JOIN catalog_run r ON r.id = er.run_id
@@ -118,7 +104,7 @@ UPDATE {self.edges} e SET
     last_seen = GREATEST(e.last_seen, v.last_seen),
     run_count = e.run_count + v.added,
     completed_run_count = e.completed_run_count + v.completed,
-    last_run_id = CASE WHEN {_WINS} THEN v.run_id ELSE e.last_run_id END{uuid_fold}{
+    last_run_id = CASE WHEN {_WINS} THEN v.run_id ELSE e.last_run_id END{
                 "".join(
                     f", {name} = CASE WHEN {_WINS} THEN v.{name} ELSE e.{name} END"
                     for name in names
@@ -142,7 +128,7 @@ UPDATE {self.edges} e SET
     run_count = CASE WHEN e.id = ANY(%(aggregated)s) THEN e.run_count ELSE 0 END + s.run_count,
     completed_run_count = CASE WHEN e.id = ANY(%(aggregated)s) THEN e.completed_run_count
                                ELSE 0 END + s.completed_run_count,
-    last_run_id = CASE WHEN e.id = ANY(%(aggregated)s) THEN e.last_run_id END{uuid_summary}
+    last_run_id = CASE WHEN e.id = ANY(%(aggregated)s) THEN e.last_run_id END
 FROM ({self.summary}) s
 WHERE e.id = s.edge_id
 RETURNING e.id

@@ -15,7 +15,7 @@ from uuid import UUID
 from django.db import connection
 
 from catalog.models.writes import newest_window_sql, write_sql
-from catalog.services.derivation import kept_currency, retained
+from catalog.services.derivation import retained
 from catalog.services.derivation.edge_runs import EdgeRuns
 from catalog.services.derivation.edges import upsert_spans
 
@@ -46,13 +46,8 @@ RETURNING id, job_id, dataset_id, direction
 """
 # An edge says how its last run named the dataset ("" listed, "column_lineage" only in an
 # output's column lineage; MIN: listed under any alias wins).
-# It keeps its last run's UUID beside the id, for the graph's read (ADR 0138).
 JOB_EDGE_RUNS = EdgeRuns(
-    "catalog_job_edge",
-    "catalog_job_edge_run",
-    stored=("via",),
-    summary=retained.JOB_EDGE_SUMMARY,
-    run_uuid="last_run_uuid",
+    "catalog_job_edge", "catalog_job_edge_run", stored=("via",), summary=retained.JOB_EDGE_SUMMARY
 )
 
 
@@ -78,8 +73,3 @@ def recompute_job_edges(run_ids: set[int]) -> None:
             for run, job, dataset, direction, first, last, run_uuid, done, via in rows
         )
         JOB_EDGE_RUNS.replace(cursor, new_rows, before)
-        # Last: the edges' currency against their jobs' reference runs (ADR 0138), now
-        # that these runs' rows are written.
-        kept_currency.keep(
-            cursor, runs, sorted({edge for edge, _ in before} | {row[0] for row in new_rows})
-        )
