@@ -1,12 +1,13 @@
 """Fixtures the fault tests share: a migrated template database, cloned per test."""
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests import worker_database
-from tests.faults import processes
+from tests.faults import processes, tokens
 
 MAIN_SERVER = "postgres://postgres@127.0.0.1:5432/postgres"
 
@@ -32,7 +33,34 @@ def template_database(request: pytest.FixtureRequest, django_db_blocker: Any) ->
 
 
 @pytest.fixture
-def database(template_database: str) -> Iterator[str]:
+def template_url(template_database: str) -> str:
+    """The URL of the module's migrated template, for a copy onto a private cluster
+    (processes.copy_database)."""
+    return MAIN_SERVER.rsplit("/", 1)[0] + f"/{template_database}"
+
+
+@pytest.fixture(scope="module")
+def dropping() -> Iterator[list[threading.Thread]]:
+    """The module's test databases being dropped, waited for after its last test."""
+    threads: list[threading.Thread] = []
+    yield threads
+    for thread in threads:
+        thread.join(timeout=120)
+
+
+@pytest.fixture
+def database(template_database: str, dropping: list[threading.Thread]) -> Iterator[str]:
+    """A copy of the module's template for one test, dropped while the next test runs:
+    DROP DATABASE waits for a checkpoint, 3-7 s of a loaded machine (ADR 0137)."""
     url = processes.create_database(MAIN_SERVER, template=template_database)
     yield url
-    processes.drop_database(url)
+    thread = threading.Thread(target=processes.drop_database, args=(url,), daemon=True)
+    thread.start()
+    dropping.append(thread)
+
+
+@pytest.fixture
+def new_token(django_db_blocker: Any) -> tokens.NewToken:
+    """``new_token(env, scope)``: a token of ``scope`` on ``env``'s database, made by
+    `manage.py create_token` run in this process (tests/faults/tokens.py)."""
+    return lambda env, scope: tokens.create_token(django_db_blocker, env, scope)
