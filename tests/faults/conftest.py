@@ -12,8 +12,27 @@ from tests.faults import processes, tokens
 MAIN_SERVER = "postgres://postgres@127.0.0.1:5432/postgres"
 
 
+@pytest.fixture(scope="session")
+def dropping() -> Iterator[list[threading.Thread]]:
+    """The fault tests' databases being dropped, each while the tests after it run (DROP
+    DATABASE waits for a checkpoint: 3-7 s of a loaded machine, ADR 0137); waited for at
+    the end of the session."""
+    threads: list[threading.Thread] = []
+    yield threads
+    for thread in threads:
+        thread.join(timeout=120)
+
+
+def _drop_later(url: str, dropping: list[threading.Thread]) -> None:
+    thread = threading.Thread(target=processes.drop_database, args=(url,), daemon=True)
+    thread.start()
+    dropping.append(thread)
+
+
 @pytest.fixture(scope="module")
-def template_database(request: pytest.FixtureRequest, django_db_blocker: Any) -> Iterator[str]:
+def template_database(
+    request: pytest.FixtureRequest, django_db_blocker: Any, dropping: list[threading.Thread]
+) -> Iterator[str]:
     """A migrated database to clone per test (CREATE DATABASE ... TEMPLATE is fast). Under
     xdist it is a copy of the run's migrated template (ADR 0108) when that is on this
     server, instead of a migrate of its own (a process's start-up and every migration)."""
@@ -29,7 +48,7 @@ def template_database(request: pytest.FixtureRequest, django_db_blocker: Any) ->
         env = processes.service_env(url, "redis://127.0.0.1:1/0")
         processes.manage(env, "migrate", "--no-input")
     yield url.rsplit("/", 1)[1]
-    processes.drop_database(url)
+    _drop_later(url, dropping)
 
 
 @pytest.fixture
@@ -39,24 +58,12 @@ def template_url(template_database: str) -> str:
     return MAIN_SERVER.rsplit("/", 1)[0] + f"/{template_database}"
 
 
-@pytest.fixture(scope="module")
-def dropping() -> Iterator[list[threading.Thread]]:
-    """The module's test databases being dropped, waited for after its last test."""
-    threads: list[threading.Thread] = []
-    yield threads
-    for thread in threads:
-        thread.join(timeout=120)
-
-
 @pytest.fixture
 def database(template_database: str, dropping: list[threading.Thread]) -> Iterator[str]:
-    """A copy of the module's template for one test, dropped while the next test runs:
-    DROP DATABASE waits for a checkpoint, 3-7 s of a loaded machine (ADR 0137)."""
+    """A copy of the module's template for one test, dropped while the next test runs."""
     url = processes.create_database(MAIN_SERVER, template=template_database)
     yield url
-    thread = threading.Thread(target=processes.drop_database, args=(url,), daemon=True)
-    thread.start()
-    dropping.append(thread)
+    _drop_later(url, dropping)
 
 
 @pytest.fixture
