@@ -18,6 +18,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,7 +49,10 @@ def run(tree: Path, test_file: str) -> tuple[float, str, float, float]:
     lines = result.stdout.strip().splitlines()
     summary = lines[-1] if lines else result.stderr.strip()[-300:]
     if result.returncode != 0:
-        summary = f"FAILED ({result.returncode}): {summary}"
+        # The whole output, to read why (a fixture's timeout under load, a real failure).
+        log = Path(tempfile.mkstemp(prefix="test-files-failed-", suffix=".log")[1])
+        log.write_text(result.stdout + result.stderr)
+        summary = f"FAILED ({result.returncode}, output in {log}): {summary}"
     cpu = CPU.search(result.stdout)
     return wall, summary, load, float(cpu.group(1)) if cpu else float("nan")
 
