@@ -1,10 +1,12 @@
 """Wall seconds of test files in two checkouts, run alternately (a busy machine's load
 changes by the minute: each round runs every file in one checkout, then in the other).
 
-Each run is `.venv/bin/pytest -q -p no:randomly FILE --durations=10` in the checkout's own
-directory (its own .venv or a symlink to one); prints, per file, each round's wall seconds
-with the load average at its start, pytest's own "passed in" seconds, and each checkout's
-mean. Nothing is compared but what the two trees hold: run them in the same period.
+Each run is `.venv/bin/pytest -q -p no:randomly FILE --durations=10 --cpu-durations=3` in the
+checkout's own directory (its own .venv or a symlink to one); prints, per file, each round's
+wall seconds with the load average at its start, the tests' CPU seconds (tests/cpu_report.py:
+the tests' process, the processes they started and their PostgreSQL backend), pytest's own
+"passed in" seconds, and each checkout's mean and median. Nothing is compared but what the
+two trees hold: run them in the same period.
 
 Usage: .venv/bin/python bench/test_files_alternately.py --before /tmp/main-copy \
     --after . --rounds 2 tests/ingest/test_fastpath.py tests/ingest/kafka/test_consume.py
@@ -13,20 +15,32 @@ Usage: .venv/bin/python bench/test_files_alternately.py --before /tmp/main-copy 
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 PASSED = re.compile(r"(\d+) passed.* in ([\d.]+)s")
+CPU = re.compile(r"tests' CPU in all: ([\d.]+)s")
 
 
-def run(tree: Path, test_file: str) -> tuple[float, str, float]:
-    """(wall seconds, pytest's summary line, the 1-minute load at the start)."""
+def run(tree: Path, test_file: str) -> tuple[float, str, float, float]:
+    """(wall seconds, pytest's summary line, the 1-minute load at the start, the tests' CPU
+    seconds or NaN)."""
     load = os.getloadavg()[0]
     started = time.monotonic()
     result = subprocess.run(
-        [str(tree / ".venv/bin/pytest"), "-q", "-p", "no:randomly", test_file, "--durations=10"],
+        [
+            str(tree / ".venv/bin/pytest"),
+            "-q",
+            "-p",
+            "no:randomly",
+            test_file,
+            "--durations=10",
+            "--cpu-durations=3",
+        ],
         cwd=tree,
         capture_output=True,
         text=True,
@@ -35,8 +49,12 @@ def run(tree: Path, test_file: str) -> tuple[float, str, float]:
     lines = result.stdout.strip().splitlines()
     summary = lines[-1] if lines else result.stderr.strip()[-300:]
     if result.returncode != 0:
-        summary = f"FAILED ({result.returncode}): {summary}"
-    return wall, summary, load
+        # The whole output, to read why (a fixture's timeout under load, a real failure).
+        log = Path(tempfile.mkstemp(prefix="test-files-failed-", suffix=".log")[1])
+        log.write_text(result.stdout + result.stderr)
+        summary = f"FAILED ({result.returncode}, output in {log}): {summary}"
+    cpu = CPU.search(result.stdout)
+    return wall, summary, load, float(cpu.group(1)) if cpu else float("nan")
 
 
 def main() -> None:
@@ -48,21 +66,27 @@ def main() -> None:
     options = parser.parse_args()
     trees = {"before": options.before.resolve(), "after": options.after.resolve()}
     walls: dict[tuple[str, str], list[float]] = {}
+    cpus: dict[tuple[str, str], list[float]] = {}
     for round_number in range(1, options.rounds + 1):
         for test_file in options.files:
             for name, tree in trees.items():
-                wall, summary, load = run(tree, test_file)
+                wall, summary, load, cpu = run(tree, test_file)
                 walls.setdefault((test_file, name), []).append(wall)
+                cpus.setdefault((test_file, name), []).append(cpu)
                 print(
                     f"round {round_number} {name:6} {test_file}: {wall:6.1f} s wall, "
-                    f"load {load:4.1f}; {summary}",
+                    f"{cpu:6.1f} s tests' CPU, load {load:4.1f}; {summary}",
                     flush=True,
                 )
-    print("\nmeans (wall s): file, before, after, after - before")
-    for test_file in options.files:
-        before = sum(walls[test_file, "before"]) / options.rounds
-        after = sum(walls[test_file, "after"]) / options.rounds
-        print(f"{test_file}: {before:.1f} {after:.1f} {after - before:+.1f}")
+    for label, figures in (("wall s", walls), ("tests' CPU s", cpus)):
+        print(f"\n{label}: file, before mean/median, after mean/median, medians' difference")
+        for test_file in options.files:
+            before, after = figures[test_file, "before"], figures[test_file, "after"]
+            difference = statistics.median(after) - statistics.median(before)
+            print(
+                f"{test_file}: {statistics.mean(before):.1f}/{statistics.median(before):.1f} "
+                f"{statistics.mean(after):.1f}/{statistics.median(after):.1f} {difference:+.1f}"
+            )
     sys.stdout.flush()
 
 

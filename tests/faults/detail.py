@@ -90,10 +90,6 @@ def _dataset_with_facts(database: str) -> int | None:
     return row[0] if row else None
 
 
-def reader_token(env: dict[str, str]) -> str:
-    return processes.manage(env, "create_token", "--scope", "read", "--quiet").strip()
-
-
 def prepared_detail(reader: Reader, path: str) -> bytes:
     """The detail's answer after enough requests that every web thread's connection has
     the reads prepared (and PostgreSQL past its five custom plans)."""

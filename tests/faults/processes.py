@@ -177,6 +177,33 @@ def create_database(server_url: str, template: str | None = None) -> str:
     return server_url.rsplit("/", 1)[0] + f"/{name}"
 
 
+def copy_database(source_url: str, server_url: str) -> str:
+    """A new database on the server of ``server_url`` (…/postgres) holding what the database
+    of ``source_url`` holds, schema and rows, through pg_dump and psql; returns its URL. A
+    private cluster's migrated database: a copy of a migrated one instead of a
+    `manage.py migrate` process (a Django start and every migration: about 6 CPU seconds,
+    0.1 for the copy)."""
+    assert PG_BIN is not None
+    target = create_database(server_url)
+    with subprocess.Popen(
+        [str(PG_BIN / "pg_dump"), "--no-owner", "--no-privileges", "--dbname", source_url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as dump:
+        assert dump.stdout is not None and dump.stderr is not None
+        restore = subprocess.run(
+            [str(PG_BIN / "psql"), "-q", "-X", "-v", "ON_ERROR_STOP=1", "--dbname", target],
+            stdin=dump.stdout,
+            capture_output=True,
+            timeout=120,
+        )
+        dump_errors = dump.stderr.read()
+        dumped = dump.wait(timeout=120)
+    if dumped != 0 or restore.returncode != 0:
+        raise RuntimeError(f"the copy failed: {dump_errors!r} {restore.stderr!r}")
+    return target
+
+
 def drop_database(database_url: str) -> None:
     base, name = database_url.rsplit("/", 1)
     with psycopg.connect(f"{base}/postgres", autocommit=True) as connection:

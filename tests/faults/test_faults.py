@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from tests.faults import detail, processes
+from tests.faults.tokens import NewToken
 from tests.ingest.helpers import run_event
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]
@@ -65,16 +66,12 @@ def _count(database_url: str, sql: str) -> int:
     return row[0] if row else -1
 
 
-def _token(env: dict[str, str]) -> str:
-    return processes.manage(env, "create_token", "--scope", "ingest", "--quiet").strip()
-
-
 def test_redis_stopped_during_ingest_loses_nothing_and_derives_each_event_once(
-    database: str, tmp_path: Path
+    database: str, tmp_path: Path, new_token: NewToken
 ) -> None:
     with processes.private_redis() as redis:
         env = processes.service_env(database, redis.url)
-        token = _token(env)
+        token = new_token(env, "ingest")
         web, url = processes.web(env, tmp_path / "web.log")
         worker = processes.worker(env, tmp_path / "worker.log")
         scheduler = processes.beat(env, tmp_path / "beat.log", tmp_path / "beat-schedule")
@@ -109,10 +106,12 @@ def test_redis_stopped_during_ingest_loses_nothing_and_derives_each_event_once(
     assert processes.derived_total(worker) == total, "an event was derived twice (or never)"
 
 
-def test_worker_killed_mid_batch_loses_nothing(database: str, tmp_path: Path) -> None:
+def test_worker_killed_mid_batch_loses_nothing(
+    database: str, tmp_path: Path, new_token: NewToken
+) -> None:
     with processes.private_redis() as redis:
         env = processes.service_env(database, redis.url)
-        token = _token(env)
+        token = new_token(env, "ingest")
         web, url = processes.web(env, tmp_path / "web.log")
         try:
             client = Client(url, token)
@@ -147,21 +146,20 @@ def test_worker_killed_mid_batch_loses_nothing(database: str, tmp_path: Path) ->
 
 
 def test_postgres_restart_during_ingest_and_reads_is_503_never_500_and_recovers(
-    tmp_path: Path,
+    template_url: str, tmp_path: Path, new_token: NewToken
 ) -> None:
     """Ingest and the dataset detail, whose reads are prepared on the kept connections
     (ADR 0119), through a PostgreSQL restart: 503 during it, then the same answers again
     without restarting the web server."""
     with processes.private_postgres() as cluster, processes.private_redis() as redis:
-        database = processes.create_database(cluster.url())
+        database = processes.copy_database(template_url, cluster.url())
         env = processes.service_env(database, redis.url)
-        processes.manage(env, "migrate", "--no-input")
-        token = _token(env)
+        token = new_token(env, "ingest")
         web, url = processes.web(env, tmp_path / "web.log")
         stop = threading.Event()
         clients = [Client(url, token) for _ in range(3)]
         path = detail.detail_path(env, Client(url, token).post, database)
-        reader_token = detail.reader_token(env)
+        reader_token = new_token(env, "read")
         shown = detail.prepared_detail(detail.Reader(url, reader_token), path)
         readers = [detail.Reader(url, reader_token) for _ in range(2)]
 
@@ -224,13 +222,13 @@ def test_postgres_restart_during_ingest_and_reads_is_503_never_500_and_recovers(
 
 
 def test_poison_event_is_marked_failed_and_does_not_stall_others(
-    database: str, tmp_path: Path
+    database: str, tmp_path: Path, new_token: NewToken
 ) -> None:
     """A dataset named only by blanks is a schema-valid event (names are plain strings) that
     no derivation rule can place: it is marked failed with its error; the others derive."""
     with processes.private_redis() as redis:
         env = processes.service_env(database, redis.url)
-        token = _token(env)
+        token = new_token(env, "ingest")
         web, url = processes.web(env, tmp_path / "web.log")
         worker = processes.worker(env, tmp_path / "worker.log")
         try:

@@ -119,15 +119,14 @@ def test_consumer_sigkilled_at_several_points_loses_nothing_and_stores_nothing_t
 
 
 def test_postgres_restart_under_the_consumer_loses_nothing(
-    bootstrap: str, bytecode: Path, tmp_path: Path
+    template_url: str, bootstrap: str, bytecode: Path, tmp_path: Path
 ) -> None:
     total = 3000
     group = f"faults-{uuid.uuid4().hex[:8]}"
     produce(bootstrap, TOPIC, events(total))
     with processes.private_postgres() as cluster, processes.private_redis() as redis:
-        database = processes.create_database(cluster.url())
+        database = processes.copy_database(template_url, cluster.url())
         env = kafka_env(database, redis.url, bootstrap, group, bytecode)
-        processes.manage(env, "migrate", "--no-input")
         running = consumer(env, tmp_path / "consumer.log")
         try:
             processes.wait_for(lambda: stored(database) >= 400, 120, "the first batches")
