@@ -42,10 +42,7 @@ def assemble(
 ) -> None:
     """The graph's edges and nodes (``rows``: ``node_rows``', read by the caller first, so
     that it knows whether a drawn dataset is temporary before it reads the edges)."""
-    if drawn.request.ends_only and not any_temporary(rows):
-        aggregated = _edge_ends(graph, drawn, halves, declared)
-    else:
-        aggregated = _edges(graph, drawn, halves, declared)
+    aggregated = _edges(graph, drawn, halves, declared)
     graph.nodes = _shown_nodes(graph, drawn, rows, _job_depths(aggregated, drawn.depths, root_job))
 
 
@@ -187,39 +184,6 @@ def _edges(
     for key in sorted(aggregated):
         entry = aggregated[key]
         entry["lineage_types"] = sorted(entry["lineage_types"])
-        graph.edge_sources[entry["id"]] = sources[key]
-        edges.append(entry)
-    graph.edges = edges
-    return aggregated
-
-
-def _edge_ends(
-    graph: "Graph", drawn: Drawn, halves: set[EdgeKey], declared: design_time.Declared
-) -> dict[EdgeKey, dict[str, Any]]:
-    """``_edges``' edges, in its order, with only their id, kind and ends, for a caller that
-    reads no more (``GraphRequest.ends_only``): the sixteen-key edges and the lineage types
-    behind them were ~1 ms of the Marquez graph's Python at the small store (ADR 0140)."""
-    aggregated: dict[EdgeKey, dict[str, Any]] = {}
-    sources: dict[EdgeKey, list[int]] = {}
-    chosen = drawn.chosen
-    for edge_id, job_id, dataset_id, direction, *_ in drawn.job_rows:
-        key = (direction, dataset_id, job_id)
-        if dataset_id in chosen and key in halves:
-            source, target = f"dataset:{dataset_id}", f"job:{job_id}"
-            if direction == "output":
-                source, target = target, source
-            aggregated[key] = {
-                "id": f"{source}->{target}",
-                "kind": direction,
-                "source": source,
-                "target": target,
-            }
-            sources[key] = [edge_id]
-    for key in design_time.add_declared_only(aggregated, declared, halves, chosen):
-        sources[key] = []
-    edges = []
-    for key in sorted(aggregated):
-        entry = aggregated[key]
         graph.edge_sources[entry["id"]] = sources[key]
         edges.append(entry)
     graph.edges = edges

@@ -29,11 +29,8 @@ class DrawnGraph:
 
 def drawn_graph(root: NodeRef, depth: int, max_nodes: int = DEFAULT_MAX_NODES) -> DrawnGraph:
     """The graph around ``root``; UnknownNode when it is not there (or is retired)."""
-    request = GraphRequest(
-        root=root, direction="both", depth=depth, max_nodes=max_nodes, ends_only=True
-    )
-    # Marquez draws which edges there are, not their figures (ADR 0125), nor their lineage
-    # types: of an edge it reads the kind and the ends (ADR 0140).
+    request = GraphRequest(root=root, direction="both", depth=depth, max_nodes=max_nodes)
+    # Marquez draws which edges there are, not their figures (ADR 0125).
     graph = lineage_graph(request, figures=False)
     jobs = sorted(node["job_id"] for node in graph.nodes if node["type"] == "job")
     walked = {node["dataset_id"] for node in graph.nodes if node["type"] == "dataset"}

@@ -64,10 +64,6 @@ class GraphRequest:
     # Internal, read the same way: False when no dataset or job is retired, so the edge reads
     # leave out their retirement probes (catalog.lineage.window.observed).
     retirements: bool = True
-    # Internal: the caller reads of each edge its id, kind and ends, nothing else (the
-    # Marquez mount, catalog.lineage.drawn): catalog.lineage.assembly builds no more of it
-    # (ADR 0140), unless a drawn dataset is temporary (its fold reads the figures, ADR 0089).
-    ends_only: bool = False
 
     @property
     def observed(self) -> bool:

@@ -61,8 +61,8 @@ def test_edge_keys_are_the_job_edges_without_figures(as_of, since, retired):
     assert job_edges.edge_keys(set(), as_of, since, retired) == []
 
 
-def _graph(root: NodeRef, figures: bool, ends_only: bool = False):
-    request = GraphRequest(root=root, direction="both", depth=5, max_nodes=500, ends_only=ends_only)
+def _graph(root: NodeRef, figures: bool):
+    request = GraphRequest(root=root, direction="both", depth=5, max_nodes=500)
     with CaptureQueriesContext(connection) as captured:
         graph = lineage.lineage_graph(request, figures=figures)
     return graph, [query["sql"] for query in captured]
@@ -95,34 +95,3 @@ def test_a_drawn_temporary_dataset_has_its_figures_read_and_folds_the_same():
     assert [edge["kind"] for edge in bare.edges].count("through") == 1
     assert [sql for sql in statements if "reference" in sql]
     assert len(statements) == len(full_statements)
-
-
-ENDS = ("id", "kind", "source", "target")
-
-
-@pytest.mark.parametrize("root", ["dataset", "job"])
-def test_edge_ends_only_are_the_same_edges_with_their_ends(root):
-    """``GraphRequest.ends_only`` (the mount, ADR 0140): the same edges in the same order,
-    each only its id, kind and ends; the nodes, cut and sources as before."""
-    nodes = _store()
-    node = NodeRef("dataset", nodes[1].id) if root == "dataset" else NodeRef("job", nodes[5].id)
-    full, full_statements = _graph(node, figures=False)
-    ends, statements = _graph(node, figures=False, ends_only=True)
-    assert ends.nodes == full.nodes and ends.cut == full.cut
-    assert ends.edge_sources == full.edge_sources
-    # A job root's parent edges are drawn after the walk's, whole (child_jobs.draw).
-    walked = [edge for edge in ends.edges if edge["kind"] != "parent"]
-    assert walked == [
-        {name: edge[name] for name in ENDS} for edge in full.edges if edge["kind"] != "parent"
-    ]
-    assert walked and all(tuple(edge) == ENDS for edge in walked)
-    assert statements == full_statements
-
-
-def test_edge_ends_only_with_a_temporary_dataset_builds_whole_edges_and_folds_the_same():
-    nodes = _store(temporary=True)
-    root = NodeRef("dataset", nodes[0].id)
-    full, _ = _graph(root, figures=False)
-    ends, _ = _graph(root, figures=False, ends_only=True)
-    assert ends.folded == full.folded == {nodes[1].id}
-    assert ends.edges == full.edges and ends.nodes == full.nodes
