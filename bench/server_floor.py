@@ -9,6 +9,8 @@ sequential keep-alive GETs, each followed by its bare SQL on one psycopg connect
           authenticates, routes and answers; its bare is ``SELECT 1``)
   detail  GET /api/v1/datasets/<random>, beside bench/bare_reads.py's bare detail
   runs    GET /api/v1/runs?cursor=<deep>&limit=50, beside its bare keyset page
+  marquez GET /marquez/api/v1/lineage?depth=5&nodeId=<a random dataset>, beside the bare
+          Marquez walk (``--marquez``: bench/read.py's store names; ADR 0140)
 
 Printed per read: p50 and p95 (ms) of the request and of its bare SQL, the CPU of every
 thread of the server's workers per request (µs, from their schedstat) and their context
@@ -59,7 +61,7 @@ from bench.common import (
     wait_for_port,
     worker_switches,
 )
-from bench.read import cursor_at
+from bench.read import against_bare, cursor_at
 
 ROOT = Path(__file__).resolve().parent.parent
 MISSING = 2_000_000_000  # no dataset has this id: the read answers 404
@@ -134,7 +136,9 @@ def get(client: http.client.HTTPConnection, path: str, token: str, status: int) 
     return elapsed
 
 
-def reads(database: str, requests: int, rng: random.Random) -> dict[str, list[Any]]:
+def reads(
+    database: str, requests: int, rng: random.Random, marquez: bool = False
+) -> dict[str, list[Any]]:
     """Each read's (path, status, bare pair) for ``requests`` requests."""
     with psycopg.connect(database) as connection:
         datasets = connection.execute("SELECT max(id) FROM catalog_dataset").fetchone()[0]
@@ -142,6 +146,20 @@ def reads(database: str, requests: int, rng: random.Random) -> dict[str, list[An
     roots = [rng.randint(1, datasets) for _ in range(requests)]
     positions = [rng.randint(runs * 2 // 5, runs * 3 // 5) for _ in range(requests)]
     select_1 = bare_reads.Pair("", "SELECT 1", {})
+    # bench/read.py's Marquez requests (its store's names), after the others' draws.
+    marquez_reads = (
+        {
+            "marquez /lineage (depth 5)": [
+                (pair.path, 200, pair)
+                for pair in against_bare(
+                    argparse.Namespace(requests=requests, datasets=datasets, database=database),
+                    rng,
+                )["marquez /lineage (depth 5)"]
+            ]
+        }
+        if marquez
+        else {}
+    )
     return {
         "404 (bare: SELECT 1)": [
             (f"/api/v1/datasets/{MISSING}", 404, select_1) for _ in range(requests)
@@ -162,6 +180,7 @@ def reads(database: str, requests: int, rng: random.Random) -> dict[str, list[An
             )
             for position in positions
         ],
+        **marquez_reads,
     }
 
 
@@ -254,11 +273,14 @@ def main() -> None:
     parser.add_argument("--variant", action="append", help="'LABEL[:DIR] [NAME=VALUE ...]'")
     parser.add_argument("--trivial", action="store_true", help="granian's own floor too")
     parser.add_argument("--rss-requests", type=int, default=0)
+    parser.add_argument(
+        "--marquez", action="store_true", help="the Marquez mount's /lineage too (ADR 0140)"
+    )
     options = parser.parse_args()
     variants = [parse_variant(text) for text in options.variant or ["shipped"]]
     env = bench_env(options.database)
     token = new_token(env, "read", "server-floor")
-    scenarios = reads(options.database, options.requests, random.Random(42))
+    scenarios = reads(options.database, options.requests, random.Random(42), options.marquez)
     print(
         f"{options.requests} sequential keep-alive requests each, each beside its bare SQL\n"
         f"{'variant':14} {'read':24} {'p50':>6} {'p95':>6} {'b.p50':>6} {'b.p95':>6} "

@@ -33,7 +33,7 @@ from catalog.models import Dataset, Job
 from catalog.reads import marquez_graph
 from catalog.reads.datasets import find_dataset, names_and_field_types
 from catalog.reads.jobs import find_job
-from core import rendering
+from core import pipelined_reads, rendering
 
 MARQUEZ_DEFAULT_DEPTH = 20
 MAX_FIELDS = 500
@@ -123,10 +123,10 @@ def _nodes(drawn: DrawnGraph) -> tuple[dict[str, str], dict[str, dict[str, Any]]
     ids (``dataset:12``) to Marquez's (``dataset:<ns>:<name>``)."""
     ids: dict[str, str] = {}
     nodes: dict[str, dict[str, Any]] = {}
-    rows = marquez_graph.node_rows(drawn.dataset_ids, drawn.job_ids)
+    rows, job_facts, dataset_read = _node_reads(drawn)
     shaped: tuple[tuple[str, Sequence[Any], list[dict[str, Any]]], ...] = (
-        ("dataset", rows.datasets, shapes.datasets_data(rows.datasets)),
-        ("job", rows.jobs, shapes.jobs_data(rows.jobs, latest_runs=1)),
+        ("dataset", rows.datasets, shapes.datasets_data(rows.datasets, dataset_read)),
+        ("job", rows.jobs, shapes.jobs_data(rows.jobs, latest_runs=1, facts=job_facts)),
     )
     for kind, read, data_list in shaped:
         node_type = kind.upper()
@@ -141,6 +141,43 @@ def _nodes(drawn: DrawnGraph) -> tuple[dict[str, str], dict[str, dict[str, Any]]
                 "outEdges": [],
             }
     return ids, nodes
+
+
+def _node_reads(
+    drawn: DrawnGraph,
+) -> tuple[
+    marquez_graph.NodeRows,
+    marquez_graph.JobFacts,
+    tuple[marquez_graph.DatasetFacts, column_lineage.ColumnLineage],
+]:
+    """The drawn nodes' rows, the jobs' facts, and the datasets' facts and column lineage:
+    what ``shapes.jobs_data`` and ``datasets_data`` would read of the rows, in one round
+    trip (ADR 0140). All four take the drawn ids, none another's answer: the rows are
+    read by those ids, so their ids are the drawn ones (in the same order), unless a node
+    vanished meanwhile, whose facts then go unused."""
+    datasets, jobs = drawn.dataset_ids, drawn.job_ids
+    reads = {
+        "rows": marquez_graph.node_rows_read(datasets, jobs),
+        "jobs": marquez_graph.job_facts_read(*shapes.job_facts_args_of_ids(jobs, 1)),
+        "datasets": marquez_graph.dataset_facts_read(datasets),
+        "lineage": column_lineage.observed_into_read(
+            datasets, shapes.column_lineage_limit(datasets)
+        )
+        if datasets
+        else None,
+    }
+    sent = {name: read for name, read in reads.items() if read is not None}
+    found = dict(zip(sent, pipelined_reads.rows_together(list(sent.values())), strict=True))
+    return (
+        marquez_graph.node_rows_of(found.get("rows", [])),
+        marquez_graph.job_facts_of(found.get("jobs", [])),
+        (
+            marquez_graph.dataset_facts_of(found.get("datasets", [])),
+            column_lineage.sorted_by_level(
+                column_lineage.edges_of(found.get("lineage", []), static=False)
+            ),
+        ),
+    )
 
 
 def _within_budget(

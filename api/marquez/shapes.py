@@ -166,13 +166,16 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
 
 
 def jobs_data(
-    jobs: Sequence[Job | marquez_graph.JobRow], latest_runs: int = LATEST_RUNS
+    jobs: Sequence[Job | marquez_graph.JobRow],
+    latest_runs: int = LATEST_RUNS,
+    facts: marquez_graph.JobFacts | None = None,
 ) -> list[dict[str, Any]]:
     """Jobs (``parent`` selected) with latestRun, latestRuns (≤10), inputs and outputs:
     two queries for the whole page. ``latest_runs=1``: latestRun only (graph nodes, as
-    Marquez's lineage graph gives them), which keeps a 200-node graph cheap."""
-    ids = [job.id for job in jobs]
-    facts = marquez_graph.job_facts(ids, latest_runs, RELATED_LIMIT * max(len(ids), 1))
+    Marquez's lineage graph gives them), which keeps a 200-node graph cheap. ``facts``:
+    their ``job_facts`` (``job_facts_args``), when the caller read them already."""
+    if facts is None:
+        facts = marquez_graph.job_facts(*job_facts_args(jobs, latest_runs))
     io = {
         job_id: {
             direction: [{"namespace": namespace, "name": name} for namespace, name in named]
@@ -188,6 +191,18 @@ def jobs_data(
         for data in answer:
             del data["latestRuns"]
     return answer
+
+
+def job_facts_args(
+    jobs: Sequence[Job | marquez_graph.JobRow], latest_runs: int
+) -> tuple[list[int], int, int]:
+    """What ``jobs_data`` reads ``marquez_graph.job_facts`` with: the ids, runs and limit."""
+    return job_facts_args_of_ids([job.id for job in jobs], latest_runs)
+
+
+def job_facts_args_of_ids(ids: list[int], latest_runs: int) -> tuple[list[int], int, int]:
+    """``job_facts_args`` of the jobs with these ids."""
+    return ids, latest_runs, RELATED_LIMIT * max(len(ids), 1)
 
 
 def _parent(job: Job | marquez_graph.JobRow) -> tuple[str, str] | None:
@@ -233,22 +248,31 @@ def _job(
 # --- datasets -------------------------------------------------------------------------
 
 
-def datasets_data(datasets: Sequence[Dataset | marquez_graph.DatasetRow]) -> list[dict[str, Any]]:
+def datasets_data(
+    datasets: Sequence[Dataset | marquez_graph.DatasetRow],
+    read: tuple[marquez_graph.DatasetFacts, column_lineage.ColumnLineage] | None = None,
+) -> list[dict[str, Any]]:
     """Datasets with schema fields, column lineage, lastModifiedAt and currentVersion:
-    two queries for the whole page (the fields and newest writes one, ADR 0116)."""
+    two queries for the whole page (the fields and newest writes one, ADR 0116). ``read``:
+    their ``dataset_facts`` and column lineage into them (``column_lineage_limit``), when
+    the caller read them already."""
     ids = [dataset.id for dataset in datasets]
     # Most datasets have no tags, and their fields none: a new empty list each, as read.
     field_tags = {
         dataset.id: tags.marquez_field_names(dataset.tags) for dataset in datasets if dataset.tags
     }
-    facts = marquez_graph.dataset_facts(ids)
+    if read is None:
+        read = (
+            marquez_graph.dataset_facts(ids),
+            column_lineage.into(ids, column_lineage_limit(ids), currency_too=False),
+        )
+    facts, into = read
     fields = {
         dataset_id: _fields(rows, field_tags.get(dataset_id))
         for dataset_id, rows in facts.fields.items()
     }
     lineage: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    read = column_lineage.into(ids, RELATED_LIMIT * max(len(ids), 1), currency_too=False)
-    for edge in read.edges:
+    for edge in into.edges:
         entries = lineage[edge.target_id][edge.target_field]
         entry = input_field(edge)
         if entry not in entries:  # one per transformation Marquez can tell apart
@@ -268,6 +292,11 @@ def datasets_data(datasets: Sequence[Dataset | marquez_graph.DatasetRow]) -> lis
         )
         for dataset in datasets
     ]
+
+
+def column_lineage_limit(dataset_ids: list[int]) -> int:
+    """How many column edges ``datasets_data`` reads into these datasets."""
+    return RELATED_LIMIT * max(len(dataset_ids), 1)
 
 
 def _fields(

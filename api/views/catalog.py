@@ -44,6 +44,7 @@ from catalog.models import (
     writes,
 )
 from catalog.reads import datasets, run_facts
+from core import pipelined_reads
 from core.prepared import RowByKey
 from ingest.models import Event
 
@@ -323,14 +324,24 @@ class DatasetViewSet(ReadOnlyViewSet):
         # make hundreds of kilobytes, read 400 times for a busy dataset. Beside each, the
         # job's runs and completed runs with this dataset (catalog.models.writes, ADR 0069):
         # a job none of whose runs completed only attempted to write it.
-        rows = datasets.detail_rows(dataset["id"], 4 * RELATED_LIMIT)
         # The one column-lineage model (ADR 0060): what the graph and Marquez read too,
         # with the declared (static) edges beside the observed ones, as in the graph, and
-        # the count of those outside its schema: one statement (ADR 0135).
+        # the count of those outside its schema: one statement (ADR 0135). Both statements
+        # take only the row's id: sent in one round trip (ADR 0140).
         which = params.choice(self.request, "lineage", design_time.LINEAGES, "all")
-        lineage, outside_schema = column_detail.into_dataset(
-            dataset["id"], RELATED_LIMIT, observed=which != "static", static=which != "observed"
+        detail, into = pipelined_reads.rows_together(
+            [
+                datasets.detail_rows_read(dataset["id"], 4 * RELATED_LIMIT),
+                column_detail.into_dataset_read(
+                    dataset["id"],
+                    RELATED_LIMIT,
+                    observed=which != "static",
+                    static=which != "observed",
+                ),
+            ]
         )
+        rows = datasets.detail_rows_of(detail)
+        lineage, outside_schema = column_detail.into_dataset_of(into)
         written = _per_job(rows.links["output"])
         related = {
             "producing": [entry for entry in written if not _attempted(entry)][:RELATED_LIMIT],

@@ -13,6 +13,7 @@ which observed edges are current, one more statement only when there are some).
 """
 
 from functools import cache
+from typing import Any
 
 from catalog.lineage import column_lineage
 from catalog.lineage.column_lineage import ColumnLineage
@@ -56,7 +57,20 @@ def into_dataset(
 ) -> tuple[ColumnLineage, int]:
     """What ``column_lineage.into([dataset_id], limit, observed=..., static=...)`` answers,
     and ``column_lineage.outside_schema_count(dataset_id)``, in one statement."""
-    rows = read_rows(statement(observed, static), {"id": dataset_id, "limit": limit})
+    return into_dataset_of(read_rows(*into_dataset_read(dataset_id, limit, observed, static)))
+
+
+def into_dataset_read(
+    dataset_id: int, limit: int, observed: bool = True, static: bool = True
+) -> tuple[str, dict[str, Any]]:
+    """``into_dataset``'s statement and its values: for a caller that sends it with another
+    read in one round trip (the detail, ``core.pipelined_reads``, ADR 0140)."""
+    return statement(observed, static), {"id": dataset_id, "limit": limit}
+
+
+def into_dataset_of(rows: list[Any]) -> tuple[ColumnLineage, int]:
+    """``into_dataset`` from its statement's rows (and, with observed edges, one more
+    statement: their currency)."""
     count = 0
     found: dict[int, list[tuple]] = {0: [], 1: []}
     for row in rows:

@@ -305,12 +305,7 @@ def into(
         # per connection; planning it was ~0.7 ms of a Marquez graph's, and its generic plan
         # (a probe of the edge table's target per id, then the sort) is the custom one's.
         edges = _read(where, values, prepared=True)
-    if currency_too:
-        answer = with_currency(edges, None)
-    else:
-        answer = ColumnLineage()
-        for edge in edges:
-            (answer.dependencies if edge.dataset_level else answer.edges).append(edge)
+    answer = with_currency(edges, None) if currency_too else sorted_by_level(edges)
     if static:
         where = (
             "ta.dataset_id = %(id)s::bigint" if one else "ta.dataset_id = ANY(%(ids)s::bigint[])"
@@ -319,6 +314,28 @@ def into(
         for edge in declared:
             edge.current = False  # no run produced it (as in ``among``)
             (answer.dependencies if edge.dataset_level else answer.edges).append(edge)
+    return answer
+
+
+def observed_into_read(dataset_ids: list[int], limit: int) -> tuple[str, dict[str, Any]]:
+    """The statement and values of ``into``'s observed read of ``dataset_ids`` (not empty;
+    its rows are ``edges_of(rows, static=False)``): for a caller that sends it with others
+    in one round trip (the Marquez graph's nodes, ``core.pipelined_reads``, ADR 0140)."""
+    values: dict[str, Any]
+    if len(dataset_ids) == 1:
+        where, values = "c.target_id = %(id)s::bigint", {"id": dataset_ids[0], "limit": limit}
+    else:
+        where = "c.target_id = ANY(%(ids)s::bigint[])"
+        values = {"ids": bigint_array(dataset_ids), "limit": limit}
+    return select_sql(False) + " WHERE " + where + order_sql(False), values
+
+
+def sorted_by_level(edges: list[ColumnEdge]) -> ColumnLineage:
+    """``into``'s answer of these observed edges without their currency
+    (``currency_too=False``): column edges and dataset-level dependencies apart."""
+    answer = ColumnLineage()
+    for edge in edges:
+        (answer.dependencies if edge.dataset_level else answer.edges).append(edge)
     return answer
 
 

@@ -122,9 +122,20 @@ def detail_rows(dataset_id: int, limit: int) -> DetailRows:
     text prepared on a kept connection. Each was a statement of its own (ADR 0110, 0119):
     every one a round trip, which cost more than the reads once they were prepared, and
     the job links planned anew for every request (ADR 0124)."""
+    return detail_rows_of(read_rows(*detail_rows_read(dataset_id, limit)))
+
+
+def detail_rows_read(dataset_id: int, limit: int) -> tuple[str, dict[str, Any]]:
+    """``detail_rows``' statement and its values: for a caller that sends it with another
+    read in one round trip (the detail, ``core.pipelined_reads``, ADR 0140)."""
+    return _DETAIL_ROWS, {"dataset": dataset_id, "limit": limit}
+
+
+def detail_rows_of(read: list[Any]) -> DetailRows:
+    """``detail_rows`` from its statement's rows."""
     rows = DetailRows()
     facts: list[tuple[Any, ...]] = []
-    for part, *row in read_rows(_DETAIL_ROWS, {"dataset": dataset_id, "limit": limit}):
+    for part, *row in read:
         if part == 0:
             rows.aliases.append(tuple(row[:9]))
         elif part == 1:

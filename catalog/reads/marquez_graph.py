@@ -38,6 +38,9 @@ from core import sql_timestamps
 from core.prepared import read_rows
 from core.sql_arrays import bigint_array
 
+# A statement and its values, as ``core.prepared.read_rows`` takes them.
+Read = tuple[str, dict[str, Any]]
+
 # The root by its name in one statement (ADR 0134): the dataset alias under the key the name
 # has with no rule applied, and the enabled alias rules, in application order (as
 # ``AliasRule.objects.rule_set`` reads them). Most stores have no rule: that alias is the
@@ -170,14 +173,25 @@ def _json(value: Any) -> Any:
 
 def node_rows(dataset_ids: list[int], job_ids: list[int]) -> NodeRows:
     """The datasets' and jobs' rows (each once, by id): one statement, none for no node."""
-    datasets: list[DatasetRow] = []
-    jobs: list[JobRow] = []
+    read = node_rows_read(dataset_ids, job_ids)
+    return node_rows_of(read_rows(*read) if read else [])
+
+
+def node_rows_read(dataset_ids: list[int], job_ids: list[int]) -> Read | None:
+    """``node_rows``' statement and its values (None for no node): for a caller that sends
+    it with others in one round trip (``core.pipelined_reads``, ADR 0140)."""
     if not (dataset_ids or job_ids):
-        return NodeRows(datasets, jobs)
-    rows = read_rows(
+        return None
+    return (
         _NODE_ROWS_WRITTEN[sql_timestamps.date_style_is_iso(connection)],
         {"datasets": bigint_array(dataset_ids), "jobs": bigint_array(job_ids)},
     )
+
+
+def node_rows_of(rows: list[Any]) -> NodeRows:
+    """``node_rows`` from its statement's rows."""
+    datasets: list[DatasetRow] = []
+    jobs: list[JobRow] = []
     for kind, key, namespace, name, facets, tags, described, first, last, updated, *rest in rows:
         state_or_type, dropped, parent_ns, parent = rest
         # The columns both kinds show, in both rows' order; then each kind's last one.
@@ -235,14 +249,24 @@ _JOB_FACTS_WRITTEN = sql_timestamps.written(_JOB_FACTS)
 def job_facts(job_ids: list[int], runs: int, limit: int) -> JobFacts:
     """The jobs' ``runs`` newest started runs (rows, not ``Run`` instances: ADR 0110) and
     their links by dataset name (at most ``limit``): one statement, none for no job."""
-    latest: dict[int, list[LatestRun]] = defaultdict(list)
-    io: dict[int, dict[str, list[Named]]] = defaultdict(lambda: {"input": [], "output": []})
+    read = job_facts_read(job_ids, runs, limit)
+    return job_facts_of(read_rows(*read) if read else [])
+
+
+def job_facts_read(job_ids: list[int], runs: int, limit: int) -> Read | None:
+    """``job_facts``' statement and its values (None for no job), as ``node_rows_read``."""
     if not job_ids:
-        return JobFacts(latest, io)
-    rows = read_rows(
+        return None
+    return (
         _JOB_FACTS_WRITTEN[sql_timestamps.date_style_is_iso(connection)],
         {"jobs": bigint_array(job_ids), "runs": runs, "limit": limit},
     )
+
+
+def job_facts_of(rows: list[Any]) -> JobFacts:
+    """``job_facts`` from its statement's rows."""
+    latest: dict[int, list[LatestRun]] = defaultdict(list)
+    io: dict[int, dict[str, list[Named]]] = defaultdict(lambda: {"input": [], "output": []})
     for part, job_id, *run, facets, direction, namespace, name in rows:
         if part == 1:
             io[job_id][direction].append((namespace, name))
@@ -285,14 +309,25 @@ _DATASET_FACTS_WRITTEN = sql_timestamps.written(_DATASET_FACTS)
 
 def dataset_facts(dataset_ids: list[int]) -> DatasetFacts:
     """The datasets' fields and newest writes: one statement, none for no dataset."""
-    fields: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
-    latest: dict[int, tuple[str, str]] = {}
+    read = dataset_facts_read(dataset_ids)
+    return dataset_facts_of(read_rows(*read) if read else [])
+
+
+def dataset_facts_read(dataset_ids: list[int]) -> Read | None:
+    """``dataset_facts``' statement and its values (None for no dataset), as
+    ``node_rows_read``."""
     if not dataset_ids:
-        return DatasetFacts(fields, latest)
-    rows = read_rows(
+        return None
+    return (
         _DATASET_FACTS_WRITTEN[sql_timestamps.date_style_is_iso(connection)],
         {"datasets": bigint_array(dataset_ids)},
     )
+
+
+def dataset_facts_of(rows: list[Any]) -> DatasetFacts:
+    """``dataset_facts`` from its statement's rows."""
+    fields: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
+    latest: dict[int, tuple[str, str]] = {}
     for part, dataset_id, name, kind, description, last_seen, run_uuid in rows:
         if part == 0:
             fields[dataset_id].append((name, kind, description))
