@@ -14,6 +14,7 @@ from catalog.reads import run_facts
 from core import prepared
 from tests.api.factories import add_fields, make_dataset, make_job, make_job_edge
 from tests.faults.processes import current_database_url
+from tests.prepared_statements import prepared_by_name
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -48,16 +49,7 @@ OF_DATASET = {"run_facts": "FROM unnest("}
 def _prepared(statements: dict[str, str] = STATEMENTS) -> dict[str, int]:
     """Each prepared statement of this connection's reads (by ``statements``) and how often
     it ran."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
-        rows = cursor.fetchall()
-    found = {}
-    for statement, runs in rows:
-        for name, text in statements.items():
-            if text in statement:
-                assert name not in found, f"{name} prepared twice: {statement}"
-                found[name] = runs
-    return found
+    return prepared_by_name(statements)
 
 
 def _detail(client: Client, dataset_id: int) -> bytes:

@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from core.pipelined_reads import rows_together
 from core.prepared import read_rows
+from tests.prepared_statements import prepared_runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,18 +39,12 @@ def pipelines(fresh_connection: None, monkeypatch: pytest.MonkeyPatch) -> Iterat
     yield opened
 
 
-def _prepared() -> dict[str, int]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
-        return {statement: runs for statement, runs in cursor.fetchall()}
-
-
 def test_reads_together_answer_as_one_by_one_in_one_pipeline(pipelines: list[int]) -> None:
     for _ in range(7):  # past PostgreSQL's five custom plans
         assert rows_together(READS) == EXPECTED
     assert len(pipelines) == 7
     assert [read_rows(sql, values) for sql, values in READS] == EXPECTED
-    prepared = _prepared()
+    prepared = prepared_runs()
     assert len(prepared) == len(READS), prepared
     assert set(prepared.values()) == {8}, prepared  # seven together, one alone: one each
 
@@ -65,7 +60,7 @@ def test_the_setting_off_prepares_nothing(pipelines: list[int], settings: Any) -
     settings.LINEAGE = {**settings.LINEAGE, "PREPARE_READS": False}
     assert rows_together(READS) == EXPECTED
     assert pipelines == []
-    assert _prepared() == {}
+    assert prepared_runs() == {}
 
 
 def test_one_read_is_sent_alone(pipelines: list[int]) -> None:

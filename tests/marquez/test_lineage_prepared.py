@@ -11,6 +11,7 @@ import pytest
 from django.db import connection
 
 from tests.marquez.conftest import JOB_NS, S3, MarquezClient
+from tests.prepared_statements import prepared_by_name
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,16 +28,7 @@ STATEMENTS = {
 
 
 def _prepared() -> dict[str, int]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
-        rows = cursor.fetchall()
-    found: dict[str, int] = {}
-    for statement, runs in rows:
-        for name, text in STATEMENTS.items():
-            if text in statement:
-                assert name not in found, f"{name} prepared twice: {statement}"
-                found[name] = runs
-    return found
+    return prepared_by_name(STATEMENTS)
 
 
 @pytest.fixture
