@@ -173,9 +173,10 @@ def jobs_data(
     """Jobs (``parent`` selected) with latestRun, latestRuns (≤10), inputs and outputs:
     two queries for the whole page. ``latest_runs=1``: latestRun only (graph nodes, as
     Marquez's lineage graph gives them), which keeps a 200-node graph cheap. ``facts``:
-    their ``job_facts`` (``job_facts_args``), when the caller read them already."""
+    their ``job_facts`` (``job_facts_args_of_ids``), when the caller read them already."""
     if facts is None:
-        facts = marquez_graph.job_facts(*job_facts_args(jobs, latest_runs))
+        ids = [job.id for job in jobs]
+        facts = marquez_graph.job_facts(*job_facts_args_of_ids(ids, latest_runs))
     io = {
         job_id: {
             direction: [{"namespace": namespace, "name": name} for namespace, name in named]
@@ -193,15 +194,9 @@ def jobs_data(
     return answer
 
 
-def job_facts_args(
-    jobs: Sequence[Job | marquez_graph.JobRow], latest_runs: int
-) -> tuple[list[int], int, int]:
-    """What ``jobs_data`` reads ``marquez_graph.job_facts`` with: the ids, runs and limit."""
-    return job_facts_args_of_ids([job.id for job in jobs], latest_runs)
-
-
 def job_facts_args_of_ids(ids: list[int], latest_runs: int) -> tuple[list[int], int, int]:
-    """``job_facts_args`` of the jobs with these ids."""
+    """What ``jobs_data`` reads ``marquez_graph.job_facts`` with for the jobs of these ids:
+    the ids, runs and limit."""
     return ids, latest_runs, RELATED_LIMIT * max(len(ids), 1)
 
 
