@@ -14,12 +14,15 @@ for what it serves, and what the chain would add it adds the same way:
   answered with the project's handler500 problem document (as Django answers with DEBUG off);
 - 4xx/5xx answers logged as Django's handler logs them (``django.request``);
 - the request-latency histogram, as ``RequestLatencyMiddleware`` observes it;
-- the request signals' upkeep (ingest/request_upkeep.py).
+- the request signals' upkeep (ingest/request_upkeep.py);
+- the request and its answer freed by reference counting, as ``FreeingWSGIHandler`` frees
+  Django's (core/heap.py).
 """
 
 import logging
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any, cast
 
 from django.conf import settings
@@ -30,6 +33,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHt
 from django.utils.log import log_response
 from django.utils.module_loading import import_string
 
+from core.heap import free_request
 from core.problems import server_error
 from ingest.metrics import latency_child, request_labels
 from ingest.middleware import database_error_response
@@ -117,9 +121,16 @@ class FrontPath:
                 if isinstance(response, StreamingHttpResponse):
                     streaming = response
                     response._handler_class = self.__class__  # type: ignore[attr-defined]  # its signal's sender
+                    # Freed when it closes, after its last chunk (core/heap.py, ADR 0132).
+                    closers = response._resource_closers  # type: ignore[attr-defined]
+                    closers.append(partial(free_request, request, response))
                     answered = (_status(response), list(response.items()), b"")
                 else:
                     answered = answer_parts(cast(HttpResponse, response))
+                    # What FreeingWSGIHandler does when Django's response closes: the
+                    # request's, view's and response's cycles broken, so reference counting
+                    # frees them now rather than the collector later (ADR 0132).
+                    free_request(request, response)
         finally:
             if streaming is None:
                 self.upkeep.finished()
