@@ -63,8 +63,10 @@ from ingest.metrics import route_label
 PREFIXES = ("/api/v1/", "/marquez/api/v1/")
 # Plain function views and the DRF view each hands a GET to (the Marquez mount's entry).
 HANDED_TO: dict[Callable[..., Any], type[APIView]] = {marquez_entry: MarquezView}
-# Paths resolved, kept per process at most this many (clients choose paths: bounded).
+# Paths resolved, kept per process: at most this many, each at most this long (clients
+# choose paths; a longer one is resolved every time, as Django does).
 MAX_PATHS = 2048
+MAX_KEPT_PATH = 256
 
 
 class ReadFrontPath(FrontPath):
@@ -92,18 +94,26 @@ class ReadFrontPath(FrontPath):
         return view(request, *args, **kwargs)  # type: ignore[no-any-return]
 
 
-@lru_cache(maxsize=MAX_PATHS)
 def served_match(urlconf: str, path: str) -> ResolverMatch | None:
     """Django's resolution of ``path`` when its view is served here, else None.
 
     Kept per path: what a path resolves to depends on the URL map only (its converters are
     ``str`` and ``int``, no lookups), and nothing changes a ``ResolverMatch`` after it is
     made (the view gets its own copy of the keyword arguments)."""
+    if len(path) > MAX_KEPT_PATH:
+        return _resolved(urlconf, path)
+    return _kept(urlconf, path)
+
+
+def _resolved(urlconf: str, path: str) -> ResolverMatch | None:
     try:
         match = get_resolver(urlconf).resolve(path)
     except Resolver404:
         return None
     return match if bearer_decides(match.func) else None
+
+
+_kept = lru_cache(maxsize=MAX_PATHS)(_resolved)
 
 
 def bearer_decides(view: Callable[..., Any]) -> bool:

@@ -380,3 +380,15 @@ def test_a_read_served_in_front_leaves_nothing_to_the_garbage_collector(
     b"".join(answer)
     assert gc.collect() == 0
     assert django_app.reached == 0
+
+
+def test_resolutions_are_kept_for_short_paths_only(store, secret) -> None:
+    from config.read_front import MAX_KEPT_PATH, _kept
+
+    _kept.cache_clear()
+    long_id = "9" * MAX_KEPT_PATH
+    for path in ("/api/v1/datasets/999999999", f"/api/v1/datasets/{long_id}"):
+        fast, slow, reached = both(path, **bearer(secret))
+        assert reached == 0 and fast[0] == 404
+        _same(fast, slow)
+    assert _kept.cache_info().currsize == 1
