@@ -3,7 +3,8 @@ does not move much (issue 42, ADR 0105).
 
 On a shared machine a wall-time p95 measures the neighbours as much as the code. This calls
 the shipped WSGI application (production settings, as bench.common.bench_env gives the
-server) in this process for each of bench/read.py's reads beside their bare SQL
+server; config.wsgi.application, as the server imports it, closed as the server closes it)
+in this process for each of bench/read.py's reads beside their bare SQL
 (``bench.read.against_bare``: the same paths and the same bare statements), and prints per
 request the Python CPU of this process (``time.process_time``), the CPU of its PostgreSQL
 backend (``/proc/<backend pid>/stat``, the server runs on this machine), the statements
@@ -75,16 +76,16 @@ def in_process_reader(database: str, token_name: str) -> Callable[[str], bytes]:
     env = bench_env(database)
     token = new_token(env, "read", token_name)
     os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.wsgi import get_wsgi_application
-
-    application = get_wsgi_application()
+    # The application as config/wsgi.py serves it (what config/server.py's granian imports):
+    # the reads' front path (config/read_front.py, ADR 0144) in front of Django's handler.
+    from config.wsgi import application
 
     def call(path: str) -> bytes:
         status: list[str] = []
-        body = b"".join(application(environ(path, token), lambda s, h: status.append(s)))
+        answer = application(environ(path, token), lambda s, h: status.append(s))
+        body = b"".join(answer)
+        if hasattr(answer, "close"):
+            answer.close()  # as the server does: Django's request_finished runs here
         if not status[0].startswith("200"):
             raise SystemExit(f"{path}: {status[0]} {body[:300]!r}")
         return body

@@ -20,11 +20,13 @@ limit_statement_time(settings.DATABASES, settings.LINEAGE["READ_STATEMENT_TIMEOU
 django.setup(set_prefix=False)
 django_application = FreeingWSGIHandler()
 
-# Imported after Django is set up: it imports models. Single-event ingest is served in
-# front of Django's request cycle (ingest/fastpath.py, ADR 0006).
+# Imported after Django is set up: they import models. Single-event ingest (ingest/fastpath.py,
+# ADR 0006) and the API's authenticated reads (config/read_front.py, ADR 0144) are served in
+# front of Django's request cycle; every other request reaches Django untouched.
+from config.read_front import ReadFrontPath  # noqa: E402
 from ingest.fastpath import IngestFastPath  # noqa: E402
 
-application = IngestFastPath(django_application)
+application = ReadFrontPath(IngestFastPath(django_application))
 
 # Modules the first requests of every worker imported lazily, holding the GIL in the middle
 # of its first batches (ADR 0096): the publisher's (Celery, kombu) and the message storage
