@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 from config.read_front import ReadFrontPath, bearer_decides
 from ingest.authentication import BearerTokenAuthentication
 from ingest.fastpath import IngestFastPath
+from ingest.front import RESPONSE_MIDDLEWARE
 from ingest.metrics import REQUEST_LATENCY, route_label
 from ingest.services import create_token, revoke_token
 from tests.api.factories import add_fields, at, make_dataset, make_edge, make_job, make_run
@@ -392,3 +393,44 @@ def test_resolutions_are_kept_for_short_paths_only(store, secret) -> None:
         assert reached == 0 and fast[0] == 404
         _same(fast, slow)
     assert _kept.cache_info().currsize == 1
+
+
+# Every middleware of the shipped settings, and what the front paths do with it: run around
+# the view (ingest/front.py's RESPONSE_MIDDLEWARE), observed by the front path itself, or
+# skipped because it changes nothing for what is served (config/read_front.py's docstring
+# and ingest/fastpath.py's say why, one middleware at a time).
+OBSERVED_BY_THE_FRONT = {"ingest.metrics.RequestLatencyMiddleware"}
+SKIPPED_BY_THE_FRONT = {
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "ingest.middleware.DatabaseUnavailableMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "catalog.admin.visibility.AdminViewerMiddleware",
+    "core.pages.PageMessageMiddleware",
+    "api.marquez.hosts.MarquezHostsMiddleware",
+    "catalog.admin.query_guard.AdminQueryGuardMiddleware",
+    "catalog.admin.statement_timeout.AdminStatementTimeoutMiddleware",
+}
+
+
+def test_a_middleware_added_to_the_settings_is_decided_for_the_front_paths() -> None:
+    # The production settings as the server loads them, in a fresh interpreter (they read
+    # their secret from the environment).
+    code = "from django.conf import settings\nprint('\\n'.join(settings.MIDDLEWARE))\n"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DJANGO_SECRET_KEY": "front-path-test-" + "k3yQ7vX2mP9tR4wZ8bN1cF6hJ0dL5sG" * 2,
+    }
+    output = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    shipped = set(output.stdout.split())
+    assert "ingest.metrics.RequestLatencyMiddleware" in shipped  # the production list was read
+    decided = RESPONSE_MIDDLEWARE | OBSERVED_BY_THE_FRONT | SKIPPED_BY_THE_FRONT
+    assert shipped - decided == set(), (
+        "a middleware the front paths skip: say in config/read_front.py and ingest/fastpath.py "
+        "what it does to their answers (run it there through RESPONSE_MIDDLEWARE, or say why "
+        "skipping it changes nothing), then add it here"
+    )
