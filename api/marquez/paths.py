@@ -208,22 +208,33 @@ def _splits(tokens: tuple[str, ...], segments: list[str]) -> Iterator[dict[str, 
     order a lazy ``.+?`` regex tries them in.
     """
     fits = _fits(tokens, segments)
-
-    def walk(t: int, i: int, names: dict[str, str]) -> Iterator[dict[str, str]]:
-        # Only entered where fits[t][i]: every branch taken ends in a reading.
-        if t == len(tokens):
-            yield names
-            return
-        name = _placeholder(tokens[t])
-        if name is None:
-            yield from walk(t + 1, i + 1, names)
-            return
-        for j in range(i + 1, len(segments) + 1):
-            if fits[t + 1][j] and (j > i + 1 or segments[i]):
-                yield from walk(t + 1, j, {**names, name: "/".join(segments[i:j])})
-
     if fits[0][0]:
-        yield from walk(0, 0, {})
+        yield from _walk(tokens, segments, fits, 0, 0, {})
+
+
+def _walk(
+    tokens: tuple[str, ...],
+    segments: list[str],
+    fits: list[list[bool]],
+    t: int,
+    i: int,
+    names: dict[str, str],
+) -> Iterator[dict[str, str]]:
+    """``_splits``' readings from token ``t`` and segment ``i`` on. Only entered where
+    ``fits[t][i]``: every branch taken ends in a reading. A module function, not a closure
+    that calls itself: that closure and its cell were a reference cycle left to the garbage
+    collector by every Marquez path read (ADR 0132)."""
+    if t == len(tokens):
+        yield names
+        return
+    name = _placeholder(tokens[t])
+    if name is None:
+        yield from _walk(tokens, segments, fits, t + 1, i + 1, names)
+        return
+    for j in range(i + 1, len(segments) + 1):
+        if fits[t + 1][j] and (j > i + 1 or segments[i]):
+            reading = {**names, name: "/".join(segments[i:j])}
+            yield from _walk(tokens, segments, fits, t + 1, j, reading)
 
 
 def _fits(tokens: tuple[str, ...], segments: list[str]) -> list[list[bool]]:
