@@ -168,10 +168,7 @@ def parse_json(data: bytes, path: str = "") -> Any:
         # which recurses: 990-1024 levels passed orjson and then hit the recursion limit.
         checked = orjson.loads(data)
         max_depth = limits()["MAX_JSON_DEPTH"]
-        # Every container opens with a "{" or "[" byte, so a body with no more of them than
-        # the limit cannot nest past it: counted in C, this spares the depth check for
-        # small events. Brackets inside strings only raise the count.
-        if data.count(b"{") + data.count(b"[") > max_depth and not _shallow(checked, max_depth):
+        if _may_nest_past(data, max_depth) and not _shallow(checked, max_depth):
             check_depth(checked, max_depth, path)
         if _exact(checked, data):
             return checked
@@ -187,6 +184,28 @@ def parse_json(data: bytes, path: str = "") -> Any:
     except RecursionError as error:  # only if MAX_JSON_DEPTH is set near the stack's limit
         raise too_deep(limits()["MAX_JSON_DEPTH"], path) from error
     return document
+
+
+# Where the bracket count below looks first: a body that holds more brackets than the depth
+# limit there (a batch, in its first event or two) needs no count of the rest.
+_COUNTED_PREFIX = 16 * 1024
+
+
+def _may_nest_past(data: bytes, max_depth: int) -> bool:
+    """Whether ``data`` holds more than ``max_depth`` "{" and "[" bytes, so that it might
+    nest deeper than that.
+
+    Every container opens with one of them, so a body with no more than the limit cannot
+    nest past it: counted in C, this spares the depth check for small events (brackets
+    inside strings only raise the count). A large body is counted in its first
+    ``_COUNTED_PREFIX`` bytes first: two passes over every byte of a 500-event batch
+    were 5.9% of its instructions and decided nothing (ADR 0145).
+    """
+    head = data.count(b"{", 0, _COUNTED_PREFIX) + data.count(b"[", 0, _COUNTED_PREFIX)
+    if head > max_depth or len(data) <= _COUNTED_PREFIX:
+        return head > max_depth
+    rest = data.count(b"{", _COUNTED_PREFIX) + data.count(b"[", _COUNTED_PREFIX)
+    return head + rest > max_depth
 
 
 def _exact(document: Any, data: bytes) -> bool:
