@@ -16,9 +16,6 @@ lets reference counting free them at once, and the collector seldom runs.
 """
 
 import gc
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
@@ -71,36 +68,3 @@ class FreeingWSGIHandler(WSGIHandler):
         # Run by close(), which then empties the list: this reference back ends with it.
         response._resource_closers.append(partial(free_request, request, response))
         return response
-
-
-_pause_lock = threading.Lock()
-# Pauses in progress in this process, and whether the collector was enabled when the first
-# of them began (so a process that runs without it is left so).
-_pauses = 0
-_enabled_before = False
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """No automatic collection while the block runs; the collector as it was when the
-    last pause in progress (of any thread) ends.
-
-    For work that builds large trees and nothing else: a 500-event batch's documents,
-    records and rows (ingest/views.py, ADR 0145). Reference counting frees them; every
-    collection their allocations set off while they grew traversed them and found
-    nothing. Cycles made meanwhile (anywhere in the process) wait for the next
-    collection, after the pause: keep the block to CPU work that never waits.
-    """
-    global _pauses, _enabled_before
-    with _pause_lock:
-        if _pauses == 0:
-            _enabled_before = gc.isenabled()
-            gc.disable()
-        _pauses += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _pauses -= 1
-            if _pauses == 0 and _enabled_before:
-                gc.enable()

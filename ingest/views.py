@@ -14,7 +14,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.heap import collector_paused
 from core.problems import FieldError, Problem, invalid_event
 from ingest.adapters import edge_record, metadata_record
 from ingest.authentication import BearerTokenAuthentication, HasIngestScope
@@ -240,11 +239,7 @@ class LineageBatchView(IngestView):
     def post(self, request: Request) -> Response:
         media = require_media_type(request, JSON_TYPES | NDJSON_TYPES)
         body = read_body(request)
-        # What follows until the INSERT only builds the batch's documents and their rows,
-        # trees that reference counting frees: the collector's passes over them while they
-        # grow found nothing to free (ADR 0145).
-        with collector_paused():
-            received, accepted, positions, failed = _prepared(media, body)
+        received, accepted, positions, failed = _prepared(media, body)
         stored = record_events(accepted)
         count_ingested([event.record for event in accepted], stored)
         count_refused("unknown", len(failed))
