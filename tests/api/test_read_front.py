@@ -3,12 +3,8 @@ is Django's own, status, body and every header, and what it does not serve reach
 
 import gc
 import logging
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -29,10 +25,10 @@ from ingest.metrics import REQUEST_LATENCY, route_label
 from ingest.services import create_token, revoke_token
 from tests.api.factories import add_fields, at, make_dataset, make_edge, make_job, make_run
 from tests.core.test_heap import collector_off  # noqa: F401  # a fixture
+from tests.fresh_python import printed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CLOSED_PORT = "9"
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class Counted:
@@ -328,11 +324,7 @@ def test_the_entry_point_serves_reads_in_front_of_ingest_in_front_of_django() ->
         "print(type(application).__name__, type(application.application).__name__,"
         " application.application.application is django_application)\n"
     )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
-    output = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
-    )
-    assert output.stdout.split() == ["ReadFrontPath", "IngestFastPath", "True"]
+    assert printed(code).split() == ["ReadFrontPath", "IngestFastPath", "True"]
 
 
 # The read endpoints' pinned query counts (tests/api/test_catalog.py), through the WSGI
@@ -418,15 +410,8 @@ def test_a_middleware_added_to_the_settings_is_decided_for_the_front_paths() -> 
     # The production settings as the server loads them, in a fresh interpreter (they read
     # their secret from the environment).
     code = "from django.conf import settings\nprint('\\n'.join(settings.MIDDLEWARE))\n"
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "DJANGO_SECRET_KEY": "front-path-test-" + "k3yQ7vX2mP9tR4wZ8bN1cF6hJ0dL5sG" * 2,
-    }
-    output = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
-    )
-    shipped = set(output.stdout.split())
+    secret = "front-path-test-" + "k3yQ7vX2mP9tR4wZ8bN1cF6hJ0dL5sG" * 2
+    shipped = set(printed(code, "config.settings.production", DJANGO_SECRET_KEY=secret).split())
     assert "ingest.metrics.RequestLatencyMiddleware" in shipped  # the production list was read
     decided = RESPONSE_MIDDLEWARE | OBSERVED_BY_THE_FRONT | SKIPPED_BY_THE_FRONT
     assert shipped - decided == set(), (

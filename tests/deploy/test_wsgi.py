@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from config.settings.base import DEFAULT_DATABASE_URL
+from tests.fresh_python import printed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,11 +21,7 @@ def test_the_entry_point_freezes_what_start_up_built() -> None:
         "from config.wsgi import application\n"
         "print(before, gc.get_freeze_count())\n"
     )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
-    output = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
-    )
-    before, after = map(int, output.stdout.split())
+    before, after = map(int, printed(code).split())
     assert before == 0
     assert after > 50_000  # Django, DRF and our modules: not a handful of objects
 
@@ -89,15 +86,7 @@ def test_a_workers_first_publish_and_request_import_nothing_new() -> None:
         "print(sorted(name for name in set(sys.modules) - before "
         "if name.split('.')[0] in ('celery', 'kombu', 'django', 'redis')))\n"
     )
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "REDIS_URL": "redis://127.0.0.1:9/15",  # xdist workers count down from 15
-        "CELERY_BROKER_URL": "redis://127.0.0.1:9/15",
-    }
-    output = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
-    )
-    lines = output.stdout.strip().splitlines()
+    nowhere = "redis://127.0.0.1:9/15"  # xdist workers count down from 15
+    lines = printed(code, REDIS_URL=nowhere, CELERY_BROKER_URL=nowhere).strip().splitlines()
     assert lines[0].startswith("publish failed:")  # it reached the broker
     assert lines[-1] == "[]"
