@@ -13,6 +13,7 @@ Marquez's 404 for those it lacks.)
 """
 
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any
 
 from django.conf import settings
@@ -20,7 +21,6 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, include, path
 from django.urls.resolvers import RegexPattern
 
-import config.urls
 from api.marquez import paths
 from api.marquez.access import on_marquez_host
 from api.marquez.views import entry
@@ -39,9 +39,12 @@ class MarquezPath(RegexPattern):
 
 
 _mount = [URLPattern(MarquezPath(r"^(?P<rest>.+)$", is_endpoint=True), entry, name="marquez-host")]
-urlpatterns = [path("api/v1/", include(_mount)), *config.urls.urlpatterns]
-handler404 = config.urls.handler404
-handler500 = config.urls.handler500
+# The project's URL map, found as Django finds it (ROOT_URLCONF): the API does not name the
+# project's config package, which imports the API (config/read_front.py, config/wsgi.py).
+_root = import_module(settings.ROOT_URLCONF)
+urlpatterns = [path("api/v1/", include(_mount)), *_root.urlpatterns]
+handler404 = _root.handler404
+handler500 = _root.handler500
 
 
 class MarquezHostsMiddleware:
