@@ -25,31 +25,17 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bare_reads import load
 from bench.common import bench_env, new_token
 from bench.read import against_bare
-from bench.read_request_cpu import environ
+from bench.read_request_cpu import caller
 
 MISSING = "/api/v1/datasets/999999999"
-
-
-def caller(application: Any, token: str) -> Callable[[str], None]:
-    def call(path: str) -> None:
-        status: list[str] = []
-        answer = application(environ(path, token), lambda s, h: status.append(s))
-        b"".join(answer)
-        if hasattr(answer, "close"):
-            answer.close()
-        if status[0][:3] not in ("200", "404"):
-            raise SystemExit(f"{path}: {status[0]}")
-
-    return call
+ANSWERS = ("200", "404")  # the reads, and the missing dataset's
 
 
 def main() -> None:
@@ -69,8 +55,8 @@ def main() -> None:
 
     logging.disable(logging.WARNING)  # a 404's "Not Found" line is not the read's cost
     variants = {
-        "front": caller(config.wsgi.application, token),
-        "django": caller(config.wsgi.django_application, token),
+        "front": caller(config.wsgi.application, token, ANSWERS),
+        "django": caller(config.wsgi.django_application, token, ANSWERS),
     }
     pick = argparse.Namespace(
         requests=options.blocks * options.block * 2 + 50,

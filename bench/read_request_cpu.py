@@ -80,13 +80,23 @@ def in_process_reader(database: str, token_name: str) -> Callable[[str], bytes]:
     # the reads' front path (config/read_front.py, ADR 0144) in front of Django's handler.
     from config.wsgi import application
 
+    return caller(application, token)
+
+
+def caller(
+    application: Any, token: str, answers: tuple[str, ...] = ("200",)
+) -> Callable[[str], bytes]:
+    """A function that GETs a path from the WSGI ``application`` with ``token``, reads and
+    closes the answer as the server does, and returns its body; a status not in ``answers``
+    stops the bench."""
+
     def call(path: str) -> bytes:
         status: list[str] = []
         answer = application(environ(path, token), lambda s, h: status.append(s))
         body = b"".join(answer)
         if hasattr(answer, "close"):
             answer.close()  # as the server does: Django's request_finished runs here
-        if not status[0].startswith("200"):
+        if status[0][:3] not in answers:
             raise SystemExit(f"{path}: {status[0]} {body[:300]!r}")
         return body
 
