@@ -80,11 +80,16 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", DEFAULT_DATABASE_URL),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
-        # No ping before every request (a round trip on the ingest hot path): a connection
-        # that died is answered with a 503 (clients retry) and replaced on the next request.
+        # No ping before every request (a round trip on the ingest hot path). A connection
+        # PostgreSQL closed is replaced before use (ADR 0146); one cut silently is answered
+        # with a 503 (clients retry) and replaced on the next request.
         conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", False),
     )
 }
+# Django's PostgreSQL backend, with kept connections that PostgreSQL closed (a restart, a
+# terminated backend) replaced before a request or task uses them (ADR 0146).
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "core.postgresql"
 DATABASES["default"].setdefault("OPTIONS", {})
 # A request that cannot reach PostgreSQL must fail fast with a 503, not hang a worker.
 DATABASES["default"]["OPTIONS"].setdefault(
