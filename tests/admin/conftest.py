@@ -16,6 +16,7 @@ from catalog.admin.dashboard import CACHE_KEY
 from catalog.permissions import READERS, STEWARDS, apply_registry_permissions
 from catalog.services import derive
 from ingest.models import Event
+from ingest.services import create_token
 
 LAKE = "s3://lake"
 DB = "postgres://db:5432"
@@ -135,13 +136,20 @@ def catalog(ingest_client: Client) -> list[int]:
     return ingest_and_derive(ingest_client, lineage_events())
 
 
+def write_catalog() -> list[int]:
+    """What ``catalog`` writes (its ingest token too), for a module fixture that writes it
+    once inside ``module_transaction`` (ADR 0113, ADR 0147); returns the event ids."""
+    token = create_token("test ingest", "ingest")[1]
+    return ingest_and_derive(Client(HTTP_AUTHORIZATION=f"Bearer {token}"), lineage_events())
+
+
 @pytest.fixture
 def groups(db: None) -> None:
     # The data migration made them; a transactional test's flush removes them again.
     apply_registry_permissions()
 
 
-def _user(name: str, group: str | None = None, superuser: bool = False) -> User:
+def make_user(name: str, group: str | None = None, superuser: bool = False) -> User:
     user = User.objects.create_user(name, password="pw", is_staff=True, is_superuser=superuser)
     if group:
         user.groups.add(Group.objects.get(name=group))
@@ -150,17 +158,17 @@ def _user(name: str, group: str | None = None, superuser: bool = False) -> User:
 
 @pytest.fixture
 def steward(groups: None) -> User:
-    return _user("steward", STEWARDS)
+    return make_user("steward", STEWARDS)
 
 
 @pytest.fixture
 def reader(groups: None) -> User:
-    return _user("reader", READERS)
+    return make_user("reader", READERS)
 
 
 @pytest.fixture
 def superuser(db: None) -> User:
-    return _user("root", superuser=True)
+    return make_user("root", superuser=True)
 
 
 @pytest.fixture

@@ -6,6 +6,9 @@ Common to every page: session + user (2). Changelists add: the page (1), the cap
 estimated count (1-2), sometimes the permission checks of actions (0 for superusers).
 """
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
 import pytest
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
@@ -33,6 +36,7 @@ from catalog.models import (
 )
 from catalog.services import labels
 from ingest.models import ApiToken, Event
+from tests.admin.conftest import make_user, write_catalog
 
 MODELS = [
     Event,
@@ -77,19 +81,36 @@ def _url(model: type, suffix: str) -> str:
     return f"/admin/{meta.app_label}/{meta.model_name}/{suffix}"
 
 
+@pytest.fixture(scope="module")
+def _everything_once(module_transaction: Callable[[], AbstractContextManager[None]]) -> None:
+    # Written once for the module's tests, not once for each of them (ADR 0147): they read
+    # it, and what one writes is rolled back to it (ADR 0113).
+    with module_transaction():
+        write_catalog()
+        root = Client()
+        root.force_login(make_user("root", superuser=True))
+        AliasRule.objects.create(
+            slug="raw-orders",
+            namespace="s3://lake",
+            name_pattern="raw/(.*)",
+            target_namespace="s3://lake",
+            target_name=r"\1",
+        )
+        root.post("/admin/ingest/apitoken/add/", {"name": "t", "scope": "read"})
+        dataset = Dataset.objects.order_by("id").first()
+        assert dataset is not None
+        labels.label_holder(User.objects.get(username="root"), dataset, LabelKind.TAG, "gold")
+
+
 @pytest.fixture
-def everything(catalog: list[int], super_client: Client) -> None:
-    AliasRule.objects.create(
-        slug="raw-orders",
-        namespace="s3://lake",
-        name_pattern="raw/(.*)",
-        target_namespace="s3://lake",
-        target_name=r"\1",
-    )
-    super_client.post("/admin/ingest/apitoken/add/", {"name": "t", "scope": "read"})
-    dataset = Dataset.objects.order_by("id").first()
-    assert dataset is not None
-    labels.label_holder(User.objects.get(username="root"), dataset, LabelKind.TAG, "gold")
+def everything(_everything_once: None, db: None) -> None:
+    """The derived catalog of ``lineage_events()``, an alias rule, a read token added in the
+    admin and a tag, written by the superuser ``root``."""
+
+
+@pytest.fixture
+def superuser(_everything_once: None, db: None) -> User:
+    return User.objects.get(username="root")
 
 
 @pytest.mark.django_db
