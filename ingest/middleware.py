@@ -18,12 +18,19 @@ logger = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = "5"
 
 
-def database_unavailable() -> Problem:
+# What a 503 tells the client to do. A read's answer says nothing of storing: a client
+# that only reads would wonder what it was meant to have stored.
+_RETRY = "Retry the same request later."
+_WRITE_RETRY = "Nothing was stored. " + _RETRY
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def database_unavailable(method: str) -> Problem:
     return Problem(
         status=503,
         slug="database-unavailable",
         title="The database is unavailable",
-        detail="Nothing was stored. Retry the same request later.",
+        detail=_RETRY if method in _READS else _WRITE_RETRY,
         headers={"Retry-After": RETRY_AFTER_SECONDS},
     )
 
@@ -48,7 +55,7 @@ def database_error_response(request: HttpRequest, error: BaseException) -> HttpR
         logger.warning("database_unavailable path=%s error=%s", request.path, error)
         for connection in connections.all(initialized_only=True):
             connection.close_if_unusable_or_obsolete()
-        return problem_response(database_unavailable())
+        return problem_response(database_unavailable(request.method or "GET"))
     return None
 
 

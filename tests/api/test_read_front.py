@@ -270,7 +270,9 @@ def test_database_down_is_the_503(store, secret) -> None:
         connection.close()
         connection.settings_dict["PORT"] = original_port
     assert fast[0] == 503 and fast[1]["Retry-After"] == "5"
-    assert orjson.loads(fast[2])["type"] == "urn:lineage-catalog:problem:database-unavailable"
+    problem = orjson.loads(fast[2])
+    assert problem["type"] == "urn:lineage-catalog:problem:database-unavailable"
+    assert problem["detail"] == "Retry the same request later."  # a read stores nothing
     assert front.application.reached == 0
     _same(fast, slow)
 

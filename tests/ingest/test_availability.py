@@ -118,6 +118,7 @@ def test_database_down_is_a_503_with_retry_after_and_recovers() -> None:
         assert response.status_code == 503
         assert response["Retry-After"] == "5"
         assert response.json()["type"] == "urn:lineage-catalog:problem:database-unavailable"
+        assert response.json()["detail"] == "Nothing was stored. Retry the same request later."
     finally:
         connection.close()
         connection.settings_dict["PORT"] = original_port
