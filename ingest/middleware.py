@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse
+from rest_framework.permissions import SAFE_METHODS
 
 from core.problems import Problem, problem_response
 from core.statement_timeout import is_statement_timeout, statement_timed_out
@@ -22,15 +23,14 @@ RETRY_AFTER_SECONDS = "5"
 # that only reads would wonder what it was meant to have stored.
 _RETRY = "Retry the same request later."
 _WRITE_RETRY = "Nothing was stored. " + _RETRY
-_READS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
-def database_unavailable(method: str) -> Problem:
+def database_unavailable(method: str | None) -> Problem:
     return Problem(
         status=503,
         slug="database-unavailable",
         title="The database is unavailable",
-        detail=_RETRY if method in _READS else _WRITE_RETRY,
+        detail=_RETRY if method in SAFE_METHODS else _WRITE_RETRY,
         headers={"Retry-After": RETRY_AFTER_SECONDS},
     )
 
@@ -55,7 +55,7 @@ def database_error_response(request: HttpRequest, error: BaseException) -> HttpR
         logger.warning("database_unavailable path=%s error=%s", request.path, error)
         for connection in connections.all(initialized_only=True):
             connection.close_if_unusable_or_obsolete()
-        return problem_response(database_unavailable(request.method or "GET"))
+        return problem_response(database_unavailable(request.method))
     return None
 
 

@@ -87,7 +87,7 @@ DATABASES = {
     )
 }
 # Django's PostgreSQL backend, with kept connections that PostgreSQL closed (a restart, a
-# terminated backend) replaced before a request or task uses them (ADR 0146).
+# terminated backend) replaced before a request uses them (ADR 0146).
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "core.postgresql"
 DATABASES["default"].setdefault("OPTIONS", {})

@@ -99,7 +99,7 @@ def test_a_single_event_is_stored_on_a_new_connection(other) -> None:
     assert connection.connection.info.backend_pid != ended
 
 
-def test_a_healthy_kept_connection_is_kept(other) -> None:
+def test_a_healthy_kept_connection_is_kept() -> None:
     connection.ensure_connection()
     backend = connection.connection.info.backend_pid
     connection.close_if_unusable_or_obsolete()
@@ -107,7 +107,7 @@ def test_a_healthy_kept_connection_is_kept(other) -> None:
     assert connection.connection.info.backend_pid == backend
 
 
-def test_a_pipeline_in_flight_is_left_to_its_owner(other) -> None:
+def test_a_pipeline_in_flight_is_left_to_its_owner() -> None:
     """The Kafka consumer's INSERT in flight (``send_events``): its answer waiting on the
     socket is not a closed connection."""
     connection.ensure_connection()
