@@ -44,7 +44,8 @@ def django_db_modify_db_settings(
 
 @pytest.fixture(scope="session", autouse=True)
 def _flush_written_tables_only() -> Iterator[None]:
-    """A transactional test's flush truncates the tables that hold rows (tests/flush.py)."""
+    """A transactional test's flush truncates the tables that hold rows, and post_migrate's
+    only when the test changed them (tests/flush.py)."""
     with flush.written_tables_only():
         yield
 

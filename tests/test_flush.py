@@ -1,12 +1,12 @@
-"""tests/flush.py: a transactional test's flush truncates the tables that hold rows, and
-leaves the database as Django's flush of every table does."""
+"""tests/flush.py: a transactional test's flush truncates the tables that hold rows, keeps
+post_migrate's rows a test left as they were, and leaves the database as Django's flush of
+every table does."""
 
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
 from django.core.management import call_command
-from django.core.management.sql import sql_flush
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -49,43 +49,53 @@ def database_state() -> dict[str, Any]:
     return state
 
 
-def flushed(sql_flush_function: Any) -> tuple[list[str], dict[str, Any]]:
-    """pytest-django's flush (as TransactionTestCase runs it) with ``sql_flush_function``:
+def flushed(djangos: bool = False) -> tuple[list[str], dict[str, Any]]:
+    """pytest-django's flush (as TransactionTestCase runs it), the suite's or Django's own:
     the TRUNCATE it sent, and what it left."""
-    original = flush.flush.sql_flush
-    flush.flush.sql_flush = sql_flush_function
-    try:
-        with CaptureQueriesContext(connection) as queries:
-            call_command("flush", verbosity=0, interactive=False, reset_sequences=False)
-    finally:
-        flush.flush.sql_flush = original
+    command = flush.djangos_flush() if djangos else flush.written_tables_only()
+    with command, CaptureQueriesContext(connection) as queries:
+        call_command("flush", verbosity=0, interactive=False, reset_sequences=False)
     truncates = [query["sql"] for query in queries if query["sql"].startswith("TRUNCATE")]
     return truncates, database_state()
 
 
+def post_migrate_ids() -> dict[str, list[int]]:
+    with connection.cursor() as cursor:
+        ids = {}
+        for table in POST_MIGRATE_ROWS:
+            cursor.execute(f"SELECT id FROM {table} ORDER BY id")
+            ids[table] = [row[0] for row in cursor.fetchall()]
+        return ids
+
+
 def test_the_flush_truncates_written_tables_and_leaves_what_djangos_flush_leaves() -> None:
     write_rows()
-    [everything], after_django = flushed(sql_flush)
+    [everything], after_django = flushed(djangos=True)
+    flushed()  # post_migrate's rows are Django's flush's: this one makes and remembers its own
     write_rows()
-    [written], after_ours = flushed(flush.sql_flush_written)
+    kept = post_migrate_ids()
+    [written], after_ours = flushed()
 
     assert after_ours == after_django
     assert after_ours["ingest_api_token"] == 0 and after_ours["auth_user"] == 0
     assert after_ours["auth_permission"] > 100 and after_ours["auth_group_permissions rows"]
-    for table in ("ingest_api_token", "auth_user", "auth_user_groups", "auth_permission"):
+    for table in ("ingest_api_token", "auth_user", "auth_user_groups"):
         assert f'"{table}"' in written
     assert written.endswith(" CASCADE;")
     # Tables no test here wrote to are left to the cascade, if anything refers to them.
     assert '"catalog_steward_label"' in everything and '"catalog_steward_label"' not in written
+    # post_migrate's rows were left as it made them: kept, not made again.
+    assert '"auth_permission"' in everything and '"auth_permission"' not in written
+    assert post_migrate_ids() == kept
 
 
 def test_a_flush_with_nothing_written_still_runs_post_migrate() -> None:
     """An empty statement list would make Django's flush skip post_migrate."""
-    flushed(flush.sql_flush_written)  # what earlier tests left analyzed, truncated
+    flushed()  # what earlier tests left analyzed, truncated
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE auth_group, auth_permission, django_content_type CASCADE")
     assert flush.written_tables(connection) == []
-    truncates, state = flushed(flush.sql_flush_written)
+    truncates, state = flushed()
     assert truncates == []
     assert state["auth_permission"] > 100 and state["auth_group"] == 2
 
@@ -93,17 +103,70 @@ def test_a_flush_with_nothing_written_still_runs_post_migrate() -> None:
 def test_flushes_in_this_run_truncate_only_written_tables() -> None:
     """The suite's session fixture (tests/conftest.py) puts it in place."""
     assert flush.flush.sql_flush is flush.sql_flush_written
+    assert flush.flush.Command.handle is flush.handle
+
+
+def delete_the_first_permission() -> None:
+    Permission.objects.order_by("id").first().delete()
+
+
+def rename_a_group() -> None:
+    Group.objects.filter(pk=Group.objects.order_by("id").first().pk).update(name="renamed")
+
+
+def add_a_group() -> None:
+    Group.objects.create(name="added")
+
+
+def analyze_the_permissions() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE auth_permission")
+
+
+@pytest.mark.parametrize(
+    "change", [delete_the_first_permission, rename_a_group, add_a_group, analyze_the_permissions]
+)
+def test_post_migrate_rows_a_test_changed_are_made_again(change: Any) -> None:
+    """A row deleted (fewer rows), changed or added (a newer row version), or a table's
+    statistics written: the flush truncates post_migrate's tables and runs it again."""
+    flushed()
+    _, before = flushed()  # the rows post_migrate made, remembered
+    change()
+    [written], after = flushed()
+    assert after == before
+    assert '"auth_permission"' in written and '"auth_group"' in written
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'auth_permission'::regclass")
+        assert cursor.fetchone()[0] == -1
+
+
+def test_post_migrate_rows_a_truncation_would_reach_are_made_again() -> None:
+    """Were a post_migrate table to refer to a table a test wrote (here auth_user_groups,
+    taken for one), TRUNCATE ... CASCADE would empty it: the flush runs post_migrate."""
+    flushed()
+    flushed()
+    name = connection.settings_dict["NAME"]
+    left = flush._left_by_post_migrate[name]
+    write_rows()
+    taken = {**left, **flush.fingerprints(connection, ["auth_user_groups"])}
+    flush._left_by_post_migrate[name] = taken
+    try:
+        assert not flush.flushed_keeping_post_migrate_rows(connection)
+    finally:
+        flush._left_by_post_migrate[name] = left
+    [written], _ = flushed()
+    assert '"auth_user"' in written
 
 
 def test_a_table_left_analyzed_is_truncated_so_later_plans_do_not_depend_on_it() -> None:
     """ANALYZE writes pg_class outside the transaction: an empty table with statistics is
     flushed too, and is left with its size unknown, as Django's flush of every table left it."""
-    flushed(flush.sql_flush_written)
+    flushed()
     assert "catalog_steward_label" not in flush.written_tables(connection)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE catalog_steward_label")
     assert "catalog_steward_label" in flush.written_tables(connection)
-    [truncate], _ = flushed(flush.sql_flush_written)
+    [truncate], _ = flushed()
     assert '"catalog_steward_label"' in truncate
     with connection.cursor() as cursor:
         cursor.execute(
