@@ -77,18 +77,19 @@ demo: install
 # its PostgreSQL backend's (--cpu-durations, tests/cpu_report.py), the figure a change to a
 # test changes even on a machine others load (ADR 0075).
 PYTEST_ARGS ?= --durations=15 --cpu-durations=15
-# pytest-xdist (docs/adr/0075-parallel-test-workers.md): one worker per core plus one, at most
-# 4 (each takes a Redis db of its own, counting down from REDIS_URL's, and pytest-django a
-# test database of its own). Since the suite's CPU fell by a third (bytecode kept, cheaper
-# properties), two workers spent about half their time waiting on the processes and servers
-# their tests start (gw0: 398 CPU s in 744 s of pytest). A fresh clone's `make test` on two
-# cores: 12 min 43 s with two workers (another engineer's tests beside it), 8 min 25 s with
-# three (idle), every test passing. A test file's tests stay on one worker so a module's
-# fixtures are built once. The files recorded as longest (tests/file_seconds.json) are handed
-# out first, so no worker starts a minute-long file when the others are nearly done, and each
-# worker's test database is a copy of one migrated in the run (ADR 0108). After adding or
-# changing long tests: `make test PYTEST_ARGS=--record-file-seconds` rewrites the table.
-WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n + 1 > 4 ? 4 : n + 1 )))
+# pytest-xdist (docs/adr/0075-parallel-test-workers.md): one worker per core plus two, at
+# most 4 (each takes a Redis db of its own, counting down from REDIS_URL's, and pytest-django
+# a test database of its own). The suite's tests wait on the processes, servers and Kafka
+# consumers they start, and the longest-first schedule runs files of a like length, so
+# waiting ones, side by side: with three workers on two cores a fifth of some minutes was
+# idle. Four workers on two cores, alternated with three (ADR 0150): pytest 272.9 and 310.2 s
+# against 282.4 and 348.3, every test passing. A test file's tests stay on one worker so a
+# module's fixtures are built once. The files recorded as longest (tests/file_seconds.json)
+# are handed out first, so no worker starts a minute-long file when the others are nearly
+# done, and each worker's test database is a copy of one migrated in the run (ADR 0108).
+# After adding or changing long tests: `make test PYTEST_ARGS=--record-file-seconds`
+# rewrites the table.
+WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n + 2 > 4 ? 4 : n + 2 )))
 XDIST ?= -n $(WORKERS) --dist loadfile
 
 # ruff, mypy and the migrations check run beside pytest (scripts/check_and_test.sh): the
