@@ -24,7 +24,7 @@ sequences not reset (pytest-django's flush never resets them; a test that asks f
 """
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from django.core.management.color import no_style
@@ -149,23 +149,22 @@ djangos_handle = flush.Command.handle
 
 
 @contextmanager
-def written_tables_only() -> Iterator[None]:
+def _flush_command(sql: Any, command: Any) -> Iterator[None]:
+    """Django's flush command with these ``sql_flush`` and ``handle``, meanwhile."""
+    before = flush.sql_flush, flush.Command.handle
+    flush.sql_flush, flush.Command.handle = sql, command  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        flush.sql_flush, flush.Command.handle = before  # type: ignore[method-assign]
+
+
+def written_tables_only() -> AbstractContextManager[None]:
     """Django's flush command truncating only the tables that hold rows, and post_migrate's
     only when a test changed them, meanwhile."""
-    sql, command = flush.sql_flush, flush.Command.handle
-    flush.sql_flush, flush.Command.handle = sql_flush_written, handle  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        flush.sql_flush, flush.Command.handle = sql, command  # type: ignore[method-assign]
+    return _flush_command(sql_flush_written, handle)
 
 
-@contextmanager
-def djangos_flush() -> Iterator[None]:
+def djangos_flush() -> AbstractContextManager[None]:
     """Django's flush command as Django wrote it, meanwhile (to compare with)."""
-    sql, command = flush.sql_flush, flush.Command.handle
-    flush.sql_flush, flush.Command.handle = sql_flush, djangos_handle  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        flush.sql_flush, flush.Command.handle = sql, command  # type: ignore[method-assign]
+    return _flush_command(sql_flush, djangos_handle)
