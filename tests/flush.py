@@ -20,7 +20,8 @@ analyzed such a table, changed its fingerprint: that flush truncates and refills
 before. What the next test finds is what it found before: every table empty, then
 post_migrate's rows (the same rows, with their ids of before where they were kept), and
 sequences not reset (pytest-django's flush never resets them; a test that asks for
-``reset_sequences``, or a flush without post_migrate, gets Django's flush).
+``reset_sequences`` gets Django's flush of every table, and a flush without post_migrate
+the written tables' alone, post_migrate's among them when they hold rows).
 """
 
 from collections.abc import Iterator
