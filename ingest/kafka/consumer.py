@@ -102,6 +102,11 @@ class IngestConsumer:
         # Partitions of a batch given up on, and its first offset on each: no commit goes
         # past it, and a partition still held is read again from there (``_rewind``).
         self._unstored: dict[tuple[str, int], int] = {}
+        # Offsets stored whose commit the group refused (a rebalance in progress), on
+        # partitions this member still holds: committed again until the group takes them,
+        # since a cooperative rebalance leaves them here and nobody reads them again.
+        self._uncommitted: dict[tuple[str, int], int] = {}
+        self._committed_again_at = 0.0
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -123,6 +128,7 @@ class IngestConsumer:
                     self._hand_over()
                 else:
                     self._finish_in_flight()
+                    self._commit_again()
                 self.lag.maybe_report(self.assigned)
                 if exit_when_idle is not None and self._drained(exit_when_idle):
                     break
@@ -393,8 +399,16 @@ class IngestConsumer:
         ]
         self._pending_bytes = sum(len(m.value or b"") + len(m.key or b"") for m in self.pending)
 
+    def _commit_again(self) -> None:
+        """Commit the offsets the group refused, at most once a second while it refuses."""
+        if self._uncommitted and time.monotonic() - self._committed_again_at >= 1.0:
+            self._committed_again_at = time.monotonic()
+            self._commit([])
+
     def _commit(self, batch: list[Message]) -> None:
         offsets: dict[tuple[str, int], int] = {}
+        for key, offset in self._uncommitted.items():
+            offsets[key] = offset
         for message in batch:
             key = (message.topic, message.partition)
             offsets[key] = max(offsets.get(key, -1), message.offset + 1)
@@ -411,9 +425,13 @@ class IngestConsumer:
         try:
             self.consumer.commit(offsets=partitions, asynchronous=False)
         except KafkaException as error:
-            # Stored all the same; whoever reads these messages again stores nothing twice.
+            # Stored all the same: committed again while this member holds the partitions
+            # (``_commit_again``); whoever reads them again otherwise stores nothing twice.
             logger.warning("kafka_commit_failed error=%s", error)
+            self._uncommitted.update(((tp.topic, tp.partition), tp.offset) for tp in partitions)
             return
+        for tp in partitions:
+            self._uncommitted.pop((tp.topic, tp.partition), None)
         self.lag.committed(offsets)
 
     def _count(self, batch: list[Message], outcome: BatchOutcome) -> None:
@@ -472,6 +490,7 @@ class IngestConsumer:
         for key in gone:
             self._unstored.pop(key, None)
             self._skipping.pop(key, None)
+            self._uncommitted.pop(key, None)
 
     def _on_error(self, error: KafkaError) -> None:
         if error.code() in (KafkaError._ALL_BROKERS_DOWN, KafkaError._TRANSPORT):

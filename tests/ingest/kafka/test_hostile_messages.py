@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
-from confluent_kafka import Producer, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
 from django.db import connection
 
 from ingest.kafka import config as kafka_config
@@ -234,6 +234,47 @@ def test_a_partition_kept_after_a_batch_was_given_up_on_is_read_again(bootstrap:
         timer.cancel()
     assert Event.objects.filter(job_namespace="revoked").count() == 20
     assert committed_total(bootstrap, group, topic) == 20
+
+
+class RefusingCommits:
+    """A consumer's librdkafka consumer whose group refuses its first ``refusals`` commits,
+    as the group does while a rebalance is in progress (the fault test's rebalance saw it
+    refuse a member's commits on the partitions that member then kept)."""
+
+    def __init__(self, consumer: Any, refusals: int) -> None:
+        self.consumer = consumer
+        self.refusals = refusals
+
+    def commit(self, *args: Any, **kwargs: Any) -> Any:
+        if self.refusals:
+            self.refusals -= 1
+            raise KafkaException(KafkaError(KafkaError.REBALANCE_IN_PROGRESS))
+        return self.consumer.commit(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.consumer, name)
+
+
+def test_a_commit_the_group_refused_is_made_again_while_the_partition_is_held(
+    bootstrap: str,
+) -> None:
+    """The last batch's commit is refused and nothing more arrives: the consumer commits it
+    again, so the group's offsets reach the partition's end (and the drain ends), instead of
+    lagging behind what was stored until the next message."""
+    topic, group = new_topic(bootstrap), f"tests-{uuid.uuid4().hex[:8]}"
+    send(bootstrap, topic, [orjson.dumps(event("refused", n)) for n in range(5)])
+    stop = threading.Event()
+    timer = threading.Timer(20, stop.set)
+    timer.start()
+    try:
+        consumer = IngestConsumer(load(bootstrap, topic, group), stop)
+        consumer.consumer = RefusingCommits(consumer.consumer, refusals=2)  # type: ignore[assignment]
+        consumer.run(exit_when_idle=1.0)
+    finally:
+        timer.cancel()
+    assert Event.objects.filter(job_namespace="refused").count() == 5
+    assert committed_total(bootstrap, group, topic) == 5
+    assert not stop.is_set()  # drained, not stopped by the timer
 
 
 def test_a_drain_is_not_stopped_by_a_broker_that_does_not_answer_in_time() -> None:
