@@ -189,7 +189,8 @@ def test_rebalance_between_two_consumers_loses_nothing(
             total = sum(produced)
             processes.wait_for(lambda: stored(database) >= total, 120, "every event", 0.5)
             # Commits refused while the group rebalanced are made by the partitions' next
-            # owner (the second consumer), which reads those messages again.
+            # owner, which reads those messages again, or again by the member that kept
+            # the partitions (ADR 0151).
             processes.wait_for(
                 lambda: committed_total(bootstrap, group, TOPIC) >= total, 180, "the offsets", 1
             )
