@@ -12,53 +12,32 @@ Usage: .venv/bin/python bench/suite_workers.py --workers 3 4 --rounds 2
 """
 
 import argparse
-import os
 import re
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.pytest_runs import run_pytest  # after the path above
+
 ROOT = Path(__file__).resolve().parent.parent
 PASSED = re.compile(r"^=*\s*(\d+ passed.*|\d+ failed.*) in ([\d.]+)s", re.MULTILINE)
-CPU = re.compile(r"tests' CPU in all: ([\d.]+)s over \d+ tests(?: \(per worker: ([^;]*);)?")
 
 
 def run(workers: int) -> tuple[float, float, float, str, float]:
     """(pytest's own seconds, the process's wall seconds with start-up and collection, the
     tests' CPU seconds, its summary and per-worker split, the 1-minute load at the start)."""
-    load = os.getloadavg()[0]
-    started = time.monotonic()
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-n",
-            str(workers),
-            "--dist",
-            "loadfile",
-            "--cpu-durations=1",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    wall = time.monotonic() - started
+    command = [sys.executable, "-m", "pytest", "-q", "--cpu-durations=1"]
+    command += ["-n", str(workers), "--dist", "loadfile"]
+    result = run_pytest(command, ROOT, "suite-workers-failed-")
     passed = PASSED.findall(result.stdout)
-    cpu = CPU.search(result.stdout)
     summary = passed[-1][0] if passed else result.stderr.strip()[-300:]
-    if result.returncode != 0:
-        log = Path(tempfile.mkstemp(prefix="suite-workers-failed-", suffix=".log")[1])
-        log.write_text(result.stdout + result.stderr)
-        summary = f"FAILED ({result.returncode}, output in {log}): {summary}"
+    if result.failure:
+        summary = f"{result.failure}: {summary}"
     seconds = float(passed[-1][1]) if passed else float("nan")
-    split = cpu.group(2) if cpu and cpu.group(2) else ""
-    tests_cpu = float(cpu.group(1)) if cpu else float("nan")
-    return seconds, wall, tests_cpu, f"{summary}; {split}", load
+    return seconds, result.wall, result.tests_cpu, f"{summary}; {result.per_worker}", result.load
 
 
 def main() -> None:

@@ -13,48 +13,26 @@ Usage: .venv/bin/python bench/test_files_alternately.py --before /tmp/main-copy 
 """
 
 import argparse
-import os
-import re
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-PASSED = re.compile(r"(\d+) passed.* in ([\d.]+)s")
-CPU = re.compile(r"tests' CPU in all: ([\d.]+)s")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.pytest_runs import run_pytest  # after the path above
 
 
 def run(tree: Path, test_file: str) -> tuple[float, str, float, float]:
     """(wall seconds, pytest's summary line, the 1-minute load at the start, the tests' CPU
     seconds or NaN)."""
-    load = os.getloadavg()[0]
-    started = time.monotonic()
-    result = subprocess.run(
-        [
-            str(tree / ".venv/bin/pytest"),
-            "-q",
-            "-p",
-            "no:randomly",
-            test_file,
-            "--durations=10",
-            "--cpu-durations=3",
-        ],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-    )
-    wall = time.monotonic() - started
+    command = [str(tree / ".venv/bin/pytest"), "-q", "-p", "no:randomly", test_file]
+    command += ["--durations=10", "--cpu-durations=3"]
+    result = run_pytest(command, tree, "test-files-failed-")
     lines = result.stdout.strip().splitlines()
     summary = lines[-1] if lines else result.stderr.strip()[-300:]
-    if result.returncode != 0:
-        # The whole output, to read why (a fixture's timeout under load, a real failure).
-        log = Path(tempfile.mkstemp(prefix="test-files-failed-", suffix=".log")[1])
-        log.write_text(result.stdout + result.stderr)
-        summary = f"FAILED ({result.returncode}, output in {log}): {summary}"
-    cpu = CPU.search(result.stdout)
-    return wall, summary, load, float(cpu.group(1)) if cpu else float("nan")
+    if result.failure:
+        summary = f"{result.failure}: {summary}"
+    return result.wall, summary, result.load, result.tests_cpu
 
 
 def main() -> None:
