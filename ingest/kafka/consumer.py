@@ -406,9 +406,7 @@ class IngestConsumer:
             self._commit([])
 
     def _commit(self, batch: list[Message]) -> None:
-        offsets: dict[tuple[str, int], int] = {}
-        for key, offset in self._uncommitted.items():
-            offsets[key] = offset
+        offsets = dict(self._uncommitted)
         for message in batch:
             key = (message.topic, message.partition)
             offsets[key] = max(offsets.get(key, -1), message.offset + 1)
