@@ -23,15 +23,41 @@ RETRY_AFTER_SECONDS = "5"
 # that only reads would wonder what it was meant to have stored.
 _RETRY = "Retry the same request later."
 _WRITE_RETRY = "Nothing was stored. " + _RETRY
+# A write whose connection was open when it was lost: the server may have run and
+# committed its statement (an autocommit INSERT, a COMMIT) without the answer arriving.
+_WRITE_IN_DOUBT = (
+    "The connection to the database was lost during the request, so it may have been "
+    "stored. " + _RETRY + " An event stored before is answered as a duplicate: it is "
+    "never stored twice."
+)
 
 
-def database_unavailable(method: str | None) -> Problem:
+def database_unavailable(method: str | None, *, in_doubt: bool = False) -> Problem:
+    """The 503 problem; ``in_doubt``: a write may have been stored (see ``lost_midway``)."""
+    write = _WRITE_IN_DOUBT if in_doubt else _WRITE_RETRY
+    detail = _RETRY if method in SAFE_METHODS else write
     return Problem(
         status=503,
         slug="database-unavailable",
         title="The database is unavailable",
-        detail=_RETRY if method in SAFE_METHODS else _WRITE_RETRY,
+        detail=detail,
         headers={"Retry-After": RETRY_AFTER_SECONDS},
+    )
+
+
+def lost_midway() -> bool:
+    """Whether a connection was open when the database was lost, so that what the request
+    sent on it may have reached the server and been committed there.
+
+    Why: "nothing was stored" is true only when nothing could reach the server, that is,
+    when no connection could be opened (Django keeps none then). Once one was open, the
+    server may have committed a statement whose answer was lost on the way back (the
+    single-event INSERT commits at once, in autocommit). This answer may say "may" where
+    nothing was sent (the connection was lost on a read before the write): never the
+    other way round.
+    """
+    return any(
+        database.connection is not None for database in connections.all(initialized_only=True)
     )
 
 
@@ -53,9 +79,10 @@ def database_error_response(request: HttpRequest, error: BaseException) -> HttpR
         return problem_response(statement_timed_out())
     if is_connection_error(error):
         logger.warning("database_unavailable path=%s error=%s", request.path, error)
+        in_doubt = lost_midway()  # before the closes below forget the connections
         for connection in connections.all(initialized_only=True):
             connection.close_if_unusable_or_obsolete()
-        return problem_response(database_unavailable(request.method))
+        return problem_response(database_unavailable(request.method, in_doubt=in_doubt))
     return None
 
 
