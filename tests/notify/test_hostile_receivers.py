@@ -1,0 +1,103 @@
+"""Receivers that answer in ways ``http.server`` cannot: the promises of docs/notifications.md
+a hostile or broken receiver could break. A raw socket server started by the test answers
+each POST as the test says: its status line and headers one slow piece at a time (every
+piece inside the per-byte read timeout, the whole far past the answer limit), or with NUL
+bytes, which PostgreSQL's text columns refuse, in the answer it sends back. Each try must end
+within its limits as a failed try, be recorded, and go on to dead after the last attempt."""
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+
+import pytest
+
+from catalog.models import DeliveryStatus, WebhookSubscription
+from catalog.notify import delivery
+from tests.notify.conftest import FAST
+
+pytestmark = pytest.mark.django_db
+
+ATTEMPTS = int(FAST["MAX_ATTEMPTS"])
+
+Answer = Callable[[socket.socket], None]
+
+
+@contextmanager
+def raw_receiver(answer: Answer) -> Iterator[str]:
+    """A URL whose server reads each request and hands the socket to ``answer``."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def handle(conn: socket.socket) -> None:
+        with conn:
+            conn.recv(65536)
+            with suppress(OSError):  # the sender gave up and closed the connection
+                answer(conn)
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/hook"
+    finally:
+        server.close()
+
+
+def trickling_headers(conn: socket.socket) -> None:
+    """A 200 whose headers take 40 x 0.2 s = 8 s: each piece well inside the 0.5 s read
+    timeout, the whole eight times the 1 s answer limit."""
+    conn.sendall(b"HTTP/1.1 200 OK\r\n")
+    for _ in range(40):
+        conn.sendall(b"X-Slow: 1\r\n")
+        time.sleep(0.2)
+    conn.sendall(b"Content-Length: 0\r\n\r\n")
+
+
+def test_an_answer_trickled_past_the_answer_limit_is_a_failed_try_within_the_limit(
+    allow_loopback: None,
+) -> None:
+    with raw_receiver(trickling_headers) as url:
+        subscription = WebhookSubscription.objects.create(name="trickle", url=url)
+        sent = delivery.test_send(subscription)
+        started = time.monotonic()
+        status = delivery.deliver(str(sent.id))
+        took = time.monotonic() - started
+    # The whole answer (status line and headers included) is bounded by ANSWER_SECONDS, so
+    # a try never outlives its lease (connect + answer + 5 s), past which the sweep would
+    # send the same delivery again while this try still runs.
+    assert took < FAST["ANSWER_SECONDS"] + 1.0, took
+    assert took < delivery.lease_seconds()
+    assert status == DeliveryStatus.FAILED
+    sent.refresh_from_db()
+    assert sent.last_status_code is None and "ANSWER_SECONDS" in sent.last_error
+
+
+def nul_in_body(conn: socket.socket) -> None:
+    conn.sendall(b"HTTP/1.1 500 Oops\r\nContent-Length: 5\r\n\r\nno\x00pe")
+
+
+def nul_in_status_line(conn: socket.socket) -> None:
+    conn.sendall(b"HTTP/1.1 \x00\x00\r\n\r\n")
+
+
+@pytest.mark.parametrize("answer", [nul_in_body, nul_in_status_line])
+def test_an_answer_with_nul_bytes_is_recorded_and_goes_dead(
+    allow_loopback: None, answer: Answer
+) -> None:
+    with raw_receiver(answer) as url:
+        subscription = WebhookSubscription.objects.create(name="nul", url=url)
+        sent = delivery.test_send(subscription)
+        statuses = [delivery.deliver(str(sent.id)) for _ in range(ATTEMPTS)]
+    # Each try is recorded (not left claimed, to come back after every lease, forever).
+    assert statuses == ["failed"] * (ATTEMPTS - 1) + ["dead"]
+    sent.refresh_from_db()
+    assert sent.claim is None and sent.attempts == ATTEMPTS
+    assert "\x00" not in sent.response_excerpt + sent.last_error
+    assert sent.response_excerpt == ("no\ufffdpe" if answer is nul_in_body else "")
