@@ -18,6 +18,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: bytes
+    arrived: float = field(default_factory=time.monotonic)  # when the request was read
 
 
 @dataclass
