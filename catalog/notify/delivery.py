@@ -202,11 +202,18 @@ def sweep(older_than_seconds: float | None = None, budget: float = SWEEP_BUDGET_
 
 def replay(delivery_ids: list[str]) -> int:
     """Send these deliveries again (a steward's replay): same id and body, attempts from
-    zero; one being tried now is left to its try. How many were replayed."""
+    zero; one being tried now is left to its try. How many were replayed.
+
+    The rows are locked as they are read: a claim committing meanwhile is waited for and then
+    seen (PostgreSQL checks the condition again on the row it waited for), and a claim that
+    has not begun skips them. Read without the lock, a try claimed between the read and the
+    update was reset under it: sent again beside it, and its own outcome dropped."""
     with transaction.atomic():
         replayed = list(
-            WebhookDelivery.objects.filter(id__in=delivery_ids)
+            WebhookDelivery.objects.select_for_update(of=("self",))
+            .filter(id__in=delivery_ids)
             .exclude(claim__isnull=False, next_attempt_at__gt=timezone.now())
+            .order_by("id")  # one lock order for two replays of overlapping selections
             .values_list("id", flat=True)
         )
         WebhookDelivery.objects.filter(id__in=replayed).update(
