@@ -120,7 +120,9 @@ def deliver_many(delivery_ids: list[str]) -> dict[str, str | None]:
 
 
 def _hosts(delivery_ids: list[str]) -> dict[str, str]:
-    """Each delivery's receiver, as host:port of its subscription's URL (one query)."""
+    """Each delivery's receiver, as host:port of its subscription's URL (one query); a URL
+    without a port has its scheme's default, so ``http://h/`` and ``http://h:80/`` are one
+    receiver, bounded together."""
     rows = WebhookDelivery.objects.filter(id__in=delivery_ids).values_list(
         "id", "subscription__url"
     )
@@ -131,7 +133,8 @@ def _hosts(delivery_ids: list[str]) -> dict[str, str]:
             port = parts.port
         except ValueError:
             port = None
-        answer[str(delivery_id)] = f"{(parts.hostname or '').lower()}:{port or parts.scheme}"
+        default = {"http": 80, "https": 443}.get(parts.scheme)
+        answer[str(delivery_id)] = f"{(parts.hostname or '').lower()}:{port or default}"
     return answer
 
 

@@ -93,8 +93,8 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def receiver(mode: str = "ok", delay: float = 0.0) -> Iterator[Receiver]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(Receiver(0)))
+def receiver(mode: str = "ok", delay: float = 0.0, port: int = 0) -> Iterator[Receiver]:
+    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(Receiver(0)))
     state = Receiver(server.server_address[1], mode, delay)
     server.RequestHandlerClass = _handler(state)
     server.daemon_threads = True

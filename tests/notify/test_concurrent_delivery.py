@@ -43,6 +43,29 @@ def test_a_commits_deliveries_are_sent_concurrently_bounded_per_host(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_url_without_its_default_port_is_the_same_receiver_for_the_bound(
+    allow_loopback: None, settings: Any
+) -> None:
+    """"at most PER_HOST to one receiver (host and port)": http://h/ is http://h:80/."""
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "POOL_SIZE": 8, "PER_HOST": 2}
+    try:
+        hook = receiver("slow", delay=0.3, port=80)
+        crowded = hook.__enter__()
+    except OSError as error:  # port 80 taken, or not ours to bind
+        pytest.skip(f"cannot listen on port 80: {error}")
+    try:
+        for number, url in enumerate(["http://127.0.0.1/hook", "http://127.0.0.1:80/hook"] * 2):
+            subscription = WebhookSubscription.objects.create(name=f"s{number}", url=url)
+            delivery.test_send(subscription)
+        ids = [str(pk) for pk in WebhookDelivery.objects.values_list("id", flat=True)]
+        answer = delivery.deliver_many(ids)
+    finally:
+        hook.__exit__(None, None, None)
+    assert answer == dict.fromkeys(ids, DeliveryStatus.DELIVERED)
+    assert len(crowded.ids()) == 4 and crowded.peak == 2  # not 2 per spelling of the URL
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_derive_commit_publishes_one_task_for_its_deliveries_on_the_webhooks_queue(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
