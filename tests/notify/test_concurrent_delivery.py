@@ -46,7 +46,7 @@ def test_a_commits_deliveries_are_sent_concurrently_bounded_per_host(
 def test_a_url_without_its_default_port_is_the_same_receiver_for_the_bound(
     allow_loopback: None, settings: Any
 ) -> None:
-    """"at most PER_HOST to one receiver (host and port)": http://h/ is http://h:80/."""
+    """ "at most PER_HOST to one receiver (host and port)": http://h/ is http://h:80/."""
     settings.WEBHOOKS = {**settings.WEBHOOKS, "POOL_SIZE": 8, "PER_HOST": 2}
     try:
         hook = receiver("slow", delay=0.3, port=80)
