@@ -5,16 +5,27 @@ A host name is resolved here, every address it resolves to is checked, and the s
 connects to the checked address itself (never resolving again), so a name that resolves
 to a public address at save time and to 127.0.0.1 at send time (DNS rebinding) is refused
 at send time.
+
+The lookup is bounded by ``CONNECT_TIMEOUT_SECONDS``: a receiver's owner controls its
+name's DNS, and a resolver's retries over servers that do not answer add up to tens of
+seconds, which would hold a try past its lease (the sweep would send it again beside it)
+and a steward's save of the form as long. It runs on a small pool of its own; a lookup
+still waiting there when the pool is full fails at its limit like a slow one.
 """
 
 import ipaddress
 import socket
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as LookupTimeout
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
 from django.conf import settings
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+# Lookups in flight at once; one stuck on a hostile name holds its thread until the
+# resolver gives up, never the caller.
+_LOOKUPS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="webhook-dns")
 
 
 class RefusedAddress(ValueError):
@@ -74,8 +85,13 @@ def split(url: str) -> tuple[SplitResult, str, int]:
 def resolve(url: str) -> Target:
     """The address to post ``url`` to, checked; RefusedAddress when there is none."""
     parts, host, port = split(url)
+    limit = settings.WEBHOOKS["CONNECT_TIMEOUT_SECONDS"]
+    lookup = _LOOKUPS.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = lookup.result(timeout=limit)
+    except LookupTimeout as error:
+        lookup.cancel()  # if it had not started yet
+        raise RefusedAddress(f"{host} does not resolve within {limit:g} s") from error
     except (OSError, UnicodeError) as error:
         raise RefusedAddress(f"{host} does not resolve: {error}") from error
     addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))

@@ -45,9 +45,10 @@ class Claimed:
 
 
 def lease_seconds() -> float:
-    """How long one try may take at most (connect, then the whole answer), with a margin."""
+    """How long one try may take at most, with a margin: the name's lookup, the connection
+    and the TLS handshake, each bounded by the connect limit, then the whole answer."""
     options = settings.WEBHOOKS
-    return options["CONNECT_TIMEOUT_SECONDS"] + options["ANSWER_SECONDS"] + 5.0
+    return 3 * options["CONNECT_TIMEOUT_SECONDS"] + options["ANSWER_SECONDS"] + 5.0
 
 
 def backoff_seconds(attempts: int) -> float:

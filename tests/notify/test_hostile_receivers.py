@@ -101,3 +101,30 @@ def test_an_answer_with_nul_bytes_is_recorded_and_goes_dead(
     assert sent.claim is None and sent.attempts == ATTEMPTS
     assert "\x00" not in sent.response_excerpt + sent.last_error
     assert sent.response_excerpt == ("no\ufffdpe" if answer is nul_in_body else "")
+
+
+def test_a_name_that_resolves_slowly_is_a_failed_try_within_the_connect_limit(
+    allow_loopback: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A receiver's owner controls its name's DNS: a resolver's retries over servers that
+    do not answer add up to tens of seconds (here 6 s, six times the connect limit), which
+    must not hold a try past its lease."""
+    real = socket.getaddrinfo
+
+    def slow_dns(host: str, *args: object, **kwargs: object) -> object:
+        if host == "slow.example":
+            time.sleep(6)
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_dns)
+    subscription = WebhookSubscription.objects.create(
+        name="slow dns", url="http://slow.example/hook"
+    )
+    sent = delivery.test_send(subscription)
+    started = time.monotonic()
+    status = delivery.deliver(str(sent.id))
+    took = time.monotonic() - started
+    assert took < FAST["CONNECT_TIMEOUT_SECONDS"] + 1.0, took
+    assert status == DeliveryStatus.FAILED
+    sent.refresh_from_db()
+    assert "slow.example does not resolve within" in sent.last_error

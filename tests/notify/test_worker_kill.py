@@ -42,7 +42,7 @@ def test_a_worker_killed_mid_delivery_loses_nothing_and_records_nothing_twice(
             LINEAGE_WEBHOOK_ALLOW_PRIVATE="true",
             LINEAGE_WEBHOOK_CONNECT_TIMEOUT_SECONDS="1",
             LINEAGE_WEBHOOK_READ_TIMEOUT_SECONDS="5",
-            LINEAGE_WEBHOOK_ANSWER_SECONDS="5",  # a lease of 1 + 5 + 5 s
+            LINEAGE_WEBHOOK_ANSWER_SECONDS="5",  # a lease of 3 x 1 + 5 + 5 s
         )
         worker = processes.worker(env, tmp_path / "worker.log", concurrency=1)
         try:
