@@ -14,7 +14,9 @@ still waiting there when the pool is full fails at its limit like a slow one.
 """
 
 import ipaddress
+import os
 import socket
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as LookupTimeout
 from dataclasses import dataclass
@@ -25,7 +27,20 @@ from django.conf import settings
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # Lookups in flight at once; one stuck on a hostile name holds its thread until the
 # resolver gives up, never the caller.
-_LOOKUPS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="webhook-dns")
+LOOKUP_THREADS = 8
+_lookups: tuple[int, ThreadPoolExecutor] | None = None
+_lookups_made = threading.Lock()
+
+
+def _lookup_pool() -> ThreadPoolExecutor:
+    """This process's pool: one made before a fork would hand the child threads that do
+    not exist there (its lookups would wait forever on a queue nobody reads)."""
+    global _lookups
+    with _lookups_made:
+        if _lookups is None or _lookups[0] != os.getpid():
+            pool = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="webhook-dns")
+            _lookups = (os.getpid(), pool)
+        return _lookups[1]
 
 
 class RefusedAddress(ValueError):
@@ -86,7 +101,7 @@ def resolve(url: str) -> Target:
     """The address to post ``url`` to, checked; RefusedAddress when there is none."""
     parts, host, port = split(url)
     limit = settings.WEBHOOKS["CONNECT_TIMEOUT_SECONDS"]
-    lookup = _LOOKUPS.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    lookup = _lookup_pool().submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
     try:
         infos = lookup.result(timeout=limit)
     except LookupTimeout as error:

@@ -5,6 +5,7 @@ piece inside the per-byte read timeout, the whole far past the answer limit), or
 bytes, which PostgreSQL's text columns refuse, in the answer it sends back. Each try must end
 within its limits as a failed try, be recorded, and go on to dead after the last attempt."""
 
+import os
 import socket
 import threading
 import time
@@ -128,3 +129,21 @@ def test_a_name_that_resolves_slowly_is_a_failed_try_within_the_connect_limit(
     assert status == DeliveryStatus.FAILED
     sent.refresh_from_db()
     assert "slow.example does not resolve within" in sent.last_error
+
+
+def test_a_lookup_in_a_forked_worker_runs(allow_loopback: None) -> None:
+    """Celery's prefork pool and gunicorn fork their workers: a lookup pool made in the
+    parent has no threads in the child, which must make its own (or every lookup there
+    would wait out its limit and fail)."""
+    from catalog.notify import addresses
+
+    assert addresses.resolve("http://127.0.0.1:9/x").address == "127.0.0.1"  # parent's pool
+    child = os.fork()
+    if child == 0:  # the child: exit at once with the answer, touching nothing else
+        try:
+            ok = addresses.resolve("http://127.0.0.1:9/x").address == "127.0.0.1"
+        except BaseException:
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
