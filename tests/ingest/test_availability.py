@@ -158,6 +158,42 @@ def test_readyz_is_503_without_the_database() -> None:
     assert response.json()["checks"]["database"].startswith("unavailable")
 
 
+@pytest.mark.django_db
+def test_readyz_is_503_while_a_migration_is_pending(monkeypatch) -> None:
+    """docs/deploy.md: ready means migrations applied. A pod of a release whose migrations
+    have not run (the hook still running, or failed) answers 503, so it gets no traffic."""
+    from django.db import connection
+    from django.db.migrations.recorder import MigrationRecorder
+
+    from ingest import health
+
+    monkeypatch.setattr(health, "_migrations_done", False)  # as in a process just started
+    latest = MigrationRecorder(connection).migration_qs.filter(app="catalog").latest("id")
+    latest.delete()  # rolled back with the test's transaction
+
+    response = Client().get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json()["checks"] == {
+        "database": "ok",
+        "migrations": "pending",
+        "broker": "ok",
+    }
+
+
+@pytest.mark.django_db
+def test_readyz_reports_a_broker_that_is_down_and_stays_ready(settings) -> None:
+    """docs/deploy.md: the broker's state is reported, not required (ingest goes on while
+    Redis is down), so a Redis outage takes no web pod out of its Service."""
+    settings.CELERY_BROKER_URL = f"redis://127.0.0.1:{CLOSED_PORT}/0"
+
+    response = Client().get("/readyz")
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "ok"
+    assert response.json()["checks"]["broker"].startswith("unavailable")
+
+
 def test_a_busy_process_publishes_at_most_one_task_per_interval(
     monkeypatch, no_task_waiting
 ) -> None:
