@@ -147,6 +147,7 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
     def send_test(self, request: HttpRequest, queryset: QuerySet) -> None:
         for subscription in queryset[:20]:
             sent = delivery.test_send(subscription)
+            self.log_change(request, subscription, f"Sent test delivery {sent.id}.")
             self.message_user(request, f"Test delivery {sent.id} queued for {subscription}.")
 
     @admin.action(description="Rotate the signing secret (shown once)", permissions=["change"])
@@ -154,6 +155,8 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
         for subscription in queryset[:20]:
             subscription.secret = new_secret()
             subscription.save(update_fields=["secret", "updated_at"])
+            # The old secret stops working now: the log says who rotated it (never the secret).
+            self.log_change(request, subscription, "Rotated the signing secret.")
             _show_secret(request, subscription)
 
 
@@ -228,6 +231,8 @@ class WebhookDeliveryAdmin(BoundedAdmin):
 
     @admin.action(description="Replay (send again, same delivery id)", permissions=["replay"])
     def replay(self, request: HttpRequest, queryset: QuerySet) -> None:
-        ids = [str(pk) for pk in queryset.values_list("id", flat=True)[:500]]
-        count = delivery.replay(ids)
+        chosen = list(queryset[:500])
+        count = delivery.replay([str(sent.pk) for sent in chosen])
+        for sent in chosen:  # sent again to a receiver: the admin log says who asked
+            self.log_change(request, sent, "Replayed (same delivery id).")
         self.message_user(request, f"{count} deliveries queued again (same ids).")
