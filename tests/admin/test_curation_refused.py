@@ -138,3 +138,33 @@ def test_a_steward_cannot_touch_tokens_raw_events_or_the_admin_log(
         assert answer.status_code in (200, 302, 403, 404), (url, form, answer.status_code)
         assert _state() == before, f"a steward changed something with {url} {form}"
     assert Event.objects.exists()
+
+
+def test_a_tokens_page_shows_its_revocation_and_not_even_a_superuser_undoes_it(
+    super_client: Client,
+) -> None:
+    """docs/deploy.md: a token's page shows its *revoked at* but does not edit it; a
+    revoked token stays listed (the record of who could write)."""
+    from ingest.models import ApiToken
+    from ingest.services import revoke_token
+
+    token, _ = create_token("leaked", "ingest")
+    revoke_token(token.pk)
+    page = reverse("admin:ingest_apitoken_change", args=[token.pk])
+    assert "revoked at" in super_client.get(page).content.decode().lower()
+    before = _state()["ingest_api_token"]
+    forms = [
+        (page, {"name": "renamed", "scope": "read", "revoked_at_0": "", "revoked_at_1": ""}),
+        (reverse("admin:ingest_apitoken_delete", args=[token.pk]), CONFIRMED),
+        (
+            reverse("admin:ingest_apitoken_changelist"),
+            {"action": "delete_selected", "_selected_action": [token.pk], **CONFIRMED},
+        ),
+    ]
+    for url, form in forms:
+        super_client.post(url, form)
+        assert _state()["ingest_api_token"] == before, url
+    assert ApiToken.objects.get(pk=token.pk).revoked_at is not None
+    assert (
+        "leaked" in super_client.get(reverse("admin:ingest_apitoken_changelist")).content.decode()
+    )
