@@ -7,7 +7,7 @@ its replay action sends a delivery again under the same id, and a subscription's
 test delivery" action sends a ping through the same path.
 """
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
@@ -27,6 +27,8 @@ from catalog.notify import addresses, delivery
 from core.admin_base import BoundedAdmin, ChoicesFilter, pretty_json
 
 MAX_SCOPE_LINES = 200
+# Who sees receiver URLs (and what may quote them): those who manage subscriptions.
+SEES_SUBSCRIPTIONS = "catalog.change_webhooksubscription"
 
 
 def _lines(text: str) -> list[str]:
@@ -127,7 +129,7 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Receiver URLs often carry their own credentials (a token in the path): only those
         # who manage subscriptions see them, not every catalog reader.
-        return bool(request.user.has_perm("catalog.change_webhooksubscription"))
+        return bool(request.user.has_perm(SEES_SUBSCRIPTIONS))
 
     @admin.display(description="kinds")
     def kinds_shown(self, subscription: WebhookSubscription) -> str:
@@ -209,6 +211,13 @@ class WebhookDeliveryAdmin(BoundedAdmin):
         "sent",
     )
     readonly_fields = fields
+    # The receiver's answer and the reason kept with it are the receiver's text, which may
+    # echo the URL it was sent to (a 404 page, a login redirect's Location), and receiver
+    # URLs often carry credentials: only those who may see subscriptions read them.
+    field_permissions: ClassVar[dict[str, tuple[str, ...]]] = {
+        "answer": (SEES_SUBSCRIPTIONS,),
+        "last_error": (SEES_SUBSCRIPTIONS,),
+    }
 
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet, search_term: str

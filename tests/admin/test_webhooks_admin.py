@@ -82,3 +82,29 @@ def test_the_delivery_log_shows_what_was_sent_and_replays(
     steward_client.post(LOG, {"action": "replay", "_selected_action": [str(sent.id)]})
     sent.refresh_from_db()
     assert (sent.status, sent.attempts) == (DeliveryStatus.PENDING, 0)
+
+
+def test_readers_never_see_a_receiver_url_in_the_delivery_log(
+    steward_client: Client, reader_client: Client, settings: Any
+) -> None:
+    """docs/admin.md: readers see the delivery log, only stewards see subscriptions, because
+    receiver URLs often carry credentials. A receiver that echoes its path (a framework's
+    404 page, a login redirect) must not hand the URL's secret to readers through the
+    answer or the error kept on the delivery."""
+    from tests.notify.receivers import receiver
+
+    settings.WEBHOOKS = {**settings.WEBHOOKS, **FAST, "ALLOW_PRIVATE": True}
+    with receiver("echo") as hook:
+        url = f"http://127.0.0.1:{hook.port}/hooks/T0001/s3cr3tPathToken?sig=qs3cr3tValue"
+        subscription = WebhookSubscription.objects.create(name="echoing", url=url)
+        sent = [delivery.test_send(subscription), delivery.test_send(subscription)]
+        for each in sent:
+            delivery.deliver(str(each.id))
+    assert {WebhookDelivery.objects.get(pk=each.pk).last_status_code for each in sent} == {302, 404}
+    pages = [LOG, *(f"{LOG}{each.id}/change/" for each in sent)]
+    for page in pages:
+        shown = reader_client.get(page)
+        assert shown.status_code == 200
+        assert b"s3cr3tPathToken" not in shown.content and b"qs3cr3tValue" not in shown.content
+    # A steward, who may see the subscription, still reads what the receiver answered.
+    assert b"s3cr3tPathToken" in steward_client.get(pages[1]).content
