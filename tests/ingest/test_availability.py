@@ -144,6 +144,26 @@ def test_readyz_reports_database_migrations_and_broker() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
+def test_healthz_is_ok_without_the_database_or_the_broker(settings) -> None:
+    """docs/deploy.md: /healthz is liveness, the process only. A database or Redis outage
+    must not fail it, or the kubelet would restart every web pod while PostgreSQL is away
+    (readiness takes them out of the Service instead)."""
+    settings.CELERY_BROKER_URL = f"redis://127.0.0.1:{CLOSED_PORT}/0"
+    connection = connections["default"]
+    original_port = connection.settings_dict["PORT"]
+    connection.close()
+    connection.settings_dict["PORT"] = CLOSED_PORT
+    try:
+        for _ in range(2):  # the first request after the outage began, and the next
+            response = Client().get("/healthz")
+            assert response.status_code == 200
+            assert response.json() == {"status": "ok"}
+    finally:
+        connection.close()
+        connection.settings_dict["PORT"] = original_port
+
+
+@pytest.mark.django_db(transaction=True)
 def test_readyz_is_503_without_the_database() -> None:
     connection = connections["default"]
     original_port = connection.settings_dict["PORT"]
