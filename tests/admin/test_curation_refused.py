@@ -168,3 +168,35 @@ def test_a_tokens_page_shows_its_revocation_and_not_even_a_superuser_undoes_it(
     assert (
         "leaked" in super_client.get(reverse("admin:ingest_apitoken_changelist")).content.decode()
     )
+
+
+def test_no_form_or_session_write_is_taken_without_its_csrf_token(everything, steward) -> None:
+    """docs/security.md "Admin": CSRF on every form. A steward's browser, lured to a page
+    that posts to the catalog, sends the session cookie but no CSRF token: every admin
+    action and form, the curation pages and the Marquez mount's session writes refuse it."""
+    from urllib.parse import quote
+
+    forged = Client(enforce_csrf_checks=True)
+    forged.force_login(steward)
+    dataset, job = Dataset.objects.order_by("id").first(), Job.objects.order_by("id").first()
+    mount = "/marquez/api/v1/namespaces"
+    marquez = f"{mount}/{quote(job.namespace, safe='')}/jobs/{quote(job.name, safe='')}"
+    before = _state()
+    tries = [
+        *_tries(),
+        (reverse("admin:catalog_dataset_retire", args=[dataset.pk]), {"reason": "forged"}),
+        (reverse("admin:catalog_rederive"), {"since": datetime(2020, 1, 1, tzinfo=UTC)}),
+    ]
+    for url, form in tries:
+        assert forged.post(url, form).status_code == 403, (url, form)
+    for method, url in (
+        ("delete", marquez),
+        ("post", f"{marquez}/tags/pii"),
+        ("put", "/marquez/api/v1/tags/pii"),
+    ):
+        assert getattr(forged, method)(url, RAW_URI=url).status_code == 403, (method, url)
+    assert _state() == before
+    # The same session with its token is let through: the 403s above were CSRF's.
+    honest = Client()
+    honest.force_login(steward)
+    assert honest.delete(marquez, RAW_URI=marquez).status_code == 200
