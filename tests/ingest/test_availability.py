@@ -126,6 +126,57 @@ def test_database_down_is_a_503_with_retry_after_and_recovers() -> None:
     assert Event.objects.count() == 1
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_database_that_does_not_answer_is_a_503_after_the_connect_timeout() -> None:
+    """docs/deploy.md, database.connectTimeout: seconds before a request gives up and
+    answers 503. A server that accepts the connection and never answers (a host gone
+    silent, a full pooler) must not hold a worker thread: DATABASE_CONNECT_TIMEOUT, as the
+    settings read it in a fresh process, bounds the wait."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    read = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json; from django.conf import settings;"
+            "print(json.dumps(settings.DATABASES['default']['OPTIONS']))",
+        ],
+        cwd=settings.BASE_DIR,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.test",
+            "DATABASE_CONNECT_TIMEOUT": "1",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    options = json.loads(read.stdout.strip().splitlines()[-1])
+    assert options["connect_timeout"] == 1
+    secret = create_token("silent db", "ingest")[1]
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    connection = connections["default"]
+    saved = dict(connection.settings_dict)
+    with socket.create_server(("127.0.0.1", 0), backlog=8) as silent:  # accepts, never speaks
+        connection.close()
+        connection.settings_dict["PORT"] = str(silent.getsockname()[1])
+        connection.settings_dict["OPTIONS"] = {**saved["OPTIONS"], **options}
+        try:
+            started = time.monotonic()
+            response = post_json(client, LINEAGE, run_event())
+            took = time.monotonic() - started
+        finally:
+            connection.close()
+            connection.settings_dict.update(saved)
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert took < 5, took  # one timeout (libpq may try each address of the host once)
+    assert post_json(client, LINEAGE, run_event()).status_code == 201
+
+
 @pytest.mark.django_db
 def test_healthz_is_always_ok() -> None:
     response = Client().get("/healthz")
