@@ -9,6 +9,7 @@ computation per minute.
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import quote
 
 from django.core.cache import cache
@@ -77,6 +78,14 @@ class Dashboard:
         return horizontal_bars_svg(
             self.runs_by_state, link="/admin/catalog/run/?state__exact={}&started_within=24h"
         )
+
+
+def dashboard_for(user: Any) -> Dashboard | None:
+    """The dashboard for ``user`` if they may read it, else None. It shows the event log
+    (failed events, producers, every table's size), so the rule of /api/v1/stats and the
+    front page decides (catalog.reads.stats.may_read), not merely reaching the admin: a
+    staff user given single permissions sees only those."""
+    return get_dashboard() if stats.may_read(user) else None
 
 
 def get_dashboard(use_cache: bool = True) -> Dashboard:

@@ -6,6 +6,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -19,6 +20,7 @@ from catalog.admin.support import (
     link,
     related_table,
 )
+from catalog.admin.visibility import hide_retired_log_entries
 from catalog.models import (
     EventDataset,
     Job,
@@ -204,6 +206,22 @@ class LogEntryAdmin(BoundedAdmin):
     list_select_related = ("user", "content_type")
     search_fields = ("object_repr", "change_message")
     ordering = ("-action_time",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        """Only entries about objects the user may view in the admin: an entry names its
+        object and says what changed, so without this the log would show readers the API
+        tokens and webhook subscriptions (and users) their own pages refuse them. Entries
+        about a model the admin does not register (re-derive jobs) stay shown to all. What
+        is retired is left out for whoever does not see it (catalog/admin/visibility.py)."""
+        entries = hide_retired_log_entries(super().get_queryset(request), request.user)
+        if request.user.is_superuser:
+            return entries
+        refused = [
+            ContentType.objects.get_for_model(model).pk
+            for model, model_admin in self.admin_site._registry.items()
+            if not model_admin.has_view_permission(request)
+        ]
+        return entries.exclude(content_type_id__in=refused).exclude(content_type=None)
 
     @admin.display(description="object")
     def object_link(self, entry: LogEntry) -> str:

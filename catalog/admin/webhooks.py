@@ -7,7 +7,7 @@ its replay action sends a delivery again under the same id, and a subscription's
 test delivery" action sends a ping through the same path.
 """
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
@@ -27,6 +27,8 @@ from catalog.notify import addresses, delivery
 from core.admin_base import BoundedAdmin, ChoicesFilter, pretty_json
 
 MAX_SCOPE_LINES = 200
+# Who sees receiver URLs (and what may quote them): those who manage subscriptions.
+SEES_SUBSCRIPTIONS = "catalog.change_webhooksubscription"
 
 
 def _lines(text: str) -> list[str]:
@@ -127,7 +129,7 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Receiver URLs often carry their own credentials (a token in the path): only those
         # who manage subscriptions see them, not every catalog reader.
-        return bool(request.user.has_perm("catalog.change_webhooksubscription"))
+        return bool(request.user.has_perm(SEES_SUBSCRIPTIONS))
 
     @admin.display(description="kinds")
     def kinds_shown(self, subscription: WebhookSubscription) -> str:
@@ -147,6 +149,7 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
     def send_test(self, request: HttpRequest, queryset: QuerySet) -> None:
         for subscription in queryset[:20]:
             sent = delivery.test_send(subscription)
+            self.log_change(request, subscription, f"Sent test delivery {sent.id}.")
             self.message_user(request, f"Test delivery {sent.id} queued for {subscription}.")
 
     @admin.action(description="Rotate the signing secret (shown once)", permissions=["change"])
@@ -154,6 +157,8 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
         for subscription in queryset[:20]:
             subscription.secret = new_secret()
             subscription.save(update_fields=["secret", "updated_at"])
+            # The old secret stops working now: the log says who rotated it (never the secret).
+            self.log_change(request, subscription, "Rotated the signing secret.")
             _show_secret(request, subscription)
 
 
@@ -206,6 +211,13 @@ class WebhookDeliveryAdmin(BoundedAdmin):
         "sent",
     )
     readonly_fields = fields
+    # The receiver's answer and the reason kept with it are the receiver's text, which may
+    # echo the URL it was sent to (a 404 page, a login redirect's Location), and receiver
+    # URLs often carry credentials: only those who may see subscriptions read them.
+    field_permissions: ClassVar[dict[str, tuple[str, ...]]] = {
+        "answer": (SEES_SUBSCRIPTIONS,),
+        "last_error": (SEES_SUBSCRIPTIONS,),
+    }
 
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet, search_term: str
@@ -228,6 +240,8 @@ class WebhookDeliveryAdmin(BoundedAdmin):
 
     @admin.action(description="Replay (send again, same delivery id)", permissions=["replay"])
     def replay(self, request: HttpRequest, queryset: QuerySet) -> None:
-        ids = [str(pk) for pk in queryset.values_list("id", flat=True)[:500]]
-        count = delivery.replay(ids)
+        chosen = list(queryset[:500])
+        count = delivery.replay([str(sent.pk) for sent in chosen])
+        for sent in chosen:  # sent again to a receiver: the admin log says who asked
+            self.log_change(request, sent, "Replayed (same delivery id).")
         self.message_user(request, f"{count} deliveries queued again (same ids).")

@@ -15,11 +15,14 @@ class ReadTimedOut(Exception):
 @contextmanager
 def bounded_read(timeout_ms: int) -> Iterator[None]:
     """Everything inside runs in one transaction under ``SET LOCAL statement_timeout``, so
-    the setting ends with it and the connection stays usable after a cancelled statement."""
+    the setting ends with it and the connection stays usable after a cancelled statement.
+    A ``timeout_ms`` of 0 sets nothing: the connection's own timeout applies (a database
+    role's, behind PgBouncer), rather than none at all."""
     try:
         with transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL statement_timeout = %s", [timeout_ms])
+            if timeout_ms:
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL statement_timeout = %s", [timeout_ms])
             yield
     except OperationalError as error:
         if not is_statement_timeout(error):

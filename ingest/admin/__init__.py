@@ -201,7 +201,12 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet) -> None:
-        revoked = sum(revoke_token(token_id) for token_id in queryset.values_list("id", flat=True))
+        revoked = 0
+        for token in queryset:
+            if revoke_token(token.pk):
+                revoked += 1
+                # Who revoked which token, and when: the record of who could write.
+                self.log_change(request, token, "Revoked the token.")
         self.message_user(request, f"Revoked {revoked} token(s).")
 
 

@@ -119,8 +119,15 @@ class DeadLetterAdmin(BoundedAdmin):
     def replay_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
         from ingest.kafka.replay import replay
 
-        ids = list(queryset.values_list("id", flat=True)[:500])
-        report = replay(ids)
+        letters = list(queryset[:500])
+        report = replay([letter.pk for letter in letters])
+        outcomes = {
+            **dict.fromkeys(report.stored, "stored"),
+            **dict.fromkeys(report.refused, "refused again"),
+            **dict.fromkeys(report.unavailable, "unavailable"),
+        }
+        for letter in letters:  # a replay stores events: the admin log says who asked
+            self.log_change(request, letter, f"Replayed: {outcomes.get(letter.pk, 'skipped')}.")
         self.message_user(
             request,
             f"Stored {len(report.stored)}, refused again {len(report.refused)} (the reason is "

@@ -143,6 +143,28 @@ def test_rederive_selected_events_runs_in_background_with_progress(
 
 
 @pytest.mark.django_db
+def test_selecting_more_events_than_the_bound_rederives_nothing_and_says_what_to_use(
+    catalog: list[int], steward_client: Client, monkeypatch
+) -> None:
+    """docs/admin.md: select up to 10,000 events (here the bound is lowered to the catalog's
+    size less one); every event selected across pages, one more than that, schedules
+    nothing and points at *re-derive since*; the bound itself is accepted."""
+    monkeypatch.setattr(rederive_jobs, "MAX_SELECTED_EVENTS", len(catalog) - 1)
+    everything = {"action": "rederive_selected", "select_across": "1", "index": "0"}
+    refused = steward_client.post(
+        "/admin/ingest/event/", {**everything, "_selected_action": catalog[:1]}, follow=True
+    )
+    assert "use “re-derive since”" in refused.content.decode()
+    assert not RederiveJob.objects.exists()
+    accepted = steward_client.post(
+        "/admin/ingest/event/",
+        {"action": "rederive_selected", "_selected_action": catalog[:-1]},
+    )
+    assert accepted.status_code == 302
+    assert RederiveJob.objects.get().total == len(catalog) - 1
+
+
+@pytest.mark.django_db
 def test_rederive_since_a_time(
     catalog: list[int],
     steward_client: Client,

@@ -96,3 +96,40 @@ def test_a_huge_plan_estimate_is_an_integer_total_count(
     response = read_client.get("/marquez/api/v1/namespaces/huge/datasets", {"limit": "1"})
     assert response.status_code == 200, response.content[:300]
     assert b'"totalCount":9223372036854775807' in response.content
+
+
+@pytest.mark.parametrize(
+    ("who", "sees"),
+    [
+        ("staff without permissions", False),
+        ("staff who may view datasets only", False),
+        ("reader", True),
+        ("steward", True),
+        ("superuser", True),
+    ],
+)
+def test_the_admin_dashboard_shows_its_figures_to_whoever_the_stats_endpoint_answers(
+    who: str, sees: bool, request: pytest.FixtureRequest, catalog: list[int]
+) -> None:
+    """docs/admin.md: a user given single permissions sees only what they allow. The admin
+    index's dashboard shows the event log's figures (failed events with their job names and
+    errors, the producers' URLs, the sizes of every table): the same rule as /api/v1/stats
+    and the front page decides who sees them."""
+    from django.contrib.auth.models import Permission
+
+    from tests.admin.conftest import PRODUCER
+
+    if who == "staff who may view datasets only":
+        user = User.objects.create_user("datasets-only", password="pw", is_staff=True)
+        user.user_permissions.add(Permission.objects.get(codename="view_dataset"))
+        client = Client()
+        client.force_login(user)
+    else:
+        client = _client(who, request)
+    stats = client.get("/api/v1/stats")
+    page = client.get("/admin/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert (stats.status_code == 200) is sees, stats.status_code
+    assert ('id="lc-backlog"' in html) is sees
+    assert (PRODUCER in html) is sees

@@ -51,6 +51,9 @@ def _pages(dataset: Dataset, job: Job) -> dict[str, str]:
         "runs": reverse("admin:catalog_run_changelist"),
         # Retiring records a change naming the dataset (ADR 0088): a reader sees none.
         "changes": reverse("admin:catalog_datasetchange_changelist"),
+        # Retiring is a curation in the admin log, which names and links what it retired.
+        "admin log": reverse("admin:admin_logentry_changelist"),
+        "admin log search": reverse("admin:admin_logentry_changelist") + "?q=report",
         "explorer": reverse("lineage-explorer") + "?q=orders",
         "explorer, legacy": reverse("lineage-explorer") + "?q=legacy",
     }
@@ -95,6 +98,7 @@ def test_a_steward_sees_what_is_retired_where_asked_for(retired, steward_client)
     assert "legacy_load" in shown["the legacy job's source's page"]
     assert "orders_report" in shown["edges"] and "legacy_load" in shown["runs"]
     assert "orders_report" in shown["changes"]
+    assert {"orders_report", "legacy_load"} <= set(shown["admin log"])
 
 
 def test_pages_by_id_of_what_is_retired_answer_only_a_steward(

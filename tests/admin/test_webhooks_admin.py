@@ -82,3 +82,86 @@ def test_the_delivery_log_shows_what_was_sent_and_replays(
     steward_client.post(LOG, {"action": "replay", "_selected_action": [str(sent.id)]})
     sent.refresh_from_db()
     assert (sent.status, sent.attempts) == (DeliveryStatus.PENDING, 0)
+
+
+def test_readers_never_see_a_receiver_url_in_the_delivery_log(
+    steward_client: Client, reader_client: Client, settings: Any
+) -> None:
+    """docs/admin.md: readers see the delivery log, only stewards see subscriptions, because
+    receiver URLs often carry credentials. A receiver that echoes its path (a framework's
+    404 page, a login redirect) must not hand the URL's secret to readers through the
+    answer or the error kept on the delivery."""
+    from tests.notify.receivers import receiver
+
+    settings.WEBHOOKS = {**settings.WEBHOOKS, **FAST, "ALLOW_PRIVATE": True}
+    with receiver("echo") as hook:
+        url = f"http://127.0.0.1:{hook.port}/hooks/T0001/s3cr3tPathToken?sig=qs3cr3tValue"
+        subscription = WebhookSubscription.objects.create(name="echoing", url=url)
+        sent = [delivery.test_send(subscription), delivery.test_send(subscription)]
+        for each in sent:
+            delivery.deliver(str(each.id))
+    assert {WebhookDelivery.objects.get(pk=each.pk).last_status_code for each in sent} == {302, 404}
+    pages = [LOG, *(f"{LOG}{each.id}/change/" for each in sent)]
+    for page in pages:
+        shown = reader_client.get(page)
+        assert shown.status_code == 200
+        assert b"s3cr3tPathToken" not in shown.content and b"qs3cr3tValue" not in shown.content
+    # A steward, who may see the subscription, still reads what the receiver answered.
+    assert b"s3cr3tPathToken" in steward_client.get(pages[1]).content
+
+
+def test_a_rotated_secret_signs_at_once_even_a_delivery_already_waiting(
+    steward_client: Client, settings: Any
+) -> None:
+    """docs/admin.md: rotating makes a new secret, shown once; the old one stops working at
+    once, for what was already waiting to be sent too."""
+    from tests.api.project_fixtures import derive
+    from tests.api.test_changes import V1, V2, load
+    from tests.notify.receivers import receiver, signature_ok
+
+    settings.WEBHOOKS = {**settings.WEBHOOKS, **FAST, "ALLOW_PRIVATE": True}
+    with receiver() as hook:
+        subscription = WebhookSubscription.objects.create(
+            name="rotating", url=hook.url, kinds=["column_removed"]
+        )
+        old = subscription.secret
+        derive(load(V1, 0, 0), load(V2, 100, 1))
+        (waiting,) = WebhookDelivery.objects.all()
+        page = steward_client.post(
+            "/admin/catalog/webhooksubscription/",
+            {"action": "rotate_secret", "_selected_action": [subscription.pk]},
+            follow=True,
+        ).content.decode()
+        subscription.refresh_from_db()
+        assert subscription.secret != old and subscription.secret in page
+        assert delivery.deliver(str(waiting.id)) == DeliveryStatus.DELIVERED
+        (got,) = hook.received
+    assert signature_ok(subscription.secret, got.headers, got.body)
+    assert not signature_ok(old, got.headers, got.body)
+    change = f"/admin/catalog/webhooksubscription/{subscription.pk}/change/"
+    assert subscription.secret not in steward_client.get(change).content.decode()
+
+
+def test_a_paused_subscription_gets_nothing_meanwhile(
+    steward_client: Client, settings: Any
+) -> None:
+    """docs/admin.md: untick *active* to pause a subscription: nothing is enqueued for it
+    meanwhile (and what was waiting is not sent)."""
+    from tests.api.project_fixtures import derive
+    from tests.api.test_changes import V1, V2, load
+    from tests.notify.receivers import receiver
+
+    settings.WEBHOOKS = {**settings.WEBHOOKS, **FAST, "ALLOW_PRIVATE": True}
+    with receiver() as hook:
+        steward_client.post(ADD, form(hook.url, kinds=[], datasets=""))
+        subscription = WebhookSubscription.objects.get()
+        waiting = delivery.test_send(subscription)
+        change = f"/admin/catalog/webhooksubscription/{subscription.pk}/change/"
+        paused = {**form(hook.url, kinds=[], datasets=""), "active": ""}
+        assert steward_client.post(change, paused).status_code == 302
+        subscription.refresh_from_db()
+        assert subscription.active is False
+        derive(load(V1, 0, 0), load(V2, 100, 1))  # three changes, every kind
+        assert list(WebhookDelivery.objects.values_list("id", flat=True)) == [waiting.id]
+        assert delivery.deliver(str(waiting.id)) is None
+        assert hook.received == []

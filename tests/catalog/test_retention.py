@@ -390,3 +390,54 @@ def test_a_retired_snapshot_run_keeps_its_newest_windows_column_lineage() -> Non
     assert _lineage() == before
     assert rederive(batch_size=2).failed == 0
     assert _lineage() == before
+
+
+@pytest.mark.parametrize("days", ["", "90"])
+def test_beat_runs_retention_daily_at_03_17_utc_only_when_the_setting_is_set(days: str) -> None:
+    """docs/deploy.md "Retention": unset, nothing is removed; LINEAGE_RETENTION_DAYS=N makes
+    beat run catalog.apply_retention daily at 03:17 UTC. The schedule as the beat process
+    reads it: a fresh Celery application on production settings."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings as django_settings
+
+    program = "\n".join(
+        [
+            "import datetime, json",
+            "from config.celery import app",
+            "app.loader.import_default_modules()",
+            "entry = [v for v in app.conf.beat_schedule.values()",
+            "         if v['task'] == 'catalog.apply_retention']",
+            "before = datetime.datetime(2026, 1, 1, 3, 16, tzinfo=datetime.UTC)",
+            "due = [v['schedule'].remaining_delta(before) for v in entry]",
+            "print(json.dumps({'entries': len(entry), 'timezone': str(app.conf.timezone),",
+            "    'registered': 'catalog.apply_retention' in app.tasks,",
+            "    'next': [str(d[0] + d[1]) for d in due]}))",
+        ]
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DJANGO_SECRET_KEY": "retention-schedule-" + "k" * 40,
+        "DJANGO_ALLOWED_HOSTS": "lineage.example.com",
+        "LINEAGE_RETENTION_DAYS": days,
+    }
+    found = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=django_settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert found.returncode == 0, found.stderr[-2000:]
+    answer = json.loads(found.stdout.strip().splitlines()[-1])
+    assert answer["registered"] is True
+    if not days:
+        assert answer["entries"] == 0
+        return
+    assert answer["entries"] == 1 and answer["timezone"] in {"UTC", "None"}
+    assert answer["next"] == ["2026-01-01 03:17:00+00:00"]

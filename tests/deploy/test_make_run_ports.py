@@ -4,7 +4,6 @@ process that cannot start never stops those that did. The consumer's probe serve
 on 127.0.0.1 unless told (issue 38 item 11; the chart tells it 0.0.0.0)."""
 
 import contextlib
-import http.cookiejar
 import re
 import signal
 import socket
@@ -21,8 +20,9 @@ import pytest
 
 import scripts.run_local as run_local
 from ingest.models import DeadLetter
-from tests.deploy.make_run import MakeRun, started_make_run
+from tests.deploy.make_run import started_make_run
 from tests.deploy.rendering import ROOT
+from tests.faults.admin_session import AdminSession
 from tests.faults.processes import current_database_url, port_open, service_env, wait_for
 from tests.ingest.kafka.cluster import produce
 from tests.ingest.kafka.test_consume import ol_event_dict
@@ -279,33 +279,6 @@ def test_the_supervisor_ends_when_nothing_is_left_running() -> None:
 # --- make run itself, with the Kafka mock cluster --------------------------------------------
 
 
-class Admin:
-    """A person in the admin, over HTTP with cookies and CSRF, as a browser."""
-
-    def __init__(self, run: MakeRun, password: str) -> None:
-        self.base = f"http://127.0.0.1:{run.port}"
-        self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-        self.post("/admin/login/?next=/admin/", {"username": "admin", "password": password})
-
-    def get(self, path: str) -> str:
-        with self.opener.open(self.base + path, timeout=60) as answer:
-            return answer.read().decode()
-
-    def post(self, path: str, fields: dict[str, object]) -> str:
-        page = self.get(path)
-        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
-        assert token, page[:2000]
-        body = urllib.parse.urlencode(
-            {**fields, "csrfmiddlewaretoken": token.group(1)}, doseq=True
-        ).encode()
-        request = urllib.request.Request(
-            self.base + path, data=body, headers={"Referer": self.base + path}
-        )
-        with self.opener.open(request, timeout=60) as answer:
-            return answer.read().decode()
-
-
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.timeout(300)
 def test_make_run_with_kafka_beside_taken_ports_keeps_serving(tmp_path: Path) -> None:
@@ -352,7 +325,7 @@ def test_make_run_with_kafka_beside_taken_ports_keeps_serving(tmp_path: Path) ->
         letter = DeadLetter.objects.get()
         assert not letter.complete
         password = run.credentials()["admin_password"]
-        admin = Admin(run, password)
+        admin = AdminSession(f"http://127.0.0.1:{run.port}", password)
         page = admin.post(
             "/admin/ingest/deadletter/",
             {"action": "replay_selected", "_selected_action": [letter.id]},

@@ -207,3 +207,41 @@ def test_a_worker_still_starting_ends_with_a_main_process_that_was_killed() -> N
     finally:
         if _alive(worker):
             os.kill(worker, signal.SIGKILL)
+
+
+def test_a_worker_that_dies_again_within_seconds_stops_the_server(server: Server) -> None:
+    """docs/deploy.md: a worker that dies is replaced; one that dies again within seconds
+    stops the server, so the pod restarts and the failure shows (a crash loop is not hidden
+    behind a server that keeps replacing workers)."""
+    before = server.workers()
+    os.kill(min(before), signal.SIGKILL)
+    wait_for(lambda: len(server.workers() - before) == 1, 30, "a new worker")
+    (replacement,) = server.workers() - before
+    os.kill(replacement, signal.SIGKILL)  # the replacement dies at once too
+    server.process.wait(timeout=30)
+    assert any("crash loop" in line for line in server.lines()), server.lines()[-5:]
+    wait_for(lambda: not port_open(server.port), 10, "the port to close")
+
+
+def test_a_request_that_outlasts_the_grace_period_does_not_hold_the_server(
+    server: Server,
+) -> None:
+    """docs/deploy.md: on SIGTERM requests in flight finish, *then* the workers are killed:
+    a client that never finishes its request keeps the server at most WEB_GRACEFUL_SECONDS
+    (10 here), so the pod ends before Kubernetes' grace period (the chart sets this to it
+    minus 5) and its own SIGKILL."""
+    token = create_token("stuck", "ingest")[1]
+    body = orjson.dumps(run_event())
+    head = (
+        f"POST {LINEAGE} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:
+        sock.sendall(head + body[: len(body) // 2])  # and never the rest
+        time.sleep(1)  # the view is reading the body
+        stopped = time.monotonic()
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=30)
+        took = time.monotonic() - stopped
+    assert 5 < took < 10 + 5, took  # it waited for the request, then not much longer
+    assert not Event.objects.exists()

@@ -65,3 +65,14 @@ def create_token(blocker: Any, env: dict[str, str], scope: str) -> str:
     with blocker.unblock(), _routed_to(env["DATABASE_URL"]):
         call_command("create_token", "--scope", scope, "--quiet", stdout=out)
     return out.getvalue().strip()
+
+
+def create_superuser(blocker: Any, env: dict[str, str]) -> str:
+    """A superuser ``admin`` on ``env``'s database, made in this process; returns its
+    password (for tests/faults/admin_session.py)."""
+    from django.contrib.auth.models import User
+
+    password = uuid.uuid4().hex
+    with blocker.unblock(), _routed_to(env["DATABASE_URL"]):
+        User.objects.create_superuser("admin", "admin@example.com", password)
+    return password

@@ -126,6 +126,57 @@ def test_database_down_is_a_503_with_retry_after_and_recovers() -> None:
     assert Event.objects.count() == 1
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_database_that_does_not_answer_is_a_503_after_the_connect_timeout() -> None:
+    """docs/deploy.md, database.connectTimeout: seconds before a request gives up and
+    answers 503. A server that accepts the connection and never answers (a host gone
+    silent, a full pooler) must not hold a worker thread: DATABASE_CONNECT_TIMEOUT, as the
+    settings read it in a fresh process, bounds the wait."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    read = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json; from django.conf import settings;"
+            "print(json.dumps(settings.DATABASES['default']['OPTIONS']))",
+        ],
+        cwd=settings.BASE_DIR,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.test",
+            "DATABASE_CONNECT_TIMEOUT": "1",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    options = json.loads(read.stdout.strip().splitlines()[-1])
+    assert options["connect_timeout"] == 1
+    secret = create_token("silent db", "ingest")[1]
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    connection = connections["default"]
+    saved = dict(connection.settings_dict)
+    with socket.create_server(("127.0.0.1", 0), backlog=8) as silent:  # accepts, never speaks
+        connection.close()
+        connection.settings_dict["PORT"] = str(silent.getsockname()[1])
+        connection.settings_dict["OPTIONS"] = {**saved["OPTIONS"], **options}
+        try:
+            started = time.monotonic()
+            response = post_json(client, LINEAGE, run_event())
+            took = time.monotonic() - started
+        finally:
+            connection.close()
+            connection.settings_dict.update(saved)
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert took < 5, took  # one timeout (libpq may try each address of the host once)
+    assert post_json(client, LINEAGE, run_event()).status_code == 201
+
+
 @pytest.mark.django_db
 def test_healthz_is_always_ok() -> None:
     response = Client().get("/healthz")
@@ -144,6 +195,26 @@ def test_readyz_reports_database_migrations_and_broker() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
+def test_healthz_is_ok_without_the_database_or_the_broker(settings) -> None:
+    """docs/deploy.md: /healthz is liveness, the process only. A database or Redis outage
+    must not fail it, or the kubelet would restart every web pod while PostgreSQL is away
+    (readiness takes them out of the Service instead)."""
+    settings.CELERY_BROKER_URL = f"redis://127.0.0.1:{CLOSED_PORT}/0"
+    connection = connections["default"]
+    original_port = connection.settings_dict["PORT"]
+    connection.close()
+    connection.settings_dict["PORT"] = CLOSED_PORT
+    try:
+        for _ in range(2):  # the first request after the outage began, and the next
+            response = Client().get("/healthz")
+            assert response.status_code == 200
+            assert response.json() == {"status": "ok"}
+    finally:
+        connection.close()
+        connection.settings_dict["PORT"] = original_port
+
+
+@pytest.mark.django_db(transaction=True)
 def test_readyz_is_503_without_the_database() -> None:
     connection = connections["default"]
     original_port = connection.settings_dict["PORT"]
@@ -156,6 +227,42 @@ def test_readyz_is_503_without_the_database() -> None:
         connection.settings_dict["PORT"] = original_port
     assert response.status_code == 503
     assert response.json()["checks"]["database"].startswith("unavailable")
+
+
+@pytest.mark.django_db
+def test_readyz_is_503_while_a_migration_is_pending(monkeypatch) -> None:
+    """docs/deploy.md: ready means migrations applied. A pod of a release whose migrations
+    have not run (the hook still running, or failed) answers 503, so it gets no traffic."""
+    from django.db import connection
+    from django.db.migrations.recorder import MigrationRecorder
+
+    from ingest import health
+
+    monkeypatch.setattr(health, "_migrations_done", False)  # as in a process just started
+    latest = MigrationRecorder(connection).migration_qs.filter(app="catalog").latest("id")
+    latest.delete()  # rolled back with the test's transaction
+
+    response = Client().get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json()["checks"] == {
+        "database": "ok",
+        "migrations": "pending",
+        "broker": "ok",
+    }
+
+
+@pytest.mark.django_db
+def test_readyz_reports_a_broker_that_is_down_and_stays_ready(settings) -> None:
+    """docs/deploy.md: the broker's state is reported, not required (ingest goes on while
+    Redis is down), so a Redis outage takes no web pod out of its Service."""
+    settings.CELERY_BROKER_URL = f"redis://127.0.0.1:{CLOSED_PORT}/0"
+
+    response = Client().get("/readyz")
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "ok"
+    assert response.json()["checks"]["broker"].startswith("unavailable")
 
 
 def test_a_busy_process_publishes_at_most_one_task_per_interval(

@@ -105,3 +105,26 @@ def test_a_flood_of_unknown_tokens_does_not_evict_valid_ones(
         assert _resolve(secret) is not None
     with django_assert_num_queries(0):  # the newest unknown ones are still cached as unknown
         assert _resolve("lc_ingest_made_up_10049") is None
+
+
+def test_a_new_secret_key_logs_admin_users_out_and_leaves_tokens_working(settings) -> None:
+    """docs/deploy.md "Rotate tokens" and "Back up and restore": tokens do not depend on
+    DJANGO_SECRET_KEY (a restore with another key, or a rotation, keeps every producer
+    writing); admin sessions do, so rotating it logs everyone out of the admin."""
+    from django.contrib.auth.models import User
+
+    _, ingest = create_token("producer", "ingest")
+    _, read = create_token("reader", "read")
+    staff = Client()
+    staff.force_login(User.objects.create_superuser("root", password="pw"))
+    assert staff.get("/admin/").status_code == 200
+
+    settings.SECRET_KEY = "a-rotated-secret-key-" + "r" * 40
+
+    assert staff.get("/admin/").status_code == 302  # to the login page
+    assert staff.get("/api/v1/datasets").status_code == 401
+    assert (
+        post_json(Client(HTTP_AUTHORIZATION=f"Bearer {ingest}"), LINEAGE, run_event()).status_code
+        == 201
+    )
+    assert Client(HTTP_AUTHORIZATION=f"Bearer {read}").get("/api/v1/datasets").status_code == 200

@@ -45,7 +45,7 @@ def test_the_leaked_token_itself_revokes_it_and_stops_it_working(capsys) -> None
     assert post_json(client, LINEAGE, run_event()).status_code == 401
 
 
-@pytest.mark.parametrize("scope", ["ingest", "read"])
+@pytest.mark.parametrize("scope", ["ingest", "read", "curate"])
 def test_the_prefix_the_admin_shows_or_a_longer_start_revokes_it(scope: str, capsys) -> None:
     first, _ = create_token("first", scope)
     _, second_secret = create_token("second", scope)

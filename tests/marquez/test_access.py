@@ -324,8 +324,8 @@ def test_marquez_hosts_get_the_mount_at_plain_api_v1(world, read_client, host):
         assert "results" in ours
 
 
-def test_a_slow_read_is_cut_with_503(mz, monkeypatch):
-    from api.marquez import paths, views
+def test_a_slow_read_is_cut_with_503(mz, monkeypatch, settings):
+    from api.marquez import paths
 
     def slow(request: Any) -> dict[str, Any]:
         with connection.cursor() as cursor:
@@ -333,7 +333,8 @@ def test_a_slow_read_is_cut_with_503(mz, monkeypatch):
         return {"tags": []}
 
     monkeypatch.setitem(paths.READS, "tags", slow)
-    monkeypatch.setattr(views, "READ_TIMEOUT_MS", 100)
+    settings.LINEAGE = {**settings.LINEAGE, "READ_STATEMENT_TIMEOUT_MS": 100}
     response = mz.get("/tags")
     assert response.status_code == 503 and response.json()["code"] == 503
+    assert response["Retry-After"] == "5"
     assert mz.get("/sources").status_code == 200  # the connection is usable afterwards

@@ -24,7 +24,7 @@ class Received:
 @dataclass
 class Receiver:
     port: int
-    mode: str = "ok"  # ok, slow, fail, redirect, huge, fail_then_ok
+    mode: str = "ok"  # ok, slow, fail, redirect, huge, fail_then_ok, echo
     delay: float = 0.0  # seconds a "slow" receiver waits before answering
     received: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -73,6 +73,14 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             mode = receiver.mode
             if mode == "slow":
                 time.sleep(receiver.delay)
+            if mode == "echo":  # as many frameworks' 404 and login redirects do
+                self.send_response(302 if count % 2 else 404)
+                self.send_header("Location", f"https://login.example.com/?next={self.path}")
+                answer = f"Cannot POST {self.path}".encode()
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+                return
             if mode == "redirect" and self.path == "/hook":
                 self.send_response(307)
                 self.send_header("Location", "/elsewhere")

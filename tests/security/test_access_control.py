@@ -139,3 +139,24 @@ def test_unknown_pages_outside_the_api_stay_html() -> None:
     response = Client().get("/no-such-page")
     assert response.status_code == 404
     assert "problem+json" not in response["Content-Type"]
+
+
+MARQUEZ_READS = ["/marquez/api/v1/namespaces", "/marquez/api/v1/search?q=x", "/marquez/api/v1/jobs"]
+
+
+@pytest.mark.parametrize("path", [*READ_PATHS, *MARQUEZ_READS])
+def test_a_curate_token_reads_nothing(path: str) -> None:
+    """docs/security.md: a curate token retires and tags through the Marquez mount's
+    writes (docs/admin.md) and does nothing else: no read of either API."""
+    curator = _bearer(create_token("curator", "curate")[1])
+    assert curator.get(path).status_code == 403
+
+
+@pytest.mark.parametrize("path", sorted(INGEST_PATHS | WRITE_AND_READ))
+def test_a_curate_token_writes_no_event(path: str) -> None:
+    from ingest.models import Event
+
+    curator = _bearer(create_token("curator", "curate")[1])
+    response = curator.post(path, data=dumps(run_event()), content_type="application/json")
+    assert response.status_code == 403
+    assert not Event.objects.exists()

@@ -43,13 +43,13 @@ def web_connection(transactional_db: None, settings: object) -> Iterator[None]:
 
 
 @contextmanager
-def datasets_locked() -> Iterator[None]:
+def datasets_locked(table: str = "catalog_dataset") -> Iterator[None]:
     holder = connections.create_connection("default")
     try:
         holder.set_autocommit(False)
         with holder.cursor() as cursor:
             cursor.execute("SET LOCAL idle_in_transaction_session_timeout = 3000")
-            cursor.execute("LOCK TABLE catalog_dataset IN ACCESS EXCLUSIVE MODE")
+            cursor.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
         yield
     finally:
         holder.close()  # ends its transaction: the lock goes with it
@@ -81,3 +81,53 @@ def test_a_slow_read_is_a_503_problem_on_the_api_and_a_page_in_the_admin(
     assert b'id="statement-timeout"' in page.content
     # The connection serves the next request: nothing was left aborted.
     assert read_client.get("/api/v1/datasets").status_code == 200
+
+
+def test_a_slow_read_on_the_marquez_mount_is_a_503_in_marquez_shape(
+    web_connection: None, read_client: Client
+) -> None:
+    """docs/deploy.md "Statement timeout": Marquez's error shape on the mount."""
+    search = "/marquez/api/v1/namespaces"
+    assert read_client.get(search).status_code == 200
+    with datasets_locked("catalog_namespace"):
+        answer = read_client.get(search)
+    assert answer.status_code == 503, answer.content
+    assert answer["Retry-After"] == "5"
+    assert set(answer.json()) == {"code", "message", "details"}
+    assert answer.json()["code"] == 503
+    assert read_client.get(search).status_code == 200
+
+
+def test_an_ingest_cut_by_the_timeout_stores_nothing_and_its_retry_stores_it_once(
+    web_connection: None, ingest_client: Client
+) -> None:
+    """docs/deploy.md "Statement timeout": a write cut by it is rolled back whole: nothing
+    is stored and the client's retry stores it."""
+    from ingest.models import Event
+    from tests.ingest.helpers import LINEAGE, post_json, run_event
+
+    assert post_json(ingest_client, LINEAGE, run_event()).status_code == 201  # warm
+    event = run_event()
+    with datasets_locked("ingest_event"):
+        cut = post_json(ingest_client, LINEAGE, event)
+    assert cut.status_code == 503, cut.content
+    assert cut["Retry-After"] == "5"
+    assert cut.json()["type"] == "urn:lineage-catalog:problem:statement-timeout"
+    assert Event.objects.count() == 1
+    assert post_json(ingest_client, LINEAGE, event).status_code == 201
+    assert post_json(ingest_client, LINEAGE, event).status_code in (200, 201)  # a resend
+    assert Event.objects.count() == 2
+
+
+def test_with_the_setting_at_0_the_mount_keeps_the_connections_own_timeout(
+    web_connection: None, read_client: Client, settings
+) -> None:
+    """docs/deploy.md: behind PgBouncer the timeout is a database role's and the setting 0;
+    the mount must not lift the role's timeout for its reads (a SET LOCAL of 0 did)."""
+    search = "/marquez/api/v1/namespaces"
+    assert read_client.get(search).status_code == 200
+    # The connection keeps its 100 ms, as a role's setting would; the service's is off.
+    settings.LINEAGE = {**settings.LINEAGE, "READ_STATEMENT_TIMEOUT_MS": 0}
+    with datasets_locked("catalog_namespace"):
+        answer = read_client.get(search)
+    assert answer.status_code == 503, answer.content

@@ -41,6 +41,7 @@ from catalog.services.derivation.records import (
     latest,
 )
 from catalog.services.derivation.skipped import without
+from core.redaction import redact
 
 
 def _merge_facets(
@@ -422,7 +423,10 @@ class Extractor:
                 "subject": naming.producer_text(payload.get("subject")),
                 "action": naming.producer_text(payload.get("action")),
                 "timestamp": event.event_time or EPOCH,
-                "additional_values": values,
+                # Redacted too: its ?key=value filters match what is stored, so a raw value
+                # would confirm a guess of the secret in it (a DSN's password, the value of
+                # a name/value pair) that the answer itself hides.
+                "additional_values": redact(values),
             }
         )
 
