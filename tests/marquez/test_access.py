@@ -204,6 +204,17 @@ def test_limit_is_clamped_and_offset_pages(mz):
     assert [j["name"] for j in second["jobs"]] == ["job_1"] and second["totalCount"] == 3
 
 
+def test_limit_is_clamped_at_both_ends(mz):
+    """docs/marquez.md: ``limit`` is clamped to 1-500, both ends, on every list."""
+    for index in range(paging.MAX_LIMIT + 1):
+        make_job(f"job_{index:03}", namespace="many")
+    cases = [("0", 1), ("-5", 1), ("1", 1), ("500", 500), ("501", 500), (str(10**30), 500)]
+    for limit, served in cases:
+        body = mz.get("/namespaces/many/jobs", limit=limit).json()
+        assert len(body["jobs"]) == served, limit
+        assert body["totalCount"] == paging.MAX_LIMIT + 1
+
+
 def test_total_count_is_estimated_above_the_bound(mz, monkeypatch):
     for index in range(5):
         make_dataset(f"t{index}", namespace="big")
