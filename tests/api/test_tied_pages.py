@@ -37,8 +37,10 @@ def follow(client, url: str, link: str, pages: int) -> tuple[list[int], dict]:
     raise AssertionError(f"{url}: still a {link} page after {pages} pages")
 
 
-def assert_each_once(client, url: str, expected: list[int], limit: int) -> None:
-    pages = len(expected) // limit + 1
+def assert_each_once(
+    client, url: str, expected: list[int], limit: int, pages: int | None = None
+) -> None:
+    pages = pages or len(expected) // limit + 1
     forwards, last = follow(client, f"{url}&limit={limit}", "next", pages)
     assert forwards == expected  # the list's order: newest first, then the highest id
     ids, _ = follow(client, last["previous"], "previous", pages)
@@ -89,3 +91,26 @@ def test_a_cursor_of_the_time_alone_still_pages_and_a_forged_pair_is_refused(api
             response = api.get(url, {"cursor": cursor})
             assert response.status_code == 400, (url, forged, response.content)
             assert response.json()["type"] == "urn:lineage-catalog:problem:invalid-cursor"
+
+
+def test_a_page_cut_by_bytes_in_a_tie_goes_on_at_the_first_record_left_out(
+    api, ingest_client, settings
+) -> None:
+    """docs/api.md: a page stops at ``LINEAGE_MAX_PAGE_BYTES`` and ``next`` starts at the
+    first item left out, also inside a run of records of one timestamp."""
+    settings.LINEAGE = {**settings.LINEAGE, "MAX_PAGE_BYTES": 100_000}
+    records = [
+        {
+            "subject": "model",
+            "action": "scored",
+            "timestamp": "2026-11-01T10:00:00Z",
+            "additionalValues": {"n": str(n), "pad": "x" * 30_000},
+        }
+        for n in range(12)
+    ]
+    assert post_json(ingest_client, METADATA, records).status_code == 201
+    derive_events(list(Event.objects.values_list("id", flat=True)))
+    stored = list(MetadataRecord.objects.order_by("-timestamp", "-id").values_list("id", flat=True))
+    first = api.get("/api/v1/metadata?limit=500").json()
+    assert 1 <= len(first["results"]) <= 4 and first["next"]
+    assert_each_once(api, "/api/v1/metadata?subject=model", stored, 500, pages=len(stored))
