@@ -93,6 +93,19 @@ def test_hostile_bodies_are_400_in_marquez_shape(world, curate_client, depth):
     assert _put(curate_client, "pii", {"description": "é"}).json()["description"] == "é"
 
 
+def test_the_tag_list_is_bounded(world, read_client):
+    """docs/marquez.md: ``/tags`` reads at most 1,000 descriptions and lists at most 1,000
+    names (the first by name), however many tags exist."""
+    from catalog.reads.labels import MAX_NAMES
+
+    TagDescription.objects.bulk_create(
+        TagDescription(name=f"t{number:05}", description="d") for number in range(MAX_NAMES + 5)
+    )
+    listed = _listed(read_client)
+    assert len(listed) == MAX_NAMES == 1000
+    assert sorted(listed)[-1] == f"t{MAX_NAMES - 1:05}"
+
+
 def test_a_staff_session_needs_the_description_permissions(world):
     user = User.objects.create_user("stew", is_staff=True)
     session = Client()
