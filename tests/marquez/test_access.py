@@ -215,6 +215,30 @@ def test_limit_is_clamped_at_both_ends(mz):
         assert body["totalCount"] == paging.MAX_LIMIT + 1
 
 
+OFFSET_LISTS = [
+    "/namespaces",
+    "/jobs",
+    f"/namespaces/{JOB_NS}/jobs",
+    f"/namespaces/{JOB_NS}/jobs/etl.load_orders/runs",
+    "/namespaces/s3%3A%2F%2Flake/datasets",
+    "/namespaces/s3%3A%2F%2Flake/datasets/raw%2Forders%2Fdaily/versions",
+    "/search",
+    "/events/lineage",
+    f"/events/{JOB_NS}",
+]
+
+
+@pytest.mark.parametrize("path", OFFSET_LISTS)
+def test_every_offset_list_refuses_deep_and_negative_offsets(world, mz, path):
+    """docs/marquez.md: ``offset`` above 10,000 is a 400, on every list the mount pages
+    (each reads its own rows: jobs, runs, datasets, versions, search, raw events)."""
+    for offset in (str(paging.MAX_OFFSET + 1), str(10**30), "-1"):
+        response = mz.get(path, offset=offset, q="orders")
+        assert response.status_code == 400, (path, offset, response.content)
+        assert set(response.json()) == ERROR
+    assert mz.get(path, offset=str(paging.MAX_OFFSET), q="orders").status_code == 200
+
+
 def test_total_count_is_estimated_above_the_bound(mz, monkeypatch):
     for index in range(5):
         make_dataset(f"t{index}", namespace="big")
