@@ -16,6 +16,7 @@ from rest_framework.pagination import Cursor, CursorPagination, LimitOffsetPagin
 
 from api.params import integer_within
 from api.problems import bad_parameter
+from api.tied_positions import TiedOrder, joined, split
 from core.problems import Problem
 from core.rendering import RawJSON
 
@@ -31,7 +32,8 @@ class CursorPage(CursorPagination):
     """``?cursor=`` (opaque, from ``next``/``previous``) and ``?limit=`` (1-500, default 50).
 
     Views set ``cursor_ordering`` (a unique column first, so positions never tie); the
-    default is newest first by primary key.
+    default is newest first by primary key. A list whose first column ties orders by it and
+    the id (``ordering = ("-timestamp", "-id")``) and has positions of both (api/tied_positions.py).
     """
 
     page_size = DEFAULT_PAGE_SIZE
@@ -55,6 +57,8 @@ class CursorPage(CursorPagination):
 
     def paginate_queryset(self, queryset: Any, request: Any, view: Any = None) -> Any:
         self._model = getattr(queryset, "model", None)
+        if len(ordering := self.get_ordering(request, queryset, view)) > 1:
+            queryset = TiedOrder(queryset, ordering)
         try:
             return super().paginate_queryset(queryset, request, view)
         except NotFound as error:
@@ -94,6 +98,11 @@ class CursorPage(CursorPagination):
         self.page, self.has_next = page[:kept], True
         return items[:kept]
 
+    def _get_position_from_instance(self, instance: Any, ordering: Any) -> str:
+        if len(ordering) > 1:
+            return joined(instance, tuple(ordering))
+        return str(super()._get_position_from_instance(instance, ordering))
+
     def decode_cursor(self, request: Any) -> Cursor | None:
         """DRF's decoding, then the position checked against its column: a forged cursor
         (``p=abc`` on an integer id, a NUL, an id beyond bigint) would otherwise reach SQL
@@ -104,7 +113,12 @@ class CursorPage(CursorPagination):
         position = str(cursor.position)  # DRF decodes it as text; the stubs say int
         if "\x00" in position or len(position) > 200:
             raise invalid_cursor()
-        field_name = self.ordering[0].lstrip("-") if self.ordering else "id"
+        parts = split(position) if len(self.ordering) > 1 else None
+        for name, value in zip(self.ordering, parts or (position,), strict=False):
+            self._check_position(name.lstrip("-"), value)
+        return cursor
+
+    def _check_position(self, field_name: str, position: str) -> None:
         try:
             field = self._model._meta.get_field(field_name) if self._model else None
         except FieldDoesNotExist:
@@ -118,7 +132,6 @@ class CursorPage(CursorPagination):
             # datetime's text); read in the server's zone it would be a guess, not a place.
             if isinstance(value, datetime) and timezone.is_naive(value):
                 raise invalid_cursor()
-        return cursor
 
 
 def _measured(value: Any) -> Any:

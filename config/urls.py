@@ -31,5 +31,6 @@ urlpatterns = [
 ]
 
 # Programs get problem documents for unknown URLs too, not HTML.
+handler400 = "api.marquez.errors.bad_request"  # and Marquez's shape under its mount
 handler404 = "core.problems.not_found"
 handler500 = "core.problems.server_error"

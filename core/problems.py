@@ -149,6 +149,35 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     return page_not_found(request, exception)
 
 
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler400: a problem document under /api/, Django's page elsewhere. Django answers
+    a request it cannot read itself (more than ``DATA_UPLOAD_MAX_NUMBER_FIELDS`` query
+    parameters, a body past ``DATA_UPLOAD_MAX_MEMORY_SIZE``, a Host it does not serve)
+    before any view's error handling: its page was HTML, even to the API's programs."""
+    if _is_api(request):
+        return problem_response(
+            Problem(
+                status=400,
+                slug="invalid-request",
+                title="The request is not valid",
+                detail=request_error_detail(exception),
+            )
+        )
+    from django.views.defaults import bad_request as default_bad_request
+
+    return default_bad_request(request, exception)
+
+
+def request_error_detail(exception: Exception) -> str:
+    """What a client may be told of Django's refusal: the limit it went past (the text of
+    Django's own request-data errors), nothing of anything else (a Host header's check)."""
+    from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+
+    if isinstance(exception, RequestDataTooBig | TooManyFieldsSent | TooManyFilesSent):
+        return str(exception)
+    return "The request could not be read."
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500: a problem document under /api/ (never HTML to a program)."""
     if _is_api(request):

@@ -69,7 +69,14 @@ def _job(namespace: str, job: str) -> Any:
     return found
 
 
+def _checked_tag(tag: str, field: str = "") -> None:
+    # Before any lookup: a name the label columns cannot hold is the caller's error (400).
+    if (problem := labels.tag_name_problem(tag, field)) is not None:
+        raise MarquezError(400, problem)
+
+
 def _tagged_dataset(request: Request, namespace: str, dataset: str, tag: str, **field: str):
+    _checked_tag(tag, field.get("field", ""))
     found = _dataset(namespace, dataset, field.get("field"))
     write = labels.tag if request.method == "POST" else labels.untag
     write(request.user, found, tag, field.get("field", ""))
@@ -87,6 +94,7 @@ def tag_field(
 
 
 def tag_job(request: Request, namespace: str, job: str, tag: str) -> dict[str, Any]:
+    _checked_tag(tag)
     write = labels.tag if request.method == "POST" else labels.untag
     write(request.user, _job(namespace, job), tag)
     return shapes.jobs_data([_job(namespace, job)])[0]

@@ -7,12 +7,13 @@ translated here, so a client of the mount never sees two error formats.
 
 from typing import Any
 
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from core.problems import Problem
+from core.problems import Problem, request_error_detail
+from core.problems import bad_request as project_bad_request
 
 
 class MarquezError(Exception):
@@ -30,6 +31,14 @@ def body(code: int, message: str, details: str | None = None) -> dict[str, Any]:
 def error_response(code: int, message: str, details: str | None = None) -> JsonResponse:
     """For answers given before DRF is involved (unknown path, mount switched off)."""
     return JsonResponse(body(code, message, details), status=code)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The project's handler400 (config/urls.py): under the mount, Marquez's shape; else
+    the project's (a problem document under /api/)."""
+    if request.path.startswith("/marquez/api/"):
+        return error_response(400, request_error_detail(exception))
+    return project_bad_request(request, exception)
 
 
 def not_found(what: str) -> MarquezError:

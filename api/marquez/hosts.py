@@ -43,6 +43,7 @@ _mount = [URLPattern(MarquezPath(r"^(?P<rest>.+)$", is_endpoint=True), entry, na
 # project's config package, which imports the API (config/read_front.py, config/wsgi.py).
 _root = import_module(settings.ROOT_URLCONF)
 urlpatterns = [path("api/v1/", include(_mount)), *_root.urlpatterns]
+handler400 = _root.handler400
 handler404 = _root.handler404
 handler500 = _root.handler500
 

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from api.base import ReadRateThrottle
 from api.marquez import curation, paths
 from api.marquez.access import anonymous_reads_allowed
+from api.marquez.body import BoundedJSONParser
 from api.marquez.errors import MarquezError, error_response, marquez_exception_handler
 from api.params import nul_parameter
 from catalog.reads.timeout import ReadTimedOut, bounded_read
@@ -90,6 +91,7 @@ class MarquezView(APIView):
     throttle_classes = [MarquezThrottle]
     throttle_scope = "read"
     renderer_classes = [JSONRenderer]  # JSON only, whatever the settings add
+    parser_classes = [BoundedJSONParser]  # the writes' bodies: bounded, strict (body.py)
     schema = None  # not part of /api/schema/: Marquez publishes its own (docs/marquez.md)
 
     @property

@@ -170,7 +170,18 @@ def _ingest_metadata_view(request: Any, *args: Any, **kwargs: Any) -> Any:
     return MetadataView.as_view()(request, *args, **kwargs)
 
 
-RESERVED_METADATA_PARAMS = {"resource", "subject", "action", "since", "until", "cursor", "limit"}
+# The list's own parameters, and DRF's ``format`` (it chooses the renderer on every route):
+# as an additionalValues filter, ``?format=json`` emptied the list and its every page.
+RESERVED_METADATA_PARAMS = {
+    "resource",
+    "subject",
+    "action",
+    "since",
+    "until",
+    "cursor",
+    "limit",
+    "format",
+}
 
 
 class MetadataRecordList(ReadAPIView):
@@ -194,9 +205,9 @@ class MetadataRecordList(ReadAPIView):
         operation_id="metadata_list",
         summary="Search metadata records",
         description=(
-            "Every parameter other than the ones listed is a filter on `additionalValues`: "
-            "`?model_version=7&stage=Production` returns records whose additionalValues hold "
-            "both pairs."
+            "Every parameter other than the ones listed (and `format`, which chooses the "
+            "renderer) is a filter on `additionalValues`: `?model_version=7&stage=Production` "
+            "returns records whose additionalValues hold both pairs."
         ),
         parameters=[
             OpenApiParameter("resource", str),

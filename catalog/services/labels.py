@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 PRODUCER, STEWARD = "producer", "steward"
 # What projecting reads of a steward row.
 LABEL_FIELDS = ("kind", "field", "key", "value", "hides")
+# The longest field name a steward's label can name (its column's bound).
+FIELD_LENGTH = StewardLabel._meta.get_field("field").max_length or 0
 
 
 def projected_tags(facets: Any, labels: Iterable[StewardLabel]) -> list[dict[str, Any]]:
@@ -164,13 +166,26 @@ def unlabel(user: Any, label: StewardLabel) -> None:
             _audit(user, holder, f"removed {label}")
 
 
+def tag_name_problem(name: str, field: str = "") -> str | None:
+    """Why a tag (``key`` or ``key:value``, as Marquez names a tag) of a holder or of its
+    ``field`` cannot be stored, or None: the label columns' bounds (a name past them was a
+    database error, a 500, on Marquez's tag calls), no empty key, no NUL."""
+    key, _, value = name.partition(":")
+    if not key.strip() or len(name) > TAG_NAME_LENGTH or max(len(key), len(value)) > 200:
+        return f"A tag name is key or key:value, each 1-200 characters (got {len(name)})."
+    if len(field) > FIELD_LENGTH:
+        return f"A field of more than {FIELD_LENGTH} characters cannot be tagged."
+    if "\x00" in name or "\x00" in field:
+        return "A tag's name must not contain NUL characters."
+    return None
+
+
 def tag_description_problem(name: str, description: Any) -> str | None:
     """Why a tag's name or description cannot be stored, or None: a name as Marquez names a
     tag (``key`` or ``key:value``) within the label columns' bounds, a description text
     (or None: kept as it is) within its own; neither holds NUL (PostgreSQL text cannot)."""
-    key, _, value = name.partition(":")
-    if not key.strip() or len(name) > TAG_NAME_LENGTH or max(len(key), len(value)) > 200:
-        return f"A tag name is key or key:value, each 1-200 characters (got {len(name)})."
+    if (problem := tag_name_problem(name)) is not None:
+        return problem
     if description is not None and not isinstance(description, str):
         return "description must be a string or null."
     if description is not None and len(description) > TAG_DESCRIPTION_LENGTH:

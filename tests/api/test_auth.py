@@ -52,6 +52,32 @@ def test_revoked_read_token_is_401(read_token):
     assert response.status_code == 401
 
 
+def test_a_token_revoked_while_in_use_stops_working_within_5_seconds(read_token, monkeypatch):
+    """docs/api.md: a revoked token stops working within 5 seconds. A token in use is
+    cached per process; once revoked it may read until the cached entry is 5 s old, and
+    not after (the process's clock moved on, not the test's sleep)."""
+    import time as real_time
+
+    from ingest import authentication
+    from ingest.models import ApiToken
+
+    class Clock:
+        offset = 0.0
+
+        @classmethod
+        def monotonic(cls) -> float:
+            return real_time.monotonic() + cls.offset
+
+    monkeypatch.setattr(authentication, "time", Clock)
+    reader = Client(HTTP_AUTHORIZATION=f"Bearer {read_token}")
+    assert reader.get("/api/v1/jobs").status_code == 200  # resolved and cached
+    revoke_token(ApiToken.objects.get(scope="read").id)
+    Clock.offset = 5.0
+    assert reader.get("/api/v1/jobs").status_code == 401
+    Clock.offset = 60.0
+    assert reader.get("/api/v1/jobs").status_code == 401  # and never again
+
+
 def test_read_token_reads(read_client):
     assert read_client.get("/api/v1/jobs").status_code == 200
 

@@ -151,6 +151,39 @@ def test_bad_page_parameters_are_400(api, query):
     assert response["Content-Type"] == "application/problem+json"
 
 
+LISTS = [
+    "/api/v1/jobs",
+    "/api/v1/runs",
+    "/api/v1/datasets",
+    "/api/v1/events",
+    "/api/v1/metadata",
+    "/api/v1/changes",
+    "/api/v1/namespaces",
+    "/api/v1/search?q=orders",
+]
+
+
+@pytest.mark.parametrize("url", LISTS)
+def test_every_list_takes_limits_of_1_to_500_only(api, shop, url):
+    """docs/api.md: ``limit`` is 1-500 on every list (each list's own paginator: the run
+    list's prepared page, the changes' and metadata's time order, the offset lists)."""
+    join = "&" if "?" in url else "?"
+    for limit in ("0", "-1", "501", str(10**30), "x", "1.5"):
+        response = api.get(f"{url}{join}limit={limit}")
+        assert response.status_code == 400, (url, limit, response.content)
+        assert response["Content-Type"] == "application/problem+json"
+        assert response.json()["errors"][0]["path"] == "/limit"
+    for limit in ("1", "500"):
+        assert api.get(f"{url}{join}limit={limit}").status_code == 200, (url, limit)
+
+
+def test_a_jobs_runs_take_limits_of_1_to_500_only(api, shop):
+    runs = f"/api/v1/jobs/{shop['load'].id}/runs"
+    for limit in ("0", "501"):
+        assert api.get(f"{runs}?limit={limit}").status_code == 400
+    assert api.get(f"{runs}?limit=500").status_code == 200
+
+
 def test_job_runs_and_runs_filters(api, shop):
     job = shop["load"]
     newer = make_run(job, state="FAIL", started=at(20), error_message="boom")

@@ -189,6 +189,29 @@ def test_metadata_search(api):
     assert api.get("/api/v1/metadata?since=never").status_code == 400
 
 
+def test_metadata_format_chooses_the_renderer_and_filters_nothing(api):
+    """``format`` is DRF's on every route: ``?format=json`` was also read as a filter on
+    additionalValues and emptied the list (and every page its links led to)."""
+    record = make_metadata("model-1", "alice", "deploy", at(1), stage="Production")
+    make_metadata("model-2", "bob", "train", at(2), format="parquet")
+    listed = results(api.get("/api/v1/metadata?format=json&stage=Production"))
+    assert [row["id"] for row in listed] == [record.id]
+    assert len(results(api.get("/api/v1/metadata", {"format": "json", "limit": 1}))) == 1
+    assert api.get("/api/v1/metadata?format=parquet").status_code == 400  # no such renderer
+
+
+def test_metadata_refuses_a_filter_on_a_redacted_value(api):
+    """docs/api.md: the list shows a secret key's value redacted, so a filter on it would
+    confirm a caller's guesses of the value: a 400 naming the key, matched or not."""
+    make_metadata("model-1", "alice", "deploy", at(1), db_password="hunter2", stage="Production")
+    for query in ("db_password=hunter2", "db_password=wrong", "stage=Production&api_token=x"):
+        response = api.get(f"/api/v1/metadata?{query}")
+        assert response.status_code == 400, (query, response.content)
+        assert response.json()["errors"][0]["path"] in ("/db_password", "/api_token")
+    row = results(api.get("/api/v1/metadata?stage=Production"))[0]
+    assert row["additionalValues"]["db_password"] != "hunter2"
+
+
 def test_metadata_list_queries(api, django_assert_num_queries):
     make_metadata("m", "s", "a", at(1))
     # 1 records page

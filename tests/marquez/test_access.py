@@ -204,6 +204,41 @@ def test_limit_is_clamped_and_offset_pages(mz):
     assert [j["name"] for j in second["jobs"]] == ["job_1"] and second["totalCount"] == 3
 
 
+def test_limit_is_clamped_at_both_ends(mz):
+    """docs/marquez.md: ``limit`` is clamped to 1-500, both ends, on every list."""
+    for index in range(paging.MAX_LIMIT + 1):
+        make_job(f"job_{index:03}", namespace="many")
+    cases = [("0", 1), ("-5", 1), ("1", 1), ("500", 500), ("501", 500), (str(10**30), 500)]
+    for limit, served in cases:
+        body = mz.get("/namespaces/many/jobs", limit=limit).json()
+        assert len(body["jobs"]) == served, limit
+        assert body["totalCount"] == paging.MAX_LIMIT + 1
+
+
+OFFSET_LISTS = [
+    "/namespaces",
+    "/jobs",
+    f"/namespaces/{JOB_NS}/jobs",
+    f"/namespaces/{JOB_NS}/jobs/etl.load_orders/runs",
+    "/namespaces/s3%3A%2F%2Flake/datasets",
+    "/namespaces/s3%3A%2F%2Flake/datasets/raw%2Forders%2Fdaily/versions",
+    "/search",
+    "/events/lineage",
+    f"/events/{JOB_NS}",
+]
+
+
+@pytest.mark.parametrize("path", OFFSET_LISTS)
+def test_every_offset_list_refuses_deep_and_negative_offsets(world, mz, path):
+    """docs/marquez.md: ``offset`` above 10,000 is a 400, on every list the mount pages
+    (each reads its own rows: jobs, runs, datasets, versions, search, raw events)."""
+    for offset in (str(paging.MAX_OFFSET + 1), str(10**30), "-1"):
+        response = mz.get(path, offset=offset, q="orders")
+        assert response.status_code == 400, (path, offset, response.content)
+        assert set(response.json()) == ERROR
+    assert mz.get(path, offset=str(paging.MAX_OFFSET), q="orders").status_code == 200
+
+
 def test_total_count_is_estimated_above_the_bound(mz, monkeypatch):
     for index in range(5):
         make_dataset(f"t{index}", namespace="big")

@@ -73,6 +73,39 @@ def test_bad_descriptions_are_400_in_marquez_shape(world, curate_client):
     assert not TagDescription.objects.exists()
 
 
+@pytest.mark.parametrize("depth", [65, 1000, 1025, 5000])
+def test_hostile_bodies_are_400_in_marquez_shape(world, curate_client, depth):
+    """DRF's default parser (the stdlib's recursive decoder, no bound) answered a body of
+    5,000 nested arrays with a RecursionError, a 500, and read a body of any size whole.
+    The mount's body is read as ingest reads one (api/marquez/body.py)."""
+    nested = "[" * depth + "]" * depth
+    for body in (
+        nested,
+        '{"description": ' + nested + "}",
+        '{"description": "a", "description": "b"}',  # duplicate keys: which one was meant?
+        '{"description": "' + "x" * (64 * 1024) + '"}',  # past the body's bound
+        '{"description": "\\udc00"}',  # a lone surrogate PostgreSQL cannot store
+    ):
+        response = _put(curate_client, "pii", body, raw=True)
+        assert response.status_code == 400, (depth, body[:40], response.content[:200])
+        assert set(response.json()) == {"code", "message", "details"}
+    assert not TagDescription.objects.exists()
+    assert _put(curate_client, "pii", {"description": "é"}).json()["description"] == "é"
+
+
+def test_the_tag_list_is_bounded(world, read_client):
+    """docs/marquez.md: ``/tags`` reads at most 1,000 descriptions and lists at most 1,000
+    names (the first by name), however many tags exist."""
+    from catalog.reads.labels import MAX_NAMES
+
+    TagDescription.objects.bulk_create(
+        TagDescription(name=f"t{number:05}", description="d") for number in range(MAX_NAMES + 5)
+    )
+    listed = _listed(read_client)
+    assert len(listed) == MAX_NAMES == 1000
+    assert sorted(listed)[-1] == f"t{MAX_NAMES - 1:05}"
+
+
 def test_a_staff_session_needs_the_description_permissions(world):
     user = User.objects.create_user("stew", is_staff=True)
     session = Client()

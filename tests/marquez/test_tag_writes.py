@@ -2,6 +2,7 @@
 dataset's field and a job write a steward's label (ADR 0083), answered with the object in
 Marquez's shape; a curate token or a staff session that may change it; audited."""
 
+import copy
 import logging
 from urllib.parse import quote
 
@@ -11,8 +12,10 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from catalog.models import StewardLabel, TagDescription
+from catalog.services.derive import derive_events
+from ingest.models import Event
 from ingest.services import create_token
-from tests.marquez.conftest import JOB_NS, S3
+from tests.marquez.conftest import EVENTS, JOB_NS, S3, schema
 
 pytestmark = pytest.mark.django_db
 
@@ -93,3 +96,31 @@ def test_only_curate_tokens_tag_and_missing_objects_are_404(world, read_client, 
     assert _call(read_client, "put", f"{BASE}/tags/pii").status_code == 403
     assert _call(Client(), "put", f"{BASE}/tags/pii").status_code == 401
     assert not StewardLabel.objects.exists() and not TagDescription.objects.exists()
+
+
+def test_a_tag_name_the_labels_cannot_hold_is_a_400_and_stores_nothing(
+    world, ingest_client, curate_client
+):
+    """A key or value over 200 characters reached the label's columns and failed there (a
+    500); an empty key (``:``, ``:v``, blanks) was stored as a tag with no name."""
+    long_field = "f" * 501
+    event = copy.deepcopy(EVENTS[1])
+    event["outputs"] = [{"namespace": S3, "name": "wide", "facets": {"schema": schema(long_field)}}]
+    assert ingest_client.post(f"{BASE}/lineage", event, "application/json").status_code == 201
+    derive_events(list(Event.objects.values_list("id", flat=True)))
+    wide = f"{BASE}/namespaces/{quote(S3, safe='')}/datasets/wide"
+    bad = ["k" * 201, "k:" + "v" * 201, "k" * 5000, ":", ":v", " ", "  :  "]
+    for method in ("post", "delete"):
+        for base in (DAILY, f"{DAILY}/fields/total", LOAD):
+            for tag in bad:
+                response = _call(curate_client, method, f"{base}/tags/{quote(tag, safe='')}")
+                assert response.status_code == 400, (method, base, tag[:10], response.content)
+                assert set(response.json()) == {"code", "message", "details"}
+        response = _call(curate_client, method, f"{wide}/fields/{long_field}/tags/pii")
+        assert response.status_code == 400, (method, response.content)
+    assert not StewardLabel.objects.exists()
+    # At the bounds: stored, and named back as sent.
+    edge = "k" * 200 + ":" + "v" * 200
+    response = _call(curate_client, "post", f"{DAILY}/tags/{edge}")
+    assert response.status_code == 200 and response.json()["tags"] == [edge]
+    assert _call(curate_client, "post", f"{wide}/fields/{'f' * 500}/tags/pii").status_code == 404

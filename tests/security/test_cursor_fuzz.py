@@ -2,7 +2,7 @@
 a 500 (``cursor=cD1hYmM=``, i.e. ``p=abc`` on an integer id, reached SQL and failed)."""
 
 import base64
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import orjson
 import pytest
@@ -124,3 +124,23 @@ def test_real_cursors_still_page_through_every_list(lists, read_client) -> None:
             page = read_client.get(page["next"]).json()
             seen.extend(page["results"])
         assert seen and len(seen) == len({orjson.dumps(item) for item in seen}), url
+
+
+def test_a_cursor_of_a_list_ordered_by_another_column_is_a_400(lists, read_client) -> None:
+    """docs/api.md: a cursor that is no position in the list's order is a 400. Cursors are
+    not signed: one of a list ordered the same way (ids, ids) reads as a position there,
+    and one of a list ordered by a time (with its id, ``<time>|<id>``) fails every id list,
+    and the other way round."""
+    record = read_client.get("/api/v1/metadata").json()["results"][0]
+    time_cursor = _encoded(urlencode({"p": f"{record['timestamp']}|1"}, quote_via=quote))
+    assert read_client.get("/api/v1/metadata", {"cursor": time_cursor}).status_code == 200
+    served = read_client.get("/api/v1/events", {"limit": 1}).json()["next"]
+    ids = parse_qs(urlsplit(served).query)["cursor"][0]
+    for url in ("/api/v1/events", "/api/v1/jobs", "/api/v1/runs", "/api/v1/datasets"):
+        _check(read_client, url, time_cursor)
+        assert read_client.get(url, {"cursor": time_cursor}).status_code == 400, url
+        assert read_client.get(url, {"cursor": ids}).status_code == 200, url
+    for url in ("/api/v1/metadata", "/api/v1/changes"):
+        assert read_client.get(url, {"cursor": time_cursor}).status_code == 200, url
+        _check(read_client, url, ids)
+        assert read_client.get(url, {"cursor": ids}).status_code == 400, url
