@@ -59,7 +59,8 @@ def test_a_wide_schema_change_pages_through_every_change_once(api) -> None:
     assert len(changes) == TIED + 1  # every column added, id removed: all at one moment
     assert DatasetChange.objects.values("changed_at").distinct().count() == 1
     assert_each_once(api, "/api/v1/changes?kind=column_added,column_removed", changes, 500)
-    assert_each_once(api, "/api/v1/changes?since=2020-01-01", changes, 7)
+    # Pages that do not divide the tie, crossing DRF's 1,000 cap (17 a way, not 229 at 7).
+    assert_each_once(api, "/api/v1/changes?since=2020-01-01", changes, 97)
 
 
 def test_metadata_records_of_one_timestamp_page_through_once(api, ingest_client) -> None:
