@@ -192,6 +192,11 @@ class JobFilterSet(RetiredMixin, LabelFilterMixin):
         return queryset.with_latest_run_state().filter(latest_run_state=value)
 
 
+# The dataset list's filters that name a job: what they answer is job lineage (the views'
+# permissions, api/views/catalog.py).
+JOB_FILTERS = ("job_id", "producer_job_id", "consumer_job_id")
+
+
 class DatasetFilterSet(RetiredMixin, LabelFilterMixin):
     namespace = filters.CharFilter(help_text="Exact namespace of the display name.")
     name = filters.CharFilter(help_text="Exact display name.")

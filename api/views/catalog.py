@@ -13,6 +13,7 @@ from api import params, run_item_text
 from api.access import COLUMN_EDGE, DATASET, EVENT, JOB, RUN, RUN_FACT
 from api.base import ReadAccessMixin, ReadAPIView, ReadOnlyViewSet
 from api.filters import (
+    JOB_FILTERS,
     DatasetFilterSet,
     FilterBackend,
     JobFilterSet,
@@ -291,10 +292,21 @@ LINEAGE_PARAMETER = OpenApiParameter(
 class DatasetViewSet(ReadOnlyViewSet):
     """Datasets with every alias; the detail adds schema, facets and the jobs around it."""
 
-    read_permissions = (DATASET,)
     # the jobs producing and consuming it, the column lineage into it, and the latest
     # runs' facts about it
     detail_read_permissions = (DATASET, JOB, COLUMN_EDGE, RUN, RUN_FACT)
+
+    @property
+    def read_permissions(self) -> tuple[str, ...]:
+        """The list's: a job filter (``job_id``, ``producer_job_id``, ``consumer_job_id``)
+        answers which datasets a job reads and writes, what the detail shows to who may view
+        jobs; so it needs that permission too, or a session that may view datasets only would
+        learn the jobs' lineage one id at a time."""
+        request = getattr(self, "request", None)
+        params = request.query_params if request is not None else {}
+        if any(name in params for name in JOB_FILTERS):
+            return (DATASET, JOB)
+        return (DATASET,)
 
     queryset = Dataset.objects.with_names().for_list()
     # The detail's aliases and fields are read beside it in one statement, not prefetched

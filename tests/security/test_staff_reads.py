@@ -165,3 +165,18 @@ def test_the_picture_shows_no_job_to_a_user_who_may_not_view_jobs(world, groups)
     page = response.content.decode()
     assert 'id="lineage-picture-hidden"' in page
     assert "etl.load_orders" not in page and "report.build" not in page
+
+
+def test_a_job_filter_on_the_dataset_list_needs_the_job_permission(world) -> None:
+    """Which datasets a job reads and writes is job lineage: a session that may view
+    datasets but not jobs lists datasets, and is refused the list filtered by a job."""
+    job = Job.objects.first()
+    datasets_only = _session("datasets-only", perms=(DATASET,))
+    assert datasets_only.get("/api/v1/datasets").status_code == 200
+    for name in ("job_id", "producer_job_id", "consumer_job_id"):
+        refused = datasets_only.get("/api/v1/datasets", {name: job.id})
+        assert refused.status_code == 403, name
+        assert refused["Content-Type"] == "application/problem+json"
+    with_jobs = _session("datasets-and-jobs", perms=(DATASET, JOB))
+    answer = with_jobs.get("/api/v1/datasets", {"job_id": job.id})
+    assert answer.status_code == 200 and answer.json()["results"]
