@@ -9,6 +9,7 @@ from ingest.models import Event, EventKind
 from tests.ingest.helpers import (
     BATCH,
     EDGES,
+    LINEAGE,
     METADATA,
     error_paths,
     post_gzip,
@@ -102,6 +103,34 @@ def test_edge_is_stored_as_an_edge_event(ingest_client) -> None:
     assert stored.event_time is not None
     again = post_json(ingest_client, EDGES, edge)
     assert again.status_code == 200
+
+
+def test_an_array_of_edges_is_stored_all_or_nothing_and_answered_as_lineage(
+    ingest_client,
+) -> None:
+    edges = [
+        {"source_table": "a.b", "target_table": "c.d"},
+        {"source_table": "c.d", "target_table": "e.f"},
+    ]
+    response = post_json(ingest_client, EDGES, edges)
+    assert response.status_code == 201
+    assert response.json()["status"] == "created"
+    assert [item["status"] for item in response.json()["results"]] == ["created", "created"]
+    again = post_json(ingest_client, EDGES, [edges[0], {"source_table": "x.y", "target_table": 1}])
+    assert again.status_code == 400
+    assert error_paths(again) == {"/1/target_table"}
+    assert Event.objects.count() == 2
+    repeated = post_json(ingest_client, EDGES, edges)
+    assert repeated.status_code == 200
+    assert repeated.json()["status"] == "duplicate"
+
+
+@pytest.mark.parametrize("url", [LINEAGE, EDGES, METADATA])
+def test_an_empty_array_is_refused_on_every_all_or_nothing_endpoint(ingest_client, url) -> None:
+    """/edges answered ``[]`` 200 "duplicate" with no results: nothing was a duplicate."""
+    response = ingest_client.post(url, data=b"[]", content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert error_paths(response) == {"/"}
 
 
 def test_edge_without_tables_is_refused_with_paths(ingest_client) -> None:
