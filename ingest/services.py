@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import Any
 import orjson
 import psycopg
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
 from django.utils import timezone
 
 from core import prepared
@@ -21,6 +22,7 @@ from ingest.enqueue import enqueue_derivation_on_commit
 from ingest.models import ApiToken, TokenScope
 from ingest.validation import EventRecord
 
+logger = logging.getLogger(__name__)
 _COLUMNS = (
     "kind, event_type, event_time, run_id, job_namespace, job_name, producer, "
     "payload, payload_raw, digest, facet_problems, derivation_status, received_at"
@@ -202,11 +204,41 @@ def record_events(events: Sequence[EventRecord | SerialisedEvent]) -> list[Store
     if len(rows) == 1 and settings.LINEAGE["PREPARE_INGEST_INSERT"]:
         answer = prepared.kept_cursor_rows(_INSERT_ONE, _values(rows[0]))  # ADR 0131
     else:
-        with _server_binding_cursor() as cursor:
-            cursor.execute(_INSERT_ONE if len(rows) == 1 else _INSERT_MANY, _params(rows))
-            answer = cursor.fetchall()
+        answer = _inserted(rows)
     created_ids = {bytes(digest): event_id for event_id, digest in answer}
     return _stored(rows, created_ids)
+
+
+# How many times a many-row INSERT that lost a deadlock is sent again (see ``_inserted``).
+_DEADLOCK_ATTEMPTS = 4
+
+
+def _inserted(rows: Sequence[SerialisedEvent]) -> list[Any]:
+    """The rows ``_INSERT_ONE``/``_INSERT_MANY`` answer for ``rows``, sent again when the
+    many-row INSERT lost a deadlock.
+
+    Why: two batches holding the same new events in different orders each insert some
+    and then wait for the other's uncommitted copy of the next (``ON CONFLICT`` waits to
+    know whether it conflicts); PostgreSQL ends the cycle by failing one of them. That one
+    was answered 503 "the database is unavailable" with nothing stored: under 8 clients
+    posting such batches at once, 6 of 8 in a round. Its statement was rolled back whole,
+    so it is sent again; by then the other batch has committed and its copies are
+    duplicates. Not inside a caller's transaction, which the deadlock has aborted. Inserting
+    in digest order would avoid the cycle, but ids are assigned in input order.
+    """
+    database = connections[DEFAULT_DB_ALIAS]
+    attempt = 1
+    while True:
+        try:
+            with _server_binding_cursor() as cursor:
+                cursor.execute(_INSERT_ONE if len(rows) == 1 else _INSERT_MANY, _params(rows))
+                return list(cursor.fetchall())
+        except OperationalError as error:
+            deadlocked = isinstance(error.__cause__, psycopg.errors.DeadlockDetected)
+            if not deadlocked or attempt == _DEADLOCK_ATTEMPTS or database.in_atomic_block:
+                raise
+            logger.info("ingest_insert_deadlock rows=%d attempt=%d", len(rows), attempt)
+            attempt += 1
 
 
 @dataclass
