@@ -326,17 +326,37 @@ def _columns(rows: Sequence[SerialisedEvent]) -> list[list[Any]]:
     return [list(column) for column in zip(*(_values(row) for row in rows), strict=True)]
 
 
+# How many times a repeat whose first copy was removed meanwhile is stored again (``_stored``).
+_REINSERT_ATTEMPTS = 3
+
+
+def _ids_of(digests: list[bytes]) -> dict[bytes, int]:
+    """The ids of the stored events of ``digests`` (those still stored)."""
+    with _server_binding_cursor() as cursor:
+        cursor.execute(
+            "SELECT digest, id FROM ingest_event WHERE digest = ANY(%s::bytea[])", [digests]
+        )
+        return {bytes(digest): event_id for digest, event_id in cursor.fetchall()}
+
+
 def _stored(rows: Sequence[SerialisedEvent], created_ids: dict[bytes, int]) -> list[StoredEvent]:
     """One answer per row, once its INSERT committed (``created_ids``: digest → id of the
     rows it inserted); repeats are looked up, the new events enqueued for derivation."""
     existing_ids: dict[bytes, int] = {}
-    missing = list({row.digest for row in rows if row.digest not in created_ids})
-    if missing:
-        with _server_binding_cursor() as cursor:
-            cursor.execute(
-                "SELECT digest, id FROM ingest_event WHERE digest = ANY(%s::bytea[])", [missing]
-            )
-            existing_ids = {bytes(digest): event_id for digest, event_id in cursor.fetchall()}
+    missing = {row.digest for row in rows if row.digest not in created_ids}
+    for _ in range(_REINSERT_ATTEMPTS):
+        if not missing:
+            break
+        existing_ids.update(_ids_of(list(missing)))
+        # A copy the INSERT found and that is gone now: removed by retention in between
+        # (catalog/services/retention.py). Stored again, as if it had never been sent;
+        # without this its lookup failed (a 500).
+        not_found = missing - existing_ids.keys()
+        gone = {row.digest: row for row in rows if row.digest in not_found}
+        if gone:
+            again = _inserted(list(gone.values()))
+            created_ids = {**created_ids, **{bytes(digest): id_ for id_, digest in again}}
+        missing = gone.keys() - created_ids.keys()
     enqueue_derivation_on_commit(sorted(created_ids.values()))
 
     results = []

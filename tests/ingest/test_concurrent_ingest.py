@@ -16,7 +16,7 @@ from django.db import connection
 from ingest.models import Event
 from ingest.services import create_token
 from tests.faults.processes import current_database_url, service_env, web
-from tests.ingest.helpers import BATCH, LINEAGE, run_event
+from tests.ingest.helpers import BATCH, LINEAGE, post_json, run_event, second_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CLIENTS = 8  # the server's two processes of four threads each
@@ -95,3 +95,36 @@ def test_batches_sharing_events_in_opposite_orders_are_all_stored(server) -> Non
             assert body["summary"]["successful"] == 200, body
     assert Event.objects.count() == ROUNDS * 200
     print("deadlocks retried:", log.read_text().count("ingest_insert_deadlock"))
+
+
+def test_a_repeat_whose_first_copy_is_removed_meanwhile_is_stored_again(
+    ingest_client, monkeypatch
+) -> None:
+    """Retention (catalog/services/retention.py) removes old events while producers send.
+    An event sent again found its first copy (the INSERT did nothing), which retention then
+    removed before the ids of repeats were looked up: nothing was found, and the request
+    failed with a KeyError (a 500)."""
+    from ingest import services
+
+    event = run_event()
+    first = post_json(ingest_client, LINEAGE, event)
+    assert first.status_code == 201
+    lookup = services._server_binding_cursor  # the repeat's lookup (its INSERT is kept)
+    removed: list[int] = []
+
+    def removed_first(*args: Any, **kwargs: Any) -> Any:
+        if not removed:
+            with second_connection() as other:  # as retention's own transaction would
+                removed.append(
+                    other.execute(
+                        "DELETE FROM ingest_event WHERE id = %s", [first.json()["id"]]
+                    ).rowcount
+                )
+        return lookup(*args, **kwargs)
+
+    monkeypatch.setattr(services, "_server_binding_cursor", removed_first)
+    again = post_json(ingest_client, LINEAGE, event)
+    assert removed == [1]
+    assert again.status_code == 201, again.content
+    assert Event.objects.get().payload == event
+    assert again.json()["id"] == Event.objects.get().id
