@@ -175,6 +175,22 @@ def test_metadata_single_record_and_errors(ingest_client) -> None:
     assert error_paths(bad) == {"/action", "/timestamp", "/additionalValues/k"}
 
 
+def test_a_metadata_record_is_a_repeat_only_when_it_names_its_resource_and_time(
+    ingest_client,
+) -> None:
+    """docs/ingest.md: over HTTP a record without ``resource`` gets a random id, so sending
+    it again (a retry) stores it again; one with its resource and timestamp is stored once."""
+    anonymous = {"subject": "s", "action": "a"}
+    first, second = (post_json(ingest_client, METADATA, anonymous) for _ in range(2))
+    assert first.status_code == second.status_code == 201
+    assert first.json()["ids"] != second.json()["ids"]
+    named = {"resource": "r-1", "subject": "s", "action": "a", "timestamp": "2026-11-29T09:00:00Z"}
+    results = [post_json(ingest_client, METADATA, named).json()["results"] for _ in range(2)]
+    assert [item["status"] for (item,) in results] == ["created", "duplicate"]
+    assert results[0][0]["id"] == results[1][0]["id"]
+    assert Event.objects.count() == 3
+
+
 def test_an_event_over_the_per_event_limit_fails_alone_in_a_batch(ingest_client) -> None:
     from django.conf import settings
     from django.test import override_settings
