@@ -191,6 +191,23 @@ def test_a_metadata_record_is_a_repeat_only_when_it_names_its_resource_and_time(
     assert Event.objects.count() == 3
 
 
+@pytest.mark.parametrize("media", ["application/json", "application/x-ndjson"])
+def test_a_batch_over_the_event_count_limit_is_refused_whole(
+    ingest_client, settings, media: str
+) -> None:
+    """docs/problems.md: a batch over ``LINEAGE_MAX_BATCH_EVENTS`` is a 413, nothing stored."""
+    settings.LINEAGE = {**settings.LINEAGE, "MAX_BATCH_EVENTS": 3}
+    events = [run_event() for _ in range(4)]
+    lines = [orjson.dumps(event) for event in events]
+    body = b"\n".join(lines) if media != "application/json" else orjson.dumps(events)
+    response = ingest_client.post(BATCH, data=body, content_type=media)
+    assert response.status_code == 413, response.content
+    assert not Event.objects.exists()
+    body = b"\n".join(lines[:3]) if media != "application/json" else orjson.dumps(events[:3])
+    response = ingest_client.post(BATCH, data=body, content_type=media)
+    assert response.json()["summary"]["successful"] == 3
+
+
 def test_an_event_over_the_per_event_limit_fails_alone_in_a_batch(ingest_client) -> None:
     from django.conf import settings
     from django.test import override_settings
