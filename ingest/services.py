@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import psycopg
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
 from core import prepared
@@ -36,15 +36,24 @@ RETURNING id, digest
 """
 # Many events: one statement over parallel arrays, ids assigned in input order. The arrays
 # travel in binary (%b) on a server-binding cursor: quoting 500 JSON payloads into array
-# literals on the client cost more than everything else in a batch request.
+# literals on the client cost more than everything else in a batch request. Rows are
+# inserted in digest order, their ids drawn before in input order (``nextval`` runs after
+# the subquery's sort): two batches holding the same new events in different orders each
+# inserted some and then waited for the other's uncommitted copy of its next one, a
+# deadlock PostgreSQL settled by failing one (a 503, nothing stored; ADR 0153). In one
+# order, a batch only ever waits for one that is past the digest it wants.
 _INSERT_MANY = f"""
-INSERT INTO ingest_event ({_COLUMNS})
-SELECT k, et, t, r, jns, jn, p, pl::jsonb, raw, d, fp::jsonb, '{PENDING}', now()
-FROM unnest(
-    %b::text[], %b::text[], %b::timestamptz[], %b::text[], %b::text[], %b::text[],
-    %b::text[], %b::text[], %b::bytea[], %b::bytea[], %b::text[]
-) WITH ORDINALITY AS u(k, et, t, r, jns, jn, p, pl, raw, d, fp, ord)
-ORDER BY ord
+INSERT INTO ingest_event (id, {_COLUMNS})
+SELECT id, k, et, t, r, jns, jn, p, pl::jsonb, raw, d, fp::jsonb, '{PENDING}', now()
+FROM (
+    SELECT nextval('ingest_event_id_seq') AS id, u.*
+    FROM unnest(
+        %b::text[], %b::text[], %b::timestamptz[], %b::text[], %b::text[], %b::text[],
+        %b::text[], %b::text[], %b::bytea[], %b::bytea[], %b::text[]
+    ) WITH ORDINALITY AS u(k, et, t, r, jns, jn, p, pl, raw, d, fp, ord)
+    ORDER BY ord
+) AS numbered
+ORDER BY d
 ON CONFLICT (digest) DO NOTHING
 RETURNING id, digest
 """
@@ -209,36 +218,11 @@ def record_events(events: Sequence[EventRecord | SerialisedEvent]) -> list[Store
     return _stored(rows, created_ids)
 
 
-# How many times a many-row INSERT that lost a deadlock is sent again (see ``_inserted``).
-_DEADLOCK_ATTEMPTS = 4
-
-
 def _inserted(rows: Sequence[SerialisedEvent]) -> list[Any]:
-    """The rows ``_INSERT_ONE``/``_INSERT_MANY`` answer for ``rows``, sent again when the
-    many-row INSERT lost a deadlock.
-
-    Why: two batches holding the same new events in different orders each insert some
-    and then wait for the other's uncommitted copy of the next (``ON CONFLICT`` waits to
-    know whether it conflicts); PostgreSQL ends the cycle by failing one of them. That one
-    was answered 503 "the database is unavailable" with nothing stored: under 8 clients
-    posting such batches at once, 6 of 8 in a round. Its statement was rolled back whole,
-    so it is sent again; by then the other batch has committed and its copies are
-    duplicates. Not inside a caller's transaction, which the deadlock has aborted. Inserting
-    in digest order would avoid the cycle, but ids are assigned in input order.
-    """
-    database = connections[DEFAULT_DB_ALIAS]
-    attempt = 1
-    while True:
-        try:
-            with _server_binding_cursor() as cursor:
-                cursor.execute(_INSERT_ONE if len(rows) == 1 else _INSERT_MANY, _params(rows))
-                return list(cursor.fetchall())
-        except OperationalError as error:
-            deadlocked = isinstance(error.__cause__, psycopg.errors.DeadlockDetected)
-            if not deadlocked or attempt == _DEADLOCK_ATTEMPTS or database.in_atomic_block:
-                raise
-            logger.info("ingest_insert_deadlock rows=%d attempt=%d", len(rows), attempt)
-            attempt += 1
+    """The rows ``_INSERT_ONE``/``_INSERT_MANY`` answer for ``rows``."""
+    with _server_binding_cursor() as cursor:
+        cursor.execute(_INSERT_ONE if len(rows) == 1 else _INSERT_MANY, _params(rows))
+        return list(cursor.fetchall())
 
 
 @dataclass
