@@ -55,8 +55,14 @@ def edge_record(payload: Any, base: str = "", now: datetime | None = None) -> Ev
     )
 
 
-def metadata_record(payload: Any, base: str = "", now: datetime | None = None) -> EventRecord:
-    """Validate a MetadataModel record and fill its defaults (resource id, timestamp)."""
+def metadata_record(
+    payload: Any, base: str = "", now: datetime | None = None, *, fill_timestamp: bool = True
+) -> EventRecord:
+    """Validate a MetadataModel record and fill its defaults (resource id, timestamp).
+
+    ``fill_timestamp`` False: a record without ``timestamp`` keeps none in its payload (its
+    event time is still ``now``), for a Kafka message with no time of its own, whose
+    redelivery must be the same record (ingest/kafka/messages.py)."""
     errors: list[FieldError] = []
     if not isinstance(payload, dict):
         raise invalid_event([FieldError(base or "/", "a metadata record must be a JSON object")])
@@ -85,7 +91,8 @@ def metadata_record(payload: Any, base: str = "", now: datetime | None = None) -
         raise invalid_event(errors, "The metadata record is not valid; see errors.")
     record = dict(payload)
     record["resource"] = resource or uuid.uuid4().hex
-    record["timestamp"] = timestamp if timestamp is not None else moment.isoformat()
+    if timestamp is not None or fill_timestamp:
+        record["timestamp"] = timestamp if timestamp is not None else moment.isoformat()
     record.setdefault("additionalValues", {})
     return EventRecord(
         kind=EventKind.METADATA,

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from ingest.enqueue import enqueue_derivation_on_commit
 from ingest.models import ApiToken, TokenScope
 from ingest.validation import EventRecord
 
+logger = logging.getLogger(__name__)
 _COLUMNS = (
     "kind, event_type, event_time, run_id, job_namespace, job_name, producer, "
     "payload, payload_raw, digest, facet_problems, derivation_status, received_at"
@@ -34,15 +36,24 @@ RETURNING id, digest
 """
 # Many events: one statement over parallel arrays, ids assigned in input order. The arrays
 # travel in binary (%b) on a server-binding cursor: quoting 500 JSON payloads into array
-# literals on the client cost more than everything else in a batch request.
+# literals on the client cost more than everything else in a batch request. Rows are
+# inserted in digest order, their ids drawn before in input order (``nextval`` runs after
+# the subquery's sort): two batches holding the same new events in different orders each
+# inserted some and then waited for the other's uncommitted copy of its next one, a
+# deadlock PostgreSQL settled by failing one (a 503, nothing stored; ADR 0153). In one
+# order, a batch only ever waits for one that is past the digest it wants.
 _INSERT_MANY = f"""
-INSERT INTO ingest_event ({_COLUMNS})
-SELECT k, et, t, r, jns, jn, p, pl::jsonb, raw, d, fp::jsonb, '{PENDING}', now()
-FROM unnest(
-    %b::text[], %b::text[], %b::timestamptz[], %b::text[], %b::text[], %b::text[],
-    %b::text[], %b::text[], %b::bytea[], %b::bytea[], %b::text[]
-) WITH ORDINALITY AS u(k, et, t, r, jns, jn, p, pl, raw, d, fp, ord)
-ORDER BY ord
+INSERT INTO ingest_event (id, {_COLUMNS})
+SELECT id, k, et, t, r, jns, jn, p, pl::jsonb, raw, d, fp::jsonb, '{PENDING}', now()
+FROM (
+    SELECT nextval('ingest_event_id_seq') AS id, u.*
+    FROM unnest(
+        %b::text[], %b::text[], %b::timestamptz[], %b::text[], %b::text[], %b::text[],
+        %b::text[], %b::text[], %b::bytea[], %b::bytea[], %b::text[]
+    ) WITH ORDINALITY AS u(k, et, t, r, jns, jn, p, pl, raw, d, fp, ord)
+    ORDER BY ord
+) AS numbered
+ORDER BY d
 ON CONFLICT (digest) DO NOTHING
 RETURNING id, digest
 """
@@ -202,11 +213,16 @@ def record_events(events: Sequence[EventRecord | SerialisedEvent]) -> list[Store
     if len(rows) == 1 and settings.LINEAGE["PREPARE_INGEST_INSERT"]:
         answer = prepared.kept_cursor_rows(_INSERT_ONE, _values(rows[0]))  # ADR 0131
     else:
-        with _server_binding_cursor() as cursor:
-            cursor.execute(_INSERT_ONE if len(rows) == 1 else _INSERT_MANY, _params(rows))
-            answer = cursor.fetchall()
+        answer = _inserted(rows)
     created_ids = {bytes(digest): event_id for event_id, digest in answer}
     return _stored(rows, created_ids)
+
+
+def _inserted(rows: Sequence[SerialisedEvent]) -> list[Any]:
+    """The rows ``_INSERT_ONE``/``_INSERT_MANY`` answer for ``rows``."""
+    with _server_binding_cursor() as cursor:
+        cursor.execute(_INSERT_ONE if len(rows) == 1 else _INSERT_MANY, _params(rows))
+        return list(cursor.fetchall())
 
 
 @dataclass
@@ -294,17 +310,37 @@ def _columns(rows: Sequence[SerialisedEvent]) -> list[list[Any]]:
     return [list(column) for column in zip(*(_values(row) for row in rows), strict=True)]
 
 
+# How many times a repeat whose first copy was removed meanwhile is stored again (``_stored``).
+_REINSERT_ATTEMPTS = 3
+
+
+def _ids_of(digests: list[bytes]) -> dict[bytes, int]:
+    """The ids of the stored events of ``digests`` (those still stored)."""
+    with _server_binding_cursor() as cursor:
+        cursor.execute(
+            "SELECT digest, id FROM ingest_event WHERE digest = ANY(%s::bytea[])", [digests]
+        )
+        return {bytes(digest): event_id for digest, event_id in cursor.fetchall()}
+
+
 def _stored(rows: Sequence[SerialisedEvent], created_ids: dict[bytes, int]) -> list[StoredEvent]:
     """One answer per row, once its INSERT committed (``created_ids``: digest → id of the
     rows it inserted); repeats are looked up, the new events enqueued for derivation."""
     existing_ids: dict[bytes, int] = {}
-    missing = list({row.digest for row in rows if row.digest not in created_ids})
-    if missing:
-        with _server_binding_cursor() as cursor:
-            cursor.execute(
-                "SELECT digest, id FROM ingest_event WHERE digest = ANY(%s::bytea[])", [missing]
-            )
-            existing_ids = {bytes(digest): event_id for digest, event_id in cursor.fetchall()}
+    missing = {row.digest for row in rows if row.digest not in created_ids}
+    for _ in range(_REINSERT_ATTEMPTS):
+        if not missing:
+            break
+        existing_ids.update(_ids_of(list(missing)))
+        # A copy the INSERT found and that is gone now: removed by retention in between
+        # (catalog/services/retention.py). Stored again, as if it had never been sent;
+        # without this its lookup failed (a 500).
+        not_found = missing - existing_ids.keys()
+        gone = {row.digest: row for row in rows if row.digest in not_found}
+        if gone:
+            again = _inserted(list(gone.values()))
+            created_ids = {**created_ids, **{bytes(digest): id_ for id_, digest in again}}
+        missing = gone.keys() - created_ids.keys()
     enqueue_derivation_on_commit(sorted(created_ids.values()))
 
     results = []

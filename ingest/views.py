@@ -151,7 +151,11 @@ def stored_answer(records: list[EventRecord]) -> tuple[int, dict[str, Any]]:
 
 
 def validate_all(documents: list[Any], validate: Validator) -> list[EventRecord]:
-    """All-or-nothing validation: one bad item refuses the request, naming every error."""
+    """All-or-nothing validation: one bad item refuses the request, naming every error.
+    An empty array is refused too: there is nothing to answer "created" or "duplicate" for
+    (``/edges`` answered ``[]`` 200 "duplicate")."""
+    if not documents:
+        raise invalid_event([FieldError("/", "the array is empty")])
     records: list[EventRecord] = []
     errors: list[FieldError] = []
     for index, document in enumerate(documents):
@@ -177,8 +181,6 @@ def lineage_answer(request: HttpRequest | Request) -> tuple[int, dict[str, Any]]
     0055): ``LineageView.post`` must stay a call of it and nothing more."""
     document, is_array = json_documents(request)
     if is_array:
-        if not document:
-            raise invalid_event([FieldError("/", "the array is empty")])
         return stored_answer(validate_all(document, validate_openlineage))
     return stored_answer([validate_openlineage(document)])
 
@@ -334,8 +336,6 @@ class MetadataView(IngestView):
     )
     def post(self, request: Request) -> Response:
         document, is_array = json_documents(request)
-        if is_array and not document:
-            raise invalid_event([FieldError("/", "the array is empty")])
         if is_array:
             records = validate_all(document, metadata_record)
         else:

@@ -68,7 +68,14 @@ def read_message(message: Message, kind: str) -> SerialisedEvent | Refusal:
     try:
         document = parse_json(value)
         if kind == METADATA:
-            record = metadata_record(_metadata_defaults(document, message), now=message.timestamp)
+            # A message with no time (Kafka's pre-0.10 format, a producer's -1) gives no
+            # timestamp that a redelivery would repeat: the record keeps none, its event
+            # time is when it was read (stored once, so the first reading's).
+            record = metadata_record(
+                _metadata_defaults(document, message),
+                now=message.timestamp,
+                fill_timestamp=message.timestamp is not None,
+            )
         else:
             record = validate_openlineage(document)
         event = serialise(record)

@@ -9,6 +9,7 @@ from ingest.models import Event, EventKind
 from tests.ingest.helpers import (
     BATCH,
     EDGES,
+    LINEAGE,
     METADATA,
     error_paths,
     post_gzip,
@@ -64,6 +65,21 @@ def test_batch_accepts_ndjson_and_gzip(ingest_client) -> None:
     assert Event.objects.count() == 4
 
 
+def test_ids_follow_the_order_events_were_sent_in(ingest_client) -> None:
+    """The many-event INSERT stores rows in digest order (no deadlock between batches
+    sharing events, ADR 0153) and draws their ids in the order sent: derivation's sweep and
+    every answer follow ids."""
+    events = [run_event() for _ in range(60)]
+    response = post_json(ingest_client, LINEAGE, events)
+    ids = [item["id"] for item in response.json()["results"]]
+    assert ids == sorted(ids)
+    assert [event.payload for event in Event.objects.order_by("id")] == events
+    fresh = [run_event() for _ in range(60)]
+    body = orjson.dumps(events[:5] + fresh)  # five repeats first
+    ingest_client.post(BATCH, data=body, content_type="application/json")
+    assert [event.payload for event in Event.objects.order_by("id")][60:] == fresh
+
+
 def test_batch_body_must_be_an_array(ingest_client) -> None:
     response = post_json(ingest_client, BATCH, run_event())
     assert response.status_code == 400
@@ -102,6 +118,34 @@ def test_edge_is_stored_as_an_edge_event(ingest_client) -> None:
     assert stored.event_time is not None
     again = post_json(ingest_client, EDGES, edge)
     assert again.status_code == 200
+
+
+def test_an_array_of_edges_is_stored_all_or_nothing_and_answered_as_lineage(
+    ingest_client,
+) -> None:
+    edges = [
+        {"source_table": "a.b", "target_table": "c.d"},
+        {"source_table": "c.d", "target_table": "e.f"},
+    ]
+    response = post_json(ingest_client, EDGES, edges)
+    assert response.status_code == 201
+    assert response.json()["status"] == "created"
+    assert [item["status"] for item in response.json()["results"]] == ["created", "created"]
+    again = post_json(ingest_client, EDGES, [edges[0], {"source_table": "x.y", "target_table": 1}])
+    assert again.status_code == 400
+    assert error_paths(again) == {"/1/target_table"}
+    assert Event.objects.count() == 2
+    repeated = post_json(ingest_client, EDGES, edges)
+    assert repeated.status_code == 200
+    assert repeated.json()["status"] == "duplicate"
+
+
+@pytest.mark.parametrize("url", [LINEAGE, EDGES, METADATA])
+def test_an_empty_array_is_refused_on_every_all_or_nothing_endpoint(ingest_client, url) -> None:
+    """/edges answered ``[]`` 200 "duplicate" with no results: nothing was a duplicate."""
+    response = ingest_client.post(url, data=b"[]", content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert error_paths(response) == {"/"}
 
 
 def test_edge_without_tables_is_refused_with_paths(ingest_client) -> None:
@@ -144,6 +188,39 @@ def test_metadata_single_record_and_errors(ingest_client) -> None:
     )
     assert bad.status_code == 400
     assert error_paths(bad) == {"/action", "/timestamp", "/additionalValues/k"}
+
+
+def test_a_metadata_record_is_a_repeat_only_when_it_names_its_resource_and_time(
+    ingest_client,
+) -> None:
+    """docs/ingest.md: over HTTP a record without ``resource`` gets a random id, so sending
+    it again (a retry) stores it again; one with its resource and timestamp is stored once."""
+    anonymous = {"subject": "s", "action": "a"}
+    first, second = (post_json(ingest_client, METADATA, anonymous) for _ in range(2))
+    assert first.status_code == second.status_code == 201
+    assert first.json()["ids"] != second.json()["ids"]
+    named = {"resource": "r-1", "subject": "s", "action": "a", "timestamp": "2026-11-29T09:00:00Z"}
+    results = [post_json(ingest_client, METADATA, named).json()["results"] for _ in range(2)]
+    assert [item["status"] for (item,) in results] == ["created", "duplicate"]
+    assert results[0][0]["id"] == results[1][0]["id"]
+    assert Event.objects.count() == 3
+
+
+@pytest.mark.parametrize("media", ["application/json", "application/x-ndjson"])
+def test_a_batch_over_the_event_count_limit_is_refused_whole(
+    ingest_client, settings, media: str
+) -> None:
+    """docs/problems.md: a batch over ``LINEAGE_MAX_BATCH_EVENTS`` is a 413, nothing stored."""
+    settings.LINEAGE = {**settings.LINEAGE, "MAX_BATCH_EVENTS": 3}
+    events = [run_event() for _ in range(4)]
+    lines = [orjson.dumps(event) for event in events]
+    body = b"\n".join(lines) if media != "application/json" else orjson.dumps(events)
+    response = ingest_client.post(BATCH, data=body, content_type=media)
+    assert response.status_code == 413, response.content
+    assert not Event.objects.exists()
+    body = b"\n".join(lines[:3]) if media != "application/json" else orjson.dumps(events[:3])
+    response = ingest_client.post(BATCH, data=body, content_type=media)
+    assert response.json()["summary"]["successful"] == 3
 
 
 def test_an_event_over_the_per_event_limit_fails_alone_in_a_batch(ingest_client) -> None:

@@ -84,3 +84,23 @@ def test_chunked_body_without_content_length_is_still_limited(server) -> None:
         assert status == 413, (path, body)
         assert orjson.loads(body)["type"] == "urn:lineage-catalog:problem:payload-too-large"
     assert not Event.objects.exists()
+
+
+def test_a_declared_length_over_the_limit_is_refused_before_the_body_arrives(server) -> None:
+    """docs/ingest.md: the declared size is checked before the body is read. A client that
+    declares 100 MB and sends a few bytes is answered 413 at once, by the fast path and the
+    view alike; a server that waited for (or buffered) the body would never answer."""
+    token = create_token("declared", "ingest")[1]
+    for path in (LINEAGE, f"{LINEAGE}?via=dispatch", BATCH, EDGES):
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{server}\r\n"
+            f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {100 * 1024 * 1024}\r\nConnection: close\r\n\r\n"
+        ).encode()
+        with socket.create_connection(("127.0.0.1", int(server)), timeout=10) as sock:
+            sock.sendall(head + b'{"eventTime": ')
+            response = http.client.HTTPResponse(sock)
+            response.begin()  # a socket timeout here: the server waited for the body
+            assert response.status == 413, (path, response.read())
+            assert orjson.loads(response.read())["type"].endswith("payload-too-large")
+    assert not Event.objects.exists()

@@ -13,6 +13,7 @@ from django.test import Client
 
 from catalog.front.snippets import snippets
 from catalog.services import derive
+from ingest import parsing
 from ingest.models import Event
 from ingest.services import create_token
 
@@ -30,6 +31,14 @@ def test_the_example_program_delivers_with_either_recipe(
     recipe: str, live_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     token = create_token("recipe", "ingest")[1]
+    inflated: list[int] = []  # the bodies the server inflated: what arrived gzipped
+    real_inflate = parsing.inflate
+
+    def inflate(data: bytes, max_bytes: int) -> bytes:
+        inflated.append(len(data))
+        return real_inflate(data, max_bytes)
+
+    monkeypatch.setattr(parsing, "inflate", inflate)
     for name in ("OPENLINEAGE_URL", "OPENLINEAGE_ENDPOINT", "OPENLINEAGE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     if recipe == "openlineage.yml":
@@ -46,6 +55,8 @@ def test_the_example_program_delivers_with_either_recipe(
     run_id = runpy.run_path(str(EXAMPLE))["main"]()
 
     assert Event.objects.filter(run_id=run_id).count() == 2
+    # docs/producers.md: the openlineage.yml recipe "also gzips each event".
+    assert len(inflated) == (2 if recipe == "openlineage.yml" else 0), inflated
     derive.derive_events(list(Event.objects.values_list("id", flat=True)))
     read = {"HTTP_AUTHORIZATION": f"Bearer {create_token('recipe read', 'read')[1]}"}
     (job,) = Client().get("/api/v1/jobs", {"namespace": "examples"}, **read).json()["results"]

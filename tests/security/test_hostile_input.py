@@ -202,6 +202,48 @@ def test_nesting_at_every_depth_is_a_400_problem_on_every_endpoint(ingest_client
 def test_gzip_with_trailing_garbage_and_gzip_of_invalid_json(ingest_client) -> None:
     response = _post_raw(ingest_client, gzip.compress(b"{not json"), HTTP_CONTENT_ENCODING="gzip")
     assert response.json()["type"] == "urn:lineage-catalog:problem:invalid-json"
+    # Bytes after the gzip stream that are not another member: corrupt, not ignored (a
+    # valid event followed by them was stored, 201, with the rest never looked at).
+    stream = gzip.compress(orjson.dumps(run_event()))
+    for tail in (b"garbage", b"\x00\x00garbage", stream[:20]):
+        response = _post_raw(ingest_client, stream + tail, HTTP_CONTENT_ENCODING="gzip")
+        assert response.status_code == 400, (tail, response.content)
+        assert response.json()["type"] == "urn:lineage-catalog:problem:invalid-gzip"
+    assert not Event.objects.exists()
+
+
+def test_every_member_of_a_gzip_body_is_read(ingest_client) -> None:
+    """A gzip body may be a series of members (RFC 1952: ``cat a.gz b.gz``, BGZF blocks),
+    as backfill's ``gzip.open`` reads them. Only the first was read: an NDJSON batch in two
+    members was answered "success" with the second member's events never stored."""
+    first, second, third = run_event(), run_event(), run_event()
+    body = b"".join(
+        gzip.compress(orjson.dumps(event) + b"\n") + padding
+        for event, padding in ((first, b""), (second, b"\x00" * 8), (third, b""))
+    )
+    response = ingest_client.post(
+        BATCH, data=body, content_type="application/x-ndjson", HTTP_CONTENT_ENCODING="gzip"
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["summary"]["received"] == 3
+    assert [event.payload for event in Event.objects.order_by("id")] == [first, second, third]
+    # One event split across two members is one document.
+    event = orjson.dumps(run_event())
+    split = gzip.compress(event[:40]) + gzip.compress(event[40:])
+    assert _post_raw(ingest_client, split, HTTP_CONTENT_ENCODING="gzip").status_code == 201
+
+
+def test_gzip_members_count_against_the_inflated_limit_and_are_bounded(ingest_client) -> None:
+    limit = settings.LINEAGE["MAX_DECOMPRESSED_BYTES"]
+    half = gzip.compress(b" " * (limit // 2 + 1), compresslevel=9)
+    response = _post_raw(ingest_client, half + half, HTTP_CONTENT_ENCODING="gzip")
+    assert response.status_code == 413, response.content
+    # Each member costs a pass: a body of empty ones (20 bytes each) is refused at a bound.
+    empty = gzip.compress(b"", mtime=0)
+    response = _post_raw(ingest_client, empty * 5000, HTTP_CONTENT_ENCODING="gzip")
+    assert response.status_code == 413, response.content
+    assert "gzip members" in response.json()["detail"]
+    assert not Event.objects.exists()
 
 
 def test_batch_of_mixed_hostile_items_stores_only_the_valid_ones(ingest_client) -> None:

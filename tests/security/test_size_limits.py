@@ -55,6 +55,15 @@ def test_an_event_over_the_limit_is_refused_on_every_path(small_events, ingest_c
         (LINEAGE, event, {}),
         (LINEAGE, gzip.compress(event), {"HTTP_CONTENT_ENCODING": "gzip"}),  # 60 MB → 60 KB
         (LINEAGE, b"[" + event + b"]", {}),
+        # All or nothing: the small event before the large one is not stored either.
+        (LINEAGE, b"[" + orjson.dumps(run_event()) + b"," + event + b"]", {}),
+        (
+            EDGES,
+            b'[{"source_table": "a", "target_table": "b"}, '
+            + orjson.dumps({"source_table": "a", "target_table": "c", "note": big})
+            + b"]",
+            {},
+        ),
         (EDGES, orjson.dumps({"source_table": "a", "target_table": "b", "note": big}), {}),
         (
             METADATA,

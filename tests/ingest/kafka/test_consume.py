@@ -5,8 +5,10 @@ cluster; ``IngestConsumer`` stores what it reads in the real PostgreSQL."""
 import uuid
 from typing import Any
 
+import orjson
 import pytest
 from celery import current_app
+from confluent_kafka import Producer
 from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
 from openlineage.client.transport.kafka import KafkaConfig as TransportConfig
@@ -97,6 +99,22 @@ def test_metadata_records_from_a_plain_producer_are_stored_once(bootstrap: str) 
     # Read again from the start by another group (a redelivery): nothing stored twice.
     consume(bootstrap, "metadata-records:metadata")
     assert Event.objects.filter(kind="metadata").count() == 2
+
+
+def test_a_metadata_record_in_a_message_without_a_time_is_stored_once(bootstrap: str) -> None:
+    """docs/ingest.md: a record without ``timestamp`` takes the message's, "so that a
+    redelivered message is the same record and is stored once". A message with no time of
+    its own (-1: Kafka's pre-0.10 format, or a producer that sets it) took the time it was
+    read instead, and each redelivery was stored again as a new record."""
+    producer = Producer({"bootstrap.servers": bootstrap})
+    record = {"subject": "untimed", "action": "audited"}
+    producer.produce("metadata-records", value=orjson.dumps(record), timestamp=-1)
+    assert producer.flush(30) == 0
+    consume(bootstrap, "metadata-records:metadata")
+    consume(bootstrap, "metadata-records:metadata")  # another group: a redelivery
+    (stored,) = Event.objects.filter(kind="metadata", payload__subject="untimed")
+    # It keeps no timestamp it was not sent; its event time is when it was first read.
+    assert "timestamp" not in stored.payload and stored.event_time is not None
 
 
 def test_bad_messages_are_dead_letters_and_do_not_block_the_partition(
