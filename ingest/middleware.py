@@ -27,8 +27,8 @@ _WRITE_RETRY = "Nothing was stored. " + _RETRY
 # committed its statement (an autocommit INSERT, a COMMIT) without the answer arriving.
 _WRITE_IN_DOUBT = (
     "The connection to the database was lost during the request, so it may have been "
-    "stored. " + _RETRY + " An event stored before is answered as a duplicate: it is "
-    "never stored twice."
+    "stored. " + _RETRY + " What was stored before is answered as a duplicate, not "
+    "stored twice (a metadata record only when it names its resource)."
 )
 
 
