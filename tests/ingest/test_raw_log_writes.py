@@ -130,7 +130,7 @@ def test_only_the_derivation_columns_of_a_stored_event_are_ever_updated() -> Non
     [
         "UPDATE ingest_event SET payload = %s WHERE id = %s",
         "update ingest_event e set derived_at = now(), job_name = f.n from f where e.id = f.id",
-        f"UPDATE ingest_event SET derivation_status = '{{x}}', facet_problems = NULL",
+        "UPDATE ingest_event SET derivation_status = '?', facet_problems = NULL",
     ],
 )
 def test_a_planted_update_of_the_event_is_named(planted: str) -> None:
@@ -171,7 +171,8 @@ CREATE TRIGGER raw_log_guard BEFORE UPDATE ON ingest_event
 @pytest.fixture
 def guarded_log(db: None) -> None:
     with connection.cursor() as cursor:
-        columns = "ARRAY[%s]" % ", ".join(f"'{name}'" for name in sorted(DERIVATION_COLUMNS))
+        names = ", ".join(f"'{name}'" for name in sorted(DERIVATION_COLUMNS))
+        columns = f"ARRAY[{names}]"
         cursor.execute(_GUARD.replace("{columns}", columns))
 
 
@@ -183,9 +184,8 @@ def _kept() -> dict[int, tuple]:
 def test_the_guard_refuses_a_change_of_a_stored_event(guarded_log) -> None:
     [event_id] = store(corpus_records()[:1])
     Event.objects.filter(id=event_id).update(derivation_status="failed")  # allowed
-    with pytest.raises(DatabaseError, match="beyond its derivation status"):
-        with transaction.atomic():
-            Event.objects.filter(id=event_id).update(job_name="changed")
+    with pytest.raises(DatabaseError, match="beyond its derivation status"), transaction.atomic():
+        Event.objects.filter(id=event_id).update(job_name="changed")
 
 
 def test_derivation_rederive_sweep_and_retention_change_no_stored_event(guarded_log) -> None:
