@@ -1,4 +1,5 @@
-"""Every Celery task of the catalog: each takes ids, calls one service, is safe to run twice.
+"""Every Celery task of the catalog: each takes ids (the scheduled sweeps and retention: a
+number or nothing), calls one service, is safe to run twice.
 
 All follow the global acknowledgement setting (early acks, ADR 0045)."""
 
