@@ -3,7 +3,7 @@
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse
 from rest_framework import serializers
 
-from core.problems import Problem
+from core.problems import FieldError, Problem
 
 
 class FieldErrorSerializer(serializers.Serializer):
@@ -68,8 +68,6 @@ def not_found(detail: str) -> Problem:
 def bad_parameter(name: str, message: str, detail: str | None = None) -> Problem:
     """400 for the query parameter ``name``: ``message`` is the field error, ``detail``
     (by default the name and the message) the problem's sentence."""
-    from core.problems import FieldError
-
     return Problem(
         status=400,
         slug="invalid-request",

@@ -27,6 +27,7 @@ built instead of each importing Django again (config/wsgi.py freezes them). The 
 settings read are then removed from the environment (``forget_secrets``).
 """
 
+import ctypes
 import logging
 import os
 import shutil
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_str
@@ -72,8 +74,6 @@ class AccessFormatter(logging.Formatter):
 def logging_config() -> dict[str, Any]:
     """granian's own logs through the service's JSON formatter (ADR 0012); access lines as
     ``AccessFormatter`` writes them."""
-    from django.conf import settings
-
     service: dict[str, Any] = settings.LOGGING
     formatter = service["handlers"]["console"]["formatter"]
     return {
@@ -136,8 +136,6 @@ SECRETS = (
 def forget_secrets() -> None:
     """Remove the settings' secrets from the environment once the settings hold them, so
     no request's environ carries them (and a smaller environ is cheaper to copy)."""
-    from django.conf import settings
-
     settings.SECRET_KEY  # noqa: B018  (the settings are loaded, not lazily pending)
     for name in SECRETS:
         os.environ.pop(name, None)
@@ -146,6 +144,8 @@ def forget_secrets() -> None:
 
 def options() -> dict[str, Any]:
     """granian's options, from the environment (the module docstring lists the names)."""
+    # granian (about 60 ms of imports) only where the server starts: tests import this
+    # module for its helpers (AccessFormatter, die_with_the_main_process).
     from granian.constants import HTTPModes, Interfaces
     from granian.log import LogLevels
 
@@ -202,8 +202,6 @@ def die_with_the_main_process() -> None:
         forking[0] = os.getpid()
 
     def in_child() -> None:
-        import ctypes
-
         pr_set_pdeathsig = 1
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(pr_set_pdeathsig, signal.SIGKILL) != 0:
@@ -224,20 +222,20 @@ def main() -> None:
             import config.wsgi  # noqa: F401  (see the module docstring)
 
             forget_secrets()
-        settings = options()
+        served = options()
     except ImproperlyConfigured as error:
         sys.exit(f"config.server: {error}")  # a readable line, not a traceback
-    from granian import Granian
+    from granian import Granian  # only here: see options()
 
     try:
-        Granian(**settings).serve()
+        Granian(**served).serve()
     except (OSError, RuntimeError) as error:
         # granian reports a taken port as RuntimeError("Address already in use (os error
         # 98)") with a page of Rust backtrace; one line says which port and what moves it.
         if "Address already in use" not in str(error):
             raise
         print(
-            f"config.server: port {settings['port']} on {settings['address']} is in use by "
+            f"config.server: port {served['port']} on {served['address']} is in use by "
             "another program: set PORT to a free port",
             file=sys.stderr,
             flush=True,

@@ -7,7 +7,12 @@ names each offending field as a JSON Pointer into the request body.
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpRequest, HttpResponse
+from django.views.defaults import bad_request as default_bad_request
+from django.views.defaults import page_not_found
+from django.views.defaults import server_error as default_server_error
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -63,8 +68,6 @@ def invalid_event(errors: list[FieldError], detail: str = "") -> Problem:
 
 def problem_response(problem: Problem) -> HttpResponse:
     """A plain Django response, for code paths outside DRF (middleware, ingest hot path)."""
-    import orjson
-
     response = HttpResponse(
         orjson.dumps(problem.as_dict()), status=problem.status, content_type=PROBLEM_CONTENT_TYPE
     )
@@ -144,8 +147,6 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
         return problem_response(
             Problem(status=404, slug="not-found", title="Not found", detail="No such resource.")
         )
-    from django.views.defaults import page_not_found
-
     return page_not_found(request, exception)
 
 
@@ -163,16 +164,12 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
                 detail=request_error_detail(exception),
             )
         )
-    from django.views.defaults import bad_request as default_bad_request
-
     return default_bad_request(request, exception)
 
 
 def request_error_detail(exception: Exception) -> str:
     """What a client may be told of Django's refusal: the limit it went past (the text of
     Django's own request-data errors), nothing of anything else (a Host header's check)."""
-    from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
-
     if isinstance(exception, RequestDataTooBig | TooManyFieldsSent | TooManyFilesSent):
         return str(exception)
     return "The request could not be read."
@@ -184,6 +181,4 @@ def server_error(request: HttpRequest) -> HttpResponse:
         return problem_response(
             Problem(status=500, slug="server-error", title="Internal server error")
         )
-    from django.views.defaults import server_error as default_server_error
-
     return default_server_error(request)

@@ -204,6 +204,7 @@ def import_publisher_modules() -> None:
     of the GIL-held samples of a worker's first seconds of batch ingest (py-spy under
     bench/ingest.py, docs/benchmarks.md), and a copy of them in every worker.
     """
+    # Importing them is what this function is for (the docstring says why).
     import celery.app.amqp
     import celery.app.events
     import celery.backends.base

@@ -1,5 +1,6 @@
 """Liveness and readiness endpoints for probes and operators."""
 
+import redis
 from django.conf import settings
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
@@ -22,8 +23,6 @@ def _migrations_applied() -> bool:
 
 
 def _broker_state() -> str:
-    import redis
-
     try:
         client = redis.Redis.from_url(
             settings.CELERY_BROKER_URL, socket_connect_timeout=0.5, socket_timeout=0.5

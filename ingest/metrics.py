@@ -20,6 +20,7 @@ from functools import cache
 from http import HTTPStatus
 from typing import Any
 
+from celery import signals
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.http import HttpRequest, HttpResponse
@@ -32,10 +33,12 @@ from prometheus_client import (
     Histogram,
     generate_latest,
     multiprocess,
+    start_http_server,
 )
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from ingest.facets import validated_facets
 from ingest.models import Event, EventKind
 
 logger = logging.getLogger(__name__)
@@ -163,8 +166,6 @@ def latency_child(method: str, route: str, status: str) -> Any:
 def facet_labels() -> frozenset[str]:
     """Every label ``problem_label`` gives a problem validation can record: the validated
     facets by position, the event fields warned about, and a container that is no object."""
-    from ingest.facets import validated_facets
-
     labels = {f"{position}:{key}" for position, key in validated_facets()}
     labels.add("event:eventType")
     labels |= {f"{part}:(container)" for part in ("run", "job", "inputs", "outputs", "event")}
@@ -223,8 +224,6 @@ def _serve_worker_metrics(**kwargs: Any) -> None:
     port = os.environ.get("LINEAGE_WORKER_METRICS_PORT")
     if not port:
         return
-    from prometheus_client import start_http_server
-
     start_http_server(int(port), registry=process_registry())
     logger.info("worker_metrics_serving", extra={"port": int(port)})
 
@@ -236,8 +235,6 @@ def _mark_pool_process_dead(pid: int | None = None, **kwargs: Any) -> None:
 
 def connect_celery_signals() -> None:
     """Connected when the worker imports this module (``CELERY_IMPORTS``)."""
-    from celery import signals
-
     signals.task_failure.connect(_on_task_failure, weak=False)
     signals.worker_ready.connect(_serve_worker_metrics, weak=False)
     signals.worker_process_shutdown.connect(_mark_pool_process_dead, weak=False)

@@ -33,6 +33,7 @@ from catalog.reads import stats
 from core.redaction import is_secret_key, redact
 from ingest.models import Event
 from ingest.querysets import leading_within
+from ingest.views import MetadataView
 
 EVENT_EXAMPLE = {
     "id": 1042,
@@ -165,8 +166,6 @@ class MetadataPage(CursorPage):
 
 
 def _ingest_metadata_view(request: Any, *args: Any, **kwargs: Any) -> Any:
-    from ingest.views import MetadataView
-
     return MetadataView.as_view()(request, *args, **kwargs)
 
 

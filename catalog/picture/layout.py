@@ -228,7 +228,7 @@ def _layered(
 
 
 def _sugiyama(component: Any) -> "SugiyamaLayout":
-    from grandalf.layouts import SugiyamaLayout
+    from grandalf.layouts import SugiyamaLayout  # not with the module: see above
 
     return SugiyamaLayout(component)
 
@@ -242,7 +242,7 @@ def _init_layers(sugiyama: "SugiyamaLayout", component: Any, rank: dict[str, int
     for vertex in component.sV:
         sugiyama.grx[vertex].rank = rank[vertex.data] - base
         members[rank[vertex.data] - base].append(vertex)
-    from grandalf.layouts import Layer
+    from grandalf.layouts import Layer  # not with the module: see above
 
     sugiyama.layers = [Layer(layer) for layer in members]
     sugiyama.alt_e = [edge for edge in component.sE if rank[edge.v[0].data] > rank[edge.v[1].data]]

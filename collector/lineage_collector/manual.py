@@ -6,7 +6,7 @@ import urllib.request
 from collections.abc import Iterable
 from typing import Any
 
-from lineage_collector.context import current_run
+from lineage_collector.context import _flow_parent, current_run
 from lineage_collector.errors import counters, report
 from lineage_collector.events import run_event, uuid7
 from lineage_collector.naming import DatasetName, dataset_name
@@ -65,8 +65,6 @@ def emit_lineage(
         parent = None
         name = job_name
         if flow:
-            from lineage_collector.context import _flow_parent
-
             name = f"{flow}.{job_name}"
             parent = _flow_parent(namespace, flow, None)
         event = run_event(

@@ -144,6 +144,8 @@ def _peel(text: str, dialect: str | None) -> SqlLineage | None:
 
 
 def _table_from_text(text: str, dialect: str | None) -> Table:
+    # sqlglot comes with the hooks' optional extras (collector/pyproject.toml): the
+    # collector's core imports without it.
     from sqlglot import exp
 
     table = exp.to_table(text, dialect=dialect)
@@ -151,6 +153,8 @@ def _table_from_text(text: str, dialect: str | None) -> Table:
 
 
 def _extract(text: str, dialect: str | None) -> SqlLineage:
+    # sqlglot comes with the hooks' optional extras (collector/pyproject.toml): the
+    # collector's core imports without it.
     import sqlglot
     from sqlglot import exp
     from sqlglot.errors import ErrorLevel
@@ -217,7 +221,7 @@ def _is_system(table: Table) -> bool:
 
 def _load_dialect(dialect: str | None) -> None:
     if dialect:
-        from sqlglot.dialects.dialect import Dialect
+        from sqlglot.dialects.dialect import Dialect  # an optional extra: see _extract
 
         Dialect.get_or_raise(dialect)
 

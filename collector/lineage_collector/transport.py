@@ -110,6 +110,7 @@ class OpenLineageTransport:
     """Sends through openlineage-python's configured transport (``openlineage.yml`` etc.)."""
 
     def __init__(self) -> None:
+        # openlineage-python is an optional extra (collector/pyproject.toml).
         from openlineage.client import OpenLineageClient
 
         self.client = OpenLineageClient()

@@ -117,6 +117,8 @@ class DeadLetterAdmin(BoundedAdmin):
 
     @admin.action(description="Replay selected dead letters", permissions=["replay"])
     def replay_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
+        # Here, not at the top: every process's django.setup() imports the admin (ADR
+        # 0113), and the replay brings Kafka's client (confluent_kafka) that only it needs.
         from ingest.kafka.replay import replay
 
         letters = list(queryset[:500])

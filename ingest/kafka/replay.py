@@ -7,6 +7,7 @@ so in the report instead of calling the message gone."""
 
 from dataclasses import dataclass, field
 
+from confluent_kafka import Consumer, TopicPartition
 from django.db import transaction
 from django.utils import timezone
 
@@ -76,8 +77,6 @@ def replay(letter_ids: list[int]) -> ReplayReport:
 def fetch_value(letter: DeadLetter, config: kafka_config.KafkaConfig) -> bytes | None:
     """The whole value of a message, read from Kafka at its offset (no group, no commit);
     None when the topic no longer holds it."""
-    from confluent_kafka import Consumer, TopicPartition
-
     settings = {**config.consumer_settings(), "group.id": f"{config.group_id}-replay"}
     reader = Consumer(settings)
     try:

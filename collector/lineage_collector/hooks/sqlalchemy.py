@@ -53,6 +53,7 @@ def uninstall_sqlalchemy() -> None:
     global _installed
     if not _installed:
         return
+    # Installed (install_sqlalchemy imported it): SQLAlchemy is an optional extra.
     from sqlalchemy import event
     from sqlalchemy.engine import Engine
 

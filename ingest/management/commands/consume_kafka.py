@@ -17,6 +17,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from core.command_output import RedactedOutput
 from core.heap import freeze_startup_heap
 from ingest.kafka import config as kafka_config
+from ingest.kafka.consumer import IngestConsumer
+from ingest.kafka.health import CannotListen, serve
 
 # sysexits.h's EX_CONFIG: the configuration keeps this process from starting, so a
 # supervisor (make run's) does not start it again; scripts/run_local.py says the same.
@@ -40,9 +42,6 @@ class Command(RedactedOutput, BaseCommand):
             config = kafka_config.load()
         except kafka_config.KafkaNotConfigured as error:
             raise CommandError(str(error)) from error
-        from ingest.kafka.consumer import IngestConsumer
-        from ingest.kafka.health import CannotListen, serve
-
         stop = threading.Event()
         for signal_number in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signal_number, lambda *_: stop.set())
