@@ -1,9 +1,10 @@
 """docs/architecture.md, the ingest line: INSERT → COMMIT → 201 → on_commit: enqueue.
 
-tests/catalog/test_tasks_and_claims.py sees the task sent once the request has committed;
-this sees the other half: inside a transaction that has not committed, nothing is handed
-to the broker, and a transaction that rolls back sends nothing at all (a derive task for
-an event that does not exist, or worse, one that a later event reuses the id of).
+tests/catalog/test_tasks_and_claims.py sees the task sent once the request has committed,
+tests/ingest/test_availability.py that a request registers its hand-over on commit; this
+sees what that buys, on the service function every ingest path calls: inside a transaction
+that has not committed nothing reaches the broker, and one that rolls back sends nothing
+(a derive task for an event that was never stored).
 """
 
 import uuid
