@@ -1,11 +1,11 @@
 """`make run`: the whole system on one machine, from nothing configured.
 
 Finds PostgreSQL and Redis (DATABASE_URL / REDIS_URL, else the local defaults; an embedded
-PostgreSQL from the `pgserver` package when none is reachable), creates the database if it
-is missing, migrates, makes sure a local admin, an ingest token and a read token exist, then
-runs the web server, a Celery worker and the scheduler (and the Kafka consumer when
-LINEAGE_KAFKA_BOOTSTRAP_SERVERS is set) together until Ctrl-C, which stops them all. It says
-in one line what each step is doing, not the tools' own output.
+PostgreSQL from the `pgserver` package when none it can log in to is reachable), creates the
+database if it is missing, migrates, makes sure a local admin, an ingest token and a read
+token exist, then runs the web server, a Celery worker and the scheduler (and the Kafka
+consumer when LINEAGE_KAFKA_BOOTSTRAP_SERVERS is set) together until Ctrl-C, which stops them
+all. It says in one line what each step is doing, not the tools' own output.
 
 Every port it opens listens on HOST (127.0.0.1 unless told) and follows PORT: the web server
 on PORT, the consumer's probes on the first free port after it (LINEAGE_CONSUMER_PORT
@@ -66,16 +66,34 @@ def database_url() -> str:
     except psycopg.OperationalError as error:
         if "DATABASE_URL" in os.environ:
             sys.exit(f"[make run] DATABASE_URL is set but PostgreSQL is not reachable: {error}")
-        return embedded_database_url(database)
+        host, port = parts.hostname or "127.0.0.1", parts.port or 5432
+        where = f"{host}:{port}"
+        if _listening(host, port):
+            # A server that answers but refuses the login (a password asked of `postgres`, as
+            # a distribution's PostgreSQL does over TCP) is not "no PostgreSQL": say which.
+            refusal = str(error).strip().splitlines()[-1][:200]
+            why = f"PostgreSQL on {where} refused the login as {parts.username} ({refusal})"
+            return embedded_database_url(database, f"{why}; set DATABASE_URL to use it")
+        return embedded_database_url(database, f"no PostgreSQL on {where}")
+
+
+def _listening(host: str, port: int) -> bool:
+    """Whether anything accepts a TCP connection there (libpq's errors are localised)."""
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return True
+    except OSError:
+        return False
 
 
 _embedded_server = None  # kept referenced: pgserver stops the server when it is collected
 
 
-def embedded_database_url(database: str) -> str:
-    """An embedded PostgreSQL (the pgserver package) in .local/pgdata, stopped on exit."""
+def embedded_database_url(database: str, why: str) -> str:
+    """An embedded PostgreSQL (the pgserver package) in .local/pgdata, stopped on exit;
+    ``why`` says what was found instead."""
     global _embedded_server
-    say("no PostgreSQL on 127.0.0.1:5432; starting an embedded one (pgserver)")
+    say(f"{why}; starting an embedded one (pgserver)")
     # From the lock like everything else (the `embedded` extra), with the uv `make` installed.
     subprocess.run(
         [ROOT / ".uv" / "bin" / "uv", "sync", "--frozen", "--inexact", "--extra", "embedded", "-q"],
