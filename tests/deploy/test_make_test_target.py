@@ -86,5 +86,17 @@ def test_pytest_runs_one_worker_per_core_plus_two_at_most_four(tmp_path, cores, 
     assert _workers(tmp_path, cores) == f"-n {workers} --dist loadfile"
 
 
+def test_test_fast_runs_one_worker_per_core_at_most_four() -> None:
+    assert (
+        "FAST_XDIST ?= -n auto --maxprocesses=4 --dist loadfile" in (ROOT / "Makefile").read_text()
+    )
+    assert (
+        _recipe("test-fast")
+        .split("\n")[2]
+        .strip()
+        .startswith("$(BIN)/python -m pytest $(FAST_XDIST)")
+    )
+
+
 def test_workers_chooses_the_number(tmp_path) -> None:
     assert _workers(tmp_path, 2, ("WORKERS=7",)) == "-n 7 --dist loadfile"
