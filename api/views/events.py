@@ -55,8 +55,8 @@ EVENT_EXAMPLE = {
 @extend_schema_view(
     list=extend_schema(
         summary="The raw event log",
-        description="Newest first. Each item is the event exactly as received (`payload`) "
-        "plus its id, receive time and derivation status.",
+        description="Newest first. Each item is the event as received (`payload`), with "
+        "secret values redacted, plus its id, receive time and derivation status.",
         responses={200: EventSerializer(many=True), **COMMON},
         examples=[OpenApiExample("event", value=EVENT_EXAMPLE, response_only=True)],
     ),
@@ -128,8 +128,9 @@ class EventExport(ReadAPIView):
         description=(
             "Streams the stored OpenLineage events (RunEvent, DatasetEvent, JobEvent; not "
             "edge-API or metadata records) whose eventTime is in [since, until), in eventTime "
-            "order, one JSON document per line, exactly as received. `manage.py backfill` "
-            "and any OpenLineage consumer accept the output."
+            "order, one JSON document per line, as received with secret values redacted "
+            "(docs/security.md). `manage.py backfill` and any OpenLineage consumer accept "
+            "the output."
         ),
         parameters=[
             OpenApiParameter("since", OpenApiTypes.DATETIME, description="eventTime >= since"),
