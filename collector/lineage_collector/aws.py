@@ -3,6 +3,7 @@
 import time
 from collections import OrderedDict
 from typing import Any
+from urllib.parse import unquote
 
 from lineage_collector.naming import (
     DatasetName,
@@ -21,9 +22,22 @@ ATHENA_CALLS = frozenset({"StartQueryExecution", "GetQueryExecution"})
 # Every operation the boto3 hook queues; anything else costs one set lookup.
 CAPTURED = S3_READS | S3_WRITES | S3_METADATA_READS | S3_METADATA_WRITES | ATHENA_CALLS
 
+# The only parameters the worker reads: the queue keeps these, never the caller's whole
+# params (a PutObject's Body) or the response (a GetObject's open stream).
+_S3_FIELDS = ("Bucket", "Key", "CopySource", "Prefix", "Delete")
+_ATHENA_RESPONSE_FIELDS = ("QueryExecutionId", "QueryExecution")
+
 _ATHENA_DEFAULT_CATALOG = "AwsDataCatalog"
 _TRACK_SECONDS = 6 * 3600.0
 _TRACK_MAX = 10_000
+
+
+def call_fields(operation: str, params: Any, response: Any) -> tuple[dict[str, Any], Any]:
+    """What of a call the worker needs (calling thread: a few dict lookups)."""
+    if operation in ATHENA_CALLS:
+        kept = {key: response[key] for key in _ATHENA_RESPONSE_FIELDS if key in response}
+        return {"QueryExecutionId": params.get("QueryExecutionId")}, kept
+    return {key: params[key] for key in _S3_FIELDS if key in params}, None
 
 
 def s3_lineage(
@@ -57,8 +71,10 @@ def s3_lineage(
 def _copy_source(source: Any) -> DatasetName:
     if isinstance(source, dict):
         return s3_dataset(source["Bucket"], source["Key"])
+    # botocore turns the caller's CopySource (a dict or a plain "bucket/key" string) into the
+    # URL-encoded header, in the params it was given, before the hook reads them.
     bucket, _, key = str(source).lstrip("/").partition("/")
-    return s3_dataset(bucket, key.split("?versionId=", 1)[0])
+    return s3_dataset(unquote(bucket), unquote(key.split("?versionId=", 1)[0]))
 
 
 class AthenaTracker:

@@ -1,9 +1,13 @@
 """boto3 capture: S3 calls and managed transfers on every client, Athena on SUCCEEDED only."""
 
+import gc
+import io
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import lineage_collector as lc
 import pytest
+from lineage_collector.runtime import RUNTIME
 
 boto3 = pytest.importorskip("boto3")
 moto = pytest.importorskip("moto")
@@ -170,3 +174,40 @@ def test_parallel_athena_queries_in_a_pool_with_propagate(captured):
     inputs, outputs = captured.io("parallel")
     assert inputs == {(ATHENA, f"AwsDataCatalog.sales.in_{index}") for index in range(4)}
     assert outputs == {(ATHENA, f"AwsDataCatalog.sales.out_{index}") for index in range(4)}
+
+
+def test_a_copy_source_is_named_like_the_object_it_names(s3, captured):
+    # botocore rewrites CopySource in the caller's params to its URL-encoded header form
+    # before the hook sees them, so "my folder" arrived as "my%20folder": another dataset.
+    s3.put_object(Bucket="raw", Key="my folder/2026/x.json", Body=b"{}")
+    with lc.job("copy-spaced"):
+        s3.get_object(Bucket="raw", Key="my folder/2026/x.json")["Body"].read()
+        s3.copy_object(Bucket="out", Key="copies/x.json", CopySource="raw/my folder/2026/x.json")
+        s3.copy_object(
+            Bucket="out",
+            Key="copies/y.json",
+            CopySource={"Bucket": "raw", "Key": "my folder/2026/x.json"},
+        )
+    inputs, outputs = captured.io("copy-spaced")
+    assert inputs == {("s3://raw", "my folder")}
+    assert outputs == {("s3://out", "copies")}
+
+
+class Body(io.BytesIO):
+    """An upload body that can be watched (bytes cannot be weakly referenced)."""
+
+
+def test_a_queued_s3_call_does_not_keep_the_uploaded_body_alive(s3, captured, monkeypatch):
+    # The queue holds up to LINEAGE_QUEUE_SIZE calls while the worker is busy or paused; a
+    # call queued with its params kept every PutObject body alive until then (10,000 bodies
+    # of a few MB is tens of GB), though the worker reads only the bucket and the key.
+    monkeypatch.setattr(RUNTIME, "start_worker", lambda: None)  # nobody drains the queue
+    RUNTIME.needs_start = False
+    with lc.job("upload"):
+        body = Body(b"x" * 1000)
+        watched = weakref.ref(body)
+        s3.put_object(Bucket="out", Key="orders/2026/x.parquet", Body=body)
+        del body
+        gc.collect()
+        assert len(RUNTIME.queue) == 2  # the START and the call
+        assert watched() is None

@@ -10,9 +10,9 @@ import functools
 import inspect
 from typing import Any
 
-from lineage_collector.aws import CAPTURED
+from lineage_collector.aws import CAPTURED, call_fields
 from lineage_collector.context import current_run
-from lineage_collector.errors import counters
+from lineage_collector.errors import CollectorError, counters, report
 from lineage_collector.naming import s3_dataset
 from lineage_collector.records import AWS, IO, JobRun
 from lineage_collector.runtime import RUNTIME
@@ -40,13 +40,24 @@ def _wants(operation: str, run: JobRun | None, response: Any) -> bool:
     return run is not None or operation in _ALWAYS
 
 
+def _observe(client: Any, operation: str, params: Any, response: Any) -> None:
+    """Queue what the worker needs of a call that succeeded; never fails the call."""
+    try:
+        run = current_run.get()
+        if _wants(operation, run, response):
+            fields, kept = call_fields(operation, params, response)
+            _queue((AWS, run, operation, fields, kept, client))
+    except CollectorError:
+        raise  # strict mode's full queue
+    except Exception as error:
+        report("hook.boto3", error, strict=not RUNTIME.config.silent_fail)
+
+
 def _wrap_sync(original: Any) -> Any:
     @functools.wraps(original)
     def _make_api_call(self: Any, operation_name: str, api_params: Any) -> Any:
         response = original(self, operation_name, api_params)
-        run = current_run.get()
-        if _wants(operation_name, run, response):
-            _queue((AWS, run, operation_name, api_params, response, self))
+        _observe(self, operation_name, api_params, response)
         return response
 
     return _make_api_call
@@ -56,9 +67,7 @@ def _wrap_async(original: Any) -> Any:
     @functools.wraps(original)
     async def _make_api_call(self: Any, operation_name: str, api_params: Any) -> Any:
         response = await original(self, operation_name, api_params)
-        run = current_run.get()
-        if _wants(operation_name, run, response):
-            _queue((AWS, run, operation_name, api_params, response, self))
+        _observe(self, operation_name, api_params, response)
         return response
 
     return _make_api_call
