@@ -28,6 +28,7 @@ class Runtime:
         self.queue: deque[tuple[Any, ...]] = deque()
         self.capacity = self.config.queue_size
         self.needs_start = False
+        self.retry_start_at = 0.0
         self.worker: threading.Thread | None = None
         self.processor: Any = None
         self.busy = False
@@ -61,13 +62,29 @@ class Runtime:
         self.processor = Processor(config, transport_for(config))
         self.active = not config.disabled
         self.needs_start = self.active
+        self.retry_start_at = 0.0
 
     def start_worker(self) -> None:
-        """Start the worker thread (once per process; called lazily from :meth:`put`)."""
+        """Start the worker thread (once per process; called lazily from :meth:`put`).
+
+        Called from the hooks, after the host's statement or S3 call succeeded, so it must not
+        raise: a thread that cannot start ("can't start new thread" at a process limit, or at
+        interpreter shutdown on Python 3.12+) is counted, and tried again a second later.
+        """
+        now = time.monotonic()
+        if now < self.retry_start_at:
+            return
         self.needs_start = False
         self.stopping = False
-        self.worker = threading.Thread(target=self._run, name="lineage-collector", daemon=True)
-        self.worker.start()
+        worker = threading.Thread(target=self._run, name="lineage-collector", daemon=True)
+        try:
+            worker.start()
+        except Exception as error:
+            self.needs_start = self.active
+            self.retry_start_at = now + 1.0
+            report("worker.start", error, strict=not self.config.silent_fail)
+            return
+        self.worker = worker
 
     def stop_worker(self, timeout: float) -> None:
         worker = self.worker

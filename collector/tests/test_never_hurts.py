@@ -10,6 +10,7 @@ import sys
 import textwrap
 import threading
 import time
+import types
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import lineage_collector as lc
@@ -281,3 +282,29 @@ def test_metadata_api_posts_records_or_logs_them(catalog, installed, caplog):
     assert caplog.text.count("approved") == 2
     catalog.mode = "error"
     assert lc.MetadataAPI().send(record) is False
+
+
+class ThreadThatCannotStart(threading.Thread):
+    def start(self) -> None:
+        raise RuntimeError("can't start new thread")
+
+
+def test_a_worker_that_cannot_start_fails_no_call_of_the_host(installed, monkeypatch, tmp_path):
+    # The hooks start the worker on first use, after the host's statement succeeded: a
+    # thread that cannot start (a process limit; interpreter shutdown on Python 3.12+)
+    # raised out of set_job, and out of the SQLAlchemy and boto3 hooks as if the
+    # statement had failed.
+    sa = pytest.importorskip("sqlalchemy")
+    engine = sa.create_engine(f"sqlite:///{tmp_path}/db.sqlite")
+    installed()
+    monkeypatch.setattr(
+        "lineage_collector.runtime.threading",
+        types.SimpleNamespace(Thread=ThreadThatCannotStart, Event=threading.Event),
+    )
+    run = lc.set_job("no-thread")
+    RUNTIME.retry_start_at = 0.0  # the hook below tries again at once
+    with engine.begin() as connection:
+        assert connection.exec_driver_sql("SELECT 1").scalar() == 1
+    lc.clear_job(run)
+    assert lc.stats()["errors.worker.start"] == 2
+    assert RUNTIME.needs_start  # tried again once threads can start
