@@ -244,7 +244,8 @@ def s3_uri_dataset(uri: str, *, is_prefix: bool = False) -> DatasetName:
     for scheme in _S3_SCHEMES:
         if uri.startswith(scheme):
             bucket, _, key = uri[len(scheme) :].partition("/")
-            return s3_dataset(bucket, key, is_prefix=is_prefix)
+            # s3n://ACCESS_KEY:SECRET@bucket/... is an old Hadoop form: the keys are no name.
+            return s3_dataset(bucket.rpartition("@")[2], key, is_prefix=is_prefix)
     raise ValueError(f"not an S3 URI: {uri!r}")
 
 
@@ -271,7 +272,9 @@ def dataset_name(
         parts = urlsplit(text)
         if not parts.scheme or not parts.netloc:
             raise ValueError(f"{text!r} is not a dataset URI; pass an engine and a table name")
-        return DatasetName(f"{parts.scheme}://{parts.netloc}", unquote(parts.path.lstrip("/")))
+        # user:password@ never leaves the process (the naming spec has no user info either).
+        authority = parts.netloc.rpartition("@")[2]
+        return DatasetName(f"{parts.scheme}://{authority}", unquote(parts.path.lstrip("/")))
     url = getattr(source, "url", source)
     platform = platform_for_url(url)
     if default_schema:

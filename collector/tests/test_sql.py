@@ -233,3 +233,17 @@ def test_a_parse_longer_than_the_budget_window_is_paid_back_before_the_next_one(
     started = time.perf_counter()
     parser.parse("SELECT * FROM b", "postgres")
     assert time.perf_counter() - started >= 0.8  # waited until 2 s after the window began
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            "postgres://etl:hunter2@db:5432/shop.public.orders",
+            ("postgres://db:5432", "shop.public.orders"),
+        ),
+        ("s3n://AKIAEXAMPLE:hunter2@raw/events/2026/x.json", ("s3://raw", "events")),
+    ],
+)
+def test_credentials_in_a_dataset_uri_are_not_part_of_its_name(source, expected):
+    assert dataset_name(source) == expected
