@@ -1,5 +1,6 @@
 """Configuration from the environment, OpenLineage's own variables first."""
 
+import math
 import os
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -21,10 +22,13 @@ def _flag(name: str, default: bool) -> bool:
 
 
 def _number(name: str, default: float) -> float:
+    # "nan" and "inf" parse as floats but are no setting: int(nan) raised out of install(),
+    # and an infinite exit flush would hold the process at exit while the catalog is down.
     try:
-        return float(os.environ.get(name, default))
+        value = float(os.environ.get(name, default))
     except ValueError:
         return default
+    return value if math.isfinite(value) else default
 
 
 @dataclass(frozen=True)

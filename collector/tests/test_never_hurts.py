@@ -308,3 +308,15 @@ def test_a_worker_that_cannot_start_fails_no_call_of_the_host(installed, monkeyp
     lc.clear_job(run)
     assert lc.stats()["errors.worker.start"] == 2
     assert RUNTIME.needs_start  # tried again once threads can start
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400", "ten"])
+def test_a_nonsense_setting_in_the_environment_does_not_make_install_raise(
+    value, installed, monkeypatch
+):
+    # install() promises never to raise outside strict mode; Config.from_env runs before
+    # its guard, and int(float("nan")) raised there.
+    for name in ("LINEAGE_QUEUE_SIZE", "LINEAGE_TIMEOUT", "LINEAGE_EXIT_FLUSH_TIMEOUT"):
+        monkeypatch.setenv(name, value)
+    config = installed()
+    assert (config.queue_size, config.timeout, config.exit_flush_timeout) == (10_000, 2.0, 2.0)
