@@ -6,10 +6,14 @@ token, and the test checks the raw log and then what derivation makes of it.
 """
 
 import json
+import os
+import subprocess
+import sys
 import urllib.parse
 import urllib.request
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import lineage_collector as lc
 import pytest
@@ -227,3 +231,43 @@ class ReadApi:
         with urllib.request.urlopen(request, timeout=10) as response:
             assert response.status == 200
             return json.loads(response.read())
+
+
+EXITING_SERVICE = """
+import lineage_collector as lc
+
+lc.install()
+with lc.job("nightly-export"):
+    lc.add_input("postgres://etl:hunter2@db:5432/shop.public.orders")
+    lc.add_output("s3n://AKIAEXAMPLE:hunter2@lake/exports/2026/12/07/part-0.csv")
+# no flush(): the README promises that exit flushes
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_service_that_exits_without_flushing_lands_in_the_catalog_without_secrets(
+    live_server,
+):
+    _, secret = create_token("collector exit e2e", "ingest")
+    environment = {
+        **os.environ,
+        # The collector this test imported, wherever it is installed from.
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(lc.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+        ),
+        "OPENLINEAGE_URL": live_server.url,
+        "OPENLINEAGE_API_KEY": secret,
+        "OPENLINEAGE_NAMESPACE": "exit-e2e",
+        # Generous for a loaded machine: the promise is that exit sends, within this bound.
+        "LINEAGE_EXIT_FLUSH_TIMEOUT": "30",
+    }
+    subprocess.run([sys.executable, "-c", EXITING_SERVICE], env=environment, check=True, timeout=60)
+
+    events = list(Event.objects.filter(job_namespace="exit-e2e").order_by("event_time", "id"))
+    assert [event.event_type for event in events] == ["START", "COMPLETE"]
+    complete = events[1].payload
+    assert datasets(complete, "inputs") == {(PG.replace("127.0.0.1", "db"), "shop.public.orders")}
+    assert datasets(complete, "outputs") == {("s3://lake", "exports")}
+    # The raw log keeps what was sent: the password and the key never reached it.
+    stored = json.dumps([event.payload for event in events])
+    assert "hunter2" not in stored and "AKIAEXAMPLE" not in stored
