@@ -106,8 +106,10 @@ def emit_edge(
 ) -> bool:
     """POST one edge (``catalog.schema.table`` strings) to ``/api/v1/lineage/edges``.
 
-    Synchronous with a 5 s timeout, for a pipeline's success path: returns False instead of
-    raising when the catalog is not configured, down, slow or refuses the edge.
+    Synchronous, for a pipeline's success path: returns False instead of raising when the
+    catalog is not configured, down, slow or refuses the edge. It gives up after 5 s without
+    an answer: the timeout bounds connecting and each read (not resolving the host's name),
+    so a server that answers a byte every few seconds can hold it longer.
     """
     config = RUNTIME.config
     url = config.api_url("api/v1/lineage/edges")

@@ -64,16 +64,18 @@ class MetadataAPI:
 
     def send(self, records: MetadataModel | list[MetadataModel]) -> bool:
         """Send one record or several (one request); True when the catalog stored them."""
-        items = records if isinstance(records, list) else [records]
-        payload = [item.to_payload() for item in items]
-        if self.backend == "logging":
-            for item in payload:
-                metadata_logger.info(json.dumps(item, separators=(",", ":")))
-            return True
-        endpoint = self._endpoint()
-        if endpoint is None:
-            return False
         try:
+            # Inside the guard: a record that cannot be encoded is a False, not an exception
+            # in the caller's success path.
+            items = records if isinstance(records, list) else [records]
+            payload = [item.to_payload() for item in items]
+            if self.backend == "logging":
+                for item in payload:
+                    metadata_logger.info(json.dumps(item, separators=(",", ":")))
+                return True
+            endpoint = self._endpoint()
+            if endpoint is None:
+                return False
             body: Any = payload if isinstance(records, list) else payload[0]
             return post_json(endpoint, body, self.api_key or RUNTIME.config.api_key, self.timeout)
         except Exception as error:

@@ -4,6 +4,7 @@ import gzip
 import json
 import logging
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -320,3 +321,33 @@ def test_a_nonsense_setting_in_the_environment_does_not_make_install_raise(
         monkeypatch.setenv(name, value)
     config = installed()
     assert (config.queue_size, config.timeout, config.exit_flush_timeout) == (10_000, 2.0, 2.0)
+
+
+@pytest.fixture
+def hanging_url():
+    """A catalog that accepts connections and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+
+
+def test_emit_edge_and_metadata_give_up_on_a_catalog_that_never_answers(hanging_url, installed):
+    installed(url=hanging_url)
+    started = time.perf_counter()
+    assert lc.emit_edge("a.b.c", "d.e.f") is False
+    assert time.perf_counter() - started < lc.manual.EDGE_TIMEOUT_SECONDS + 3
+    record = lc.MetadataModel(subject="alice", action="approved")
+    started = time.perf_counter()
+    assert lc.MetadataAPI(timeout=0.5).send(record) is False
+    assert time.perf_counter() - started < 3
+
+
+def test_metadata_api_answers_false_for_a_record_it_cannot_encode(catalog, installed):
+    # "False instead of raising": the payload was built outside the guard, so a timestamp
+    # given as a string raised AttributeError into the caller's success path.
+    installed(url=catalog.url)
+    record = lc.MetadataModel(subject="alice", action="approved", timestamp="2026-12-07")
+    assert lc.MetadataAPI().send(record) is False
+    assert catalog.requests == []
