@@ -32,7 +32,7 @@ class Runtime:
         self.worker: threading.Thread | None = None
         self.processor: Any = None
         self.busy = False
-        self.stopping = False
+        self.stop_requested = threading.Event()  # the current worker's; each has its own
         self.wake = threading.Event()
 
     # -- calling-thread side ------------------------------------------------------------------
@@ -75,8 +75,16 @@ class Runtime:
         if now < self.retry_start_at:
             return
         self.needs_start = False
-        self.stopping = False
-        worker = threading.Thread(target=self._run, name="lineage-collector", daemon=True)
+        # The worker is given its own queue, processor and stop flag: one that outlives
+        # stop_worker's bounded join (stuck in a slow send) must finish with what it had,
+        # never drain the queue of the next configuration into the old transport.
+        stop = threading.Event()
+        worker = threading.Thread(
+            target=self._run,
+            args=(self.queue, self.processor, stop),
+            name="lineage-collector",
+            daemon=True,
+        )
         try:
             worker.start()
         except Exception as error:
@@ -84,14 +92,14 @@ class Runtime:
             self.retry_start_at = now + 1.0
             report("worker.start", error, strict=not self.config.silent_fail)
             return
-        self.worker = worker
+        self.worker, self.stop_requested = worker, stop
 
     def stop_worker(self, timeout: float) -> None:
         worker = self.worker
         self.active = False
         if worker is not None and worker.is_alive():
             self.flush(timeout)
-            self.stopping = True
+            self.stop_requested.set()
             self.wake.set()
             worker.join(timeout=max(timeout, 0.1))
         self.worker = None
@@ -112,11 +120,10 @@ class Runtime:
         self.needs_start = self.active
 
     # -- worker side --------------------------------------------------------------------------
-    def _run(self) -> None:
-        processor = self.processor
-        while not self.stopping:
+    def _run(self, queue: deque[tuple[Any, ...]], processor: Any, stop: threading.Event) -> None:
+        while not stop.is_set():
             try:
-                worked = self._drain(processor)
+                worked = self._drain(queue, processor)
                 processor.maybe_send(time.monotonic())
                 if not worked:
                     self.wake.wait(0.05)
@@ -125,9 +132,8 @@ class Runtime:
                 report("worker", error)
                 time.sleep(0.05)
 
-    def _drain(self, processor: Any) -> bool:
+    def _drain(self, queue: deque[tuple[Any, ...]], processor: Any) -> bool:
         worked = False
-        queue = self.queue
         for _ in range(1000):  # yield to sending regularly under a flood
             self.busy = True
             try:

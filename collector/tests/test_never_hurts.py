@@ -351,3 +351,37 @@ def test_metadata_api_answers_false_for_a_record_it_cannot_encode(catalog, insta
     record = lc.MetadataModel(subject="alice", action="approved", timestamp="2026-12-07")
     assert lc.MetadataAPI().send(record) is False
     assert catalog.requests == []
+
+
+def test_after_reconfiguring_nothing_goes_to_the_old_transport(installed):
+    # configure() stops the worker with a bounded join; a worker stuck in a slow send
+    # outlived it, and once a new worker had started (clearing the shared stop flag) the
+    # old one went on draining the new queue into the old transport (the old URL and key).
+    release = threading.Event()
+
+    class Stuck:
+        def __init__(self) -> None:
+            self.events: list[dict] = []
+
+        def send(self, events):
+            release.wait(10)
+            self.events.extend(events)
+
+    old, new = Stuck(), lc.transport.MemoryTransport()
+    installed(transport=old, exit_flush_timeout=0.1)
+    with lc.job("before"):
+        pass
+    deadline = time.monotonic() + 5
+    while RUNTIME.queue and time.monotonic() < deadline:
+        time.sleep(0.01)  # the worker has taken the batch and is stuck sending it
+    installed(transport=new)
+    for index in range(50):
+        with lc.job(f"after-{index}"):
+            pass
+        if index == 0:
+            release.set()
+        time.sleep(0.002)
+    assert lc.flush(5)
+    time.sleep(0.3)  # the old worker's own flush interval, had it kept anything
+    assert not [event for event in old.events if event["job"]["name"].startswith("after")]
+    assert len(new.events) == 100
