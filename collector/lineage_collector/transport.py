@@ -119,6 +119,20 @@ class OpenLineageTransport:
         for event in events:
             self.client.transport.emit(event)
 
+    def after_fork(self) -> None:
+        """A new client: the inherited one's session pools the parent's kept-alive sockets.
+
+        The old client is dropped, not closed: closing would act on sockets the parent uses.
+        """
+        from openlineage.client import OpenLineageClient
+
+        self.client = OpenLineageClient()
+
+    def close(self) -> None:
+        close = getattr(self.client.transport, "close", None)
+        if close is not None:
+            close()
+
 
 def transport_for(config: Config) -> Any:
     """The configured transport: an explicit one, the OpenLineage client, HTTP, or logging."""

@@ -25,19 +25,27 @@ from lineage_collector.transport import Sender
 class Catalog:
     """A fake catalog on 127.0.0.1: records requests; ``mode`` is ok, error or slow."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_alive: bool = False) -> None:
         self.mode = "ok"
         self.delay = 3.0
         self.requests: list[dict] = []
         catalog = self
 
         class Handler(BaseHTTPRequestHandler):
+            # HTTP/1.1 keeps connections open between requests, as the real catalog does.
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
                 catalog.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "body": json.loads(body)}
+                    {
+                        "path": self.path,
+                        "headers": dict(self.headers),
+                        "body": json.loads(body),
+                        "port": self.client_address[1],
+                    }
                 )
                 if catalog.mode == "slow":
                     time.sleep(catalog.delay)
@@ -385,3 +393,51 @@ def test_after_reconfiguring_nothing_goes_to_the_old_transport(installed):
     time.sleep(0.3)  # the old worker's own flush interval, had it kept anything
     assert not [event for event in old.events if event["job"]["name"].startswith("after")]
     assert len(new.events) == 100
+
+
+@pytest.fixture
+def keep_alive_catalog():
+    server = Catalog(keep_alive=True)
+    yield server
+    server.server.shutdown()
+    server.server.server_close()
+
+
+@pytest.mark.parametrize("transport", ["http", "openlineage"])
+def test_a_forked_child_sends_on_a_connection_of_its_own(
+    transport, keep_alive_catalog, installed, monkeypatch
+):
+    # A child that wrote on the parent's kept-alive socket would interleave its requests
+    # with the parent's on one stream. The fork test above cannot see that: its catalog
+    # speaks HTTP/1.0 and closes every connection. openlineage-python keeps a requests
+    # Session, which the child inherited with the parent's pooled sockets.
+    catalog = keep_alive_catalog
+    if transport == "openlineage":
+        pytest.importorskip("openlineage.client")
+        monkeypatch.setenv("OPENLINEAGE_URL", catalog.url)
+        installed(transport="openlineage")
+    else:
+        installed(url=catalog.url)
+    with lc.job("parent"):
+        pass
+    assert lc.flush(5)
+    parent_ports = {request["port"] for request in catalog.requests}
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            with lc.job("child"):
+                pass
+            code = 0 if lc.flush(5) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+    def names(request: dict) -> set[str]:
+        body = request["body"] if isinstance(request["body"], list) else [request["body"]]
+        return {event["job"]["name"] for event in body}
+
+    child_ports = {request["port"] for request in catalog.requests if "child" in names(request)}
+    assert child_ports
+    assert not child_ports & parent_ports
