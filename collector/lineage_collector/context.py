@@ -151,7 +151,18 @@ class job:
         return run
 
     def __exit__(self, kind: Any, error: BaseException | None, trace: Any) -> None:
-        self._end(self._runs.pop(), error)  # returning None re-raises the error unchanged
+        # One instance can be entered by several threads or tasks at once (a module-level
+        # `LOAD = job("load")`): end the run this context entered, which is its current one
+        # (nested jobs have reset theirs), not whichever was entered last anywhere.
+        run = current_run.get()
+        if run is not None and run.parent is not None and run not in self._runs:
+            # A set_job() in the block that was never cleared: its parent is ours.
+            run = next((mine for mine in self._runs if mine and mine.run_id == run.parent[2]), run)
+        try:
+            self._runs.remove(run)  # by identity (JobRun has eq=False); atomic under the GIL
+        except ValueError:
+            run = self._runs.pop() if self._runs else None  # e.g. this context's start failed
+        self._end(run, error)  # returning None re-raises the error unchanged
 
     async def __aenter__(self) -> JobRun | None:
         return self.__enter__()

@@ -3,6 +3,7 @@
 import asyncio
 import json
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
@@ -218,3 +219,34 @@ def test_events_validate_against_the_openlineage_2_0_2_schema(captured):
             if schema["$ref"].startswith("#"):
                 schema = {"$ref": document["$id"] + schema["$ref"]}
             jsonschema.Draft202012Validator(schema, registry=registry).validate(value)
+
+
+def test_one_job_object_entered_by_two_threads_ends_each_threads_own_run(captured):
+    # A module-level `LOAD = job("load")` used as `with LOAD:` in a threaded server: the
+    # instance kept one stack of runs, so the thread that left first ended the run the
+    # other had entered last, and that thread's later lineage missed its COMPLETE.
+    shared = lc.job("shared")
+    both_in, first_out = threading.Barrier(2), threading.Event()
+    runs: dict[str, str] = {}
+
+    def worker(label: str) -> None:
+        if label == "b":
+            time.sleep(0.05)  # b enters second: the top of the shared stack
+        with shared as run:
+            runs[label] = run.run_id
+            both_in.wait()
+            if label == "a":
+                first_out.set()
+                return
+            first_out.wait()
+            lc.add_output("s3://bucket/b-after-a-left/file.csv")
+
+    threads = [threading.Thread(target=worker, args=(label,)) for label in "ab"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    completes = {event["run"]["runId"]: event for event in captured.of("shared", "COMPLETE")}
+    assert [item["name"] for item in completes[runs["b"]]["outputs"]] == ["b-after-a-left"]
+    assert completes[runs["a"]]["outputs"] == []
+    assert captured.of("shared", "OTHER") == []
