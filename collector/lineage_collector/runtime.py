@@ -27,6 +27,7 @@ class Runtime:
         self.active = False  # hooks enqueue only while True
         self.queue: deque[tuple[Any, ...]] = deque()
         self.capacity = self.config.queue_size
+        self.max_statement_chars = self.config.max_statement_chars
         self.needs_start = False
         self.retry_start_at = 0.0
         self.worker: threading.Thread | None = None
@@ -58,6 +59,7 @@ class Runtime:
         self.stop_worker(timeout=config.exit_flush_timeout)
         self.config = config
         self.capacity = config.queue_size
+        self.max_statement_chars = config.max_statement_chars
         self.queue = deque()
         self.processor = Processor(config, transport_for(config))
         self.active = not config.disabled

@@ -5,6 +5,7 @@ import uuid
 
 import lineage_collector as lc
 import pytest
+from lineage_collector.runtime import RUNTIME
 
 sa = pytest.importorskip("sqlalchemy")
 
@@ -132,3 +133,19 @@ def test_postgres_tables_are_named_host_port_database_schema_table(postgres_engi
         (namespace, f"{database}.sales.orders"),
         (namespace, f"{database}.public.customers"),
     }
+
+
+def test_a_statement_over_the_size_cap_is_not_kept_in_the_queue(
+    sqlite_engine, captured, monkeypatch
+):
+    # The queue bounds the number of items, not their size: a statement the worker will
+    # skip as too large must not wait in it (and hold its memory) until then.
+    monkeypatch.setattr(RUNTIME, "start_worker", lambda: None)  # nobody drains the queue
+    RUNTIME.needs_start = False
+    huge = "SELECT * FROM orders WHERE id IN (" + ",".join(["1"] * 60_000) + ")"
+    with lc.job("huge"), sqlite_engine.connect() as connection:
+        connection.exec_driver_sql(huge).all()
+        connection.exec_driver_sql("SELECT * FROM customers").all()
+        assert [item[0] for item in RUNTIME.queue] == ["start", "sql"]
+        assert RUNTIME.queue[1][2] == "SELECT * FROM customers"
+    assert lc.stats()["sql.skipped_too_large"] == 1

@@ -22,9 +22,14 @@ def _after_cursor_execute(
     context: Any,
     executemany: bool,
 ) -> None:
-    # The hot path: one ContextVar read, one length check, one append. Nothing else.
+    # The hot path: one ContextVar read, two length checks, one append. Nothing else.
     run = current_run.get()
     if run is None or not RUNTIME.active:
+        return
+    if len(statement) > RUNTIME.max_statement_chars:
+        # The worker would skip it anyway; queued, it would keep a statement of any size
+        # alive (10,000 slots of a multi-megabyte INSERT ... VALUES) until then.
+        counters.bump("sql.skipped_too_large")
         return
     if len(RUNTIME.queue) < RUNTIME.capacity:
         RUNTIME.queue.append((SQL, run, statement, connection.engine))
