@@ -211,3 +211,31 @@ def test_a_queued_s3_call_does_not_keep_the_uploaded_body_alive(s3, captured, mo
         gc.collect()
         assert len(RUNTIME.queue) == 2  # the START and the call
         assert watched() is None
+
+
+def test_s3_metadata_calls_are_lineage_only_when_asked_for(s3, captured):
+    s3.put_object(Bucket="out", Key="old/2026/x.json", Body=b"{}")
+    s3.put_object(Bucket="out", Key="older/2026/y.json", Body=b"{}")
+
+    def metadata_calls(name: str) -> None:
+        with lc.job(name):
+            s3.head_object(Bucket="raw", Key="orders/2026/11/29/part-0.json")
+            s3.list_objects_v2(Bucket="raw", Prefix="orders/")
+            s3.delete_object(Bucket="out", Key="old/2026/x.json")
+            s3.delete_objects(Bucket="out", Delete={"Objects": [{"Key": "older/2026/y.json"}]})
+
+    metadata_calls("off")
+    lc.install(
+        transport=captured.transport,
+        namespace="tests",
+        flush_interval=0.01,
+        capture_s3_metadata_calls=True,
+    )
+    s3.put_object(Bucket="out", Key="old/2026/x.json", Body=b"{}")
+    s3.put_object(Bucket="out", Key="older/2026/y.json", Body=b"{}")
+    metadata_calls("on")
+    assert captured.io("off") == (set(), set())
+    assert captured.io("on") == (
+        {("s3://raw", "orders")},
+        {("s3://out", "old"), ("s3://out", "older")},
+    )
