@@ -25,6 +25,7 @@ from lineage_collector.sql import SqlLineage, SqlParser
 from lineage_collector.transport import Sender
 
 _MAX_OPEN_RUNS = 10_000
+_MAX_PLATFORMS = 1_000
 
 
 class RunState:
@@ -50,7 +51,7 @@ class Processor:
             counters=counters,
         )
         self.runs: OrderedDict[str, RunState] = OrderedDict()
-        self.platforms: dict[int, tuple[Any, Platform]] = {}
+        self.platforms: OrderedDict[Any, Platform] = OrderedDict()
         self.athena = AthenaTracker()
         self.flush_requested = False
         self._handlers = {
@@ -140,11 +141,22 @@ class Processor:
 
     # -- captures -----------------------------------------------------------------------------
     def _platform(self, engine: Any) -> Platform:
-        cached = self.platforms.get(id(engine))
-        if cached is not None and cached[0] is engine:
-            return cached[1]
-        platform = platform_for_url(engine.url)
-        self.platforms[id(engine)] = (engine, platform)
+        # Keyed by URL, not by engine: holding engines kept every engine the host made (one
+        # per tenant or per request) alive for good, with the connections of its pool.
+        url = engine.url
+        key: Any = url
+        try:
+            hash(key)
+        except TypeError:  # a URL type that is not hashable
+            key = repr(url)
+        platform = self.platforms.get(key)
+        if platform is not None:
+            self.platforms.move_to_end(key)
+            return platform
+        platform = platform_for_url(url)
+        self.platforms[key] = platform
+        if len(self.platforms) > _MAX_PLATFORMS:
+            self.platforms.popitem(last=False)
         return platform
 
     def _sql(self, run: JobRun, statement: str, engine: Any) -> None:

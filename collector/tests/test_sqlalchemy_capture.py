@@ -1,7 +1,9 @@
 """SQLAlchemy capture: every engine, every kind of statement, pandas, SQLite and PostgreSQL."""
 
+import gc
 import os
 import uuid
+import weakref
 
 import lineage_collector as lc
 import pytest
@@ -149,3 +151,18 @@ def test_a_statement_over_the_size_cap_is_not_kept_in_the_queue(
         assert [item[0] for item in RUNTIME.queue] == ["start", "sql"]
         assert RUNTIME.queue[1][2] == "SELECT * FROM customers"
     assert lc.stats()["sql.skipped_too_large"] == 1
+
+
+def test_an_engine_the_host_drops_is_not_kept_alive_by_the_collector(tmp_path, captured):
+    # Services that make an engine per tenant or per task drop it when done; the worker's
+    # cache of platforms held every engine (and the open connections of its pool) forever.
+    watched = []
+    for index in range(3):
+        engine = sa.create_engine(f"sqlite:///{tmp_path}/tenant-{index}.db")
+        with lc.job(f"tenant-{index}"), engine.connect() as connection:
+            connection.exec_driver_sql("SELECT 1").all()
+        assert lc.flush(5)
+        watched.append(weakref.ref(engine))
+        del engine, connection
+    gc.collect()
+    assert [ref() for ref in watched] == [None, None, None]
