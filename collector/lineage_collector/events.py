@@ -1,6 +1,7 @@
 """OpenLineage 2-0-2 RunEvents as plain dicts, with the standard facets the collector sets."""
 
 import platform
+import re
 import secrets
 import time
 import traceback
@@ -49,9 +50,22 @@ def dataset(name: DatasetName) -> dict[str, Any]:
     return {"namespace": name.namespace, "name": name.name, "facets": {}}
 
 
+# user:password@ in any URL of an error's message or stack (a DSN in the message, or a
+# create_engine("postgresql://etl:pw@db/shop") line the traceback quotes).
+# Bounded repeats: linear in the text's length whatever it holds.
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)[^\s/@'\"]{1,256}@")
+
+
+def without_credentials(text: str) -> str:
+    """``text`` with the user info of every URL in it replaced by ``***``."""
+    return _URL_CREDENTIALS.sub(r"\1***@", text)
+
+
 def error_facet(error: BaseException) -> dict[str, Any]:
-    stack = "".join(traceback.format_exception(error))[-_MAX_STACK_CHARS:]
-    message = f"{type(error).__name__}: {error}"
+    stack = without_credentials("".join(traceback.format_exception(error))[-_MAX_STACK_CHARS:])
+    # Capped like the stack: a message quoting a megabyte statement would make the event
+    # one the catalog refuses as too large, and the run's FAIL would be lost with it.
+    message = without_credentials(f"{type(error).__name__}: {error}"[:_MAX_STACK_CHARS])
     return facet("errorMessage", message=message, programmingLanguage="PYTHON", stackTrace=stack)
 
 

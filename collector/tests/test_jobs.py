@@ -250,3 +250,28 @@ def test_one_job_object_entered_by_two_threads_ends_each_threads_own_run(capture
     assert [item["name"] for item in completes[runs["b"]]["outputs"]] == ["b-after-a-left"]
     assert completes[runs["a"]]["outputs"] == []
     assert captured.of("shared", "OTHER") == []
+
+
+def test_a_fail_event_carries_no_password_from_the_error_or_its_stack(captured):
+    @lc.job("connect")
+    def connect():
+        dsn = "postgresql+psycopg://etl:hunter2@db:5432/shop"  # quoted by the traceback
+        raise ConnectionError(f"cannot reach {dsn}")
+
+    with pytest.raises(ConnectionError):
+        connect()
+    (event,) = captured.of("connect", "FAIL")
+    facet = event["run"]["facets"]["errorMessage"]
+    assert "hunter2" not in facet["message"] + facet["stackTrace"]
+    assert "postgresql+psycopg://***@db:5432/shop" in facet["message"]
+
+
+def test_a_huge_error_message_is_capped_like_the_stack(captured):
+    @lc.job("huge-error")
+    def fail():
+        raise ValueError("x" * 10_000_000)
+
+    with pytest.raises(ValueError):
+        fail()
+    (event,) = captured.of("huge-error", "FAIL")
+    assert len(json.dumps(event)) < 50_000
