@@ -240,6 +240,11 @@ lc.install()
 with lc.job("nightly-export"):
     lc.add_input("postgres://etl:hunter2@db:5432/shop.public.orders")
     lc.add_output("s3n://AKIAEXAMPLE:hunter2@lake/exports/2026/12/07/part-0.csv")
+try:
+    with lc.job("nightly-connect"):
+        raise ConnectionError("cannot reach postgresql://etl:hunter2@db:5432/shop")
+except ConnectionError:
+    pass
 # no flush(): the README promises that exit flushes
 """
 
@@ -264,7 +269,13 @@ def test_a_service_that_exits_without_flushing_lands_in_the_catalog_without_secr
     subprocess.run([sys.executable, "-c", EXITING_SERVICE], env=environment, check=True, timeout=60)
 
     events = list(Event.objects.filter(job_namespace="exit-e2e").order_by("event_time", "id"))
-    assert [event.event_type for event in events] == ["START", "COMPLETE"]
+    assert [(event.job_name, event.event_type) for event in events] == [
+        ("nightly-export", "START"),
+        ("nightly-export", "COMPLETE"),
+        ("nightly-connect", "START"),
+        ("nightly-connect", "FAIL"),
+    ]
+    assert "postgresql://***@db" in events[3].payload["run"]["facets"]["errorMessage"]["message"]
     complete = events[1].payload
     assert datasets(complete, "inputs") == {(PG.replace("127.0.0.1", "db"), "shop.public.orders")}
     assert datasets(complete, "outputs") == {("s3://lake", "exports")}
