@@ -75,6 +75,10 @@ class HttpTransport:
         except Exception:
             self.close()
             raise
+        if not response.isclosed():
+            # A longer answer (a batch report with a warning per event) is not read to its
+            # end: the connection cannot carry the next request, so it is not kept.
+            self.close()
         if response.status in (408, 429) or response.status >= 500:
             raise ConnectionError(f"catalog answered {response.status}")
         if response.status >= 400:

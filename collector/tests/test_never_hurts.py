@@ -28,6 +28,7 @@ class Catalog:
     def __init__(self, keep_alive: bool = False) -> None:
         self.mode = "ok"
         self.delay = 3.0
+        self.answer = b'{"status": "success"}'
         self.requests: list[dict] = []
         catalog = self
 
@@ -50,7 +51,7 @@ class Catalog:
                 if catalog.mode == "slow":
                     time.sleep(catalog.delay)
                 status = 500 if catalog.mode == "error" else 200
-                answer = b'{"status": "success"}'
+                answer = catalog.answer
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
@@ -441,3 +442,21 @@ def test_a_forked_child_sends_on_a_connection_of_its_own(
     child_ports = {request["port"] for request in catalog.requests if "child" in names(request)}
     assert child_ports
     assert not child_ports & parent_ports
+
+
+def test_a_long_answer_from_the_catalog_does_not_fail_the_next_batch(keep_alive_catalog, installed):
+    # The transport reads at most 64 kB of an answer (a batch report with a warning per
+    # event can be longer) and kept the connection: the unread rest made the next batch's
+    # answer unreadable, so a batch the catalog had stored counted as failed and was sent
+    # again.
+    catalog = keep_alive_catalog
+    catalog.answer = json.dumps({"warnings": ["x" * 1_000] * 100}).encode()
+    installed(url=catalog.url)
+    for name in ("first", "second", "third"):
+        with lc.job(name):
+            pass
+        assert lc.flush(5)
+    assert lc.stats().get("errors.send", 0) == 0, lc.stats()
+    assert [event["job"]["name"] for event in catalog.events()] == [
+        name for name in ("first", "second", "third") for _ in range(2)
+    ]
