@@ -31,6 +31,11 @@ def _number(name: str, default: float) -> float:
     return value if math.isfinite(value) else default
 
 
+def disabled_in_environment() -> bool:
+    """``OPENLINEAGE_DISABLED``, for senders that can be used without ``install()``."""
+    return _flag("OPENLINEAGE_DISABLED", False)
+
+
 @dataclass(frozen=True)
 class Config:
     """Everything the collector needs; ``Config.from_env()`` reads it, keywords override."""

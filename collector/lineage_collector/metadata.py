@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from lineage_collector.config import disabled_in_environment
 from lineage_collector.errors import report
 from lineage_collector.manual import post_json
 from lineage_collector.runtime import RUNTIME
@@ -74,8 +75,8 @@ class MetadataAPI:
                     metadata_logger.info(json.dumps(item, separators=(",", ":")))
                 return True
             endpoint = self._endpoint()
-            if endpoint is None:
-                return False
+            if endpoint is None or RUNTIME.config.disabled or disabled_in_environment():
+                return False  # OPENLINEAGE_DISABLED: nothing sent, by any API
             body: Any = payload if isinstance(records, list) else payload[0]
             return post_json(endpoint, body, self.api_key or RUNTIME.config.api_key, self.timeout)
         except Exception as error:

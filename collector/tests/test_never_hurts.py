@@ -460,3 +460,15 @@ def test_a_long_answer_from_the_catalog_does_not_fail_the_next_batch(keep_alive_
     assert [event["job"]["name"] for event in catalog.events()] == [
         name for name in ("first", "second", "third") for _ in range(2)
     ]
+
+
+def test_disabled_sends_no_edge_and_no_metadata_record(catalog, installed, monkeypatch):
+    # "OPENLINEAGE_DISABLED: nothing sent" held for events and edges; MetadataAPI posted
+    # its records all the same.
+    monkeypatch.setenv("OPENLINEAGE_DISABLED", "true")
+    installed(url=catalog.url)
+    assert lc.emit_edge("a.b.c", "d.e.f") is False
+    assert lc.MetadataAPI().send(lc.MetadataModel(subject="alice", action="approved")) is False
+    assert lc.emit_lineage(outputs=["s3://out/x/y.csv"], job_name="manual") is not None
+    assert lc.flush(1)
+    assert catalog.requests == []
