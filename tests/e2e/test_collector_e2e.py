@@ -282,3 +282,36 @@ def test_a_service_that_exits_without_flushing_lands_in_the_catalog_without_secr
     # The raw log keeps what was sent: the password and the key never reached it.
     stored = json.dumps([event.payload for event in events])
     assert "hunter2" not in stored and "AKIAEXAMPLE" not in stored
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_openlineage_extra_sends_with_the_clients_own_settings(
+    live_server, tmp_path, monkeypatch
+):
+    # docs/producers.md: everything built on openlineage-python, "the collector's
+    # openlineage extra" included, takes the settings of its openlineage.yml.
+    pytest.importorskip("openlineage.client")
+    _, secret = create_token("collector openlineage e2e", "ingest")
+    config = tmp_path / "openlineage.yml"
+    config.write_text(
+        "transport:\n"
+        "  type: http\n"
+        f"  url: {live_server.url}\n"
+        "  endpoint: api/v1/lineage\n"
+        "  compression: gzip\n"
+        "  auth:\n"
+        "    type: api_key\n"
+        f"    apiKey: {secret}\n"
+    )
+    monkeypatch.setenv("OPENLINEAGE_CONFIG", str(config))
+    lc.install(transport="openlineage", namespace="ol-extra", flush_interval=0.01)
+    try:
+        with lc.job("through-the-client"):
+            lc.add_output("s3://lake/reports/2026/12/07/r.csv")
+        assert lc.flush(10)
+        assert lc.stats().get("errors.send", 0) == 0, lc.stats()
+    finally:
+        lc.uninstall()
+    events = list(Event.objects.filter(job_namespace="ol-extra").order_by("event_time", "id"))
+    assert [event.event_type for event in events] == ["START", "COMPLETE"]
+    assert datasets(events[1].payload, "outputs") == {("s3://lake", "reports")}
