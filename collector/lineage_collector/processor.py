@@ -25,6 +25,12 @@ from lineage_collector.sql import SqlLineage, SqlParser
 from lineage_collector.transport import Sender
 
 _MAX_OPEN_RUNS = 10_000
+# Datasets an open run collects for its COMPLETE (ADR 0157): per run and direction, which
+# keeps one event well under the catalog's 8 MiB, and over all open runs, which bounds the
+# worker's memory whatever a long-lived run touches. Past either, a name is counted
+# (datasets.dropped), not kept.
+_MAX_RUN_DATASETS = 10_000
+_MAX_TRACKED_DATASETS = 100_000
 _MAX_PLATFORMS = 1_000
 
 
@@ -51,6 +57,7 @@ class Processor:
             counters=counters,
         )
         self.runs: OrderedDict[str, RunState] = OrderedDict()
+        self.tracked = 0  # dataset names held by the open runs' states
         self.platforms: OrderedDict[Any, Platform] = OrderedDict()
         self.athena = AthenaTracker()
         self.flush_requested = False
@@ -93,12 +100,14 @@ class Processor:
         self.runs[run.run_id] = RunState()
         if len(self.runs) > _MAX_OPEN_RUNS:
             # A run that never ended (set_job without clear_job): forget the oldest.
-            self.runs.popitem(last=False)
+            _, evicted = self.runs.popitem(last=False)
+            self.tracked -= len(evicted.inputs) + len(evicted.outputs)
             counters.bump("runs.evicted")
         self._emit(run, "START", moment)
 
     def _end(self, run: JobRun, moment: float, error: BaseException | None) -> None:
         state = self.runs.pop(run.run_id, None) or RunState()
+        self.tracked -= len(state.inputs) + len(state.outputs)
         self._emit(run, "FAIL" if error is not None else "COMPLETE", moment, state, error)
 
     def _emit(
@@ -134,10 +143,18 @@ class Processor:
             late.outputs.update(dict.fromkeys(outputs))
             self._emit(run, "OTHER", time.time(), late)
             return
-        for name in inputs:
-            state.inputs[name] = None
-        for name in outputs:
-            state.outputs[name] = None
+        self._keep(state.inputs, inputs)
+        self._keep(state.outputs, outputs)
+
+    def _keep(self, kept: dict[DatasetName, None], names: Any) -> None:
+        for name in names:
+            if name in kept:
+                continue
+            if len(kept) >= _MAX_RUN_DATASETS or self.tracked >= _MAX_TRACKED_DATASETS:
+                counters.bump("datasets.dropped")
+                continue
+            kept[name] = None
+            self.tracked += 1
 
     # -- captures -----------------------------------------------------------------------------
     def _platform(self, engine: Any) -> Platform:

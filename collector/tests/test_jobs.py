@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import lineage_collector as lc
+import lineage_collector.processor as processor_module
 import pytest
 from lineage_collector.hooks import celery as celery_hooks
 
@@ -275,3 +276,39 @@ def test_a_huge_error_message_is_capped_like_the_stack(captured):
         fail()
     (event,) = captured.of("huge-error", "FAIL")
     assert len(json.dumps(event)) < 50_000
+
+
+def test_a_long_lived_run_keeps_a_bounded_number_of_datasets(captured, monkeypatch):
+    # A consumer's run that lasts the whole process and writes a folder per message
+    # collected one name per folder for its COMPLETE: the worker's memory grew without
+    # bound, and the COMPLETE outgrew what the catalog accepts for one event.
+    monkeypatch.setattr(processor_module, "_MAX_RUN_DATASETS", 50)
+    run = lc.set_job("consumer")
+    for index in range(80):
+        lc.add_output(f"s3://out/exports/{index:05d}/report.csv")
+        lc.add_output("s3://out/exports/00000/report.csv")  # known names are never dropped
+    lc.add_input("s3://in/requests/x.json")
+    lc.clear_job(run)
+    (event,) = captured.of("consumer", "COMPLETE")
+    assert len(event["outputs"]) == 50
+    assert [item["name"] for item in event["inputs"]] == ["requests"]
+    assert lc.stats()["datasets.dropped"] == 30
+
+
+def test_all_open_runs_together_keep_a_bounded_number_of_datasets(captured, monkeypatch):
+    monkeypatch.setattr(processor_module, "_MAX_TRACKED_DATASETS", 30)
+    first = lc.set_job("first")
+    for index in range(20):
+        lc.add_output(f"s3://out/first/{index:05d}/x.csv")
+    with lc.job("second"):
+        for index in range(20):
+            lc.add_output(f"s3://out/second/{index:05d}/x.csv")
+    lc.clear_job(first)
+    with lc.job("third"):  # the ended runs gave their room back
+        for index in range(20):
+            lc.add_output(f"s3://out/third/{index:05d}/x.csv")
+    outputs = {
+        name: len(captured.complete(name)["outputs"]) for name in ("first", "second", "third")
+    }
+    assert outputs == {"first": 20, "second": 10, "third": 20}
+    assert lc.stats()["datasets.dropped"] == 10
