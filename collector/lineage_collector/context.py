@@ -121,7 +121,7 @@ class job:
         self.upstream_jobs = tuple(upstream_jobs)
         self.namespace = namespace
         self.flow_run_id = flow_run_id
-        self._runs: list[JobRun] = []
+        self._runs: list[JobRun | None] = []  # None: a start that failed
 
     def _start(self, default_name: str = "job") -> JobRun | None:
         try:
@@ -147,7 +147,7 @@ class job:
 
     def __enter__(self) -> JobRun | None:
         run = self._start()
-        self._runs.append(run)  # type: ignore[arg-type]
+        self._runs.append(run)
         return run
 
     def __exit__(self, kind: Any, error: BaseException | None, trace: Any) -> None:
