@@ -83,6 +83,14 @@ class HttpTransport:
             raise ConnectionError(f"catalog answered {response.status}")
         if response.status >= 400:
             raise Rejected(f"catalog refused the batch ({response.status}): {text[:300]!r}")
+        if response.status >= 300:
+            # Not followed (a POST's body is not re-sent on a redirect) and not a success:
+            # the batch was not stored. Typically http:// behind an ingress that wants https.
+            location = response.getheader("Location", "")
+            raise Rejected(
+                f"catalog redirected the batch ({response.status}) to {location!r}:"
+                " set OPENLINEAGE_URL to where it points"
+            )
         if response.getheader("Connection", "").lower() == "close":
             self.close()
 

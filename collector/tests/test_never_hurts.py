@@ -50,9 +50,11 @@ class Catalog:
                 )
                 if catalog.mode == "slow":
                     time.sleep(catalog.delay)
-                status = 500 if catalog.mode == "error" else 200
+                status = {"error": 500, "redirect": 301}.get(catalog.mode, 200)
                 answer = catalog.answer
                 self.send_response(status)
+                if status == 301:
+                    self.send_header("Location", "https://catalog.example/api/v1/lineage/batch")
                 self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
                 self.wfile.write(answer)
@@ -472,3 +474,15 @@ def test_disabled_sends_no_edge_and_no_metadata_record(catalog, installed, monke
     assert lc.emit_lineage(outputs=["s3://out/x/y.csv"], job_name="manual") is not None
     assert lc.flush(1)
     assert catalog.requests == []
+
+
+def test_a_catalog_that_redirects_is_not_counted_as_sent(catalog, installed):
+    # http:// behind an ingress that redirects to https://: the transport took the 301 for
+    # success, so every event was counted as sent and none was stored.
+    catalog.mode = "redirect"
+    installed(url=catalog.url)
+    with lc.job("redirected"):
+        pass
+    lc.flush(2)
+    assert lc.stats().get("events.sent", 0) == 0
+    assert lc.stats()["events.rejected"] == 2
