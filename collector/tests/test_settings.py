@@ -1,6 +1,10 @@
 """The README's configuration table and its failure-reporting promise, one row at a time."""
 
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import lineage_collector as lc
 import pytest
@@ -77,3 +81,43 @@ def test_a_failure_is_counted_every_time_and_logged_once_a_minute_per_kind(caplo
         "TimeoutError",
     ]
     counters.reset()
+
+
+STDLIB_ONLY = """
+import sys
+
+for name in ("sqlalchemy", "sqlglot", "boto3", "botocore", "s3transfer", "aiobotocore",
+             "openlineage", "celery"):
+    sys.modules[name] = None  # not installed: importing it raises ImportError
+
+import lineage_collector as lc
+from lineage_collector.transport import MemoryTransport
+
+transport = MemoryTransport()
+lc.install(transport=transport)
+with lc.job("core-only"):
+    lc.add_output("s3://out/a/b.csv")
+assert lc.flush(5)
+assert [event["eventType"] for event in transport.events] == ["START", "COMPLETE"]
+assert lc.install_celery() is False
+loaded = {name.split(".")[0] for name, module in sys.modules.items() if module is not None}
+print(sorted(loaded - set(sys.stdlib_module_names) - {"lineage_collector", "__main__"}))
+"""
+
+
+def test_the_core_runs_on_the_standard_library_alone():
+    # "The core is standard library only": without any extra, install(), jobs, manual
+    # lineage and the emitter work, and nothing outside the standard library is imported.
+    environment = {
+        **os.environ,
+        "PYTHONPATH": str(Path(lc.__file__).resolve().parents[1]),
+    }
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", STDLIB_ONLY],  # -S: no site-packages at all
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
