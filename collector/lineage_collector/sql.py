@@ -243,14 +243,17 @@ class SqlParser:
         *,
         max_chars: int = 100_000,
         cache_size: int = 4096,
+        cache_chars: int = 8_000_000,
         budget_per_second: float = 0.25,
         counters: Any = None,
     ) -> None:
         self.max_chars = max_chars
         self.cache_size = cache_size
+        self.cache_chars = cache_chars
         self.budget = budget_per_second
         self.counters = counters
         self._cache: OrderedDict[tuple[str, str | None], SqlLineage] = OrderedDict()
+        self._cache_chars = 0  # the statements' text the cache holds
         self._window_start = 0.0
         self._window_spent = 0.0
 
@@ -292,6 +295,10 @@ class SqlParser:
         self._window_spent += time.perf_counter() - now
         self._bump("sql.parsed")
         self._cache[key] = result
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        self._cache_chars += len(sql)
+        # Bounded by entries and by the text they keep: 4,096 statements near the size cap
+        # were 400 MB held for good.
+        while len(self._cache) > self.cache_size or self._cache_chars > self.cache_chars:
+            (evicted, _), _ = self._cache.popitem(last=False)
+            self._cache_chars -= len(evicted)
         return result

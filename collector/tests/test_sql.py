@@ -247,3 +247,15 @@ def test_a_parse_longer_than_the_budget_window_is_paid_back_before_the_next_one(
 )
 def test_credentials_in_a_dataset_uri_are_not_part_of_its_name(source, expected):
     assert dataset_name(source) == expected
+
+
+def test_the_parse_cache_is_bounded_by_the_text_it_keeps():
+    # 4,096 entries of statements up to the 100,000-character cap could hold 400 MB for
+    # good; the cache also evicts by the characters its keys hold.
+    parser = SqlParser()
+    for index in range(120):
+        parser.parse(f"SELECT * FROM t{index} -- " + "x" * 90_000, "postgres")
+    kept = sum(len(sql) for sql, _ in parser._cache)
+    assert kept <= 8_000_000
+    assert len(parser._cache) >= 80  # the newest are still there
+    assert parser.parse(f"SELECT * FROM t119 -- {'x' * 90_000}", "postgres").inputs
