@@ -117,9 +117,16 @@ class Runtime:
         self.worker = None
         self.busy = False
         self.wake = threading.Event()
-        if self.processor is not None:
-            self.processor = self.processor.fresh_copy()
         self.needs_start = self.active
+        try:
+            if self.processor is not None:
+                self.processor = self.processor.fresh_copy()
+        except Exception as error:
+            # An exception in a fork handler is printed and dropped by Python, leaving the
+            # rest undone: here the child goes on without lineage instead of with the
+            # parent's connection.
+            self.active = self.needs_start = False
+            report("fork", error)
 
     # -- worker side --------------------------------------------------------------------------
     def _run(self, queue: deque[tuple[Any, ...]], processor: Any, stop: threading.Event) -> None:

@@ -122,26 +122,32 @@ class OpenLineageTransport:
     """Sends through openlineage-python's configured transport (``openlineage.yml`` etc.)."""
 
     def __init__(self) -> None:
+        self.client: Any = self._new_client()
+
+    @staticmethod
+    def _new_client() -> Any:
         # openlineage-python is an optional extra (collector/pyproject.toml).
         from openlineage.client import OpenLineageClient
 
-        self.client = OpenLineageClient()
+        return OpenLineageClient()
 
     def send(self, events: list[dict[str, Any]]) -> None:
+        if self.client is None:
+            self.client = self._new_client()
         for event in events:
             self.client.transport.emit(event)
 
     def after_fork(self) -> None:
-        """A new client: the inherited one's session pools the parent's kept-alive sockets.
+        """Drop the inherited client: its session pools the parent's kept-alive sockets.
 
-        The old client is dropped, not closed: closing would act on sockets the parent uses.
+        Not closed (that would act on sockets the parent uses), and not rebuilt here: this
+        runs in the fork handler, where reading configuration files has no place. The
+        child's first send builds its own.
         """
-        from openlineage.client import OpenLineageClient
-
-        self.client = OpenLineageClient()
+        self.client = None
 
     def close(self) -> None:
-        close = getattr(self.client.transport, "close", None)
+        close = getattr(getattr(self.client, "transport", None), "close", None)
         if close is not None:
             close()
 

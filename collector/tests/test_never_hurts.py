@@ -486,3 +486,31 @@ def test_a_catalog_that_redirects_is_not_counted_as_sent(catalog, installed):
     lc.flush(2)
     assert lc.stats().get("events.sent", 0) == 0
     assert lc.stats()["events.rejected"] == 2
+
+
+def test_a_transport_that_fails_after_fork_leaves_the_child_without_lineage_not_broken(installed):
+    # Python prints and drops an exception raised in a fork handler, leaving the rest of
+    # it undone: the child kept the parent's processor (and its transport's connection).
+    class Unforkable(lc.transport.MemoryTransport):
+        def after_fork(self) -> None:
+            raise OSError("cannot reopen")
+
+    parent_transport = Unforkable()
+    installed(transport=parent_transport)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            with lc.job("child"):
+                lc.add_output("s3://out/child/x.csv")
+            lc.flush(1)
+            sent_by_child = len(parent_transport.events)
+            code = (
+                0
+                if (lc.stats()["errors.fork"], RUNTIME.active, sent_by_child) == (1, False, 0)
+                else 3
+            )
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
