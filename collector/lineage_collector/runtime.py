@@ -30,6 +30,7 @@ class Runtime:
         self.max_statement_chars = self.config.max_statement_chars
         self.needs_start = False
         self.retry_start_at = 0.0
+        self.start_lock = threading.Lock()
         self.worker: threading.Thread | None = None
         self.processor: Any = None
         self.busy = False
@@ -73,6 +74,14 @@ class Runtime:
         raise: a thread that cannot start ("can't start new thread" at a process limit, or at
         interpreter shutdown on Python 3.12+) is counted, and tried again a second later.
         """
+        # Two threads can both see needs_start before either clears it (the first lineage
+        # of a server's threads after start-up or fork): one worker only, as the processor
+        # has no locks. Taken only on this rare path, never on the hooks' hot path.
+        with self.start_lock:
+            if self.needs_start:
+                self._start_worker()
+
+    def _start_worker(self) -> None:
         now = time.monotonic()
         if now < self.retry_start_at:
             return
@@ -117,6 +126,7 @@ class Runtime:
         self.worker = None
         self.busy = False
         self.wake = threading.Event()
+        self.start_lock = threading.Lock()  # a parent's thread may have held it at fork
         self.needs_start = self.active
         try:
             if self.processor is not None:

@@ -514,3 +514,18 @@ def test_a_transport_that_fails_after_fork_leaves_the_child_without_lineage_not_
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_two_threads_that_both_saw_the_worker_missing_start_one(installed):
+    # The hooks check needs_start and then call start_worker: two threads' first lineage
+    # at once (a threaded server just started or forked) both passed the check, and each
+    # started a worker on the same lock-free processor.
+    installed()
+
+    def workers() -> set[threading.Thread]:
+        return {thread for thread in threading.enumerate() if thread.name == "lineage-collector"}
+
+    before = workers()
+    RUNTIME.start_worker()  # the first thread
+    RUNTIME.start_worker()  # the second, which had seen needs_start before the first cleared it
+    assert len(workers() - before) == 1
