@@ -140,6 +140,8 @@ class job:
     def _end(run: JobRun | None, error: BaseException | None) -> None:
         if run is None:
             return
+        if isinstance(error, SystemExit) and error.code in (None, 0):
+            error = None  # sys.exit(0) inside a job is how a script succeeds, not a failure
         try:
             clear_job(run, error)
         except Exception as failure:

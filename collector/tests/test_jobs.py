@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -312,3 +313,19 @@ def test_all_open_runs_together_keep_a_bounded_number_of_datasets(captured, monk
     }
     assert outputs == {"first": 20, "second": 10, "third": 20}
     assert lc.stats()["datasets.dropped"] == 10
+
+
+@pytest.mark.parametrize(("code", "event_type"), [(0, "COMPLETE"), (None, "COMPLETE"), (2, "FAIL")])
+def test_sys_exit_inside_a_job_fails_it_only_with_a_failing_code(code, event_type, captured):
+    # A script's `@job` main that ends with sys.exit(0) succeeded; it was reported as
+    # FAIL with "SystemExit: 0".
+    @lc.job("script")
+    def main():
+        sys.exit(code)
+
+    with pytest.raises(SystemExit):
+        main()
+    with pytest.raises(SystemExit), lc.job("block"):
+        sys.exit(code)
+    assert [event["eventType"] for event in captured.of("script")] == ["START", event_type]
+    assert [event["eventType"] for event in captured.of("block")] == ["START", event_type]
