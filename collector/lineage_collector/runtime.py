@@ -1,7 +1,8 @@
 """The process-wide collector state: the bounded queue the hooks append to, and its worker.
 
-The calling thread's whole contribution is ``queue.append(tuple)`` after a length check:
-``collections.deque.append`` is atomic under the GIL, so hooks take no lock. Everything
+The calling thread's whole contribution is ``queue.append(tuple)`` after a length check or
+two (an S3 or Athena call first copies the few fields the worker reads, never the call's
+body): ``collections.deque.append`` is atomic under the GIL, so hooks take no lock. Everything
 else (SQL parsing, naming, event building, JSON, gzip, HTTP) happens on one daemon thread,
 which is rebuilt lazily in a child after ``fork`` (gunicorn ``--preload``, Celery prefork).
 """
