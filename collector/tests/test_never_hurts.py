@@ -529,3 +529,22 @@ def test_two_threads_that_both_saw_the_worker_missing_start_one(installed):
     RUNTIME.start_worker()  # the first thread
     RUNTIME.start_worker()  # the second, which had seen needs_start before the first cleared it
     assert len(workers() - before) == 1
+
+
+def test_events_waiting_for_a_catalog_that_is_down_are_bounded_and_counted():
+    # Behind the queue, events the worker built wait for the catalog in the sender; while
+    # it is down they must not pile up without bound either.
+    from lineage_collector.transport import _MAX_PENDING
+
+    class Down:
+        def send(self, events):
+            raise ConnectionError("down")
+
+    counters.reset()
+    sender = Sender(Down(), Config(), counters)
+    for index in range(_MAX_PENDING + 5):
+        sender.add({"index": index})
+    assert len(sender.pending) == _MAX_PENDING
+    assert sender.pending[0] == {"index": 5}  # the oldest went first
+    assert counters.values["events.dropped"] == 5
+    counters.reset()
