@@ -83,8 +83,8 @@ class Processor:
         if close is not None:
             close()
 
-    def idle(self) -> bool:
-        return self.sender.idle()
+    def idle(self, until: float | None = None) -> bool:
+        return self.sender.idle(until)
 
     def sent_everything(self) -> bool:
         return self.sender.sent_everything()

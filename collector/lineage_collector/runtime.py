@@ -168,9 +168,10 @@ class Runtime:
         self.busy = False
         return worked
 
-    def idle(self) -> bool:
+    def idle(self, until: float | None = None) -> bool:
+        """Nothing queued or in hand, and nothing the sender can send before ``until``."""
         processor = self.processor
-        return not self.queue and not self.busy and (processor is None or processor.idle())
+        return not self.queue and not self.busy and (processor is None or processor.idle(until))
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait up to ``timeout`` s until everything queued is sent; True when it all was."""
@@ -184,7 +185,9 @@ class Runtime:
         deadline = time.monotonic() + timeout
         self.processor.flush_requested = True
         while time.monotonic() < deadline:
-            if self.idle():
+            # A retry due before the deadline is waited for: one transient error must not
+            # end the flush (at exit, lose the last batch) a quarter of a second early.
+            if self.idle(until=deadline):
                 break
             self.wake.set()
             time.sleep(0.005)

@@ -63,18 +63,31 @@ class HttpTransport:
             self.connection = factory(self.host, self.port, timeout=self.timeout)
         return self.connection
 
-    def send(self, events: list[dict[str, Any]]) -> None:
-        body = gzip.compress(
-            json.dumps(events, separators=(",", ":"), default=str).encode(), compresslevel=5
-        )
+    def _exchange(self, body: bytes) -> tuple[http.client.HTTPResponse, bytes]:
         connection = self._connect()
         try:
             connection.request("POST", self.path, body=body, headers=self.headers)
             response = connection.getresponse()
-            text = response.read(64_000)
+            return response, response.read(64_000)
         except Exception:
             self.close()
             raise
+
+    def send(self, events: list[dict[str, Any]]) -> None:
+        body = gzip.compress(
+            json.dumps(events, separators=(",", ":"), default=str).encode(), compresslevel=5
+        )
+        reused = self.connection is not None
+        try:
+            response, text = self._exchange(body)
+        except ConnectionError:
+            if not reused:
+                raise
+            # Servers close a kept-alive connection that was idle for a few seconds; the
+            # batch met a closed socket (broken pipe, reset, disconnected before any
+            # answer), so it goes once more on a new connection instead of counting as a
+            # failure and waiting out a backoff (or the exit flush's whole bound).
+            response, text = self._exchange(body)
         if not response.isclosed():
             # A longer answer (a batch report with a warning per event) is not read to its
             # end: the connection cannot carry the next request, so it is not kept.
@@ -184,9 +197,12 @@ class Sender:
             self.counters.bump("events.dropped")
         self.pending.append(event)
 
-    def idle(self) -> bool:
-        """Nothing left to send, or nothing that can be sent now (backing off, circuit open)."""
-        return not self.pending or time.monotonic() < self.next_attempt
+    def idle(self, until: float | None = None) -> bool:
+        """Nothing left to send, or nothing that can be sent before ``until`` (default: now),
+        backing off or with the circuit open."""
+        if not self.pending:
+            return True
+        return self.next_attempt > (time.monotonic() if until is None else until)
 
     def sent_everything(self) -> bool:
         return not self.pending

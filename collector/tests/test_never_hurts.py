@@ -25,7 +25,7 @@ from lineage_collector.transport import Sender
 class Catalog:
     """A fake catalog on 127.0.0.1: records requests; ``mode`` is ok, error or slow."""
 
-    def __init__(self, keep_alive: bool = False) -> None:
+    def __init__(self, keep_alive: bool = False, idle_timeout: float | None = None) -> None:
         self.mode = "ok"
         self.delay = 3.0
         self.answer = b'{"status": "success"}'
@@ -35,6 +35,7 @@ class Catalog:
         class Handler(BaseHTTPRequestHandler):
             # HTTP/1.1 keeps connections open between requests, as the real catalog does.
             protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+            timeout = idle_timeout  # then closes a connection idle that long
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -548,3 +549,42 @@ def test_events_waiting_for_a_catalog_that_is_down_are_bounded_and_counted():
     assert sender.pending[0] == {"index": 5}  # the oldest went first
     assert counters.values["events.dropped"] == 5
     counters.reset()
+
+
+def test_flush_waits_out_a_retry_that_is_due_before_its_deadline(installed):
+    # flush() gave up as soon as the sender was backing off, so one transient error (a
+    # kept-alive connection the catalog had closed) lost the last batch at exit although
+    # the retry was due a quarter of a second later.
+    class FailsOnce(lc.transport.MemoryTransport):
+        failed = False
+
+        def send(self, events):
+            if not self.failed:
+                self.failed = True
+                raise ConnectionResetError("stale connection")
+            super().send(events)
+
+    transport = FailsOnce()
+    installed(transport=transport)
+    with lc.job("retried"):
+        pass
+    assert lc.flush(5)
+    assert [event["eventType"] for event in transport.events] == ["START", "COMPLETE"]
+
+
+def test_a_connection_the_catalog_closed_while_idle_is_not_a_send_error(installed):
+    # Servers close idle kept-alive connections; the next batch on it failed (broken pipe,
+    # remote disconnected), was logged as an error, and waited for a backoff.
+    catalog = Catalog(keep_alive=True, idle_timeout=0.2)
+    try:
+        installed(url=catalog.url)
+        for name in ("before", "after"):
+            with lc.job(name):
+                pass
+            assert lc.flush(5)
+            time.sleep(0.5)  # the catalog closes the idle connection
+        assert lc.stats().get("errors.send", 0) == 0, lc.stats()
+        assert len(catalog.events()) == 4
+    finally:
+        catalog.server.shutdown()
+        catalog.server.server_close()
