@@ -18,6 +18,7 @@ EDGE_TIMEOUT_SECONDS = 5.0
 
 
 def _names(items: Iterable[DatasetLike] | DatasetLike) -> tuple[DatasetName, ...]:
+    # A lone string is one URI, not an iterable of one-letter names.
     if isinstance(items, str | DatasetName):
         items = [items]
     return tuple(dataset_name(item) for item in items)
@@ -73,8 +74,8 @@ def emit_lineage(
             namespace=namespace,
             name=name,
             moment=time.time(),
-            inputs=_names(list(inputs)),
-            outputs=_names(list(outputs)),
+            inputs=_names(inputs),  # one URI or DatasetName, or an iterable of them
+            outputs=_names(outputs),
             parent=parent,
         )
         RUNTIME.put((EVENT, event))

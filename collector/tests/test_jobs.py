@@ -329,3 +329,10 @@ def test_sys_exit_inside_a_job_fails_it_only_with_a_failing_code(code, event_typ
         sys.exit(code)
     assert [event["eventType"] for event in captured.of("script")] == ["START", event_type]
     assert [event["eventType"] for event in captured.of("block")] == ["START", event_type]
+
+
+def test_emit_lineage_takes_a_single_uri_like_add_input_does(captured):
+    # list("s3://raw/x/") is a list of characters: a lone string gave no event at all.
+    assert lc.emit_lineage("s3://raw/events/", "s3://out/daily/", job_name="single")
+    inputs, outputs = captured.io("single")
+    assert (inputs, outputs) == ({("s3://raw", "events")}, {("s3://out", "daily")})
