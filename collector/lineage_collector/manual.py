@@ -85,6 +85,16 @@ def emit_lineage(
         return None
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """urllib would follow a 301/302 of a POST as a GET elsewhere, the token with it."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # the 3xx is then raised as an HTTPError: False, and no second request
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
 def post_json(url: str, payload: Any, api_key: str | None, timeout: float) -> bool:
     """POST JSON synchronously; True on a 2xx. Raises on network errors (callers catch)."""
     request = urllib.request.Request(
@@ -95,7 +105,7 @@ def post_json(url: str, payload: Any, api_key: str | None, timeout: float) -> bo
     )
     if api_key:
         request.add_header("Authorization", f"Bearer {api_key}")
-    with urllib.request.urlopen(request, timeout=timeout) as response:
+    with _OPENER.open(request, timeout=timeout) as response:
         return 200 <= response.status < 300
 
 

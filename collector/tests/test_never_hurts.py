@@ -29,6 +29,7 @@ class Catalog:
         self.mode = "ok"
         self.delay = 3.0
         self.answer = b'{"status": "success"}'
+        self.location = "https://catalog.example/api/v1/lineage/batch"  # where "redirect" points
         self.requests: list[dict] = []
         catalog = self
 
@@ -55,10 +56,16 @@ class Catalog:
                 answer = catalog.answer
                 self.send_response(status)
                 if status == 301:
-                    self.send_header("Location", "https://catalog.example/api/v1/lineage/batch")
+                    self.send_header("Location", catalog.location)
                 self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
                 self.wfile.write(answer)
+
+            def do_GET(self) -> None:  # what a followed redirect of a POST becomes
+                catalog.requests.append({"path": self.path, "headers": dict(self.headers)})
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
 
             def log_message(self, *args: object) -> None:
                 return None
@@ -588,3 +595,20 @@ def test_a_connection_the_catalog_closed_while_idle_is_not_a_send_error(installe
     finally:
         catalog.server.shutdown()
         catalog.server.server_close()
+
+
+def test_edges_and_metadata_never_follow_a_redirect_with_the_token(catalog, installed):
+    # urllib follows a 301/302 of a POST as a GET to wherever it points, Authorization
+    # header included: the ingest token went to another host (an SSO page, a typo'd
+    # ingress), and a 200 there made emit_edge answer True for an edge never stored.
+    elsewhere = Catalog()
+    try:
+        catalog.mode = "redirect"
+        catalog.location = f"{elsewhere.url}/login"
+        installed(url=catalog.url, api_key="lc_ingest_secret")
+        assert lc.emit_edge("a.b.c", "d.e.f") is False
+        assert lc.MetadataAPI().send(lc.MetadataModel(subject="a", action="b")) is False
+        assert elsewhere.requests == []
+    finally:
+        elsewhere.server.shutdown()
+        elsewhere.server.server_close()
