@@ -1,10 +1,12 @@
-"""Fixtures: a collector installed with an in-memory transport, torn down after each test."""
+"""Fixtures: a collector installed with an in-memory transport or against a fake catalog."""
 
+import socket
 from collections.abc import Iterator
 from typing import Any
 
 import lineage_collector as lc
 import pytest
+from fake_catalog_server import Catalog
 from lineage_collector.errors import counters
 from lineage_collector.transport import MemoryTransport
 
@@ -60,3 +62,41 @@ def captured() -> Iterator[Captured]:
     lc.install(transport=transport, namespace="tests", flush_interval=0.01)
     yield Captured(transport)
     lc.uninstall()
+
+
+@pytest.fixture
+def catalog():
+    server = Catalog()
+    yield server
+    server.server.shutdown()
+    server.server.server_close()
+
+
+@pytest.fixture
+def installed():
+    counters.reset()
+
+    def install(**overrides):
+        overrides.setdefault("flush_interval", 0.01)
+        return lc.install(namespace="tests", **overrides)
+
+    yield install
+    lc.uninstall()
+
+
+@pytest.fixture
+def hanging_url():
+    """A catalog that accepts connections and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+
+
+@pytest.fixture
+def keep_alive_catalog():
+    server = Catalog(keep_alive=True)
+    yield server
+    server.server.shutdown()
+    server.server.server_close()

@@ -1,0 +1,146 @@
+"""The collector and its catalog's connection: hangs, redirects, long answers, idle closes, fork."""
+
+import json
+import os
+import time
+
+import lineage_collector as lc
+import pytest
+from fake_catalog_server import Catalog
+
+
+def test_emit_edge_and_metadata_give_up_on_a_catalog_that_never_answers(hanging_url, installed):
+    installed(url=hanging_url)
+    started = time.perf_counter()
+    assert lc.emit_edge("a.b.c", "d.e.f") is False
+    assert time.perf_counter() - started < lc.manual.EDGE_TIMEOUT_SECONDS + 3
+    record = lc.MetadataModel(subject="alice", action="approved")
+    started = time.perf_counter()
+    assert lc.MetadataAPI(timeout=0.5).send(record) is False
+    assert time.perf_counter() - started < 3
+
+
+@pytest.mark.parametrize("transport", ["http", "openlineage"])
+def test_a_forked_child_sends_on_a_connection_of_its_own(
+    transport, keep_alive_catalog, installed, monkeypatch
+):
+    # A child that wrote on the parent's kept-alive socket would interleave its requests
+    # with the parent's on one stream. The fork test above cannot see that: its catalog
+    # speaks HTTP/1.0 and closes every connection. openlineage-python keeps a requests
+    # Session, which the child inherited with the parent's pooled sockets.
+    catalog = keep_alive_catalog
+    if transport == "openlineage":
+        pytest.importorskip("openlineage.client")
+        monkeypatch.setenv("OPENLINEAGE_URL", catalog.url)
+        installed(transport="openlineage")
+    else:
+        installed(url=catalog.url)
+    with lc.job("parent"):
+        pass
+    assert lc.flush(5)
+    parent_ports = {request["port"] for request in catalog.requests}
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            with lc.job("child"):
+                pass
+            code = 0 if lc.flush(5) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+    def names(request: dict) -> set[str]:
+        body = request["body"] if isinstance(request["body"], list) else [request["body"]]
+        return {event["job"]["name"] for event in body}
+
+    child_ports = {request["port"] for request in catalog.requests if "child" in names(request)}
+    assert child_ports
+    assert not child_ports & parent_ports
+
+
+def test_a_long_answer_from_the_catalog_does_not_fail_the_next_batch(keep_alive_catalog, installed):
+    # The transport reads at most 64 kB of an answer (a batch report with a warning per
+    # event can be longer) and kept the connection: the unread rest made the next batch's
+    # answer unreadable, so a batch the catalog had stored counted as failed and was sent
+    # again.
+    catalog = keep_alive_catalog
+    catalog.answer = json.dumps({"warnings": ["x" * 1_000] * 100}).encode()
+    installed(url=catalog.url)
+    for name in ("first", "second", "third"):
+        with lc.job(name):
+            pass
+        assert lc.flush(5)
+    assert lc.stats().get("errors.send", 0) == 0, lc.stats()
+    assert [event["job"]["name"] for event in catalog.events()] == [
+        name for name in ("first", "second", "third") for _ in range(2)
+    ]
+
+
+def test_a_catalog_that_redirects_is_not_counted_as_sent(catalog, installed):
+    # http:// behind an ingress that redirects to https://: the transport took the 301 for
+    # success, so every event was counted as sent and none was stored.
+    catalog.mode = "redirect"
+    installed(url=catalog.url)
+    with lc.job("redirected"):
+        pass
+    lc.flush(2)
+    assert lc.stats().get("events.sent", 0) == 0
+    assert lc.stats()["events.rejected"] == 2
+
+
+def test_flush_waits_out_a_retry_that_is_due_before_its_deadline(installed):
+    # flush() gave up as soon as the sender was backing off, so one transient error (a
+    # kept-alive connection the catalog had closed) lost the last batch at exit although
+    # the retry was due a quarter of a second later.
+    class FailsOnce(lc.transport.MemoryTransport):
+        failed = False
+
+        def send(self, events):
+            if not self.failed:
+                self.failed = True
+                raise ConnectionResetError("stale connection")
+            super().send(events)
+
+    transport = FailsOnce()
+    installed(transport=transport)
+    with lc.job("retried"):
+        pass
+    assert lc.flush(5)
+    assert [event["eventType"] for event in transport.events] == ["START", "COMPLETE"]
+
+
+def test_a_connection_the_catalog_closed_while_idle_is_not_a_send_error(installed):
+    # Servers close idle kept-alive connections; the next batch on it failed (broken pipe,
+    # remote disconnected), was logged as an error, and waited for a backoff.
+    catalog = Catalog(keep_alive=True, idle_timeout=0.2)
+    try:
+        installed(url=catalog.url)
+        for name in ("before", "after"):
+            with lc.job(name):
+                pass
+            assert lc.flush(5)
+            time.sleep(0.5)  # the catalog closes the idle connection
+        assert lc.stats().get("errors.send", 0) == 0, lc.stats()
+        assert len(catalog.events()) == 4
+    finally:
+        catalog.server.shutdown()
+        catalog.server.server_close()
+
+
+def test_edges_and_metadata_never_follow_a_redirect_with_the_token(catalog, installed):
+    # urllib follows a 301/302 of a POST as a GET to wherever it points, Authorization
+    # header included: the ingest token went to another host (an SSO page, a typo'd
+    # ingress), and a 200 there made emit_edge answer True for an edge never stored.
+    elsewhere = Catalog()
+    try:
+        catalog.mode = "redirect"
+        catalog.location = f"{elsewhere.url}/login"
+        installed(url=catalog.url, api_key="lc_ingest_secret")
+        assert lc.emit_edge("a.b.c", "d.e.f") is False
+        assert lc.MetadataAPI().send(lc.MetadataModel(subject="a", action="b")) is False
+        assert elsewhere.requests == []
+    finally:
+        elsewhere.server.shutdown()
+        elsewhere.server.server_close()
