@@ -130,6 +130,8 @@ def rederive(
     adds, so this applies changed code or new rules to that range; a full rederive is what
     drops state that should no longer exist, e.g. after an alias rule was removed).
     """
+    if batch_size < 1:  # a batch of none claims nothing and would end the loop at once
+        raise ValueError(f"batch_size must be 1 or more (got {batch_size})")
     with transaction.atomic(), connection.cursor() as cursor:
         if since is None:
             # Check deferred foreign keys now: TRUNCATE refuses tables with pending checks

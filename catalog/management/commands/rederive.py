@@ -29,6 +29,10 @@ class Command(RedactedOutput, BaseCommand):
             if since is None:
                 raise CommandError(f"--since {options['since']!r} is not an ISO 8601 time")
 
+        if options["batch_size"] < 1:
+            # Checked before anything is emptied: 0 used to truncate the catalog and derive
+            # nothing (claimed 0, exit 0), a negative size to truncate it and then fail.
+            raise CommandError(f"--batch-size must be 1 or more (got {options['batch_size']})")
         verbosity = options["verbosity"]
 
         def progress(total: BatchResult) -> None:
