@@ -32,6 +32,15 @@ SWEEP_TIME_BUDGET_SECONDS = 4.0
 # A derive task stops starting new batches after this long (and has another task published
 # if events are still pending), so a backlog never holds a worker for long in one task.
 DRAIN_TIME_BUDGET_SECONDS = 2.0
+# How often a rederive looks again at the events a worker's batch holds (see rederive).
+HELD_POLL_SECONDS = 0.2
+# Events set pending by a rederive, up to the newest then, that are still pending: once a
+# rederive claims none, only other batches' locks keep them (a worker deriving them, or
+# one killed mid-batch whose events come free when its connection goes).
+_STILL_PENDING = (
+    f"SELECT EXISTS (SELECT FROM ingest_event WHERE derivation_status = "
+    f"'{derivation_status.PENDING}' AND id <= %s)"
+)
 
 
 def derived_tables() -> list[str]:
@@ -115,6 +124,12 @@ def _derive_pending(
     return total, more
 
 
+def _still_pending(newest: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(_STILL_PENDING, [newest])
+        return bool(cursor.fetchone()[0])
+
+
 def rederive(
     since: datetime | None = None,
     batch_size: int = BATCH_SIZE,
@@ -133,6 +148,8 @@ def rederive(
     if batch_size < 1:  # a batch of none claims nothing and would end the loop at once
         raise ValueError(f"batch_size must be 1 or more (got {batch_size})")
     with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(max(id), 0) FROM ingest_event")
+        newest = cursor.fetchone()[0]
         if since is None:
             # Check deferred foreign keys now: TRUNCATE refuses tables with pending checks
             # (only the case when called inside an outer transaction, e.g. tests).
@@ -155,7 +172,13 @@ def rederive(
         if progress is not None:
             progress(total)
         if result.claimed == 0:
-            break
+            # A worker of the running service may hold some of them (claims skip locked
+            # rows). Ending now would forget the remembered ids and fold the summarised
+            # edges while its batch still derives: it would give new ids, and the edges of
+            # datasets it had not yet written back would be missed.
+            if not _still_pending(newest):
+                break
+            time.sleep(HELD_POLL_SECONDS)
     if since is None:
         # Every event is derived again, so every remembered id that still names an
         # identity is in use again; the others (a name no event gives any more) go.
