@@ -1,13 +1,19 @@
-"""``manage.py rederive`` while the service serves: a worker's batch holds some of the
-events the rederive set pending (claims skip locked rows). The rederive must not end, and
-forget the ids it remembered (ADR 0077), while that batch is still in hand: ending then
-left the held events to be derived afterwards under new ids."""
+"""``manage.py rederive`` while the service serves, and stopped half way: a worker's batch
+holds some of the events the rederive set pending (claims skip locked rows), and the
+rederive must not end, and forget the ids it remembered (ADR 0077), while that batch is
+still in hand; a rederive killed half way leaves the remembered ids to the next, which
+keeps every id (docs/deploy.md)."""
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 import uuid
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.db import connection, transaction
 
@@ -20,14 +26,7 @@ from tests.catalog.helpers import openlineage, store
 HOLD_SECONDS = 2.0
 
 
-def _ids() -> dict[str, int]:
-    jobs = {f"job {name}": pk for name, pk in Job.objects.values_list("name", "id")}
-    datasets = {f"dataset {name}": pk for name, pk in Dataset.objects.values_list("name", "id")}
-    return {**jobs, **datasets}
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_rederive_waits_for_the_events_a_worker_holds_and_keeps_every_id() -> None:
+def _derived_store(count: int) -> list[int]:
     events = [
         run_event(
             "COMPLETE",
@@ -37,10 +36,22 @@ def test_a_rederive_waits_for_the_events_a_worker_holds_and_keeps_every_id() -> 
             inputs=[dataset("pg://db:5432", f"in{index:02}")],
             outputs=[dataset("s3://lake", f"out{index:02}")],
         )
-        for index in range(30)
+        for index in range(count)
     ]
     ids = store([openlineage(event) for event in events])
     assert derive_events(ids).failed == 0
+    return ids
+
+
+def _ids() -> dict[str, int]:
+    jobs = {f"job {name}": pk for name, pk in Job.objects.values_list("name", "id")}
+    datasets = {f"dataset {name}": pk for name, pk in Dataset.objects.values_list("name", "id")}
+    return {**jobs, **datasets}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rederive_waits_for_the_events_a_worker_holds_and_keeps_every_id() -> None:
+    ids = _derived_store(30)
     before = _ids()
     held = max(ids)  # claimed in id order: the rederive reaches it last
     released: list[float] = []
@@ -77,4 +88,41 @@ def test_a_rederive_waits_for_the_events_a_worker_holds_and_keeps_every_id() -> 
     assert released and ended >= released[0]
     assert not Event.objects.filter(derivation_status="pending").exists()
     derive_pending_batch(0)  # what the sweep would do with anything left
+    assert _ids() == before
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["killed", "ctrl-c"])
+def test_a_rederive_stopped_half_way_and_run_again_keeps_every_id(stop: signal.Signals) -> None:
+    """As an operator runs it: ``manage.py rederive`` in its own process, stopped once it
+    has derived some of the events again (the pod killed, or Ctrl-C), then run again."""
+    _derived_store(40)
+    before = _ids()
+    database = connection.settings_dict
+    url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "rederive", "--batch-size", "1", "--verbosity", "2"],
+        cwd=settings.BASE_DIR,
+        env={**os.environ, "DATABASE_URL": url, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith("derived ") and int(line.split()[1]) >= 10:
+                break
+        else:
+            pytest.fail(f"it never derived 10: {process.stderr.read() if process.stderr else ''}")
+        process.send_signal(stop)
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode != 0
+    assert Event.objects.filter(derivation_status="pending").exists()  # it did stop half way
+    call_command("rederive", verbosity=0)
+    assert not Event.objects.exclude(derivation_status="derived").exists()
     assert _ids() == before
