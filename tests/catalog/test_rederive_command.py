@@ -7,7 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from catalog.models import Job
-from catalog.services.derive import derive_events
+from catalog.services.derivation.batch import KEPT_ERRORS
+from catalog.services.derive import derive_events, rederive
 from ingest.models import Event
 from tests.catalog.conftest import dataset, run_event
 from tests.catalog.helpers import canonical_dump, openlineage, store
@@ -41,3 +42,22 @@ def test_a_bad_batch_size_is_refused_before_the_catalog_is_emptied(
         call_command("rederive", *since, "--batch-size", size, verbosity=0)
     assert canonical_dump() == before
     assert not Event.objects.filter(derivation_status="pending").exists()
+
+
+@pytest.mark.django_db
+def test_the_errors_a_rederive_keeps_for_its_report_are_bounded() -> None:
+    """Every failed event's error was kept until the report, which prints 20: a rederive
+    of a log of millions that all fail held them all. The smallest ids are kept."""
+    events = [run_event("COMPLETE", 0, str(uuid.uuid4())) for _ in range(KEPT_ERRORS + 50)]
+    ids = store([openlineage(event) for event in events])
+    # Real producers cannot get this past ingest validation; the log is what it is.
+    Event.objects.filter(id__in=ids).update(payload={"run": {"runId": 7}, "job": {}})
+    seen: list[int] = []
+    total = rederive(batch_size=7, progress=lambda total: seen.append(len(total.errors)))
+    assert total.failed == len(ids)
+    assert max(seen) <= KEPT_ERRORS
+    assert sorted(total.errors) == sorted(ids)[:KEPT_ERRORS]
+    out = io.StringIO()
+    call_command("rederive", stdout=out)
+    listed = [line for line in out.getvalue().splitlines() if line.startswith("  event ")]
+    assert [int(line.split()[1].rstrip(":")) for line in listed] == sorted(ids)[:20]
