@@ -34,13 +34,19 @@ SWEEP_TIME_BUDGET_SECONDS = 4.0
 DRAIN_TIME_BUDGET_SECONDS = 2.0
 # How often a rederive looks again at the events a worker's batch holds (see rederive).
 HELD_POLL_SECONDS = 0.2
-# Events set pending by a rederive, up to the newest then, that are still pending: once a
-# rederive claims none, only other batches' locks keep them (a worker deriving them, or
-# one killed mid-batch whose events come free when its connection goes).
-_STILL_PENDING = (
-    f"SELECT EXISTS (SELECT FROM ingest_event WHERE derivation_status = "
-    f"'{derivation_status.PENDING}' AND id <= %s)"
-)
+# Events set pending by a rederive, up to the newest then, that another transaction holds:
+# once a rederive claims none, a worker may still be deriving some (claims skip locked
+# rows), or one killed mid-batch whose events come free when its connection goes. Only
+# those are waited for: a pending event nobody holds that the claim passed over (received
+# "after" the database's now(), a clock ahead of it) is the sweep's, as before.
+_STILL_HELD = f"""
+SELECT EXISTS (
+  SELECT FROM ingest_event WHERE derivation_status = '{derivation_status.PENDING}'
+    AND id <= %(newest)s
+    AND id NOT IN (
+      SELECT id FROM ingest_event WHERE derivation_status = '{derivation_status.PENDING}'
+        AND id <= %(newest)s FOR NO KEY UPDATE SKIP LOCKED))
+"""
 
 
 def derived_tables() -> list[str]:
@@ -124,9 +130,9 @@ def _derive_pending(
     return total, more
 
 
-def _still_pending(newest: int) -> bool:
+def _still_held(newest: int) -> bool:
     with connection.cursor() as cursor:
-        cursor.execute(_STILL_PENDING, [newest])
+        cursor.execute(_STILL_HELD, {"newest": newest})
         return bool(cursor.fetchone()[0])
 
 
@@ -176,7 +182,7 @@ def rederive(
             # rows). Ending now would forget the remembered ids and fold the summarised
             # edges while its batch still derives: it would give new ids, and the edges of
             # datasets it had not yet written back would be missed.
-            if not _still_pending(newest):
+            if not _still_held(newest):
                 break
             time.sleep(HELD_POLL_SECONDS)
     if since is None:
