@@ -197,6 +197,22 @@ def _json(text: str) -> str:
     return orjson.dumps(text).decode()
 
 
+# Its events not derived yet are marked so before anything is deleted: a worker deriving
+# one after the namespace's rows went (ingest and derivation go on) brought them back with
+# no event left to name them. One a worker holds is waited for, then purged with the rest.
+_OUT_OF_REACH = f"""
+UPDATE ingest_event SET derivation_status = '{derivation_status.FAILED}',
+    derivation_error = 'being purged (manage.py purge_namespace)'
+WHERE id = ANY(%s) AND derivation_status = '{derivation_status.PENDING}'
+"""
+
+
+def _out_of_derivations_reach(events: list[int]) -> None:
+    for chunk in _chunks(events):
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_OUT_OF_REACH, [chunk])
+
+
 def _rebuild_other_jobs(report: PurgeReport, found: _Found, dry_run: bool) -> list[int]:
     """Delete the other namespaces' jobs that lose events, their remaining events set
     pending in the same transaction; returns those events (derived again at the end)."""
@@ -312,6 +328,8 @@ def purge_namespace(
     report = PurgeReport(names.dataset)
     found = _find(names)
     say(f"{len(found.events)} event(s) name it; {len(found.other_jobs)} other job(s) rebuilt")
+    if not dry_run:
+        _out_of_derivations_reach(found.events)
     rederive = _rebuild_other_jobs(report, found, dry_run)
     for queryset, what in _namespace_rows(names):
         say(f"deleting {what}")

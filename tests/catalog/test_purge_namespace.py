@@ -20,7 +20,8 @@ from catalog.models import (
 )
 from catalog.models.identity import stored_key
 from catalog.services import retirement
-from catalog.services.derive import derive_events, rederive
+from catalog.services.derive import derive_events, derive_pending_batch, rederive
+from catalog.services.purge import purge_namespace
 from catalog.services.retention import apply_retention
 from catalog.services.retirement import Actor
 from ingest.models import DeadLetter, Event
@@ -189,3 +190,27 @@ def test_a_namespace_spelled_as_sent_is_purged_as_jobs_and_datasets_spell_it(giv
     assert _tables_naming("Old-DB") == {}
     assert _tables_naming(NORMALISED) == {}
     assert not Job.objects.exists()
+
+
+def test_a_worker_deriving_while_the_purge_runs_brings_nothing_back(world) -> None:
+    """Ingest and derivation go on during a purge. An event of the namespace not derived
+    yet, derived by a worker after the purge deleted the namespace's rows and before it
+    deleted the events, left its job and datasets behind with no event, for a second
+    purge to find. The worker's batch is run at that step (through the progress hook)."""
+    late = run_event(
+        "COMPLETE",
+        30,
+        "00000000-0000-0000-0000-00000000000e",
+        job=(GONE, "late"),
+        outputs=[dataset(GONE, "db.late")],
+    )
+    store([openlineage(late)])
+
+    def worker_between_steps(message: str) -> None:
+        if message == "deleting events":
+            derive_pending_batch(0)
+
+    purge_namespace(GONE, "alice", progress=worker_between_steps)
+    assert _tables_naming(GONE) == {}
+    again = purge_namespace(GONE, "alice", dry_run=True)
+    assert not any(again.counts.values())
