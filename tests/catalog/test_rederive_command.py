@@ -61,3 +61,16 @@ def test_the_errors_a_rederive_keeps_for_its_report_are_bounded() -> None:
     call_command("rederive", stdout=out)
     listed = [line for line in out.getvalue().splitlines() if line.startswith("  event ")]
     assert [int(line.split()[1].rstrip(":")) for line in listed] == sorted(ids)[:20]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("since", ["", " ", "yesterday", "2026-13-45T00:00:00Z", "0"])
+def test_a_since_that_is_no_time_is_refused_and_nothing_is_emptied(since: str) -> None:
+    """--since "" (a script's unset variable) ran a full rederive: every derived table
+    emptied, instead of a range derived again."""
+    event = run_event("COMPLETE", 0, str(uuid.uuid4()), outputs=[dataset("db", "b")])
+    derive_events(store([openlineage(event)]))
+    before = canonical_dump()
+    with pytest.raises(CommandError, match=r"--since .* is not an ISO 8601 time"):
+        call_command("rederive", "--since", since, verbosity=0)
+    assert canonical_dump() == before

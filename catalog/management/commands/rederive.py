@@ -24,7 +24,9 @@ class Command(RedactedOutput, BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         since = None
-        if options["since"]:
+        # "is not None": --since "" (a script's unset variable) was taken as no --since at
+        # all, and emptied the whole catalog instead of deriving a range again.
+        if options["since"] is not None:
             since = parse_timestamp(options["since"])
             if since is None:
                 raise CommandError(f"--since {options['since']!r} is not an ISO 8601 time")
