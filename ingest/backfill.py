@@ -6,6 +6,8 @@ array of events, NDJSON (one event per line), any of them gzipped. Rows of a Mar
 """
 
 import gzip
+import os
+import tempfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -180,20 +182,41 @@ def _item(location: str, document: Any) -> Item:
         return Item(location, error=f"invalid JSON in 'event': {problem.detail}")
 
 
-class StateFile:
-    """Which files are done and how far the current one got; written after every chunk."""
+# A state file lists the files done, a path each: far under this even for a million files.
+MAX_STATE_BYTES = 256 * 1024 * 1024
 
-    def __init__(self, path: Path | None) -> None:
+
+class StateFileError(ValueError):
+    """The ``--state`` file cannot be read as, or written as, a backfill's progress."""
+
+
+class StateFile:
+    """Which files are done and how far the current one got; written after every chunk.
+
+    Read and written once on creation, so a state file that is not one (another file named
+    by mistake, an export, a folder, a folder that does not exist) is refused before
+    anything is stored or overwritten, with ``restart`` too. Each write goes to a new
+    temporary file beside it, then replaces it: a run stopped at any point leaves the
+    previous state or the next, and two runs sharing the file never write into one
+    temporary file (one's rename took the other's, which then failed).
+    """
+
+    def __init__(self, path: Path | None, restart: bool = False) -> None:
         self.path = path
         self.state: dict[str, Any] = {"done": [], "current": None, "offset": 0}
-        if path is not None and path.exists():
-            self.state = orjson.loads(path.read_bytes())
+        if path is not None:
+            if path.exists():
+                # Read even to restart: --restart must not replace an export named by mistake.
+                kept = _read_state(path)
+                self.state = self.state if restart else kept
+            self._write()
 
     def is_done(self, file: Path) -> bool:
         return str(file.resolve()) in self.state["done"]
 
     def resume_offset(self, file: Path) -> int:
-        return self.state["offset"] if self.state["current"] == str(file.resolve()) else 0
+        offset: int = self.state["offset"] if self.state["current"] == str(file.resolve()) else 0
+        return offset
 
     def advance(self, file: Path, offset: int) -> None:
         self.state["current"], self.state["offset"] = str(file.resolve()), offset
@@ -205,7 +228,44 @@ class StateFile:
         self._write()
 
     def _write(self) -> None:
-        if self.path is not None:
-            temporary = self.path.with_suffix(".tmp")
-            temporary.write_bytes(orjson.dumps(self.state))
-            temporary.replace(self.path)
+        if self.path is None:
+            return
+        try:
+            descriptor, temporary = tempfile.mkstemp(
+                dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
+            )
+        except OSError as error:
+            raise StateFileError(f"cannot write the state file {self.path}: {error}") from error
+        try:
+            with os.fdopen(descriptor, "wb") as stream:
+                stream.write(orjson.dumps(self.state))
+            os.replace(temporary, self.path)
+        except BaseException as error:  # Ctrl-C too: no temporary file left behind
+            Path(temporary).unlink(missing_ok=True)
+            if isinstance(error, OSError):
+                message = f"cannot write the state file {self.path}: {error}"
+                raise StateFileError(message) from error
+            raise
+
+
+def _read_state(path: Path) -> dict[str, Any]:
+    problem = f"{path} is not a backfill state file (give another --state, or --restart)"
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(MAX_STATE_BYTES + 1)
+        state = orjson.loads(data) if len(data) <= MAX_STATE_BYTES else None
+    except OSError as error:
+        raise StateFileError(f"cannot read the state file {path}: {error}") from error
+    except orjson.JSONDecodeError:
+        raise StateFileError(problem) from None
+    shaped = (
+        isinstance(state, dict)
+        and isinstance(state.get("done"), list)
+        and all(isinstance(done, str) for done in state["done"])
+        and isinstance(state.get("current"), str | None)
+        and type(state.get("offset")) is int
+        and state["offset"] >= 0
+    )
+    if not shaped:
+        raise StateFileError(problem)
+    return cast(dict[str, Any], state)

@@ -32,6 +32,21 @@ SWEEP_TIME_BUDGET_SECONDS = 4.0
 # A derive task stops starting new batches after this long (and has another task published
 # if events are still pending), so a backlog never holds a worker for long in one task.
 DRAIN_TIME_BUDGET_SECONDS = 2.0
+# How often a rederive looks again at the events a worker's batch holds (see rederive).
+HELD_POLL_SECONDS = 0.2
+# Events set pending by a rederive, up to the newest then, that another transaction holds:
+# once a rederive claims none, a worker may still be deriving some (claims skip locked
+# rows), or one killed mid-batch whose events come free when its connection goes. Only
+# those are waited for: a pending event nobody holds that the claim passed over (received
+# "after" the database's now(), a clock ahead of it) is the sweep's, as before.
+_STILL_HELD = f"""
+SELECT EXISTS (
+  SELECT FROM ingest_event WHERE derivation_status = '{derivation_status.PENDING}'
+    AND id <= %(newest)s
+    AND id NOT IN (
+      SELECT id FROM ingest_event WHERE derivation_status = '{derivation_status.PENDING}'
+        AND id <= %(newest)s FOR NO KEY UPDATE SKIP LOCKED))
+"""
 
 
 def derived_tables() -> list[str]:
@@ -115,6 +130,12 @@ def _derive_pending(
     return total, more
 
 
+def _still_held(newest: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(_STILL_HELD, {"newest": newest})
+        return bool(cursor.fetchone()[0])
+
+
 def rederive(
     since: datetime | None = None,
     batch_size: int = BATCH_SIZE,
@@ -130,7 +151,11 @@ def rederive(
     adds, so this applies changed code or new rules to that range; a full rederive is what
     drops state that should no longer exist, e.g. after an alias rule was removed).
     """
+    if batch_size < 1:  # a batch of none claims nothing and would end the loop at once
+        raise ValueError(f"batch_size must be 1 or more (got {batch_size})")
     with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(max(id), 0) FROM ingest_event")
+        newest = cursor.fetchone()[0]
         if since is None:
             # Check deferred foreign keys now: TRUNCATE refuses tables with pending checks
             # (only the case when called inside an outer transaction, e.g. tests).
@@ -153,7 +178,13 @@ def rederive(
         if progress is not None:
             progress(total)
         if result.claimed == 0:
-            break
+            # A worker of the running service may hold some of them (claims skip locked
+            # rows). Ending now would forget the remembered ids and fold the summarised
+            # edges while its batch still derives: it would give new ids, and the edges of
+            # datasets it had not yet written back would be missed.
+            if not _still_held(newest):
+                break
+            time.sleep(HELD_POLL_SECONDS)
     if since is None:
         # Every event is derived again, so every remembered id that still names an
         # identity is in use again; the others (a name no event gives any more) go.

@@ -44,6 +44,9 @@ BATCH_SIZE = 1_000
 # at load 19 a first batch of 1,000 held its locks for 5.1 s against a budget of 2.
 TIME_BUDGET = 2.0
 FIRST_BATCH_SIZE = 100
+# Longest window: its cutoff must be a date Python can compute (year 1 at the earliest);
+# a thousand years keeps everything any store holds, the most a wish to keep it all can mean.
+MAX_DAYS = 365_000
 MIN_BATCH_SIZE = 10
 
 
@@ -177,8 +180,8 @@ def apply_retention(
     """Remove events received more than ``days`` ago and the runs they alone made, each
     batch in its own short transaction of at most ``batch_size`` rows, smaller while
     batches take longer than ``time_budget`` seconds; with ``dry_run``, only count them."""
-    if days < 1:
-        raise ValueError(f"days must be a whole number of days, 1 or more (got {days})")
+    if not 1 <= days <= MAX_DAYS:
+        raise ValueError(f"days must be a whole number from 1 to {MAX_DAYS} (got {days})")
     cutoff = (now or timezone.now()) - timedelta(days=days)
     result = RetentionResult(cutoff=cutoff, dry_run=dry_run)
     pacer = _Pacer(result, batch_size, time_budget)

@@ -309,9 +309,10 @@ LINEAGE: LineageSettings = {
     # caveat (core/prepared.py, ADR 0119, 0130).
     "PREPARE_READS": env_bool("LINEAGE_PREPARE_READS", True),
 }
-if LINEAGE["RETENTION_DAYS"] < 0:
+if not 0 <= LINEAGE["RETENTION_DAYS"] <= 365_000:  # catalog.services.retention.MAX_DAYS
     raise ImproperlyConfigured(
-        f"LINEAGE_RETENTION_DAYS={LINEAGE['RETENTION_DAYS']} must be 1 or more (unset: keep all)."
+        f"LINEAGE_RETENTION_DAYS={LINEAGE['RETENTION_DAYS']} must be from 1 to 365000 "
+        "(unset: keep all)."
     )
 if LINEAGE["RETENTION_DAYS"]:
     # Daily, at a quiet hour; batches of short transactions, so ingest and reads go on.

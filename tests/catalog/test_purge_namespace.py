@@ -20,7 +20,8 @@ from catalog.models import (
 )
 from catalog.models.identity import stored_key
 from catalog.services import retirement
-from catalog.services.derive import derive_events, rederive
+from catalog.services.derive import derive_events, derive_pending_batch, rederive
+from catalog.services.purge import purge_namespace
 from catalog.services.retention import apply_retention
 from catalog.services.retirement import Actor
 from ingest.models import DeadLetter, Event
@@ -138,3 +139,78 @@ def test_purge_takes_what_retention_kept_and_a_rederive_does_not_bring_it_back(w
     assert rederive().failed == 0
     assert _tables_naming(GONE) == {}
     assert set(Dataset.objects.values_list("name", flat=True)) == {"src", "out"}
+
+
+# As a producer spells it: the catalog keeps a job's namespace so, and normalises a
+# dataset's to postgres://old-db:5432 (a lower-case host, the default port).
+SENT = "postgres://Old-DB"
+NORMALISED = "postgres://old-db:5432"
+
+
+@pytest.mark.parametrize("given", [SENT, NORMALISED])
+def test_a_namespace_spelled_as_sent_is_purged_as_jobs_and_datasets_spell_it(given: str) -> None:
+    """The purge matched everything against the normalised spelling: purge_namespace
+    postgres://Old-DB, the job namespace as the catalog lists it, removed nothing of its
+    job or its events and said it was done; and an event not derived yet, which names
+    the datasets as sent, was kept by either spelling (to be derived back)."""
+    own = run_event(
+        "COMPLETE",
+        0,
+        "00000000-0000-0000-0000-0000000000d1",
+        job=(SENT, "nightly"),
+        inputs=[dataset(SENT, "public.orders")],
+        outputs=[dataset("pg://keep", "copy")],
+    )
+    reader = run_event(
+        "COMPLETE",
+        10,
+        "00000000-0000-0000-0000-0000000000d2",
+        job=("etl", "reader"),
+        inputs=[dataset(SENT, "public.orders")],
+        outputs=[dataset("pg://keep", "report")],
+    )
+    derive_events(store([openlineage(own), openlineage(reader)]))
+    # Not derived yet: only its payload names the namespace, as sent.
+    pending = run_event(
+        "START",
+        20,
+        "00000000-0000-0000-0000-0000000000d3",
+        job=("etl", "late"),
+        inputs=[dataset(SENT, "public.orders")],
+    )
+    store([openlineage(pending)])
+    assert Job.objects.filter(namespace=SENT).exists()
+    assert Dataset.objects.filter(namespace=NORMALISED).exists()
+
+    call_command("purge_namespace", given, stdout=StringIO())
+
+    # Every event named it (a job of it, or a dataset of it as sent); jobs that lost every
+    # event are rebuilt from none.
+    assert not Event.objects.exists()
+    assert _tables_naming("Old-DB") == {}
+    assert _tables_naming(NORMALISED) == {}
+    assert not Job.objects.exists()
+
+
+def test_a_worker_deriving_while_the_purge_runs_brings_nothing_back(world) -> None:
+    """Ingest and derivation go on during a purge. An event of the namespace not derived
+    yet, derived by a worker after the purge deleted the namespace's rows and before it
+    deleted the events, left its job and datasets behind with no event, for a second
+    purge to find. The worker's batch is run at that step (through the progress hook)."""
+    late = run_event(
+        "COMPLETE",
+        30,
+        "00000000-0000-0000-0000-00000000000e",
+        job=(GONE, "late"),
+        outputs=[dataset(GONE, "db.late")],
+    )
+    store([openlineage(late)])
+
+    def worker_between_steps(message: str) -> None:
+        if message == "deleting events":
+            derive_pending_batch(0)
+
+    purge_namespace(GONE, "alice", progress=worker_between_steps)
+    assert _tables_naming(GONE) == {}
+    again = purge_namespace(GONE, "alice", dry_run=True)
+    assert not any(again.counts.values())

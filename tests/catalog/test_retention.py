@@ -4,6 +4,7 @@ The store: the demo's real events plus runs that merge datasets through a symlin
 of them received 40 days ago (their runs last derived then too), the rest now.
 """
 
+import io
 import threading
 import uuid
 from datetime import timedelta
@@ -26,6 +27,7 @@ from catalog.models import (
 from catalog.services.derive import derive_events, rederive
 from catalog.services.retention import (
     FIRST_BATCH_SIZE,
+    MAX_DAYS,
     MIN_BATCH_SIZE,
     apply_retention,
     next_batch_size,
@@ -289,10 +291,19 @@ def test_a_bad_time_budget_is_refused_readably(budget: str) -> None:
         call_command("retention", "--days", "30", "--time-budget", budget)
 
 
-@pytest.mark.parametrize("days", ["0", "-3", "ten"])
+@pytest.mark.parametrize("days", ["0", "-3", "ten", "365001", "800000", "1000000000"])
 def test_bad_days_are_refused_readably(days: str) -> None:
+    """A window longer than Python's dates reach was an OverflowError traceback."""
     with pytest.raises(CommandError, match="--days"):
         call_command("retention", "--days", days)
+
+
+def test_the_longest_window_is_accepted_and_removes_nothing(
+    aged_store: dict[str, list[int]],
+) -> None:
+    out = io.StringIO()
+    call_command("retention", "--days", str(MAX_DAYS), stdout=out)
+    assert "removed 0 events" in out.getvalue()
 
 
 def test_without_days_or_the_setting_the_command_says_what_to_give(settings: Any) -> None:

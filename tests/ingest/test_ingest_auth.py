@@ -118,6 +118,16 @@ def test_create_token_refuses_an_unknown_scope() -> None:
         call_command("create_token", "--scope", "admin")
 
 
+@pytest.mark.parametrize("name", ["x" * 201, "a\x00b"])
+def test_create_token_refuses_a_name_the_table_cannot_hold(name: str) -> None:
+    """A DataError traceback before; no token is made."""
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="--name must be at most 200 characters"):
+        call_command("create_token", "--scope", "ingest", "--name", name)
+    assert not ApiToken.objects.exists()
+
+
 def test_a_flood_of_unknown_tokens_does_not_evict_valid_ones(
     django_assert_num_queries, monkeypatch
 ) -> None:

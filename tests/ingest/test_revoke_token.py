@@ -113,3 +113,22 @@ def test_revoking_twice_says_it_is_already_revoked(capsys) -> None:
     _revoke(secret, capsys)
     assert "already revoked" in _refusal(secret)
     assert "already revoked" in _refusal(token.prefix)
+
+
+def test_a_name_that_reads_as_an_id_or_a_prefix_is_not_passed_over(capsys) -> None:
+    """revoke_token 7 revoked token #7 even when the token the operator meant is named "7",
+    and a token named like a prefix could not be revoked by its name at all."""
+    first, _ = create_token("trino", "read")
+    digits, _ = create_token(str(first.id), "ingest")
+    prefix_like, _ = create_token("lc_ingest_backup", "ingest")
+
+    both = _refusal(str(first.id))
+    assert f"#{first.id}" in both and f"#{digits.id}" in both
+    assert _active() == {first.id, digits.id, prefix_like.id}
+
+    assert "'lc_ingest_backup'" in _revoke("lc_ingest_backup", capsys)
+    call_command("revoke_token", first.prefix)
+    # The only active token the text names now: the one named by it.
+    assert f"#{digits.id}" in _revoke(str(first.id), capsys)
+    assert _active() == set()
+    assert "No token has the id '99999999999999999999'" in _refusal("99999999999999999999")

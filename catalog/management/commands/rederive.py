@@ -24,11 +24,17 @@ class Command(RedactedOutput, BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         since = None
-        if options["since"]:
+        # "is not None": --since "" (a script's unset variable) was taken as no --since at
+        # all, and emptied the whole catalog instead of deriving a range again.
+        if options["since"] is not None:
             since = parse_timestamp(options["since"])
             if since is None:
                 raise CommandError(f"--since {options['since']!r} is not an ISO 8601 time")
 
+        if options["batch_size"] < 1:
+            # Checked before anything is emptied: 0 used to truncate the catalog and derive
+            # nothing (claimed 0, exit 0), a negative size to truncate it and then fail.
+            raise CommandError(f"--batch-size must be 1 or more (got {options['batch_size']})")
         verbosity = options["verbosity"]
 
         def progress(total: BatchResult) -> None:

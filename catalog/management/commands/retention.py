@@ -5,7 +5,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.services.retention import BATCH_SIZE, TIME_BUDGET, apply_retention
+from catalog.services.retention import BATCH_SIZE, MAX_DAYS, TIME_BUDGET, apply_retention
 
 
 def _positive(value: str) -> int:
@@ -16,6 +16,12 @@ def _positive(value: str) -> int:
     if number < 1:
         raise CommandError(
             f"--days must be 1 or more (got {number}); to keep everything, do not run retention"
+        )
+    if number > MAX_DAYS:
+        # Past it the cutoff is before year 1, which Python's dates cannot hold.
+        raise CommandError(
+            f"--days must be at most {MAX_DAYS} (got {number}); to keep everything, do not "
+            "run retention"
         )
     return number
 

@@ -56,6 +56,11 @@ BATCH_SIZE = 500
 _RETRY_NOW = {"40P01", "40001"}
 
 
+# Failed events whose errors a sum of batches keeps, the smallest ids (``rederive`` prints
+# 20): every failure of a rederive of millions of events was kept until its report.
+KEPT_ERRORS = 100
+
+
 @dataclass
 class BatchResult:
     claimed: int = 0
@@ -68,6 +73,8 @@ class BatchResult:
         self.derived += other.derived
         self.failed += other.failed
         self.errors.update(other.errors)
+        if len(self.errors) > KEPT_ERRORS:
+            self.errors = dict(sorted(self.errors.items())[:KEPT_ERRORS])
         return self
 
 

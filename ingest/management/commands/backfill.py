@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.command_output import RedactedOutput
 from core.problems import Problem
-from ingest.backfill import Item, Progress, StateFile, event_files, read_items
+from ingest.backfill import Item, Progress, StateFile, StateFileError, event_files, read_items
 from ingest.services import SerialisedEvent, oversized, record_events, serialise
 from ingest.validation import validate_openlineage
 
@@ -47,15 +47,22 @@ class Command(RedactedOutput, BaseCommand):
         parser.add_argument("--restart", action="store_true", help="Ignore saved progress.")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["chunk_size"] < 1:
+            raise CommandError(f"--chunk-size must be 1 or more (got {options['chunk_size']})")
         try:
             files = event_files(options["paths"])
         except FileNotFoundError as error:
             raise CommandError(str(error)) from error
+        if options["state"] is not None and options["state"] not in options["paths"]:
+            # A state file kept in a folder of exports is not one of its events (one named
+            # as both is refused below, as a state file that is not one).
+            files = [file for file in files if file.resolve() != options["state"].resolve()]
         if not files:
             raise CommandError("No event files found (*.json, *.ndjson, *.jsonl, *.gz).")
-        if options["restart"] and options["state"] is not None and options["state"].exists():
-            options["state"].unlink()
-        state = StateFile(options["state"])
+        try:
+            state = StateFile(options["state"], restart=options["restart"])
+        except (OSError, StateFileError) as error:
+            raise CommandError(str(error)) from error
         progress = Progress()
         started = time.monotonic()
         for file in files:

@@ -2,16 +2,19 @@
 
 Configured by LINEAGE_KAFKA_BOOTSTRAP_SERVERS, LINEAGE_KAFKA_TOPICS, LINEAGE_KAFKA_GROUP_ID
 and LINEAGE_KAFKA_<SETTING> (docs/ingest.md); exits with a message saying what is missing
-when they are not set, and with one line naming the port and the setting that moves it when
-its probe port cannot be opened (exit status 78, EX_CONFIG: starting it again would not
-help, and ``make run`` does not). SIGTERM (or Ctrl-C) stores and commits the batch in hand, then
+when they are not set, with one line naming what librdkafka refuses in them, and with one
+line naming the port and the setting that moves it when its probe port cannot be opened
+(those two with exit status 78, EX_CONFIG: starting it again would not help, and
+``make run`` does not). SIGTERM (or Ctrl-C) stores and commits the batch in hand, then
 leaves the group.
 """
 
+import math
 import signal
 import threading
 from typing import Any
 
+from confluent_kafka import KafkaException
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.command_output import RedactedOutput
@@ -38,14 +41,26 @@ class Command(RedactedOutput, BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        idle = options["exit_when_idle"]
+        if idle is not None and not (idle > 0 and math.isfinite(idle)):
+            # nan never compares as idle long enough (it consumed for ever), <= 0 at once.
+            raise CommandError(f"--exit-when-idle must be a number of seconds above 0 (got {idle})")
         try:
             config = kafka_config.load()
         except kafka_config.KafkaNotConfigured as error:
             raise CommandError(str(error)) from error
         stop = threading.Event()
+        try:
+            consumer = IngestConsumer(config, stop)
+        except KafkaException as error:
+            # A LINEAGE_KAFKA_<SETTING> librdkafka does not know or cannot take: a traceback
+            # before; starting again would not help either.
+            raise CommandError(
+                f"LINEAGE_KAFKA_* settings refused by librdkafka: {error.args[0].str()}",
+                returncode=CANNOT_START,
+            ) from error
         for signal_number in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signal_number, lambda *_: stop.set())
-        consumer = IngestConsumer(config, stop)
         if config.port:
             try:
                 serve(consumer, config.port, config.host)

@@ -2,9 +2,9 @@
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ingest.models import TokenScope
+from ingest.models import ApiToken, TokenScope
 from ingest.services import create_token
 
 
@@ -17,6 +17,10 @@ class Command(BaseCommand):
         parser.add_argument("--quiet", action="store_true", help="Print only the token.")
 
     def handle(self, *args: Any, scope: str, name: str, quiet: bool, **options: Any) -> None:
+        longest = ApiToken._meta.get_field("name").max_length or 0
+        if len(name) > longest or "\x00" in name:
+            # Refused here, not by PostgreSQL: that was a DataError traceback.
+            raise CommandError(f"--name must be at most {longest} characters, without NUL")
         token, secret = create_token(name or f"{scope} token", scope)
         if quiet:
             self.stdout.write(secret)

@@ -5,13 +5,15 @@ The token itself is what an operator holds after a leak, so it is matched exactl
 hash, as authentication does); a prefix is the part shown in the admin (``lc_ingest_`` or
 ``lc_read_`` and four more characters, ``ApiToken.prefix``) or any longer start of the token.
 More than one token matching a prefix or a name is refused with the candidates listed, so
-that a guess never revokes the wrong token; the secret is never echoed back.
+that a guess never revokes the wrong token; the secret is never echoed back. A name that
+reads as an id or a prefix counts as a name too: a token so named is a candidate beside
+the token of that id or prefix.
 """
 
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import F
+from django.db.models import F, Q
 
 from ingest.models import ApiToken, TokenScope
 from ingest.services import hash_token, revoke_token
@@ -65,7 +67,7 @@ class Command(BaseCommand):
             count = f"More than {SHOWN_CANDIDATES}" if many else str(len(found))
             raise CommandError(
                 f"{count} active tokens match {_shown(token)!r}: {listed}{'; …' if many else ''}. "
-                "Revoke one by its id."
+                "Revoke one by its id (or its prefix, when a name is the id of another)."
             )
         (chosen,) = found
         if not revoke_token(chosen.id):
@@ -75,15 +77,23 @@ class Command(BaseCommand):
     def _matching(self, text: str) -> list[ApiToken]:
         if not text:
             raise CommandError("Name the token: its id, the token itself, its prefix or its name.")
+        # A name may read as an id ("2026") or a prefix ("lc_ingest_backup"): then the token
+        # of that name is a candidate beside the other reading, never passed over for it
+        # (an id alone revoked whichever token had that id, the leaked one kept working).
+        named = Q(name=text)
         if text.isdigit():
-            return self._or_none(ApiToken.objects.filter(id=int(text)), text, "id")
+            return self._or_none(ApiToken.objects.filter(Q(id=int(text)) | named), text, "id")
         by_secret = list(ApiToken.objects.filter(key_hash=hash_token(text)))
         if by_secret:
             return by_secret
         scope = _scope_of(text)
         if scope is None:
-            return self._or_none(ApiToken.objects.filter(name=text), text, "name")
+            return self._or_none(ApiToken.objects.filter(named), text, "name")
         length = _prefix_length(scope)
+        if ApiToken.objects.filter(named).exists():
+            whole = len(text) >= length - 4 + SECRET_LENGTH
+            prefixed = Q(prefix=text[:length]) if length <= len(text) and not whole else Q(pk=None)
+            return self._or_none(ApiToken.objects.filter(named | prefixed), text, "name")
         if len(text) < length:
             raise CommandError(
                 f"{text!r} is shorter than a token's prefix ({length} characters for "

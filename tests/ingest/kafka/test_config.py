@@ -70,3 +70,23 @@ def test_mock_is_refused_outside_make_run() -> None:
 def test_no_topics_is_refused() -> None:
     with pytest.raises(kafka_config.KafkaNotConfigured, match="LINEAGE_KAFKA_TOPICS is empty"):
         kafka_config.load({"BOOTSTRAP_SERVERS": "b:9092", "TOPICS": []})
+
+
+@pytest.mark.parametrize("seconds", ["nan", "0", "-1", "inf"])
+def test_an_idle_time_that_can_never_or_always_pass_is_refused(seconds: str) -> None:
+    """--exit-when-idle nan consumed for ever (nothing compares as longer than nan)."""
+    with pytest.raises(CommandError, match="--exit-when-idle must be a number of seconds"):
+        call_command("consume_kafka", "--exit-when-idle", seconds)
+
+
+def test_a_setting_librdkafka_refuses_is_one_line_and_exit_status_78(settings: Any) -> None:
+    """A LINEAGE_KAFKA_<SETTING> librdkafka cannot take was a KafkaException traceback."""
+    settings.LINEAGE_KAFKA = {
+        **settings.LINEAGE_KAFKA,
+        "BOOTSTRAP_SERVERS": "127.0.0.1:1",
+        "TOPICS": ["ol"],
+        "CLIENT": {"SESSION_TIMEOUT_MS": "soon"},
+    }
+    with pytest.raises(CommandError, match=r"session\.timeout\.ms") as refused:
+        call_command("consume_kafka", "--exit-when-idle", "1")
+    assert refused.value.returncode == 78
