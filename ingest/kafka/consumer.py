@@ -16,7 +16,8 @@ batch librdkafka cannot inflate) is a dead letter like one that cannot be stored
 partition moves past it. No offset is committed past a message that was not stored: a
 batch given up on (its write failed in a rebalance or at shutdown) holds its partitions'
 commits back to its first message, and a partition the consumer keeps is read again from
-there.
+there. Idle, with everything read stored, it commits up to librdkafka's position, past a
+transaction's markers, which no message is handed over at.
 """
 
 import logging
@@ -129,6 +130,7 @@ class IngestConsumer:
                 else:
                     self._finish_in_flight()
                     self._commit_again()
+                    self._commit_past_markers()
                 self.lag.maybe_report(self.assigned)
                 if exit_when_idle is not None and self._drained(exit_when_idle):
                     break
@@ -403,6 +405,27 @@ class IngestConsumer:
         """Commit the offsets the group refused, at most once a second while it refuses."""
         if self._uncommitted and time.monotonic() - self._committed_again_at >= 1.0:
             self._committed_again_at = time.monotonic()
+            self._commit([])
+
+    def _commit_past_markers(self) -> None:
+        """Idle, with everything read stored: commit each partition up to librdkafka's
+        position where it is past the last commit. A transaction's commit or abort marker,
+        and an aborted transaction's messages, take offsets that are never handed over, so
+        committing the last message's offset + 1 left the group behind the partition's end
+        for good: a lag that never reached 0 and a drain (``--exit-when-idle``) that never
+        ended. The position moves past them only once they are read, so nothing is
+        acknowledged that was not stored or skipped on purpose."""
+        if self.pending or self._in_flight or self._retrying or self._unstored:
+            return
+        ahead = {}
+        for tp in self.consumer.position(self._assignment()):
+            key = (tp.topic, tp.partition)
+            known = self.lag.offsets.get(key)  # what the group holds, once reported
+            if tp.error is None and known is not None and tp.offset > known:
+                ahead[key] = tp.offset
+        if ahead:
+            # Committed like a refused commit: made again while the partition is held.
+            self._uncommitted.update(ahead)
             self._commit([])
 
     def _commit(self, batch: list[Message]) -> None:

@@ -290,3 +290,41 @@ def test_a_drain_is_not_stopped_by_a_broker_that_does_not_answer_in_time() -> No
         assert LagReporter(reader, config).caught_up({("nowhere", 0)}) is False
     finally:
         reader.close()
+
+
+# --- 4. the lag a consumer reports ------------------------------------------------------------
+
+
+def test_a_transactional_topic_is_committed_to_its_end_and_its_lag_reaches_zero(
+    bootstrap: str,
+) -> None:
+    """A transaction's commit marker takes an offset the consumer is never handed:
+    committing the last message's offset + 1 left the group one offset behind per
+    transaction, a lag that never reached 0 and a drain that never ended. (The mock cluster
+    does not filter aborted transactions, so only committed ones are sent here.)"""
+    topic, group = new_topic(bootstrap), f"tests-{uuid.uuid4().hex[:8]}"
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": group})
+    producer.init_transactions(10)
+    for number in range(2):
+        producer.begin_transaction()
+        producer.produce(topic, value=orjson.dumps(event("transactional", number)), key=KEY)
+        producer.commit_transaction(10)
+    stop = threading.Event()
+    timer = threading.Timer(20, stop.set)
+    timer.start()
+    try:
+        consumer = IngestConsumer(load(bootstrap, topic, group, LAG_REPORT_SECONDS=0), stop)
+        consumer.run(exit_when_idle=1.0)
+    finally:
+        timer.cancel()
+    assert not stop.is_set()  # drained, not stopped by the timer
+    assert Event.objects.filter(job_namespace="transactional").count() == 2
+    # Two messages and two markers: the group is at the partition's end.
+    assert committed_total(bootstrap, group, topic) == 4
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT sum(high_watermark - committed_offset) FROM ingest_consumer_lag "
+            "WHERE group_id = %s",
+            [group],
+        )
+        assert cursor.fetchone()[0] == 0
