@@ -1,5 +1,6 @@
 """The consumer's configuration, from ``settings.LINEAGE_KAFKA`` (LINEAGE_KAFKA_*)."""
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,6 +100,29 @@ def client_settings(variables: dict[str, str]) -> dict[str, str]:
     return {name.lower().replace("_", "."): value for name, value in variables.items()}
 
 
+def refused_by_librdkafka(error: Exception) -> str:
+    """One line for settings librdkafka refuses when the consumer is created (an unknown
+    property, a value it does not take, two that do not fit together), naming the
+    variables that set them: librdkafka names only its own properties."""
+    text = str(error.args[0].str() if error.args and hasattr(error.args[0], "str") else error)
+    names = dict.fromkeys(re.findall(r"[\"`]([a-z][a-z0-9]*(?:\.[a-z0-9]+)+)[\"`]", text))
+    variables = ", ".join(f"LINEAGE_KAFKA_{name.upper().replace('.', '_')}" for name in names)
+    return (
+        f"librdkafka refuses the Kafka settings: {text}"
+        + (f" (set by {variables} or this consumer's defaults)" if variables else "")
+        + ". See docs/ingest.md."
+    )
+
+
+def _integer_setting(client: dict[str, str], name: str) -> None:
+    """A setting the consumer computes with must be a whole number of bytes."""
+    if name in client and not client[name].strip().isdigit():
+        variable = "LINEAGE_KAFKA_" + name.upper().replace(".", "_")
+        raise KafkaNotConfigured(
+            f"{variable}={client[name]!r}: {name} is a number of bytes (e.g. 1048576)."
+        )
+
+
 def load(overrides: dict[str, Any] | None = None) -> KafkaConfig:
     """The configuration, or ``KafkaNotConfigured`` saying what is missing."""
     values = {**settings.LINEAGE_KAFKA, **(overrides or {})}
@@ -124,11 +148,17 @@ def load(overrides: dict[str, Any] | None = None) -> KafkaConfig:
             "LINEAGE_CONSUMER_BATCH_MESSAGES, LINEAGE_CONSUMER_BATCH_MS and "
             "LINEAGE_CONSUMER_BATCH_BYTES must be positive."
         )
+    if not 0 <= values["PORT"] <= 65535:
+        raise KafkaNotConfigured(
+            f"LINEAGE_CONSUMER_PORT={values['PORT']}: a port is 0-65535 (0: no probe server)."
+        )
+    client = client_settings(values["CLIENT"])
+    _integer_setting(client, "fetch.max.bytes")
     return KafkaConfig(
         bootstrap_servers=servers,
         topics=topics,
         group_id=values["GROUP_ID"].strip() or "lineage-catalog",
-        client=client_settings(values["CLIENT"]),
+        client=client,
         batch_messages=values["BATCH_MESSAGES"],
         batch_seconds=values["BATCH_MS"] / 1000,
         batch_bytes=values["BATCH_BYTES"],

@@ -45,7 +45,11 @@ def replay(letter_ids: list[int]) -> ReplayReport:
         if letter.complete:
             value: bytes | None = bytes(letter.value)
         else:
-            value = fetch_value(letter, config) if config is not None else None
+            try:
+                value = fetch_value(letter, config) if config is not None else None
+            except kafka_config.KafkaNotConfigured as error:
+                # Settings librdkafka refuses: said once, not an error page in the admin.
+                report.kafka_not_configured, config, value = str(error), None, None
         if value is None:
             report.unavailable.append(letter.id)
             continue
@@ -76,10 +80,13 @@ def replay(letter_ids: list[int]) -> ReplayReport:
 def fetch_value(letter: DeadLetter, config: kafka_config.KafkaConfig) -> bytes | None:
     """The whole value of a message, read from Kafka at its offset (no group, no commit);
     None when the topic no longer holds it."""
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
 
     settings = {**config.consumer_settings(), "group.id": f"{config.group_id}-replay"}
-    reader = Consumer(settings)
+    try:
+        reader = Consumer(settings)
+    except KafkaException as error:
+        raise kafka_config.KafkaNotConfigured(kafka_config.refused_by_librdkafka(error)) from error
     try:
         reader.assign([TopicPartition(letter.topic, letter.partition, letter.offset)])
         for message in reader.consume(num_messages=1, timeout=10):

@@ -2,9 +2,10 @@
 
 Configured by LINEAGE_KAFKA_BOOTSTRAP_SERVERS, LINEAGE_KAFKA_TOPICS, LINEAGE_KAFKA_GROUP_ID
 and LINEAGE_KAFKA_<SETTING> (docs/ingest.md); exits with a message saying what is missing
-when they are not set, and with one line naming the port and the setting that moves it when
-its probe port cannot be opened (exit status 78, EX_CONFIG: starting it again would not
-help, and ``make run`` does not). SIGTERM (or Ctrl-C) stores and commits the batch in hand, then
+when they are not set, naming the variable when one holds what librdkafka or the consumer
+does not take, and with one line naming the port and the setting that moves it when its
+probe port cannot be opened (each with exit status 78, EX_CONFIG: starting it again would
+not help, and ``make run`` does not). SIGTERM (or Ctrl-C) stores and commits the batch in hand, then
 leaves the group.
 """
 
@@ -39,14 +40,22 @@ class Command(RedactedOutput, BaseCommand):
         try:
             config = kafka_config.load()
         except kafka_config.KafkaNotConfigured as error:
-            raise CommandError(str(error)) from error
+            raise CommandError(str(error), returncode=CANNOT_START) from error
+        from confluent_kafka import KafkaException
+
         from ingest.kafka.consumer import IngestConsumer
         from ingest.kafka.health import CannotListen, serve
 
         stop = threading.Event()
         for signal_number in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signal_number, lambda *_: stop.set())
-        consumer = IngestConsumer(config, stop)
+        try:
+            consumer = IngestConsumer(config, stop)
+        except KafkaException as error:
+            # A misspelt LINEAGE_KAFKA_<SETTING>, or a value librdkafka does not take.
+            raise CommandError(
+                kafka_config.refused_by_librdkafka(error), returncode=CANNOT_START
+            ) from error
         if config.port:
             try:
                 serve(consumer, config.port, config.host)

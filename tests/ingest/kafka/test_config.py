@@ -58,8 +58,9 @@ def test_other_settings_pass_through_to_librdkafka_with_file_variants(
 
 def test_consume_kafka_exits_with_a_clear_message_when_not_configured(settings: Any) -> None:
     settings.LINEAGE_KAFKA = {**settings.LINEAGE_KAFKA, "BOOTSTRAP_SERVERS": ""}
-    with pytest.raises(CommandError, match="LINEAGE_KAFKA_BOOTSTRAP_SERVERS"):
+    with pytest.raises(CommandError, match="LINEAGE_KAFKA_BOOTSTRAP_SERVERS") as refused:
         call_command("consume_kafka")
+    assert refused.value.returncode == 78
 
 
 def test_mock_is_refused_outside_make_run() -> None:
@@ -70,3 +71,31 @@ def test_mock_is_refused_outside_make_run() -> None:
 def test_no_topics_is_refused() -> None:
     with pytest.raises(kafka_config.KafkaNotConfigured, match="LINEAGE_KAFKA_TOPICS is empty"):
         kafka_config.load({"BOOTSTRAP_SERVERS": "b:9092", "TOPICS": []})
+
+
+@pytest.mark.parametrize(
+    ("client", "lineage", "named"),
+    [
+        ({"SASL_PASWORD": "x"}, {}, "LINEAGE_KAFKA_SASL_PASWORD"),  # misspelt
+        ({"AUTO_OFFSET_RESET": "oldest"}, {}, "LINEAGE_KAFKA_AUTO_OFFSET_RESET"),
+        ({"RECEIVE_MESSAGE_MAX_BYTES": "1000"}, {}, "LINEAGE_KAFKA_RECEIVE_MESSAGE_MAX_BYTES"),
+        ({"FETCH_MAX_BYTES": "1MiB"}, {}, "LINEAGE_KAFKA_FETCH_MAX_BYTES"),
+        ({}, {"PORT": 70000}, "LINEAGE_CONSUMER_PORT"),
+    ],
+)
+def test_a_value_the_consumer_cannot_take_ends_it_in_one_line_naming_the_variable(
+    settings: Any, client: dict[str, str], lineage: dict[str, Any], named: str
+) -> None:
+    """These ended the command in a traceback (KafkaException from librdkafka, ValueError,
+    OverflowError from bind) that named librdkafka's property, not the variable to fix."""
+    settings.LINEAGE_KAFKA = {
+        **settings.LINEAGE_KAFKA,
+        "BOOTSTRAP_SERVERS": "127.0.0.1:1",  # never reached: refused before connecting
+        "TOPICS": ["ol"],
+        "CLIENT": client,
+        **lineage,
+    }
+    with pytest.raises(CommandError, match=named) as refused:
+        call_command("consume_kafka")
+    assert refused.value.returncode == 78  # EX_CONFIG: make run does not start it again
+    assert "\n" not in str(refused.value)
