@@ -467,10 +467,9 @@ class IngestConsumer:
                 message.offset,
                 refusal.code,
             )
-        if batch:
-            topic = batch[0].topic if len({m.topic for m in batch}) == 1 else "(several)"
-            MESSAGES.labels(topic, "created").inc(outcome.created)
-            MESSAGES.labels(topic, "duplicate").inc(outcome.duplicates)
+        for topic, (created, duplicates) in outcome.by_topic.items():
+            MESSAGES.labels(topic, "created").inc(created)
+            MESSAGES.labels(topic, "duplicate").inc(duplicates)
 
     def _assignment(self) -> list[TopicPartition]:
         return [TopicPartition(topic, partition) for topic, partition in self.assigned]
