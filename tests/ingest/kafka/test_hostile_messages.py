@@ -292,6 +292,27 @@ def test_a_drain_is_not_stopped_by_a_broker_that_does_not_answer_in_time() -> No
         reader.close()
 
 
+def test_a_huge_key_and_many_headers_are_kept_to_the_dead_letter_prefix_or_ignored(
+    bootstrap: str,
+) -> None:
+    """docs/ingest.md: a dead letter keeps the first LINEAGE_CONSUMER_DEAD_LETTER_BYTES of
+    its value *and key*; headers are not read at all, and a key never refuses a message."""
+    topic, group = new_topic(bootstrap), f"tests-{uuid.uuid4().hex[:8]}"
+    key = b"k" * 200_000
+    headers = [(f"h{n}", b"\xff" * 100) for n in range(500)]
+    producer = Producer({"bootstrap.servers": bootstrap, "message.max.bytes": 10**7})
+    producer.produce(topic, value=b"{not json" + b" " * 5000, key=key, headers=headers)
+    producer.produce(topic, value=orjson.dumps(event("huge-key", 0)), key=key, headers=headers)
+    assert producer.flush(30) == 0
+    consume_at_most(load(bootstrap, topic, group, DEAD_LETTER_BYTES=1024))
+    [letter] = DeadLetter.objects.filter(topic=topic)
+    assert letter.reason_code == "invalid-json"
+    assert bytes(letter.key) == key[:1024] and len(bytes(letter.value)) == 1024
+    assert letter.value_size == 5009 and not letter.complete
+    assert Event.objects.filter(job_namespace="huge-key").count() == 1
+    assert committed_total(bootstrap, group, topic) == 2
+
+
 # --- 4. the lag a consumer reports ------------------------------------------------------------
 
 
