@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
+from django.db import connection
 from django.test import Client
 
 from catalog.admin.dashboard import CACHE_KEY, build_dashboard
@@ -138,6 +139,20 @@ def test_lag_per_partition_in_metrics_and_on_the_dashboard(
     cache.delete(CACHE_KEY)
     page = superuser_client.get("/admin/").content.decode()
     assert 'id="lc-kafka"' in page and group in page
+
+
+def test_lag_metrics_show_at_most_the_documented_1000_partitions(superuser_client: Client) -> None:
+    """docs/ingest.md: each scrape reads at most 1,000 rows, in order of group, topic and
+    partition (a topic with many partitions, or many groups, is not read whole)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO ingest_consumer_lag (group_id, topic, partition, committed_offset, "
+            "high_watermark, member, reported_at) SELECT 'many', 'wide', p, 0, 7, 'm', now() "
+            "FROM generate_series(0, 1000) AS p"
+        )
+    text = superuser_client.get("/metrics").content.decode()
+    shown = re.findall(r'lineage_kafka_consumer_lag_messages\{[^}]*partition="(\d+)"', text)
+    assert sorted(map(int, shown)) == list(range(1000))  # partition 1000 is the 1,001st
 
 
 def readyz(port: int) -> tuple[int, dict[str, Any]]:
