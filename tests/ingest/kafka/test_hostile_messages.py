@@ -349,3 +349,36 @@ def test_a_transactional_topic_is_committed_to_its_end_and_its_lag_reaches_zero(
             [group],
         )
         assert cursor.fetchone()[0] == 0
+
+
+def test_a_group_starting_at_the_end_is_not_behind_by_what_it_will_never_read(
+    bootstrap: str,
+) -> None:
+    """With LINEAGE_KAFKA_AUTO_OFFSET_RESET=latest (or once retention deleted a partition's
+    start) a new group had no commit and its lag was counted from offset 0: messages it will
+    never read were lag, for good, and a drain never ended."""
+    topic, group = new_topic(bootstrap), f"tests-{uuid.uuid4().hex[:8]}"
+    produce(bootstrap, topic, [event("before-start", n) for n in range(3)], key=KEY)
+    stop = threading.Event()
+    timer = threading.Timer(15, stop.set)
+    timer.start()
+    try:
+        config = load(
+            bootstrap,
+            topic,
+            group,
+            LAG_REPORT_SECONDS=0,
+            CLIENT={"AUTO_OFFSET_RESET": "latest"},
+        )
+        IngestConsumer(config, stop).run(exit_when_idle=1.0)
+    finally:
+        timer.cancel()
+    assert not stop.is_set()  # drained, not stopped by the timer
+    assert not Event.objects.filter(job_namespace="before-start").exists()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT sum(high_watermark), sum(high_watermark - committed_offset) "
+            "FROM ingest_consumer_lag WHERE group_id = %s",
+            [group],
+        )
+        assert cursor.fetchone() == (3, 0)
