@@ -31,7 +31,7 @@ from prometheus_client import Counter, Histogram
 
 from ingest.kafka.config import KafkaConfig
 from ingest.kafka.lag import LagReporter
-from ingest.kafka.messages import Message, kept, unreadable
+from ingest.kafka.messages import Message, kafka_refusal, kept, unreadable
 from ingest.kafka.storage import (
     BatchInFlight,
     BatchOutcome,
@@ -299,8 +299,8 @@ class IngestConsumer:
         offset = skipping[1] if skipping is not None and skipping[0] == first else first
         self._skipping[(topic, partition)] = (first, offset + 1)
         self.consumer.seek(TopicPartition(topic, partition, offset + 1))
-        code = "kafka-" + error.name().lower().strip("_").replace("_", "-")
-        return unreadable(topic, partition, offset, code[:32], error.str()[:4000])
+        refusal = kafka_refusal(error)
+        return unreadable(topic, partition, offset, refusal.code, refusal.reason)
 
     def _store_and_commit(self, retry: bool = True) -> None:
         """Store the pending batch and wait for it (nothing else in flight), then commit it."""

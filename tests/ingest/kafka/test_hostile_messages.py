@@ -11,7 +11,9 @@ from typing import Any
 import orjson
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
+from django.conf import settings as django_settings
 from django.db import connection
+from django.test import override_settings
 
 from ingest.kafka import config as kafka_config
 from ingest.kafka.consumer import IngestConsumer
@@ -120,6 +122,22 @@ def test_a_batch_librdkafka_cannot_inflate_is_a_dead_letter_and_the_partition_mo
     assert all(letter.value_size == -1 and not letter.complete for letter in letters)
     assert Event.objects.filter(job_namespace="after-bombs").count() == 1
     assert committed_total(bootstrap, group, topic) == 5
+    # Replayed by a process with the same limits: still there, still not readable. It was
+    # reported "unavailable: the topic no longer holds the message".
+    from ingest.kafka.replay import replay
+
+    with override_settings(
+        LINEAGE_KAFKA={
+            **django_settings.LINEAGE_KAFKA,
+            "BOOTSTRAP_SERVERS": bootstrap,
+            "TOPICS": [topic],
+            "CLIENT": {name.upper().replace(".", "_"): value for name, value in limits.items()},
+        }
+    ):
+        report = replay([letters[0].id, letters[2].id])  # a batch's first offset, and not
+    assert sorted(report.refused) == sorted([letters[0].id, letters[2].id])
+    assert not report.unavailable
+    assert {letter.reason_code for letter in letters} == {"kafka-bad-compression"}
 
 
 # --- 2. memory bounded by configuration -------------------------------------------------------
