@@ -99,3 +99,49 @@ def test_a_value_the_consumer_cannot_take_ends_it_in_one_line_naming_the_variabl
         call_command("consume_kafka")
     assert refused.value.returncode == 78  # EX_CONFIG: make run does not start it again
     assert "\n" not in str(refused.value)
+
+
+def test_the_documented_defaults_each_changed_by_its_variable_and_the_forced_ones_not() -> None:
+    """docs/ingest.md's tables ("Memory" and the paragraph before it), as librdkafka is
+    given them, and accepted by it together."""
+    from confluent_kafka import Consumer
+
+    def given(**client: str) -> dict[str, Any]:
+        config = kafka_config.load(
+            {"BOOTSTRAP_SERVERS": "127.0.0.1:1", "TOPICS": ["ol"], "CLIENT": client}
+        )
+        settings = config.consumer_settings()
+        Consumer(settings).close()  # librdkafka takes them as a whole
+        return settings
+
+    mib = 1024 * 1024
+    defaults = given()
+    assert {name: defaults[name] for name in defaults if name not in ("bootstrap.servers",)} == {
+        "group.id": "lineage-catalog",
+        "auto.offset.reset": "earliest",
+        "partition.assignment.strategy": "cooperative-sticky",
+        "fetch.max.bytes": mib,
+        "max.partition.fetch.bytes": mib,
+        "queued.max.messages.kbytes": 16 * 1024,
+        "receive.message.max.bytes": 4 * mib,
+        "message.max.bytes": 1_000_000,
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+    }
+    changed = given(
+        QUEUED_MAX_MESSAGES_KBYTES="4096",
+        AUTO_OFFSET_RESET="latest",
+        ENABLE_AUTO_OFFSET_STORE="true",
+        ENABLE_AUTO_COMMIT="true",
+    )
+    assert changed["queued.max.messages.kbytes"] == "4096"
+    assert changed["auto.offset.reset"] == "latest"
+    assert changed["enable.auto.commit"] is False and changed["enable.auto.offset.store"] is False
+    # receive.message.max.bytes is at least fetch.max.bytes + 512, message.max.bytes at
+    # most fetch.max.bytes, when only LINEAGE_KAFKA_FETCH_MAX_BYTES is given.
+    large = given(FETCH_MAX_BYTES=str(8 * mib))
+    assert large["receive.message.max.bytes"] == 8 * mib + 512
+    assert large["message.max.bytes"] == 1_000_000
+    small = given(FETCH_MAX_BYTES="65536")
+    assert small["receive.message.max.bytes"] == 4 * mib
+    assert small["message.max.bytes"] == 65536
