@@ -40,6 +40,9 @@ _DEFAULTS = {
 }
 
 
+_TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's own rule for a topic name
+
+
 class KafkaNotConfigured(Exception):
     """Kafka ingest is off or its settings are wrong; the message says which and how."""
 
@@ -85,6 +88,13 @@ def parse_topics(items: list[str]) -> dict[str, str]:
         topic, kind = topic.strip(), (kind.strip() or OPENLINEAGE).lower()
         if not topic:
             raise KafkaNotConfigured(f"LINEAGE_KAFKA_TOPICS: {item!r} names no topic.")
+        if not _TOPIC_NAME.fullmatch(topic):
+            # librdkafka reads a name starting with ^ as a pattern and subscribes to every
+            # topic it matches, whose messages have no kind here: the loop failed on the first.
+            raise KafkaNotConfigured(
+                f"LINEAGE_KAFKA_TOPICS: {topic!r} is not a topic name (letters, digits, '.', "
+                "'_' and '-', at most 249; no patterns): name each topic."
+            )
         if kind not in KINDS:
             raise KafkaNotConfigured(
                 f"LINEAGE_KAFKA_TOPICS: {item!r}: the kind must be one of {', '.join(KINDS)}."

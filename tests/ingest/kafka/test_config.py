@@ -17,7 +17,7 @@ def test_topics_with_kinds_and_a_bare_topic_means_openlineage() -> None:
     assert topics == {"ol": "openlineage", "records": "metadata", "spark": "openlineage"}
 
 
-@pytest.mark.parametrize("item", ["ol:avro", ":metadata"])
+@pytest.mark.parametrize("item", ["ol:avro", ":metadata", "^lineage-.*", "ol events"])
 def test_a_wrong_topic_is_named(item: str) -> None:
     with pytest.raises(kafka_config.KafkaNotConfigured, match="LINEAGE_KAFKA_TOPICS"):
         kafka_config.parse_topics([item])
