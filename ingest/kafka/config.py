@@ -1,5 +1,6 @@
 """The consumer's configuration, from ``settings.LINEAGE_KAFKA`` (LINEAGE_KAFKA_*)."""
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,9 @@ _DEFAULTS = {
     # can never be fetched.
     RECEIVE_BYTES: 4 * 1024 * 1024,
 }
+
+
+_TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's own rule for a topic name
 
 
 class KafkaNotConfigured(Exception):
@@ -84,6 +88,13 @@ def parse_topics(items: list[str]) -> dict[str, str]:
         topic, kind = topic.strip(), (kind.strip() or OPENLINEAGE).lower()
         if not topic:
             raise KafkaNotConfigured(f"LINEAGE_KAFKA_TOPICS: {item!r} names no topic.")
+        if not _TOPIC_NAME.fullmatch(topic):
+            # librdkafka reads a name starting with ^ as a pattern and subscribes to every
+            # topic it matches, whose messages have no kind here: the loop failed on the first.
+            raise KafkaNotConfigured(
+                f"LINEAGE_KAFKA_TOPICS: {topic!r} is not a topic name (letters, digits, '.', "
+                "'_' and '-', at most 249; no patterns): name each topic."
+            )
         if kind not in KINDS:
             raise KafkaNotConfigured(
                 f"LINEAGE_KAFKA_TOPICS: {item!r}: the kind must be one of {', '.join(KINDS)}."
@@ -97,6 +108,29 @@ def parse_topics(items: list[str]) -> dict[str, str]:
 def client_settings(variables: dict[str, str]) -> dict[str, str]:
     """LINEAGE_KAFKA_SASL_MECHANISM=PLAIN → {"sasl.mechanism": "PLAIN"}."""
     return {name.lower().replace("_", "."): value for name, value in variables.items()}
+
+
+def refused_by_librdkafka(error: Exception) -> str:
+    """One line for settings librdkafka refuses when the consumer is created (an unknown
+    property, a value it does not take, two that do not fit together), naming the
+    variables that set them: librdkafka names only its own properties."""
+    text = str(error.args[0].str() if error.args and hasattr(error.args[0], "str") else error)
+    names = dict.fromkeys(re.findall(r"[\"`]([a-z][a-z0-9]*(?:\.[a-z0-9]+)+)[\"`]", text))
+    variables = ", ".join(f"LINEAGE_KAFKA_{name.upper().replace('.', '_')}" for name in names)
+    return (
+        f"librdkafka refuses the Kafka settings: {text}"
+        + (f" (set by {variables} or this consumer's defaults)" if variables else "")
+        + ". See docs/ingest.md."
+    )
+
+
+def _integer_setting(client: dict[str, str], name: str) -> None:
+    """A setting the consumer computes with must be a whole number of bytes."""
+    if name in client and not client[name].strip().isdigit():
+        variable = "LINEAGE_KAFKA_" + name.upper().replace(".", "_")
+        raise KafkaNotConfigured(
+            f"{variable}={client[name]!r}: {name} is a number of bytes (e.g. 1048576)."
+        )
 
 
 def load(overrides: dict[str, Any] | None = None) -> KafkaConfig:
@@ -124,11 +158,17 @@ def load(overrides: dict[str, Any] | None = None) -> KafkaConfig:
             "LINEAGE_CONSUMER_BATCH_MESSAGES, LINEAGE_CONSUMER_BATCH_MS and "
             "LINEAGE_CONSUMER_BATCH_BYTES must be positive."
         )
+    if not 0 <= values["PORT"] <= 65535:
+        raise KafkaNotConfigured(
+            f"LINEAGE_CONSUMER_PORT={values['PORT']}: a port is 0-65535 (0: no probe server)."
+        )
+    client = client_settings(values["CLIENT"])
+    _integer_setting(client, "fetch.max.bytes")
     return KafkaConfig(
         bootstrap_servers=servers,
         topics=topics,
         group_id=values["GROUP_ID"].strip() or "lineage-catalog",
-        client=client_settings(values["CLIENT"]),
+        client=client,
         batch_messages=values["BATCH_MESSAGES"],
         batch_seconds=values["BATCH_MS"] / 1000,
         batch_bytes=values["BATCH_BYTES"],

@@ -16,7 +16,8 @@ batch librdkafka cannot inflate) is a dead letter like one that cannot be stored
 partition moves past it. No offset is committed past a message that was not stored: a
 batch given up on (its write failed in a rebalance or at shutdown) holds its partitions'
 commits back to its first message, and a partition the consumer keeps is read again from
-there.
+there. Idle, with everything read stored, it commits up to librdkafka's position, past a
+transaction's markers, which no message is handed over at.
 """
 
 import logging
@@ -30,7 +31,7 @@ from prometheus_client import Counter, Histogram
 
 from ingest.kafka.config import KafkaConfig
 from ingest.kafka.lag import LagReporter
-from ingest.kafka.messages import Message, kept, unreadable
+from ingest.kafka.messages import Message, kafka_refusal, kept, unreadable
 from ingest.kafka.storage import (
     BatchInFlight,
     BatchOutcome,
@@ -129,6 +130,7 @@ class IngestConsumer:
                 else:
                     self._finish_in_flight()
                     self._commit_again()
+                    self._commit_past_markers()
                 self.lag.maybe_report(self.assigned)
                 if exit_when_idle is not None and self._drained(exit_when_idle):
                     break
@@ -297,8 +299,8 @@ class IngestConsumer:
         offset = skipping[1] if skipping is not None and skipping[0] == first else first
         self._skipping[(topic, partition)] = (first, offset + 1)
         self.consumer.seek(TopicPartition(topic, partition, offset + 1))
-        code = "kafka-" + error.name().lower().strip("_").replace("_", "-")
-        return unreadable(topic, partition, offset, code[:32], error.str()[:4000])
+        refusal = kafka_refusal(error)
+        return unreadable(topic, partition, offset, refusal.code, refusal.reason)
 
     def _store_and_commit(self, retry: bool = True) -> None:
         """Store the pending batch and wait for it (nothing else in flight), then commit it."""
@@ -405,6 +407,27 @@ class IngestConsumer:
             self._committed_again_at = time.monotonic()
             self._commit([])
 
+    def _commit_past_markers(self) -> None:
+        """Idle, with everything read stored: commit each partition up to librdkafka's
+        position where it is past the last commit. A transaction's commit or abort marker,
+        and an aborted transaction's messages, take offsets that are never handed over, so
+        committing the last message's offset + 1 left the group behind the partition's end
+        for good: a lag that never reached 0 and a drain (``--exit-when-idle``) that never
+        ended. The position moves past them only once they are read, so nothing is
+        acknowledged that was not stored or skipped on purpose."""
+        if self.pending or self._in_flight or self._retrying or self._unstored:
+            return
+        ahead = {}
+        for tp in self.consumer.position(self._assignment()):
+            key = (tp.topic, tp.partition)
+            known = self.lag.offsets.get(key)  # what the group holds, once reported
+            if tp.error is None and known is not None and tp.offset > known:
+                ahead[key] = tp.offset
+        if ahead:
+            # Committed like a refused commit: made again while the partition is held.
+            self._uncommitted.update(ahead)
+            self._commit([])
+
     def _commit(self, batch: list[Message]) -> None:
         offsets = dict(self._uncommitted)
         for message in batch:
@@ -444,10 +467,9 @@ class IngestConsumer:
                 message.offset,
                 refusal.code,
             )
-        if batch:
-            topic = batch[0].topic if len({m.topic for m in batch}) == 1 else "(several)"
-            MESSAGES.labels(topic, "created").inc(outcome.created)
-            MESSAGES.labels(topic, "duplicate").inc(outcome.duplicates)
+        for topic, (created, duplicates) in outcome.by_topic.items():
+            MESSAGES.labels(topic, "created").inc(created)
+            MESSAGES.labels(topic, "duplicate").inc(duplicates)
 
     def _assignment(self) -> list[TopicPartition]:
         return [TopicPartition(topic, partition) for topic, partition in self.assigned]

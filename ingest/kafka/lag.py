@@ -80,12 +80,20 @@ class LagReporter:
 
     def _row(self, topic: str, partition: int) -> tuple[str, int, int, int] | None:
         part = TopicPartition(topic, partition)
-        _, high = self.consumer.get_watermark_offsets(part, cached=True)
-        if high is None or high < 0:
-            _, high = self.consumer.get_watermark_offsets(part, timeout=2)
+        low, high = self.consumer.get_watermark_offsets(part, cached=True)
+        if high is None or high < 0 or low is None or low < 0:
+            low, high = self.consumer.get_watermark_offsets(part, timeout=2)
         committed = self.offsets.get((topic, partition))
         if committed is None:
             found = self.consumer.committed([part], timeout=2)[0].offset
-            committed = found if found >= 0 else 0
+            committed = found if found >= 0 else self._start(low, high)
             self.offsets[(topic, partition)] = committed
         return (topic, partition, committed, high)
+
+    def _start(self, low: int, high: int) -> int:
+        """Where a group with no commit on the partition starts reading (auto.offset.reset):
+        counting from offset 0 reported messages it will never read (those the topic's
+        retention deleted; all of them with ``latest``) as lag for good, since nothing is
+        committed until a message arrives, and kept a drain from ever ending."""
+        reset = str(self.config.consumer_settings()["auto.offset.reset"]).lower()
+        return high if reset in ("latest", "largest", "end") else max(low, 0)

@@ -12,6 +12,7 @@ import logging
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from django.conf import settings
 
@@ -154,3 +155,10 @@ def unreadable(topic: str, partition: int, offset: int, code: str, reason: str) 
     than it may receive, one that fails its checksum): refused with librdkafka's reason,
     its value unknown (size -1), so that a replay reads it from Kafka again."""
     return Message(topic, partition, offset, None, None, None, Refusal(code, reason), -1)
+
+
+def kafka_refusal(error: Any) -> Refusal:
+    """The refusal for a message librdkafka read and could not hand over (its KafkaError):
+    ``kafka-bad-compression`` and the like, with librdkafka's reason."""
+    code = "kafka-" + error.name().lower().strip("_").replace("_", "-")
+    return Refusal(code[:32], error.str()[:4000])

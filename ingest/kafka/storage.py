@@ -35,6 +35,8 @@ ON CONFLICT (topic, partition, "offset") DO NOTHING
 class BatchOutcome:
     created: int = 0
     duplicates: int = 0
+    # topic → (created, duplicates): a batch holds several topics' messages.
+    by_topic: dict[str, tuple[int, int]] = field(default_factory=dict)
     dead_letters: list[tuple[Message, Refusal]] = field(default_factory=list)
 
 
@@ -44,6 +46,7 @@ class PreparedBatch:
 
     messages: list[Message]
     events: list[SerialisedEvent] = field(default_factory=list)
+    event_topics: list[str] = field(default_factory=list)  # each event's topic, in order
     dead_letters: list[tuple[Message, Refusal]] = field(default_factory=list)
 
 
@@ -56,6 +59,7 @@ def prepare_batch(messages: Sequence[Message], kinds: dict[str, str]) -> Prepare
             prepared.dead_letters.append((message, result))
         else:
             prepared.events.append(result)
+            prepared.event_topics.append(message.topic)
     return prepared
 
 
@@ -88,6 +92,9 @@ def finish_batch(
     outcome = BatchOutcome(dead_letters=prepared.dead_letters)
     outcome.created = sum(item.created for item in stored)
     outcome.duplicates = len(stored) - outcome.created
+    for topic, item in zip(prepared.event_topics, stored, strict=True):
+        created, duplicates = outcome.by_topic.get(topic, (0, 0))
+        outcome.by_topic[topic] = (created + item.created, duplicates + (not item.created))
     if prepared.dead_letters:
         record_dead_letters(prepared.dead_letters, kinds, dead_letter_bytes)
     return outcome

@@ -2,11 +2,11 @@
 
 Configured by LINEAGE_KAFKA_BOOTSTRAP_SERVERS, LINEAGE_KAFKA_TOPICS, LINEAGE_KAFKA_GROUP_ID
 and LINEAGE_KAFKA_<SETTING> (docs/ingest.md); exits with a message saying what is missing
-when they are not set, with one line naming what librdkafka refuses in them, and with one
-line naming the port and the setting that moves it when its probe port cannot be opened
-(those two with exit status 78, EX_CONFIG: starting it again would not help, and
-``make run`` does not). SIGTERM (or Ctrl-C) stores and commits the batch in hand, then
-leaves the group.
+when they are not set, naming the variable when one holds what librdkafka or the consumer
+does not take, and with one line naming the port and the setting that moves it when its
+probe port cannot be opened (each with exit status 78, EX_CONFIG: starting it again would
+not help, and ``make run`` does not). SIGTERM (or Ctrl-C) stores and commits the batch in
+hand, then leaves the group.
 """
 
 import math
@@ -48,16 +48,15 @@ class Command(RedactedOutput, BaseCommand):
         try:
             config = kafka_config.load()
         except kafka_config.KafkaNotConfigured as error:
-            raise CommandError(str(error)) from error
+            raise CommandError(str(error), returncode=CANNOT_START) from error
         stop = threading.Event()
         try:
             consumer = IngestConsumer(config, stop)
         except KafkaException as error:
-            # A LINEAGE_KAFKA_<SETTING> librdkafka does not know or cannot take: a traceback
-            # before; starting again would not help either.
+            # A misspelt LINEAGE_KAFKA_<SETTING>, or a value librdkafka does not take: a
+            # traceback before; starting again would not help either.
             raise CommandError(
-                f"LINEAGE_KAFKA_* settings refused by librdkafka: {error.args[0].str()}",
-                returncode=CANNOT_START,
+                kafka_config.refused_by_librdkafka(error), returncode=CANNOT_START
             ) from error
         for signal_number in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signal_number, lambda *_: stop.set())

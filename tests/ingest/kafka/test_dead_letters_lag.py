@@ -11,14 +11,16 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
+from django.db import connection
 from django.test import Client
 
 from catalog.admin.dashboard import CACHE_KEY, build_dashboard
 from ingest.kafka import config as kafka_config
 from ingest.kafka.consumer import IngestConsumer
 from ingest.kafka.health import serve
+from ingest.kafka.mock import create_topics
 from ingest.models import DeadLetter, Event
-from tests.ingest.kafka.cluster import produce
+from tests.ingest.kafka.cluster import mock_cluster, produce
 from tests.ingest.kafka.test_consume import consume, ol_event_dict
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -104,11 +106,17 @@ def test_a_dead_letter_kept_in_part_is_replayed_from_kafka(
     ).content.decode()
     assert "unavailable 1 (only a prefix was kept, and this process cannot read Kafka" in answer
     assert "is for `make run` only" in answer and "no longer holds" not in answer
+    # A setting librdkafka refuses (it raised out of the admin's action): said the same way.
     settings.LINEAGE_KAFKA = {
         **settings.LINEAGE_KAFKA,
         "BOOTSTRAP_SERVERS": bootstrap,
         "TOPICS": ["lineage-2"],
+        "CLIENT": {"AUTO_OFFSET_RESET": "oldest"},
     }
+    refused = replay([letter.id])
+    assert refused.unavailable == [letter.id]
+    assert "LINEAGE_KAFKA_AUTO_OFFSET_RESET" in refused.why_unavailable()
+    settings.LINEAGE_KAFKA = {**settings.LINEAGE_KAFKA, "CLIENT": {}}
     assert replay([letter.id]).stored == [letter.id]
     assert Event.objects.filter(job_namespace="big").count() == 1
 
@@ -131,6 +139,20 @@ def test_lag_per_partition_in_metrics_and_on_the_dashboard(
     cache.delete(CACHE_KEY)
     page = superuser_client.get("/admin/").content.decode()
     assert 'id="lc-kafka"' in page and group in page
+
+
+def test_lag_metrics_show_at_most_the_documented_1000_partitions(superuser_client: Client) -> None:
+    """docs/ingest.md: each scrape reads at most 1,000 rows, in order of group, topic and
+    partition (a topic with many partitions, or many groups, is not read whole)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO ingest_consumer_lag (group_id, topic, partition, committed_offset, "
+            "high_watermark, member, reported_at) SELECT 'many', 'wide', p, 0, 7, 'm', now() "
+            "FROM generate_series(0, 1000) AS p"
+        )
+    text = superuser_client.get("/metrics").content.decode()
+    shown = re.findall(r'lineage_kafka_consumer_lag_messages\{[^}]*partition="(\d+)"', text)
+    assert sorted(map(int, shown)) == list(range(1000))  # partition 1000 is the 1,001st
 
 
 def readyz(port: int) -> tuple[int, dict[str, Any]]:
@@ -166,6 +188,70 @@ def test_consumer_readyz_says_whether_it_is_connected(bootstrap: str, reachable:
         assert (status, body["checks"]["kafka"]) == (200, "connected")
     else:
         assert status == 503 and body["checks"]["kafka"].startswith("unavailable")
+
+
+def test_readyz_turns_unavailable_when_the_broker_vanishes() -> None:
+    """docs/ingest.md: 200 *while* it reaches a broker: not only whether it ever did."""
+    with mock_cluster("vanishing") as address:
+        config = kafka_config.load(
+            {"BOOTSTRAP_SERVERS": address, "TOPICS": ["vanishing"], "GROUP_ID": "vanish"}
+        )
+        consumer = IngestConsumer(config)
+        server = serve(consumer, 0, host="127.0.0.1")
+        port = server.server_address[1]
+        assert readyz(port)[0] == 200
+    try:  # the cluster is gone
+        status, body = readyz(port)
+    finally:
+        server.shutdown()
+        consumer.consumer.close()
+    assert status == 503 and body["checks"]["kafka"].startswith("unavailable")
+    assert body["checks"]["database"] == "ok"
+
+
+def consumer_metric(port: int, name: str, **labels: str) -> float:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    wanted = ",".join(f'{key}="{value}"' for key, value in sorted(labels.items()))
+    for line in text.splitlines():
+        found = re.match(rf"{name}\{{(.*)\}} (\S+)$", line)
+        if found and ",".join(sorted(found.group(1).split(","))) == wanted:
+            return float(found.group(2))
+    return 0.0
+
+
+def test_messages_total_counts_each_topic_of_a_batch_that_holds_several(bootstrap: str) -> None:
+    """lineage_kafka_messages_total is "by topic": a batch holding messages of two topics
+    (the documented openlineage + metadata setup) was counted under topic "(several)"."""
+    lineage, records = (f"counted-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    create_topics(bootstrap, [lineage, records])
+    produce(bootstrap, lineage, [ol_event_dict(100 + number) for number in range(12)])
+    produce(bootstrap, records, [{"subject": f"s-{n}", "action": "a"} for n in range(8)])
+    produce(bootstrap, records, [b"not json"])
+    topics = f"{lineage},{records}:metadata"
+    consumer = IngestConsumer(
+        kafka_config.load({"BOOTSTRAP_SERVERS": bootstrap, "TOPICS": topics.split(",")})
+    )
+    server = serve(consumer, 0, host="127.0.0.1")
+    port = server.server_address[1]
+    try:
+        consumer.run(exit_when_idle=1.0)
+        consume(bootstrap, topics)  # another group: each a duplicate
+        counted = {
+            (topic, outcome): consumer_metric(
+                port, "lineage_kafka_messages_total", topic=topic, outcome=outcome
+            )
+            for topic in (lineage, records, "(several)")
+            for outcome in ("created", "duplicate", "dead_letter")
+        }
+    finally:
+        server.shutdown()
+    assert {key: value for key, value in counted.items() if value} == {
+        (lineage, "created"): 12,
+        (lineage, "duplicate"): 12,
+        (records, "created"): 8,
+        (records, "duplicate"): 8,
+        (records, "dead_letter"): 2,  # counted as refused each time it is read
+    }
 
 
 def test_an_error_of_our_own_refuses_the_message_and_replay_stores_it_after_the_fix(

@@ -11,7 +11,9 @@ from typing import Any
 import orjson
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
+from django.conf import settings as django_settings
 from django.db import connection
+from django.test import override_settings
 
 from ingest.kafka import config as kafka_config
 from ingest.kafka.consumer import IngestConsumer
@@ -120,6 +122,22 @@ def test_a_batch_librdkafka_cannot_inflate_is_a_dead_letter_and_the_partition_mo
     assert all(letter.value_size == -1 and not letter.complete for letter in letters)
     assert Event.objects.filter(job_namespace="after-bombs").count() == 1
     assert committed_total(bootstrap, group, topic) == 5
+    # Replayed by a process with the same limits: still there, still not readable. It was
+    # reported "unavailable: the topic no longer holds the message".
+    from ingest.kafka.replay import replay
+
+    with override_settings(
+        LINEAGE_KAFKA={
+            **django_settings.LINEAGE_KAFKA,
+            "BOOTSTRAP_SERVERS": bootstrap,
+            "TOPICS": [topic],
+            "CLIENT": {name.upper().replace(".", "_"): value for name, value in limits.items()},
+        }
+    ):
+        report = replay([letters[0].id, letters[2].id])  # a batch's first offset, and not
+    assert sorted(report.refused) == sorted([letters[0].id, letters[2].id])
+    assert not report.unavailable
+    assert {letter.reason_code for letter in letters} == {"kafka-bad-compression"}
 
 
 # --- 2. memory bounded by configuration -------------------------------------------------------
@@ -290,3 +308,95 @@ def test_a_drain_is_not_stopped_by_a_broker_that_does_not_answer_in_time() -> No
         assert LagReporter(reader, config).caught_up({("nowhere", 0)}) is False
     finally:
         reader.close()
+
+
+def test_a_huge_key_and_many_headers_are_kept_to_the_dead_letter_prefix_or_ignored(
+    bootstrap: str,
+) -> None:
+    """docs/ingest.md: a dead letter keeps the first LINEAGE_CONSUMER_DEAD_LETTER_BYTES of
+    its value *and key*; headers are not read at all, and a key never refuses a message."""
+    topic, group = new_topic(bootstrap), f"tests-{uuid.uuid4().hex[:8]}"
+    key = b"k" * 200_000
+    headers = [(f"h{n}", b"\xff" * 100) for n in range(500)]
+    producer = Producer({"bootstrap.servers": bootstrap, "message.max.bytes": 10**7})
+    producer.produce(topic, value=b"{not json" + b" " * 5000, key=key, headers=headers)
+    producer.produce(topic, value=orjson.dumps(event("huge-key", 0)), key=key, headers=headers)
+    assert producer.flush(30) == 0
+    consume_at_most(load(bootstrap, topic, group, DEAD_LETTER_BYTES=1024))
+    [letter] = DeadLetter.objects.filter(topic=topic)
+    assert letter.reason_code == "invalid-json"
+    assert bytes(letter.key) == key[:1024] and len(bytes(letter.value)) == 1024
+    assert letter.value_size == 5009 and not letter.complete
+    assert Event.objects.filter(job_namespace="huge-key").count() == 1
+    assert committed_total(bootstrap, group, topic) == 2
+
+
+# --- 4. the lag a consumer reports ------------------------------------------------------------
+
+
+def test_a_transactional_topic_is_committed_to_its_end_and_its_lag_reaches_zero(
+    bootstrap: str,
+) -> None:
+    """A transaction's commit marker takes an offset the consumer is never handed:
+    committing the last message's offset + 1 left the group one offset behind per
+    transaction, a lag that never reached 0 and a drain that never ended. (The mock cluster
+    does not filter aborted transactions, so only committed ones are sent here.)"""
+    topic, group = new_topic(bootstrap), f"tests-{uuid.uuid4().hex[:8]}"
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": group})
+    producer.init_transactions(10)
+    for number in range(2):
+        producer.begin_transaction()
+        producer.produce(topic, value=orjson.dumps(event("transactional", number)), key=KEY)
+        producer.commit_transaction(10)
+    stop = threading.Event()
+    timer = threading.Timer(20, stop.set)
+    timer.start()
+    try:
+        consumer = IngestConsumer(load(bootstrap, topic, group, LAG_REPORT_SECONDS=0), stop)
+        consumer.run(exit_when_idle=1.0)
+    finally:
+        timer.cancel()
+    assert not stop.is_set()  # drained, not stopped by the timer
+    assert Event.objects.filter(job_namespace="transactional").count() == 2
+    # Two messages and two markers: the group is at the partition's end.
+    assert committed_total(bootstrap, group, topic) == 4
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT sum(high_watermark - committed_offset) FROM ingest_consumer_lag "
+            "WHERE group_id = %s",
+            [group],
+        )
+        assert cursor.fetchone()[0] == 0
+
+
+def test_a_group_starting_at_the_end_is_not_behind_by_what_it_will_never_read(
+    bootstrap: str,
+) -> None:
+    """With LINEAGE_KAFKA_AUTO_OFFSET_RESET=latest (or once retention deleted a partition's
+    start) a new group had no commit and its lag was counted from offset 0: messages it will
+    never read were lag, for good, and a drain never ended."""
+    topic, group = new_topic(bootstrap), f"tests-{uuid.uuid4().hex[:8]}"
+    produce(bootstrap, topic, [event("before-start", n) for n in range(3)], key=KEY)
+    stop = threading.Event()
+    timer = threading.Timer(15, stop.set)
+    timer.start()
+    try:
+        config = load(
+            bootstrap,
+            topic,
+            group,
+            LAG_REPORT_SECONDS=0,
+            CLIENT={"AUTO_OFFSET_RESET": "latest"},
+        )
+        IngestConsumer(config, stop).run(exit_when_idle=1.0)
+    finally:
+        timer.cancel()
+    assert not stop.is_set()  # drained, not stopped by the timer
+    assert not Event.objects.filter(job_namespace="before-start").exists()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT sum(high_watermark), sum(high_watermark - committed_offset) "
+            "FROM ingest_consumer_lag WHERE group_id = %s",
+            [group],
+        )
+        assert cursor.fetchone() == (3, 0)
