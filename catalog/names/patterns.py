@@ -8,8 +8,9 @@ change. Python's shorthand classes keep their Unicode meaning (RE2's own ``\\d``
 ``\\s`` are ASCII): ``\\d`` is ``\\p{Nd}``, ``\\w`` letters, numbers and ``_``, ``\\s`` Python's
 whitespace. What RE2 cannot run is refused by name (``PatternRefused``): backreferences,
 lookahead and lookbehind, atomic groups and possessive repeats, conditionals, a ``\\W``, ``\\S``
-or ``\\D`` inside ``[...]``, and a repeated capturing group that can match nothing
-(``(a?)*``: the two engines capture different text for it). Two documented differences
+or ``\\D`` inside ``[...]``, and, in a pattern with a capturing group, a repeat of something
+that can match nothing (``(a?)*``, ``(?:.??)*(_*)``: the two engines split the name
+differently between the groups, ADR 0156). Two documented differences
 remain: ``\\b``/``\\B`` are word boundaries by ASCII letters, and ``$`` (without MULTILINE)
 matches only at the very end, not before a final newline.
 """
@@ -68,7 +69,8 @@ def _class_item(op: Any, value: Any, ascii_only: bool) -> str:
     raise PatternRefused(f"RE2 cannot run this character class item ({op} {value})")
 
 
-def _items(items: Any, flags: int, names: dict[int, str]) -> str:
+def _items(items: Any, flags: int, names: dict[int, str], groups: bool) -> str:
+    """``items`` in RE2's syntax; ``groups``: the whole pattern has a capturing group."""
     ascii_only = bool(flags & c.SRE_FLAG_ASCII)
     out = []
     for op, value in items:
@@ -88,10 +90,10 @@ def _items(items: Any, flags: int, names: dict[int, str]) -> str:
             body = "".join(_class_item(o, v, ascii_only) for o, v in members)
             out.append(f"[{'^' if negate else ''}{body}]")
         elif op is c.BRANCH:
-            out.append("(?:" + "|".join(_items(b, flags, names) for b in value[1]) + ")")
+            out.append("(?:" + "|".join(_items(b, flags, names, groups) for b in value[1]) + ")")
         elif op is c.SUBPATTERN:
             group, add, remove, sub = value
-            inner = _items(sub, (flags | add) & ~remove, names)
+            inner = _items(sub, (flags | add) & ~remove, names, groups)
             if (add | remove) & c.SRE_FLAG_IGNORECASE:  # a scoped (?i:...) or (?-i:...)
                 inner = f"(?{'' if add & c.SRE_FLAG_IGNORECASE else '-'}i:{inner})"
             if group is None:
@@ -102,10 +104,14 @@ def _items(items: Any, flags: int, names: dict[int, str]) -> str:
                 out.append(f"({inner})")
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
             low, high, sub = value
-            if high > 1 and _captures(sub) and _nullable(sub):
+            # The engines end a repeat's empty turns differently, so with a group anywhere
+            # in the pattern they can split the name differently between the groups:
+            # ``(?:.??)*(_*)`` on "1_" is "_" in Python and "" in RE2.
+            if high > 1 and groups and _nullable(sub):
                 raise PatternRefused(
-                    "a repeated group that can match nothing, like (a?)*, captures different "
-                    "text in RE2 than in Python; make its content required, like (a)*"
+                    "a repeat of something that can match nothing, like (a?)* or (?:.??)*, "
+                    "puts different text in the groups in RE2 than in Python; make the "
+                    "repeated part required, like (a)* or .*"
                 )
             bound = (
                 "*"
@@ -117,7 +123,7 @@ def _items(items: Any, flags: int, names: dict[int, str]) -> str:
                 else f"{{{low},{high}}}"
             )
             lazy = "?" if op is c.MIN_REPEAT else ""
-            out.append(f"(?:{_items(sub, flags, names)}){bound}{lazy}")
+            out.append(f"(?:{_items(sub, flags, names, groups)}){bound}{lazy}")
         elif op is c.AT:
             out.append(_at(value, flags))
         else:
@@ -222,6 +228,6 @@ def to_re2(pattern: str) -> str:
     _check(parsed)
     flags = parsed.state.flags
     names = {number: name for name, number in parsed.state.groupdict.items()}
-    body = _items(parsed, flags, names)
+    body = _items(parsed, flags, names, _captures(parsed))
     letters = "".join(letter for flag, letter in _FLAGS if flags & flag and letter == "i")
     return f"(?{letters}:{body})" if letters else body

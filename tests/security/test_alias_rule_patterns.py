@@ -134,8 +134,20 @@ REFUSED = {
     r"(a)?(?(1)b|c)": "backreferences are not allowed",  # refused before RE2 is asked
     r"[\W.]": r"\W or \S inside [...]",
     r"x{2000}": "RE2 cannot compile it",
-    r"(a?)*": "a repeated group that can match nothing",
+    r"(a?)*": "a repeat of something that can match nothing",
+    # Found by the property test below: "1_" is ("1",) in Python, ("1_",) in RE2 (ADR 0156).
+    r"((?:.??a?)*a*)_*": "a repeat of something that can match nothing",
+    r"(?:.??)*(_*)": "a repeat of something that can match nothing",  # a group beside it
 }
+
+
+@pytest.mark.parametrize("pattern", [r"(?:a?)*", r"(?:.??)*x", r"(?:a?)*b"])
+def test_a_repeat_that_can_match_nothing_is_run_where_no_group_can_tell(pattern) -> None:
+    """Without a group only whether the whole name matches counts, which the engines agree
+    on: such a pattern is still accepted."""
+    compiled = compile_pattern(pattern)
+    for name in ["", "a", "aab", "1x", "b"]:
+        assert (fullmatch(compiled, name) is None) == (re.fullmatch(pattern, name) is None)
 
 
 @pytest.mark.parametrize("pattern", REFUSED)
