@@ -17,12 +17,13 @@ import orjson
 import pytest
 from django.core.wsgi import get_wsgi_application
 from django.db import connections
-from django.test import Client, RequestFactory
+from django.test import Client
 
 from ingest.fastpath import IngestFastPath
 from ingest.models import Event
 from ingest.services import create_token
 from tests.ingest.helpers import LINEAGE, dumps, run_event
+from tests.ingest.test_fastpath import call
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -111,19 +112,8 @@ def _through_the_fast_path(secret: str) -> Callable[[bytes], tuple[int, dict[str
     app = IngestFastPath(get_wsgi_application())
 
     def post(body: bytes) -> tuple[int, dict[str, Any]]:
-        request = RequestFactory().post(
-            LINEAGE,
-            data=body,
-            content_type="application/json",
-            HTTP_AUTHORIZATION=f"Bearer {secret}",
-        )
-        answer: dict[str, int] = {}
-
-        def start_response(status: str, headers: list[tuple[str, str]]) -> None:
-            answer["status"] = int(status.split()[0])
-
-        content = b"".join(app(request.environ, start_response))
-        return answer["status"], orjson.loads(content)
+        status, _, content = call(app, body, HTTP_AUTHORIZATION=f"Bearer {secret}")
+        return status, orjson.loads(content)
 
     return post
 
