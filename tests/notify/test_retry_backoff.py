@@ -18,8 +18,8 @@ from catalog.notify import delivery
 from tests.faults import processes
 from tests.notify.receivers import receiver
 
-FIRST_WAIT = 1.0  # LINEAGE_WEBHOOK_BACKOFF_SECONDS
-LONGEST_WAIT = 2.0  # LINEAGE_WEBHOOK_BACKOFF_MAX_SECONDS
+FIRST_WAIT = 0.5  # LINEAGE_WEBHOOK_BACKOFF_SECONDS
+LONGEST_WAIT = 1.0  # LINEAGE_WEBHOOK_BACKOFF_MAX_SECONDS
 ATTEMPTS = 4
 
 
@@ -57,9 +57,9 @@ def test_a_failing_receiver_is_retried_by_queued_tasks_with_a_doubling_capped_wa
     sent.refresh_from_db()
     assert (sent.status, sent.attempts, sent.last_status_code) == ("dead", ATTEMPTS, 500)
     # The arrival times, read by the receiver: the waits after tries 1, 2, 3 are drawn from
-    # [d/2, d] with d = 1, 2, 2 (doubling from FIRST_WAIT, capped at LONGEST_WAIT).
+    # [d/2, d] with d = 0.5, 1, 1 (doubling from FIRST_WAIT, capped at LONGEST_WAIT).
     times = [item.arrived for item in arrived]
     gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
-    for gap, wait in zip(gaps, (1.0, 2.0, 2.0), strict=True):
+    for gap, wait in zip(gaps, (FIRST_WAIT, LONGEST_WAIT, LONGEST_WAIT), strict=True):
         assert wait / 2 - 0.05 <= gap, gaps
         assert gap <= wait + 3.0, gaps  # the wait, and a loaded machine's task latency
