@@ -227,14 +227,14 @@ def test_one_job_object_entered_by_two_threads_ends_each_threads_own_run(capture
     # A module-level `LOAD = job("load")` used as `with LOAD:` in a threaded server: the
     # instance kept one stack of runs, so the thread that left first ended the run the
     # other had entered last, and that thread's later lineage missed its COMPLETE.
-    shared = lc.job("shared")
+    load = lc.job("load")
     both_in, first_out = threading.Barrier(2), threading.Event()
     runs: dict[str, str] = {}
 
     def worker(label: str) -> None:
         if label == "b":
-            time.sleep(0.05)  # b enters second: the top of the shared stack
-        with shared as run:
+            time.sleep(0.05)  # b enters second: the top of the one stack
+        with load as run:
             runs[label] = run.run_id
             both_in.wait()
             if label == "a":
@@ -248,10 +248,10 @@ def test_one_job_object_entered_by_two_threads_ends_each_threads_own_run(capture
         thread.start()
     for thread in threads:
         thread.join()
-    completes = {event["run"]["runId"]: event for event in captured.of("shared", "COMPLETE")}
+    completes = {event["run"]["runId"]: event for event in captured.of("load", "COMPLETE")}
     assert [item["name"] for item in completes[runs["b"]]["outputs"]] == ["b-after-a-left"]
     assert completes[runs["a"]]["outputs"] == []
-    assert captured.of("shared", "OTHER") == []
+    assert captured.of("load", "OTHER") == []
 
 
 def test_a_fail_event_carries_no_password_from_the_error_or_its_stack(captured):
