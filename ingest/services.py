@@ -2,7 +2,6 @@
 
 import hashlib
 import json
-import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,7 +21,6 @@ from ingest.enqueue import enqueue_derivation_on_commit
 from ingest.models import ApiToken, TokenScope
 from ingest.validation import EventRecord
 
-logger = logging.getLogger(__name__)
 _COLUMNS = (
     "kind, event_type, event_time, run_id, job_namespace, job_name, producer, "
     "payload, payload_raw, digest, facet_problems, derivation_status, received_at"
