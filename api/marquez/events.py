@@ -11,7 +11,7 @@ from rest_framework.request import Request
 
 from api.marquez import node_ids, shapes
 from api.marquez.errors import MarquezError, not_found
-from api.marquez.paging import MAX_LIMIT, limit_offset, within_budget
+from api.marquez.paging import limit_offset, within_budget
 from api.params import BadMoment, parse_moment
 from catalog.reads import events as event_reads
 from catalog.reads import labels as label_reads
@@ -178,9 +178,11 @@ def search(request: Request) -> dict[str, Any]:
     sort = request.query_params.get("sort", "NAME").upper()
     if sort not in ("NAME", "UPDATE_AT", "UPDATED_AT"):
         raise MarquezError(400, "sort must be NAME or UPDATE_AT.")
-    limit, _ = limit_offset(request)
+    # ``offset`` skips that many hits by rank; the namespace and day filters below apply to
+    # the page (Marquez's search has no offset: the mount pages it as its other lists).
+    limit, offset = limit_offset(request)
     hits = search_catalog(
-        query, min(limit, MAX_LIMIT), 0, kind.lower() if kind in ("DATASET", "JOB") else None
+        query, limit, offset, kind.lower() if kind in ("DATASET", "JOB") else None
     )
     namespace = request.query_params.get("namespace")
     if namespace:
@@ -229,11 +231,18 @@ def _day(request: Request, name: str) -> date | None:
 def tags(request: Request) -> dict[str, Any]:
     """The tags in use on datasets, their columns and jobs (ADR 0083) and the described
     ones, as Marquez's Tag (a name, the steward's description or null; the UI lists them
-    on every page)."""
+    on every page), a page by name as Marquez pages them (``limit``/``offset``).
+
+    Marquez's Tags shape has no ``totalCount``: a client reads on until a page comes back
+    short, so the page is never shortened by ``within_budget`` (which would end its reading
+    early). It needs no byte budget: a name is at most 401 characters and a description
+    2,000 (catalog.models.steward), so 500 tags are under 5 MB even at 4 bytes a character.
+    """
+    limit, offset = limit_offset(request)
     return {
         "tags": [
             {"name": name, "description": description}
-            for name, description in label_reads.described_tags()
+            for name, description in label_reads.described_tags(offset, limit)
         ]
     }
 

@@ -223,6 +223,7 @@ OFFSET_LISTS = [
     "/namespaces/s3%3A%2F%2Flake/datasets",
     "/namespaces/s3%3A%2F%2Flake/datasets/raw%2Forders%2Fdaily/versions",
     "/search",
+    "/tags",
     "/events/lineage",
     f"/events/{JOB_NS}",
 ]
@@ -231,7 +232,7 @@ OFFSET_LISTS = [
 @pytest.mark.parametrize("path", OFFSET_LISTS)
 def test_every_offset_list_refuses_deep_and_negative_offsets(world, mz, path):
     """docs/marquez.md: ``offset`` above 10,000 is a 400, on every list the mount pages
-    (each reads its own rows: jobs, runs, datasets, versions, search, raw events)."""
+    (each reads its own rows: jobs, runs, datasets, versions, search, tags, raw events)."""
     for offset in (str(paging.MAX_OFFSET + 1), str(10**30), "-1"):
         response = mz.get(path, offset=offset, q="orders")
         assert response.status_code == 400, (path, offset, response.content)

@@ -10,7 +10,9 @@ import pytest
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Group, Permission, User
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from catalog.models import TagDescription
@@ -28,8 +30,8 @@ def _put(client: Client, tag: str, body: object, raw: bool = False):
     return client.put(path, data=data, content_type="application/json", RAW_URI=path)
 
 
-def _listed(client: Client) -> dict[str, str | None]:
-    response = client.get(f"{BASE}/tags", RAW_URI=f"{BASE}/tags")
+def _listed(client: Client, **params: str) -> dict[str, str | None]:
+    response = client.get(f"{BASE}/tags", params, RAW_URI=f"{BASE}/tags")
     assert response.status_code == 200, response.content
     return {tag["name"]: tag["description"] for tag in response.json()["tags"]}
 
@@ -93,17 +95,18 @@ def test_hostile_bodies_are_400_in_marquez_shape(world, curate_client, depth):
     assert _put(curate_client, "pii", {"description": "é"}).json()["description"] == "é"
 
 
-def test_the_tag_list_is_bounded(world, read_client):
-    """docs/marquez.md: ``/tags`` reads at most 1,000 descriptions and lists at most 1,000
-    names (the first by name), however many tags exist."""
-    from catalog.reads.labels import MAX_NAMES
-
+def test_the_tag_list_is_paged_and_reads_no_more_than_the_page_needs(world, read_client):
+    """docs/marquez.md: ``/tags`` is paged by name (``offset`` at most 10,000, ``limit`` at
+    most 500, tests/marquez/test_list_paging.py); it reads at most ``offset + limit`` names
+    of each source and the descriptions of the page's names only."""
     TagDescription.objects.bulk_create(
-        TagDescription(name=f"t{number:05}", description="d") for number in range(MAX_NAMES + 5)
+        TagDescription(name=f"t{number:05}", description="d") for number in range(1005)
     )
-    listed = _listed(read_client)
-    assert len(listed) == MAX_NAMES == 1000
-    assert sorted(listed)[-1] == f"t{MAX_NAMES - 1:05}"
+    with CaptureQueriesContext(connection) as captured:
+        listed = _listed(read_client, limit="500", offset="1000")
+    assert listed == {f"t{number:05}": "d" for number in range(1000, 1005)}
+    read = [query["sql"] for query in captured if "catalog_tag_description" in query["sql"]]
+    assert len(read) == 2 and "LIMIT 1500" in read[0] and '"name" IN' in read[1], read
 
 
 def test_a_staff_session_needs_the_description_permissions(world):
