@@ -10,6 +10,14 @@ Which paths are Marquez's is the mount's own table (api/marquez/paths.py): a pat
 reading there is the mount's; Django's resolver then tries the catalog's routes for the
 rest, as for any URL map. (The mount under /marquez/ answers every path itself, with
 Marquez's 404 for those it lacks.)
+
+But for one kind (ADR 0159): a path the catalog's own /api/v1/ names in full, with no name
+in it, which the mount reads only by taking a segment of it for a name. ``/events/export``
+is the catalog's export, not Marquez's events of a namespace called ``export``: the same
+rule as inside the mount's table, where the fixed ``events/lineage`` wins over
+``events/{namespace}``. Paths both define as they are (``/namespaces``, ``/search``,
+``/jobs``, ``/events``, ``/lineage``) and both read with a name (``/events/{id}``, Marquez's
+``/events/{namespace}``) stay the mount's: its host is there for Marquez's UI and client.
 """
 
 from collections.abc import Callable
@@ -18,7 +26,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.urls import URLPattern, include, path
+from django.urls import Resolver404, URLPattern, get_resolver, include, path
 from django.urls.resolvers import RegexPattern
 
 from api.marquez import paths
@@ -29,13 +37,27 @@ HOST_URLCONF = "api.marquez.hosts"
 
 
 class MarquezPath(RegexPattern):
-    """Any path with a reading in the mount's table (``rest``); other paths do not match."""
+    """Any path with a reading in the mount's table (``rest``), unless the mount reads a
+    name where the catalog's own routes have a fixed path; other paths do not match."""
 
     def match(self, path: str) -> tuple[str, tuple[Any, ...], dict[str, Any]] | None:
         found = super().match(path)
-        if found is None or not paths.resolve(found[2]["rest"], None):
+        if found is None:
+            return None
+        route = paths.resolve(found[2]["rest"], None)
+        if route is None or (route.kwargs and _catalog_fixed_path(found[2]["rest"])):
             return None
         return found
+
+
+def _catalog_fixed_path(rest: str) -> bool:
+    """Whether the catalog's own URL map has ``/api/v1/<rest>`` as a route without a name in
+    it (``events/export``, not ``events/<pk>``). The resolver is Django's, kept per URL map."""
+    try:
+        match = get_resolver(settings.ROOT_URLCONF).resolve(f"/api/v1/{rest}")
+    except Resolver404:
+        return False
+    return not match.args and not match.kwargs
 
 
 _mount = [URLPattern(MarquezPath(r"^(?P<rest>.+)$", is_endpoint=True), entry, name="marquez-host")]
