@@ -150,3 +150,19 @@ def test_an_answer_within_the_deadline_is_a_success(installed):
         assert lc.MetadataAPI().send(lc.MetadataModel(subject="alice", action="ran")) is True
     finally:
         catalog.close()
+
+
+def test_uninstall_waits_for_a_stuck_worker_at_most_the_exit_flush_timeout(slow_catalog, installed):
+    # stop_worker flushed for LINEAGE_EXIT_FLUSH_TIMEOUT and then joined the worker for as
+    # long again: a worker stuck sending to a catalog that never answers (each read may
+    # take LINEAGE_TIMEOUT, 10 s here) held uninstall(), and install() called again, 2.0 s.
+    catalog = slow_catalog(silent)
+    installed(url=catalog.url, timeout=10.0, exit_flush_timeout=1.0)
+    with lc.job("stuck"):
+        pass
+    deadline = time.monotonic() + WAIT
+    while not catalog.connections and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the worker is in its send
+    assert catalog.connections
+    took, _ = timed(lc.uninstall)
+    assert took < 1.0 + SLACK, took
