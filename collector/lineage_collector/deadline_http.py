@@ -209,6 +209,7 @@ def post_json(url: str, payload: Any, api_key: str | None, seconds: float) -> bo
     try:
         connection.request("POST", path, body=body, headers=headers)
         response = connection.getresponse()
+        response.close()  # the body is not read; its reader holds the socket open
     finally:
         connection.close()
     if 200 <= response.status < 300:
