@@ -47,6 +47,8 @@ class Config:
     disabled: bool = False
     silent_fail: bool = True
     timeout: float = 2.0
+    # The most a synchronous call (emit_edge, MetadataAPI.send) holds its caller, in all.
+    call_timeout: float = 5.0
     queue_size: int = 10_000
     batch_size: int = 100
     flush_interval: float = 0.5
@@ -67,6 +69,7 @@ class Config:
             disabled=_flag("OPENLINEAGE_DISABLED", False),
             silent_fail=_flag("LINEAGE_SILENT_FAIL", True),
             timeout=_number("LINEAGE_TIMEOUT", 2.0),
+            call_timeout=_number("LINEAGE_CALL_TIMEOUT", 5.0),
             queue_size=int(_number("LINEAGE_QUEUE_SIZE", 10_000)),
             exit_flush_timeout=_number("LINEAGE_EXIT_FLUSH_TIMEOUT", 2.0),
             capture_s3_metadata_calls=_flag("LINEAGE_CAPTURE_S3_METADATA", False),

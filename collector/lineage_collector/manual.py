@@ -1,12 +1,11 @@
 """Lineage the hooks cannot see: declared inside a job, emitted without one, or posted as edges."""
 
-import json
 import time
-import urllib.request
 from collections.abc import Iterable
 from typing import Any
 
 from lineage_collector.context import _flow_parent, current_run
+from lineage_collector.deadline_http import post_json
 from lineage_collector.errors import counters, report
 from lineage_collector.events import run_event, uuid7
 from lineage_collector.naming import DatasetName, dataset_name
@@ -14,7 +13,6 @@ from lineage_collector.records import EVENT, IO
 from lineage_collector.runtime import RUNTIME
 
 DatasetLike = DatasetName | tuple[str, str] | str
-EDGE_TIMEOUT_SECONDS = 5.0
 
 
 def _names(items: Iterable[DatasetLike] | DatasetLike) -> tuple[DatasetName, ...]:
@@ -85,30 +83,6 @@ def emit_lineage(
         return None
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """urllib would follow a 301/302 of a POST as a GET elsewhere, the token with it."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # the 3xx is then raised as an HTTPError: False, and no second request
-
-
-_OPENER = urllib.request.build_opener(_NoRedirects)
-
-
-def post_json(url: str, payload: Any, api_key: str | None, timeout: float) -> bool:
-    """POST JSON synchronously; True on a 2xx. Raises on network errors (callers catch)."""
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(payload, separators=(",", ":"), default=str).encode(),
-        headers={"Content-Type": "application/json", "User-Agent": "lineage-collector"},
-        method="POST",
-    )
-    if api_key:
-        request.add_header("Authorization", f"Bearer {api_key}")
-    with _OPENER.open(request, timeout=timeout) as response:
-        return 200 <= response.status < 300
-
-
 def emit_edge(
     source: str,
     target: str,
@@ -118,9 +92,9 @@ def emit_edge(
     """POST one edge (``catalog.schema.table`` strings) to ``/api/v1/lineage/edges``.
 
     Synchronous, for a pipeline's success path: returns False instead of raising when the
-    catalog is not configured, down, slow or refuses the edge. It gives up after 5 s without
-    an answer: the timeout bounds connecting and each read (not resolving the host's name),
-    so a server that answers a byte every few seconds can hold it longer.
+    catalog is not configured, down, slow or refuses the edge. It holds its caller at most
+    ``LINEAGE_CALL_TIMEOUT`` seconds (5) in all: the name's lookup, connecting, TLS, sending
+    and the answer's status line and headers, however slowly the catalog answers.
     """
     config = RUNTIME.config
     url = config.api_url("api/v1/lineage/edges")
@@ -134,7 +108,7 @@ def emit_edge(
     if pipeline:
         payload["pipeline"] = pipeline
     try:
-        return post_json(url, payload, config.api_key, EDGE_TIMEOUT_SECONDS)
+        return post_json(url, payload, config.api_key, config.call_timeout)
     except Exception as error:
         report("emit_edge", error, strict=_strict())
         return False

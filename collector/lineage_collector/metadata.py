@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lineage_collector.config import disabled_in_environment
+from lineage_collector.deadline_http import post_json
 from lineage_collector.errors import report
-from lineage_collector.manual import post_json
 from lineage_collector.runtime import RUNTIME
 
 metadata_logger = logging.getLogger("lineage_collector.metadata")
@@ -39,8 +39,9 @@ class MetadataModel:
 class MetadataAPI:
     """Sends metadata records: ``backend="http"`` posts to the catalog, ``"logging"`` logs.
 
-    ``send`` is synchronous, bounded by ``timeout`` and returns False instead of raising
-    (unless ``LINEAGE_SILENT_FAIL=false``).
+    ``send`` is synchronous, holds its caller at most ``timeout`` seconds in all (default
+    ``LINEAGE_CALL_TIMEOUT``, 5) and returns False instead of raising (unless
+    ``LINEAGE_SILENT_FAIL=false``).
     """
 
     def __init__(
@@ -49,7 +50,7 @@ class MetadataAPI:
         *,
         url: str | None = None,
         api_key: str | None = None,
-        timeout: float = 5.0,
+        timeout: float | None = None,
     ) -> None:
         if backend not in {"http", "logging"}:
             raise ValueError("backend must be 'http' or 'logging'")
@@ -78,7 +79,9 @@ class MetadataAPI:
             if endpoint is None or RUNTIME.config.disabled or disabled_in_environment():
                 return False  # OPENLINEAGE_DISABLED: nothing sent, by any API
             body: Any = payload if isinstance(records, list) else payload[0]
-            return post_json(endpoint, body, self.api_key or RUNTIME.config.api_key, self.timeout)
+            config = RUNTIME.config
+            seconds = config.call_timeout if self.timeout is None else self.timeout
+            return post_json(endpoint, body, self.api_key or config.api_key, seconds)
         except Exception as error:
             report("metadata", error, strict=not RUNTIME.config.silent_fail)
             return False

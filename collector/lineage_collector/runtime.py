@@ -107,13 +107,18 @@ class Runtime:
         self.worker, self.stop_requested = worker, stop
 
     def stop_worker(self, timeout: float) -> None:
+        """Flush and stop the worker, waiting ``timeout`` seconds in all (not once for the
+        flush and again for the join: a worker stuck in a slow send held uninstall() and a
+        second install() twice the exit flush's bound). A worker that outlives the wait
+        ends on its own, with its own queue and processor."""
         worker = self.worker
         self.active = False
         if worker is not None and worker.is_alive():
+            deadline = time.monotonic() + timeout
             self.flush(timeout)
             self.stop_requested.set()
             self.wake.set()
-            worker.join(timeout=max(timeout, 0.1))
+            worker.join(timeout=max(deadline - time.monotonic(), 0.0))
         self.worker = None
         if self.processor is not None:
             try:

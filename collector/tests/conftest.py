@@ -1,6 +1,5 @@
 """Fixtures: a collector installed with an in-memory transport or against a fake catalog."""
 
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -82,16 +81,6 @@ def installed():
 
     yield install
     lc.uninstall()
-
-
-@pytest.fixture
-def hanging_url():
-    """A catalog that accepts connections and never answers."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    yield f"http://127.0.0.1:{server.getsockname()[1]}"
-    server.close()
 
 
 @pytest.fixture

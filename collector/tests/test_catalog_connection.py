@@ -9,17 +9,6 @@ import pytest
 from fake_catalog_server import Catalog
 
 
-def test_emit_edge_and_metadata_give_up_on_a_catalog_that_never_answers(hanging_url, installed):
-    installed(url=hanging_url)
-    started = time.perf_counter()
-    assert lc.emit_edge("a.b.c", "d.e.f") is False
-    assert time.perf_counter() - started < lc.manual.EDGE_TIMEOUT_SECONDS + 3
-    record = lc.MetadataModel(subject="alice", action="approved")
-    started = time.perf_counter()
-    assert lc.MetadataAPI(timeout=0.5).send(record) is False
-    assert time.perf_counter() - started < 3
-
-
 @pytest.mark.parametrize("transport", ["http", "openlineage"])
 def test_a_forked_child_sends_on_a_connection_of_its_own(
     transport, keep_alive_catalog, installed, monkeypatch

@@ -247,10 +247,12 @@ def test_a_nonsense_setting_in_the_environment_does_not_make_install_raise(
 ):
     # install() promises never to raise outside strict mode; Config.from_env runs before
     # its guard, and int(float("nan")) raised there.
-    for name in ("LINEAGE_QUEUE_SIZE", "LINEAGE_TIMEOUT", "LINEAGE_EXIT_FLUSH_TIMEOUT"):
+    names = ("LINEAGE_QUEUE_SIZE", "LINEAGE_TIMEOUT", "LINEAGE_EXIT_FLUSH_TIMEOUT")
+    for name in (*names, "LINEAGE_CALL_TIMEOUT"):
         monkeypatch.setenv(name, value)
     config = installed()
     assert (config.queue_size, config.timeout, config.exit_flush_timeout) == (10_000, 2.0, 2.0)
+    assert config.call_timeout == 5.0
 
 
 def test_metadata_api_answers_false_for_a_record_it_cannot_encode(catalog, installed):

@@ -19,6 +19,7 @@ def test_every_documented_variable_reaches_the_configuration(monkeypatch):
         "OPENLINEAGE_NAMESPACE": "shop",
         "LINEAGE_SILENT_FAIL": "false",
         "LINEAGE_TIMEOUT": "0.7",
+        "LINEAGE_CALL_TIMEOUT": "0.4",
         "LINEAGE_QUEUE_SIZE": "5",
         "LINEAGE_EXIT_FLUSH_TIMEOUT": "1.5",
         "LINEAGE_CAPTURE_S3_METADATA": "true",
@@ -28,6 +29,7 @@ def test_every_documented_variable_reaches_the_configuration(monkeypatch):
     assert config.batch_url == "http://catalog:8000/api/v1/lineage/batch"
     assert (config.api_key, config.namespace, config.silent_fail) == ("lc_ingest_k", "shop", False)
     assert (config.timeout, config.queue_size, config.exit_flush_timeout) == (0.7, 5, 1.5)
+    assert config.call_timeout == 0.4
     assert config.capture_s3_metadata_calls
     # "Every keyword of install() overrides the environment."
     assert Config.from_env(namespace="other", queue_size=9).namespace == "other"
