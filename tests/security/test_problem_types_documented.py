@@ -124,10 +124,20 @@ def test_every_type_answered_is_a_row_and_every_row_is_answered(send) -> None:
     check(send(BATCH, "POST", body + b"\n{\n", **ndjson), "invalid-json", table, seen)
 
     limits = {"MAX_REQUEST_BYTES": 1024, "MAX_DECOMPRESSED_BYTES": 2048, "MAX_BATCH_EVENTS": 2}
-    with override_settings(LINEAGE={**settings.LINEAGE, **limits}):
+    with override_settings(LINEAGE={**settings.LINEAGE, **limits, "MAX_EVENT_BYTES": 256}):
         for url in WRITES:
             big = b" " * 1100 + b"{}"
             check(send(url, "POST", big, **ingest), "payload-too-large", table, seen)
+        # One event over LINEAGE_MAX_EVENT_BYTES, in a body under the request's limit (in a
+        # batch it fails alone: tests/ingest/test_batch_edges_metadata.py).
+        for url, event in [
+            (LINEAGE, run_event(padding="x" * 300)),
+            (EDGES, {"source_table": "a", "target_table": "b", "pipeline": "x" * 300}),
+            (METADATA, {"resource": "r", "subject": "s", "action": "x" * 300}),
+        ]:
+            answer = send(url, "POST", dumps(event), **ingest)
+            check(answer, "payload-too-large", table, seen)
+            assert "An event is larger than the limit of 256 bytes" in answer[2]["detail"]
             inflated = gzip.compress(b" " * 3000 + b"{}")
             gzipped = {"HTTP_CONTENT_ENCODING": "gzip", **ingest}
             check(send(url, "POST", inflated, **gzipped), "payload-too-large", table, seen)
