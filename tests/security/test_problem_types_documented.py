@@ -84,6 +84,8 @@ def check(answer: Answer, slug: str, table: dict[str, int], seen: set[str]) -> N
     assert body["type"] == TYPE_PREFIX + slug, body
     assert table.get(slug) == status, f"{slug} answered {status}, docs/problems.md: {table}"
     assert body["status"] == status
+    if slug == "unauthenticated":  # the table's "(WWW-Authenticate: Bearer)"
+        assert headers["WWW-Authenticate"].startswith("Bearer"), headers
     seen.add(slug)
 
 
