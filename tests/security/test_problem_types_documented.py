@@ -107,6 +107,12 @@ def test_every_type_answered_is_a_row_and_every_row_is_answered(send) -> None:
         check(send(url, "POST", b"not gzip", **gzipped), "invalid-gzip", table, seen)
         deep = dumps(nested(settings.LINEAGE["MAX_JSON_DEPTH"] + 1))
         check(send(url, "POST", deep, **ingest), "too-deep", table, seen)
+        # "deeper than" the limit: a body nested exactly that deep is read (and refused or
+        # reported for its shape, not its depth). Its empty lists put more brackets in it
+        # than the limit, so it takes the exact walk, not the bracket count's shortcut.
+        limit = settings.LINEAGE["MAX_JSON_DEPTH"]
+        at_limit = send(url, "POST", dumps([nested(limit - 1), *[[]] * 10]), **ingest)
+        assert at_limit[2].get("type") != TYPE_PREFIX + "too-deep", (url, at_limit)
         check(send(url, "POST", body), "unauthenticated", table, seen)
         revoked_auth = {"HTTP_AUTHORIZATION": f"Bearer {revoked_secret}"}
         check(send(url, "POST", body, **revoked_auth), "unauthenticated", table, seen)
