@@ -19,9 +19,10 @@ from typing import Any
 import orjson
 import pytest
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.wsgi import get_wsgi_application
-from django.test import RequestFactory, override_settings
+from django.test import Client, RequestFactory, override_settings
 
 from config.read_front import ReadFrontPath
 from core.problems import _DRF_SLUGS, PROBLEM_CONTENT_TYPE, TYPE_PREFIX
@@ -159,6 +160,10 @@ def test_every_type_answered_is_a_row_and_every_row_is_answered(send) -> None:
     check(send("/api/v2/anything", **read), "not-found", table, seen)
     check(send("/api/v1/jobs"), "unauthenticated", table, seen)
     check(send("/api/v1/jobs", **ingest), "forbidden", table, seen)
+    session = Client()  # a signed-in admin user without the view permissions
+    session.force_login(get_user_model().objects.create_user("someone", password="x"))
+    cookie = {"HTTP_COOKIE": f"sessionid={session.cookies['sessionid'].value}"}
+    check(send("/api/v1/datasets", **cookie), "forbidden", table, seen)
     check(send("/api/v1/jobs", "POST", b"{}", **read), "method-not-allowed", table, seen)
     xml = {"HTTP_ACCEPT": "application/xml", **read}
     check(send("/api/v1/jobs", **xml), "not-acceptable", table, seen)
