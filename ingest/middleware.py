@@ -25,10 +25,12 @@ _RETRY = "Retry the same request later."
 _WRITE_RETRY = "Nothing was stored. " + _RETRY
 # A write whose connection was open when it was lost: the server may have run and
 # committed its statement (an autocommit INSERT, a COMMIT) without the answer arriving.
+# A metadata record without its own resource and timestamp gets a fresh id and "now" on
+# each request (docs/ingest.md), so its retry is a new record: the answer says so.
 _WRITE_IN_DOUBT = (
     "The connection to the database was lost during the request, so it may have been "
     "stored. " + _RETRY + " What was stored before is answered as a duplicate, not "
-    "stored twice (a metadata record only when it names its resource)."
+    "stored twice (a metadata record only when it names its resource and timestamp)."
 )
 
 

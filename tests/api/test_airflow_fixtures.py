@@ -179,3 +179,14 @@ def test_create_raw_wrote_only_the_table_its_complete_names(api, derived: None) 
     assert [o["datasetVersionId"]["name"] for o in shown["outputDatasetVersions"]] == [
         TABLES + "raw"
     ]
+
+
+def test_a_dag_run_without_a_start_starts_and_ends_at_its_end_event(api, derived: None) -> None:
+    """docs/producers.md: ``airflow dags test`` sends no DAG START, so the catalog's DAG run
+    starts and ends at the same instant, its one event's ``eventTime``."""
+    jobs = _jobs(api)
+    for dag in ("lc_shop_sql", "lc_five_tasks"):
+        (end,) = [event for event in sent(dag) if event["job"]["name"] == dag]
+        (run,) = results(api.get("/api/v1/runs", {"job_id": jobs[dag]["id"]}))
+        assert run["started_at"] == run["ended_at"] is not None, run
+        assert run["ended_at"][:19] == end["eventTime"][:19], (run, end["eventTime"])

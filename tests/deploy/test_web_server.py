@@ -108,6 +108,27 @@ def test_it_serves_production_settings_on_a_fresh_metrics_directory(server: Serv
     # granian's own lines use the service's JSON format too.
     started = [x for x in server.lines() if "Started worker" in x]
     assert started and all(orjson.loads(x)["logger"].startswith("_granian") for x in started)
+    refuses_a_content_length_that_is_no_number(server)
+
+
+def refuses_a_content_length_that_is_no_number(server: Server) -> None:
+    """docs/problems.md: granian refuses a request it cannot frame with a bare 400 before
+    the application. Handed to Django, ``Content-Length: abc`` was a 500 (its ``body``
+    converts the header unguarded): the server's refusal is what keeps it a 4xx. Checked
+    on the first test's server rather than a server of its own (a start costs seconds)."""
+    secret = create_token("framing", "ingest")[1]
+    body = orjson.dumps(run_event())
+    for declared in (b"abc", b"-1", b"1e3"):
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as raw:
+            raw.sendall(
+                b"POST " + LINEAGE.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Connection: close\r\nContent-Type: application/json\r\n"
+                b"Authorization: Bearer " + secret.encode() + b"\r\n"
+                b"Content-Length: " + declared + b"\r\n\r\n" + body
+            )
+            answer = raw.makefile("rb").readline()
+        assert answer.startswith(b"HTTP/1.1 400 "), (declared, answer)
+    assert not Event.objects.exists()
 
 
 def test_sigterm_lets_a_request_in_flight_finish(server: Server) -> None:

@@ -132,6 +132,18 @@ def test_the_airflow_lineage_configuration_is_the_front_pages_and_the_clients() 
     assert distributions_needed(transport) <= closure([Requirement("openlineage-python")])
 
 
+def test_every_front_page_snippet_is_a_block_of_the_producers_page() -> None:
+    """docs/producers.md: "The front page (`/`) shows each snippet below filled with the
+    server's own URL": each snippet the front page fills in, filled with the page's URL and
+    token placeholder, is in one of its blocks as written (the environment's exports amid
+    the commands that use them)."""
+    blocks = [block.text for section in sections(PRODUCERS).values() for block in section]
+    missing = [
+        s.producer for s in snippets(DOC_URL) if not any(s.text.strip() in b for b in blocks)
+    ]
+    assert not missing, f"front-page snippets not in docs/producers.md as written: {missing}"
+
+
 def test_the_admin_steps_to_revoke_a_token_are_the_admins() -> None:
     """docs/deploy.md's admin steps name an action the token list has, and no field to set
     that the admin shows read-only ("revoked at" is; issue 39)."""

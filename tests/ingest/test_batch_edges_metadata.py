@@ -5,6 +5,7 @@ import gzip
 import orjson
 import pytest
 
+from ingest.middleware import database_unavailable
 from ingest.models import Event, EventKind
 from tests.ingest.helpers import (
     BATCH,
@@ -204,6 +205,25 @@ def test_a_metadata_record_is_a_repeat_only_when_it_names_its_resource_and_time(
     assert [item["status"] for (item,) in results] == ["created", "duplicate"]
     assert results[0][0]["id"] == results[1][0]["id"]
     assert Event.objects.count() == 3
+
+
+def test_the_in_doubt_503_names_what_makes_a_metadata_retry_a_duplicate(ingest_client) -> None:
+    """docs/problems.md, database-unavailable: the 503 of a write that may have been stored
+    tells the client that the same request again is a duplicate, and for a metadata record
+    when. Naming its resource is not enough (it said so): without its timestamp the record
+    is stamped "now" on arrival, so the retry is another record."""
+    detail = database_unavailable("POST", in_doubt=True).detail
+    resource_only = {"resource": "r-2", "subject": "s", "action": "a"}
+    first, again = (post_json(ingest_client, METADATA, resource_only) for _ in range(2))
+    assert [first.json()["results"][0]["status"], again.json()["results"][0]["status"]] == [
+        "created",
+        "created",
+    ]
+    assert "only when it names its resource and timestamp" in detail
+    both = {**resource_only, "timestamp": "2026-11-29T09:00:00Z"}
+    statuses = [post_json(ingest_client, METADATA, both).json()["results"][0]["status"]]
+    statuses.append(post_json(ingest_client, METADATA, both).json()["results"][0]["status"])
+    assert statuses == ["created", "duplicate"]
 
 
 @pytest.mark.parametrize("media", ["application/json", "application/x-ndjson"])

@@ -30,7 +30,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 IN_DOUBT = (
     "The connection to the database was lost during the request, so it may have been "
     "stored. Retry the same request later. What was stored before is answered as a "
-    "duplicate, not stored twice (a metadata record only when it names its resource)."
+    "duplicate, not stored twice (a metadata record only when it names its resource and "
+    "timestamp)."
 )
 # PostgreSQL's CommandComplete for one inserted row: "C", its length, the tag.
 INSERT_ONE = b"C\x00\x00\x00\x0fINSERT 0 1\x00"
