@@ -59,10 +59,7 @@ def require_media_type(request: HttpRequest, accepted: set[str]) -> str:
 def read_body(request: HttpRequest) -> bytes:
     """The request body, inflated when ``Content-Encoding: gzip``, with both size limits."""
     max_request = limits()["MAX_REQUEST_BYTES"]
-    try:
-        declared = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        declared = 0
+    declared = _declared_length(request)
     if declared > max_request:
         raise too_large(f"The request body is {declared} bytes; the limit is {max_request}.")
     body = _chunked_body(request, max_request) if not declared else None
@@ -81,6 +78,24 @@ def read_body(request: HttpRequest) -> bytes:
         title="Unsupported content encoding",
         detail=f"Content-Encoding {encoding!r} is not supported; send gzip or no encoding.",
     )
+
+
+def _declared_length(request: HttpRequest) -> int:
+    """The body's ``Content-Length``, 0 when none was sent.
+
+    A value that is not a non-negative integer is refused here: Django's ``request.body``
+    parses it again without a guard, so ``Content-Length: abc`` reached the view as a 500.
+    granian refuses such a header before the application; another WSGI server may not.
+    """
+    raw = request.META.get("CONTENT_LENGTH") or "0"
+    if not (isinstance(raw, str) and raw.isascii() and raw.isdigit()):
+        raise Problem(
+            status=400,
+            slug="invalid-content-length",
+            title="Invalid Content-Length",
+            detail=f"Content-Length {raw[:40]!r} is not a number of bytes.",
+        )
+    return int(raw)
 
 
 def _chunked_body(request: Any, max_request: int) -> bytes | None:
