@@ -9,9 +9,12 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.contrib import admin
+from django.contrib.admin.views.main import ChangeList
+from django.core.exceptions import FieldDoesNotExist
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import DateTimeField, F, QuerySet
+from django.db.models.options import Options
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.functional import cached_property
@@ -59,10 +62,45 @@ def planner_estimate(table: str, above: int) -> int | None:
     return int(row[0]) if row and row[0] > above else None
 
 
+class TimeOrderChangeList(ChangeList):
+    """Django's change list, a nullable time column in its order placed as a time nobody
+    knows: after every known time newest first, before them oldest first (``timed``)."""
+
+    def get_ordering(self, request: HttpRequest, queryset: QuerySet) -> list[Any]:
+        ordering = super().get_ordering(request, queryset)
+        placed = [timed(self.lookup_opts, term) for term in ordering]
+        # A header's click orders by its column, then by the admin's order ("-id") or
+        # Django's "-pk": by a time oldest first, the id then runs the way the time does, so
+        # the two clicks are exact reverses, one index's order read forwards or backwards.
+        if placed and placed[0] is not ordering[0] and not placed[0].descending:
+            keys = {"-pk", f"-{self.lookup_opts.pk.attname}"}
+            placed = [term[1:] if term in keys else term for term in placed]
+        return placed
+
+
+def timed(opts: Options, term: Any) -> Any:
+    """``term`` of an order (``"-started_at"``), a nullable time column's with its NULLs as
+    the earliest time: last descending, first ascending (ADR 0160). PostgreSQL puts NULL first
+    in DESC, so a run with no start (a placeholder) topped its job's newest runs; and one
+    placement both ways is an index's forwards and backwards, so either click of a column's
+    header is served by the one index the list's default order has."""
+    if not isinstance(term, str):
+        return term
+    name = term.removeprefix("-")
+    try:
+        field = opts.get_field(name)
+    except FieldDoesNotExist:
+        return term
+    if not (isinstance(field, DateTimeField) and field.null):
+        return term
+    return F(name).desc(nulls_last=True) if term.startswith("-") else F(name).asc(nulls_first=True)
+
+
 class BoundedAdmin(admin.ModelAdmin):
     """The base of every admin over a big table (ADR 0040): no full counts, no facet
     counts, ordering on indexed columns only (subclasses list them in ``sortable_by``),
-    50 rows a page, and read-only unless a subclass sets ``readonly = False``."""
+    a nullable time's NULLs as its earliest (``TimeOrderChangeList``), 50 rows a page, and
+    read-only unless a subclass sets ``readonly = False``."""
 
     paginator = EstimatedCountPaginator
     show_full_result_count = False
@@ -74,6 +112,9 @@ class BoundedAdmin(admin.ModelAdmin):
     # without them does not get the field (a dataset's jobs are hidden from one who may
     # view datasets but not jobs), as the read API asks for them (api/access.py).
     field_permissions: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return TimeOrderChangeList
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         return self._permitted(request, super().get_fields(request, obj))

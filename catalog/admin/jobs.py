@@ -23,6 +23,7 @@ from catalog.admin.support import (
 from catalog.admin.visibility import HidesRetiredMixin, hide_retired, visible_ids
 from catalog.facets import execution_parameters, run_tests
 from catalog.models import (
+    RUNS_BY_START,
     Job,
     JobDataset,
     JobLineageEdge,
@@ -209,7 +210,7 @@ class JobAdmin(
 
     @admin.display(description="latest runs")
     def runs_table(self, job: Job) -> str:
-        runs = Run.objects.filter(job=job).order_by("-started_at", "-id")
+        runs = Run.objects.filter(job=job).order_by(*RUNS_BY_START)  # placeholders last
         return related_table(
             runs,
             [
@@ -318,7 +319,8 @@ class RunAdmin(HidesRetiredMixin, RankedSearchMixin, BoundedAdmin):
         if request.GET.get("q", "").strip():
             return tuple(super().get_ordering(request))  # best match first (admin/search.py)
         # With a state: catalog_run_state_idx (state, -started_at). Otherwise newest rows
-        # by id: a started_at sort over every run would read the whole table.
+        # by id: a started_at sort over every run would read the whole table. Placeholders
+        # (no start) come last, as in every admin list (core.admin_base.TimeOrderChangeList).
         if request.GET.get("state__exact") or request.GET.get("job"):
             return ("-started_at", "-id")
         return ("-id",)

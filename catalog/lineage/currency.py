@@ -32,10 +32,10 @@ WITH reference(job_id, run_id) AS MATERIALIZED (  -- once per job, not per edge
     SELECT j.id, COALESCE(
         (SELECT r.id FROM catalog_run r WHERE r.job_id = j.id AND {writes}
            AND r.started_at IS NOT NULL {as_of}
-         ORDER BY r.started_at DESC, r.run_uuid DESC LIMIT 1),
+         ORDER BY r.started_at DESC NULLS LAST, r.run_uuid DESC LIMIT 1),
         (SELECT r.id FROM catalog_run r WHERE r.job_id = j.id AND r.started_at IS NOT NULL
            {as_of}
-         ORDER BY r.started_at DESC, r.run_uuid DESC LIMIT 1))
+         ORDER BY r.started_at DESC NULLS LAST, r.run_uuid DESC LIMIT 1))
     FROM unnest(%(job_set)s::bigint[]) AS j(id)
 )
 SELECT k.edge_id FROM unnest(%(edges)s::bigint[], %(jobs)s::bigint[]) AS k(edge_id, job_id)

@@ -45,6 +45,7 @@ from catalog.models.identity import (
 )
 from catalog.models.jobs_runs import (
     JOBS_BY_UPDATE,
+    RUNS_BY_START,
     TERMINAL_STATES,
     Direction,
     Job,
@@ -114,6 +115,7 @@ __all__ = [
     "FINISHED_STATES",
     "JOBS_BY_UPDATE",
     "RETIREMENT_LOCK",
+    "RUNS_BY_START",
     "SCHEMA_KINDS",
     "TERMINAL_STATES",
     "AliasLink",

@@ -134,8 +134,13 @@ class Dataset(models.Model):
         indexes = [
             # Datasets of a namespace (API filter); btree on md5: unbounded text, shared.
             models.Index(MD5("namespace"), name="catalog_dataset_ns_md5"),
-            # Recently seen datasets (API "seen since").
-            models.Index(fields=["last_seen", "id"], name="catalog_dataset_seen_idx"),
+            # Recently seen datasets (API "seen since"; the admin's list, newest first with
+            # the never-seen last, or its reverse: ADR 0160).
+            models.Index(
+                F("last_seen").desc(nulls_last=True),
+                F("id").desc(),
+                name="catalog_dataset_seen_idx",
+            ),
             # Marquez's dataset lists: a namespace's datasets by name (DATASETS_BY_NAME). The
             # name is cut to what a btree entry holds; a tie is sorted on the full name.
             models.Index(

@@ -26,8 +26,9 @@ class JobQuerySet(NamespacedQuerySet):
 
     def with_latest_run(self) -> "JobQuerySet":
         """Annotate the newest started run's ``latest_run_uuid``, ``_state``, ``_started``
-        (three correlated subqueries per row, each on catalog_run_job_started_idx)."""
-        latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
+        (three correlated subqueries per row, each on catalog_run_job_started_idx); a
+        placeholder run (no start) only when the job has no started run (RUNS_BY_START)."""
+        latest = Run.objects.filter(job=OuterRef("pk")).order_by(*RUNS_BY_START)
         return self.annotate(
             latest_run_uuid=Subquery(latest.values("run_uuid")[:1]),
             latest_run_state=Subquery(latest.values("state")[:1]),
@@ -38,7 +39,7 @@ class JobQuerySet(NamespacedQuerySet):
         """Annotate ``latest_run_state`` unless it is already there (the state filter)."""
         if "latest_run_state" in self.query.annotations:
             return self
-        latest = Run.objects.filter(job=OuterRef("pk")).order_by("-started_at", "-id")
+        latest = Run.objects.filter(job=OuterRef("pk")).order_by(*RUNS_BY_START)
         return self.annotate(latest_run_state=Subquery(latest.values("state")[:1]))
 
 
@@ -130,6 +131,11 @@ TERMINAL_STATES = frozenset({RunState.COMPLETE, RunState.FAIL, RunState.ABORT})
 # How Marquez orders its job list (its JobDao): by last update, newest first. It matches
 # an index below (DATASETS_BY_NAME, beside Dataset, is its dataset order).
 JOBS_BY_UPDATE = (F("last_seen").desc(nulls_last=True), F("id").desc())
+# Runs newest start first. A run with no start (a placeholder, known only from another run's
+# parent facet) comes after every started run, not before them as PostgreSQL's DESC puts a
+# NULL: a job's placeholders hid its real newest runs (ADR 0160). catalog_run_job_started_idx
+# and catalog_run_state_idx are in this order.
+RUNS_BY_START = (F("started_at").desc(nulls_last=True), F("id").desc())
 
 
 class Job(models.Model):
@@ -260,7 +266,7 @@ class Run(models.Model):
 
     class Meta:
         db_table = "catalog_run"
-        ordering = ["-started_at", "-id"]
+        ordering = list(RUNS_BY_START)
         constraints = [
             # Natural key (also serves lookups by runId); derivation upserts on it.
             models.UniqueConstraint(fields=["run_uuid", "job"], name="catalog_run_uuid_job_uniq"),
@@ -273,12 +279,12 @@ class Run(models.Model):
                 condition=models.Q(shares_run_id=True),
             ),
             # Runs of a job by start, newest first (job detail, latest run).
-            models.Index(fields=["job", "-started_at", "-id"], name="catalog_run_job_started_idx"),
+            models.Index(F("job"), *RUNS_BY_START, name="catalog_run_job_started_idx"),
             # Run history of a job in its cursor's order (jobs/{id}/runs, /runs?job_id=):
             # without it a job whose runs are old is found by walking every newer run.
             models.Index(fields=["job", "-id"], name="catalog_run_job_id_idx"),
-            # Runs list filtered by state and ordered by start (API /runs?state=).
-            models.Index(fields=["state", "-started_at"], name="catalog_run_state_idx"),
+            # Runs filtered by state and ordered by start (the admin's run list, the dashboard).
+            models.Index(F("state"), RUNS_BY_START[0], name="catalog_run_state_idx"),
             # Child runs of a parent run (run detail).
             models.Index(
                 fields=["parent_run"],

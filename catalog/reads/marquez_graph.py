@@ -228,7 +228,7 @@ FROM (
            NULL::text AS direction, NULL::text AS namespace, NULL::text AS name
     FROM unnest(%(jobs)s::bigint[]) AS j(id) CROSS JOIN LATERAL (
         SELECT * FROM catalog_run r WHERE r.job_id = j.id AND r.started_at IS NOT NULL
-        ORDER BY r.started_at DESC, r.id DESC LIMIT %(runs)s) r
+        ORDER BY r.started_at DESC NULLS LAST, r.id DESC LIMIT %(runs)s) r
     UNION ALL
     (SELECT DISTINCT 1, jd.job_id, NULL::bigint, NULL::uuid, NULL::text,
             NULL::timestamptz, NULL::timestamptz, NULL::interval, NULL::timestamptz,

@@ -21,7 +21,7 @@ import orjson
 from django.db import connection
 
 from catalog.facets import RUN_FACTS, run_tests
-from catalog.models import Run
+from catalog.models import RUNS_BY_START, Run
 from catalog.models.writes import write_sql
 from core.prepared import read_cursor
 
@@ -208,8 +208,8 @@ def _json(value: Any) -> Any:
     return value
 
 
-# A job's latest test results: the newest of its latest runs (by start, the job detail's
-# latest run order, catalog_run_job_started_idx) that reported a test facet. Bounded: a job
+# A job's latest test results: the newest of its latest runs (by start, placeholders last: the
+# job detail's latest run order, RUNS_BY_START) that reported a test facet. Bounded: a job
 # whose last LATEST_TESTS_RUNS runs reported none shows none.
 LATEST_TESTS_RUNS = 50
 
@@ -217,11 +217,11 @@ LATEST_TESTS_RUNS = 50
 def latest_tests(job_id: int) -> dict[str, Any] | None:
     """The run (id, state, start) and its test results, or None. Producer text, as sent:
     the caller redacts."""
-    recent = Run.objects.filter(job_id=job_id).order_by("-started_at", "-id")
+    recent = Run.objects.filter(job_id=job_id).order_by(*RUNS_BY_START)
     run = (
         Run.objects.filter(id__in=recent.values("id")[:LATEST_TESTS_RUNS])
         .filter(facets__has_key=run_tests.NAME)
-        .order_by("-started_at", "-id")
+        .order_by(*RUNS_BY_START)
         .only("run_uuid", "state", "started_at", "facets")
         .first()
     )

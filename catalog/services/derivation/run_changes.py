@@ -50,7 +50,7 @@ _PREVIOUS = """
     SELECT p.id, p.run_uuid, p.state FROM catalog_run p
     WHERE p.job_id = s.job_id AND p.state IN {states} AND p.started_at IS NOT NULL
       AND (p.started_at, p.run_uuid) < (s.started_at, s.run_uuid)
-    ORDER BY p.started_at DESC, p.run_uuid DESC LIMIT 1
+    ORDER BY p.started_at DESC NULLS LAST, p.run_uuid DESC LIMIT 1
 """
 
 # Each subject with its previous finished run and its previous COMPLETE run. A position is
