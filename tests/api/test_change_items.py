@@ -1,5 +1,5 @@
 """/api/v1/changes answers byte for byte what it answered when each item was built from
-model instances (ADR 0163): the list's items are built from rows now, and this holds every
+model instances: the list's items are built from rows now (ADR 0105), and this holds every
 page, forwards and back, filtered and cut by the byte cap, to the instances' items on a
 store that reaches every field: each kind, a schema change seen under a second name of its
 dataset, readers current, stale and more than a change names, a null event, blank runs, a
@@ -37,7 +37,8 @@ def _named(prefix: str, row: Any) -> dict[str, Any] | None:
 
 def instance_item(change: DatasetChange, breaks: breaking.Breaks | None) -> dict[str, Any]:
     """An item as the view built it from a change's instance and its related instances
-    until ADR 0163 (``api.views.changes.change_dict`` then), kept here as the reference."""
+    until they were built from rows (``api.views.changes.change_dict`` then), kept here
+    as the reference."""
     named: Any = change.alias or change.dataset or change.job
     dataset_id = change.alias.dataset_id if change.alias else change.dataset_id
     return {
