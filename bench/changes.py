@@ -8,7 +8,7 @@ every kind, all with generate_series SQL: per dataset a column added, its `amoun
 removed and its `customer_` column retyped (the schema changes of one alias share their
 moment, as derivation records them), an edge added and one stopped per edge, a failed run
 per job, and a retirement and a restore with their detail; about half name an event, the
-others none (retention). ~30,000 changes.
+others none (retention). 18,900 changes at the default size.
 
 Then, as bench/read.py does, starts the shipped web server (config/server.py) on 127.0.0.1
 and prints p50/p95 (ms) of sequential keep-alive requests per page size (the first page
