@@ -89,33 +89,42 @@ class ChangePage(CursorPage):
     ordering = ("-changed_at", "-id")
 
 
-def _named(prefix: str, row: Any) -> dict[str, Any] | None:
-    if row is None:
+def _named(prefix: str, pk: int | None, namespace: str, name: str) -> dict[str, Any] | None:
+    if pk is None:
         return None
-    return {"id": f"{prefix}:{row.pk}", "namespace": row.namespace, "name": row.name}
+    return {"id": f"{prefix}:{pk}", "namespace": namespace, "name": name}
 
 
-def change_dict(change: DatasetChange, breaks: breaking.Breaks | None) -> dict[str, Any]:
-    """A change as ChangeSerializer documents it."""
+def change_item(row: dict[str, Any], breaks: breaking.Breaks | None) -> dict[str, Any]:
+    """A change as ChangeSerializer documents it, from its row (``listed_rows``), as the
+    run list's items are built (``api.list_rows``, ADR 0105): instances of the change and
+    the four models it names were most of a page's CPU (docs/benchmarks.md, "/changes
+    items built from rows")."""
     # Whose change it is: the alias a schema was sent under, the dataset, or the job.
-    named: Any = change.alias or change.dataset or change.job
-    dataset_id = change.alias.dataset_id if change.alias else change.dataset_id
+    if row["alias_id"] is not None:
+        named, dataset_id = "alias__", row["alias__dataset_id"]
+    elif row["dataset_id"] is not None:
+        named, dataset_id = "dataset__", row["dataset_id"]
+    else:
+        named, dataset_id = "job__", None
     return {
-        "id": change.pk,
-        "kind": change.kind,
+        "id": row["id"],
+        "kind": row["kind"],
         "dataset": f"dataset:{dataset_id}" if dataset_id else None,
-        "namespace": named.namespace,
-        "name": named.name,
-        "upstream": _named("dataset", change.source),
-        "job": _named("job", change.job),
-        "column": change.column,
-        "old_type": change.old_type,
-        "new_type": change.new_type,
-        "changed_at": change.changed_at,
-        "event_id": change.event_id,
-        "run_id": change.run_id,
-        "previous_run_id": change.previous_run_id,
-        "detail": change.detail,
+        "namespace": row[f"{named}namespace"],
+        "name": row[f"{named}name"],
+        "upstream": _named(
+            "dataset", row["source_id"], row["source__namespace"], row["source__name"]
+        ),
+        "job": _named("job", row["job_id"], row["job__namespace"], row["job__name"]),
+        "column": row["column"],
+        "old_type": row["old_type"],
+        "new_type": row["new_type"],
+        "changed_at": row["changed_at"],
+        "event_id": row["event_id"],
+        "run_id": row["run_id"],
+        "previous_run_id": row["previous_run_id"],
+        "detail": row["detail"],
         "breaking": breaks is not None,
         "breaks": breaks.readers if breaks else [],
         "breaks_truncated": bool(breaks and breaks.left_out),
@@ -179,10 +188,12 @@ class ChangeList(ReadAPIView):
             namespace=request.query_params.get("namespace") or None,
             dataset_id=dataset or None,
             job_id=job or None,
-        )
+        ).listed_rows()
         paginator = self.pagination_class()
         page = list(paginator.paginate_queryset(queryset, request, view=self) or [])
-        breaks = breaking.breaks(page)
+        breaks = breaking.breaks_of(
+            [(row["id"], row["kind"], row["alias__dataset_id"], row["column"]) for row in page]
+        )
         return paginator.get_paginated_response(
-            [change_dict(change, breaks.get(change.pk)) for change in page]
+            [change_item(row, breaks.get(row["id"])) for row in page]
         )

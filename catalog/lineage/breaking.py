@@ -6,6 +6,7 @@ column-lineage model, ``catalog.lineage.column_lineage``), each said current or 
 with every run of its job, so it is decided when asked, for a page of changes at a time.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,13 +23,34 @@ class Breaks:
     left_out: bool  # there may be more readers than listed (READERS_PER_CHANGE)
 
 
+# What a change is to ``breaks_of``: its id, kind, its alias's dataset (None for the kinds
+# without an alias) and its column. Rows as /changes reads them give it without instances.
+Changed = tuple[int, str, int | None, str]
+
+
 def breaks(changes: list[DatasetChange]) -> dict[int, Breaks]:
     """For each breaking change of ``changes`` (their aliases' datasets read already) the
     column edges that read the column: one query for the edges, one for their currency."""
+    return breaks_of(
+        [
+            (
+                change.pk,
+                change.kind,
+                # Only these have an alias; the others' is never read (no query for it).
+                change.alias.dataset_id if change.kind in BREAKING_KINDS else None,
+                change.column,
+            )
+            for change in changes
+        ]
+    )
+
+
+def breaks_of(changes: Sequence[Changed]) -> dict[int, Breaks]:
+    """``breaks`` of changes given as their ``Changed`` tuples."""
     wanted = {
-        (change.alias.dataset_id, change.column): change
-        for change in changes
-        if change.kind in BREAKING_KINDS and change.alias.dataset_id is not None
+        (dataset_id, column)
+        for _, kind, dataset_id, column in changes
+        if kind in BREAKING_KINDS and dataset_id is not None
     }
     if not wanted:
         return {}
@@ -40,14 +62,14 @@ def breaks(changes: list[DatasetChange]) -> dict[int, Breaks]:
     for edge in edges:
         by_column.setdefault((edge.source_id, edge.source_field), []).append(edge)
     answer: dict[int, Breaks] = {}
-    for change in changes:
-        if change.kind not in BREAKING_KINDS:  # only these have an alias and a column
+    for change_id, kind, dataset_id, column in changes:
+        if kind not in BREAKING_KINDS:  # only these have an alias and a column
             continue
-        found = by_column.get((change.alias.dataset_id or 0, change.column), [])
+        found = by_column.get((dataset_id or 0, column), [])
         if not found:
             continue
         found.sort(key=lambda edge: (edge.id not in current, edge.target_id, edge.target_field))
-        answer[change.pk] = Breaks(
+        answer[change_id] = Breaks(
             [
                 {
                     "dataset": f"dataset:{edge.target_id}",

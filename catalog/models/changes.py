@@ -10,6 +10,7 @@ or a job instead; ``event``, ``run_id`` and ``previous_run_id`` are the evidence
 """
 
 from datetime import datetime
+from typing import Any
 
 from django.db import models
 from django.db.models import Q
@@ -69,6 +70,35 @@ class SchemaVersion(models.Model):
         return f"alias {self.alias_id} schema of {len(self.fields)} fields"
 
 
+# A change's columns and those of what it names, as ``listed_rows`` reads them: the alias a
+# schema change was seen under (and its dataset), the dataset, the edge's source, the job.
+LISTED_COLUMNS = (
+    "id",
+    "kind",
+    "alias_id",
+    "alias__namespace",
+    "alias__name",
+    "alias__dataset_id",
+    "dataset_id",
+    "dataset__namespace",
+    "dataset__name",
+    "source_id",
+    "source__namespace",
+    "source__name",
+    "job_id",
+    "job__namespace",
+    "job__name",
+    "column",
+    "old_type",
+    "new_type",
+    "changed_at",
+    "event_id",
+    "run_id",
+    "previous_run_id",
+    "detail",
+)
+
+
 class DatasetChangeQuerySet(models.QuerySet["DatasetChange"]):
     def listed(
         self,
@@ -99,6 +129,13 @@ class DatasetChangeQuerySet(models.QuerySet["DatasetChange"]):
         if job_id is not None:
             queryset = queryset.filter(job_id=job_id)
         return queryset
+
+    def listed_rows(self) -> "models.QuerySet[DatasetChange, dict[str, Any]]":
+        """The changes as rows of ``LISTED_COLUMNS``: what /changes shows of a change and of
+        what it names. Rows, not instances (ADR 0105): a change's instance with its four
+        related ones (every column of each, their JSON fields parsed) was most of a page's
+        CPU (docs/benchmarks.md, "/changes items built from rows")."""
+        return self.values(*LISTED_COLUMNS)
 
 
 # Which references each kind sets (ADR 0088): a schema change its alias; an edge change the
