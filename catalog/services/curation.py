@@ -170,8 +170,9 @@ def _scan_for_preview(
 # --- applying rules and merges ------------------------------------------------------------
 
 
-def sample_events_for_rule(rule: AliasRule, limit: int = MAX_SELECTED_EVENTS) -> list[int]:
-    """One event per alias the rule matches: re-deriving it creates the rule's link.
+def sample_events_for_rule(rule: AliasRule) -> list[int]:
+    """One event per alias the rule matches (of the namespace's first ``APPLY_SCAN_LIMIT``
+    aliases): re-deriving it creates the rule's link.
 
     Derivation only ever adds links, so one event naming an alias is enough to join it to
     its target; the rest of the alias's events would add nothing.
@@ -185,7 +186,7 @@ def sample_events_for_rule(rule: AliasRule, limit: int = MAX_SELECTED_EVENTS) ->
         .iterator(chunk_size=5000)
         if compiled.apply(compiled.namespace, name) is not None
     ]
-    return _first_event_per_alias(alias_ids, limit)
+    return _first_event_per_alias(alias_ids, len(alias_ids))
 
 
 def _first_event_per_alias(alias_ids: Sequence[int], limit: int) -> list[int]:
@@ -204,10 +205,13 @@ def _first_event_per_alias(alias_ids: Sequence[int], limit: int) -> list[int]:
 
 
 def apply_rule(rule: AliasRule, user: Any) -> tuple[int, int | None]:
-    """Re-derive what the rule changes, after commit. Returns (events, background job id).
+    """Re-derive what the rule changes, after commit. Returns (events, the first background
+    job's id).
 
     A few events are re-derived in the request so the steward sees the regrouping at once;
-    more go to a background re-derive with progress (a RederiveJob).
+    more go to background re-derives with progress (RederiveJobs), as many as it takes: a
+    job holds at most ``MAX_SELECTED_EVENTS`` events, and a rule matching more aliases than
+    that left the others in their old datasets (until a full rederive).
     """
     if not rule.enabled:
         return 0, None
@@ -217,8 +221,17 @@ def apply_rule(rule: AliasRule, user: Any) -> tuple[int, int | None]:
     if len(event_ids) <= APPLY_INLINE_LIMIT:
         transaction.on_commit(partial(rederive_event_ids, event_ids))
         return len(event_ids), None
-    job_id = schedule_rederive(user, event_ids=event_ids, reason=f"apply alias rule {rule.slug}")
-    return len(event_ids), job_id
+    starts = range(0, len(event_ids), MAX_SELECTED_EVENTS)
+    job_ids = [
+        schedule_rederive(
+            user,
+            event_ids=event_ids[start : start + MAX_SELECTED_EVENTS],
+            reason=f"apply alias rule {rule.slug}"
+            + (f" (part {part} of {len(starts)})" if len(starts) > 1 else ""),
+        )
+        for part, start in enumerate(starts, start=1)
+    ]
+    return len(event_ids), job_ids[0]
 
 
 def merge_as_steward(user: Any, survivor: Dataset, other: Dataset) -> AliasRule:
