@@ -125,7 +125,7 @@ def run_rederive_job(job_id: int) -> None:
         else:
             total = derive.rederive(since=job.since, progress=_report(job_id))
     except (OperationalError, InterfaceError):
-        _update(job_id, state=RederiveState.RETRYING)
+        _mark_retrying(job_id)
         raise
     except Exception as error:
         _update(
@@ -144,6 +144,17 @@ def run_rederive_job(job_id: int) -> None:
         failed=total.failed,
         total=F("total") if job.since is None else total.claimed,
     )
+
+
+def _mark_retrying(job_id: int) -> None:
+    """Say "retrying" on the job's row after a transient error. A connection the error
+    lost is closed first, so the row is written on a new one: written on the lost one, the
+    write failed too and the row stayed "running" while the task waited to retry."""
+    connection.close_if_unusable_or_obsolete()
+    try:
+        _update(job_id, state=RederiveState.RETRYING)
+    except (OperationalError, InterfaceError) as error:  # the database is away: the retry says
+        logger.warning("rederive_job_state_lost job=%d error=%s", job_id, type(error).__name__)
 
 
 def recent_rederives(limit: int = 20) -> list[RederiveJob]:
