@@ -7,6 +7,7 @@ with the catalog's own services (catalog/services/rederive_jobs.py in the backgr
 See docs/admin.md and ADRs 0040-0043, 0046.
 """
 
+import itertools
 import logging
 import re
 import time
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from django.db import OperationalError, connection, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -243,25 +244,26 @@ def merge_as_steward(user: Any, survivor: Dataset, other: Dataset) -> AliasRule:
     """
     if survivor.pk == other.pk:
         raise ValueError("choose two different datasets")
-    rule = _steward_rule(
-        user,
-        f"steward-merge-{other.pk}-into-{survivor.pk}",
-        AliasRuleAction.EQUATE,
-        (other.namespace, other.name),
-        (survivor.namespace, survivor.name),
-        priority=50,
-        what=f"merge: {other.namespace}/{other.name} is {survivor.namespace}/{survivor.name}.",
-    )
-    # The rule fires on events naming other's display alias: re-derive one of those.
-    alias_ids = list(
-        DatasetAlias.objects.filter(
-            dataset=other, key_hash=naming.key_hash(other.namespace, other.name)
-        ).values_list("id", flat=True)
-    ) or list(DatasetAlias.objects.filter(dataset=other).values_list("id", flat=True))
-    event_ids = _first_event_per_alias(alias_ids, MAX_SELECTED_EVENTS)
-    log_curation(user, rule, f"merged dataset #{other.pk} into #{survivor.pk}", rule=rule.slug)
-    if event_ids:
-        transaction.on_commit(partial(rederive_event_ids, event_ids))
+    with transaction.atomic():  # the rule and its log entry, or neither
+        rule = _steward_rule(
+            user,
+            f"steward-merge-{other.pk}-into-{survivor.pk}",
+            AliasRuleAction.EQUATE,
+            (other.namespace, other.name),
+            (survivor.namespace, survivor.name),
+            priority=50,
+            what=f"merge: {other.namespace}/{other.name} is {survivor.namespace}/{survivor.name}.",
+        )
+        # The rule fires on events naming other's display alias: re-derive one of those.
+        alias_ids = list(
+            DatasetAlias.objects.filter(
+                dataset=other, key_hash=naming.key_hash(other.namespace, other.name)
+            ).values_list("id", flat=True)
+        ) or list(DatasetAlias.objects.filter(dataset=other).values_list("id", flat=True))
+        event_ids = _first_event_per_alias(alias_ids, MAX_SELECTED_EVENTS)
+        log_curation(user, rule, f"merged dataset #{other.pk} into #{survivor.pk}", rule=rule.slug)
+        if event_ids:
+            transaction.on_commit(partial(rederive_event_ids, event_ids))
     return rule
 
 
@@ -321,35 +323,41 @@ def _steward_rule(
     priority: int,
     what: str,
 ) -> AliasRule:
-    """A rule asserted by a steward for exactly one name, saying who, when and what."""
-    return AliasRule.objects.create(
-        slug=_unique_slug(slug),
-        description=(
-            f"Steward {what} By {user.get_username()} on {timezone.now():%Y-%m-%d %H:%M} UTC."
-        ),
-        action=action,
-        namespace=name[0],
-        name_pattern=re.escape(name[1]),
-        target_namespace=target[0],
-        target_name=other_name_template(target[1]),
-        priority=priority,
-        enabled=True,
-        created_by=user,
-    )
+    """A rule asserted by a steward for exactly one name, saying who, when and what, under
+    ``slug`` or, when a rule has it, the first free ``slug-N``. Two stewards (or one
+    double-submitted form) asserting the same at once both get a rule: the second's insert
+    waits for the first's and, refused, takes the next suffix (not a database error)."""
+    base = slugify(slug)[:90]
+    for suffix in itertools.count(1):  # as many as there are rules (one query each)
+        candidate = base if suffix == 1 else f"{base}-{suffix}"
+        if AliasRule.objects.filter(slug=candidate).exists():
+            continue
+        try:
+            with transaction.atomic():  # a savepoint: a refused insert leaves the caller's
+                return AliasRule.objects.create(
+                    slug=candidate,
+                    description=(
+                        f"Steward {what} By {user.get_username()} on "
+                        f"{timezone.now():%Y-%m-%d %H:%M} UTC."
+                    ),
+                    action=action,
+                    namespace=name[0],
+                    name_pattern=re.escape(name[1]),
+                    target_namespace=target[0],
+                    target_name=other_name_template(target[1]),
+                    priority=priority,
+                    enabled=True,
+                    created_by=user,
+                )
+        except IntegrityError:
+            if not AliasRule.objects.filter(slug=candidate).exists():
+                raise  # not the slug: nothing a suffix mends
+    raise AssertionError("unreachable")
 
 
 def other_name_template(name: str) -> str:
     """A replacement template that yields ``name`` literally (backslashes escaped)."""
     return name.replace("\\", "\\\\")
-
-
-def _unique_slug(base: str) -> str:
-    slug = slugify(base)[:90]
-    candidate, suffix = slug, 1
-    while AliasRule.objects.filter(slug=candidate).exists():
-        suffix += 1
-        candidate = f"{slug}-{suffix}"
-    return candidate
 
 
 __all__ = [

@@ -64,16 +64,17 @@ def schedule_rederive(
         if since is None
         else f"re-derive since {since:%Y-%m-%d %H:%M:%S%z}"
     )
-    job = RederiveJob.objects.create(
-        requested_by=user if getattr(user, "pk", None) else None,
-        description=description[:200],
-        reason=reason[:200],
-        event_ids=ids if since is None else None,
-        since=since,
-        total=len(ids) if since is None else None,
-    )
-    log_curation(user, job, description, rederive=job.pk, reason=reason)
-    transaction.on_commit(lambda: _publish(job.pk))
+    with transaction.atomic():  # the job, its log entry and its task, or none of them
+        job = RederiveJob.objects.create(
+            requested_by=user if getattr(user, "pk", None) else None,
+            description=description[:200],
+            reason=reason[:200],
+            event_ids=ids if since is None else None,
+            since=since,
+            total=len(ids) if since is None else None,
+        )
+        log_curation(user, job, description, rederive=job.pk, reason=reason)
+        transaction.on_commit(lambda: _publish(job.pk))
     return job.pk
 
 
