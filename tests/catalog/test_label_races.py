@@ -1,6 +1,6 @@
-"""A steward's label committed while a derivation batch waits for the labelled row: the
-batch projects the tags with it (catalog.services.labels; two connections, the real
-PostgreSQL)."""
+"""catalog.services.labels under two connections (the real PostgreSQL): a steward's label
+committed while a derivation batch waits for the labelled row is projected by the batch;
+two descriptions of one tag at once leave one row, the later."""
 
 import threading
 import time
@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from catalog.models import Dataset, Job, LabelKind
+from catalog.models import Dataset, Job, LabelKind, TagDescription
 from catalog.services import labels
 from catalog.services.derivation import batch
 from catalog.services.derive import derive_events
@@ -100,3 +100,48 @@ def test_a_job_label_committed_while_a_batch_waits_for_the_job_is_kept(monkeypat
 def test_a_dataset_label_committed_while_a_batch_waits_for_it_is_kept(monkeypatch) -> None:
     _label_while_a_batch_waits(Dataset.objects.get, monkeypatch)
     assert _steward_tags(Dataset.objects.get()) == ["pii"]
+
+
+def test_two_descriptions_of_a_tag_at_once_leave_one_row_the_later(monkeypatch) -> None:
+    """labels.describe_tag: the first caller has written its description and not committed;
+    the second's upsert waits for it and, once it commits, writes over it."""
+    first_written, commit = threading.Event(), threading.Event()
+    audit = labels._audit
+
+    def audit_then_wait(*args: Any) -> None:
+        audit(*args)
+        if not first_written.is_set():  # the first caller only
+            first_written.set()
+            assert commit.wait(10)
+
+    monkeypatch.setattr(labels, "_audit", audit_then_wait)
+    steward = get_user_model().objects.create_user("stew", is_staff=True)
+    errors: list[BaseException] = []
+    pids: list[int] = []
+
+    def describe(text: str) -> None:
+        try:
+            connection.ensure_connection()
+            pids.append(connection.connection.info.backend_pid)
+            labels.describe_tag(steward, "pii", text)
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=describe, args=("personal data",))
+    first.start()
+    assert first_written.wait(10)
+    second = threading.Thread(target=describe, args=("personal data, see the DPO",))
+    second.start()
+    deadline = time.monotonic() + 10
+    while not (len(pids) == 2 and _waiting_for_a_lock(pids[1])):
+        assert time.monotonic() < deadline, "the second caller never waited for the first"
+        time.sleep(0.01)
+    commit.set()
+    first.join(10)
+    second.join(10)
+    assert not errors, errors
+    assert list(TagDescription.objects.values_list("name", "description")) == [
+        ("pii", "personal data, see the DPO")
+    ]
