@@ -1,7 +1,8 @@
 """A steward's merge is one transaction (catalog.services.curation.merge_as_steward): two
 merges of the same pair at once (two connections, the real PostgreSQL) both get a rule,
 neither a database error; a merge or a background re-derive whose admin-log entry cannot
-be written stores nothing."""
+be written stores nothing; a pin of an alias a merge moved since it was read titles the
+dataset the alias is in now (catalog.services.display_names)."""
 
 import threading
 import time
@@ -11,8 +12,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from catalog.models import AliasRule, Dataset, RederiveJob
-from catalog.services import curation, rederive_jobs
+from catalog.models import AliasReason, AliasRule, Dataset, DatasetAlias, RederiveJob
+from catalog.names.naming import key_hash
+from catalog.services import curation, display_names, rederive_jobs
 
 
 def _pair() -> tuple[Dataset, Dataset]:
@@ -95,3 +97,23 @@ def test_a_merge_or_a_rederive_whose_log_entry_fails_stores_nothing(
         rederive_jobs.schedule_rederive(steward, event_ids=[1])
     assert not AliasRule.objects.exists()
     assert not RederiveJob.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_pin_of_an_alias_a_merge_moved_titles_the_dataset_it_is_in_now() -> None:
+    survivor, other = _pair()
+    steward = get_user_model().objects.create_user("stew", is_staff=True)
+    for dataset in (survivor, other):
+        DatasetAlias.objects.create(
+            namespace=dataset.namespace,
+            name=dataset.name,
+            key_hash=key_hash(dataset.namespace, dataset.name),
+            reason=AliasReason.EVENT,
+            dataset=dataset,
+        )
+    stale = DatasetAlias.objects.get(name="orders_v1")  # read by the steward's page
+    DatasetAlias.objects.filter(pk=stale.pk).update(dataset=survivor)  # a merge, since
+    Dataset.objects.filter(pk=other.pk).delete()
+    assert display_names.pin_display_name(steward, stale).pk == survivor.pk
+    survivor.refresh_from_db()
+    assert (survivor.name, survivor.display_rank) == ("orders_v1", display_names.PINNED)
