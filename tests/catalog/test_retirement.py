@@ -105,6 +105,26 @@ def test_a_namespace_retires_the_jobs_kept_under_its_spelling_as_sent(steward) -
     assert retirement.namespace_retirement(job.namespace) is None  # the namespace too
 
 
+def test_a_namespace_an_event_revived_still_restores_what_it_retired(derived, steward) -> None:
+    """restore_namespace works after an event revived the namespace's own row: what that
+    event did not name is still retired, and is restored with it."""
+    retirement.retire_namespace("pg://db", Actor.of(steward))
+    event = run_event(
+        "COMPLETE",
+        60,
+        "00000000-0000-0000-0000-000000000009",
+        job=("ns", "other"),
+        inputs=[dataset("pg://db", "raw.orders")],
+    )
+    revived_by = store([openlineage(event)])
+    _received_after(revived_by, retirement.namespace_retirement("pg://db"))
+    derive_events(revived_by)
+    assert retirement.namespace_retirement("pg://db") is None  # revived by the event
+    assert list(Dataset.objects.retired().values_list("name", flat=True)) == ["mart.orders"]
+    assert retirement.restore_namespace("pg://db", Actor.of(steward)) == 1
+    assert not Dataset.objects.retired().exists()
+
+
 def test_an_event_received_after_the_retirement_revives_whatever_its_event_time(
     derived, steward
 ) -> None:
