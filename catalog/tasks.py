@@ -28,7 +28,9 @@ TRANSIENT = (OperationalError, InterfaceError)
 def derive_events(event_ids: list[int]) -> int:
     """Derive ``event_ids`` (those already derived or claimed elsewhere are skipped), then
     whatever else is pending: ingest publishes no second task while this one waits
-    (ADR 0053), so this one derives every event committed before it started."""
+    (ADR 0053), so this one derives every event committed before it started, or, when its
+    time budget (``derive.DRAIN_TIME_BUDGET_SECONDS``) ends with a full batch, sends
+    another task for the rest."""
     enqueue.derive_task_started()
     worker_seen.record()
     derived = derive.derive_events(event_ids).derived

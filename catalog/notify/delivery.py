@@ -95,7 +95,8 @@ def _claim(due_before: datetime, delivery_id: str | None = None) -> Claimed | No
 
 def deliver(delivery_id: str) -> str | None:
     """Try ``delivery_id`` if it is due; its status after, or None when it was not due
-    (delivered, dead, not yet due, or being tried by another worker)."""
+    (delivered, dead, not yet due, being tried by another worker, or its subscription is
+    no longer active)."""
     claimed = _claim(timezone.now(), delivery_id)
     return None if claimed is None else _send(claimed)
 
@@ -188,8 +189,9 @@ def _record(claimed: Claimed, answer: sender.Answer) -> str:
 
 def sweep(older_than_seconds: float | None = None, budget: float = SWEEP_BUDGET_SECONDS) -> int:
     """Try deliveries due for longer than ``older_than_seconds`` (their task lost: broker
-    down, worker killed, lease run out), oldest first, one claim at a time, for at most
-    ``budget`` seconds; how many were tried. Two sweeps at once claim different rows."""
+    down, worker killed, lease run out), oldest first, one claim at a time, at most
+    ``SWEEP_BATCH`` of them, none started after ``budget`` seconds (the last one started
+    ends within its lease); how many were tried. Two sweeps at once claim different rows."""
     if older_than_seconds is None:
         older_than_seconds = settings.WEBHOOKS["SWEEP_AFTER_SECONDS"]
     deadline = time.monotonic() + budget

@@ -44,8 +44,8 @@ def _pairs(value: object) -> list[tuple[str, str]]:
 
 
 def resolve(subscriptions: list[WebhookSubscription]) -> dict[int, Scope]:
-    """Each subscription's scope by its id: one query for the named datasets, one walk per
-    downstream root."""
+    """Each subscription's scope by its id: three queries for the named datasets (as
+    written, the rules, under their keys), one walk per downstream root and depth."""
     names = {
         pair
         for subscription in subscriptions

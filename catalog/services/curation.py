@@ -7,6 +7,7 @@ with the catalog's own services (catalog/services/rederive_jobs.py in the backgr
 See docs/admin.md and ADRs 0040-0043, 0046.
 """
 
+import itertools
 import logging
 import re
 import time
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from django.db import OperationalError, connection, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -170,8 +171,9 @@ def _scan_for_preview(
 # --- applying rules and merges ------------------------------------------------------------
 
 
-def sample_events_for_rule(rule: AliasRule, limit: int = MAX_SELECTED_EVENTS) -> list[int]:
-    """One event per alias the rule matches: re-deriving it creates the rule's link.
+def sample_events_for_rule(rule: AliasRule) -> list[int]:
+    """One event per alias the rule matches (of the namespace's first ``APPLY_SCAN_LIMIT``
+    aliases): re-deriving it creates the rule's link.
 
     Derivation only ever adds links, so one event naming an alias is enough to join it to
     its target; the rest of the alias's events would add nothing.
@@ -185,7 +187,7 @@ def sample_events_for_rule(rule: AliasRule, limit: int = MAX_SELECTED_EVENTS) ->
         .iterator(chunk_size=5000)
         if compiled.apply(compiled.namespace, name) is not None
     ]
-    return _first_event_per_alias(alias_ids, limit)
+    return _first_event_per_alias(alias_ids, len(alias_ids))
 
 
 def _first_event_per_alias(alias_ids: Sequence[int], limit: int) -> list[int]:
@@ -204,10 +206,13 @@ def _first_event_per_alias(alias_ids: Sequence[int], limit: int) -> list[int]:
 
 
 def apply_rule(rule: AliasRule, user: Any) -> tuple[int, int | None]:
-    """Re-derive what the rule changes, after commit. Returns (events, background job id).
+    """Re-derive what the rule changes, after commit. Returns (events, the first background
+    job's id).
 
     A few events are re-derived in the request so the steward sees the regrouping at once;
-    more go to a background re-derive with progress (a RederiveJob).
+    more go to background re-derives with progress (RederiveJobs), as many as it takes: a
+    job holds at most ``MAX_SELECTED_EVENTS`` events, and a rule matching more aliases than
+    that left the others in their old datasets (until a full rederive).
     """
     if not rule.enabled:
         return 0, None
@@ -217,8 +222,17 @@ def apply_rule(rule: AliasRule, user: Any) -> tuple[int, int | None]:
     if len(event_ids) <= APPLY_INLINE_LIMIT:
         transaction.on_commit(partial(rederive_event_ids, event_ids))
         return len(event_ids), None
-    job_id = schedule_rederive(user, event_ids=event_ids, reason=f"apply alias rule {rule.slug}")
-    return len(event_ids), job_id
+    starts = range(0, len(event_ids), MAX_SELECTED_EVENTS)
+    job_ids = [
+        schedule_rederive(
+            user,
+            event_ids=event_ids[start : start + MAX_SELECTED_EVENTS],
+            reason=f"apply alias rule {rule.slug}"
+            + (f" (part {part} of {len(starts)})" if len(starts) > 1 else ""),
+        )
+        for part, start in enumerate(starts, start=1)
+    ]
+    return len(event_ids), job_ids[0]
 
 
 def merge_as_steward(user: Any, survivor: Dataset, other: Dataset) -> AliasRule:
@@ -230,25 +244,26 @@ def merge_as_steward(user: Any, survivor: Dataset, other: Dataset) -> AliasRule:
     """
     if survivor.pk == other.pk:
         raise ValueError("choose two different datasets")
-    rule = _steward_rule(
-        user,
-        f"steward-merge-{other.pk}-into-{survivor.pk}",
-        AliasRuleAction.EQUATE,
-        (other.namespace, other.name),
-        (survivor.namespace, survivor.name),
-        priority=50,
-        what=f"merge: {other.namespace}/{other.name} is {survivor.namespace}/{survivor.name}.",
-    )
-    # The rule fires on events naming other's display alias: re-derive one of those.
-    alias_ids = list(
-        DatasetAlias.objects.filter(
-            dataset=other, key_hash=naming.key_hash(other.namespace, other.name)
-        ).values_list("id", flat=True)
-    ) or list(DatasetAlias.objects.filter(dataset=other).values_list("id", flat=True))
-    event_ids = _first_event_per_alias(alias_ids, MAX_SELECTED_EVENTS)
-    log_curation(user, rule, f"merged dataset #{other.pk} into #{survivor.pk}", rule=rule.slug)
-    if event_ids:
-        transaction.on_commit(partial(rederive_event_ids, event_ids))
+    with transaction.atomic():  # the rule and its log entry, or neither
+        rule = _steward_rule(
+            user,
+            f"steward-merge-{other.pk}-into-{survivor.pk}",
+            AliasRuleAction.EQUATE,
+            (other.namespace, other.name),
+            (survivor.namespace, survivor.name),
+            priority=50,
+            what=f"merge: {other.namespace}/{other.name} is {survivor.namespace}/{survivor.name}.",
+        )
+        # The rule fires on events naming other's display alias: re-derive one of those.
+        alias_ids = list(
+            DatasetAlias.objects.filter(
+                dataset=other, key_hash=naming.key_hash(other.namespace, other.name)
+            ).values_list("id", flat=True)
+        ) or list(DatasetAlias.objects.filter(dataset=other).values_list("id", flat=True))
+        event_ids = _first_event_per_alias(alias_ids, MAX_SELECTED_EVENTS)
+        log_curation(user, rule, f"merged dataset #{other.pk} into #{survivor.pk}", rule=rule.slug)
+        if event_ids:
+            transaction.on_commit(partial(rederive_event_ids, event_ids))
     return rule
 
 
@@ -308,35 +323,41 @@ def _steward_rule(
     priority: int,
     what: str,
 ) -> AliasRule:
-    """A rule asserted by a steward for exactly one name, saying who, when and what."""
-    return AliasRule.objects.create(
-        slug=_unique_slug(slug),
-        description=(
-            f"Steward {what} By {user.get_username()} on {timezone.now():%Y-%m-%d %H:%M} UTC."
-        ),
-        action=action,
-        namespace=name[0],
-        name_pattern=re.escape(name[1]),
-        target_namespace=target[0],
-        target_name=other_name_template(target[1]),
-        priority=priority,
-        enabled=True,
-        created_by=user,
-    )
+    """A rule asserted by a steward for exactly one name, saying who, when and what, under
+    ``slug`` or, when a rule has it, the first free ``slug-N``. Two stewards (or one
+    double-submitted form) asserting the same at once both get a rule: the second's insert
+    waits for the first's and, refused, takes the next suffix (not a database error)."""
+    base = slugify(slug)[:90]
+    for suffix in itertools.count(1):  # as many as there are rules (one query each)
+        candidate = base if suffix == 1 else f"{base}-{suffix}"
+        if AliasRule.objects.filter(slug=candidate).exists():
+            continue
+        try:
+            with transaction.atomic():  # a savepoint: a refused insert leaves the caller's
+                return AliasRule.objects.create(
+                    slug=candidate,
+                    description=(
+                        f"Steward {what} By {user.get_username()} on "
+                        f"{timezone.now():%Y-%m-%d %H:%M} UTC."
+                    ),
+                    action=action,
+                    namespace=name[0],
+                    name_pattern=re.escape(name[1]),
+                    target_namespace=target[0],
+                    target_name=other_name_template(target[1]),
+                    priority=priority,
+                    enabled=True,
+                    created_by=user,
+                )
+        except IntegrityError:
+            if not AliasRule.objects.filter(slug=candidate).exists():
+                raise  # not the slug: nothing a suffix mends
+    raise AssertionError("unreachable")
 
 
 def other_name_template(name: str) -> str:
     """A replacement template that yields ``name`` literally (backslashes escaped)."""
     return name.replace("\\", "\\\\")
-
-
-def _unique_slug(base: str) -> str:
-    slug = slugify(base)[:90]
-    candidate, suffix = slug, 1
-    while AliasRule.objects.filter(slug=candidate).exists():
-        suffix += 1
-        candidate = f"{slug}-{suffix}"
-    return candidate
 
 
 __all__ = [

@@ -130,10 +130,20 @@ def pin_display_name(user: Any, alias: DatasetAlias) -> Dataset:
     The dataset's other pins are removed (one title per dataset); the pin is keyed by the
     alias's name, so it holds wherever derivation puts that name later.
     """
-    if alias.dataset_id is None:
-        raise ValueError("this alias has no dataset")
     with transaction.atomic():
-        dataset = Dataset.objects.select_for_update().get(id=alias.dataset_id)
+        # The alias read again under its lock, then its dataset's (derivation's order,
+        # derivation/locks.py): a merge committed since the caller read it moved it, and
+        # the stale dataset was titled by a name no alias of it had (or was gone: a 500).
+        current = (
+            DatasetAlias.objects.select_for_update(no_key=True)
+            .filter(pk=alias.pk)
+            .values_list("dataset_id", flat=True)
+            .first()
+        )
+        if current is None:
+            raise ValueError("this alias has no dataset")
+        alias.dataset_id = current
+        dataset = Dataset.objects.select_for_update().get(id=current)
         siblings = DatasetAlias.objects.filter(dataset_id=dataset.id).values("key_hash")
         DisplayNamePin.objects.filter(key_hash__in=siblings).delete()
         DisplayNamePin.objects.create(

@@ -13,10 +13,8 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from django.contrib.postgres.expressions import ArraySubquery
 from django.db import transaction
-from django.db.models import OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import JSONObject
+from django.db.models import OuterRef, Q, Subquery
 
 from catalog.facets import ownership, tags
 from catalog.models import (
@@ -106,17 +104,20 @@ def dataset_labels(
     return found
 
 
-def with_job_labels(jobs: QuerySet) -> QuerySet:
-    """``jobs`` with their steward rows read in the same statement (``steward_labels``):
-    derivation locks and reads its jobs in one query and adds none for the labels."""
-    rows = StewardLabel.objects.filter(target=LabelTarget.JOB, key_hash=OuterRef("key_hash"))
-    fields = {name: name for name in LABEL_FIELDS}
-    return jobs.annotate(steward_labels=ArraySubquery(rows.values(row=JSONObject(**fields))))
-
-
-def job_labels(job: Job) -> list[StewardLabel]:
-    """The steward rows ``with_job_labels`` read for ``job``."""
-    return [StewardLabel(**row) for row in getattr(job, "steward_labels", [])]
+def job_labels(jobs: Iterable[Job]) -> dict[int, list[StewardLabel]]:
+    """The steward's rows for each of ``jobs``, by job id (one query), read once the jobs
+    are locked, in a statement of its own. Read in the statement that takes the lock, they
+    were as that statement first saw them: a label committed by the edit whose lock it
+    waited for was missing (PostgreSQL reads the locked row again, not the rest), and the
+    batch wrote the job's tags without it."""
+    by_key = {bytes(job.key_hash): job.pk for job in jobs}
+    if not by_key:
+        return {}
+    rows = StewardLabel.objects.filter(target=LabelTarget.JOB, key_hash__in=list(by_key))
+    found: dict[int, list[StewardLabel]] = {}
+    for row in rows.only("key_hash", *LABEL_FIELDS):
+        found.setdefault(by_key[bytes(row.key_hash)], []).append(row)
+    return found
 
 
 # --- the steward's edits ---------------------------------------------------------------
@@ -313,8 +314,8 @@ def reproject(holder: Dataset | Job) -> None:
         [row] = locked(Dataset.objects.filter(pk=holder.pk))
         labels = dataset_labels([row.pk]).get(row.pk, [])
     else:
-        [job] = with_job_labels(locked(Job.objects.filter(pk=holder.pk)))
-        row, labels = job, job_labels(job)
+        [job] = locked(Job.objects.filter(pk=holder.pk))
+        row, labels = job, job_labels([job]).get(job.pk, [])
     if project(row, labels):
         row.save(update_fields=["tags", "owners", "updated_at"])
     holder.tags, holder.owners = row.tags, row.owners

@@ -64,16 +64,17 @@ def schedule_rederive(
         if since is None
         else f"re-derive since {since:%Y-%m-%d %H:%M:%S%z}"
     )
-    job = RederiveJob.objects.create(
-        requested_by=user if getattr(user, "pk", None) else None,
-        description=description[:200],
-        reason=reason[:200],
-        event_ids=ids if since is None else None,
-        since=since,
-        total=len(ids) if since is None else None,
-    )
-    log_curation(user, job, description, rederive=job.pk, reason=reason)
-    transaction.on_commit(lambda: _publish(job.pk))
+    with transaction.atomic():  # the job, its log entry and its task, or none of them
+        job = RederiveJob.objects.create(
+            requested_by=user if getattr(user, "pk", None) else None,
+            description=description[:200],
+            reason=reason[:200],
+            event_ids=ids if since is None else None,
+            since=since,
+            total=len(ids) if since is None else None,
+        )
+        log_curation(user, job, description, rederive=job.pk, reason=reason)
+        transaction.on_commit(lambda: _publish(job.pk))
     return job.pk
 
 
@@ -125,7 +126,7 @@ def run_rederive_job(job_id: int) -> None:
         else:
             total = derive.rederive(since=job.since, progress=_report(job_id))
     except (OperationalError, InterfaceError):
-        _update(job_id, state=RederiveState.RETRYING)
+        _mark_retrying(job_id)
         raise
     except Exception as error:
         _update(
@@ -144,6 +145,17 @@ def run_rederive_job(job_id: int) -> None:
         failed=total.failed,
         total=F("total") if job.since is None else total.claimed,
     )
+
+
+def _mark_retrying(job_id: int) -> None:
+    """Say "retrying" on the job's row after a transient error. A connection the error
+    lost is closed first, so the row is written on a new one: written on the lost one, the
+    write failed too and the row stayed "running" while the task waited to retry."""
+    connection.close_if_unusable_or_obsolete()
+    try:
+        _update(job_id, state=RederiveState.RETRYING)
+    except (OperationalError, InterfaceError) as error:  # the database is away: the retry says
+        logger.warning("rederive_job_state_lost job=%d error=%s", job_id, type(error).__name__)
 
 
 def recent_rederives(limit: int = 20) -> list[RederiveJob]:

@@ -11,6 +11,7 @@ received before does not, whichever commits first. A namespace is retired and re
 one statement per table, whatever its size.
 """
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,13 +25,15 @@ from catalog.services.derivation.retirement_changes import record_retirements
 _LOCK = "SELECT pg_advisory_xact_lock(%s)"
 
 # One row per dataset and job of the namespace, each part of the namespace's row; what is
-# retired already keeps its own retirement (and is restored with its own).
+# retired already keeps its own retirement (and is restored with its own). A dataset's
+# namespace is stored normalised, a job's as sent (naming.job_name): ``spellings`` holds
+# each spelling the table may store the namespace under.
 _RETIRE_MEMBERS = """
 INSERT INTO catalog_retirement
     (kind, object_id, namespace, part_of_id, retired_at, retired_by, reason, restored_by)
 SELECT %(kind)s, t.id, t.namespace, %(part_of)s, %(at)s, %(by)s, %(reason)s, ''
 FROM {table} t
-WHERE md5(t.namespace) = md5(%(namespace)s) AND t.namespace = %(namespace)s
+WHERE md5(t.namespace) = ANY(%(digests)s) AND t.namespace = ANY(%(spellings)s)
 ON CONFLICT (kind, object_id) WHERE restored_at IS NULL AND object_id IS NOT NULL DO NOTHING
 """
 
@@ -127,10 +130,22 @@ def namespace_retirement(namespace: str) -> Retirement | None:
     )
 
 
+def _spellings(written: str, namespace: str, model: type[Dataset] | type[Job]) -> list[str]:
+    """The namespaces ``model``'s rows of the namespace ``written`` are stored under: a
+    dataset's normalised; a job's as sent (credentials removed), which the steward names
+    (the admin passes the selected job's), or normalised, as a subscription's scope matches
+    a job's namespace (catalog.notify.scope)."""
+    if model is Dataset:
+        return [namespace]
+    return sorted({namespace, naming.job_name(written, "")[0]})
+
+
 def retire_namespace(namespace: str, actor: Actor, reason: str = "") -> NamespaceCount | None:
     """Retire a namespace and every dataset and job in it (one INSERT per table); None when
-    it is retired already."""
-    namespace = naming.normalise_namespace(namespace)
+    it is retired already. Its jobs are those stored under the namespace as written or
+    normalised (a job keeps the namespace its producer sent, ``spark://h/`` or
+    ``Spark://H``, where its datasets' is ``spark://h``)."""
+    written, namespace = namespace, naming.normalise_namespace(namespace)
     with transaction.atomic():
         at = _lock_and_now()
         if namespace_retirement(namespace) is not None:
@@ -146,9 +161,15 @@ def retire_namespace(namespace: str, actor: Actor, reason: str = "") -> Namespac
         values = {"part_of": row.pk, "at": at, "by": actor.name, "reason": reason}
         with connection.cursor() as cursor:
             for kind, model in ((RetiredKind.DATASET, Dataset), (RetiredKind.JOB, Job)):
+                spellings = _spellings(written, namespace, model)
                 cursor.execute(
                     _RETIRE_MEMBERS.format(table=model._meta.db_table),
-                    {**values, "kind": int(kind), "namespace": namespace},
+                    {
+                        **values,
+                        "kind": int(kind),
+                        "spellings": spellings,
+                        "digests": [hashlib.md5(text.encode()).hexdigest() for text in spellings],
+                    },
                 )
                 counts[kind] = cursor.rowcount
         record_retirements(

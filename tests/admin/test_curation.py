@@ -11,7 +11,7 @@ from django.test import Client
 
 from catalog import tasks
 from catalog.models import AliasRule, Dataset, DatasetAlias, RederiveJob
-from catalog.services import derive, rederive_jobs
+from catalog.services import curation, derive, rederive_jobs
 from ingest.models import Event
 from tests.admin.conftest import START
 
@@ -75,6 +75,31 @@ def test_saving_a_rule_regroups_and_is_logged(
     assert _dataset_of("raw/orders_v1") == target
     assert _dataset_of("raw/orders_v2") == target
     assert LogEntry.objects.filter(user=steward, object_id=str(rule.pk)).exists()
+
+
+@pytest.mark.django_db
+def test_a_rule_matching_more_aliases_than_a_job_holds_regroups_them_all(
+    catalog: list[int],
+    steward: User,
+    eager_tasks: None,
+    django_capture_on_commit_callbacks,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past the events re-derived in the request, the rule's events go to background jobs
+    of at most MAX_SELECTED_EVENTS each (both bounds 1 here, for the rule's two aliases):
+    every matched alias is regrouped, none left out until a full rederive."""
+    monkeypatch.setattr(curation, "APPLY_INLINE_LIMIT", 1)
+    monkeypatch.setattr(curation, "MAX_SELECTED_EVENTS", 1)
+    monkeypatch.setattr(rederive_jobs, "MAX_SELECTED_EVENTS", 1)
+    fields = {key: value for key, value in RULE.items() if key != "enabled"}
+    rule = AliasRule.objects.create(**fields, enabled=True, created_by=steward)
+    with django_capture_on_commit_callbacks(execute=True):
+        events, job_id = curation.apply_rule(rule, steward)
+    target = _dataset_of("orders")
+    assert _dataset_of("raw/orders_v1") == target
+    assert _dataset_of("raw/orders_v2") == target
+    assert events == 2 and job_id is not None
+    assert sorted(RederiveJob.objects.values_list("state", "total")) == [("done", 1)] * 2
 
 
 @pytest.mark.django_db

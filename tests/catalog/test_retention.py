@@ -323,6 +323,22 @@ def test_the_daily_task_uses_the_setting(aged_store: dict[str, list[int]], setti
     assert tasks.apply_retention() == 0  # run twice: nothing more
 
 
+def test_an_old_event_still_pending_is_kept() -> None:
+    """Not derived yet, its lineage is nowhere else: retention leaves it, however old,
+    whether its run is in the catalog (the run phase) or not (the event phase)."""
+    run = str(uuid.uuid4())
+    derive_events(store([openlineage(run_event("START", 0, run, job=("etl", "late")))]))
+    pending = store(
+        [
+            openlineage(run_event("COMPLETE", 5, run, job=("etl", "late"))),
+            openlineage(run_event("COMPLETE", 5, str(uuid.uuid4()), job=("etl", "other"))),
+        ]
+    )
+    _age(list(Event.objects.values_list("id", flat=True)))
+    apply_retention(30)
+    assert sorted(Event.objects.values_list("id", flat=True)) == sorted(pending)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_retention_racing_derivation_of_the_same_runs_ends_consistent() -> None:
     """Late events of old runs are derived (one connection) while retention removes those

@@ -78,6 +78,53 @@ def test_namespace_retire_and_restore_are_set_based(derived, steward) -> None:
     assert Dataset.objects.current().count() == 2
 
 
+def test_a_namespace_retires_the_jobs_kept_under_its_spelling_as_sent(steward) -> None:
+    """A job keeps its namespace as sent, where normalising would change it (a trailing
+    slash, an upper-case scheme): retiring that namespace, as the admin's action does with
+    the selected job's, retires the job, and a job event received later revives both."""
+    event = run_event(
+        "COMPLETE",
+        0,
+        "00000000-0000-0000-0000-000000000007",
+        job=("Spark://Cluster-A/", "load"),
+        outputs=[dataset("pg://db", "mart.orders")],
+    )
+    derive_events(store([openlineage(event)]))
+    job = Job.objects.get()
+    count = retirement.retire_namespace(job.namespace, Actor.of(steward))
+    assert (count.datasets, count.jobs) == (0, 1)
+    assert not Job.objects.current().exists()
+    row = retirement.namespace_retirement(job.namespace)
+    later = run_event(
+        "COMPLETE", 60, "00000000-0000-0000-0000-000000000008", job=("Spark://Cluster-A/", "load")
+    )
+    revived_by = store([openlineage(later)])
+    _received_after(revived_by, row)
+    derive_events(revived_by)
+    assert Job.objects.current().filter(pk=job.pk).exists()
+    assert retirement.namespace_retirement(job.namespace) is None  # the namespace too
+
+
+def test_a_namespace_an_event_revived_still_restores_what_it_retired(derived, steward) -> None:
+    """restore_namespace works after an event revived the namespace's own row: what that
+    event did not name is still retired, and is restored with it."""
+    retirement.retire_namespace("pg://db", Actor.of(steward))
+    event = run_event(
+        "COMPLETE",
+        60,
+        "00000000-0000-0000-0000-000000000009",
+        job=("ns", "other"),
+        inputs=[dataset("pg://db", "raw.orders")],
+    )
+    revived_by = store([openlineage(event)])
+    _received_after(revived_by, retirement.namespace_retirement("pg://db"))
+    derive_events(revived_by)
+    assert retirement.namespace_retirement("pg://db") is None  # revived by the event
+    assert list(Dataset.objects.retired().values_list("name", flat=True)) == ["mart.orders"]
+    assert retirement.restore_namespace("pg://db", Actor.of(steward)) == 1
+    assert not Dataset.objects.retired().exists()
+
+
 def test_an_event_received_after_the_retirement_revives_whatever_its_event_time(
     derived, steward
 ) -> None:

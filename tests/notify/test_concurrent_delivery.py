@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from celery import current_app
 from django.conf import settings
+from django.db import OperationalError
 
 from catalog.models import DeliveryStatus, WebhookDelivery, WebhookSubscription
 from catalog.notify import delivery, outbox
@@ -87,3 +88,27 @@ def test_a_derive_commit_publishes_one_task_for_its_deliveries_on_the_webhooks_q
     assert current_app.amqp.router.route({}, "catalog.derive_events")["queue"].name == (
         settings.CELERY_TASK_DEFAULT_QUEUE
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transient_error_of_one_try_is_raised_after_the_others_finished(
+    allow_loopback: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """deliver_many: one try's database error does not stop the commit's other tries; it
+    is raised once they are done, for the task to retry (the tries done are not due)."""
+    with receiver() as hook:
+        subscription = WebhookSubscription.objects.create(name="one lost", url=hook.url)
+        lost, sent = delivery.test_send(subscription), delivery.test_send(subscription)
+        send = delivery._send
+
+        def lose_one(claimed: delivery.Claimed) -> str:
+            if claimed.delivery.pk == lost.pk:
+                raise OperationalError("server closed the connection unexpectedly")
+            return send(claimed)
+
+        monkeypatch.setattr(delivery, "_send", lose_one)
+        with pytest.raises(OperationalError):
+            delivery.deliver_many([str(lost.pk), str(sent.pk)])
+        received = hook.ids()
+    assert received == [str(sent.pk)]
+    assert WebhookDelivery.objects.get(pk=sent.pk).status == DeliveryStatus.DELIVERED

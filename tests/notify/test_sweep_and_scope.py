@@ -95,3 +95,21 @@ def test_an_inactive_subscription_gets_nothing_enqueued_or_sent(allow_loopback: 
     assert {WebhookDelivery.objects.get(id=pk).status for pk in queued} == {
         DeliveryStatus.DELIVERED
     }
+
+
+@pytest.mark.django_db
+def test_a_sweep_starts_no_try_past_its_budget_nor_more_than_its_batch(
+    allow_loopback: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """delivery.sweep's bounds: no try starts once ``budget`` is spent, and at most
+    ``SWEEP_BATCH`` a sweep (the next beat's sweep goes on)."""
+    monkeypatch.setattr(delivery, "SWEEP_BATCH", 2)
+    with receiver() as hook:
+        subscription = WebhookSubscription.objects.create(name="bounded", url=hook.url)
+        for _ in range(3):
+            delivery.test_send(subscription)
+        due_since(60)
+        assert delivery.sweep(budget=0) == 0
+        assert delivery.sweep() == 2
+        assert delivery.sweep() == 1
+        assert len(hook.ids()) == 3

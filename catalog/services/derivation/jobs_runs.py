@@ -126,7 +126,8 @@ def merge_jobs(facts: Facts, ids: dict[JobKey, int]) -> None:
     if not ids:
         return
     keys = {job_id: key for key, job_id in ids.items()}
-    jobs = list(labels.with_job_labels(locked(Job.objects.filter(id__in=list(keys)))))
+    jobs = list(locked(Job.objects.filter(id__in=list(keys))))
+    steward_labels = labels.job_labels(jobs)  # after the lock (see job_labels)
     facets_changed = set()
     for job in jobs:
         fact = facts.jobs[keys[job.id]]
@@ -147,7 +148,7 @@ def merge_jobs(facts: Facts, ids: dict[JobKey, int]) -> None:
         job.integration = producer_text(integration, 64)
         job.description = producer_text(documentation.description(job.facets) or "")
         # Written with the row's other projections (not a facets change).
-        labels.project(job, labels.job_labels(job))
+        labels.project(job, steward_labels.get(job.id, []))
     write_facets_if_changed(jobs, facets_changed, JOB_FIELDS)
 
 

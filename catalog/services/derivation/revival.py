@@ -18,12 +18,15 @@ from catalog.services.derivation.records import RawEvent
 from catalog.services.derivation.retirement_changes import record_retirements
 
 # What the events name: their own job (by key), the datasets of their aliases (the rows
-# store_event_datasets wrote), and both namespaces as named. Each active retirement of one
-# of them older than the event is restored, with the first such event.
+# store_event_datasets wrote), and both namespaces, normalised as a namespace retirement
+# stores its own (a job keeps its namespace as sent: ``spark://h/`` names ``spark://h``).
+# Each active retirement of one of them older than the event is restored, with the first
+# such event.
 _REVIVE = f"""
 WITH named(kind, object_id, namespace, event_id) AS MATERIALIZED (
-    SELECT {int(RetiredKind.JOB)}, j.id, j.namespace, n.event_id
-    FROM unnest(%(events)s::bigint[], %(keys)s::bytea[]) AS n(event_id, key)
+    SELECT {int(RetiredKind.JOB)}, j.id, n.namespace, n.event_id
+    FROM unnest(%(events)s::bigint[], %(keys)s::bytea[], %(namespaces)s::text[])
+      AS n(event_id, key, namespace)
     JOIN catalog_job j ON j.key_hash = n.key
   UNION ALL
     SELECT {int(RetiredKind.DATASET)}, a.dataset_id, a.namespace, ed.event_id
@@ -58,7 +61,11 @@ def revive(events: Sequence[RawEvent]) -> int:
     if not events:
         return 0
     jobs = [
-        (event.id, naming.job_key(event.job_namespace or "", event.job_name))
+        (
+            event.id,
+            naming.job_key(event.job_namespace or "", event.job_name),
+            naming.normalise_namespace(event.job_namespace or ""),
+        )
         for event in events
         if event.job_name
     ]
@@ -66,8 +73,9 @@ def revive(events: Sequence[RawEvent]) -> int:
         cursor.execute(
             _REVIVE,
             {
-                "events": [event_id for event_id, _ in jobs],
-                "keys": [key for _, key in jobs],
+                "events": [event_id for event_id, _, _ in jobs],
+                "keys": [key for _, key, _ in jobs],
+                "namespaces": [namespace for _, _, namespace in jobs],
                 "all_events": [event.id for event in events],
             },
         )

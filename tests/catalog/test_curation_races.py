@@ -1,0 +1,119 @@
+"""A steward's merge is one transaction (catalog.services.curation.merge_as_steward): two
+merges of the same pair at once (two connections, the real PostgreSQL) both get a rule,
+neither a database error; a merge or a background re-derive whose admin-log entry cannot
+be written stores nothing; a pin of an alias a merge moved since it was read titles the
+dataset the alias is in now (catalog.services.display_names)."""
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from catalog.models import AliasReason, AliasRule, Dataset, DatasetAlias, RederiveJob
+from catalog.names.naming import key_hash
+from catalog.services import curation, display_names, rederive_jobs
+
+
+def _pair() -> tuple[Dataset, Dataset]:
+    return (
+        Dataset.objects.create(namespace="pg://db", name="orders"),
+        Dataset.objects.create(namespace="pg://db", name="orders_v1"),
+    )
+
+
+def _waiting_for_a_lock(pid: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
+        row = cursor.fetchone()
+    return row is not None and row[0] == "Lock"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_merges_of_the_same_pair_at_once_both_get_a_rule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first has inserted its rule and not committed; the second's insert of the same
+    slug waits for it, is refused once it commits, and takes the next suffix."""
+    survivor, other = _pair()
+    steward = get_user_model().objects.create_user("stew", is_staff=True)
+    inserted, commit = threading.Event(), threading.Event()
+    log = curation.log_curation
+
+    def log_then_wait(*args: Any, **kwargs: Any) -> Any:
+        entry = log(*args, **kwargs)
+        if not inserted.is_set():  # the first merge only
+            inserted.set()
+            assert commit.wait(10)
+        return entry
+
+    monkeypatch.setattr(curation, "log_curation", log_then_wait)
+    errors: list[BaseException] = []
+    pids: list[int] = []
+
+    def merge() -> None:
+        try:
+            connection.ensure_connection()
+            pids.append(connection.connection.info.backend_pid)
+            curation.merge_as_steward(steward, survivor, other)
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    first, second = threading.Thread(target=merge), threading.Thread(target=merge)
+    first.start()
+    assert inserted.wait(10)
+    second.start()
+    deadline = time.monotonic() + 10
+    while not (len(pids) == 2 and _waiting_for_a_lock(pids[1])):
+        assert time.monotonic() < deadline, "the second merge never waited for the first"
+        time.sleep(0.01)
+    commit.set()
+    first.join(10)
+    second.join(10)
+    assert not errors, errors
+    slug = f"steward-merge-{other.pk}-into-{survivor.pk}"
+    assert sorted(AliasRule.objects.values_list("slug", flat=True)) == [slug, f"{slug}-2"]
+
+
+@pytest.mark.django_db
+def test_a_merge_or_a_rederive_whose_log_entry_fails_stores_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    survivor, other = _pair()
+    steward = get_user_model().objects.create_user("stew", is_staff=True)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("the admin log refused it")
+
+    monkeypatch.setattr(curation, "log_curation", refuse)
+    monkeypatch.setattr(rederive_jobs, "log_curation", refuse)
+    with pytest.raises(RuntimeError):
+        curation.merge_as_steward(steward, survivor, other)
+    with pytest.raises(RuntimeError):
+        rederive_jobs.schedule_rederive(steward, event_ids=[1])
+    assert not AliasRule.objects.exists()
+    assert not RederiveJob.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_pin_of_an_alias_a_merge_moved_titles_the_dataset_it_is_in_now() -> None:
+    survivor, other = _pair()
+    steward = get_user_model().objects.create_user("stew", is_staff=True)
+    for dataset in (survivor, other):
+        DatasetAlias.objects.create(
+            namespace=dataset.namespace,
+            name=dataset.name,
+            key_hash=key_hash(dataset.namespace, dataset.name),
+            reason=AliasReason.EVENT,
+            dataset=dataset,
+        )
+    stale = DatasetAlias.objects.get(name="orders_v1")  # read by the steward's page
+    DatasetAlias.objects.filter(pk=stale.pk).update(dataset=survivor)  # a merge, since
+    Dataset.objects.filter(pk=other.pk).delete()
+    assert display_names.pin_display_name(steward, stale).pk == survivor.pk
+    survivor.refresh_from_db()
+    assert (survivor.name, survivor.display_rank) == ("orders_v1", display_names.PINNED)
