@@ -166,8 +166,14 @@ def _delete_ids(report: PurgeReport, model: type[Any], ids: list[Any], size: int
     for queryset in _read_by_delete(model, ids):
         rows = IdList.of("dependants", queryset)  # replaced by the next one, not dropped
         for chunk in rows.batches(size):
-            report.add_deleted(queryset.model.objects.filter(pk__in=chunk).delete()[1])
-    report.add_deleted(model._default_manager.filter(pk__in=ids).delete()[1])
+            _delete_now(report, queryset.model, chunk)
+    _delete_now(report, model, ids)
+
+
+def _delete_now(report: PurgeReport, model: type[Any], ids: list[Any]) -> None:
+    # Django reads the rows it deletes first; their keys only (no signal handler needs more),
+    # or a batch of events would be read with their payloads, up to 8 MiB each.
+    report.add_deleted(model._default_manager.filter(pk__in=ids).only("pk").delete()[1])
 
 
 def _read_by_delete(model: type[Any], ids: list[Any]) -> list[QuerySet[Any]]:

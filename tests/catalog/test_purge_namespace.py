@@ -253,10 +253,13 @@ class _MostRowsRead:
 
     def __init__(self) -> None:
         self.most, self.statement = 0, ""
+        self.payloads: list[str] = []  # statements that read events' payloads through the ORM
 
     def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
         result = execute(sql, params, many, context)
         cursor = context["cursor"]
+        if '"ingest_event"."payload"' in sql:
+            self.payloads.append(sql)
         if cursor.description is not None and cursor.rowcount > self.most:
             self.most, self.statement = cursor.rowcount, sql
         return result
@@ -265,9 +268,10 @@ class _MostRowsRead:
 def test_the_purge_reads_a_batch_of_ids_at_a_time_however_big_the_namespace(monkeypatch) -> None:
     """Its memory grew with the namespace: every event id at once, every id of each step,
     the other jobs' events, the retained keys, and (Django's delete of a batch of jobs)
-    every run and edge of those jobs or of a batch of datasets. With batches of 2, the most
-    rows any statement returns is the same for a namespace of 2 jobs x 2 runs x 2 datasets
-    and one of 3 x 3 x 3."""
+    every run and edge of those jobs or of a batch of datasets, and each batch of events
+    with its payloads (up to 8 MiB each). With batches of 2, the most rows any statement
+    returns is the same for a namespace of 2 jobs x 2 runs x 2 datasets and one of 3 x 3 x
+    3, and no payload is read but by derivation."""
     monkeypatch.setattr(purge, "BATCH", 2)
     most = []
     for jobs in (2, 3):
@@ -280,6 +284,7 @@ def test_the_purge_reads_a_batch_of_ids_at_a_time_however_big_the_namespace(monk
             assert report.counts["catalog_run"] == jobs * jobs + jobs + 2  # etl.report's too
             assert _tables_naming(GONE) == {}
             most.append((read.most, read.statement))
+            assert read.payloads == []
             transaction.set_rollback(True)
     assert most[1][0] == most[0][0], most[1][1]
     assert most[1][0] <= 2 * purge.BATCH, most[1][1]
