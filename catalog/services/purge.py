@@ -164,9 +164,10 @@ def _delete_ids(report: PurgeReport, model: type[Any], ids: list[Any], size: int
     caller's transaction, what Django would read into memory first deleted before,
     ``size`` rows at a time."""
     for queryset in _read_by_delete(model, ids):
-        rows = IdList.of("dependants", queryset)  # replaced by the next one, not dropped
+        rows = IdList.of("dependants", queryset)
         for chunk in rows.batches(size):
             _delete_now(report, queryset.model, chunk)
+        rows.drop()
     _delete_now(report, model, ids)
 
 

@@ -10,6 +10,7 @@ ORDER BY id LIMIT size``, an index range of its primary key), so Python holds on
 A step's ids are still the ones it has when the step starts, as when they were a list.
 """
 
+import secrets
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,12 +19,16 @@ from django.db.models import Model, QuerySet
 
 
 class IdList:
-    """Ids in a temporary table ``pg_temp.purge_<name>``, made anew (empty) when built."""
+    """Ids in a new temporary table ``pg_temp.purge_<name>_<random>``.
+
+    A name of its own: a statement that reached another session (a pooler in transaction
+    mode hands each transaction any server connection) fails on a table that session does
+    not have, and can never read a list another purge left there.
+    """
 
     def __init__(self, name: str, id_type: str = "bigint") -> None:
-        self.table = f"pg_temp.purge_{name}"
+        self.table = f"pg_temp.purge_{name}_{secrets.token_hex(6)}"
         with connection.cursor() as cursor:
-            cursor.execute(f"DROP TABLE IF EXISTS {self.table}")
             cursor.execute(f"CREATE TABLE {self.table} (id {id_type} PRIMARY KEY)")
 
     @classmethod
@@ -81,8 +86,7 @@ class IdList:
             last = chunk[-1]
 
     def drop(self) -> None:
-        """Its rows gone now rather than when the connection closes (a list of the same name
-        made later replaces it anyway)."""
+        """Gone now rather than when the session ends."""
         with connection.cursor() as cursor:
             cursor.execute(f"DROP TABLE {self.table}")
 
