@@ -92,6 +92,14 @@ def reset_ids(cursor: Any, event_ids: Sequence[int]) -> int:
     return int(cursor.rowcount)
 
 
+def reset_selected(cursor: Any, select: str, params: Any) -> int:
+    """Set pending again the events whose ids ``select`` returns: a SELECT of one ``id``
+    column, or a data-modifying statement ``RETURNING id`` (it runs as the statement's
+    WITH, so the ids never leave PostgreSQL)."""
+    cursor.execute(f"WITH chosen AS ({select}) {_RESET} AND id IN (SELECT id FROM chosen)", params)
+    return int(cursor.rowcount)
+
+
 def reset_all(cursor: Any) -> int:
     """Set every event pending again (a full re-derive)."""
     cursor.execute(_RESET)

@@ -11,18 +11,23 @@ remaining events derived again (marked pending in the same transaction, so a pur
 stops half way leaves them to the sweep, never lost).
 
 Each step deletes in batches of ``BATCH`` rows, a transaction each: the event table is not
-locked for the whole purge, and the derivation of other namespaces goes on.
+locked for the whole purge, and the derivation of other namespaces goes on. The ids each
+step works through are held by PostgreSQL, not Python (``purge_lists``, ADR 0158): the
+command's memory is a batch's, whatever the size of the namespace.
 """
 
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import reduce
 from typing import Any
 
 import orjson
 from django.apps import apps
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from catalog.models import (
     AliasRule,
@@ -30,6 +35,8 @@ from catalog.models import (
     DatasetAlias,
     DisplayNamePin,
     Job,
+    JobLineageEdge,
+    LineageEdge,
     NamespacePurge,
     RetainedAlias,
     RetainedColumnEdge,
@@ -40,10 +47,12 @@ from catalog.models import (
     RetainedJobEdge,
     RetainedLink,
     Retirement,
+    Run,
     WebhookDelivery,
 )
 from catalog.names import naming
 from catalog.services import display_names
+from catalog.services.purge_lists import IdList
 from catalog.services.rederive_jobs import rederive_event_ids
 from ingest import derivation_status
 from ingest.models import DeadLetter, Event
@@ -137,34 +146,60 @@ class PurgeReport:
             self.add(apps.get_model(label)._meta.db_table, count)
 
 
-def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:
-    for start in range(0, len(ids), BATCH):
-        yield list(ids[start : start + BATCH])
-
-
-def _ids(sql: str, values: Any) -> list[int]:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-        return sorted(row[0] for row in cursor.fetchall())
-
-
-def _delete(report: PurgeReport, queryset: QuerySet[Any], dry_run: bool) -> None:
-    """Delete ``queryset`` in batches (ORM deletes: what points at the rows goes with them,
-    as each model says), counting every table's rows."""
-    ids = sorted(queryset.values_list("pk", flat=True))
+def _delete(report: PurgeReport, queryset: QuerySet[Any], dry_run: bool, size: int) -> None:
+    """Delete the rows ``queryset`` has now, ``size`` a transaction, counting every table's
+    rows."""
     if dry_run:
-        report.add(queryset.model._meta.db_table, len(ids))
+        report.add(queryset.model._meta.db_table, queryset.count())
         return
-    for chunk in _chunks(ids):
+    step = IdList.of("step", queryset)
+    for chunk in step.batches(size):
         with transaction.atomic():
-            _, per_model = queryset.model._default_manager.filter(pk__in=chunk).delete()
-        report.add_deleted(per_model)
+            _delete_ids(report, queryset.model, chunk, size)
+    step.drop()
+
+
+def _delete_ids(report: PurgeReport, model: type[Any], ids: list[Any], size: int) -> None:
+    """ORM deletes (what points at the rows goes with them, as each model says) in the
+    caller's transaction, what Django would read into memory first deleted before,
+    ``size`` rows at a time."""
+    for queryset in _read_by_delete(model, ids):
+        rows = IdList.of("dependants", queryset)
+        for chunk in rows.batches(size):
+            _delete_now(report, queryset.model, chunk)
+        rows.drop()
+    _delete_now(report, model, ids)
+
+
+def _delete_now(report: PurgeReport, model: type[Any], ids: list[Any]) -> None:
+    # Django reads the rows it deletes first; their keys only (no signal handler needs more),
+    # or a batch of events would be read with their payloads, up to 8 MiB each.
+    report.add_deleted(model._default_manager.filter(pk__in=ids).only("pk").delete()[1])
+
+
+def _read_by_delete(model: type[Any], ids: list[Any]) -> list[QuerySet[Any]]:
+    """The rows Django's delete of ``ids`` would read whole (they cascade, and rows point
+    at them in turn; the rest it deletes by a statement): a job's runs grow with time, a
+    job's and a dataset's edges with what it touched, so a batch of jobs could read
+    millions."""
+    if model is Job:
+        return [
+            Run.objects.filter(job_id__in=ids),
+            LineageEdge.objects.filter(job_id__in=ids),
+            JobLineageEdge.objects.filter(job_id__in=ids),
+        ]
+    if model is Dataset:
+        return [
+            LineageEdge.objects.filter(Q(source_id__in=ids) | Q(target_id__in=ids)),
+            JobLineageEdge.objects.filter(dataset_id__in=ids),
+        ]
+    return []
 
 
 @dataclass(frozen=True)
 class _Found:
-    events: list[int]
-    other_jobs: list[int]  # jobs of other namespaces that lose events
+    events: IdList
+    other_jobs: IdList  # jobs of other namespaces that lose events
 
 
 def _dataset_spellings(namespace: Namespace) -> list[str]:
@@ -176,19 +211,23 @@ def _dataset_spellings(namespace: Namespace) -> list[str]:
     return sorted(same | set(namespace.both))
 
 
-def _find(namespace: Namespace) -> _Found:
+def _find(namespace: Namespace, size: int) -> _Found:
     named = [f'[{{"namespace": {_json(text)}}}]' for text in _dataset_spellings(namespace)]
     depends = f'[{{"job": {{"namespace": {_json(namespace.job)}}}}}]'
     values = {"job_ns": namespace.job, "ns": namespace.dataset, "named": named}
-    events = _ids(_EVENTS, {**values, "depends": depends})
-    keys = set()
-    for chunk in _chunks(events):
+    events = IdList("events")
+    events.fill(_EVENTS, {**values, "depends": depends}, analyse=True)  # _KEPT joins it
+    other_jobs = IdList("other_jobs")
+    for chunk in events.batches(size):
         rows = Event.objects.filter(pk__in=chunk, job_name__isnull=False).exclude(
             job_namespace=namespace.job
         )
-        for job_namespace, job_name in rows.values_list("job_namespace", "job_name").distinct():
-            keys.add(naming.job_key(job_namespace or "", job_name or ""))
-    other_jobs = sorted(Job.objects.filter(key_hash__in=list(keys)).values_list("pk", flat=True))
+        keys = {
+            naming.job_key(job_namespace or "", job_name or "")
+            for job_namespace, job_name in rows.values_list("job_namespace", "job_name").distinct()
+        }
+        if keys:
+            other_jobs.fill_from(Job.objects.filter(key_hash__in=list(keys)))
     return _Found(events, other_jobs)
 
 
@@ -207,31 +246,36 @@ WHERE id = ANY(%s) AND derivation_status = '{derivation_status.PENDING}'
 """
 
 
-def _out_of_derivations_reach(events: list[int]) -> None:
-    for chunk in _chunks(events):
+def _out_of_derivations_reach(events: IdList, size: int) -> None:
+    for chunk in events.batches(size):
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(_OUT_OF_REACH, [chunk])
 
 
-def _rebuild_other_jobs(report: PurgeReport, found: _Found, dry_run: bool) -> list[int]:
-    """Delete the other namespaces' jobs that lose events, their remaining events set
-    pending in the same transaction; returns those events (derived again at the end)."""
-    purged = set(found.events)
-    keep: list[int] = []
-    for job in Job.objects.filter(pk__in=found.other_jobs).only("namespace", "name"):
-        ids = Event.objects.filter(job_namespace=job.namespace, job_name=job.name)
-        keep += [
-            event_id for event_id in ids.values_list("pk", flat=True) if event_id not in purged
-        ]
-    report.rebuilt_jobs, report.rederived_events = len(found.other_jobs), len(keep)
-    if dry_run:
-        return keep
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            for chunk in _chunks(keep):
-                derivation_status.reset_ids(cursor, chunk)
-        _, per_model = Job.objects.filter(pk__in=found.other_jobs).delete()
-    report.add_deleted(per_model)
+# The events some jobs keep (params: [job ids]): theirs, less those the purge removes.
+_KEPT = """SELECT e.id FROM catalog_job j
+JOIN ingest_event e ON md5(e.job_name) = md5(j.name) AND e.job_name = j.name
+  AND e.job_namespace = j.namespace
+WHERE j.id = ANY(%s) AND NOT EXISTS (SELECT FROM {purged} p WHERE p.id = e.id)"""
+
+
+def _rebuild_other_jobs(report: PurgeReport, found: _Found, dry_run: bool, size: int) -> IdList:
+    """Delete the other namespaces' jobs that lose events, ``size`` jobs a transaction,
+    their remaining events set pending in the same one; returns those events (derived
+    again at the end)."""
+    keep = IdList("rederive")
+    kept = _KEPT.format(purged=found.events.table)
+    for jobs in found.other_jobs.batches(size):
+        if dry_run:
+            keep.fill(kept, [jobs])
+            continue
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                derivation_status.reset_selected(
+                    cursor, keep.insert(kept) + " RETURNING id", [jobs]
+                )
+            _delete_ids(report, Job, jobs, size)
+    report.rebuilt_jobs, report.rederived_events = found.other_jobs.count(), keep.count()
     return keep
 
 
@@ -240,50 +284,47 @@ def _retained_rows(namespace: Namespace) -> list[tuple[QuerySet[Any], str]]:
     job and alias keys, which a rederive would otherwise derive back. The keys are read
     from the live rows and the retained ones alike, so these go before either."""
 
-    def keys(*querysets: QuerySet[Any]) -> list[bytes]:
-        return [bytes(key) for qs in querysets for key in qs.values_list("key_hash", flat=True)]
+    def keys(*querysets: QuerySet[Any]) -> Callable[..., Q]:
+        """Rows whose ``fields`` hold a key of ``querysets``: subqueries, so the keys are
+        read by each step's statement, never into Python."""
+        sources = [qs.values("key_hash") for qs in querysets]
+        return lambda *fields: reduce(
+            operator.or_, (Q(**{f"{field}__in": source}) for field in fields for source in sources)
+        )
 
-    job_keys = keys(
+    jobs = keys(
         Job.objects.filter(namespace=namespace.job),
         RetainedJob.objects.filter(namespace=namespace.job),
     )
-    alias_keys = keys(
+    aliases = keys(
         DatasetAlias.objects.filter(namespace=namespace.dataset),
         RetainedAlias.objects.filter(namespace=namespace.dataset),
     )
-    touching = Q(job_key__in=job_keys)
     return [
         (
-            RetainedEdge.objects.filter(
-                touching | Q(source_key__in=alias_keys) | Q(target_key__in=alias_keys)
-            ),
+            RetainedEdge.objects.filter(jobs("job_key") | aliases("source_key", "target_key")),
             "retained edges",
         ),
         (
-            RetainedJobEdge.objects.filter(touching | Q(dataset_key__in=alias_keys)),
+            RetainedJobEdge.objects.filter(jobs("job_key") | aliases("dataset_key")),
             "retained job edges",
         ),
         (
-            RetainedJobDataset.objects.filter(touching | Q(alias_key__in=alias_keys)),
+            RetainedJobDataset.objects.filter(jobs("job_key") | aliases("alias_key")),
             "retained job datasets",
         ),
         (
             RetainedColumnEdge.objects.filter(
-                touching | Q(source_key__in=alias_keys) | Q(target_key__in=alias_keys)
+                jobs("job_key") | aliases("source_key", "target_key")
             ),
             "retained column edges",
         ),
         (
             # Either end: a control edge names two jobs, both of them the namespace's data.
-            RetainedControlEdge.objects.filter(
-                Q(upstream_key__in=job_keys) | Q(downstream_key__in=job_keys)
-            ),
+            RetainedControlEdge.objects.filter(jobs("upstream_key", "downstream_key")),
             "retained control edges",
         ),
-        (
-            RetainedLink.objects.filter(Q(alias_a__in=alias_keys) | Q(alias_b__in=alias_keys)),
-            "retained links",
-        ),
+        (RetainedLink.objects.filter(aliases("alias_a", "alias_b")), "retained links"),
         (RetainedJob.objects.filter(namespace=namespace.job), "retained jobs"),
         (RetainedAlias.objects.filter(namespace=namespace.dataset), "retained aliases"),
     ]
@@ -301,9 +342,7 @@ def _namespace_rows(namespace: Namespace) -> list[tuple[QuerySet[Any], str]]:
         (Dataset.objects.filter(namespace=namespace.dataset, aliases__isnull=True), "datasets"),
         (DisplayNamePin.objects.filter(namespace=namespace.dataset), "pins"),
         (
-            WebhookDelivery.objects.filter(
-                pk__in=[str(uuid) for uuid in _ids(_DELIVERIES, [quoted])]
-            ),
+            WebhookDelivery.objects.filter(pk__in=RawSQL(_DELIVERIES, [quoted])),
             "webhook deliveries",
         ),
         (
@@ -322,33 +361,44 @@ def purge_namespace(
     progress: Callable[[str], None] | None = None,
 ) -> PurgeReport:
     """Remove ``namespace`` entirely; with ``dry_run``, only count. Leaves a
-    ``NamespacePurge`` record (who, when, rows per table; the name itself only hashed)."""
+    ``NamespacePurge`` record (who, when, rows per table; the name itself only hashed).
+    Python holds at most ``BATCH`` ids of any table at a time."""
+    batch_size = BATCH  # read now: the tests make it small
     names = Namespace.given(namespace)
     say = progress or (lambda message: None)
     report = PurgeReport(names.dataset)
-    found = _find(names)
-    say(f"{len(found.events)} event(s) name it; {len(found.other_jobs)} other job(s) rebuilt")
+    found = _find(names, batch_size)
+    say(f"{found.events.count()} event(s) name it; {found.other_jobs.count()} other job(s) rebuilt")
     if not dry_run:
-        _out_of_derivations_reach(found.events)
-    rederive = _rebuild_other_jobs(report, found, dry_run)
+        _out_of_derivations_reach(found.events, batch_size)
+    rederive = _rebuild_other_jobs(report, found, dry_run, batch_size)
     for queryset, what in _namespace_rows(names):
         say(f"deleting {what}")
-        _delete(report, queryset, dry_run)
+        _delete(report, queryset, dry_run, batch_size)
     if not dry_run:  # datasets that kept other names: shown under one of them now
-        for dataset in Dataset.objects.filter(namespace=names.dataset):
-            display_names.refresh_display_name(dataset)
+        renamed = IdList.of("renamed", Dataset.objects.filter(namespace=names.dataset))
+        for chunk in renamed.batches(batch_size):
+            for dataset in Dataset.objects.filter(pk__in=chunk):
+                display_names.refresh_display_name(dataset)
+        renamed.drop()
     # Dead letters first: one replayed into a purged event protects it.
-    letters = _ids(_DEAD_LETTERS, [[_json(text).encode() for text in _dataset_spellings(names)]])
-    _delete(report, DeadLetter.objects.filter(pk__in=letters), dry_run)
+    quoted = [_json(text).encode() for text in _dataset_spellings(names)]
+    letters = DeadLetter.objects.filter(pk__in=RawSQL(_DEAD_LETTERS, [quoted]))
+    _delete(report, letters, dry_run, batch_size)
     say("deleting events")
-    _delete(report, Event.objects.filter(pk__in=found.events), dry_run)
+    _delete(
+        report, Event.objects.filter(pk__in=RawSQL(found.events.select, ())), dry_run, batch_size
+    )
     if not dry_run:
-        if rederive:
-            say(f"deriving {len(rederive)} event(s) of the rebuilt jobs")
-            rederive_event_ids(rederive)
+        if report.rederived_events:
+            say(f"deriving {report.rederived_events} event(s) of the rebuilt jobs")
+            for chunk in rederive.batches(batch_size):
+                rederive_event_ids(chunk)
         NamespacePurge.objects.create(
             namespace_sha256=hashlib.sha256(names.dataset.encode()).hexdigest(),
             purged_by=by,
             rows={table: count for table, count in sorted(report.counts.items()) if count},
         )
+    for ids in (found.events, found.other_jobs, rederive):
+        ids.drop()
     return report

@@ -3,11 +3,12 @@ the catalog or ingest; an event of another job that also names it goes, and that
 rebuilt from the events it keeps."""
 
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.apps import apps
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 
 from catalog.models import (
     Dataset,
@@ -19,7 +20,7 @@ from catalog.models import (
     WebhookSubscription,
 )
 from catalog.models.identity import stored_key
-from catalog.services import retirement
+from catalog.services import purge, retirement
 from catalog.services.derive import derive_events, derive_pending_batch, rederive
 from catalog.services.purge import purge_namespace
 from catalog.services.retention import apply_retention
@@ -214,3 +215,106 @@ def test_a_worker_deriving_while_the_purge_runs_brings_nothing_back(world) -> No
     assert _tables_naming(GONE) == {}
     again = purge_namespace(GONE, "alice", dry_run=True)
     assert not any(again.counts.values())
+
+
+def _namespace_of(jobs: int) -> None:
+    """``jobs`` jobs of the purged namespace with ``jobs`` runs each, each reading ``jobs``
+    datasets of its own there and writing one they all write: what a job ran and touched,
+    and what touches a dataset, grow with ``jobs``. A job elsewhere with 2 runs, and
+    ``jobs`` more that read that dataset too (rebuilt from those 2)."""
+    events = [
+        run_event(
+            "COMPLETE",
+            job * 100 + run,
+            f"00000000-0000-0000-0000-{job:06d}{run:06d}",
+            job=(GONE, f"job{job}"),
+            inputs=[dataset(GONE, f"in{job}.{read}") for read in range(jobs)],
+            outputs=[dataset(GONE, "all")],
+        )
+        for job in range(jobs)
+        for run in range(jobs)
+    ]
+    events += [
+        run_event(
+            "COMPLETE",
+            10_000 + run,
+            f"00000000-0000-0000-0000-999999{run:06d}",
+            job=("etl", "report"),
+            inputs=[dataset("pg://keep", "src"), *([dataset(GONE, "all")] if run >= 2 else [])],
+            outputs=[dataset("pg://keep", "out")],
+        )
+        for run in range(2 + jobs)
+    ]
+    derive_events(store([openlineage(event) for event in events]))
+
+
+class _MostRowsRead:
+    """The most rows any statement returned to Python (what it then held at once)."""
+
+    def __init__(self) -> None:
+        self.most, self.statement = 0, ""
+        self.payloads: list[str] = []  # statements that read events' payloads through the ORM
+
+    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        result = execute(sql, params, many, context)
+        cursor = context["cursor"]
+        if '"ingest_event"."payload"' in sql:
+            self.payloads.append(sql)
+        if cursor.description is not None and cursor.rowcount > self.most:
+            self.most, self.statement = cursor.rowcount, sql
+        return result
+
+
+def test_the_purge_reads_a_batch_of_ids_at_a_time_however_big_the_namespace(monkeypatch) -> None:
+    """Its memory grew with the namespace: every event id at once, every id of each step,
+    the other jobs' events, the retained keys, and (Django's delete of a batch of jobs)
+    every run and edge of those jobs or of a batch of datasets, and each batch of events
+    with its payloads (up to 8 MiB each). With batches of 2, the most rows any statement
+    returns is the same for a namespace of 2 jobs x 2 runs x 2 datasets and one of 3 x 3 x
+    3, and no payload is read but by derivation."""
+    monkeypatch.setattr(purge, "BATCH", 2)
+    most = []
+    for jobs in (2, 3):
+        with transaction.atomic():
+            _namespace_of(jobs)
+            read = _MostRowsRead()
+            with connection.execute_wrapper(read):
+                report = purge_namespace(GONE, "alice")
+            assert report.counts["ingest_event"] == jobs * jobs + jobs
+            assert report.counts["catalog_run"] == jobs * jobs + jobs + 2  # etl.report's too
+            assert _tables_naming(GONE) == {}
+            most.append((read.most, read.statement))
+            assert read.payloads == []
+            transaction.set_rollback(True)
+    assert most[1][0] == most[0][0], most[1][1]
+    assert most[1][0] <= 2 * purge.BATCH, most[1][1]
+
+
+def _rows_per_table() -> dict[str, int]:
+    counts = {}
+    with connection.cursor() as cursor:
+        for label in ("catalog", "ingest"):
+            for model in apps.get_app_config(label).get_models(include_auto_created=True):
+                cursor.execute(f"SELECT count(*) FROM {model._meta.db_table}")
+                counts[model._meta.db_table] = cursor.fetchone()[0]
+    return counts
+
+
+def test_a_purge_in_batches_of_two_ends_as_one_in_batches_of_thousands(monkeypatch) -> None:
+    """The same counts, dry or not, the same rows left, the other job rebuilt the same."""
+    _namespace_of(3)
+    ends = []
+    for batch in (purge.BATCH, 2):
+        monkeypatch.setattr(purge, "BATCH", batch)
+        with transaction.atomic():
+            dry = purge_namespace(GONE, "alice", dry_run=True)
+            done = purge_namespace(GONE, "alice")
+            report = Job.objects.get(namespace="etl", name="report")
+            edges = LineageEdge.objects.filter(job=report).values_list("source__name", flat=True)
+            ends.append((dry, done, _rows_per_table(), sorted(edges)))
+            transaction.set_rollback(True)
+    assert ends[0] == ends[1]
+    dry, done, rows, edges = ends[1]
+    assert dry.counts["ingest_event"] == done.counts["ingest_event"] == 3 * 3 + 3
+    assert (done.rebuilt_jobs, done.rederived_events) == (1, 2)
+    assert edges == ["src"] and rows["ingest_event"] == 2
