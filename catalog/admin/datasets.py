@@ -237,9 +237,14 @@ class DatasetAdmin(
         permissions=["merge"],
     )
     def unpin_action(self, request: HttpRequest, queryset: QuerySet) -> None:
-        for dataset in queryset.order_by("id")[:20]:
-            display_names.unpin_display_name(request.user, dataset)
+        gone = [
+            str(dataset)
+            for dataset in queryset.order_by("id")[:20]
+            if display_names.unpin_display_name(request.user, dataset) is None
+        ]
         self.message_user(request, "Display names follow the rule again.", messages.SUCCESS)
+        if gone:  # merged or purged between the page's read and the action
+            self.message_user(request, "No longer stored: " + ", ".join(gone), messages.WARNING)
 
     @admin.display(description="aliases")
     def alias_count(self, dataset: Dataset) -> Any:

@@ -158,10 +158,14 @@ def pin_display_name(user: Any, alias: DatasetAlias) -> Dataset:
     return dataset
 
 
-def unpin_display_name(user: Any, dataset: Dataset) -> Dataset:
-    """Remove a dataset's pin: its title follows the rule again."""
+def unpin_display_name(user: Any, dataset: Dataset) -> Dataset | None:
+    """Remove a dataset's pin: its title follows the rule again. None when the dataset is
+    gone since the caller read it (a merge or a purge took it: nothing to unpin; a ``get``
+    was a 500 on the steward's page)."""
     with transaction.atomic():
-        locked = Dataset.objects.select_for_update().get(id=dataset.id)
+        locked = Dataset.objects.select_for_update().filter(id=dataset.id).first()
+        if locked is None:
+            return None
         siblings = DatasetAlias.objects.filter(dataset_id=locked.id).values("key_hash")
         DisplayNamePin.objects.filter(key_hash__in=siblings).delete()
         refresh_display_name(locked)

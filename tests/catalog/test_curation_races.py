@@ -2,7 +2,8 @@
 merges of the same pair at once (two connections, the real PostgreSQL) both get a rule,
 neither a database error; a merge or a background re-derive whose admin-log entry cannot
 be written stores nothing; a pin of an alias a merge moved since it was read titles the
-dataset the alias is in now (catalog.services.display_names)."""
+dataset the alias is in now, and an unpin of a dataset gone since is nothing to do
+(catalog.services.display_names)."""
 
 import threading
 import time
@@ -117,3 +118,13 @@ def test_a_pin_of_an_alias_a_merge_moved_titles_the_dataset_it_is_in_now() -> No
     assert display_names.pin_display_name(steward, stale).pk == survivor.pk
     survivor.refresh_from_db()
     assert (survivor.name, survivor.display_rank) == ("orders_v1", display_names.PINNED)
+
+
+@pytest.mark.django_db
+def test_an_unpin_of_a_dataset_a_merge_took_since_it_was_read_is_nothing_to_do() -> None:
+    survivor, other = _pair()
+    steward = get_user_model().objects.create_user("stew", is_staff=True)
+    stale = Dataset.objects.get(pk=other.pk)  # read by the steward's page
+    Dataset.objects.filter(pk=other.pk).delete()  # merged into the survivor since
+    assert display_names.unpin_display_name(steward, stale) is None
+    assert display_names.unpin_display_name(steward, survivor).pk == survivor.pk
