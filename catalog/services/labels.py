@@ -308,14 +308,26 @@ def _holders(label: StewardLabel) -> list[Dataset | Job]:
 
 
 def reproject(holder: Dataset | Job) -> None:
-    """Project the holder's tags and owners again, its row locked (derivation's order)."""
+    """Project the holder's tags and owners again, its row locked (derivation's order).
+
+    A dataset merged away since the caller read it (the steward's page) is projected on the
+    dataset that holds its name now: its labels are stored by that name. A holder gone
+    altogether (purged) has nothing to project; its labels wait for the name's return.
+    Unpacking one row was a 500 on the steward's page."""
     row: Dataset | Job
     if isinstance(holder, Dataset):
-        [row] = locked(Dataset.objects.filter(pk=holder.pk))
+        named = Dataset.objects.for_alias(holder.namespace, holder.name).values("pk")
+        rows = list(locked(Dataset.objects.filter(pk=holder.pk)))
+        rows = rows or list(locked(Dataset.objects.filter(pk__in=named)))
+        if not rows:
+            return
+        row = rows[0]
         labels = dataset_labels([row.pk]).get(row.pk, [])
     else:
-        [job] = locked(Job.objects.filter(pk=holder.pk))
-        row, labels = job, job_labels([job]).get(job.pk, [])
+        jobs = list(locked(Job.objects.filter(pk=holder.pk)))
+        if not jobs:
+            return
+        row, labels = jobs[0], job_labels(jobs).get(jobs[0].pk, [])
     if project(row, labels):
         row.save(update_fields=["tags", "owners", "updated_at"])
     holder.tags, holder.owners = row.tags, row.owners

@@ -3,7 +3,8 @@ merges of the same pair at once (two connections, the real PostgreSQL) both get 
 neither a database error; a merge or a background re-derive whose admin-log entry cannot
 be written stores nothing; a pin of an alias a merge moved since it was read titles the
 dataset the alias is in now, and an unpin of a dataset gone since is nothing to do
-(catalog.services.display_names)."""
+(catalog.services.display_names); a label on a dataset merged away since lands on the
+survivor, one on a job gone since is stored by name (catalog.services.labels)."""
 
 import threading
 import time
@@ -13,9 +14,17 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from catalog.models import AliasReason, AliasRule, Dataset, DatasetAlias, RederiveJob
-from catalog.names.naming import key_hash
-from catalog.services import curation, display_names, rederive_jobs
+from catalog.models import (
+    AliasReason,
+    AliasRule,
+    Dataset,
+    DatasetAlias,
+    Job,
+    LabelKind,
+    RederiveJob,
+)
+from catalog.names.naming import job_key, key_hash
+from catalog.services import curation, display_names, labels, rederive_jobs
 
 
 def _pair() -> tuple[Dataset, Dataset]:
@@ -128,3 +137,26 @@ def test_an_unpin_of_a_dataset_a_merge_took_since_it_was_read_is_nothing_to_do()
     Dataset.objects.filter(pk=other.pk).delete()  # merged into the survivor since
     assert display_names.unpin_display_name(steward, stale) is None
     assert display_names.unpin_display_name(steward, survivor).pk == survivor.pk
+
+
+@pytest.mark.django_db
+def test_a_label_on_a_dataset_a_merge_took_since_it_was_read_lands_on_the_survivor() -> None:
+    survivor, other = _pair()
+    steward = get_user_model().objects.create_user("stew", is_staff=True)
+    for dataset in (survivor, other):
+        DatasetAlias.objects.create(
+            namespace=dataset.namespace,
+            name=dataset.name,
+            key_hash=key_hash(dataset.namespace, dataset.name),
+            reason=AliasReason.EVENT,
+            dataset=dataset,
+        )
+    stale = Dataset.objects.get(pk=other.pk)  # read by the steward's form
+    DatasetAlias.objects.filter(name="orders_v1").update(dataset=survivor)  # a merge, since
+    Dataset.objects.filter(pk=other.pk).delete()
+    labels.label_holder(steward, stale, LabelKind.TAG, "pii")
+    survivor.refresh_from_db()
+    assert "pii" in str(survivor.tags)
+    gone = Job.objects.create(namespace="ns", name="load", key_hash=job_key("ns", "load"))
+    Job.objects.filter(pk=gone.pk).delete()  # purged since the form read it
+    labels.label_holder(steward, gone, LabelKind.TAG, "pii")  # stored by name, no 500
