@@ -35,7 +35,8 @@ from ingest.services import record_events
 # record's own fields, its key and headers. The replay's reader receives at most the limit
 # and this.
 _FRAMING = 64 * 1024
-# How long the reader waits for the message (the consumer's wait at most, as before).
+# How long the reader waits for the message, as before: a broker that does not answer costs
+# a letter this much.
 _READ_SECONDS = 10.0
 # librdkafka's error (to ``error_cb``) for a response longer than it receives: it reads the
 # length and refuses the response unread, then asks again, for ever.
