@@ -5,6 +5,7 @@ import re
 from typing import Any, ClassVar
 
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -57,6 +58,15 @@ class ReplayedFilter(admin.SimpleListFilter):
         return queryset
 
 
+class LettersWithoutValues(ChangeList):
+    """The list (and the replay action's selection) without keys and values, which it
+    does not show: a page held 50 values of up to LINEAGE_CONSUMER_DEAD_LETTER_BYTES each,
+    read again after every replay. The change page reads its letter's whole row."""
+
+    def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> QuerySet:
+        return super().get_queryset(request, exclude_parameters).defer("key", "value")
+
+
 @admin.register(DeadLetter)
 class DeadLetterAdmin(BoundedAdmin):
     list_display = (
@@ -88,6 +98,9 @@ class DeadLetterAdmin(BoundedAdmin):
     )
     readonly_fields = fields
     actions = ["replay_selected"]
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return LettersWithoutValues
 
     @admin.display(description="reason")
     def reason_redacted(self, letter: DeadLetter) -> str:
@@ -121,11 +134,14 @@ class DeadLetterAdmin(BoundedAdmin):
         # 0113), and the replay brings Kafka's client (confluent_kafka) that only it needs.
         from ingest.kafka.replay import replay
 
-        letters = list(queryset[:500])
+        # What the log names them by, not their keys and values: the replay reads those a
+        # bounded chunk at a time (ADR 0162).
+        letters = list(queryset.only("id", "topic", "partition", "offset")[:500])
         report = replay([letter.pk for letter in letters])
         outcomes = {
             **dict.fromkeys(report.stored, "stored"),
             **dict.fromkeys(report.refused, "refused again"),
+            **dict.fromkeys(report.too_large, "too large, not read"),
             **dict.fromkeys(report.unavailable, "unavailable"),
         }
         for letter in letters:  # a replay stores events: the admin log says who asked
@@ -133,9 +149,13 @@ class DeadLetterAdmin(BoundedAdmin):
         self.message_user(
             request,
             f"Stored {len(report.stored)}, refused again {len(report.refused)} (the reason is "
-            f"updated), unavailable {len(report.unavailable)}"
+            f"updated), too large {len(report.too_large)}"
+            + (f" ({report.why_too_large()})" if report.too_large else "")
+            + f", unavailable {len(report.unavailable)}"
             + (f" ({report.why_unavailable()})." if report.unavailable else "."),
-            messages.SUCCESS if not (report.refused or report.unavailable) else messages.WARNING,
+            messages.SUCCESS
+            if not (report.refused or report.unavailable or report.too_large)
+            else messages.WARNING,
         )
 
 

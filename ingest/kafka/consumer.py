@@ -46,8 +46,9 @@ logger = logging.getLogger(__name__)
 
 MESSAGES = Counter(
     "lineage_kafka_messages_total",
-    "Kafka messages stored by this consumer, by topic and outcome "
-    "(created, duplicate, dead_letter).",
+    "Kafka messages stored by this consumer, by topic and outcome (created, duplicate, "
+    "dead_letter); a message delivered again is a duplicate, whether it was an event or a "
+    "dead letter.",
     ["topic", "outcome"],
 )
 BATCH_SECONDS = Histogram(
@@ -456,6 +457,9 @@ class IngestConsumer:
         self.lag.committed(offsets)
 
     def _count(self, batch: list[Message], outcome: BatchOutcome) -> None:
+        """Count a stored batch by what its statements answered: a message delivered again
+        (a restart before the commit, a rebalance) is a duplicate, and a dead letter is
+        counted and logged once, when it is recorded."""
         self.stored_messages += len(batch)
         self.last_message_at = time.monotonic()
         for message, refusal in outcome.dead_letters:

@@ -17,7 +17,13 @@ from django.db import connection
 
 from ingest.kafka.messages import Message, Refusal, read_message
 from ingest.metrics import count_ingested
-from ingest.services import EventsInFlight, SerialisedEvent, finish_events, send_events
+from ingest.services import (
+    EventsInFlight,
+    SerialisedEvent,
+    StoredEvent,
+    finish_events,
+    send_events,
+)
 
 _INSERT_DEAD_LETTERS = """
 INSERT INTO ingest_dead_letter
@@ -28,6 +34,7 @@ SELECT * , now() FROM unnest(
     %s::timestamptz[], %s::text[], %s::text[]
 )
 ON CONFLICT (topic, partition, "offset") DO NOTHING
+RETURNING topic, partition, "offset"
 """
 
 
@@ -36,7 +43,11 @@ class BatchOutcome:
     created: int = 0
     duplicates: int = 0
     # topic → (created, duplicates): a batch holds several topics' messages.
+    # Events and dead letters alike: a message delivered again (a restart before the
+    # commit, a rebalance) stores nothing and is counted here, never as created again.
     by_topic: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Only the dead letters this batch recorded, by the INSERT's answer: one already
+    # recorded (the same position delivered again) is a duplicate, counted in ``by_topic``.
     dead_letters: list[tuple[Message, Refusal]] = field(default_factory=list)
 
 
@@ -48,6 +59,10 @@ class PreparedBatch:
     events: list[SerialisedEvent] = field(default_factory=list)
     event_topics: list[str] = field(default_factory=list)  # each event's topic, in order
     dead_letters: list[tuple[Message, Refusal]] = field(default_factory=list)
+    # The events' INSERT's answer, once it committed. When the dead letters' INSERT then
+    # fails, the batch is written again: its events are not sent again, so that they are
+    # counted once, as what the first answer said (created), not as duplicates of themselves.
+    stored: list[StoredEvent] | None = None
 
 
 def prepare_batch(messages: Sequence[Message], kinds: dict[str, str]) -> PreparedBatch:
@@ -65,7 +80,8 @@ def prepare_batch(messages: Sequence[Message], kinds: dict[str, str]) -> Prepare
 
 @dataclass
 class BatchInFlight:
-    """A prepared batch whose events' INSERT is on its way (none when it has no events)."""
+    """A prepared batch whose events' INSERT is on its way (none when it has no events, or
+    when they are stored already)."""
 
     prepared: PreparedBatch
     events: EventsInFlight | None
@@ -77,7 +93,8 @@ class BatchInFlight:
 def send_batch(prepared: PreparedBatch) -> BatchInFlight:
     """Send the batch's INSERT without waiting for it. Until ``finish_batch``, the
     connection is the batch's."""
-    return BatchInFlight(prepared, send_events(prepared.events) if prepared.events else None)
+    unsent = prepared.events and prepared.stored is None
+    return BatchInFlight(prepared, send_events(prepared.events) if unsent else None)
 
 
 def finish_batch(
@@ -87,16 +104,25 @@ def finish_batch(
     does; then nothing of the batch may be acknowledged to Kafka. Safe to repeat (by
     sending the prepared batch again)."""
     prepared = in_flight.prepared
-    stored = finish_events(in_flight.events) if in_flight.events is not None else []
-    count_ingested([event.record for event in prepared.events], stored)
-    outcome = BatchOutcome(dead_letters=prepared.dead_letters)
+    if prepared.stored is None:
+        prepared.stored = finish_events(in_flight.events) if in_flight.events is not None else []
+        count_ingested([event.record for event in prepared.events], prepared.stored)
+    stored = prepared.stored
+    outcome = BatchOutcome()
     outcome.created = sum(item.created for item in stored)
     outcome.duplicates = len(stored) - outcome.created
     for topic, item in zip(prepared.event_topics, stored, strict=True):
         created, duplicates = outcome.by_topic.get(topic, (0, 0))
         outcome.by_topic[topic] = (created + item.created, duplicates + (not item.created))
     if prepared.dead_letters:
-        record_dead_letters(prepared.dead_letters, kinds, dead_letter_bytes)
+        recorded = record_dead_letters(prepared.dead_letters, kinds, dead_letter_bytes)
+        for message, refusal in prepared.dead_letters:
+            if (message.topic, message.partition, message.offset) in recorded:
+                outcome.dead_letters.append((message, refusal))
+                continue
+            outcome.duplicates += 1
+            created, duplicates = outcome.by_topic.get(message.topic, (0, 0))
+            outcome.by_topic[message.topic] = (created, duplicates + 1)
     return outcome
 
 
@@ -109,8 +135,9 @@ def write_batch(
 
 def record_dead_letters(
     letters: Sequence[tuple[Message, Refusal]], kinds: dict[str, str], limit: int
-) -> None:
-    """One INSERT of every refused message, each once (a redelivered one is not repeated)."""
+) -> set[tuple[str, int, int]]:
+    """One INSERT of every refused message, each once (a redelivered one is not repeated);
+    the positions (topic, partition, offset) it recorded now, which a redelivered one is not."""
     rows = [
         (
             message.topic,
@@ -128,3 +155,4 @@ def record_dead_letters(
     ]
     with connection.cursor() as cursor:
         cursor.execute(_INSERT_DEAD_LETTERS, [list(column) for column in zip(*rows, strict=True)])
+        return {(topic, partition, offset) for topic, partition, offset in cursor.fetchall()}

@@ -34,10 +34,12 @@ def mock_cluster(*topics: str) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def produce(bootstrap: str, topic: str, values: list[Any], key: bytes | None = None) -> None:
+def produce(
+    bootstrap: str, topic: str, values: list[Any], key: bytes | None = None, **client: Any
+) -> None:
     """A plain confluent-kafka producer, as a metadata service would use; ``values`` that
-    are not bytes are sent as JSON."""
-    producer = Producer({"bootstrap.servers": bootstrap})
+    are not bytes are sent as JSON; ``client``: more librdkafka settings."""
+    producer = Producer({"bootstrap.servers": bootstrap, **client})
     for index, value in enumerate(values):
         body = value if isinstance(value, bytes) else orjson.dumps(value)
         producer.produce(topic, value=body, key=key if key is not None else str(index).encode())
