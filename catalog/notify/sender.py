@@ -5,11 +5,13 @@ The standard library's ``http.client``, because the connection must go to the ad
 header and the TLS server name (and certificate check) are the URL's host. It never follows
 a redirect (a 3xx is an answer like any other, and not a success). The answer is read at
 most ``MAX_ANSWER_BYTES`` and at most ``ANSWER_SECONDS`` long, status line and headers
-included, each read waiting at most ``READ_TIMEOUT_SECONDS``: a receiver that sends its
-headers a byte at a time cannot hold a try past its lease (after which the sweep would send
-the same delivery again beside it). What the receiver sent is returned without NUL bytes,
-which PostgreSQL's text columns refuse (the try could not be recorded, and would come back
-after every lease, never dead).
+included, each read waiting at most ``READ_TIMEOUT_SECONDS``; sending the request counts
+toward it (its body written within ``READ_TIMEOUT_SECONDS`` in all, over HTTPS too). So a
+receiver that sends its headers a byte at a time, or reads a large request a few bytes at a
+time, cannot hold a try past its lease (after which the sweep would send the same delivery
+again beside it). What the receiver sent is returned without NUL bytes, which PostgreSQL's
+text columns refuse (the try could not be recorded, and would come back after every lease,
+never dead).
 """
 
 import functools
@@ -128,7 +130,12 @@ def post(url: str, body: bytes, headers: dict[str, str]) -> Answer:
         except (OSError, ssl.SSLError) as error:
             return Answer(None, "", _storable(f"connect: {type(error).__name__}: {error}"))
         assert connection.sock is not None
-        # Sending the request counts toward the answer's limit (sendall's timeout is whole).
+        # Sending the request counts toward the answer's limit; each of http.client's two
+        # writes (the head, then the body) takes at most the read timeout in all: sendall's
+        # timeout is whole, over TLS too, where CPython writes it with one SSL_write (partial
+        # writes off) bounded as a whole. A send giving each piece the timeout again would let
+        # a receiver that keeps reading a large body slowly hold the try past its lease
+        # (tests/notify/test_sending_bound.py).
         connection.sock.settimeout(min(read_timeout, options["ANSWER_SECONDS"]))
         deadline = time.monotonic() + options["ANSWER_SECONDS"]
         connection.response_class = functools.partial(_BoundedResponse, deadline=deadline)  # type: ignore[assignment]
