@@ -183,8 +183,10 @@ class _Connection(http.client.HTTPConnection):
     def send(self, data: Any) -> None:
         if self.sock is None:
             self.connect()
-        # One send at a time, each given what is left: an SSL socket's sendall gives every
-        # piece the whole timeout again.
+        # Each call given what is left: http.client sends the head and the body (and a
+        # chunked body piece by piece) in separate calls, and a socket's timeout starts
+        # again at each call. (Within one call CPython bounds sendall as a whole, over TLS
+        # too: one SSL_write, measured against a slow reader.)
         view = memoryview(data).cast("B")
         while view:
             self.sock.settimeout(_remaining(self.deadline, self.seconds))
