@@ -20,7 +20,9 @@ class RederiveState(models.TextChoices):
     FAILED = "failed", "failed"
 
 
-FINISHED_STATES = (RederiveState.DONE, RederiveState.FAILED)
+# A job the broker never took is finished too: nothing will ever run it (the steward asks
+# again), so its progress page stops refreshing and wait_for stops waiting.
+FINISHED_STATES = (RederiveState.DONE, RederiveState.FAILED, RederiveState.NOT_QUEUED)
 
 
 class RederiveJob(models.Model):

@@ -10,7 +10,9 @@ The lookup is bounded by ``CONNECT_TIMEOUT_SECONDS``: a receiver's owner control
 name's DNS, and a resolver's retries over servers that do not answer add up to tens of
 seconds, which would hold a try past its lease (the sweep would send it again beside it)
 and a steward's save of the form as long. It runs on a small pool of its own; a lookup
-still waiting there when the pool is full fails at its limit like a slow one.
+still waiting there when the pool is full fails at its limit like a slow one, saying that
+it never started (the name is not to blame: others hold every thread), and the pool takes
+lookups again as soon as a thread is free (tests/notify/test_lookup_pool.py).
 """
 
 import ipaddress
@@ -105,7 +107,11 @@ def resolve(url: str) -> Target:
     try:
         infos = lookup.result(timeout=limit)
     except LookupTimeout as error:
-        lookup.cancel()  # if it had not started yet
+        if lookup.cancel():  # it never started: every thread was held by other names
+            raise RefusedAddress(
+                f"{host} was not looked up within {limit:g} s: all {LOOKUP_THREADS} "
+                "lookups were busy with names that do not answer"
+            ) from error
         raise RefusedAddress(f"{host} does not resolve within {limit:g} s") from error
     except (OSError, UnicodeError) as error:
         raise RefusedAddress(f"{host} does not resolve: {error}") from error

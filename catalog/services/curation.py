@@ -24,7 +24,7 @@ from catalog.models import AliasRule, AliasRuleAction, Dataset, DatasetAlias
 from catalog.names import naming
 from catalog.names.rules import RuleSet, compile_rule
 from catalog.services.audit import log_curation
-from catalog.services.derivation.datasets import detach_alias
+from catalog.services.derivation.datasets import detach_alias, lock_for_split
 from catalog.services.derivation.edges import recompute_edges
 from catalog.services.derivation.job_edges import recompute_job_edges
 from catalog.services.rederive_jobs import (
@@ -276,12 +276,14 @@ def split_alias(user: Any, alias: DatasetAlias) -> AliasRule:
     datasets' aliases (up to MAX_SELECTED_EVENTS, newest first) are re-derived so each
     dataset gets back exactly its own facets.
     """
-    if alias.dataset_id is None or not (
-        DatasetAlias.objects.filter(dataset_id=alias.dataset_id).exclude(id=alias.id).exists()
-    ):
-        raise ValueError("this alias is already the only name of its dataset")
-    old_dataset = alias.dataset_id
     with transaction.atomic():
+        # Checked under the locks detach_alias takes (alias, then its dataset), before the
+        # rule is stored: checked before them, the second of two splits of a two-name
+        # dataset at once (or a double-submitted form) found the other name still there,
+        # waited, then detached nothing but stored a detach rule and an admin-log entry.
+        old_dataset = lock_for_split(alias.pk)
+        if old_dataset is None:
+            raise ValueError("this alias is already the only name of its dataset")
         rule = _steward_rule(
             user,
             f"steward-split-{alias.pk}",

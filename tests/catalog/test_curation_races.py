@@ -4,13 +4,16 @@ neither a database error; a merge or a background re-derive whose admin-log entr
 be written stores nothing; a pin of an alias a merge moved since it was read titles the
 dataset the alias is in now, and an unpin of a dataset gone since is nothing to do
 (catalog.services.display_names); a label on a dataset merged away since lands on the
-survivor, one on a job gone since is stored by name (catalog.services.labels)."""
+survivor, one on a job gone since is stored by name (catalog.services.labels); of two
+splits of a two-name dataset at once (catalog.services.curation.split_alias) the second is
+refused as the split of an only name."""
 
 import threading
 import time
 from typing import Any
 
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth import get_user_model
 from django.db import connection
 
@@ -160,3 +163,72 @@ def test_a_label_on_a_dataset_a_merge_took_since_it_was_read_lands_on_the_surviv
     gone = Job.objects.create(namespace="ns", name="load", key_hash=job_key("ns", "load"))
     Job.objects.filter(pk=gone.pk).delete()  # purged since the form read it
     labels.label_holder(steward, gone, LabelKind.TAG, "pii")  # stored by name, no 500
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_splits_of_a_two_name_dataset_at_once_split_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Splitting either name of a two-name dataset leaves each alone: the first split holds
+    its locks, the second waits for them and then finds its alias the only name of its
+    dataset. It is refused as a split of an only name is, storing no rule and no log entry
+    (checked before the locks, it stored both for a split that moved nothing)."""
+    dataset = Dataset.objects.create(namespace="pg://db", name="orders")
+    aliases = [
+        DatasetAlias.objects.create(
+            namespace="pg://db",
+            name=name,
+            key_hash=key_hash("pg://db", name),
+            reason=AliasReason.EVENT,
+            dataset=dataset,
+        )
+        for name in ("orders", "orders_v1")
+    ]
+    steward = get_user_model().objects.create_user("stew", is_staff=True)
+    logged, commit = threading.Event(), threading.Event()
+    log = curation.log_curation
+
+    def log_then_wait(*args: Any, **kwargs: Any) -> Any:
+        entry = log(*args, **kwargs)
+        if not logged.is_set():  # the first split only
+            logged.set()
+            assert commit.wait(10)
+        return entry
+
+    monkeypatch.setattr(curation, "log_curation", log_then_wait)
+    outcomes: dict[str, BaseException | None] = {}
+    pids: list[int] = []
+
+    def split(alias: DatasetAlias) -> None:
+        try:
+            connection.ensure_connection()
+            pids.append(connection.connection.info.backend_pid)
+            curation.split_alias(steward, alias)
+            outcomes[alias.name] = None
+        except BaseException as error:
+            outcomes[alias.name] = error
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=split, args=(aliases[0],))
+    second = threading.Thread(target=split, args=(aliases[1],))
+    first.start()
+    assert logged.wait(10)
+    second.start()
+    deadline = time.monotonic() + 10
+    while not (len(pids) == 2 and _waiting_for_a_lock(pids[1])):
+        assert time.monotonic() < deadline, "the second split never waited for the first"
+        time.sleep(0.01)
+    commit.set()
+    first.join(10)
+    second.join(10)
+    assert outcomes["orders"] is None
+    refused = outcomes["orders_v1"]
+    assert isinstance(refused, ValueError), refused
+    assert str(refused) == "this alias is already the only name of its dataset"
+    assert list(AliasRule.objects.values_list("slug", flat=True)) == [
+        f"steward-split-{aliases[0].pk}"
+    ]
+    assert LogEntry.objects.count() == 1
+    homes = DatasetAlias.objects.values_list("dataset_id", flat=True)
+    assert len(set(homes)) == 2  # each name alone in a dataset of its own

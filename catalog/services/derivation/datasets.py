@@ -389,6 +389,18 @@ def refresh_fields(datasets: list[Dataset]) -> None:
     DatasetField.objects.bulk_create(rows)
 
 
+def lock_for_split(alias_id: int) -> int | None:
+    """Lock the alias and its dataset, in ``detach_alias``'s order, for the rest of the
+    caller's transaction; the dataset's id when it has another name (the alias can be split
+    off), None when the alias is its only name or is gone."""
+    alias = locked(DatasetAlias.objects.filter(id=alias_id)).first()
+    if alias is None or alias.dataset_id is None:
+        return None
+    locked(Dataset.objects.filter(id=alias.dataset_id)).get()
+    others = DatasetAlias.objects.filter(dataset_id=alias.dataset_id).exclude(id=alias_id)
+    return alias.dataset_id if others.exists() else None
+
+
 def detach_alias(alias_id: int) -> set[int]:
     """Move an alias out of its dataset into a dataset of its own (a steward's split).
 
