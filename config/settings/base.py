@@ -364,7 +364,7 @@ MARQUEZ_API: dict[str, Any] = {
 
 # Kafka ingest (ingest/kafka/, docs/ingest.md, ADR 0062): off unless bootstrap servers are set.
 # The topics are read by ``manage.py consume_kafka``, which checks them and says what is wrong.
-_KAFKA_OWN = {"BOOTSTRAP_SERVERS", "TOPICS", "GROUP_ID"}
+_KAFKA_OWN = {"BOOTSTRAP_SERVERS", "TOPICS", "GROUP_ID", "REPLAY_SECONDS"}
 LINEAGE_KAFKA: dict[str, Any] = {
     # Enables Kafka ingest. ``mock`` is for ``make run`` only: it starts librdkafka's
     # in-process mock cluster (nothing to install) and puts its address here.
@@ -391,6 +391,10 @@ LINEAGE_KAFKA: dict[str, Any] = {
     "HOST": env_str("LINEAGE_CONSUMER_HOST", "127.0.0.1"),
     # How often a consumer writes its partitions' lag into ingest_consumer_lag.
     "LAG_REPORT_SECONDS": env_int("LINEAGE_CONSUMER_LAG_REPORT_SECONDS", 5),
+    # The admin's "Replay selected" (a web request) starts no letter and waits for Kafka no
+    # longer after this many seconds; the rest stay open for the next run (ADR 0163). Under
+    # WEB_GRACEFUL_SECONDS (25), and well under a proxy's usual read timeout (60 s).
+    "REPLAY_SECONDS": env_float("LINEAGE_KAFKA_REPLAY_SECONDS", 20.0),
 }
 
 # Django's own limit must not cut a body before ingest can answer it with a 413.

@@ -143,6 +143,7 @@ class DeadLetterAdmin(BoundedAdmin):
             **dict.fromkeys(report.refused, "refused again"),
             **dict.fromkeys(report.too_large, "too large, not read"),
             **dict.fromkeys(report.unavailable, "unavailable"),
+            **dict.fromkeys(report.not_reached, "not reached, left open"),
         }
         for letter in letters:  # a replay stores events: the admin log says who asked
             self.log_change(request, letter, f"Replayed: {outcomes.get(letter.pk, 'skipped')}.")
@@ -152,9 +153,11 @@ class DeadLetterAdmin(BoundedAdmin):
             f"updated), too large {len(report.too_large)}"
             + (f" ({report.why_too_large()})" if report.too_large else "")
             + f", unavailable {len(report.unavailable)}"
-            + (f" ({report.why_unavailable()})." if report.unavailable else "."),
+            + (f" ({report.why_unavailable()})" if report.unavailable else "")
+            + f", not reached {len(report.not_reached)}"
+            + (f" ({report.why_not_reached()})." if report.not_reached else "."),
             messages.SUCCESS
-            if not (report.refused or report.unavailable or report.too_large)
+            if not (report.refused or report.unavailable or report.too_large or report.not_reached)
             else messages.WARNING,
         )
 
