@@ -55,10 +55,10 @@ def breaks_of(changes: Sequence[Changed]) -> dict[int, Breaks]:
     if not wanted:
         return {}
     limit = READERS_PER_CHANGE * len(wanted) + 1
-    edges = column_lineage.step(set(wanted), upstream=False, limit=limit)
+    edges = column_lineage.readers(set(wanted), limit)
     capped = len(edges) >= limit  # some change's readers may be cut: every list says so
     current = currency.current_column_edges({edge.id: edge.job_id for edge in edges})
-    by_column: dict[tuple[int, str], list[column_lineage.ColumnEdge]] = {}
+    by_column: dict[tuple[int, str], list[column_lineage.Reader]] = {}
     for edge in edges:
         by_column.setdefault((edge.source_id, edge.source_field), []).append(edge)
     answer: dict[int, Breaks] = {}

@@ -351,10 +351,12 @@ class FieldWalk:
     truncated: bool
 
 
-def step(frontier: set[Field], upstream: bool, limit: int) -> list[ColumnEdge]:
+def _step_where(frontier: set[Field], upstream: bool, limit: int) -> tuple[str, dict[str, Any]]:
+    """The WHERE of the column edges into (``upstream``) or out of ``frontier``'s fields,
+    and its values."""
     ordered = sorted(frontier)
     side = "target" if upstream else "source"
-    return _read(
+    return (
         # The ANY on the dataset column lets the walk use its index (the unique key leads
         # with target_id, catalog_coledge_source_idx with source_id).
         f"c.dataset_level = false AND c.{side}_id = ANY(%(ids)s) AND "
@@ -366,6 +368,46 @@ def step(frontier: set[Field], upstream: bool, limit: int) -> list[ColumnEdge]:
             "limit": limit,
         },
     )
+
+
+def step(frontier: set[Field], upstream: bool, limit: int) -> list[ColumnEdge]:
+    return _read(*_step_where(frontier, upstream, limit))
+
+
+@dataclass
+class Reader:
+    """A column edge out of a field as a breaking change names it (catalog.lineage.breaking)."""
+
+    id: int
+    source_id: int
+    source_field: str
+    target_id: int
+    target_namespace: str
+    target_name: str
+    target_field: str
+    job_id: int
+
+
+# ``step``'s rows downstream, in its order, with only the columns a Reader has: the run,
+# the schema test and the transformations were half of /changes' backend CPU a page of 500
+# (docs/benchmarks.md, "/changes' breaks: ..."), and a change names none of them. The
+# source stays joined: the order (so which rows a limit cuts) reads its name.
+_READERS = """
+SELECT c.id, c.source_id, c.source_field, c.target_id, t.namespace, t.name, c.target_field,
+       c.job_id
+FROM catalog_column_lineage_edge c
+JOIN catalog_dataset s ON s.id = c.source_id
+JOIN catalog_dataset t ON t.id = c.target_id
+"""
+
+
+def readers(frontier: set[Field], limit: int) -> list[Reader]:
+    """The column edges out of ``frontier``'s fields that ``step(frontier, upstream=False,
+    limit)`` reads, in its order, as Readers."""
+    where, values = _step_where(frontier, False, limit)
+    with connection.cursor() as cursor:
+        cursor.execute(_READERS + " WHERE " + where + _ORDER, values)
+        return [Reader(*row) for row in cursor.fetchall()]
 
 
 def walk(start: set[Field], depth: int, downstream: bool, max_fields: int) -> FieldWalk:

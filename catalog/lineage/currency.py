@@ -65,13 +65,16 @@ WHERE ref.run_id IS NULL OR EXISTS (SELECT 1 FROM catalog_job_edge_run er
 # aliases naming the edge's datasets; for a snapshot run, a fact of its newest window
 # (ADR 0091), whose start is read once per reference run, not per fact. One set query:
 # the edges' (reference run, key) pairs joined with the facts, which the planner hashes,
-# instead of a probe per edge (issue 38: 40,000 probes took 27 s).
+# instead of a probe per edge (issue 38: 40,000 probes took 27 s). The edges are read
+# by key (the ANY): joined by id alone, the planner hashed the whole edge table for a page
+# of changes' 713 readers, half the statement's CPU (docs/benchmarks.md, "/changes'
+# breaks").
 _COLUMN_EDGES = """
 , wanted AS MATERIALIZED (
     SELECT k.edge_id, ref.run_id, c.source_id, c.target_id, c.key_hash
     FROM unnest(%(edges)s::bigint[], %(jobs)s::bigint[]) AS k(edge_id, job_id)
     JOIN reference ref ON ref.job_id = k.job_id
-    JOIN catalog_column_lineage_edge c ON c.id = k.edge_id
+    JOIN catalog_column_lineage_edge c ON c.id = k.edge_id AND c.id = ANY(%(edges)s::bigint[])
 ), windows AS MATERIALIZED (
     SELECT wr.id AS run_id, {since} AS since
     FROM catalog_run wr WHERE wr.id IN (SELECT run_id FROM reference)
