@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, mixins
@@ -231,10 +233,15 @@ class RunViewSet(ReadOnlyViewSet):
         events = Event.objects.filter(run_id=run.run_id_text)
         if run.shares_run_id:  # the other job's events carry the same runId
             events = events.filter(job_namespace=run.job.namespace, job_name=run.job.name)
+        # At most RELATED_LIMIT of each direction, as a job's detail shows them: one slice of
+        # both ordered by direction gave a run with 2 x RELATED_LIMIT inputs no output at all.
+        nth = Window(RowNumber(), partition_by=F("direction"), order_by=F("id").asc())
         links = list(
             RunDataset.objects.filter(run=run)
+            .annotate(nth=nth)
+            .filter(nth__lte=RELATED_LIMIT)
             .select_related("alias__dataset")
-            .order_by("direction", "id")[: 2 * RELATED_LIMIT]
+            .order_by("direction", "id")
         )
         context = {
             **self.get_serializer_context(),
