@@ -14,6 +14,7 @@ from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework.exceptions import PermissionDenied
 
 from api.access import sees_retired
+from api.params import shown_as_is
 from api.problems import bad_parameter
 from catalog.facets import hierarchy
 from catalog.models import (
@@ -29,7 +30,6 @@ from catalog.models import (
     stored_key,
     writes,
 )
-from core.redaction import redact_text
 from ingest.models import DerivationStatus, Event, EventKind
 
 
@@ -51,16 +51,10 @@ class MomentFilter(filters.IsoDateTimeFilter):
 
 
 class ShownRedactedFilter(filters.CharFilter):
-    """An exact filter on producer text the API shows through ``redact_text`` (an event's
-    producer, job and runId as sent). A value that redaction would change is refused: the
-    filter's answer (found or not) would confirm a guess of what the answers hide, as
-    ``/metadata`` refuses a filter on a redacted key (docs/security.md). A value redaction
-    leaves alone finds only rows whose text shows as it is."""
+    """An exact filter on producer text the API shows redacted (``params.shown_as_is``)."""
 
     def filter(self, qs: Any, value: Any) -> Any:
-        if value and redact_text(value) != value:
-            raise bad_parameter(self.field_name, "Redacted values cannot be filtered on.")
-        return super().filter(qs, value)
+        return super().filter(qs, shown_as_is(self.field_name, value))
 
 
 class IdFilter(filters.NumberFilter):

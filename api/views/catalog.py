@@ -25,7 +25,7 @@ from api.filters import (
 from api.keyset_rows import KeysetRows
 from api.list_rows import dataset_detail, run_item
 from api.pagination import CursorPage, OffsetPage
-from api.problems import COMMON, WITH_404, bad_parameter, not_found
+from api.problems import COMMON, WITH_404, not_found
 from api.serializers import (
     DatasetDetailSerializer,
     DatasetSerializer,
@@ -49,7 +49,6 @@ from catalog.models import (
 from catalog.reads import datasets, run_facts
 from core import pipelined_reads
 from core.prepared import RowByKey
-from core.redaction import redact_text
 from ingest.models import Event
 
 # Detail pages list related rows up to these bounds (invariant 7); the lists behind them
@@ -217,9 +216,7 @@ class RunViewSet(ReadOnlyViewSet):
         return runs.order_by("is_placeholder", "job__namespace", "job__name", "id")
 
     def get_object(self) -> Any:
-        if (sent := self.kwargs["run_id"]) != redact_text(sent):
-            # Shown redacted (run_id_as_sent): found or not would confirm a guess of it.
-            raise bad_parameter("run_id", "A runId holding a redacted value cannot be looked up.")
+        params.shown_as_is("run_id", self.kwargs["run_id"])  # shown as run_id_as_sent
         runs = self._same_run_id()
         job_id = self.request.query_params.get("job_id")
         if job_id is not None:

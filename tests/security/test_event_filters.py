@@ -38,3 +38,8 @@ def test_no_event_filter_confirms_a_guessed_secret(
     for guess in (RUN_ID, RUN_ID.replace(SECRET, "wrong")):
         answer = read_client.get(f"/api/v1/runs/{guess}")
         assert answer.status_code == 400, (guess, answer.content)
+    dsn = f"postgres://app:{SECRET}@db:5432"  # an event's namespace, exported redacted
+    answer = read_client.get(f"/api/v1/events/export?{urlencode({'namespace': dsn})}")
+    assert answer.status_code == 400, answer.content
+    exported = b"".join(read_client.get("/api/v1/events/export?namespace=tests").streaming_content)
+    assert exported.count(b"\n") == 1 and SECRET.encode() not in exported
