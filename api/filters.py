@@ -14,6 +14,7 @@ from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework.exceptions import PermissionDenied
 
 from api.access import sees_retired
+from api.params import shown_as_is
 from api.problems import bad_parameter
 from catalog.facets import hierarchy
 from catalog.models import (
@@ -47,6 +48,13 @@ class UtcDateTimeField(filters.fields.IsoDateTimeField):
 
 class MomentFilter(filters.IsoDateTimeFilter):
     field_class = UtcDateTimeField
+
+
+class ShownRedactedFilter(filters.CharFilter):
+    """An exact filter on producer text the API shows redacted (``params.shown_as_is``)."""
+
+    def filter(self, qs: Any, value: Any) -> Any:
+        return super().filter(qs, shown_as_is(self.field_name, value))
 
 
 class IdFilter(filters.NumberFilter):
@@ -281,10 +289,10 @@ class EventFilterSet(CatalogFilterSet):
     received_until = MomentFilter(field_name="received_at", lookup_expr="lt")
     event_type = filters.CharFilter(help_text="START, RUNNING, COMPLETE, FAIL, ABORT, OTHER.")
     kind = filters.ChoiceFilter(choices=EventKind.choices)
-    producer = filters.CharFilter()
-    job_namespace = filters.CharFilter()
-    job_name = filters.CharFilter()
-    run_id = filters.CharFilter(help_text="The runId exactly as sent.")
+    producer = ShownRedactedFilter()
+    job_namespace = ShownRedactedFilter()
+    job_name = ShownRedactedFilter()
+    run_id = ShownRedactedFilter(help_text="The runId exactly as sent.")
     derivation_status = filters.ChoiceFilter(choices=DerivationStatus.choices)
     has_facet_problems = filters.BooleanFilter(
         field_name="facet_problems",

@@ -9,6 +9,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from rest_framework.request import Request
 
 from api.problems import bad_parameter, not_found
+from core.redaction import redact_text
 
 
 class BadMoment(ValueError):
@@ -121,3 +122,14 @@ def row_id(value: str, what: str) -> int:
     if not 0 < number < 2**63:
         raise not_found(f"No {what} has id {value}.")
     return number
+
+
+def shown_as_is(name: str, value: str) -> str:
+    """``value``, a parameter matched exactly against producer text the API shows redacted
+    (an event's producer, namespace, job name, runId as sent), refused when redaction would
+    change it: found or not would confirm a guess of what the answers hide, as ``/metadata``
+    refuses a filter on a redacted key (docs/security.md). A value redaction leaves alone
+    finds only rows whose text is shown as it is."""
+    if value and redact_text(value) != value:
+        raise bad_parameter(name, "Redacted values cannot be filtered on.")
+    return value

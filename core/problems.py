@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.core.exceptions import (
+    BadRequest,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.http import HttpRequest, HttpResponse
 from django.views.defaults import bad_request as default_bad_request
 from django.views.defaults import page_not_found
@@ -111,6 +117,8 @@ def _flatten(detail: Any, prefix: str = "") -> list[FieldError]:
 
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF exception handler: every error becomes a problem document."""
+    if unreadable_request(exc):
+        exc = unreadable(exc)
     if isinstance(exc, Problem):
         return Response(
             exc.as_dict(),
@@ -150,20 +158,35 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     return page_not_found(request, exception)
 
 
+def unreadable_request(error: Exception) -> bool:
+    """Whether ``error`` is Django's refusal of a request it cannot read (``request.GET`` past
+    ``DATA_UPLOAD_MAX_NUMBER_FIELDS``, ...), raised where a view first reads the request.
+
+    Why here too, not only in handler400: DRF's views read ``request.GET`` in their own
+    dispatch (negotiation reads ``?format=``), so the refusal reaches the view's exception
+    handler first. Left to it, Django's handler turned it into handler400's answer, but the
+    paths served in front of Django (config/read_front.py, ingest/front.py) answered the
+    unhandled exception with a 500, and an API read with a bearer token is served there."""
+    return isinstance(error, SuspiciousOperation | BadRequest)
+
+
+def unreadable(error: Exception) -> Problem:
+    """handler400's problem document for ``error`` (``unreadable_request``)."""
+    return Problem(
+        status=400,
+        slug="invalid-request",
+        title="The request is not valid",
+        detail=request_error_detail(error),
+    )
+
+
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     """handler400: a problem document under /api/, Django's page elsewhere. Django answers
     a request it cannot read itself (more than ``DATA_UPLOAD_MAX_NUMBER_FIELDS`` query
     parameters, a body past ``DATA_UPLOAD_MAX_MEMORY_SIZE``, a Host it does not serve)
     before any view's error handling: its page was HTML, even to the API's programs."""
     if _is_api(request):
-        return problem_response(
-            Problem(
-                status=400,
-                slug="invalid-request",
-                title="The request is not valid",
-                detail=request_error_detail(exception),
-            )
-        )
+        return problem_response(unreadable(exception))
     return default_bad_request(request, exception)
 
 

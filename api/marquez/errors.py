@@ -12,7 +12,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from core.problems import Problem, request_error_detail
+from core.problems import Problem, request_error_detail, unreadable_request
 from core.problems import bad_request as project_bad_request
 
 
@@ -54,6 +54,8 @@ def marquez_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         )
     if isinstance(exc, Http404):
         return Response(body(404, "Not found."), status=404)
+    if unreadable_request(exc):  # handler400's answer, also in front of Django (core.problems)
+        return Response(body(400, request_error_detail(exc)), status=400)
     response = exception_handler(exc, context)  # keeps WWW-Authenticate, Retry-After
     if response is None:
         return None

@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, mixins
@@ -214,6 +216,7 @@ class RunViewSet(ReadOnlyViewSet):
         return runs.order_by("is_placeholder", "job__namespace", "job__name", "id")
 
     def get_object(self) -> Any:
+        params.shown_as_is("run_id", self.kwargs["run_id"])  # shown as run_id_as_sent
         runs = self._same_run_id()
         job_id = self.request.query_params.get("job_id")
         if job_id is not None:
@@ -231,10 +234,15 @@ class RunViewSet(ReadOnlyViewSet):
         events = Event.objects.filter(run_id=run.run_id_text)
         if run.shares_run_id:  # the other job's events carry the same runId
             events = events.filter(job_namespace=run.job.namespace, job_name=run.job.name)
+        # At most RELATED_LIMIT of each direction, as a job's detail shows them: one slice of
+        # both ordered by direction gave a run with 2 x RELATED_LIMIT inputs no output at all.
+        nth = Window(RowNumber(), partition_by=F("direction"), order_by=F("id").asc())
         links = list(
             RunDataset.objects.filter(run=run)
+            .annotate(nth=nth)
+            .filter(nth__lte=RELATED_LIMIT)
             .select_related("alias__dataset")
-            .order_by("direction", "id")[: 2 * RELATED_LIMIT]
+            .order_by("direction", "id")
         )
         context = {
             **self.get_serializer_context(),

@@ -154,6 +154,7 @@ class EventExport(ReadAPIView):
         namespace = request.query_params.get("namespace", "")
         if "\x00" in namespace:
             raise bad_parameter("namespace", "NUL characters are not allowed.")
+        params.shown_as_is("namespace", namespace)  # the events' own, exported redacted
         queryset = Event.objects.openlineage_export(since, until, namespace)
         response = StreamingHttpResponse(
             _export_lines(queryset), content_type="application/x-ndjson"

@@ -4,7 +4,8 @@ from datetime import timedelta
 
 import pytest
 
-from catalog.models import AliasRule
+from api.views import catalog as catalog_views
+from catalog.models import AliasRule, RunDataset
 from tests.api.conftest import follow_all, results
 from tests.api.factories import (
     T0,
@@ -227,6 +228,21 @@ def test_run_detail(api, shop):
     assert [e["event_type"] for e in body["events"]] == ["START"]
     assert body["child_run_ids"] == [str(child.run_uuid)]
     assert api.get(f"/api/v1/runs/{child.run_uuid}").json()["parent_run_id"] == str(run.run_uuid)
+
+
+def test_a_run_with_many_inputs_still_shows_its_outputs(api, shop, monkeypatch):
+    # RELATED_LIMIT made small: the rows a real limit needs are not worth their CPU here.
+    monkeypatch.setattr(catalog_views, "RELATED_LIMIT", 2)
+    run = shop["load"].runs.get()
+    for number in range(4):
+        alias = make_dataset(f"shop.public.extra_{number}").aliases.get()
+        RunDataset.objects.create(
+            run=run, alias=alias, direction="input", first_seen=T0, last_seen=T0
+        )
+    body = api.get(f"/api/v1/runs/{run.run_uuid}").json()
+    assert [o["dataset"]["id"] for o in body["outputs"]] == [shop["clean"].id]
+    assert [i["dataset"]["id"] for i in body["inputs"]][:1] == [shop["orders"].id]
+    assert len(body["inputs"]) == 2
 
 
 def test_run_detail_queries(api, shop, django_assert_num_queries):

@@ -5,7 +5,7 @@ from django.db import connection
 
 from bench import bare_reads
 from catalog.models import Dataset
-from catalog.reads.search import search_catalog
+from catalog.reads.search import MAX_QUERY_LENGTH, search_catalog
 from catalog.services import retirement
 from catalog.services.retirement import Actor
 from tests.api.conftest import results
@@ -61,9 +61,17 @@ def test_type_filter_and_pagination(api, catalog):
     assert second["previous"]
 
 
-@pytest.mark.parametrize("query", ["", "q=", "q=x&limit=0", "q=x&offset=5000", "q=x&type=y"])
+@pytest.mark.parametrize(
+    "query",
+    ["", "q=", "q=x&limit=0", "q=x&offset=5000", "q=x&type=y", "q=" + "x" * (MAX_QUERY_LENGTH + 1)],
+)
 def test_bad_search_is_400(api, query):
     assert api.get(f"/api/v1/search?{query}").status_code == 400
+
+
+def test_a_query_at_the_length_limit_is_answered(api):
+    # The view refuses a longer one (MAX_QUERY_LENGTH): every search's cost is bounded by it.
+    assert api.get(f"/api/v1/search?q={'x' * MAX_QUERY_LENGTH}").status_code == 200
 
 
 def test_search_queries(api, catalog, django_assert_num_queries):

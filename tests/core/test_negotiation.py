@@ -103,3 +103,19 @@ def test_an_indented_answer_stays_indented(read_client: Any) -> None:
         assert response.status_code == 200
         assert response["Content-Type"] == "application/json"
         assert response.content.startswith(b"{\n  ")
+
+
+def test_a_header_longer_than_the_bound_is_answered_and_never_remembered() -> None:
+    # With room left in the memory: a client choosing long headers (each a new key of up to
+    # the server's header size) must not fill it with them (MAX_ACCEPT).
+    long = "application/json, " + "text/plain;q=0.1, " * (negotiation.MAX_ACCEPT // 18)
+    assert len(long) > negotiation.MAX_ACCEPT
+    for _ in range(2):
+        _, media_type = ProblemContentNegotiation().select_renderer(
+            _request(long), [JSONRenderer()]
+        )
+        assert media_type == "application/json"
+    assert negotiation._chosen == {}
+    at_bound = long[: negotiation.MAX_ACCEPT].rstrip(", ")
+    ProblemContentNegotiation().select_renderer(_request(at_bound), [JSONRenderer()])
+    assert len(negotiation._chosen) == 1

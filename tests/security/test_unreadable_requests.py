@@ -1,11 +1,23 @@
 """docs/api.md: "Every error is an RFC 9457 problem document"; docs/marquez.md: the mount's
 errors are Marquez's ``{code, message, details}``. Django refuses a request it cannot read
 (more query parameters than ``DATA_UPLOAD_MAX_NUMBER_FIELDS``) before any view's error
-handling: its 400 page was HTML on every path (core.problems.bad_request, handler400)."""
+handling: its 400 page was HTML on every path (core.problems.bad_request, handler400).
 
+A read with a bearer token and no cookie is served in front of Django's handler
+(config/read_front.py), where the refusal, raised inside the view's dispatch, was a 500
+(the mount's in HTML): the last tests send it through the application config/wsgi.py serves.
+"""
+
+from typing import Any
+
+import orjson
 import pytest
 from django.conf import settings
-from django.test import Client
+from django.core.wsgi import get_wsgi_application
+from django.test import Client, RequestFactory
+
+from config.read_front import ReadFrontPath
+from ingest.fastpath import IngestFastPath
 
 pytestmark = pytest.mark.django_db
 
@@ -53,3 +65,34 @@ def test_pages_for_people_keep_djangos_page(admin_client) -> None:
 def test_a_parameter_count_at_the_limit_still_reads(reader) -> None:
     at_limit = "&".join(f"a{n}=1" for n in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS))
     assert reader.get(f"/api/v1/jobs?{at_limit}").status_code == 200
+
+
+def served(path: str, query: str, **headers: str) -> tuple[int, str, Any]:
+    """Status, content type and JSON body of a GET through what config/wsgi.py serves."""
+    app = ReadFrontPath(IngestFastPath(get_wsgi_application()))
+    request = RequestFactory().get(path, QUERY_STRING=query, **headers)
+    answer: dict[str, Any] = {}
+
+    def start_response(status: str, headers: list[tuple[str, str]]) -> None:
+        answer["status"], answer["headers"] = int(status.split()[0]), dict(headers)
+
+    chunks = app(request.environ, start_response)
+    try:
+        content = b"".join(chunks)
+    finally:
+        if hasattr(chunks, "close"):
+            chunks.close()
+    return answer["status"], answer["headers"]["Content-Type"], orjson.loads(content)
+
+
+@pytest.mark.django_db(transaction=True)  # the front path's own connection upkeep
+def test_too_many_parameters_on_a_bearer_read_is_a_problem_or_marquez_shaped(read_token) -> None:
+    auth = f"Bearer {read_token}"
+    for path in [*READS, "/api/v1/jobs/1"]:
+        status, content_type, problem = served(path, TOO_MANY, HTTP_AUTHORIZATION=auth)
+        assert (status, content_type) == (400, "application/problem+json"), (path, problem)
+        assert problem["type"] == "urn:lineage-catalog:problem:invalid-request"
+        assert "DATA_UPLOAD_MAX_NUMBER_FIELDS" in problem["detail"]
+    status, _, body = served("/marquez/api/v1/namespaces", TOO_MANY, HTTP_AUTHORIZATION=auth)
+    assert status == 400
+    assert body["code"] == 400 and "DATA_UPLOAD_MAX_NUMBER_FIELDS" in body["message"]
