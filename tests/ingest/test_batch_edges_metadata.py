@@ -66,6 +66,34 @@ def test_batch_accepts_ndjson_and_gzip(ingest_client) -> None:
     assert Event.objects.count() == 4
 
 
+def test_an_ndjson_event_is_named_by_its_line_as_a_line_that_does_not_parse_is(
+    ingest_client,
+) -> None:
+    """Blank lines count: the refused event on line 3 (from 0) was reported as the batch's
+    event 1, and a line that does not parse is named by its line (docs/problems.md)."""
+    good, warned = run_event(), run_event(eventType="LATER")
+    lines = [b"", orjson.dumps(good), b"  ", orjson.dumps(run_event(eventTime="never")), b""]
+    lines.append(orjson.dumps(warned))
+    response = ingest_client.post(
+        BATCH, data=b"\n".join(lines), content_type="application/x-ndjson"
+    )
+    body = response.json()
+    assert [failure["index"] for failure in body["failed_events"]] == [3]
+    assert body["failed_events"][0]["reason"].startswith("/3/eventTime")
+    assert [warning["index"] for warning in body["warnings"]] == [5]
+    assert body["summary"] == {
+        "received": 3,
+        "successful": 2,
+        "failed": 1,
+        "retriable": 0,
+        "non_retriable": 1,
+    }
+    unparsed = ingest_client.post(
+        BATCH, data=b"\n".join([*lines[:3], b"{"]), content_type="application/x-ndjson"
+    )
+    assert unparsed.status_code == 400 and error_paths(unparsed) == {"/3"}
+
+
 def test_ids_follow_the_order_events_were_sent_in(ingest_client) -> None:
     """The many-event INSERT stores rows in digest order (no deadlock between batches
     sharing events, ADR 0153) and draws their ids in the order sent: derivation's sweep and
