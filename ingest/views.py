@@ -8,7 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -54,6 +59,23 @@ class StoredSerializer(serializers.Serializer):
 
 class StoredManySerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["created", "duplicate"])
+    results = StoredSerializer(many=True)
+
+
+# One event's answer, or an array's (``/lineage`` tolerates one, ``/edges`` takes one):
+# the schema named only the first, and a client built from it refused the second.
+STORED_ONE_OR_MANY = PolymorphicProxySerializer(
+    component_name="StoredOneOrMany",
+    serializers=[StoredSerializer, StoredManySerializer],
+    resource_type_field_name=None,
+)
+
+
+class StoredMetadataSerializer(serializers.Serializer):
+    """``/metadata``'s answer, one record or many: it was documented as ``StoredMany``,
+    whose ``status`` it never held."""
+
+    ids = serializers.ListField(child=serializers.IntegerField(), help_text="In input order.")
     results = StoredSerializer(many=True)
 
 
@@ -211,9 +233,9 @@ class LineageView(IngestView):
         tags=["ingest"],
         request={"application/json": {"type": "object", "additionalProperties": True}},
         responses={
-            201: StoredSerializer,
+            201: STORED_ONE_OR_MANY,
             200: OpenApiResponse(
-                StoredSerializer, description="The same event was already stored."
+                STORED_ONE_OR_MANY, description="The same event was already stored."
             ),
             **ERRORS,
         },
@@ -318,7 +340,7 @@ class EdgeView(IngestView):
         ),
         tags=["ingest"],
         request=EdgeSerializer,
-        responses={201: StoredSerializer, 200: StoredSerializer, **ERRORS},
+        responses={201: STORED_ONE_OR_MANY, 200: STORED_ONE_OR_MANY, **ERRORS},
     )
     def post(self, request: Request) -> Response:
         document, is_array = json_documents(request)
@@ -337,7 +359,7 @@ class MetadataView(IngestView):
         ),
         tags=["ingest"],
         request=MetadataSerializer,
-        responses={201: StoredManySerializer, **ERRORS},
+        responses={201: StoredMetadataSerializer, **ERRORS},
     )
     def post(self, request: Request) -> Response:
         document, is_array = json_documents(request)
