@@ -283,3 +283,26 @@ def test_an_event_over_the_per_event_limit_fails_alone_in_a_batch(ingest_client)
     assert body["failed_events"][0]["index"] == 1
     assert "4096" in body["failed_events"][0]["reason"]
     assert [event.payload for event in Event.objects.all()] == [small]
+
+
+def test_an_array_on_the_single_endpoints_has_the_batchs_event_count_limit(
+    ingest_client, settings
+) -> None:
+    """An array on /lineage, /edges and /metadata is a batch too (all-or-nothing): over
+    ``LINEAGE_MAX_BATCH_EVENTS`` it is a 413 with nothing stored. It had no limit but the
+    body's: 16 MiB of edges were 375,000 rows in one INSERT and a 12 MB answer."""
+    settings.LINEAGE = {**settings.LINEAGE, "MAX_BATCH_EVENTS": 3}
+    record = {"subject": "s", "action": "a", "timestamp": "2026-01-01T00:00:00Z"}
+    items = {
+        LINEAGE: [run_event() for _ in range(4)],
+        EDGES: [{"source_table": f"a{n}", "target_table": "b"} for n in range(4)],
+        METADATA: [{**record, "resource": f"r{n}"} for n in range(4)],
+    }
+    for url, array in items.items():
+        refused = post_json(ingest_client, url, array)
+        assert refused.status_code == 413, (url, refused.content)
+        assert refused.json()["detail"] == "At most 3 events per batch."
+        assert not Event.objects.exists()
+    for url, array in items.items():
+        assert post_json(ingest_client, url, array[:3]).status_code == 201
+    assert Event.objects.count() == 9
