@@ -306,7 +306,7 @@ def _prepared(
     """How many events the batch holds, its events as stored with their positions (in
     NDJSON their lines, from 0), and its refusals (``failed_events``)."""
     if media in NDJSON_TYPES:
-        documents, numbers = parse_ndjson(body)
+        documents, numbers = parse_ndjson(body, limits()["MAX_BATCH_EVENTS"])
     else:
         documents = parse_json(body)
         if not isinstance(documents, list):
