@@ -16,10 +16,12 @@ def _raw(name: str) -> str | None:
     file_path = os.environ.get(f"{name}_FILE")
     if file_path:
         try:
-            return Path(file_path).read_text().strip()
-        except OSError as error:
+            return Path(file_path).read_text(encoding="utf-8").strip()
+        # Not text (a key made by ``head -c 32 /dev/urandom``) is a UnicodeDecodeError: a
+        # traceback where config.server prints ImproperlyConfigured as one line.
+        except (OSError, UnicodeDecodeError) as error:
             raise ImproperlyConfigured(
-                f"{name}_FILE={file_path!r} cannot be read: {error}"
+                f"{name}_FILE={file_path!r} cannot be read as UTF-8 text: {error}"
             ) from error
     return os.environ.get(name)
 

@@ -8,7 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -57,6 +62,23 @@ class StoredManySerializer(serializers.Serializer):
     results = StoredSerializer(many=True)
 
 
+# One event's answer, or an array's (``/lineage`` tolerates one, ``/edges`` takes one):
+# the schema named only the first, and a client built from it refused the second.
+STORED_ONE_OR_MANY = PolymorphicProxySerializer(
+    component_name="StoredOneOrMany",
+    serializers=[StoredSerializer, StoredManySerializer],
+    resource_type_field_name=None,
+)
+
+
+class StoredMetadataSerializer(serializers.Serializer):
+    """``/metadata``'s answer, one record or many: it was documented as ``StoredMany``,
+    whose ``status`` it never held."""
+
+    ids = serializers.ListField(child=serializers.IntegerField(), help_text="In input order.")
+    results = StoredSerializer(many=True)
+
+
 class BatchSummarySerializer(serializers.Serializer):
     received = serializers.IntegerField()
     successful = serializers.IntegerField()
@@ -65,14 +87,18 @@ class BatchSummarySerializer(serializers.Serializer):
     non_retriable = serializers.IntegerField()
 
 
+# In NDJSON the line's number, blank lines counted, as a line that does not parse is named.
+POSITION_HELP = "Position of the event in the batch (in NDJSON its line), from 0."
+
+
 class FailedEventSerializer(serializers.Serializer):
-    index = serializers.IntegerField()
+    index = serializers.IntegerField(help_text=POSITION_HELP)
     reason = serializers.CharField()
     retriable = serializers.BooleanField()
 
 
 class EventWarningsSerializer(serializers.Serializer):
-    index = serializers.IntegerField(help_text="Position of the event in the batch.")
+    index = serializers.IntegerField(help_text=POSITION_HELP)
     id = serializers.IntegerField(help_text="Id of the stored event.")
     warnings = WarningSerializer(many=True)
 
@@ -150,12 +176,20 @@ def stored_answer(records: list[EventRecord]) -> tuple[int, dict[str, Any]]:
     }
 
 
+def _check_count(documents: list[Any]) -> None:
+    """``MAX_BATCH_EVENTS``, for every request that holds many events."""
+    if len(documents) > limits()["MAX_BATCH_EVENTS"]:
+        raise too_large(f"At most {limits()['MAX_BATCH_EVENTS']} events per batch.")
+
+
 def validate_all(documents: list[Any], validate: Validator) -> list[EventRecord]:
     """All-or-nothing validation: one bad item refuses the request, naming every error.
     An empty array is refused too: there is nothing to answer "created" or "duplicate" for
-    (``/edges`` answered ``[]`` 200 "duplicate")."""
+    (``/edges`` answered ``[]`` 200 "duplicate"). An array is a batch, with its limit:
+    uncapped, 16 MiB of edges were 375,000 of them in one INSERT and a 12 MB answer."""
     if not documents:
         raise invalid_event([FieldError("/", "the array is empty")])
+    _check_count(documents)
     records: list[EventRecord] = []
     errors: list[FieldError] = []
     for index, document in enumerate(documents):
@@ -207,9 +241,9 @@ class LineageView(IngestView):
         tags=["ingest"],
         request={"application/json": {"type": "object", "additionalProperties": True}},
         responses={
-            201: StoredSerializer,
+            201: STORED_ONE_OR_MANY,
             200: OpenApiResponse(
-                StoredSerializer, description="The same event was already stored."
+                STORED_ONE_OR_MANY, description="The same event was already stored."
             ),
             **ERRORS,
         },
@@ -269,22 +303,22 @@ class LineageBatchView(IngestView):
 def _prepared(
     media: str, body: bytes
 ) -> tuple[int, list[SerialisedEvent], list[int], list[dict[str, Any]]]:
-    """How many events the batch holds, its events as stored with their positions, and
-    its refusals (``failed_events``)."""
+    """How many events the batch holds, its events as stored with their positions (in
+    NDJSON their lines, from 0), and its refusals (``failed_events``)."""
     if media in NDJSON_TYPES:
-        documents = parse_ndjson(body)
+        documents, numbers = parse_ndjson(body, limits()["MAX_BATCH_EVENTS"])
     else:
         documents = parse_json(body)
         if not isinstance(documents, list):
             raise invalid_event([FieldError("/", "a batch must be a JSON array of events")])
-    if len(documents) > limits()["MAX_BATCH_EVENTS"]:
-        raise too_large(f"At most {limits()['MAX_BATCH_EVENTS']} events per batch.")
+        numbers = list(range(len(documents)))
+    _check_count(documents)
     accepted: list[SerialisedEvent] = []
     positions: list[int] = []
     failed: list[dict[str, Any]] = []
     # Read once: a settings lookup per event was 1.5% of a batch's GIL-held time.
     limit = limits()["MAX_EVENT_BYTES"]
-    for index, document in enumerate(documents):
+    for index, document in zip(numbers, documents, strict=True):
         try:
             event = serialise(validate_openlineage(document, f"/{index}"))
             if event.size > limit:  # ``oversized``, the limit read once
@@ -313,7 +347,7 @@ class EdgeView(IngestView):
         ),
         tags=["ingest"],
         request=EdgeSerializer,
-        responses={201: StoredSerializer, 200: StoredSerializer, **ERRORS},
+        responses={201: STORED_ONE_OR_MANY, 200: STORED_ONE_OR_MANY, **ERRORS},
     )
     def post(self, request: Request) -> Response:
         document, is_array = json_documents(request)
@@ -332,7 +366,7 @@ class MetadataView(IngestView):
         ),
         tags=["ingest"],
         request=MetadataSerializer,
-        responses={201: StoredManySerializer, **ERRORS},
+        responses={201: StoredMetadataSerializer, **ERRORS},
     )
     def post(self, request: Request) -> Response:
         document, is_array = json_documents(request)

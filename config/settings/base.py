@@ -243,7 +243,7 @@ LINEAGE: LineageSettings = {
     # Also the most event bytes one export chunk holds, and the most a Marquez event page
     # may hold (a larger one is refused with the limit that fits: clients page by offset).
     "MAX_PAGE_BYTES": env_int("LINEAGE_MAX_PAGE_BYTES", 8 * 1024 * 1024),
-    # Most events in one batch request.
+    # Most events in one batch request, or in an array on /lineage, /edges or /metadata.
     "MAX_BATCH_EVENTS": env_int("LINEAGE_MAX_BATCH_EVENTS", 10_000),
     # Local development only: accept ingest without any token.
     "ALLOW_ANONYMOUS_INGEST": env_bool("LINEAGE_ALLOW_ANONYMOUS_INGEST", False),

@@ -29,7 +29,10 @@ if _pod_ip:
 if env_bool("DJANGO_TRUST_X_FORWARDED_PROTO", True):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
-# Probes and in-cluster producers call over plain HTTP: never redirect them.
+# Probes and Prometheus call the pods over plain HTTP: never redirect them. Everything
+# else is redirected, ingest too: an in-cluster producer posting to the Service over plain
+# HTTP gets a 301 unless it sends X-Forwarded-Proto: https or the chart turns
+# django.secureSslRedirect off.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
 CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)

@@ -3,6 +3,8 @@
 import os
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -16,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from ingest.metrics import TASK_FAILURES
 from ingest.models import Event
 from tests.deploy.rendering import ROOT
-from tests.ingest.helpers import BATCH, LINEAGE, run_event
+from tests.ingest.helpers import BATCH, LINEAGE, run_event, second_connection
 
 pytestmark = pytest.mark.django_db
 
@@ -143,3 +145,24 @@ def test_multiprocess_mode_adds_up_every_process(tmp_path: Path) -> None:
         capture_output=True,
     ).stdout
     assert 'lineage_ingest_events_total{kind="edge",outcome="created"} 6.0' in output
+
+
+def test_a_scrape_does_not_wait_for_a_locked_event_log() -> None:
+    """DerivationCollector's promise: a scrape never waits on a busy database for long. A
+    migration holding the event log's lock answers ``database_up 0`` after the 2-second
+    statement timeout, not when the lock goes (released here after 8 s at the latest, so
+    that the test ends even when the promise is broken)."""
+    with second_connection() as other:
+        other.execute("BEGIN")
+        other.execute("LOCK TABLE ingest_event IN ACCESS EXCLUSIVE MODE")
+        release = threading.Timer(8, other.execute, ["ROLLBACK"])
+        release.start()
+        try:
+            started = time.monotonic()
+            samples = scrape(Client())
+            waited = time.monotonic() - started
+        finally:
+            release.cancel()
+            other.execute("ROLLBACK")
+    assert value(samples, "lineage_metrics_database_up") == 0
+    assert waited < 5

@@ -287,3 +287,19 @@ def test_a_busy_process_publishes_at_most_one_task_per_interval(
     interval = settings.LINEAGE["ENQUEUE_INTERVAL_MS"] / 1000
     gaps = [later - earlier for (earlier, _), (later, _) in itertools.pairwise(sent)]
     assert len(sent) >= 2 and min(gaps) >= interval * 0.95, gaps
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "url", ["sentinel://127.0.0.1:26379/0", "amqp://guest@127.0.0.1:5672//", "redis://host:port"]
+)
+def test_readyz_reports_a_broker_it_cannot_ping_and_stays_ready(settings, url: str) -> None:
+    """The broker is only reported (readyz' docstring), whatever its URL: one redis-py
+    cannot open (another kombu transport, a mistyped port) was a ValueError, a 500, and the
+    pod never became ready."""
+    settings.CELERY_BROKER_URL = url
+
+    response = Client().get("/readyz")
+
+    assert response.status_code == 200
+    assert response.json()["checks"]["broker"].startswith("not checked")

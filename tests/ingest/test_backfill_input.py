@@ -6,6 +6,7 @@ command-line error before anything is stored or overwritten, or is handled as me
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import orjson
@@ -14,6 +15,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from ingest.backfill import StateFile
 from ingest.models import Event
 from tests.ingest.helpers import run_event
 
@@ -107,3 +109,36 @@ def test_from_the_shell_a_bad_state_is_one_line_and_exit_status_1(
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().startswith("CommandError:"), done.stderr
+
+
+@pytest.mark.django_db(False)
+def test_two_runs_writing_one_state_file_at_once_each_write_whole_states(
+    tmp_path: Path,
+) -> None:
+    """StateFile's promise: two runs sharing the file never write into one temporary file
+    (with one name, one's rename took the other's, whose rename then failed), and neither
+    leaves one behind. Threads switched often, so that writes interleave (no database)."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    path, export = tmp_path / "state.json", tmp_path / "export.ndjson"
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        state = StateFile(path)
+        try:
+            for offset in range(200):
+                state.advance(export, offset)
+        except BaseException as error:  # told to the test, not lost in the thread
+            failures.append(error)
+
+    try:
+        runs = [threading.Thread(target=run) for _ in range(2)]
+        for each in runs:
+            each.start()
+        for each in runs:
+            each.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []
+    assert sorted(os.listdir(tmp_path)) == ["state.json"]
+    assert orjson.loads(path.read_bytes())["offset"] == 199

@@ -1,12 +1,15 @@
 """The batch endpoint's partial success, NDJSON, edges and metadata records."""
 
 import gzip
+import tracemalloc
 
 import orjson
 import pytest
 
+from core.problems import Problem
 from ingest.middleware import database_unavailable
 from ingest.models import Event, EventKind
+from ingest.parsing import parse_ndjson
 from tests.ingest.helpers import (
     BATCH,
     EDGES,
@@ -64,6 +67,34 @@ def test_batch_accepts_ndjson_and_gzip(ingest_client) -> None:
     assert response.json()["summary"]["successful"] == 3
     assert post_gzip(ingest_client, BATCH, [run_event()]).json()["status"] == "success"
     assert Event.objects.count() == 4
+
+
+def test_an_ndjson_event_is_named_by_its_line_as_a_line_that_does_not_parse_is(
+    ingest_client,
+) -> None:
+    """Blank lines count: the refused event on line 3 (from 0) was reported as the batch's
+    event 1, and a line that does not parse is named by its line (docs/problems.md)."""
+    good, warned = run_event(), run_event(eventType="LATER")
+    lines = [b"", orjson.dumps(good), b"  ", orjson.dumps(run_event(eventTime="never")), b""]
+    lines.append(orjson.dumps(warned))
+    response = ingest_client.post(
+        BATCH, data=b"\n".join(lines), content_type="application/x-ndjson"
+    )
+    body = response.json()
+    assert [failure["index"] for failure in body["failed_events"]] == [3]
+    assert body["failed_events"][0]["reason"].startswith("/3/eventTime")
+    assert [warning["index"] for warning in body["warnings"]] == [5]
+    assert body["summary"] == {
+        "received": 3,
+        "successful": 2,
+        "failed": 1,
+        "retriable": 0,
+        "non_retriable": 1,
+    }
+    unparsed = ingest_client.post(
+        BATCH, data=b"\n".join([*lines[:3], b"{"]), content_type="application/x-ndjson"
+    )
+    assert unparsed.status_code == 400 and error_paths(unparsed) == {"/3"}
 
 
 def test_ids_follow_the_order_events_were_sent_in(ingest_client) -> None:
@@ -255,3 +286,51 @@ def test_an_event_over_the_per_event_limit_fails_alone_in_a_batch(ingest_client)
     assert body["failed_events"][0]["index"] == 1
     assert "4096" in body["failed_events"][0]["reason"]
     assert [event.payload for event in Event.objects.all()] == [small]
+
+
+def test_an_array_on_the_single_endpoints_has_the_batchs_event_count_limit(
+    ingest_client, settings
+) -> None:
+    """An array on /lineage, /edges and /metadata is a batch too (all-or-nothing): over
+    ``LINEAGE_MAX_BATCH_EVENTS`` it is a 413 with nothing stored. It had no limit but the
+    body's: 16 MiB of edges were 375,000 rows in one INSERT and a 12 MB answer."""
+    settings.LINEAGE = {**settings.LINEAGE, "MAX_BATCH_EVENTS": 3}
+    record = {"subject": "s", "action": "a", "timestamp": "2026-01-01T00:00:00Z"}
+    items = {
+        LINEAGE: [run_event() for _ in range(4)],
+        EDGES: [{"source_table": f"a{n}", "target_table": "b"} for n in range(4)],
+        METADATA: [{**record, "resource": f"r{n}"} for n in range(4)],
+    }
+    for url, array in items.items():
+        refused = post_json(ingest_client, url, array)
+        assert refused.status_code == 413, (url, refused.content)
+        assert refused.json()["detail"] == "At most 3 events per batch."
+        assert not Event.objects.exists()
+    for url, array in items.items():
+        assert post_json(ingest_client, url, array[:3]).status_code == 201
+    assert Event.objects.count() == 9
+
+
+def test_ndjson_past_the_event_count_is_refused_before_its_lines_are_split_or_parsed(
+    ingest_client, settings
+) -> None:
+    """A line past ``LINEAGE_MAX_BATCH_EVENTS`` is a 413 before it is parsed (it was a 400
+    for the bad line, after every line was parsed), and cutting a body into lines costs
+    no object per line: 64 KB of gzipped short lines (64 MiB inflated) took 1.2 GiB."""
+    settings.LINEAGE = {**settings.LINEAGE, "MAX_BATCH_EVENTS": 3}
+    lines = [orjson.dumps(run_event()) for _ in range(3)]
+    body = b"\n".join([*lines, b"not JSON"])
+    refused = ingest_client.post(BATCH, data=body, content_type="application/x-ndjson")
+    assert refused.status_code == 413, refused.content
+    assert not Event.objects.exists()
+
+    many = b"12\n\n" * 250_000  # a million lines, half of them blank
+    tracemalloc.start()
+    try:
+        with pytest.raises(Problem) as problem:
+            parse_ndjson(many, 3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert problem.value.status == 413
+    assert peak < 256 * 1024, peak

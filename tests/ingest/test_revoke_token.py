@@ -132,3 +132,28 @@ def test_a_name_that_reads_as_an_id_or_a_prefix_is_not_passed_over(capsys) -> No
     assert f"#{digits.id}" in _revoke(str(first.id), capsys)
     assert _active() == set()
     assert "No token has the id '99999999999999999999'" in _refusal("99999999999999999999")
+
+
+@pytest.mark.parametrize("pasted", ["Bearer {}", "'{}'", " Bearer {} "])
+def test_a_token_pasted_with_what_surrounds_it_is_not_echoed(pasted: str) -> None:
+    """The Authorization header's value, or the token in quotes, matches no token and no
+    name: the refusal names it by its prefix only (it quoted the whole secret)."""
+    kept, secret = create_token("kept", "ingest")
+
+    refusal = _refusal(pasted.format(secret))
+
+    assert "No token has the name" in refusal and secret not in refusal
+    assert secret[: len("lc_ingest_") + 4] + "…" in refusal
+    assert _active() == {kept.id}
+
+
+@pytest.mark.parametrize("digits", ["²", "٣"])
+def test_a_digit_that_is_not_ascii_is_a_name_not_a_traceback(digits: str, capsys) -> None:
+    """str.isdigit says yes to "²" and int() refuses it (a ValueError traceback); "٣" read
+    as the id 3. Both are names."""
+    named, _ = create_token(digits, "ingest")
+    other, _ = create_token("other", "ingest")
+
+    assert f"#{named.id}" in _revoke(digits, capsys)
+    assert _active() == {other.id}
+    assert "No token has the name" in _refusal("³")

@@ -10,6 +10,7 @@ reads as an id or a prefix counts as a name too: a token so named is a candidate
 the token of that id or prefix.
 """
 
+import re
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -21,6 +22,9 @@ from ingest.services import hash_token, revoke_token
 # secrets.token_urlsafe(32) is 43 characters (ingest.services.create_token).
 SECRET_LENGTH = 43
 SHOWN_CANDIDATES = 10
+# Where a token starts in whatever was pasted: ``Bearer lc_ingest_…`` (the header's value)
+# or the token in quotes holds one too, and is a "name" that matches nothing.
+_TOKEN_START = re.compile("lc_(?:" + "|".join(map(re.escape, TokenScope.values)) + ")_")
 
 
 def _scope_of(text: str) -> str | None:
@@ -35,11 +39,13 @@ def _prefix_length(scope: str) -> int:
 
 
 def _shown(text: str) -> str:
-    """What the messages may repeat of the argument: never more than a prefix of a token."""
-    scope = _scope_of(text)
-    if scope is not None and len(text) > _prefix_length(scope):
-        return f"{text[: _prefix_length(scope)]}…"
-    return text
+    """What the messages may repeat of the argument: never more than a prefix of a token,
+    wherever in it the token starts (``Bearer lc_ingest_…`` was echoed whole, as a name)."""
+    start = _TOKEN_START.search(text)
+    if start is None:
+        return text
+    end = start.end() + 4  # the prefix the admin shows: its scope's and four characters
+    return f"{text[:end]}…" if len(text) > end else text
 
 
 def _describe(token: ApiToken) -> str:
@@ -81,7 +87,8 @@ class Command(BaseCommand):
         # of that name is a candidate beside the other reading, never passed over for it
         # (an id alone revoked whichever token had that id, the leaked one kept working).
         named = Q(name=text)
-        if text.isdigit():
+        # ASCII digits only: "²" is a digit to str.isdigit and not to int() (a traceback).
+        if text.isascii() and text.isdigit():
             return self._or_none(ApiToken.objects.filter(Q(id=int(text)) | named), text, "id")
         by_secret = list(ApiToken.objects.filter(key_hash=hash_token(text)))
         if by_secret:
