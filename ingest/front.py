@@ -20,6 +20,7 @@ for what it serves, and what the chain would add it adds the same way:
 """
 
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -88,7 +89,11 @@ class FrontPath:
             self.hosts(request)  # validates Host against ALLOWED_HOSTS
         except DisallowedHost:
             return False
-        return not (settings.SECURE_SSL_REDIRECT and not request.is_secure())
+        if not settings.SECURE_SSL_REDIRECT or request.is_secure():
+            return True
+        # SecurityMiddleware's own test: a path it exempts is served over plain HTTP.
+        path = request.path.lstrip("/")
+        return any(re.search(pattern, path) for pattern in settings.SECURE_REDIRECT_EXEMPT)
 
     def serve(
         self,

@@ -204,6 +204,16 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Ingest limits and behaviour ----------------------------------------------------------
+# The write endpoints, which an HTTPS redirect (SECURE_SSL_REDIRECT, production) never
+# answers (ADR 0164): a producer does not re-send a POST to a 301's Location (or re-sends
+# it as a GET), and its token has crossed the plain connection already, so the redirect
+# protected nothing and lost the event. In-cluster producers post to the Service over HTTP.
+INGEST_PATHS_NOT_REDIRECTED = [
+    r"^api/v1/lineage$",
+    r"^api/v1/lineage/batch$",
+    r"^api/v1/lineage/edges$",
+    r"^api/v1/metadata$",  # its GET, the read API's list, is not redirected either
+]
 
 
 class LineageSettings(TypedDict):

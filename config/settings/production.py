@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_str
 from config.settings.base import *  # noqa: F403
-from config.settings.base import ALLOWED_HOSTS, LOGGING, MIDDLEWARE
+from config.settings.base import ALLOWED_HOSTS, INGEST_PATHS_NOT_REDIRECTED, LOGGING, MIDDLEWARE
 
 DEBUG = False
 SECRET_KEY = env_str("DJANGO_SECRET_KEY")
@@ -29,11 +29,10 @@ if _pod_ip:
 if env_bool("DJANGO_TRUST_X_FORWARDED_PROTO", True):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
-# Probes and Prometheus call the pods over plain HTTP: never redirect them. Everything
-# else is redirected, ingest too: an in-cluster producer posting to the Service over plain
-# HTTP gets a 301 unless it sends X-Forwarded-Proto: https or the chart turns
-# django.secureSslRedirect off.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+# Probes and Prometheus call the pods over plain HTTP: never redirect them; nor the
+# write endpoints, which in-cluster producers post to over plain HTTP (ADR 0164). Everything
+# else (the read API, the admin, the Marquez mount's reads) is redirected.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$", *INGEST_PATHS_NOT_REDIRECTED]
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
 CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
 SESSION_COOKIE_HTTPONLY = True

@@ -70,17 +70,24 @@ def test_debug_is_off_and_the_pod_ip_is_an_allowed_host() -> None:
     script = (
         "import django; django.setup(); from django.conf import settings; import json; "
         "print(json.dumps([settings.DEBUG, settings.ALLOWED_HOSTS, settings.MIDDLEWARE[0],"
-        " settings.CELERY_IMPORTS, settings.SECURE_PROXY_SSL_HEADER]))"
+        " settings.CELERY_IMPORTS, settings.SECURE_PROXY_SSL_HEADER,"
+        " settings.SECURE_REDIRECT_EXEMPT]))"
     )
     result = _production(
         "-c", script, POD_IP="10.1.2.3", DJANGO_ALLOWED_HOSTS="lineage.example.com", DEBUG="1"
     )
-    debug, hosts, first_middleware, imports, proxy = json.loads(result.stdout)
+    debug, hosts, first_middleware, imports, proxy, exempt = json.loads(result.stdout)
     assert debug is False
     assert hosts == ["lineage.example.com", "10.1.2.3"]
     assert first_middleware == "ingest.metrics.RequestLatencyMiddleware"
     assert imports == ["ingest.metrics"]
     assert proxy == ["HTTP_X_FORWARDED_PROTO", "https"]
+    # Probes and the write endpoints are answered over plain HTTP, not redirected (ADR 0164:
+    # tests/ingest/test_fastpath.py serves a write with these exemptions).
+    written = ["api/v1/lineage", "api/v1/lineage/batch", "api/v1/lineage/edges", "api/v1/metadata"]
+    for path in ["healthz", "readyz", "metrics", *written]:
+        assert any(re.search(pattern, path) for pattern in exempt), path
+    assert not any(re.search(pattern, "api/v1/jobs") for pattern in exempt)
     ipv6 = _production("-c", script, POD_IP="fd00::7")
     assert json.loads(ipv6.stdout)[1][-1] == "[fd00::7]"
 

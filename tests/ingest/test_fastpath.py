@@ -6,6 +6,7 @@ from typing import Any
 
 import orjson
 import pytest
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 from django.db import connections
 from django.http import request as request_module
@@ -265,6 +266,23 @@ def test_other_requests_are_left_to_django(app, secret) -> None:
         )
     assert status == 301 and headers["Location"].startswith("https://")
     assert not Event.objects.exists()
+
+
+def test_a_plain_http_write_is_stored_where_the_https_redirect_exempts_it(
+    secret, monkeypatch
+) -> None:
+    # Production's exemptions (ADR 0164): an in-cluster producer posts to the Service over
+    # plain HTTP; the write is stored by the fast path itself, a read is still redirected.
+    exempt = [r"^healthz$", *settings.INGEST_PATHS_NOT_REDIRECTED]
+    dispatched = _count_dispatches(monkeypatch)
+    with override_settings(SECURE_SSL_REDIRECT=True, SECURE_REDIRECT_EXEMPT=exempt):
+        redirecting = IngestFastPath(get_wsgi_application())
+        status, _, _ = call(redirecting, dumps(run_event()), HTTP_AUTHORIZATION=f"Bearer {secret}")
+        assert (status, Event.objects.count(), dispatched) == (201, 1, [])
+        read = RequestFactory().get("/api/v1/jobs", HTTP_AUTHORIZATION=f"Bearer {secret}")
+        answer: dict[str, Any] = {}
+        redirecting(read.environ, lambda status, headers: answer.update(status=status))
+    assert answer["status"].startswith("301")
 
 
 def test_database_down_is_a_503(app, secret) -> None:
