@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from django.apps import apps
 from django.core.management import call_command
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 
 from catalog.models import Dataset, Job, LineageEdge, NamespacePurge, WebhookSubscription
-from catalog.services import retirement
+from catalog.services import purge, retirement
 from catalog.services.derive import derive_events, derive_pending_batch
 from catalog.services.purge import purge_namespace
 from catalog.services.retirement import Actor
@@ -105,14 +105,27 @@ class _Stopped(Exception):
     pass
 
 
-def _purged(stop_at: str | None, seen: list[str]) -> Any:
+def _state() -> Any:
+    """Every table's rows and the events' derivation statuses."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT derivation_status, count(*) FROM ingest_event GROUP BY 1 ORDER BY 1")
+        return _rows_naming_it_and_all()[1], cursor.fetchall()
+
+
+def _purged(stop_at: str | None, steps: list[str]) -> Any:
     """The store after a purge stopped when it says ``stop_at`` (if given; the progress hook
     is called between steps, each batch a transaction, as a kill or a lost connection
     would stop it), a second purge, and the derivation sweep (the rebuilt jobs' events a
-    stopped run left pending); rolled back to the store before."""
+    stopped run left pending); rolled back to the store before. Adds to ``steps`` what it
+    says where the store has changed since it last said something (a stop where it has
+    not would only repeat the one before: its retained summaries, none here, for one)."""
+    states: list[Any] = []
 
     def progress(message: str) -> None:
-        seen.append(message)
+        if stop_at is None:
+            states.append(_state())
+            if states[-2:-1] != states[-1:]:
+                steps.append(message)
         if message == stop_at:
             raise _Stopped(message)
 
@@ -142,7 +155,8 @@ def test_a_purge_stopped_at_any_step_and_run_again_leaves_nothing_of_it() -> Non
     named it other than as their job's namespace (a dataset of it, a job of it their run
     depended on, a DatasetEvent) where a second run could not find them: the rows it found
     them through were gone (the other job, the aliases), and nothing said so. Stopped at
-    every step it says, then run again, it ends as a purge that never stopped."""
+    every step it says (where the store changed since the one before), then run again, it
+    ends as a purge that never stopped."""
     _store_naming_it_every_way()
     steps: list[str] = []
     whole = _purged(None, steps)
@@ -154,4 +168,42 @@ def test_a_purge_stopped_at_any_step_and_run_again_leaves_nothing_of_it() -> Non
         if end != whole:  # what is left of the namespace, then the tables whose rows differ
             rows = {table: n for table, n in end[1].items() if whole[1][table] != n}
             differ[step] = (end[0], rows, end[2:] == whole[2:])
-    assert differ == {}
+    assert differ == {}, steps
+
+
+class _LostConnection:
+    """Fails the ``nth`` statement that starts with ``prefix``, as a connection lost there."""
+
+    def __init__(self, prefix: str, nth: int) -> None:
+        self.prefix, self.left = prefix, nth
+
+    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if sql.lstrip().startswith(self.prefix):
+            self.left -= 1
+            if self.left == 0:
+                raise OperationalError("server closed the connection unexpectedly")
+        return execute(sql, params, many, context)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ['DELETE FROM "catalog_dataset_alias"', 'DELETE FROM "ingest_event"'],
+    ids=["aliases", "events"],
+)
+def test_a_purge_stopped_within_a_step_and_run_again_leaves_nothing_of_it(
+    monkeypatch, statement: str
+) -> None:
+    """In batches of one, the second batch of the aliases' or of the events' deletes fails
+    (a transaction each: the first stays done); run again, the purge ends as one that never
+    stopped."""
+    monkeypatch.setattr(purge, "BATCH", 1)
+    _store_naming_it_every_way()
+    whole = _purged(None, [])
+    with transaction.atomic():
+        with (
+            pytest.raises(OperationalError),
+            connection.execute_wrapper(_LostConnection(statement, 2)),
+        ):
+            purge_namespace(GONE, "alice")
+        assert _purged(None, []) == whole
+        transaction.set_rollback(True)
