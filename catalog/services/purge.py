@@ -75,14 +75,15 @@ SELECT DISTINCT d ->> 'namespace' FROM ingest_event e, LATERAL jsonb_array_eleme
   CASE WHEN jsonb_typeof(e.payload -> 'inputs') = 'array' THEN e.payload -> 'inputs'
     ELSE '[]'::jsonb END
   || CASE WHEN jsonb_typeof(e.payload -> 'outputs') = 'array' THEN e.payload -> 'outputs'
-    ELSE '[]'::jsonb END) d
+    ELSE '[]'::jsonb END
+  || jsonb_build_array(e.payload -> 'dataset')) d
 WHERE e.derivation_status <> 'derived' AND jsonb_typeof(d) = 'object'
 """
 # Events that name the namespace: their job's, a dataset alias derivation linked to them,
 # a job of it their run depends on (found through the control edges derivation drew, and
-# only among the events of the job at the other end), (not derived yet) an input, output
-# or dependency in the payload, or the mark an earlier run of this purge left on them
-# (ADR 0165: the rows the second and third ways read may be gone already).
+# only among the events of the job at the other end), (not derived yet) an input, output,
+# a DatasetEvent's dataset or a dependency in the payload, or the mark an earlier run of
+# this purge left on them (ADR 0165: the rows the second and third ways read may be gone).
 _EVENTS = f"""
 SELECT e.id FROM ingest_event e
 WHERE md5(e.job_namespace) = md5(%(job_ns)s) AND e.job_namespace = %(job_ns)s
@@ -100,7 +101,8 @@ UNION
 SELECT e.id FROM ingest_event e
 WHERE e.derivation_status <> 'derived'
   AND (e.payload -> 'inputs' @> ANY(%(named)s::jsonb[])
-    OR e.payload -> 'outputs' @> ANY(%(named)s::jsonb[]) OR {_DEPENDS})
+    OR e.payload -> 'outputs' @> ANY(%(named)s::jsonb[])
+    OR jsonb_build_array(e.payload -> 'dataset') @> ANY(%(named)s::jsonb[]) OR {_DEPENDS})
 UNION
 SELECT e.id FROM ingest_event e
 WHERE e.derivation_status = '{derivation_status.FAILED}' AND e.derivation_error = %(mark)s
