@@ -14,6 +14,11 @@ Each step deletes in batches of ``BATCH`` rows, a transaction each: the event ta
 locked for the whole purge, and the derivation of other namespaces goes on. The ids each
 step works through are held by PostgreSQL, not Python (``purge_lists``, ADR 0158): the
 command's memory is a batch's, whatever the size of the namespace.
+
+So a purge is not all-or-nothing, and a run that stops at any step is finished by running
+it again (ADR 0165): before it deletes anything, it marks failed, with a mark of the
+namespace, the events it will remove that a second run could not otherwise find once the
+rows it found them through (other jobs, aliases, control edges) are gone.
 """
 
 import hashlib
@@ -70,13 +75,15 @@ SELECT DISTINCT d ->> 'namespace' FROM ingest_event e, LATERAL jsonb_array_eleme
   CASE WHEN jsonb_typeof(e.payload -> 'inputs') = 'array' THEN e.payload -> 'inputs'
     ELSE '[]'::jsonb END
   || CASE WHEN jsonb_typeof(e.payload -> 'outputs') = 'array' THEN e.payload -> 'outputs'
-    ELSE '[]'::jsonb END) d
+    ELSE '[]'::jsonb END
+  || jsonb_build_array(e.payload -> 'dataset')) d
 WHERE e.derivation_status <> 'derived' AND jsonb_typeof(d) = 'object'
 """
 # Events that name the namespace: their job's, a dataset alias derivation linked to them,
 # a job of it their run depends on (found through the control edges derivation drew, and
-# only among the events of the job at the other end), or (not derived yet) an input,
-# output or dependency in the payload.
+# only among the events of the job at the other end), (not derived yet) an input, output,
+# a DatasetEvent's dataset or a dependency in the payload, or the mark an earlier run of
+# this purge left on them (ADR 0165: the rows the second and third ways read may be gone).
 _EVENTS = f"""
 SELECT e.id FROM ingest_event e
 WHERE md5(e.job_namespace) = md5(%(job_ns)s) AND e.job_namespace = %(job_ns)s
@@ -94,7 +101,11 @@ UNION
 SELECT e.id FROM ingest_event e
 WHERE e.derivation_status <> 'derived'
   AND (e.payload -> 'inputs' @> ANY(%(named)s::jsonb[])
-    OR e.payload -> 'outputs' @> ANY(%(named)s::jsonb[]) OR {_DEPENDS})
+    OR e.payload -> 'outputs' @> ANY(%(named)s::jsonb[])
+    OR jsonb_build_array(e.payload -> 'dataset') @> ANY(%(named)s::jsonb[]) OR {_DEPENDS})
+UNION
+SELECT e.id FROM ingest_event e
+WHERE e.derivation_status = '{derivation_status.FAILED}' AND e.derivation_error = %(mark)s
 """
 # Dead letters are messages that could not be parsed: the name, quoted, in their bytes.
 _DEAD_LETTERS = """SELECT id FROM ingest_dead_letter
@@ -216,7 +227,8 @@ def _find(namespace: Namespace, size: int) -> _Found:
     depends = f'[{{"job": {{"namespace": {_json(namespace.job)}}}}}]'
     values = {"job_ns": namespace.job, "ns": namespace.dataset, "named": named}
     events = IdList("events")
-    events.fill(_EVENTS, {**values, "depends": depends}, analyse=True)  # _KEPT joins it
+    params = {**values, "depends": depends, "mark": _mark(namespace)}
+    events.fill(_EVENTS, params, analyse=True)  # _KEPT joins it
     other_jobs = IdList("other_jobs")
     for chunk in events.batches(size):
         rows = Event.objects.filter(pk__in=chunk, job_name__isnull=False).exclude(
@@ -236,20 +248,34 @@ def _json(text: str) -> str:
     return orjson.dumps(text).decode()
 
 
-# Its events not derived yet are marked so before anything is deleted: a worker deriving
-# one after the namespace's rows went (ingest and derivation go on) brought them back with
-# no event left to name them. One a worker holds is waited for, then purged with the rest.
+# Before anything is deleted, its events not derived yet are marked failed: a worker
+# deriving one after the namespace's rows went (ingest and derivation go on) brought them
+# back with no event left to name them. One a worker holds is waited for, then purged with
+# the rest. The derived events of other jobs are marked too (ADR 0165): the aliases and
+# jobs they were found through go before them, so a run that stops in between leaves the
+# mark for the next run to find them by (params: [ids, mark, its job namespace]). Its own
+# jobs' derived events keep their status: their job namespace finds them again.
 _OUT_OF_REACH = f"""
-UPDATE ingest_event SET derivation_status = '{derivation_status.FAILED}',
-    derivation_error = 'being purged (manage.py purge_namespace)'
-WHERE id = ANY(%s) AND derivation_status = '{derivation_status.PENDING}'
+UPDATE ingest_event SET derivation_status = '{derivation_status.FAILED}', derivation_error = %s
+WHERE id = ANY(%s) AND (derivation_status = '{derivation_status.PENDING}'
+  OR derivation_status = '{derivation_status.DERIVED}' AND job_namespace IS DISTINCT FROM %s)
 """
 
 
-def _out_of_derivations_reach(events: IdList, size: int) -> None:
+def _mark(namespace: Namespace) -> str:
+    """The error an event being purged is marked failed with: the namespace as the audit
+    record keeps it (its sha256), so a run finds its own marks and no other purge's."""
+    return f"being purged (manage.py purge_namespace {_sha256(namespace)})"
+
+
+def _sha256(namespace: Namespace) -> str:
+    return hashlib.sha256(namespace.dataset.encode()).hexdigest()
+
+
+def _out_of_derivations_reach(namespace: Namespace, events: IdList, size: int) -> None:
     for chunk in events.batches(size):
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_OUT_OF_REACH, [chunk])
+            cursor.execute(_OUT_OF_REACH, [_mark(namespace), chunk, namespace.job])
 
 
 # The events some jobs keep (params: [job ids]): theirs, less those the purge removes.
@@ -362,7 +388,9 @@ def purge_namespace(
 ) -> PurgeReport:
     """Remove ``namespace`` entirely; with ``dry_run``, only count. Leaves a
     ``NamespacePurge`` record (who, when, rows per table; the name itself only hashed).
-    Python holds at most ``BATCH`` ids of any table at a time."""
+    Python holds at most ``BATCH`` ids of any table at a time. ``progress`` is told each
+    step before it starts, between two transactions: a run stopped there (or anywhere) and
+    run again ends as one that never stopped (ADR 0165; the tests stop it through it)."""
     batch_size = BATCH  # read now: the tests make it small
     names = Namespace.given(namespace)
     say = progress or (lambda message: None)
@@ -370,11 +398,13 @@ def purge_namespace(
     found = _find(names, batch_size)
     say(f"{found.events.count()} event(s) name it; {found.other_jobs.count()} other job(s) rebuilt")
     if not dry_run:
-        _out_of_derivations_reach(found.events, batch_size)
+        _out_of_derivations_reach(names, found.events, batch_size)
+    say("rebuilding other jobs")
     rederive = _rebuild_other_jobs(report, found, dry_run, batch_size)
     for queryset, what in _namespace_rows(names):
         say(f"deleting {what}")
         _delete(report, queryset, dry_run, batch_size)
+    say("renaming datasets that keep other names")
     if not dry_run:  # datasets that kept other names: shown under one of them now
         renamed = IdList.of("renamed", Dataset.objects.filter(namespace=names.dataset))
         for chunk in renamed.batches(batch_size):
@@ -382,6 +412,7 @@ def purge_namespace(
                 display_names.refresh_display_name(dataset)
         renamed.drop()
     # Dead letters first: one replayed into a purged event protects it.
+    say("deleting dead letters")
     quoted = [_json(text).encode() for text in _dataset_spellings(names)]
     letters = DeadLetter.objects.filter(pk__in=RawSQL(_DEAD_LETTERS, [quoted]))
     _delete(report, letters, dry_run, batch_size)
@@ -395,7 +426,7 @@ def purge_namespace(
             for chunk in rederive.batches(batch_size):
                 rederive_event_ids(chunk)
         NamespacePurge.objects.create(
-            namespace_sha256=hashlib.sha256(names.dataset.encode()).hexdigest(),
+            namespace_sha256=_sha256(names),
             purged_by=by,
             rows={table: count for table, count in sorted(report.counts.items()) if count},
         )

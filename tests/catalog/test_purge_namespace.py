@@ -217,6 +217,22 @@ def test_a_worker_deriving_while_the_purge_runs_brings_nothing_back(world) -> No
     assert not any(again.counts.values())
 
 
+def test_a_dataset_event_not_derived_yet_is_purged() -> None:
+    """The payload of an event not derived yet was read for its inputs and outputs only: a
+    DatasetEvent of the namespace (as sent) stayed, and the sweep derived it back."""
+    event = {
+        "eventTime": "2026-01-01T12:00:09Z",
+        "producer": "https://example.com/test",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
+        "dataset": dataset(SENT, "public.seen"),
+    }
+    store([openlineage(event)])
+    report = purge_namespace(NORMALISED, "alice")
+    derive_pending_batch(0)
+    assert report.counts["ingest_event"] == 1 and not Event.objects.exists()
+    assert _tables_naming("Old-DB") == {} and _tables_naming(NORMALISED) == {}
+
+
 def _namespace_of(jobs: int) -> None:
     """``jobs`` jobs of the purged namespace with ``jobs`` runs each, each reading ``jobs``
     datasets of its own there and writing one they all write: what a job ran and touched,
