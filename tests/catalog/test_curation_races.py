@@ -37,6 +37,17 @@ def _pair() -> tuple[Dataset, Dataset]:
     )
 
 
+def _named_by_their_own_aliases(*datasets: Dataset) -> None:
+    for dataset in datasets:
+        DatasetAlias.objects.create(
+            namespace=dataset.namespace,
+            name=dataset.name,
+            key_hash=key_hash(dataset.namespace, dataset.name),
+            reason=AliasReason.EVENT,
+            dataset=dataset,
+        )
+
+
 def _waiting_for_a_lock(pid: int) -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
@@ -116,14 +127,7 @@ def test_a_merge_or_a_rederive_whose_log_entry_fails_stores_nothing(
 def test_a_pin_of_an_alias_a_merge_moved_titles_the_dataset_it_is_in_now() -> None:
     survivor, other = _pair()
     steward = get_user_model().objects.create_user("stew", is_staff=True)
-    for dataset in (survivor, other):
-        DatasetAlias.objects.create(
-            namespace=dataset.namespace,
-            name=dataset.name,
-            key_hash=key_hash(dataset.namespace, dataset.name),
-            reason=AliasReason.EVENT,
-            dataset=dataset,
-        )
+    _named_by_their_own_aliases(survivor, other)
     stale = DatasetAlias.objects.get(name="orders_v1")  # read by the steward's page
     DatasetAlias.objects.filter(pk=stale.pk).update(dataset=survivor)  # a merge, since
     Dataset.objects.filter(pk=other.pk).delete()
@@ -146,14 +150,7 @@ def test_an_unpin_of_a_dataset_a_merge_took_since_it_was_read_is_nothing_to_do()
 def test_a_label_on_a_dataset_a_merge_took_since_it_was_read_lands_on_the_survivor() -> None:
     survivor, other = _pair()
     steward = get_user_model().objects.create_user("stew", is_staff=True)
-    for dataset in (survivor, other):
-        DatasetAlias.objects.create(
-            namespace=dataset.namespace,
-            name=dataset.name,
-            key_hash=key_hash(dataset.namespace, dataset.name),
-            reason=AliasReason.EVENT,
-            dataset=dataset,
-        )
+    _named_by_their_own_aliases(survivor, other)
     stale = Dataset.objects.get(pk=other.pk)  # read by the steward's form
     DatasetAlias.objects.filter(name="orders_v1").update(dataset=survivor)  # a merge, since
     Dataset.objects.filter(pk=other.pk).delete()
