@@ -69,15 +69,36 @@ def read_body(request: HttpRequest) -> bytes:
         raise too_large(f"The request body is {len(body)} bytes; the limit is {max_request}.")
     encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
     if encoding in {"", "identity"}:
-        return body
+        return _few_enough_values(body)
     if encoding in {"gzip", "x-gzip"}:
-        return inflate(body, limits()["MAX_DECOMPRESSED_BYTES"])
+        return _few_enough_values(inflate(body, limits()["MAX_DECOMPRESSED_BYTES"]))
     raise Problem(
         status=415,
         slug="unsupported-content-encoding",
         title="Unsupported content encoding",
         detail=f"Content-Encoding {encoding!r} is not supported; send gzip or no encoding.",
     )
+
+
+def _few_enough_values(body: bytes) -> bytes:
+    """``body``, refused (413) before it is parsed when it may hold more JSON values than
+    ``MAX_JSON_VALUES`` (ADR 0166).
+
+    The count is an upper bound read in C: every value but the first follows a comma or
+    opens an object or array (commas inside strings count too, so text rich in commas is
+    counted high, never low). A body shorter than the limit cannot hold more values than
+    bytes, so an ordinary event is not counted at all.
+    """
+    limit = limits()["MAX_JSON_VALUES"]
+    if len(body) <= limit:
+        return body
+    values = body.count(b",") + body.count(b"{") + body.count(b"[") + 1
+    if values > limit:
+        raise too_large(
+            f"The body may hold {values} JSON values; the limit is {limit}"
+            " (LINEAGE_MAX_JSON_VALUES). Send it in smaller requests."
+        )
+    return body
 
 
 def _declared_length(request: HttpRequest) -> int:

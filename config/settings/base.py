@@ -223,6 +223,7 @@ class LineageSettings(TypedDict):
     MAX_DECOMPRESSED_BYTES: int
     MAX_EVENT_BYTES: int
     MAX_JSON_DEPTH: int
+    MAX_JSON_VALUES: int
     MAX_BATCH_EVENTS: int
     ALLOW_ANONYMOUS_INGEST: bool
     DERIVE_TASK: str
@@ -249,6 +250,10 @@ LINEAGE: LineageSettings = {
     "MAX_EVENT_BYTES": env_int("LINEAGE_MAX_EVENT_BYTES", 8 * 1024 * 1024),
     # Deepest JSON nesting accepted (objects and arrays).
     "MAX_JSON_DEPTH": env_int("LINEAGE_MAX_JSON_DEPTH", 64),
+    # Most JSON values one request body may hold (ADR 0166): parsed, a value costs 50-150
+    # bytes of memory whatever its size, so 64 MiB of "{}," was 1.85 GiB in a web process
+    # whose pod may use 1 GiB; this bounds a body's document to ~150 MB.
+    "MAX_JSON_VALUES": env_int("LINEAGE_MAX_JSON_VALUES", 1_000_000),
     # Largest JSON of one list page: fewer items when they are large (``next`` stays right).
     # Also the most event bytes one export chunk holds, and the most a Marquez event page
     # may hold (a larger one is refused with the limit that fits: clients page by offset).
