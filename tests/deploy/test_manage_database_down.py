@@ -1,0 +1,40 @@
+"""manage.py with PostgreSQL unreachable: one line on stderr naming it, exit 69, no
+traceback (``--traceback`` shows it, as for Django's CommandError). It printed Django's and
+psycopg's traceback for every command; the docs promise operators readable messages."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLOSED = "postgres://postgres@127.0.0.1:9/lineage_catalog"  # the discard port: refused
+
+
+def _manage(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DATABASE_URL": CLOSED, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("command", [["retention", "--days", "30"], ["showmigrations"]])
+def test_a_command_without_postgresql_says_so_in_one_line(command: list[str]) -> None:
+    result = _manage(*command)
+    assert result.returncode == 69, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith("manage.py: PostgreSQL is unavailable: "), lines
+    assert "127.0.0.1" in lines[0] and "9" in lines[0]
+
+
+def test_the_traceback_is_there_when_asked_for() -> None:
+    result = _manage("showmigrations", "--traceback")
+    assert result.returncode == 1 and "Traceback" in result.stderr
