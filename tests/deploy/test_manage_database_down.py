@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.faults.processes import current_database_url
+
 ROOT = Path(__file__).resolve().parents[2]
 CLOSED = "postgres://postgres@127.0.0.1:9/lineage_catalog"  # the discard port: refused
 
@@ -38,3 +40,28 @@ def test_a_command_without_postgresql_says_so_in_one_line(command: list[str]) ->
 def test_the_traceback_is_there_when_asked_for() -> None:
     result = _manage("showmigrations", "--traceback")
     assert result.returncode == 1 and "Traceback" in result.stderr
+
+
+@pytest.mark.django_db
+def test_a_statements_own_failure_keeps_its_traceback() -> None:
+    # A statement timeout (SQLSTATE 57014) is the command's failure, not the database's
+    # absence: it is not turned into the one line.
+    code = (
+        "from django.db import connection; cursor = connection.cursor(); "
+        "cursor.execute('SET statement_timeout = 1'); cursor.execute('SELECT pg_sleep(1)')"
+    )
+    env = {
+        **os.environ,
+        "DATABASE_URL": current_database_url(),  # the test database, which exists
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and "Traceback" in result.stderr, result.stderr
+    assert "statement timeout" in result.stderr and "unavailable" not in result.stderr
