@@ -26,6 +26,7 @@ from ingest.services import create_token, revoke_token
 from tests.api.factories import add_fields, at, make_dataset, make_edge, make_job, make_run
 from tests.core.test_heap import collector_off  # noqa: F401  # a fixture
 from tests.fresh_python import printed
+from tests.wsgi_answer import wsgi_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CLOSED_PORT = "9"
@@ -60,19 +61,7 @@ def secret() -> str:
 
 
 def call(app: Any, path: str, *, method: str = "GET", **extra: Any) -> tuple[int, dict, bytes]:
-    request = RequestFactory().generic(method, path, **extra)
-    answer: dict[str, Any] = {}
-
-    def start_response(status: str, headers: list[tuple[str, str]]) -> None:
-        answer["status"], answer["headers"] = int(status.split()[0]), dict(headers)
-
-    chunks = app(request.environ, start_response)
-    try:
-        content = b"".join(chunks)
-    finally:
-        if hasattr(chunks, "close"):
-            chunks.close()
-    return answer["status"], answer["headers"], content
+    return wsgi_answer(app, RequestFactory().generic(method, path, **extra).environ)
 
 
 def both(

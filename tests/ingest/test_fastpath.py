@@ -16,6 +16,7 @@ from ingest.fastpath import MAX_LEARNED, IngestFastPath
 from ingest.models import Event
 from ingest.services import create_token
 from tests.ingest.helpers import LINEAGE, dumps, run_event
+from tests.wsgi_answer import wsgi_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CLOSED_PORT = "9"
@@ -36,17 +37,7 @@ def call(
 ) -> tuple[int, dict[str, str], bytes]:
     extra.setdefault("content_type", "application/json")
     factory = RequestFactory()
-    request = factory.generic(method, LINEAGE, data=body, **extra)
-    answer: dict[str, Any] = {}
-
-    def start_response(status: str, headers: list[tuple[str, str]]) -> None:
-        answer["status"], answer["headers"] = int(status.split()[0]), dict(headers)
-
-    chunks = app(request.environ, start_response)
-    content = b"".join(chunks)
-    if hasattr(chunks, "close"):
-        chunks.close()
-    return answer["status"], answer["headers"], content
+    return wsgi_answer(app, factory.generic(method, LINEAGE, data=body, **extra).environ)
 
 
 def test_new_event_is_stored_once_and_answered_like_the_view(app, secret) -> None:
@@ -280,9 +271,8 @@ def test_a_plain_http_write_is_stored_where_the_https_redirect_exempts_it(
         status, _, _ = call(redirecting, dumps(run_event()), HTTP_AUTHORIZATION=f"Bearer {secret}")
         assert (status, Event.objects.count(), dispatched) == (201, 1, [])
         read = RequestFactory().get("/api/v1/jobs", HTTP_AUTHORIZATION=f"Bearer {secret}")
-        answer: dict[str, Any] = {}
-        redirecting(read.environ, lambda status, headers: answer.update(status=status))
-    assert answer["status"].startswith("301")
+        status, _, _ = wsgi_answer(redirecting, read.environ)
+    assert status == 301
 
 
 def test_database_down_is_a_503(app, secret) -> None:

@@ -29,6 +29,7 @@ from core.problems import _DRF_SLUGS, PROBLEM_CONTENT_TYPE, TYPE_PREFIX
 from ingest.fastpath import IngestFastPath
 from ingest.services import create_token, revoke_token
 from tests.ingest.helpers import BATCH, EDGES, LINEAGE, METADATA, dumps, run_event
+from tests.wsgi_answer import wsgi_answer
 
 PROBLEMS = Path(__file__).resolve().parents[2] / "docs" / "problems.md"
 WRITES = [LINEAGE, BATCH, EDGES, METADATA]
@@ -62,18 +63,8 @@ def send() -> Iterator[Callable[..., Answer]]:
     def call(path: str, method: str = "GET", body: bytes = b"", **extra: Any) -> Answer:
         extra.setdefault("content_type", "application/json")
         request = RequestFactory().generic(method, path, data=body, **extra)
-        answer: dict[str, Any] = {}
-
-        def start_response(status: str, headers: list[tuple[str, str]]) -> None:
-            answer["status"], answer["headers"] = int(status.split()[0]), dict(headers)
-
-        chunks = app(request.environ, start_response)
-        try:
-            content = b"".join(chunks)
-        finally:
-            if hasattr(chunks, "close"):
-                chunks.close()
-        return answer["status"], answer["headers"], orjson.loads(content)
+        status, headers, content = wsgi_answer(app, request.environ)
+        return status, headers, orjson.loads(content)
 
     yield call
     cache.clear()  # the throttle's counts

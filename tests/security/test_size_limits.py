@@ -17,6 +17,7 @@ from django.test import RequestFactory
 from ingest.fastpath import IngestFastPath
 from ingest.models import Event
 from tests.ingest.helpers import BATCH, EDGES, LINEAGE, METADATA, run_event
+from tests.wsgi_answer import wsgi_answer
 
 pytestmark = pytest.mark.django_db
 EVENT_LIMIT = 16 * 1024
@@ -35,13 +36,8 @@ def _fast_path(body: bytes, token: str, **extra: Any) -> tuple[int, dict[str, An
         HTTP_AUTHORIZATION=f"Bearer {token}",
         **extra,
     )
-    answer: dict[str, Any] = {}
-
-    def start_response(status: str, headers: list[tuple[str, str]]) -> None:
-        answer["status"] = int(status.split()[0])
-
-    chunks = IngestFastPath(get_wsgi_application())(request.environ, start_response)
-    return answer["status"], orjson.loads(b"".join(chunks))
+    status, _, content = wsgi_answer(IngestFastPath(get_wsgi_application()), request.environ)
+    return status, orjson.loads(content)
 
 
 def _big_event() -> bytes:

@@ -18,6 +18,7 @@ from django.test import Client, RequestFactory
 
 from config.read_front import ReadFrontPath
 from ingest.fastpath import IngestFastPath
+from tests.wsgi_answer import wsgi_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -71,18 +72,8 @@ def served(path: str, query: str, **headers: str) -> tuple[int, str, Any]:
     """Status, content type and JSON body of a GET through what config/wsgi.py serves."""
     app = ReadFrontPath(IngestFastPath(get_wsgi_application()))
     request = RequestFactory().get(path, QUERY_STRING=query, **headers)
-    answer: dict[str, Any] = {}
-
-    def start_response(status: str, headers: list[tuple[str, str]]) -> None:
-        answer["status"], answer["headers"] = int(status.split()[0]), dict(headers)
-
-    chunks = app(request.environ, start_response)
-    try:
-        content = b"".join(chunks)
-    finally:
-        if hasattr(chunks, "close"):
-            chunks.close()
-    return answer["status"], answer["headers"]["Content-Type"], orjson.loads(content)
+    status, answer_headers, content = wsgi_answer(app, request.environ)
+    return status, answer_headers["Content-Type"], orjson.loads(content)
 
 
 @pytest.mark.django_db(transaction=True)  # the front path's own connection upkeep
