@@ -24,9 +24,6 @@ Usage: .venv/bin/python bench/changes.py [--requests 100] [--reuse] [--cpu-only]
 
 import argparse
 import base64
-import cProfile
-import io
-import pstats
 import random
 import re
 import sys
@@ -45,7 +42,7 @@ from bench import bare_reads
 from bench.common import built_store, print_latencies, running_server
 from bench.generated_events import EVENTS as GENERATED_EVENTS
 from bench.read import BUILD as READ_BUILD
-from bench.read_request_cpu import backend_cpu_ms, in_process_reader
+from bench.read_request_cpu import backend_cpu_ms, in_process_reader, print_profile
 
 DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench_changes"
 SIZES = (50, 500)
@@ -198,16 +195,7 @@ def print_cpu(
         paths = scenarios[f"random page of {profile}"]
         for path in paths[:warm]:
             call(path)
-        profiler = cProfile.Profile()
-        profiler.enable()
-        for path in paths:
-            call(path)
-        profiler.disable()
-        out = io.StringIO()
-        stats = pstats.Stats(profiler, stream=out)
-        stats.sort_stats("cumulative").print_stats(45)
-        stats.sort_stats("tottime").print_stats(30)
-        print(out.getvalue())
+        print_profile(call, paths)
         return
     columns = f"{'python':>8} {'backend':>8} {'stmts':>6} {'bytes':>8}"
     print(f"\n{'in process, per request, ms':34} {columns}")

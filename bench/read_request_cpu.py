@@ -47,6 +47,20 @@ def backend_cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * _TICK_MS
 
 
+def print_profile(call: Callable[[str], bytes], paths: list[str]) -> None:
+    """cProfile of ``call`` over ``paths``: the heaviest functions, cumulative and own time."""
+    profile = cProfile.Profile()
+    profile.enable()
+    for path in paths:
+        call(path)
+    profile.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profile, stream=out)
+    stats.sort_stats("cumulative").print_stats(45)
+    stats.sort_stats("tottime").print_stats(30)
+    print(out.getvalue())
+
+
 def environ(path: str, token: str) -> dict[str, object]:
     parts = urlsplit(path)
     return {
@@ -174,16 +188,7 @@ def main() -> None:
             statements = len(queries)
             pid = connection.connection.info.backend_pid
             if options.profile:
-                profile = cProfile.Profile()
-                profile.enable()
-                for pair in measured:
-                    call(pair.path)
-                profile.disable()
-                out = io.StringIO()
-                stats = pstats.Stats(profile, stream=out)
-                stats.sort_stats("cumulative").print_stats(45)
-                stats.sort_stats("tottime").print_stats(30)
-                print(out.getvalue())
+                print_profile(call, [pair.path for pair in measured])
                 return
             python = backend = bare_python = bare_backend = 0.0
             for pair in measured:
