@@ -53,7 +53,7 @@ def _flush_written_tables_only() -> Iterator[None]:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     # The xdist controller, after every worker ended, drops the run's template.
     config = session.config
-    if config.getvalue("dist") != "no" and not hasattr(config, "workerinput"):
+    if config.getoption("dist", "no") != "no" and not hasattr(config, "workerinput"):
         worker_database.drop_template(config)
 
 
