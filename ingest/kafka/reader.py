@@ -240,11 +240,14 @@ def _out_of_range(
     does not say, the partition's watermarks (one more request) do."""
     wait = min(_WATERMARK_SECONDS, max(_SLICE_SECONDS, until - time.monotonic()))
     try:
-        low, high = consumer.get_watermark_offsets(
+        found = consumer.get_watermark_offsets(
             TopicPartition(topic, partition), timeout=wait, cached=False
         )
     except KafkaException:
+        found = None
+    if found is None:  # no answer in time (older confluent-kafka return None for it)
         return Gone(OUT_OF_RANGE, f"offset {offset} is out of the partition's range")
+    low, high = found
     if 0 <= offset < low:
         return Gone(RETENTION, f"offset {offset} is below the partition's first offset ({low})")
     if offset >= high >= 0:
