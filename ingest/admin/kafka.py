@@ -142,23 +142,32 @@ class DeadLetterAdmin(BoundedAdmin):
             **dict.fromkeys(report.stored, "stored"),
             **dict.fromkeys(report.refused, "refused again"),
             **dict.fromkeys(report.too_large, "too large, not read"),
+            # With what Kafka said of each: its offsets, or its error.
+            **{id_: f"gone from Kafka ({report.details[id_]})" for id_ in report.gone},
+            **{id_: f"no answer from Kafka ({report.details[id_]})" for id_ in report.no_answer},
             **dict.fromkeys(report.unavailable, "unavailable"),
             **dict.fromkeys(report.not_reached, "not reached, left open"),
         }
         for letter in letters:  # a replay stores events: the admin log says who asked
             self.log_change(request, letter, f"Replayed: {outcomes.get(letter.pk, 'skipped')}.")
+        counts = [
+            ("too large", report.too_large, report.why_too_large),
+            ("gone from Kafka", report.gone, report.why_gone),
+            ("no answer from Kafka", report.no_answer, report.why_no_answer),
+            ("unavailable", report.unavailable, report.why_unavailable),
+            ("not reached", report.not_reached, report.why_not_reached),
+        ]
         self.message_user(
             request,
             f"Stored {len(report.stored)}, refused again {len(report.refused)} (the reason is "
-            f"updated), too large {len(report.too_large)}"
-            + (f" ({report.why_too_large()})" if report.too_large else "")
-            + f", unavailable {len(report.unavailable)}"
-            + (f" ({report.why_unavailable()})" if report.unavailable else "")
-            + f", not reached {len(report.not_reached)}"
-            + (f" ({report.why_not_reached()})." if report.not_reached else "."),
-            messages.SUCCESS
-            if not (report.refused or report.unavailable or report.too_large or report.not_reached)
-            else messages.WARNING,
+            "updated), "
+            + ", ".join(
+                f"{name} {len(ids)}" + (f" ({why()})" if ids else "") for name, ids, why in counts
+            )
+            + ".",
+            messages.WARNING
+            if report.refused or any(ids for _, ids, _ in counts)
+            else messages.SUCCESS,
         )
 
 

@@ -18,9 +18,17 @@ waiting for Kafka, after ``LINEAGE_KAFKA_REPLAY_SECONDS`` (20 s: within the web 
 25 s for a request in flight at a graceful stop, and well within a proxy's usual 60 s). The
 letters it did not reach are left as they were, still open, and counted, so that the
 steward runs it again; one reader serves the whole replay (``ingest.kafka.reader``).
+
+A letter read from Kafka whose message is no longer there (below its partition's first
+offset, at or past its end, compacted away, its topic gone) is counted "gone from Kafka" as
+soon as Kafka says so, and one Kafka did not answer for, or could not be reached for, "no
+answer from Kafka": both are left open with their reason, and the steward is told which
+(ADR 0169). Both were "unavailable, the topic no longer holds the message", and an empty
+partition was waited on for the letter's whole 10 s.
 """
 
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -30,8 +38,9 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from ingest.kafka import config as kafka_config
+from ingest.kafka import reader as kafka_reader
 from ingest.kafka.messages import Message, Refusal, read_message
-from ingest.kafka.reader import MessageReader, OutOfTime, Read, TooLarge
+from ingest.kafka.reader import Gone, MessageReader, NoAnswer, OutOfTime, Read, TooLarge
 from ingest.models import DeadLetter
 from ingest.services import record_events
 
@@ -40,7 +49,15 @@ from ingest.services import record_events
 class ReplayReport:
     stored: list[int] = field(default_factory=list)  # dead letter ids
     refused: list[int] = field(default_factory=list)
-    unavailable: list[int] = field(default_factory=list)  # only a prefix, not read again
+    # Only a prefix kept, and this process cannot read Kafka (``kafka_not_configured``).
+    unavailable: list[int] = field(default_factory=list)
+    # Read from Kafka, which said the message is no longer there: nothing to wait for.
+    gone: list[int] = field(default_factory=list)
+    # Read from Kafka, which did not answer or could not be reached: it may be there.
+    no_answer: list[int] = field(default_factory=list)
+    # Why, letter by letter, for those two (the admin's log): Kafka's offsets or error.
+    details: dict[int, str] = field(default_factory=dict)
+    gone_why: dict[int, str] = field(default_factory=dict)  # letter id → ``Gone.why``
     # Values over ``limit`` (LINEAGE_MAX_REQUEST_BYTES): not read, left as they are.
     too_large: list[int] = field(default_factory=list)
     # Left as they were when the replay's time ran out: not started, or no answer from
@@ -53,12 +70,27 @@ class ReplayReport:
     kafka_not_configured: str = ""
 
     def why_unavailable(self) -> str:
-        if self.kafka_not_configured:
-            return (
-                "only a prefix was kept, and this process cannot read Kafka to fetch the rest: "
-                + self.kafka_not_configured
-            )
-        return "only a prefix was kept and the topic no longer holds the message"
+        return (
+            "only a prefix was kept, and this process cannot read Kafka to fetch the rest: "
+            + self.kafka_not_configured
+        )
+
+    def why_gone(self) -> str:
+        counts = Counter(self.gone_why.values())
+        parts = [f"{counts[why]} {said}" for why, said in _GONE_SAID.items() if counts[why]]
+        return (
+            "only a prefix was kept, and Kafka says the message is no longer there: "
+            + "; ".join(parts)
+            + ". No replay can read them: they are left open, their reason unchanged"
+        )
+
+    def why_no_answer(self) -> str:
+        said = self.details.get(self.no_answer[-1], "") if self.no_answer else ""
+        return (
+            f"Kafka did not answer within {kafka_reader.READ_SECONDS:g} s, or could not be "
+            f"reached; the last said: {said}. The messages may still be there: they are left "
+            "open, replay them again when Kafka answers"
+        )
 
     def why_not_reached(self) -> str:
         return (
@@ -105,7 +137,7 @@ def replay(letter_ids: list[int]) -> ReplayReport:
                 if letter.value_size > limit:
                     report.too_large.append(letter.id)
                     continue
-                value: Read = values.pop(letter.id, None)
+                value: Read | None = values.pop(letter.id, None)
                 if value is None and reader is not None:
                     try:
                         value = reader.read(letter.topic, letter.partition, letter.offset, deadline)
@@ -151,12 +183,31 @@ def _values_kept_whole(chunk: list[DeadLetter], limit: int) -> dict[int, bytes]:
     return {letter_id: bytes(value) for letter_id, value in rows}
 
 
-def _replay_one(letter: DeadLetter, value: Read, report: ReplayReport) -> None:
+_GONE_SAID = {
+    kafka_reader.RETENTION: "below their partition's first offset (deleted by retention)",
+    kafka_reader.END: "at or past their partition's end (never written there, or the "
+    "partition was emptied: a topic deleted and made again)",
+    kafka_reader.OUT_OF_RANGE: "outside the offsets their partition holds",
+    kafka_reader.COMPACTED: "compacted away (a later message has their key)",
+    kafka_reader.NO_TOPIC: "of a topic or partition the cluster no longer has",
+}
+
+
+def _replay_one(letter: DeadLetter, value: Read | None, report: ReplayReport) -> None:
     if isinstance(value, OutOfTime):
         report.not_reached.append(letter.id)
         return
     if value is None:
         report.unavailable.append(letter.id)
+        return
+    if isinstance(value, Gone):
+        report.gone.append(letter.id)
+        report.gone_why[letter.id] = value.why
+        report.details[letter.id] = value.detail
+        return
+    if isinstance(value, NoAnswer):
+        report.no_answer.append(letter.id)
+        report.details[letter.id] = value.detail
         return
     if isinstance(value, TooLarge):
         report.too_large.append(letter.id)

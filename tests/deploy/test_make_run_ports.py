@@ -334,7 +334,10 @@ def test_make_run_with_kafka_beside_taken_ports_keeps_serving(tmp_path: Path) ->
             {"action": "replay_selected", "_selected_action": [letter.id]},
         )
         # Read whole from the topic (not unavailable) and refused again: still no time.
-        said = "refused again 1 (the reason is updated), too large 0, unavailable 0, not reached 0."
+        said = (
+            "refused again 1 (the reason is updated), too large 0, gone from Kafka 0, "
+            "no answer from Kafka 0, unavailable 0, not reached 0."
+        )
         assert said in page, page[-3000:]
 
         # The consumer dies and, before it is started again, another program takes its port.
