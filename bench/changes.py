@@ -2,8 +2,10 @@
 
 Builds (in a scratch database, lineage_bench_changes) --datasets datasets (2,000) with their
 aliases and three columns each, a quarter as many jobs, 20,000 runs, three lineage edges out
-of each dataset, column edges out of each dataset's `amount_` column (0-24 readers: some
-changes break more than the 20 a change names), 5,000 raw events, and change records of
+of each dataset, column lineage out of each dataset's `amount_` column as producers send it
+(each reader's facts in its job's newest runs, the column edges folded from them; 0-24
+readers: some changes break more than the 20 a change names; a quarter of them stale,
+dropped by the job's newest run), 5,000 raw events, and change records of
 every kind, all with generate_series SQL: per dataset a column added, its `amount_` column
 removed and its `customer_` column retyped (the schema changes of one alias share their
 moment, as derivation records them), an edge added and one stopped per edge, a failed run
@@ -61,19 +63,68 @@ READ_TABLES = (
 
 _HASH = "sha256(convert_to({}, 'UTF8'))"
 
+# Column lineage as a producer sends it and derivation stores it: each run of a job names,
+# in its output's columnLineage facet, the input column each output column is made of (the
+# per-input `transformations` list, DIRECT/IDENTITY, and no field-level form), and
+# derivation keeps a fact of it per run (``ColumnLineageFact``, keyed by
+# ``column_values``' hash); the column edges are folded from the facts (first and last
+# seen, last run, run count). Both columns are the datasets' own fields (bench/read.py's
+# `id`, `customer_`, `amount_`): each dataset's `amount_` column is read by the `amount_`
+# columns of 0-24 later datasets (some changes break more than the 20 a change names),
+# each through a job, in its three newest runs; a reader with k % 4 = 3 was dropped by
+# the job's newest run (its facts are the three runs before), so the currency statement
+# finds current readers (a fact of the job's reference run) and stale ones.
+TRANSFORMATION = {"type": "DIRECT", "subtype": "IDENTITY", "description": "", "masking": False}
+FIELD_FORM = {"type": "", "description": ""}  # no transformationType on the field
+# ``column_values``' key of such a fact is sha256 of "target\0source" and this tail;
+# ``check_fact_keys`` holds the stored keys to it.
+KEY_TAIL = "\0" + "\0".join(["DIRECT", "IDENTITY", "", "False", "field", "", ""])
+
+COLUMN_LINEAGE = [
+    """INSERT INTO catalog_column_lineage_fact (run_id, target_alias_id, source_alias_id,
+        key_hash, target_field, source_field, transformation_type, transformation_subtype,
+        transformation_description, masking, dataset_level, field_transformation_type,
+        field_transformation_description, first_seen, last_seen)
+       SELECT r.id, ta.id, sa.id,
+              sha256(convert_to(c.target_field, 'UTF8') || '\\x00'::bytea
+                     || convert_to(c.source_field, 'UTF8') || %(key_tail)s::bytea),
+              c.target_field, c.source_field, 'DIRECT', 'IDENTITY', '', false, false, '', '',
+              r.ended_at, r.ended_at
+       FROM (SELECT d.id AS source_id, 'amount_' || (d.id %% 77) AS source_field,
+                    t.id AS target_id, 'amount_' || (t.id %% 77) AS target_field,
+                    1 + (d.id * 3 + k) %% %(jobs)s AS job_id, k
+             FROM catalog_dataset d CROSS JOIN generate_series(0, 24) AS k
+             JOIN catalog_dataset t ON t.id = 1 + ((d.id + k * 7) %% %(datasets)s)
+             WHERE k < d.id %% 25) AS c
+       JOIN catalog_dataset_alias sa ON sa.dataset_id = c.source_id
+       JOIN catalog_dataset_alias ta ON ta.dataset_id = c.target_id
+       CROSS JOIN LATERAL (
+           SELECT id, ended_at FROM catalog_run WHERE job_id = c.job_id
+           ORDER BY started_at DESC OFFSET CASE WHEN c.k %% 4 = 3 THEN 1 ELSE 0 END LIMIT 3
+       ) AS r""",
+    # The column edges, folded from their facts as derivation's recompute folds them.
+    """INSERT INTO catalog_column_lineage_edge (target_id, source_id, job_id, key_hash,
+        target_field, source_field, transformation_type, transformation_subtype,
+        transformation_description, masking, dataset_level, field_transformation_type,
+        field_transformation_description, first_seen, last_seen, last_run_id, run_count)
+       SELECT ta.dataset_id, sa.dataset_id, r.job_id, f.key_hash, f.target_field,
+              f.source_field, f.transformation_type, f.transformation_subtype,
+              f.transformation_description, f.masking, f.dataset_level,
+              f.field_transformation_type, f.field_transformation_description,
+              min(f.first_seen), max(f.last_seen),
+              (array_agg(f.run_id ORDER BY f.last_seen DESC, r.run_uuid DESC))[1],
+              count(DISTINCT f.run_id)
+       FROM catalog_column_lineage_fact f
+       JOIN catalog_run r ON r.id = f.run_id
+       JOIN catalog_dataset_alias ta ON ta.id = f.target_alias_id
+       JOIN catalog_dataset_alias sa ON sa.id = f.source_alias_id
+       GROUP BY ta.dataset_id, sa.dataset_id, r.job_id, f.key_hash, f.target_field,
+                f.source_field, f.transformation_type, f.transformation_subtype,
+                f.transformation_description, f.masking, f.dataset_level,
+                f.field_transformation_type, f.field_transformation_description""",
+]
+
 CHANGES = [
-    # Readers of each dataset's amount_ column: 0-24 column edges into later datasets.
-    """INSERT INTO catalog_column_lineage_edge (source_id, source_field, target_id,
-        target_field, job_id, last_run_id, transformation_type, transformation_subtype,
-        transformation_description, masking, key_hash, first_seen, last_seen, run_count)
-       SELECT d.id, 'amount_' || (d.id %% 77), 1 + ((d.id + k * 7) %% %(datasets)s),
-              'amount_' || k, 1 + (d.id * 3 + k) %% %(jobs)s, 1 + (d.id * 3 + k) %% %(runs)s,
-              'DIRECT', 'IDENTITY', '', false, """
-    + _HASH.format("d.id || ':' || k")
-    + """, now() - interval '20 days', now(), 1
-       FROM catalog_dataset d CROSS JOIN generate_series(0, 24) AS k
-       WHERE k < d.id %% 25
-       ON CONFLICT DO NOTHING""",
     # Each alias's three schema changes, at one moment an alias.
     """INSERT INTO catalog_dataset_change (kind, alias_id, "column", old_type, new_type,
         changed_at, event_id, run_id, before_hash, after_hash, key_hash)
@@ -134,8 +185,9 @@ def build(database_url: str, options: argparse.Namespace) -> None:
         "datasets": options.datasets,
         "jobs": options.datasets // 4,
         "runs": 20_000,
+        "key_tail": KEY_TAIL.encode(),
     }
-    statements = [*READ_BUILD[: len(READ_TABLES)], GENERATED_EVENTS, *CHANGES]
+    statements = [*READ_BUILD[: len(READ_TABLES)], GENERATED_EVENTS, *COLUMN_LINEAGE, *CHANGES]
     with psycopg.connect(database_url, autocommit=True) as connection:
         for number, statement in enumerate(statements):
             table = re.search(r"(?:INSERT INTO|UPDATE) (\w+)", statement).group(1)
@@ -145,6 +197,38 @@ def build(database_url: str, options: argparse.Namespace) -> None:
             connection.execute(statement, values)
             print(f"  {table}: {time.monotonic() - started:.1f}s", flush=True)
         connection.execute("VACUUM ANALYZE")
+
+
+def check_column_facts() -> None:
+    """Stops the bench unless the store's column facts are keyed as derivation keys what a
+    producer sends (``column_values``: a fact of another key would be no producer's);
+    prints how many of the column edges are current and stale."""
+    from django.db import connection
+
+    from catalog.lineage import currency
+    from catalog.services.derivation.column_facts import column_values
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT target_field, source_field, key_hash FROM catalog_column_lineage_fact "
+            "ORDER BY id LIMIT 100"
+        )
+        rows = cursor.fetchall()
+    for target, source, key in rows:
+        if column_values(target, source, TRANSFORMATION, FIELD_FORM)[1] != bytes(key):
+            raise SystemExit(f"a column fact {source} -> {target} is not keyed as derivation keys")
+    if not rows:
+        raise SystemExit("the store has no column facts")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM catalog_column_lineage_fact")
+        facts = cursor.fetchone()[0]
+        cursor.execute("SELECT id, job_id FROM catalog_column_lineage_edge")
+        edges = dict(cursor.fetchall())
+    current = len(currency.current_column_edges(edges))
+    print(
+        f"{facts:,} column facts, {len(edges):,} column edges: {current:,} current (a fact "
+        f"of the job's reference run), {len(edges) - current:,} stale"
+    )
 
 
 def cursor_at(changed_at: object, change_id: int) -> str:
@@ -190,6 +274,8 @@ def print_cpu(
     statements and bytes of one answer; or cProfile's heaviest functions for ``profile``."""
     call = in_process_reader(database_url, "changes-cpu")
     from django.db import connection
+
+    check_column_facts()
 
     if profile is not None:
         paths = scenarios[f"random page of {profile}"]

@@ -1,17 +1,17 @@
 """Raw events, the UI's activity charts, search, tags and sources in Marquez's shapes."""
 
-from datetime import date, datetime, timedelta
+import re
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.utils import timezone
-from django.utils.dateparse import parse_date
 from rest_framework.request import Request
 
 from api.marquez import node_ids, shapes
 from api.marquez.errors import MarquezError, not_found
-from api.marquez.paging import limit_offset, within_budget
+from api.marquez.paging import SEARCH_DEFAULT_LIMIT, limit_offset, within_budget
 from api.params import BadMoment, parse_moment
 from catalog.reads import events as event_reads
 from catalog.reads import labels as label_reads
@@ -19,6 +19,9 @@ from catalog.reads import stats
 from catalog.reads.search import last_seen_of, search_catalog
 from core.redaction import redact
 from ingest.querysets import leading_within
+
+_TICK = timedelta(microseconds=1)
+_FIRST_MOMENT = datetime.min.replace(tzinfo=UTC)
 
 
 def _moment(request: Request, name: str) -> datetime | None:
@@ -37,9 +40,15 @@ def events(request: Request, namespace: str | None = None) -> dict[str, Any]:
     direction = request.query_params.get("sortDirection", "desc").lower() or "desc"
     if direction not in ("asc", "desc"):
         raise MarquezError(400, "sortDirection must be asc or desc.")
+    # Marquez's range is after <= eventTime < before (OpenLineageDao): the catalog's read
+    # takes both ends, so the mount asks up to the microsecond before ``before`` (the
+    # finest a timestamp holds); nothing can be before the first moment there is.
+    before = _moment(request, "before")
+    if before is not None and before == _FIRST_MOMENT:
+        return {"events": [], "totalCount": 0}
     page = event_reads.event_page(
         _moment(request, "after"),
-        _moment(request, "before"),
+        before - _TICK if before is not None else None,
         namespace,
         direction == "asc",
         offset,
@@ -180,13 +189,16 @@ def search(request: Request) -> dict[str, Any]:
         raise MarquezError(400, "sort must be NAME or UPDATE_AT.")
     # ``offset`` skips that many hits by rank; the namespace and day filters below apply to
     # the page (Marquez's search has no offset: the mount pages it as its other lists).
-    limit, offset = limit_offset(request)
+    # Marquez's default is 10 here, not its lists' 100 (ADR 0170).
+    limit, offset = limit_offset(request, SEARCH_DEFAULT_LIMIT)
     hits = search_catalog(
         query, limit, offset, kind.lower() if kind in ("DATASET", "JOB") else None
     )
     namespace = request.query_params.get("namespace")
     if namespace:
         hits = [hit for hit in hits if hit.namespace == namespace]
+    # Marquez's days: updated before the start of ``before`` (that day itself left out),
+    # after the start of ``after`` (SearchDao: ``updated_at < :before``, ``> :after``).
     after, before = _day(request, "after"), _day(request, "before")
     updated = last_seen_of(hits)
     if after or before:
@@ -194,8 +206,8 @@ def search(request: Request) -> dict[str, Any]:
             hit
             for hit in hits
             if (seen := updated.get((hit.type, hit.id))) is not None
-            and (after is None or seen.date() >= after)
-            and (before is None or seen.date() <= before)
+            and (after is None or seen > after)
+            and (before is None or seen < before)
         ]
     results = [
         {
@@ -214,18 +226,22 @@ def search(request: Request) -> dict[str, Any]:
     return {"totalCount": len(results), "results": within_budget(results, lambda chunk: chunk)}
 
 
-def _day(request: Request, name: str) -> date | None:
-    """Marquez's search ``before``/``after``: a YYYY-MM-DD day (inclusive here)."""
+_YYYY_MM_DD = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _day(request: Request, name: str) -> datetime | None:
+    """Marquez's search ``before``/``after``: a YYYY-MM-DD day (its ``@Pattern``: no other
+    form of a date), as the moment it starts in UTC."""
     raw = request.query_params.get(name, "")
     if raw == "":
         return None
     try:
-        value = parse_date(raw)
+        value = date.fromisoformat(raw) if _YYYY_MM_DD.fullmatch(raw) else None
     except ValueError:  # well-formed but impossible: 2026-02-30, year 0
         value = None
     if value is None:
         raise MarquezError(400, f"{name} must be a YYYY-MM-DD date (got {raw!r}).")
-    return value
+    return datetime(value.year, value.month, value.day, tzinfo=UTC)
 
 
 def tags(request: Request) -> dict[str, Any]:

@@ -22,7 +22,8 @@ from rest_framework.request import Request
 from api.marquez.errors import MarquezError
 from core.rendering import JSONRenderer
 
-DEFAULT_LIMIT = 100  # Marquez's default
+DEFAULT_LIMIT = 100  # Marquez's default on its lists (their resources' @DefaultValue)
+SEARCH_DEFAULT_LIMIT = 10  # Marquez's /search default (SearchResource), not its lists'
 MAX_LIMIT = 500
 MAX_OFFSET = 10_000
 # Rows shaped at once: the first chunk is one row, each next one what the rest of the
@@ -71,9 +72,14 @@ def _integer(request: Request, name: str, default: int) -> int:
 
 
 def limit_offset(request: Request, default_limit: int = DEFAULT_LIMIT) -> tuple[int, int]:
-    """``limit`` is clamped to 1-500 (Marquez clients ask for 100 or more); ``offset``
-    beyond the cap is refused with a message saying how to narrow the list instead."""
-    limit = min(max(_integer(request, "limit", default_limit), 1), MAX_LIMIT)
+    """``limit`` is 0 or more as Marquez's ``@Min(0)`` says (0: an empty page, the count
+    still given; a negative one a 400), at most 500 (larger is served 500; Marquez clients
+    ask for 100 or more); ``offset`` 0 or more, and beyond the cap refused with a message
+    saying how to narrow the list instead (ADR 0170)."""
+    limit = _integer(request, "limit", default_limit)
+    if limit < 0:
+        raise MarquezError(400, "limit must be 0 or more.")
+    limit = min(limit, MAX_LIMIT)
     offset = _integer(request, "offset", 0)
     if offset < 0:
         raise MarquezError(400, "offset must be 0 or more.")

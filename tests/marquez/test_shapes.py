@@ -269,9 +269,12 @@ def test_search(world, mz):
     assert jobs and {r["type"] for r in jobs} == {"JOB"}
     assert jobs[0]["nodeId"] == "job:airflow-prod:etl.load_orders"
     assert mz.get("/search").status_code == 400
-    # before/after (YYYY-MM-DD) filter on when the job or dataset was last seen.
+    # before/after (YYYY-MM-DD) filter on when the job or dataset was last seen: before
+    # the day starts, after it started (Marquez's; tests/marquez/test_marquez_bounds.py).
     assert ok(mz.get("/search", q="orders", after="2026-11-02"))["results"] == []
-    assert len(ok(mz.get("/search", q="orders", before="2026-11-01"))["results"]) == 3
+    assert ok(mz.get("/search", q="orders", before="2026-11-01"))["results"] == []
+    assert len(ok(mz.get("/search", q="orders", before="2026-11-02"))["results"]) == 3
+    assert len(ok(mz.get("/search", q="orders", after="2026-11-01"))["results"]) == 3
     assert mz.get("/search", q="orders", after="soon").status_code == 400
 
 
