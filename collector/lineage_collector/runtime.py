@@ -19,6 +19,14 @@ from lineage_collector.errors import CollectorError, counters, logger, report
 from lineage_collector.processor import Processor
 from lineage_collector.transport import transport_for
 
+# What counts lineage lost on its way out: a full queue or sender, a refusal, retries spent.
+_LOST = ("queue.dropped", "events.dropped", "events.rejected", "events.dropped_after_retries")
+
+
+def lost() -> int:
+    """Items and events lost so far in this process (``stats()`` has them one by one)."""
+    return sum(counters.values[name] for name in _LOST)
+
 
 class Runtime:
     """The queue, the worker and the configuration; one instance per process (``RUNTIME``)."""
@@ -37,6 +45,7 @@ class Runtime:
         self.busy = False
         self.stop_requested = threading.Event()  # the current worker's; each has its own
         self.wake = threading.Event()
+        self.lost_before = 0  # lost() when the last flush (or configure) returned
 
     # -- calling-thread side ------------------------------------------------------------------
     def put(self, item: tuple[Any, ...]) -> bool:
@@ -67,6 +76,7 @@ class Runtime:
         self.active = not config.disabled
         self.needs_start = self.active
         self.retry_start_at = 0.0
+        self.lost_before = lost()
 
     def start_worker(self) -> None:
         """Start the worker thread (once per process; called lazily from :meth:`put`).
@@ -179,14 +189,20 @@ class Runtime:
         return not self.queue and not self.busy and (processor is None or processor.idle(until))
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Wait up to ``timeout`` s until everything queued is sent; True when it all was."""
+        """Wait up to ``timeout`` s until everything queued is sent; True when it all was.
+
+        False also when anything since the last flush (or configure) was lost instead of
+        sent: dropped by a full queue or sender, refused by the catalog, or given up on
+        after its retries (a catalog that is down for the whole flush costs a batch its
+        three tries within a few seconds, and the flush then found nothing left to wait for).
+        """
         if self.processor is None:
             return True
         if self.worker is None or not self.worker.is_alive():
             if self.needs_start and self.queue:
                 self.start_worker()
             elif not self.queue and self.processor.idle():
-                return True
+                return self._nothing_lost()
         deadline = time.monotonic() + timeout
         self.processor.flush_requested = True
         while time.monotonic() < deadline:
@@ -197,12 +213,20 @@ class Runtime:
             self.wake.set()
             time.sleep(0.005)
         done = not self.queue and not self.busy and self.processor.sent_everything()
+        done = self._nothing_lost() and done
         self.processor.flush_requested = False
         if not self.config.silent_fail and counters.first_error is not None:
             error = counters.first_error
             counters.first_error = None
             raise CollectorError(f"lineage collection failed: {error}") from error
         return done
+
+    def _nothing_lost(self) -> bool:
+        """Nothing lost since the last call (a counters.reset() in between loses nothing)."""
+        now = lost()
+        nothing = now <= self.lost_before
+        self.lost_before = now
+        return nothing
 
 
 RUNTIME = Runtime()

@@ -84,6 +84,35 @@ def test_a_full_queue_drops_and_counts_instead_of_blocking(installed, monkeypatc
     assert lc.stats()["queue.dropped"] == 9  # 10 outputs + the END, minus 2 free slots
 
 
+def test_flush_is_false_when_lineage_was_lost_instead_of_sent(catalog, installed):
+    # flush() is "True when all of it was" sent. With the catalog down for the whole
+    # flush, the batch's three tries were spent within about a second, the batch was
+    # dropped, and flush(5) then found nothing left and answered True; so with a refusal.
+    installed(url=closed_port_url(), timeout=0.2)
+    with lc.job("catalog-down"):
+        pass
+    assert lc.flush(5) is False
+    assert lc.stats()["events.dropped_after_retries"] == 2
+    assert lc.flush(1) is True  # nothing lost since: the answer is about this flush's span
+
+    catalog.statuses = [400]
+    installed(url=catalog.url)
+    with lc.job("refused"):
+        pass
+    assert lc.flush(5) is False
+    assert lc.stats()["events.rejected"] == 2
+    with lc.job("stored"):
+        pass
+    assert lc.flush(5) is True
+    assert [event["job"]["name"] for event in catalog.events()].count("stored") == 2
+
+    installed(url=catalog.url, queue_size=1)
+    with lc.job("overflowing"):  # START queued, END dropped: the queue holds one item
+        pass
+    assert lc.stats()["queue.dropped"] == 1
+    assert lc.flush(5) is False
+
+
 def test_strict_mode_raises_what_silent_mode_swallows(catalog, installed, monkeypatch):
     monkeypatch.setenv("LINEAGE_SILENT_FAIL", "false")
     catalog.mode = "error"
