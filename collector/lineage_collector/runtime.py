@@ -77,6 +77,8 @@ class Runtime:
         self.needs_start = self.active
         self.retry_start_at = 0.0
         self.lost_before = lost()
+        if self.active:
+            _flush_at_multiprocessing_child_exit()
 
     def start_worker(self) -> None:
         """Start the worker thread (once per process; called lazily from :meth:`put`).
@@ -239,6 +241,30 @@ def _exit_flush() -> None:
             RUNTIME.flush(RUNTIME.config.exit_flush_timeout)
         except Exception as error:
             logger.debug("lineage_collector.exit_flush_failed error=%s", error)
+
+
+_children_flushed = False
+
+
+def _flush_at_multiprocessing_child_exit() -> None:
+    """A ``multiprocessing`` child started by fork (a ``Process``, a ``Pool``'s workers) ends
+    with ``os._exit()``, which runs no ``atexit`` handler: its last events (a job run as a
+    ``Process`` target: all of them) were lost. multiprocessing's own exit finalizers do
+    run there; one is registered in each such child, after multiprocessing clears the
+    parent's. Imported here, on install, not with the collector: it is ~30 ms of imports."""
+    global _children_flushed
+    if _children_flushed:
+        return
+    import multiprocessing.util
+
+    multiprocessing.util.register_after_fork(RUNTIME, _register_child_exit_flush)
+    _children_flushed = True
+
+
+def _register_child_exit_flush(runtime: Runtime) -> None:
+    import multiprocessing.util
+
+    multiprocessing.util.Finalize(None, _exit_flush, exitpriority=0)
 
 
 atexit.register(_exit_flush)

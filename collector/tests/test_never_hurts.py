@@ -1,6 +1,7 @@
 """The collector never hurts its host: catalog down, slow or failing; full queue; fork; exit."""
 
 import logging
+import multiprocessing
 import os
 import statistics
 import subprocess
@@ -170,6 +171,39 @@ def test_lineage_still_flows_from_a_forked_child(catalog, installed):
     child = [event for event in catalog.events() if event["job"]["name"] == "child"]
     assert [event["eventType"] for event in child] == ["START", "COMPLETE"]
     assert [event["job"]["name"] for event in catalog.events()].count("parent") == 2
+
+
+@lc.job("pool-task")
+def _pool_task(day: str) -> str:  # a Pool pickles what it runs: defined at module level
+    lc.add_input(f"s3://raw/events/{day}/x.json")
+    return day
+
+
+def test_a_multiprocessing_child_flushes_its_lineage_when_it_exits(catalog, installed):
+    # "exit flushes": a multiprocessing child started by fork ends with os._exit(), which
+    # runs no atexit handler, so a job run as a Process target lost all its events, and
+    # a Pool worker its last ones.
+    installed(url=catalog.url, flush_interval=60)  # nothing goes out before an exit flush
+    context = multiprocessing.get_context("fork")
+
+    @lc.job("process-target")
+    def target() -> None:
+        lc.add_output("s3://out/child/x.csv")
+
+    process = context.Process(target=target)
+    process.start()
+    process.join(30)
+    assert process.exitcode == 0
+
+    with context.Pool(1) as pool:
+        assert pool.map(_pool_task, ["2026-12-06", "2026-12-07"]) == ["2026-12-06", "2026-12-07"]
+        pool.close()
+        pool.join()
+
+    sent = [(event["job"]["name"], event["eventType"]) for event in catalog.events()]
+    assert sent.count(("process-target", "START")) == 1
+    assert sent.count(("process-target", "COMPLETE")) == 1
+    assert sent.count(("pool-task", "COMPLETE")) == 2
 
 
 def test_the_process_exits_promptly_when_the_catalog_hangs(catalog):
