@@ -78,7 +78,7 @@ class Runtime:
         self.retry_start_at = 0.0
         self.lost_before = lost()
         if self.active:
-            _flush_at_multiprocessing_child_exit()
+            flush_at_child_exit()
 
     def start_worker(self) -> None:
         """Start the worker thread (once per process; called lazily from :meth:`put`).
@@ -246,25 +246,23 @@ def _exit_flush() -> None:
 _children_flushed = False
 
 
-def _flush_at_multiprocessing_child_exit() -> None:
-    """A ``multiprocessing`` child started by fork (a ``Process``, a ``Pool``'s workers) ends
-    with ``os._exit()``, which runs no ``atexit`` handler: its last events (a job run as a
-    ``Process`` target: all of them) were lost. multiprocessing's own exit finalizers do
-    run there; one is registered in each such child, after multiprocessing clears the
-    parent's. Imported here, on install, not with the collector: it is ~30 ms of imports."""
+def flush_at_child_exit() -> None:
+    """A ``multiprocessing`` child started by fork (a ``Process``, a ``Pool``'s workers, and
+    Celery's prefork workers: billiard 4 uses multiprocessing's finalizers) ends with
+    ``os._exit()``, which runs no ``atexit`` handler: its last events (a job run as a
+    ``Process`` target: all of them) were lost. multiprocessing's exit finalizers do run
+    there; one is registered in each such child, after the child clears the parent's.
+    Imported here, on install, not with the collector: it is ~30 ms of imports."""
     global _children_flushed
     if _children_flushed:
         return
     import multiprocessing.util
 
-    multiprocessing.util.register_after_fork(RUNTIME, _register_child_exit_flush)
+    def register_in_child(runtime: Runtime) -> None:
+        multiprocessing.util.Finalize(None, _exit_flush, exitpriority=0)
+
+    multiprocessing.util.register_after_fork(RUNTIME, register_in_child)
     _children_flushed = True
-
-
-def _register_child_exit_flush(runtime: Runtime) -> None:
-    import multiprocessing.util
-
-    multiprocessing.util.Finalize(None, _exit_flush, exitpriority=0)
 
 
 atexit.register(_exit_flush)

@@ -206,6 +206,25 @@ def test_a_multiprocessing_child_flushes_its_lineage_when_it_exits(catalog, inst
     assert sent.count(("pool-task", "COMPLETE")) == 2
 
 
+def test_a_celery_prefork_child_flushes_its_lineage_when_it_exits(catalog, installed):
+    # Celery's prefork pool runs tasks in billiard children, which end with os._exit()
+    # (worker_max_tasks_per_child, shutdown): the last task's COMPLETE was lost. billiard 4
+    # runs multiprocessing's exit finalizers, so the same one flushes there.
+    billiard = pytest.importorskip("billiard")
+    installed(url=catalog.url, flush_interval=60)
+
+    @lc.job("last-task")
+    def target() -> None:
+        lc.add_output("s3://out/task/x.csv")
+
+    process = billiard.get_context("fork").Process(target=target)
+    process.start()
+    process.join(30)
+    assert process.exitcode == 0
+    sent = [(event["job"]["name"], event["eventType"]) for event in catalog.events()]
+    assert sent == [("last-task", "START"), ("last-task", "COMPLETE")]
+
+
 def test_the_process_exits_promptly_when_the_catalog_hangs(catalog):
     catalog.mode = "slow"
     catalog.delay = 30
