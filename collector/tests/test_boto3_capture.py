@@ -239,3 +239,23 @@ def test_s3_metadata_calls_are_lineage_only_when_asked_for(s3, captured):
         {("s3://raw", "orders")},
         {("s3://out", "old"), ("s3://out", "older")},
     )
+
+
+def test_an_athena_query_over_the_size_cap_is_not_kept_in_the_queue(captured, monkeypatch):
+    # README: the queue holds "never a statement over the parser's 100,000-character cap".
+    # A GetQueryExecution's answer was queued with its query (Athena takes 262,144
+    # characters), which the worker then skipped: 10,000 slots held gigabytes till then.
+    monkeypatch.setattr(RUNTIME, "start_worker", lambda: None)  # nobody drains the queue
+    RUNTIME.needs_start = False
+    huge = "INSERT INTO t2 SELECT * FROM t1 WHERE id IN (" + ",".join(["1"] * 60_000) + ")"
+    client = athena_client()
+    with Stubber(client) as stubber, lc.job("huge-athena"):
+        run_query(client, stubber, "big", huge, ["SUCCEEDED"])
+        run_query(client, stubber, "small", "INSERT INTO t3 SELECT * FROM t1", ["SUCCEEDED"])
+        queued = [item for item in RUNTIME.queue if item[0] == "aws"]
+        assert len(queued) == 4  # two starts, two answers
+        kept = [
+            item[4]["QueryExecution"]["Query"] for item in queued if item[2] == "GetQueryExecution"
+        ]
+        assert kept == ["", "INSERT INTO t3 SELECT * FROM t1"]
+    assert lc.stats()["sql.skipped_too_large"] == 1
