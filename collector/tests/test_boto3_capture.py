@@ -259,3 +259,34 @@ def test_an_athena_query_over_the_size_cap_is_not_kept_in_the_queue(captured, mo
         ]
         assert kept == ["", "INSERT INTO t3 SELECT * FROM t1"]
     assert lc.stats()["sql.skipped_too_large"] == 1
+
+
+def test_multipart_uploads_select_and_managed_copies_are_captured(s3, captured):
+    # README: SelectObjectContent is an input, CompleteMultipartUpload an output, and
+    # s3transfer's copy (whose CopyObject runs on a pool thread) is source to target.
+    s3.put_object(Bucket="raw", Key="people/2026/a.csv", Body=b"name\nalice\n")
+    key = "big/dt=2026-12-07/part-0.bin"
+    with lc.job("more-s3"):
+        upload = s3.create_multipart_upload(Bucket="out", Key=key)
+        part = s3.upload_part(
+            Bucket="out", Key=key, PartNumber=1, UploadId=upload["UploadId"], Body=b"x" * 10
+        )
+        s3.complete_multipart_upload(
+            Bucket="out",
+            Key=key,
+            UploadId=upload["UploadId"],
+            MultipartUpload={"Parts": [{"ETag": part["ETag"], "PartNumber": 1}]},
+        )
+        selected = s3.select_object_content(
+            Bucket="raw",
+            Key="people/2026/a.csv",
+            Expression="select * from s3object",
+            ExpressionType="SQL",
+            InputSerialization={"CSV": {"FileHeaderInfo": "USE"}},
+            OutputSerialization={"JSON": {}},
+        )
+        list(selected["Payload"])
+        s3.copy({"Bucket": "raw", "Key": "orders/2026/11/29/part-0.json"}, "out", "copies/x.json")
+    inputs, outputs = captured.io("more-s3")
+    assert inputs == {("s3://raw", "people"), ("s3://raw", "orders")}
+    assert outputs == {("s3://out", "big"), ("s3://out", "copies")}
