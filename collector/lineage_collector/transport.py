@@ -15,7 +15,7 @@ from collections import deque
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from lineage_collector.config import Config
+from lineage_collector.config import Config, bearer_header
 from lineage_collector.errors import report
 
 event_logger = logging.getLogger("lineage_collector.events")
@@ -78,8 +78,7 @@ class HttpTransport:
             "Content-Encoding": "gzip",
             "User-Agent": "lineage-collector",
         }
-        if api_key:
-            self.headers["Authorization"] = f"Bearer {api_key}"
+        self.api_key = api_key  # its header is made at each send: a bad key fails the send
         self.connection: http.client.HTTPConnection | None = None
 
     def after_fork(self) -> None:
@@ -95,7 +94,8 @@ class HttpTransport:
     def _exchange(self, body: bytes) -> tuple[http.client.HTTPResponse, bytes]:
         connection = self._connect()
         try:
-            connection.request("POST", self.path, body=body, headers=self.headers)
+            headers = {**self.headers, **bearer_header(self.api_key)}
+            connection.request("POST", self.path, body=body, headers=headers)
             response = connection.getresponse()
             return response, response.read(64_000)
         except Exception:

@@ -33,6 +33,34 @@ def test_batches_are_gzip_json_arrays_posted_with_the_bearer_token(catalog, inst
     assert lc.stats()["events.sent"] == 2
 
 
+def test_an_api_key_ending_in_a_newline_is_sent_and_a_broken_one_never_logged(
+    catalog, installed, caplog
+):
+    # A key read from a secret file often ends in a newline: http.client refused the
+    # header with an error quoting it, token included, which was logged once a minute
+    # (and every event was lost).
+    installed(url=catalog.url, api_key="lc_ingest_secret\n")
+    with lc.job("keyed"):
+        pass
+    assert lc.flush(5)
+    assert lc.emit_edge("a.b.c", "d.e.f")
+    assert {request["headers"]["Authorization"] for request in catalog.requests} == {
+        "Bearer lc_ingest_secret"
+    }
+
+    catalog.requests.clear()
+    with caplog.at_level(logging.WARNING, logger="lineage_collector"):
+        installed(url=catalog.url, api_key="lc_ingest_sec\nret")
+        with lc.job("broken-key"):
+            pass
+        assert lc.flush(5) is False
+        assert lc.emit_edge("a.b.c", "d.e.f") is False
+    assert catalog.requests == []
+    assert lc.stats()["errors.send"] >= 1 and lc.stats()["errors.emit_edge"] == 1
+    assert "control character" in caplog.text
+    assert "lc_ingest_sec" not in caplog.text
+
+
 @pytest.mark.parametrize("mode", ["down", "slow", "error"])
 def test_catalog_down_slow_or_failing_changes_neither_result_nor_latency(
     mode, catalog, installed, tmp_path
