@@ -309,6 +309,24 @@ def test_a_huge_error_message_is_capped_like_the_stack(captured):
     assert len(json.dumps(event)) < 50_000
 
 
+def test_a_run_with_long_dataset_names_keeps_its_complete_under_the_catalogs_limit(captured):
+    # 10,000 names per direction keep a COMPLETE "well under the catalog's 8 MiB" only
+    # when names are short: S3 prefixes run to 1,024 characters, and 9,000 of 950 made an
+    # event of 8.9 MB, which the catalog refuses whole (the run's lineage lost with it).
+    folder = "exports/" + "x" * 940
+    with lc.job("long-names"):
+        for index in range(9_000):
+            lc.add_output(f"s3://out/{folder}{index:04d}/report.csv")
+            lc.add_input(f"s3://raw/{folder}{index:04d}/source.csv")
+    event = captured.complete("long-names")
+    size = len(json.dumps(event, separators=(",", ":")))
+    assert size < 8 * 1024 * 1024 - 1024 * 1024, size  # a MiB to spare
+    kept = len(event["outputs"])
+    assert 3_000 < kept < 9_000
+    assert len(event["inputs"]) == kept  # the same size of name each way
+    assert lc.stats()["datasets.dropped"] == 2 * (9_000 - kept)
+
+
 def test_a_long_lived_run_keeps_a_bounded_number_of_datasets(captured, monkeypatch):
     # A consumer's run that lasts the whole process and writes a folder per message
     # collected one name per folder for its COMPLETE: the worker's memory grew without
