@@ -26,10 +26,10 @@ from lineage_collector.sql import SqlLineage, SqlParser
 from lineage_collector.transport import Sender
 
 _MAX_OPEN_RUNS = 10_000
-# Datasets an open run collects for its COMPLETE (ADR 0157): per run and direction, which
-# keeps one event well under the catalog's 8 MiB, and over all open runs, which bounds the
-# worker's memory whatever a long-lived run touches. Past either, a name is counted
-# (datasets.dropped), not kept.
+# Datasets an open run collects for its COMPLETE (ADR 0157): per run and direction, by
+# number and by their size in the event (below), which keeps one event under the catalog's
+# 8 MiB, and over all open runs, which bounds the worker's memory whatever a long-lived run
+# touches. Past any of them, a name is counted (datasets.dropped), not kept.
 _MAX_RUN_DATASETS = 10_000
 _MAX_TRACKED_DATASETS = 100_000
 # And by their size in the event, per run and direction (ADR 0174): 10,000 names of an S3
