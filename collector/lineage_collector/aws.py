@@ -94,7 +94,8 @@ class AthenaTracker:
     """Binds query execution ids to the job that started them; builds lineage on SUCCEEDED.
 
     The map is bounded and entries expire, because a query that is never polled must not
-    hold memory forever. Each id yields lineage at most once.
+    hold memory forever. Each id yields lineage at most once (while it is among the
+    last 10,000 ids that finished).
     """
 
     def __init__(self) -> None:

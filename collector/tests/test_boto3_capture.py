@@ -71,6 +71,18 @@ def test_failed_s3_calls_are_not_lineage(s3, captured):
     assert captured.io("missing") == (set(), set())
 
 
+def test_failed_managed_transfers_are_not_lineage(s3, captured, tmp_path):
+    # The hook's docstring: a managed transfer is "reported when it succeeds".
+    source = tmp_path / "report.csv"
+    source.write_text("a\n1\n")
+    with lc.job("failed-transfers"):
+        with pytest.raises(Exception, match=r"404|Not Found"):
+            s3.download_file("raw", "nope/2026/x.json", str(tmp_path / "x.json"))
+        with pytest.raises(Exception, match=r"NoSuchBucket|does not exist"):
+            s3.upload_file(str(source), "no-such-bucket", "reports/2026/report.csv")
+    assert captured.io("failed-transfers") == (set(), set())
+
+
 def athena_client():
     return boto3.client("athena", region_name="eu-west-1")
 
