@@ -103,7 +103,11 @@ def uninstall() -> None:
 
 
 def flush(timeout: float = 5.0) -> bool:
-    """Wait up to ``timeout`` seconds for queued lineage to be sent; True when all of it was."""
+    """Wait up to ``timeout`` seconds for queued lineage to be sent; True when all of it was.
+
+    False when some is still waiting, or when lineage since the last flush was lost instead
+    (a full queue, a refusal, retries spent: ``stats()`` says which).
+    """
     return RUNTIME.flush(timeout)
 
 

@@ -5,6 +5,7 @@ from collections import OrderedDict
 from typing import Any
 from urllib.parse import unquote
 
+from lineage_collector.errors import counters
 from lineage_collector.naming import (
     DatasetName,
     Platform,
@@ -32,10 +33,22 @@ _TRACK_SECONDS = 6 * 3600.0
 _TRACK_MAX = 10_000
 
 
-def call_fields(operation: str, params: Any, response: Any) -> tuple[dict[str, Any], Any]:
-    """What of a call the worker needs (calling thread: a few dict lookups)."""
+def call_fields(
+    operation: str, params: Any, response: Any, max_chars: int | None = None
+) -> tuple[dict[str, Any], Any]:
+    """What of a call the worker needs (calling thread: a few dict lookups).
+
+    An Athena query over ``max_chars`` (the parser's cap; Athena takes 262,144) is not kept:
+    the worker would skip it, and 10,000 queued ones would hold gigabytes until then.
+    """
     if operation in ATHENA_CALLS:
         kept = {key: response[key] for key in _ATHENA_RESPONSE_FIELDS if key in response}
+        execution = kept.get("QueryExecution")
+        if max_chars is not None and isinstance(execution, dict):
+            query = execution.get("Query")
+            if isinstance(query, str) and len(query) > max_chars:
+                kept["QueryExecution"] = {**execution, "Query": ""}
+                counters.bump("sql.skipped_too_large")  # as the parser counts a statement
         return {"QueryExecutionId": params.get("QueryExecutionId")}, kept
     return {key: params[key] for key in _S3_FIELDS if key in params}, None
 
@@ -81,7 +94,8 @@ class AthenaTracker:
     """Binds query execution ids to the job that started them; builds lineage on SUCCEEDED.
 
     The map is bounded and entries expire, because a query that is never polled must not
-    hold memory forever. Each id yields lineage at most once.
+    hold memory forever. Each id yields lineage at most once (while it is among the
+    last 10,000 ids that finished).
     """
 
     def __init__(self) -> None:

@@ -2,6 +2,7 @@
 
 import math
 import os
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -29,6 +30,25 @@ def _number(name: str, default: float) -> float:
     except ValueError:
         return default
     return value if math.isfinite(value) else default
+
+
+_HEADER_BREAKING = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def bearer_header(api_key: str | None) -> dict[str, str]:
+    """The ``Authorization`` header for ``api_key`` (none without one).
+
+    Surrounding whitespace is no part of a token: a key read from a secret file or a
+    Kubernetes secret often ends in a newline, which http.client refused with an error
+    quoting the whole header, token included, that the collector then logged once a
+    minute. A control character inside the key raises an error that does not quote it.
+    """
+    token = (api_key or "").strip()
+    if not token:
+        return {}
+    if _HEADER_BREAKING.search(token):
+        raise ValueError("the API key holds a control character, which no header can carry")
+    return {"Authorization": f"Bearer {token}"}
 
 
 def disabled_in_environment() -> bool:

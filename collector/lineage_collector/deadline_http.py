@@ -27,6 +27,8 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from lineage_collector.config import bearer_header
+
 # Lookups still running at once (each on a daemon thread that ends when the resolver gives
 # up): a name that never resolves costs each call its deadline and at most this many
 # threads, never a thread per call.
@@ -203,8 +205,7 @@ def post_json(url: str, payload: Any, api_key: str | None, seconds: float) -> bo
     deadline = time.monotonic() + seconds
     body = json.dumps(payload, separators=(",", ":"), default=str).encode()
     headers = {"Content-Type": "application/json", "User-Agent": "lineage-collector"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
+    headers.update(bearer_header(api_key))
     parts = urlsplit(url)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     connection = _Connection(url, deadline, seconds)

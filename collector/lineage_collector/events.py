@@ -51,9 +51,15 @@ def dataset(name: DatasetName) -> dict[str, Any]:
 
 
 # user:password@ in any URL of an error's message or stack (a DSN in the message, or a
-# create_engine("postgresql://etl:pw@db/shop") line the traceback quotes).
+# create_engine("postgresql://etl:pw@db/shop") line the traceback quotes). A password may
+# hold a "/" (an AWS secret in s3n://KEY:SECRET@bucket often does) or an "@" that was not
+# percent-encoded: after "user:" the user info runs to the last "@" before a space or a
+# quote (a URL with an "@" in its path and a port is redacted too far, never too little).
 # Bounded repeats: linear in the text's length whatever it holds.
-_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)[^\s/@'\"]{1,256}@")
+_URL_CREDENTIALS = re.compile(
+    r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)"
+    r"(?:[^\s/@'\":]{0,256}:[^\s'\"]{0,256}|[^\s/@'\"]{1,256})@"
+)
 
 
 def without_credentials(text: str) -> str:

@@ -243,10 +243,23 @@ def s3_uri_dataset(uri: str, *, is_prefix: bool = False) -> DatasetName:
     """:func:`s3_dataset` for an ``s3://bucket/key`` URI (``s3a``/``s3n`` are read as ``s3``)."""
     for scheme in _S3_SCHEMES:
         if uri.startswith(scheme):
-            bucket, _, key = uri[len(scheme) :].partition("/")
+            rest = uri[len(scheme) :]
+            bucket, _, key = rest.partition("/")
             # s3n://ACCESS_KEY:SECRET@bucket/... is an old Hadoop form: the keys are no name.
-            return s3_dataset(bucket.rpartition("@")[2], key, is_prefix=is_prefix)
-    raise ValueError(f"not an S3 URI: {uri!r}")
+            if "@" in bucket:
+                bucket = bucket.rpartition("@")[2]
+            elif ":" in bucket and "@" in rest:
+                # No bucket name has a ":": the keys, with a "/" in the secret (AWS secrets
+                # are base64, and many have one), end at the first "@" (they have none).
+                bucket, _, key = rest.partition("@")[2].partition("/")
+            return s3_dataset(bucket, key, is_prefix=is_prefix)
+    raise ValueError("not an S3 URI")
+
+
+def _port_or_none(netloc: str) -> bool:
+    """Whether what follows the authority's last ":" is a port (or the ":" is an IPv6's)."""
+    host, _, port = netloc.rpartition(":")
+    return port.isdigit() or (host.startswith("[") and not host.endswith("]"))
 
 
 def dataset_name(
@@ -271,10 +284,19 @@ def dataset_name(
             return s3_uri_dataset(text)
         parts = urlsplit(text)
         if not parts.scheme or not parts.netloc:
-            raise ValueError(f"{text!r} is not a dataset URI; pass an engine and a table name")
+            # The URI is not quoted: it may hold a password (this message is logged).
+            raise ValueError("not a dataset URI; pass an engine and a table name")
         # user:password@ never leaves the process (the naming spec has no user info either).
         authority = parts.netloc.rpartition("@")[2]
-        return DatasetName(f"{parts.scheme}://{authority}", unquote(parts.path.lstrip("/")))
+        path = parts.path
+        if "@" not in parts.netloc and ":" in parts.netloc and not _port_or_none(parts.netloc):
+            # "user:pa/ss@host:port/name": a "/" in the password ended the authority early,
+            # at what is no port. The user info runs to the first "@" after it.
+            if "@" not in path:
+                raise ValueError("not a dataset URI: what follows its host's ':' is no port")
+            authority, _, name = path.partition("@")[2].partition("/")
+            path = f"/{name}"
+        return DatasetName(f"{parts.scheme}://{authority}", unquote(path.lstrip("/")))
     url = getattr(source, "url", source)
     platform = platform_for_url(url)
     if default_schema:

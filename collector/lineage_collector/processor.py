@@ -4,6 +4,7 @@ Keeps, per open run, the union of what it read and wrote, so a job that runs sev
 queries (or fans them out to a pool) reports everything once in its COMPLETE event.
 """
 
+import json
 import time
 from collections import OrderedDict
 from typing import Any
@@ -25,23 +26,35 @@ from lineage_collector.sql import SqlLineage, SqlParser
 from lineage_collector.transport import Sender
 
 _MAX_OPEN_RUNS = 10_000
-# Datasets an open run collects for its COMPLETE (ADR 0157): per run and direction, which
-# keeps one event well under the catalog's 8 MiB, and over all open runs, which bounds the
-# worker's memory whatever a long-lived run touches. Past either, a name is counted
-# (datasets.dropped), not kept.
+# Datasets an open run collects for its COMPLETE (ADR 0157): per run and direction, by
+# number and by their size in the event (below), which keeps one event under the catalog's
+# 8 MiB, and over all open runs, which bounds the worker's memory whatever a long-lived run
+# touches. Past any of them, a name is counted (datasets.dropped), not kept.
 _MAX_RUN_DATASETS = 10_000
 _MAX_TRACKED_DATASETS = 100_000
+# And by their size in the event, per run and direction (ADR 0174): 10,000 names of an S3
+# key's length (up to 1,024 characters, six bytes each in JSON when not ASCII) made a
+# COMPLETE over the catalog's 8 MiB, refused whole. Two directions of 3 MiB leave room for
+# the rest of the event (its error facet is capped at 16,000 characters, 96 kB at most).
+_MAX_RUN_BYTES = 3 * 1024 * 1024
 _MAX_PLATFORMS = 1_000
+
+
+def event_bytes(name: DatasetName) -> int:
+    """What ``name`` adds to an event's JSON: ``{"namespace":…,"name":…,"facets":{}},``."""
+    return len(json.dumps(name.namespace)) + len(json.dumps(name.name)) + 36
 
 
 class RunState:
     """What one open run has read and written so far (insertion-ordered, deduplicated)."""
 
-    __slots__ = ("inputs", "outputs")
+    __slots__ = ("input_bytes", "inputs", "output_bytes", "outputs")
 
     def __init__(self) -> None:
         self.inputs: dict[DatasetName, None] = {}
         self.outputs: dict[DatasetName, None] = {}
+        self.input_bytes = 0
+        self.output_bytes = 0
 
 
 class Processor:
@@ -143,18 +156,26 @@ class Processor:
             late.outputs.update(dict.fromkeys(outputs))
             self._emit(run, "OTHER", time.time(), late)
             return
-        self._keep(state.inputs, inputs)
-        self._keep(state.outputs, outputs)
+        state.input_bytes = self._keep(state.inputs, state.input_bytes, inputs)
+        state.output_bytes = self._keep(state.outputs, state.output_bytes, outputs)
 
-    def _keep(self, kept: dict[DatasetName, None], names: Any) -> None:
+    def _keep(self, kept: dict[DatasetName, None], size: int, names: Any) -> int:
+        """Add the new ``names`` within the bounds; the direction's size in the event after."""
         for name in names:
             if name in kept:
                 continue
-            if len(kept) >= _MAX_RUN_DATASETS or self.tracked >= _MAX_TRACKED_DATASETS:
+            grown = size + event_bytes(name)
+            if (
+                len(kept) >= _MAX_RUN_DATASETS
+                or grown > _MAX_RUN_BYTES
+                or self.tracked >= _MAX_TRACKED_DATASETS
+            ):
                 counters.bump("datasets.dropped")
                 continue
             kept[name] = None
+            size = grown
             self.tracked += 1
+        return size
 
     # -- captures -----------------------------------------------------------------------------
     def _platform(self, engine: Any) -> Platform:

@@ -19,6 +19,14 @@ from lineage_collector.errors import CollectorError, counters, logger, report
 from lineage_collector.processor import Processor
 from lineage_collector.transport import transport_for
 
+# What counts lineage lost on its way out: a full queue or sender, a refusal, retries spent.
+_LOST = ("queue.dropped", "events.dropped", "events.rejected", "events.dropped_after_retries")
+
+
+def lost() -> int:
+    """Items and events lost so far in this process (``stats()`` has them one by one)."""
+    return sum(counters.values[name] for name in _LOST)
+
 
 class Runtime:
     """The queue, the worker and the configuration; one instance per process (``RUNTIME``)."""
@@ -37,6 +45,7 @@ class Runtime:
         self.busy = False
         self.stop_requested = threading.Event()  # the current worker's; each has its own
         self.wake = threading.Event()
+        self.lost_before = 0  # lost() when the last flush (or configure) returned
 
     # -- calling-thread side ------------------------------------------------------------------
     def put(self, item: tuple[Any, ...]) -> bool:
@@ -67,6 +76,9 @@ class Runtime:
         self.active = not config.disabled
         self.needs_start = self.active
         self.retry_start_at = 0.0
+        self.lost_before = lost()
+        if self.active:
+            flush_at_child_exit()
 
     def start_worker(self) -> None:
         """Start the worker thread (once per process; called lazily from :meth:`put`).
@@ -179,14 +191,20 @@ class Runtime:
         return not self.queue and not self.busy and (processor is None or processor.idle(until))
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Wait up to ``timeout`` s until everything queued is sent; True when it all was."""
+        """Wait up to ``timeout`` s until everything queued is sent; True when it all was.
+
+        False also when anything since the last flush (or configure) was lost instead of
+        sent: dropped by a full queue or sender, refused by the catalog, or given up on
+        after its retries (a catalog that is down for the whole flush costs a batch its
+        three tries within a few seconds, and the flush then found nothing left to wait for).
+        """
         if self.processor is None:
             return True
         if self.worker is None or not self.worker.is_alive():
             if self.needs_start and self.queue:
                 self.start_worker()
             elif not self.queue and self.processor.idle():
-                return True
+                return self._nothing_lost()
         deadline = time.monotonic() + timeout
         self.processor.flush_requested = True
         while time.monotonic() < deadline:
@@ -197,12 +215,20 @@ class Runtime:
             self.wake.set()
             time.sleep(0.005)
         done = not self.queue and not self.busy and self.processor.sent_everything()
+        done = self._nothing_lost() and done
         self.processor.flush_requested = False
         if not self.config.silent_fail and counters.first_error is not None:
             error = counters.first_error
             counters.first_error = None
             raise CollectorError(f"lineage collection failed: {error}") from error
         return done
+
+    def _nothing_lost(self) -> bool:
+        """Nothing lost since the last call (a counters.reset() in between loses nothing)."""
+        now = lost()
+        nothing = now <= self.lost_before
+        self.lost_before = now
+        return nothing
 
 
 RUNTIME = Runtime()
@@ -215,6 +241,28 @@ def _exit_flush() -> None:
             RUNTIME.flush(RUNTIME.config.exit_flush_timeout)
         except Exception as error:
             logger.debug("lineage_collector.exit_flush_failed error=%s", error)
+
+
+_children_flushed = False
+
+
+def flush_at_child_exit() -> None:
+    """A ``multiprocessing`` child started by fork (a ``Process``, a ``Pool``'s workers, and
+    Celery's prefork workers: billiard 4 uses multiprocessing's finalizers) ends with
+    ``os._exit()``, which runs no ``atexit`` handler: its last events (a job run as a
+    ``Process`` target: all of them) were lost. multiprocessing's exit finalizers do run
+    there; one is registered in each such child, after the child clears the parent's.
+    Imported here, on install, not with the collector: it is ~30 ms of imports."""
+    global _children_flushed
+    if _children_flushed:
+        return
+    import multiprocessing.util
+
+    def register_in_child(runtime: Runtime) -> None:
+        multiprocessing.util.Finalize(None, _exit_flush, exitpriority=0)
+
+    multiprocessing.util.register_after_fork(RUNTIME, register_in_child)
+    _children_flushed = True
 
 
 atexit.register(_exit_flush)

@@ -9,12 +9,13 @@ import http.client
 import json
 import logging
 import random
+import re
 import time
 from collections import deque
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from lineage_collector.config import Config
+from lineage_collector.config import Config, bearer_header
 from lineage_collector.errors import report
 
 event_logger = logging.getLogger("lineage_collector.events")
@@ -31,7 +32,35 @@ class Transport(Protocol):
 
 
 class Rejected(Exception):
-    """The catalog refused the batch for good (a 4xx other than 408/429): do not retry."""
+    """The catalog refused the batch, or ``refused`` of its events, for good: do not retry.
+
+    A 4xx other than 408/429 or a redirect refuses the whole batch (``refused`` is None); a
+    200 batch report with failed events (``partial_success``) refuses those and stored the
+    rest: a refused event is neither sent again (the catalog calls it not retriable) nor
+    counted as sent.
+    """
+
+    def __init__(self, message: str, refused: int | None = None) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
+# The batch report's summary comes first in the catalog's answer, so it is found in the
+# first 64,000 bytes read even when the failed events and warnings that follow run longer.
+_FAILED = re.compile(rb'"summary"\s*:\s*\{[^{}]*?"failed"\s*:\s*(\d+)')
+_REASON = re.compile(rb'"reason"\s*:\s*"((?:[^"\\]|\\.){0,300})')
+
+
+def refused_in_report(text: bytes) -> tuple[int, str]:
+    """How many events a 200 batch report says were refused, and the first one's reason."""
+    if b'"partial_success"' not in text:
+        return 0, ""
+    found = _FAILED.search(text)
+    reason = _REASON.search(text)
+    return (
+        int(found.group(1)) if found else 0,
+        reason.group(1).decode("utf-8", "replace") if reason else "",
+    )
 
 
 class HttpTransport:
@@ -49,8 +78,7 @@ class HttpTransport:
             "Content-Encoding": "gzip",
             "User-Agent": "lineage-collector",
         }
-        if api_key:
-            self.headers["Authorization"] = f"Bearer {api_key}"
+        self.api_key = api_key  # its header is made at each send: a bad key fails the send
         self.connection: http.client.HTTPConnection | None = None
 
     def after_fork(self) -> None:
@@ -66,7 +94,8 @@ class HttpTransport:
     def _exchange(self, body: bytes) -> tuple[http.client.HTTPResponse, bytes]:
         connection = self._connect()
         try:
-            connection.request("POST", self.path, body=body, headers=self.headers)
+            headers = {**self.headers, **bearer_header(self.api_key)}
+            connection.request("POST", self.path, body=body, headers=headers)
             response = connection.getresponse()
             return response, response.read(64_000)
         except Exception:
@@ -106,6 +135,13 @@ class HttpTransport:
             )
         if response.getheader("Connection", "").lower() == "close":
             self.close()
+        refused, reason = refused_in_report(text)
+        if refused:
+            # Stored, but not all of it: the batch report lists the events it refused.
+            raise Rejected(
+                f"catalog refused {refused} of {len(events)} events of the batch: {reason!r}",
+                refused=min(refused, len(events)),
+            )
 
     def close(self) -> None:
         if self.connection is not None:
@@ -223,7 +259,9 @@ class Sender:
         try:
             self.transport.send(batch)
         except Rejected as error:
-            self._drop(len(batch), "events.rejected")
+            refused = len(batch) if error.refused is None else error.refused
+            self._drop(len(batch) - refused, "events.sent")
+            self._drop(refused, "events.rejected")
             report("send.rejected", error)
             return True
         except Exception as error:
@@ -236,7 +274,8 @@ class Sender:
     def _drop(self, count: int, counter: str) -> None:
         for _ in range(count):
             self.pending.popleft()
-        self.counters.bump(counter, count)
+        if count:
+            self.counters.bump(counter, count)
         self.attempts = 0
         self.oldest = time.monotonic()
 

@@ -16,6 +16,7 @@ class Catalog:
         self.delay = 3.0
         self.answer = b'{"status": "success"}'
         self.location = "https://catalog.example/api/v1/lineage/batch"  # where "redirect" points
+        self.statuses: list[int] = []  # answered first, one per request, before ``mode``'s
         self.requests: list[dict] = []
         catalog = self
 
@@ -39,6 +40,8 @@ class Catalog:
                 if catalog.mode == "slow":
                     time.sleep(catalog.delay)
                 status = {"error": 500, "redirect": 301}.get(catalog.mode, 200)
+                if catalog.statuses:
+                    status = catalog.statuses.pop(0)
                 answer = catalog.answer
                 self.send_response(status)
                 if status == 301:

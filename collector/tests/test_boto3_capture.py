@@ -71,6 +71,18 @@ def test_failed_s3_calls_are_not_lineage(s3, captured):
     assert captured.io("missing") == (set(), set())
 
 
+def test_failed_managed_transfers_are_not_lineage(s3, captured, tmp_path):
+    # The hook's docstring: a managed transfer is "reported when it succeeds".
+    source = tmp_path / "report.csv"
+    source.write_text("a\n1\n")
+    with lc.job("failed-transfers"):
+        with pytest.raises(Exception, match=r"404|Not Found"):
+            s3.download_file("raw", "nope/2026/x.json", str(tmp_path / "x.json"))
+        with pytest.raises(Exception, match=r"NoSuchBucket|does not exist"):
+            s3.upload_file(str(source), "no-such-bucket", "reports/2026/report.csv")
+    assert captured.io("failed-transfers") == (set(), set())
+
+
 def athena_client():
     return boto3.client("athena", region_name="eu-west-1")
 
@@ -239,3 +251,54 @@ def test_s3_metadata_calls_are_lineage_only_when_asked_for(s3, captured):
         {("s3://raw", "orders")},
         {("s3://out", "old"), ("s3://out", "older")},
     )
+
+
+def test_an_athena_query_over_the_size_cap_is_not_kept_in_the_queue(captured, monkeypatch):
+    # README: the queue holds "never a statement over the parser's 100,000-character cap".
+    # A GetQueryExecution's answer was queued with its query (Athena takes 262,144
+    # characters), which the worker then skipped: 10,000 slots held gigabytes till then.
+    monkeypatch.setattr(RUNTIME, "start_worker", lambda: None)  # nobody drains the queue
+    RUNTIME.needs_start = False
+    huge = "INSERT INTO t2 SELECT * FROM t1 WHERE id IN (" + ",".join(["1"] * 60_000) + ")"
+    client = athena_client()
+    with Stubber(client) as stubber, lc.job("huge-athena"):
+        run_query(client, stubber, "big", huge, ["SUCCEEDED"])
+        run_query(client, stubber, "small", "INSERT INTO t3 SELECT * FROM t1", ["SUCCEEDED"])
+        queued = [item for item in RUNTIME.queue if item[0] == "aws"]
+        assert len(queued) == 4  # two starts, two answers
+        kept = [
+            item[4]["QueryExecution"]["Query"] for item in queued if item[2] == "GetQueryExecution"
+        ]
+        assert kept == ["", "INSERT INTO t3 SELECT * FROM t1"]
+    assert lc.stats()["sql.skipped_too_large"] == 1
+
+
+def test_multipart_uploads_select_and_managed_copies_are_captured(s3, captured):
+    # README: SelectObjectContent is an input, CompleteMultipartUpload an output, and
+    # s3transfer's copy (whose CopyObject runs on a pool thread) is source to target.
+    s3.put_object(Bucket="raw", Key="people/2026/a.csv", Body=b"name\nalice\n")
+    key = "big/dt=2026-12-07/part-0.bin"
+    with lc.job("more-s3"):
+        upload = s3.create_multipart_upload(Bucket="out", Key=key)
+        part = s3.upload_part(
+            Bucket="out", Key=key, PartNumber=1, UploadId=upload["UploadId"], Body=b"x" * 10
+        )
+        s3.complete_multipart_upload(
+            Bucket="out",
+            Key=key,
+            UploadId=upload["UploadId"],
+            MultipartUpload={"Parts": [{"ETag": part["ETag"], "PartNumber": 1}]},
+        )
+        selected = s3.select_object_content(
+            Bucket="raw",
+            Key="people/2026/a.csv",
+            Expression="select * from s3object",
+            ExpressionType="SQL",
+            InputSerialization={"CSV": {"FileHeaderInfo": "USE"}},
+            OutputSerialization={"JSON": {}},
+        )
+        list(selected["Payload"])
+        s3.copy({"Bucket": "raw", "Key": "orders/2026/11/29/part-0.json"}, "out", "copies/x.json")
+    inputs, outputs = captured.io("more-s3")
+    assert inputs == {("s3://raw", "people"), ("s3://raw", "orders")}
+    assert outputs == {("s3://out", "big"), ("s3://out", "copies")}

@@ -1,12 +1,14 @@
 """The collector and its catalog's connection: hangs, redirects, long answers, idle closes, fork."""
 
 import json
+import logging
 import os
 import time
 
 import lineage_collector as lc
 import pytest
 from fake_catalog_server import Catalog
+from lineage_collector.errors import counters
 
 
 @pytest.mark.parametrize("transport", ["http", "openlineage"])
@@ -133,3 +135,70 @@ def test_edges_and_metadata_never_follow_a_redirect_with_the_token(catalog, inst
     finally:
         elsewhere.server.shutdown()
         elsewhere.server.server_close()
+
+
+def test_a_4xx_is_refused_without_a_retry_and_408_or_429_are_retried(catalog, installed):
+    # The README: a 4xx (but 408 and 429) is a refusal, never counted as sent, not sent
+    # again; 408 and 429 are the catalog asking for the same batch later.
+    catalog.statuses = [400]
+    installed(url=catalog.url)
+    with lc.job("refused"):
+        pass
+    lc.flush(2)
+    assert len(catalog.requests) == 1
+    assert lc.stats().get("events.sent", 0) == 0
+    assert lc.stats()["events.rejected"] == 2
+    for status in (408, 429):
+        catalog.requests.clear()
+        catalog.statuses = [status]
+        with lc.job(f"asked-again-{status}"):
+            pass
+        assert lc.flush(5)
+        assert len(catalog.requests) == 2  # the same batch, sent again after a backoff
+        assert catalog.requests[0]["body"] == catalog.requests[1]["body"]
+    assert lc.stats()["events.sent"] == 4
+    assert lc.stats()["events.rejected"] == 2
+
+
+def test_events_a_200_batch_report_refuses_are_counted_and_logged_not_sent(
+    catalog, installed, caplog
+):
+    # The catalog stores a batch's valid events and answers 200 with the ones it refused
+    # (docs/problems.md: partial_success, failed_events). Every event of such a batch was
+    # counted as sent, so a refused event was lost with no count, no log, and no exception
+    # from flush() in strict mode.
+    report = {
+        "status": "partial_success",
+        "summary": {
+            "received": 2,
+            "successful": 1,
+            "failed": 1,
+            "retriable": 0,
+            "non_retriable": 1,
+        },
+        "failed_events": [{"index": 1, "reason": "event over 8 MiB", "retriable": False}],
+        # A stored event's warnings follow and can run past what the worker reads of an
+        # answer (64,000 bytes): the summary is read from the start.
+        "warnings": [{"index": 0, "id": 1, "warnings": ["x" * 100_000]}],
+    }
+    catalog.answer = json.dumps(report).encode()
+    # Sent when flushed, so that START and COMPLETE are one batch, whatever the load.
+    installed(url=catalog.url, flush_interval=60)
+    with caplog.at_level(logging.WARNING, logger="lineage_collector"):
+        with lc.job("half-stored"):
+            pass
+        lc.flush(2)
+    assert len(catalog.requests) == 1  # not sent again: the catalog said not retriable
+    assert lc.stats()["events.sent"] == 1
+    assert lc.stats()["events.rejected"] == 1
+    assert lc.stats()["errors.send.rejected"] == 1
+    assert "refused 1 of 2 events" in caplog.text
+    assert "event over 8 MiB" in caplog.text
+
+    catalog.answer = json.dumps({**report, "warnings": []}).encode()
+    counters.reset()
+    installed(url=catalog.url, flush_interval=60, silent_fail=False)
+    with lc.job("strict"):
+        pass
+    with pytest.raises(lc.CollectorError, match="refused 1 of 2"):
+        lc.flush(2)

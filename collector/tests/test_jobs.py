@@ -268,6 +268,36 @@ def test_a_fail_event_carries_no_password_from_the_error_or_its_stack(captured):
     assert "postgresql+psycopg://***@db:5432/shop" in facet["message"]
 
 
+@pytest.mark.parametrize(
+    ("url", "secret", "redacted"),
+    [
+        # An AWS secret key is base64 and often holds a "/": the user info was taken to end
+        # there, and the key and the secret were sent in the FAIL event.
+        (
+            "s3n://AKIAEXAMPLE:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY@raw/x",
+            ("AKIAEXAMPLE", "wJalrXUtnFEMI", "bPxRfiCYEXAMPLEKEY"),
+            "s3n://***@raw/x",
+        ),
+        # An "@" in a password that was not percent-encoded: the part after it was kept.
+        ("postgresql://etl:hunt@er2@db/shop", ("hunt", "er2"), "postgresql://***@db/shop"),
+    ],
+)
+def test_a_fail_event_carries_no_password_with_a_slash_or_an_at_sign(
+    url, secret, redacted, captured
+):
+    @lc.job("connect-odd")
+    def connect():
+        raise ConnectionError(f"cannot reach {url} (from the settings)")
+
+    with pytest.raises(ConnectionError):
+        connect()
+    (event,) = captured.of("connect-odd", "FAIL")
+    facet = event["run"]["facets"]["errorMessage"]
+    for part in secret:
+        assert part not in facet["message"] + facet["stackTrace"]
+    assert f"cannot reach {redacted} (from the settings)" in facet["message"]
+
+
 def test_a_huge_error_message_is_capped_like_the_stack(captured):
     @lc.job("huge-error")
     def fail():
@@ -277,6 +307,24 @@ def test_a_huge_error_message_is_capped_like_the_stack(captured):
         fail()
     (event,) = captured.of("huge-error", "FAIL")
     assert len(json.dumps(event)) < 50_000
+
+
+def test_a_run_with_long_dataset_names_keeps_its_complete_under_the_catalogs_limit(captured):
+    # 10,000 names per direction keep a COMPLETE "well under the catalog's 8 MiB" only
+    # when names are short: S3 prefixes run to 1,024 characters, and 9,000 of 950 made an
+    # event of 8.9 MB, which the catalog refuses whole (the run's lineage lost with it).
+    folder = "exports/" + "x" * 940
+    with lc.job("long-names"):
+        for index in range(9_000):
+            lc.add_output(f"s3://out/{folder}{index:04d}/report.csv")
+            lc.add_input(f"s3://raw/{folder}{index:04d}/source.csv")
+    event = captured.complete("long-names")
+    size = len(json.dumps(event, separators=(",", ":")))
+    assert size < 8 * 1024 * 1024 - 1024 * 1024, size  # a MiB to spare
+    kept = len(event["outputs"])
+    assert 3_000 < kept < 9_000
+    assert len(event["inputs"]) == kept  # the same size of name each way
+    assert lc.stats()["datasets.dropped"] == 2 * (9_000 - kept)
 
 
 def test_a_long_lived_run_keeps_a_bounded_number_of_datasets(captured, monkeypatch):
@@ -336,3 +384,15 @@ def test_emit_lineage_takes_a_single_uri_like_add_input_does(captured):
     assert lc.emit_lineage("s3://raw/events/", "s3://out/daily/", job_name="single")
     inputs, outputs = captured.io("single")
     assert (inputs, outputs) == ({("s3://raw", "events")}, {("s3://out", "daily")})
+
+
+def test_keys_in_an_s3_uri_with_a_slash_in_the_secret_never_reach_an_event(captured):
+    # README: "A connection's user and password are never part of a name, whether it comes
+    # from an engine or from a URI given to add_input/add_output/emit_lineage".
+    uri = "s3n://AKIAEXAMPLE:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY@raw/events/2026/x.json"
+    with lc.job("keyed"):
+        lc.add_output(uri)
+    lc.emit_lineage(inputs=uri, job_name="keyed-import")
+    assert captured.io("keyed")[1] == {("s3://raw", "events")}
+    text = json.dumps(captured.events)
+    assert "AKIAEXAMPLE" not in text and "wJalrXUtnFEMI" not in text and "K7MDENG" not in text

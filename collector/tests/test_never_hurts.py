@@ -1,6 +1,7 @@
 """The collector never hurts its host: catalog down, slow or failing; full queue; fork; exit."""
 
 import logging
+import multiprocessing
 import os
 import statistics
 import subprocess
@@ -30,6 +31,34 @@ def test_batches_are_gzip_json_arrays_posted_with_the_bearer_token(catalog, inst
     assert request["headers"]["Content-Type"] == "application/json"
     assert [event["eventType"] for event in request["body"]] == ["START", "COMPLETE"]
     assert lc.stats()["events.sent"] == 2
+
+
+def test_an_api_key_ending_in_a_newline_is_sent_and_a_broken_one_never_logged(
+    catalog, installed, caplog
+):
+    # A key read from a secret file often ends in a newline: http.client refused the
+    # header with an error quoting it, token included, which was logged once a minute
+    # (and every event was lost).
+    installed(url=catalog.url, api_key="lc_ingest_secret\n")
+    with lc.job("keyed"):
+        pass
+    assert lc.flush(5)
+    assert lc.emit_edge("a.b.c", "d.e.f")
+    assert {request["headers"]["Authorization"] for request in catalog.requests} == {
+        "Bearer lc_ingest_secret"
+    }
+
+    catalog.requests.clear()
+    with caplog.at_level(logging.WARNING, logger="lineage_collector"):
+        installed(url=catalog.url, api_key="lc_ingest_sec\nret")
+        with lc.job("broken-key"):
+            pass
+        assert lc.flush(5) is False
+        assert lc.emit_edge("a.b.c", "d.e.f") is False
+    assert catalog.requests == []
+    assert lc.stats()["errors.send"] >= 1 and lc.stats()["errors.emit_edge"] == 1
+    assert "control character" in caplog.text
+    assert "lc_ingest_sec" not in caplog.text
 
 
 @pytest.mark.parametrize("mode", ["down", "slow", "error"])
@@ -82,6 +111,35 @@ def test_a_full_queue_drops_and_counts_instead_of_blocking(installed, monkeypatc
             lc.add_output(f"s3://out/{index}/x.csv")
     assert len(RUNTIME.queue) == 3
     assert lc.stats()["queue.dropped"] == 9  # 10 outputs + the END, minus 2 free slots
+
+
+def test_flush_is_false_when_lineage_was_lost_instead_of_sent(catalog, installed):
+    # flush() is "True when all of it was" sent. With the catalog down for the whole
+    # flush, the batch's three tries were spent within about a second, the batch was
+    # dropped, and flush(5) then found nothing left and answered True; so with a refusal.
+    installed(url=closed_port_url(), timeout=0.2)
+    with lc.job("catalog-down"):
+        pass
+    assert lc.flush(5) is False
+    assert lc.stats()["events.dropped_after_retries"] == 2
+    assert lc.flush(1) is True  # nothing lost since: the answer is about this flush's span
+
+    catalog.statuses = [400]
+    installed(url=catalog.url)
+    with lc.job("refused"):
+        pass
+    assert lc.flush(5) is False
+    assert lc.stats()["events.rejected"] == 2
+    with lc.job("stored"):
+        pass
+    assert lc.flush(5) is True
+    assert [event["job"]["name"] for event in catalog.events()].count("stored") == 2
+
+    installed(url=catalog.url, queue_size=1)
+    with lc.job("overflowing"):  # START queued, END dropped: the queue holds one item
+        pass
+    assert lc.stats()["queue.dropped"] == 1
+    assert lc.flush(5) is False
 
 
 def test_strict_mode_raises_what_silent_mode_swallows(catalog, installed, monkeypatch):
@@ -141,6 +199,58 @@ def test_lineage_still_flows_from_a_forked_child(catalog, installed):
     child = [event for event in catalog.events() if event["job"]["name"] == "child"]
     assert [event["eventType"] for event in child] == ["START", "COMPLETE"]
     assert [event["job"]["name"] for event in catalog.events()].count("parent") == 2
+
+
+@lc.job("pool-task")
+def _pool_task(day: str) -> str:  # a Pool pickles what it runs: defined at module level
+    lc.add_input(f"s3://raw/events/{day}/x.json")
+    return day
+
+
+def test_a_multiprocessing_child_flushes_its_lineage_when_it_exits(catalog, installed):
+    # "exit flushes": a multiprocessing child started by fork ends with os._exit(), which
+    # runs no atexit handler, so a job run as a Process target lost all its events, and
+    # a Pool worker its last ones.
+    installed(url=catalog.url, flush_interval=60)  # nothing goes out before an exit flush
+    context = multiprocessing.get_context("fork")
+
+    @lc.job("process-target")
+    def target() -> None:
+        lc.add_output("s3://out/child/x.csv")
+
+    process = context.Process(target=target)
+    process.start()
+    process.join(30)
+    assert process.exitcode == 0
+
+    with context.Pool(1) as pool:
+        assert pool.map(_pool_task, ["2026-12-06", "2026-12-07"]) == ["2026-12-06", "2026-12-07"]
+        pool.close()
+        pool.join()
+
+    sent = [(event["job"]["name"], event["eventType"]) for event in catalog.events()]
+    assert sent.count(("process-target", "START")) == 1
+    assert sent.count(("process-target", "COMPLETE")) == 1
+    assert sent.count(("pool-task", "COMPLETE")) == 2
+
+
+def test_a_celery_prefork_child_flushes_its_lineage_when_it_exits(catalog, installed):
+    # Celery's prefork pool runs tasks in billiard children, which end with os._exit()
+    # (worker_max_tasks_per_child, shutdown): the last task's COMPLETE was lost. billiard 4
+    # runs multiprocessing's exit finalizers, so the same one flushes there.
+    billiard = pytest.importorskip("billiard")
+    installed(url=catalog.url, flush_interval=60)
+
+    @lc.job("last-task")
+    def target() -> None:
+        lc.add_output("s3://out/task/x.csv")
+
+    process = billiard.get_context("fork").Process(target=target)
+    process.start()
+    process.join(30)
+    assert process.exitcode == 0
+    sent = [(event["job"]["name"], event["eventType"]) for event in catalog.events()]
+    assert sent == [("last-task", "START"), ("last-task", "COMPLETE")]
 
 
 def test_the_process_exits_promptly_when_the_catalog_hangs(catalog):

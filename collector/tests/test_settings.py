@@ -103,7 +103,9 @@ assert lc.flush(5)
 assert [event["eventType"] for event in transport.events] == ["START", "COMPLETE"]
 assert lc.install_celery() is False
 loaded = {name.split(".")[0] for name, module in sys.modules.items() if module is not None}
-print(sorted(loaded - set(sys.stdlib_module_names) - {"lineage_collector", "__main__"}))
+# __mp_main__: multiprocessing's own name for __main__ (install() imports multiprocessing.util)
+ours = {"lineage_collector", "__main__", "__mp_main__"}
+print(sorted(loaded - set(sys.stdlib_module_names) - ours))
 """
 
 

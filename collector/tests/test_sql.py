@@ -245,10 +245,39 @@ def test_a_parse_longer_than_the_budget_window_is_paid_back_before_the_next_one(
             ("postgres://db:5432", "shop.public.orders"),
         ),
         ("s3n://AKIAEXAMPLE:hunter2@raw/events/2026/x.json", ("s3://raw", "events")),
+        # A "/" in the secret (AWS secrets are base64) or the password ended the user info
+        # early: the key and part of the secret became the namespace, the rest the name.
+        (
+            "s3n://AKIAEXAMPLE:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY@raw/events/2026/x.json",
+            ("s3://raw", "events"),
+        ),
+        (
+            "postgres://etl:hun/ter2@db:5432/shop.public.orders",
+            ("postgres://db:5432", "shop.public.orders"),
+        ),
+        # An "@" further on is the object's own, with or without keys before the bucket.
+        ("s3://raw/users/a@example.com/x.json", ("s3://raw", "users/a@example.com")),
+        (
+            "s3n://AKIAEXAMPLE:wJal/K7MD@raw/users/a@example.com/x",
+            ("s3://raw", "users/a@example.com"),
+        ),
+        ("kafka://broker:9092/orders", ("kafka://broker:9092", "orders")),
+        (
+            "postgres://[::1]:5432/shop.public.orders",
+            ("postgres://[::1]:5432", "shop.public.orders"),
+        ),
     ],
 )
 def test_credentials_in_a_dataset_uri_are_not_part_of_its_name(source, expected):
     assert dataset_name(source) == expected
+
+
+def test_a_uri_that_is_no_dataset_uri_is_refused_without_quoting_it():
+    # The refusal is counted and logged (manual.add): quoting the URI logged its password.
+    for source in ("etl:hunter2@db/shop", "postgres://etl:hunter2/no-host"):
+        with pytest.raises(ValueError) as refused:
+            dataset_name(source)
+        assert "hunter2" not in str(refused.value)
 
 
 def test_the_parse_cache_is_bounded_by_the_text_it_keeps():

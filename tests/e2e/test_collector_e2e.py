@@ -17,6 +17,7 @@ from pathlib import Path
 
 import lineage_collector as lc
 import pytest
+from lineage_collector.errors import counters
 
 from catalog.models import Dataset, Job, LineageEdge, Run
 from catalog.services.derive import derive_events
@@ -315,3 +316,21 @@ def test_the_openlineage_extra_sends_with_the_clients_own_settings(
     events = list(Event.objects.filter(job_namespace="ol-extra").order_by("event_time", "id"))
     assert [event.event_type for event in events] == ["START", "COMPLETE"]
     assert datasets(events[1].payload, "outputs") == {("s3://lake", "reports")}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_event_the_catalog_refuses_in_a_batch_is_counted_as_rejected_not_sent(
+    live_server, collector, settings, monkeypatch
+):
+    # The catalog stores a batch's other events and answers 200 with the refused ones in
+    # its report; the collector counted that event as sent, and logged nothing.
+    monkeypatch.setitem(settings.LINEAGE, "MAX_EVENT_BYTES", 4096)
+    counters.reset()  # process-wide: this test's counts only
+    with lc.job("wide-export"):
+        lc.add_output(*(f"s3://lake/exports/part-{index:04}/" for index in range(200)))
+    lc.flush(10)
+    stored = list(Event.objects.filter(job_name="wide-export").values_list("event_type", flat=True))
+    assert stored == ["START"]  # the COMPLETE is over the catalog's (lowered) limit
+    assert lc.stats()["events.sent"] == 1
+    assert lc.stats()["events.rejected"] == 1
+    assert lc.stats()["errors.send.rejected"] == 1

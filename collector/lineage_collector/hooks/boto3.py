@@ -45,7 +45,7 @@ def _observe(client: Any, operation: str, params: Any, response: Any) -> None:
     try:
         run = current_run.get()
         if _wants(operation, run, response):
-            fields, kept = call_fields(operation, params, response)
+            fields, kept = call_fields(operation, params, response, RUNTIME.max_statement_chars)
             _queue((AWS, run, operation, fields, kept, client))
     except CollectorError:
         raise  # strict mode's full queue
