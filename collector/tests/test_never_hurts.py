@@ -87,9 +87,10 @@ def test_catalog_down_slow_or_failing_changes_neither_result_nor_latency(
     # Never waiting on the catalog: a call that did would take the transport's 0.5 s
     # timeout (slow) or a connect attempt (down). A typical call stays sub-millisecond;
     # the worst is bounded under that timeout, since on a loaded machine one call in 30
-    # can wait 0.15 s for a core, or for the GIL while the worker builds a batch.
+    # can wait for a core, or for the GIL while the worker builds a batch (0.15 s at load 6,
+    # over 0.25 s at load 11).
     assert statistics.median(durations) < 0.01, durations
-    assert max(durations) < 0.25, durations
+    assert max(durations) < 0.45, durations
     started = time.perf_counter()
     assert lc.flush(0.3) is False
     assert time.perf_counter() - started < 1.0
