@@ -355,6 +355,15 @@ def _routes(rule: dict[str, Any], url: str) -> bool:
     return url == prefix or url.startswith(prefix + "/") or prefix == ""
 
 
+def _routes_by_characters(rule: dict[str, Any], url: str) -> bool:
+    """A controller's matching by characters rather than path elements (nginx's own prefix
+    location, ingress-nginx's ImplementationSpecific), in lower case as under use-regex."""
+    path, url = rule["path"].lower(), url.lower()
+    if rule["pathType"] == "Exact":
+        return url.rstrip("/") == path.rstrip("/")
+    return url.startswith(path.rstrip("/"))
+
+
 INGRESS_ON = {"ingress": {"enabled": True}}
 PUBLIC_URLS = [
     "/api/v1/lineage",
@@ -377,6 +386,7 @@ def test_the_ingress_routes_the_public_urls_and_not_metrics(values: dict[str, An
         assert any(_routes(rule, url) for rule in rules), url
     for url in INTERNAL_URLS:
         assert not any(_routes(rule, url) for rule in rules), url
+        assert not any(_routes_by_characters(rule, url) for rule in rules), url
 
 
 @pytest.mark.parametrize(
@@ -388,6 +398,13 @@ def test_the_ingress_routes_the_public_urls_and_not_metrics(values: dict[str, An
         [{"path": "/", "pathType": "ImplementationSpecific"}],
         [{"path": "/(.*)", "pathType": "ImplementationSpecific"}],
         [{"path": "/metrics", "pathType": "ImplementationSpecific"}],
+        # nginx's own prefix match (ingress-nginx's ImplementationSpecific) is by characters:
+        # each of these routes /metrics there (ADR 0171).
+        [{"path": "/m", "pathType": "ImplementationSpecific"}],
+        [{"path": "/metric", "pathType": "ImplementationSpecific"}],
+        [{"path": "/api", "pathType": "Prefix"}, {"path": "/me", "pathType": "Prefix"}],
+        # use-regex makes every path of the host a case-insensitive pattern.
+        [{"path": "/METRICS", "pathType": "ImplementationSpecific"}],
     ],
 )
 def test_a_path_that_would_route_metrics_fails_unless_exposed(paths: list[dict[str, str]]) -> None:
@@ -397,7 +414,7 @@ def test_a_path_that_would_route_metrics_fails_unless_exposed(paths: list[dict[s
     exposed = {"ingress": {"enabled": True, "hosts": hosts, "exposeMetrics": True}}
     (ingress,) = render_values(exposed).of_kind("Ingress")
     rules = ingress["spec"]["rules"][0]["http"]["paths"]
-    assert any(_routes(rule, "/metrics") for rule in rules if "(" not in rule["path"]) or any(
+    assert any(_routes_by_characters(rule, "/metrics") for rule in rules) or any(
         "(" in rule["path"] for rule in rules
     )
 
