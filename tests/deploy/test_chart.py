@@ -451,6 +451,23 @@ def test_notes_tell_how_to_get_a_token_and_where_producers_send_events() -> None
     assert "placeholder" not in render("minimal").notes
 
 
+def test_notes_say_what_the_ingress_routes_and_whether_anything_migrated() -> None:
+    """The NOTES printed https://<host>/ as the service URL, a page the ingress does not
+    route (only the public prefixes), and said the migration hook had migrated the
+    database when migrations.enabled=false had left the hook out."""
+    notes = render("production").notes
+    (line,) = [line for line in notes.splitlines() if "://lineage.example.com" in line]
+    assert "https://lineage.example.com (through the ingress: /api, /marquez, /admin" in line
+    for path in ("/admin/", "/api/docs/"):
+        assert path in line
+        resolve(path)
+    assert "https://lineage.example.com/\n" not in notes + "\n"
+    assert "The migration hook has applied" in render("default").notes
+    unmigrated = render_values({"migrations": {"enabled": False}}).notes
+    assert "The migration hook has applied" not in unmigrated
+    assert "nothing has migrated the database" in unmigrated
+
+
 # --- Kafka ingest -----------------------------------------------------------------------------
 
 _KAFKA = {"enabled": True, "bootstrapServers": "k:9092", "topics": ["ol"]}
