@@ -296,13 +296,33 @@ def port_taken(host: str, port: int) -> bool:
     return False
 
 
+def port_setting(env: dict[str, str], name: str, default: str, lowest: int = 1) -> int:
+    """``env[name]`` as a port number; anything else ends make run, before anything
+    starts, with one line naming the setting (not a traceback)."""
+    value = (env.get(name) or default).strip()
+    if not (value.isascii() and value.isdigit() and lowest <= int(value) <= 65535):
+        sys.exit(f"[make run] {name}={value!r} is not a port number ({lowest}-65535): set {name}")
+    return int(value)
+
+
 def check_web_port(host: str, port: int) -> None:
-    """Before anything starts: a taken PORT ends make run with one line saying so."""
+    """Before anything starts: a taken PORT, or a HOST this machine cannot listen on, ends
+    make run with one line saying so."""
     if port_taken(host, port):
         sys.exit(
             f"[make run] port {port} on {host} is in use by another program: "
             f"set PORT to a free one (PORT={port + 10} make run)"
         )
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:  # not this machine's address, or no address at all
+            sys.exit(
+                f"[make run] cannot listen on {host} ({error.strerror or error}): set HOST to "
+                "an address of this machine (127.0.0.1, or 0.0.0.0 for every one)"
+            )
 
 
 def consumer_port(env: dict[str, str], host: str, web_port: int) -> int:
@@ -311,7 +331,7 @@ def consumer_port(env: dict[str, str], host: str, web_port: int) -> int:
     its probes rather than not at all."""
     chosen = env.get("LINEAGE_CONSUMER_PORT", "").strip()
     if chosen:
-        port = int(chosen)
+        port = port_setting(env, "LINEAGE_CONSUMER_PORT", "", lowest=0)
         if port and port_taken(host, port):
             say(
                 f"port {port} on {host} (LINEAGE_CONSUMER_PORT) is in use by another program: "
@@ -481,8 +501,10 @@ def main() -> None:
     env = dict(os.environ)
     # One address for everything make run opens (the web server, the consumer's probes).
     host = env["HOST"] = env.get("HOST") or "127.0.0.1"
-    port = int(env.get("PORT") or "8000")
+    port = port_setting(env, "PORT", "8000")
     env["PORT"] = str(port)
+    if env.get("LINEAGE_CONSUMER_PORT", "").strip():
+        port_setting(env, "LINEAGE_CONSUMER_PORT", "", lowest=0)  # refused before anything starts
     check_web_port(host, port)
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
     env["DATABASE_URL"] = database_url()
