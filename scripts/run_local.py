@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -186,7 +187,7 @@ def ensure_credentials(env: dict[str, str], migrate: bool = False) -> dict[str, 
     ``admin_password``), ``changed`` (by someone since: not shown, and never reset) or
     ``existing`` (the user was there before this file: make run does not know it)."""
     LOCAL.mkdir(exist_ok=True)
-    kept = json.loads(CREDENTIALS.read_text()) if CREDENTIALS.exists() else {}
+    kept = kept_credentials()
     saved: dict[str, str | bool] = {
         "admin_user": "admin",
         "admin_password": kept.get("admin_password", ""),
@@ -206,9 +207,40 @@ def ensure_credentials(env: dict[str, str], migrate: bool = False) -> dict[str, 
         text=True,
     )
     credentials: dict[str, str] = json.loads(result.stdout.strip().splitlines()[-1])
-    CREDENTIALS.write_text(json.dumps(credentials, indent=2))
-    CREDENTIALS.chmod(0o600)
+    write_private(CREDENTIALS, json.dumps(credentials, indent=2))
     return credentials
+
+
+def kept_credentials() -> dict[str, Any]:
+    """What .local/credentials.json holds. A file that is not a JSON object (cut short by a
+    full disk, edited by hand) is set aside as ``credentials.json.unreadable``, said in one
+    line, and the run goes on with new tokens: ensure_credentials then finds the admin login
+    there already and says its password is not known here."""
+    if not CREDENTIALS.exists():
+        return {}
+    try:
+        kept = json.loads(CREDENTIALS.read_text())
+        if isinstance(kept, dict):
+            return kept
+        why = "not a JSON object"
+    except (UnicodeDecodeError, ValueError) as error:
+        why = str(error)
+    aside = CREDENTIALS.with_name(CREDENTIALS.name + ".unreadable")
+    CREDENTIALS.replace(aside)
+    say(f"{CREDENTIALS} could not be read ({why}): set aside as {aside.name}; new tokens follow")
+    return {}
+
+
+def write_private(path: Path, text: str) -> None:
+    """``text`` into ``path``, readable by this user only from its first byte, and whole or
+    not at all (written beside it, then renamed over it): a run killed while writing leaves
+    the previous file, not half of one."""
+    temporary = path.with_name(path.name + ".new")
+    temporary.unlink(missing_ok=True)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as output:
+        output.write(text)
+    os.replace(temporary, path)
 
 
 def admin_login(credentials: dict[str, str]) -> str:
