@@ -87,3 +87,23 @@ def test_an_earlier_charts_values_under_these_templates_fail_and_reset_then_reus
     ]
     image = web["spec"]["template"]["spec"]["containers"][0]["image"]
     assert image == "registry.example.com/platform/lineage-catalog:0.2.0"
+
+
+def test_under_reuse_values_a_number_an_earlier_chart_lacked_is_0(tmp_path: Path) -> None:
+    """The statement timeout from a chart before it: --reuse-values renders no limit."""
+    current = yaml.safe_load((CHART / "values.yaml").read_text())
+    database = {k: v for k, v in current["database"].items() if k != "readStatementTimeoutMs"}
+    reused = tmp_path / "reused"
+    shutil.copytree(CHART, reused)
+    (reused / "values.yaml").write_text(
+        yaml.safe_dump(_merged({**current, "database": database}, OPERATOR))
+    )
+    files = _render(reused, UPGRADE)
+    (config,) = [
+        doc
+        for path, text in files.items()
+        if not path.endswith("NOTES.txt")
+        for doc in yaml.safe_load_all(text)
+        if doc and doc["kind"] == "ConfigMap"
+    ]
+    assert config["data"]["LINEAGE_READ_STATEMENT_TIMEOUT_MS"] == "0"  # 0: no limit
