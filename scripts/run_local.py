@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -186,7 +187,7 @@ def ensure_credentials(env: dict[str, str], migrate: bool = False) -> dict[str, 
     ``admin_password``), ``changed`` (by someone since: not shown, and never reset) or
     ``existing`` (the user was there before this file: make run does not know it)."""
     LOCAL.mkdir(exist_ok=True)
-    kept = json.loads(CREDENTIALS.read_text()) if CREDENTIALS.exists() else {}
+    kept = kept_credentials()
     saved: dict[str, str | bool] = {
         "admin_user": "admin",
         "admin_password": kept.get("admin_password", ""),
@@ -206,9 +207,40 @@ def ensure_credentials(env: dict[str, str], migrate: bool = False) -> dict[str, 
         text=True,
     )
     credentials: dict[str, str] = json.loads(result.stdout.strip().splitlines()[-1])
-    CREDENTIALS.write_text(json.dumps(credentials, indent=2))
-    CREDENTIALS.chmod(0o600)
+    write_private(CREDENTIALS, json.dumps(credentials, indent=2))
     return credentials
+
+
+def kept_credentials() -> dict[str, Any]:
+    """What .local/credentials.json holds. A file that is not a JSON object (cut short by a
+    full disk, edited by hand) is set aside as ``credentials.json.unreadable``, said in one
+    line, and the run goes on with new tokens: ensure_credentials then finds the admin login
+    there already and says its password is not known here."""
+    if not CREDENTIALS.exists():
+        return {}
+    try:
+        kept = json.loads(CREDENTIALS.read_text())
+        if isinstance(kept, dict):
+            return kept
+        why = "not a JSON object"
+    except (UnicodeDecodeError, ValueError) as error:
+        why = str(error)
+    aside = CREDENTIALS.with_name(CREDENTIALS.name + ".unreadable")
+    CREDENTIALS.replace(aside)
+    say(f"{CREDENTIALS} could not be read ({why}): set aside as {aside.name}; new tokens follow")
+    return {}
+
+
+def write_private(path: Path, text: str) -> None:
+    """``text`` into ``path``, readable by this user only from its first byte, and whole or
+    not at all (written beside it, then renamed over it): a run killed while writing leaves
+    the previous file, not half of one."""
+    temporary = path.with_name(path.name + ".new")
+    temporary.unlink(missing_ok=True)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as output:
+        output.write(text)
+    os.replace(temporary, path)
 
 
 def admin_login(credentials: dict[str, str]) -> str:
@@ -296,13 +328,33 @@ def port_taken(host: str, port: int) -> bool:
     return False
 
 
+def port_setting(env: dict[str, str], name: str, default: str, lowest: int = 1) -> int:
+    """``env[name]`` as a port number; anything else ends make run, before anything
+    starts, with one line naming the setting (not a traceback)."""
+    value = (env.get(name) or default).strip()
+    if not (value.isascii() and value.isdigit() and lowest <= int(value) <= 65535):
+        sys.exit(f"[make run] {name}={value!r} is not a port number ({lowest}-65535): set {name}")
+    return int(value)
+
+
 def check_web_port(host: str, port: int) -> None:
-    """Before anything starts: a taken PORT ends make run with one line saying so."""
+    """Before anything starts: a taken PORT, or a HOST this machine cannot listen on, ends
+    make run with one line saying so."""
     if port_taken(host, port):
         sys.exit(
             f"[make run] port {port} on {host} is in use by another program: "
             f"set PORT to a free one (PORT={port + 10} make run)"
         )
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:  # not this machine's address, or no address at all
+            sys.exit(
+                f"[make run] cannot listen on {host} ({error.strerror or error}): set HOST to "
+                "an address of this machine (127.0.0.1, or 0.0.0.0 for every one)"
+            )
 
 
 def consumer_port(env: dict[str, str], host: str, web_port: int) -> int:
@@ -311,7 +363,7 @@ def consumer_port(env: dict[str, str], host: str, web_port: int) -> int:
     its probes rather than not at all."""
     chosen = env.get("LINEAGE_CONSUMER_PORT", "").strip()
     if chosen:
-        port = int(chosen)
+        port = port_setting(env, "LINEAGE_CONSUMER_PORT", "", lowest=0)
         if port and port_taken(host, port):
             say(
                 f"port {port} on {host} (LINEAGE_CONSUMER_PORT) is in use by another program: "
@@ -481,8 +533,10 @@ def main() -> None:
     env = dict(os.environ)
     # One address for everything make run opens (the web server, the consumer's probes).
     host = env["HOST"] = env.get("HOST") or "127.0.0.1"
-    port = int(env.get("PORT") or "8000")
+    port = port_setting(env, "PORT", "8000")
     env["PORT"] = str(port)
+    if env.get("LINEAGE_CONSUMER_PORT", "").strip():
+        port_setting(env, "LINEAGE_CONSUMER_PORT", "", lowest=0)  # refused before anything starts
     check_web_port(host, port)
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
     env["DATABASE_URL"] = database_url()

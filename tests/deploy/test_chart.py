@@ -355,6 +355,15 @@ def _routes(rule: dict[str, Any], url: str) -> bool:
     return url == prefix or url.startswith(prefix + "/") or prefix == ""
 
 
+def _routes_by_characters(rule: dict[str, Any], url: str) -> bool:
+    """A controller's matching by characters rather than path elements (nginx's own prefix
+    location, ingress-nginx's ImplementationSpecific), in lower case as under use-regex."""
+    path, url = rule["path"].lower(), url.lower()
+    if rule["pathType"] == "Exact":
+        return url.rstrip("/") == path.rstrip("/")
+    return url.startswith(path.rstrip("/"))
+
+
 INGRESS_ON = {"ingress": {"enabled": True}}
 PUBLIC_URLS = [
     "/api/v1/lineage",
@@ -377,6 +386,7 @@ def test_the_ingress_routes_the_public_urls_and_not_metrics(values: dict[str, An
         assert any(_routes(rule, url) for rule in rules), url
     for url in INTERNAL_URLS:
         assert not any(_routes(rule, url) for rule in rules), url
+        assert not any(_routes_by_characters(rule, url) for rule in rules), url
 
 
 @pytest.mark.parametrize(
@@ -388,6 +398,13 @@ def test_the_ingress_routes_the_public_urls_and_not_metrics(values: dict[str, An
         [{"path": "/", "pathType": "ImplementationSpecific"}],
         [{"path": "/(.*)", "pathType": "ImplementationSpecific"}],
         [{"path": "/metrics", "pathType": "ImplementationSpecific"}],
+        # nginx's own prefix match (ingress-nginx's ImplementationSpecific) is by characters:
+        # each of these routes /metrics there (ADR 0171).
+        [{"path": "/m", "pathType": "ImplementationSpecific"}],
+        [{"path": "/metric", "pathType": "ImplementationSpecific"}],
+        [{"path": "/api", "pathType": "Prefix"}, {"path": "/me", "pathType": "Prefix"}],
+        # use-regex makes every path of the host a case-insensitive pattern.
+        [{"path": "/METRICS", "pathType": "ImplementationSpecific"}],
     ],
 )
 def test_a_path_that_would_route_metrics_fails_unless_exposed(paths: list[dict[str, str]]) -> None:
@@ -397,7 +414,7 @@ def test_a_path_that_would_route_metrics_fails_unless_exposed(paths: list[dict[s
     exposed = {"ingress": {"enabled": True, "hosts": hosts, "exposeMetrics": True}}
     (ingress,) = render_values(exposed).of_kind("Ingress")
     rules = ingress["spec"]["rules"][0]["http"]["paths"]
-    assert any(_routes(rule, "/metrics") for rule in rules if "(" not in rule["path"]) or any(
+    assert any(_routes_by_characters(rule, "/metrics") for rule in rules) or any(
         "(" in rule["path"] for rule in rules
     )
 
@@ -432,6 +449,23 @@ def test_notes_tell_how_to_get_a_token_and_where_producers_send_events() -> None
     resolve("/api/v1/lineage/batch")
     assert "placeholder" in notes  # the default database URL is flagged
     assert "placeholder" not in render("minimal").notes
+
+
+def test_notes_say_what_the_ingress_routes_and_whether_anything_migrated() -> None:
+    """The NOTES printed https://<host>/ as the service URL, a page the ingress does not
+    route (only the public prefixes), and said the migration hook had migrated the
+    database when migrations.enabled=false had left the hook out."""
+    notes = render("production").notes
+    (line,) = [line for line in notes.splitlines() if "://lineage.example.com" in line]
+    assert "https://lineage.example.com (through the ingress: /api, /marquez, /admin" in line
+    for path in ("/admin/", "/api/docs/"):
+        assert path in line
+        resolve(path)
+    assert "https://lineage.example.com/\n" not in notes + "\n"
+    assert "The migration hook has applied" in render("default").notes
+    unmigrated = render_values({"migrations": {"enabled": False}}).notes
+    assert "The migration hook has applied" not in unmigrated
+    assert "nothing has migrated the database" in unmigrated
 
 
 # --- Kafka ingest -----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ with a port nothing listens on; the embedded server itself is not started (its s
 what scripts/run_local.py's ``embedded_database_url`` does, past the line it says).
 """
 
+import os
 import socket
 
 import pytest
@@ -49,3 +50,29 @@ def test_no_postgresql_listening_is_said_so(monkeypatch) -> None:
         port = probe.getsockname()[1]
     why = _why_embedded(monkeypatch, f"postgres://postgres@127.0.0.1:{port}/lineage_catalog")
     assert why == f"no PostgreSQL on 127.0.0.1:{port}"
+
+
+def test_a_missing_database_is_created_and_one_there_is_kept(monkeypatch, capsys) -> None:
+    """README: make run "creates the database if it is missing", the rest untouched. A name
+    that needs quoting (capitals, a dash) is created as written, so the next run finds it."""
+    import psycopg
+
+    host = connection.settings_dict["HOST"] or "127.0.0.1"
+    port = int(connection.settings_dict["PORT"] or 5432)
+    user = connection.settings_dict["USER"] or "postgres"
+    name = f"Make-Run-{os.getpid()}"
+    url = f"postgres://{user}@{host}:{port}/{name}"
+    maintenance = f"postgres://{user}@{host}:{port}/postgres"
+    monkeypatch.setenv("DATABASE_URL", url)
+    try:
+        assert run_local.database_url() == url
+        assert f"[make run] creating database {name!r}" in capsys.readouterr().out
+        with psycopg.connect(url) as created:
+            created.execute("CREATE TABLE kept (x int)")
+        assert run_local.database_url() == url  # there now: not created again, kept whole
+        assert "creating database" not in capsys.readouterr().out
+        with psycopg.connect(url) as again:
+            assert again.execute("SELECT count(*) FROM kept").fetchone() == (0,)
+    finally:
+        with psycopg.connect(maintenance, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')

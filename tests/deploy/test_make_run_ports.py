@@ -114,6 +114,55 @@ def test_a_taken_port_ends_make_run_in_one_line_before_anything_starts(tmp_path:
     )
 
 
+@pytest.mark.parametrize(
+    ("settings", "line"),
+    [
+        ({"PORT": "abc"}, "PORT='abc' is not a port number (1-65535): set PORT"),
+        ({"PORT": "70000"}, "PORT='70000' is not a port number (1-65535): set PORT"),
+        ({"PORT": "-1"}, "PORT='-1' is not a port number (1-65535): set PORT"),
+        (
+            {"LINEAGE_CONSUMER_PORT": "probes"},
+            "LINEAGE_CONSUMER_PORT='probes' is not a port number (0-65535): set "
+            "LINEAGE_CONSUMER_PORT",
+        ),
+        (
+            {"HOST": "no-such-host.invalid"},
+            "cannot listen on no-such-host.invalid (Name or service not known): set HOST to an "
+            "address of this machine (127.0.0.1, or 0.0.0.0 for every one)",
+        ),
+        (
+            {"HOST": "192.0.2.1"},  # TEST-NET-1: an address, not this machine's
+            "cannot listen on 192.0.2.1 (Cannot assign requested address): set HOST to an "
+            "address of this machine (127.0.0.1, or 0.0.0.0 for every one)",
+        ),
+    ],
+)
+def test_a_setting_make_run_cannot_listen_by_ends_it_in_one_line_before_anything_starts(
+    tmp_path: Path, settings: dict[str, str], line: str
+) -> None:
+    """README "Ports": HOST, PORT and LINEAGE_CONSUMER_PORT are where make run listens. One
+    it cannot use was a traceback (int() of PORT, bind() of a port over 65535), or, for a
+    HOST that is not this machine's, a web server restarted five times with a traceback
+    each while the others ran unreachable."""
+    env = {
+        **service_env(current_database_url(), "redis://127.0.0.1:1/0"),
+        "MAKE_RUN_DIR": str(tmp_path),
+        "PORT": str(free_ports(1)),
+        **settings,
+    }
+    finished = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "run_local.py")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert finished.returncode == 1
+    assert finished.stdout == ""  # nothing was started: no migration, no process
+    assert finished.stderr.strip() == f"[make run] {line}"
+
+
 def test_the_web_server_names_the_port_that_is_taken() -> None:
     port = free_ports(1)
     env = {

@@ -227,6 +227,32 @@ def test_make_run_keeps_an_admin_an_ingest_token_and_a_read_token(
     assert "Start here: http://127.0.0.1:8000/" in banner
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("kept", ['{"admin_user": "admin", "ingest_tok', "[]", "\udcff"])
+def test_credentials_that_cannot_be_read_are_set_aside_in_one_line_and_made_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], kept: str
+) -> None:
+    """README: the tokens are "kept in .local/credentials.json, so the next run prints the
+    same ones". The file was written in place: one cut short (a run killed while writing it,
+    a full disk) or edited by hand ended every later `make run` with a JSON traceback."""
+    run_local = _run_local()
+    credentials = tmp_path / "credentials.json"
+    monkeypatch.setattr(run_local, "LOCAL", tmp_path)
+    monkeypatch.setattr(run_local, "CREDENTIALS", credentials)
+    credentials.write_bytes(kept.encode(errors="surrogateescape"))
+    made = run_local.ensure_credentials(_test_database_env(), migrate=True)
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if "could not be read" in x]
+    assert line.startswith(f"[make run] {credentials} could not be read (")
+    assert line.endswith("set aside as credentials.json.unreadable; new tokens follow")
+    assert (tmp_path / "credentials.json.unreadable").read_bytes() == kept.encode(
+        errors="surrogateescape"
+    )
+    assert json.loads(credentials.read_text()) == made
+    assert made["ingest_token"].startswith("lc_ingest_") and made["read_token"]
+    assert credentials.stat().st_mode & 0o777 == 0o600
+    assert run_local.ensure_credentials(_test_database_env()) == made  # kept from then on
+
+
 # --- the admin login is the person's (issue 39) --------------------------------------------
 # Each run used to set the admin's password again: a new hash, so every admin session ended,
 # and a password changed in the admin was undone.

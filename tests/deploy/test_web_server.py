@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +46,14 @@ class Server:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
+    with started_server(tmp_path) as running:
+        yield running
+
+
+@contextmanager
+def started_server(tmp_path: Path, **settings: str) -> Iterator[Server]:
+    """The shipped server on the test database, two workers; ``settings`` adds to its
+    environment."""
     port = free_port()
     metrics = tmp_path / "prometheus"
     metrics.mkdir()
@@ -65,6 +74,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
         "WEB_ACCESS_LOG": "true",
         "WEB_GRACEFUL_SECONDS": "10",
         "LOG_FORMAT": "json",
+        **settings,
     }
     log = tmp_path / "web.log"
     with log.open("wb") as output:
@@ -266,3 +276,37 @@ def test_a_request_that_outlasts_the_grace_period_does_not_hold_the_server(
         took = time.monotonic() - stopped
     assert 5 < took < 10 + 5, took  # it waited for the request, then not much longer
     assert not Event.objects.exists()
+
+
+def test_a_worker_over_web_max_rss_is_replaced_the_new_one_first(tmp_path: Path) -> None:
+    """docs/deploy.md: ``WEB_MAX_RSS_MIB``: a worker that grows past it is replaced, the new
+    one first. At 1 MiB every worker is past it when granian first samples their memory
+    (30 s after the start): a replacement must start while the worker it replaces still
+    runs, and the server must go on serving."""
+    with started_server(tmp_path, WEB_MAX_RSS_MIB="1") as server:
+        first = server.workers()
+        overlapped: list[set[int]] = []
+
+        def a_new_one_beside_the_old_ones() -> bool:
+            now = server.workers()
+            if now - first and first <= now:
+                overlapped.append(now)
+            return bool(overlapped)
+
+        wait_for(a_new_one_beside_the_old_ones, 60, "a worker started beside the old two", 0.05)
+        wait_for(lambda: not first <= server.workers(), 30, "an old worker to stop")
+        assert server.process.poll() is None
+        assert get(server.port, "/healthz")[0] == 200
+        assert any("RSS over threshold" in line for line in server.lines()), server.lines()[-5:]
+
+
+def test_sighup_replaces_every_worker_and_the_server_serves_on(server: Server) -> None:
+    """docs/deploy.md: granian replaces workers on SIGHUP too (one after the other, each new
+    one first)."""
+    before = server.workers()
+    server.process.send_signal(signal.SIGHUP)
+    wait_for(lambda: not (server.workers() & before), 60, "both workers to be replaced")
+    wait_for(lambda: len(server.workers()) == 2, 30, "two workers again")
+    assert server.process.poll() is None
+    for _ in range(4):
+        assert get(server.port, "/healthz")[0] == 200

@@ -198,14 +198,18 @@ LINEAGE_INITIAL_READ_TOKEN: {{ . | b64enc | quote }}
 {{- end }}
 {{- end }}
 
-{{/* Non-empty when an ingress path would send /metrics to the pods: an Exact /metrics, a
-Prefix of / or /metrics (a trailing slash changes nothing), an ImplementationSpecific path
-that starts so or may be a pattern (nginx reads those as regular expressions). */}}
+{{/* Non-empty when an ingress path would send /metrics to the pods: an Exact /metrics; any
+other path that /metrics starts with, by characters (/, /m, /metric, /metrics/: a trailing
+slash changes nothing), because not every controller matches by whole path elements as the
+Ingress spec's Prefix does (ingress-nginx's ImplementationSpecific is nginx's own prefix
+match, so "/m" routes /metrics; ADR 0171); an ImplementationSpecific path that may be a
+pattern (nginx reads those as regular expressions). Compared in lower case: with
+ingress-nginx's use-regex every path of the host becomes a case-insensitive pattern. */}}
 {{- define "lineage-catalog.routesMetrics" -}}
-{{- $path := .path | trimSuffix "/" }}
+{{- $path := .path | trimSuffix "/" | lower }}
 {{- if eq .pathType "Exact" }}
 {{- if eq $path "/metrics" }}yes{{ end }}
-{{- else if or (eq $path "") (eq $path "/metrics") }}yes
-{{- else if and (eq .pathType "ImplementationSpecific") (or (hasPrefix "/metrics" $path) (regexMatch "[.*+?()\\[\\]{}|^$]" .path)) }}yes
+{{- else if hasPrefix $path "/metrics" }}yes
+{{- else if and (eq .pathType "ImplementationSpecific") (regexMatch "[.*+?()\\[\\]{}|^$]" .path) }}yes
 {{- end }}
 {{- end }}
