@@ -419,6 +419,16 @@ def test_a_path_that_would_route_metrics_fails_unless_exposed(paths: list[dict[s
     )
 
 
+@pytest.mark.parametrize("kind", ["LoadBalancer", "NodePort"])
+def test_a_service_reached_from_outside_fails_unless_metrics_are_exposed(kind: str) -> None:
+    """The Service's whole port is /metrics and the probes as much as the APIs: only the
+    ingress picks the public paths (ADR 0171's check, for the Service)."""
+    with pytest.raises(Exception, match="would make the web pods' /metrics"):
+        render_values({"service": {"type": kind}})
+    services = render_values({"service": {"type": kind, "exposeMetrics": True}}).of_kind("Service")
+    assert {service["spec"]["type"] for service in services} >= {kind}
+
+
 def test_service_monitor_scrapes_metrics_endpoints() -> None:
     rendered = render("production")
     monitors = rendered.of_kind("ServiceMonitor")
