@@ -40,9 +40,14 @@ _RULE_FIELDS = (
 Edge = TypeVar("Edge")
 
 
-def fold(graph: Graph, temporary: set[int], column_limit: int) -> None:
+def fold(graph: Graph, temporary: set[int], column_limit: int, link_limit: int) -> None:
     """Fold the drawn temporary datasets of ``graph`` (ids) in place; ``column_limit``
-    bounds the composed column edges and dependencies like the ones read."""
+    bounds the composed column edges and dependencies like the ones read.
+
+    ``link_limit`` bounds the ``through`` links (the graph's edge limit): a temporary dataset
+    links each of its writers to each of its readers, so 1,000 of each drawn beside it were a
+    million links (ADR 0172). One whose links would pass what is left of the limit is not
+    folded: it stays drawn as it was, with its edges, which the walk's bounds hold already."""
     candidates = {f"dataset:{dataset_id}" for dataset_id in temporary} - {str(graph.root)}
     writers: dict[str, list[dict[str, Any]]] = defaultdict(list)
     readers: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -51,7 +56,13 @@ def fold(graph: Graph, temporary: set[int], column_limit: int) -> None:
             writers[edge["target"]].append(edge)
         elif edge["kind"] == "input" and edge["source"] in candidates:
             readers[edge["source"]].append(edge)
-    folded = {ref for ref in candidates if writers[ref] and readers[ref]}
+    folded = set()
+    budget = link_limit
+    for ref in sorted(ref for ref in candidates if writers[ref] and readers[ref]):
+        links_at_most = len(writers[ref]) * len(readers[ref])
+        if links_at_most <= budget:
+            budget -= links_at_most
+            folded.add(ref)
     if not folded:
         return
     links: dict[tuple[str, str], dict[str, Any]] = {}
