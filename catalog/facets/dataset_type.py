@@ -20,7 +20,8 @@ FACET = Facet(
     "JobEvent's datasets are merged too)",
     projects="read when the graph is drawn: a JOB_OUTPUT of subType TEMPORARY folds into "
     "job-to-job `through` edges (graph, admin picture, Marquez /lineage; column lineage "
-    "passes through it; ADR 0089)",
+    "passes through it; ADR 0089), unless its writers x readers would pass the graph's "
+    "edge limit (then drawn as it is, ADR 0172)",
     native="in the dataset's `facets`; the graph's `through` edges name the folded dataset",
     marquez="in the dataset's `facets`; /lineage links the jobs on either side directly",
 )

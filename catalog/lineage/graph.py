@@ -342,7 +342,7 @@ def lineage_graph(request: GraphRequest, prebuild: bool = False, figures: bool =
             }
             graph.truncated = True
     # Temporary job outputs become job-to-job links, their column edges composed (ADR 0089).
-    temporary.fold(graph, graph.temporary, limit)
+    temporary.fold(graph, graph.temporary, limit, EDGES_PER_NODE * request.max_nodes)
     return graph
 
 

@@ -57,9 +57,13 @@ def _merge_facets(
             into[key] = (version, value)
 
 
-def _text(value: Any, limit: int | None = None) -> str:
-    value = value if isinstance(value, str) else "" if value is None else str(value)
-    return value[:limit] if limit else value
+# An edge event's lineage_type is a short word (``direct``, ``model_scoring``); a longer one
+# is cut, not refused (docs/derivation.md's facet table).
+LINEAGE_TYPE_CHARS = 100
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
 
 
 class Extractor:
@@ -386,8 +390,12 @@ class Extractor:
         state = (1, event.version[0], TERMINAL["COMPLETE"], event.version[1])
         if run.state is None or state > run.state:
             run.state, run.state_type, run.state_time = state, "COMPLETE", time
+        # Both are copied into LineageEdge's columns (the graph's ``lineage_types``, the
+        # admin): producer text, stored redacted (ADR 0056, 0172); the pipeline names the
+        # job, so it loses a URL's user info as the job's name does.
         edge_facet = lineage_catalog_edge.facet(
-            _text(payload.get("lineage_type"), 100), _text(payload.get("pipeline"))
+            naming.producer_text(payload.get("lineage_type"), LINEAGE_TYPE_CHARS),
+            naming.without_credentials(_text(payload.get("pipeline"))),
         )
         _merge_facets(run.facets, edge_facet, event.version)
         keys = {}
