@@ -17,6 +17,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from catalog.admin.support import selection
 from catalog.admin.visibility import viewer_sees_retired
 from catalog.models import Dataset, Job, NamespacePurge, RetiredKind, Retirement
 from catalog.services import retirement
@@ -29,19 +30,11 @@ MAX_SELECTED = 100
 
 
 def selected(request: HttpRequest, queryset: QuerySet, admin_: Any) -> list[Any] | None:
-    """The selection, or None (and a message) when it holds more than ``MAX_SELECTED``: the
-    actions did the first 100 and said nothing of the rest (a namespace retirement took the
-    namespaces of the first 100 rows only)."""
-    chosen = list(queryset[: MAX_SELECTED + 1])
-    if len(chosen) <= MAX_SELECTED:
-        return chosen
-    admin_.message_user(
-        request,
-        f"Select at most {MAX_SELECTED} at once: nothing was done (filter the list first, "
-        "or retire a whole namespace from one of its rows).",
-        messages.ERROR,
-    )
-    return None
+    """The selection, or None (said) over ``MAX_SELECTED``: the actions did the first 100
+    and said nothing of the rest (a namespace retirement took the namespaces of the first
+    100 rows only)."""
+    hint = " (filter the list first, or retire a whole namespace from one of its rows)"
+    return selection(request, queryset, admin_, MAX_SELECTED, hint)
 
 
 class RetiredFilter(admin.SimpleListFilter):
