@@ -148,7 +148,8 @@ class BoundedAdmin(admin.ModelAdmin):
         oracle for the stored text the page redacts or hides (a guessed password shows the
         row or not), and a LIKE scan of a big table. A lookup that reaches a text or JSON
         column is refused (a 400) unless one of the page's own filters offers it, exactly
-        or by ``isnull``; ids, numbers, times and flags filter as before (ADR 0173)."""
+        or by ``isnull``; ids, numbers, times, flags and columns of fixed choices
+        (``?state=FAIL``) filter as before (ADR 0173)."""
         if lookup in self._filter_parameters(request) or not _reaches_text(self.model, lookup):
             return super().lookup_allowed(lookup, value, request)
         return False
@@ -176,7 +177,8 @@ class BoundedAdmin(admin.ModelAdmin):
 
 def _reaches_text(model: Any, lookup: str) -> bool:
     """Whether ``lookup`` (``payload__job__name``, ``job__name__contains``) ends on a text
-    or JSON column, following relations as Django's own ``lookup_allowed`` does."""
+    or JSON column of free text, following relations as Django's own ``lookup_allowed``
+    does."""
     field: Any = None
     for part in lookup.split(LOOKUP_SEP):
         try:
@@ -186,7 +188,13 @@ def _reaches_text(model: Any, lookup: str) -> bool:
         if not getattr(field, "path_infos", None):
             break
         model = field.path_infos[-1].to_opts.model
-    return field is not None and not field.is_relation and isinstance(field, TEXT_FIELDS)
+    # A column of fixed choices (a run's state) holds no producer text: its values are shown.
+    return (
+        field is not None
+        and not field.is_relation
+        and not field.choices
+        and isinstance(field, TEXT_FIELDS)
+    )
 
 
 def search_id(term: str) -> int | None:
