@@ -13,7 +13,16 @@ from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import FieldDoesNotExist
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import DateTimeField, F, QuerySet
+from django.db.models import (
+    BinaryField,
+    CharField,
+    DateTimeField,
+    F,
+    JSONField,
+    QuerySet,
+    TextField,
+)
+from django.db.models.constants import LOOKUP_SEP
 from django.db.models.options import Options
 from django.http import HttpRequest
 from django.utils import timezone
@@ -24,6 +33,9 @@ from core.counts import estimate_sql
 from core.redaction import redact
 
 COUNT_CAP = 10_000
+# Columns that hold text: a lookup on one from the address bar (``?payload__icontains=``)
+# would test stored text the page shows redacted or hides (ADR 0173).
+TEXT_FIELDS = (CharField, TextField, JSONField, BinaryField)
 
 # The mixin below only ever sits in front of a ModelAdmin; mypy is told so.
 if TYPE_CHECKING:
@@ -130,6 +142,29 @@ class BoundedAdmin(admin.ModelAdmin):
             if not isinstance(name, str) or request.user.has_perms(needs.get(name, ()))
         ]
 
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
+        """Django lets an address filter a changelist by any lookup on the model's own
+        columns (``?payload__icontains=hunter2``, ``?response_excerpt__contains=``): an
+        oracle for the stored text the page redacts or hides (a guessed password shows the
+        row or not), and a LIKE scan of a big table. A lookup that reaches a text or JSON
+        column is refused (a 400) unless one of the page's own filters offers it, exactly
+        or by ``isnull``; ids, numbers, times, flags and columns of fixed choices
+        (``?state=FAIL``) filter as before (ADR 0173)."""
+        if lookup in self._filter_parameters(request) or not _reaches_text(self.model, lookup):
+            return super().lookup_allowed(lookup, value, request)
+        return False
+
+    def _filter_parameters(self, request: HttpRequest | None) -> set[str]:
+        filters = self.get_list_filter(request) if request is not None else self.list_filter
+        names: set[str] = set()
+        for item in filters:
+            if isinstance(item, str | tuple):
+                path = item if isinstance(item, str) else str(item[0])
+                names |= {path, f"{path}__exact", f"{path}__isnull"}
+            elif (parameter := getattr(item, "parameter_name", None)) is not None:
+                names.add(parameter)
+        return names
+
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False if self.readonly else super().has_add_permission(request, *args)
 
@@ -138,6 +173,28 @@ class BoundedAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False if self.readonly else super().has_delete_permission(request, obj)
+
+
+def _reaches_text(model: Any, lookup: str) -> bool:
+    """Whether ``lookup`` (``payload__job__name``, ``job__name__contains``) ends on a text
+    or JSON column of free text, following relations as Django's own ``lookup_allowed``
+    does."""
+    field: Any = None
+    for part in lookup.split(LOOKUP_SEP):
+        try:
+            field = model._meta.get_field(part)
+        except FieldDoesNotExist:
+            break  # a transform or a lookup: the column is the last field found
+        if not getattr(field, "path_infos", None):
+            break
+        model = field.path_infos[-1].to_opts.model
+    # A column of fixed choices (a run's state) holds no producer text: its values are shown.
+    return (
+        field is not None
+        and not field.is_relation
+        and not field.choices
+        and isinstance(field, TEXT_FIELDS)
+    )
 
 
 def search_id(term: str) -> int | None:

@@ -26,6 +26,7 @@ from catalog.admin.support import (
     link,
     name_keys,
     related_table,
+    selection,
 )
 from catalog.admin.visibility import HidesRetiredMixin, hide_retired, visible_ids
 from catalog.facets import hierarchy
@@ -237,9 +238,11 @@ class DatasetAdmin(
         permissions=["merge"],
     )
     def unpin_action(self, request: HttpRequest, queryset: QuerySet) -> None:
+        if (chosen := selection(request, queryset.order_by("id"), self, 20)) is None:
+            return
         gone = [
             str(dataset)
-            for dataset in queryset.order_by("id")[:20]
+            for dataset in chosen
             if display_names.unpin_display_name(request.user, dataset) is None
         ]
         self.message_user(request, "Display names follow the rule again.", messages.SUCCESS)
@@ -466,7 +469,7 @@ class DatasetAliasAdmin(HidesRetiredMixin, IdSearchMixin, BoundedAdmin):
         permissions=["split"],
     )
     def split_action(self, request: HttpRequest, queryset: QuerySet) -> None:
-        for alias in queryset.order_by("id")[:20]:
+        for alias in selection(request, queryset.order_by("id"), self, 20) or []:
             try:
                 rule = curation.split_alias(request.user, alias)
             except ValueError as error:

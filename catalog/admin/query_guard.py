@@ -4,7 +4,10 @@ PostgreSQL text holds no NUL, so a search term or filter value with one fails in
 wherever it reaches a query: every changelist's search (``q``) and filters (``state__exact``,
 ``reason__exact``...), the Lineage explorer, and any admin page a later change adds. One
 middleware in front of the whole admin refuses them, naming the parameter, with a link to the
-same page without its query string (tests/admin/test_query_fuzz.py).
+same page without its query string (tests/admin/test_query_fuzz.py). A form posted with a NUL
+in a field (a retirement's reason, a webhook's namespaces) is refused the same way before any
+view reads it: a TextField or a JSON list would otherwise carry it to PostgreSQL, a 500
+(tests/admin/test_form_nul.py, ADR 0173).
 """
 
 from collections.abc import Callable
@@ -15,9 +18,10 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 
-def nul_parameter(request: HttpRequest) -> str | None:
-    """The first query parameter whose name or value holds a NUL, printable."""
-    for name, values in request.GET.lists():
+def nul_parameter(request: HttpRequest, posted: bool = False) -> str | None:
+    """The first query parameter (or, ``posted``, form field) whose name or value holds a
+    NUL, printable."""
+    for name, values in (request.POST if posted else request.GET).lists():
         if "\x00" in name or any("\x00" in value for value in values):
             return name.replace("\x00", "\\0")
     return None
@@ -35,14 +39,17 @@ class AdminQueryGuardMiddleware:
             name = nul_parameter(request)
             if name is not None or "\x00" in request.path:
                 return self.refuse(request, name)
+            if request.method == "POST" and (field := nul_parameter(request, True)) is not None:
+                return self.refuse(request, field, posted=True)
         return self.get_response(request)
 
     @staticmethod
-    def refuse(request: HttpRequest, name: str | None) -> HttpResponse:
+    def refuse(request: HttpRequest, name: str | None, posted: bool = False) -> HttpResponse:
         context = {
             **admin.site.each_context(request),
-            "title": "This address cannot be searched",
+            "title": "This form cannot be saved" if posted else "This address cannot be searched",
             "parameter": name,
+            "posted": posted,
             "back": request.path.replace("\x00", ""),
         }
         response = TemplateResponse(request, "admin/bad_query.html", context, status=400)

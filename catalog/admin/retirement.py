@@ -17,6 +17,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from catalog.admin.support import selection
 from catalog.admin.visibility import viewer_sees_retired
 from catalog.models import Dataset, Job, NamespacePurge, RetiredKind, Retirement
 from catalog.services import retirement
@@ -24,6 +25,16 @@ from catalog.services.retirement import Actor
 from core.admin_base import BoundedAdmin
 
 REASON_LENGTH = 500
+# What one retire or restore action does: the rest of a larger selection is refused, said.
+MAX_SELECTED = 100
+
+
+def selected(request: HttpRequest, queryset: QuerySet, admin_: Any) -> list[Any] | None:
+    """The selection, or None (said) over ``MAX_SELECTED``: the actions did the first 100
+    and said nothing of the rest (a namespace retirement took the namespaces of the first
+    100 rows only)."""
+    hint = " (filter the list first, or retire a whole namespace from one of its rows)"
+    return selection(request, queryset, admin_, MAX_SELECTED, hint)
 
 
 class RetiredFilter(admin.SimpleListFilter):
@@ -134,7 +145,8 @@ class RetireMixin:
         permissions=["curate"],
     )
     def retire_action(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
-        chosen = list(queryset[:100])
+        if (chosen := selected(request, queryset, self)) is None:
+            return None
         if request.POST.get("confirm") != "yes":
             return self._reason_form(request, chosen, "retire_action", "Retire")
         actor, reason = Actor.of(request.user), request.POST.get("reason", "")[:REASON_LENGTH]
@@ -144,19 +156,23 @@ class RetireMixin:
 
     @admin.action(description="Restore the selected", permissions=["curate"])
     def restore_action(self, request: HttpRequest, queryset: QuerySet) -> None:
+        if (chosen := selected(request, queryset, self)) is None:
+            return
         actor = Actor.of(request.user)
-        done = sum(retirement.restore(obj, actor) for obj in queryset[:100])
+        done = sum(retirement.restore(obj, actor) for obj in chosen)
         self.message_user(request, f"Restored {done}.", messages.SUCCESS)  # type: ignore[attr-defined]
 
     @admin.action(description="Retire the whole namespaces of the selected", permissions=["curate"])
     def retire_namespace_action(
         self, request: HttpRequest, queryset: QuerySet
     ) -> HttpResponse | None:
-        namespaces = sorted({obj.namespace for obj in queryset[:100]})
+        if (chosen := selected(request, queryset, self)) is None:
+            return None
+        namespaces = sorted({obj.namespace for obj in chosen})
         if request.POST.get("confirm") != "yes":
             return self._reason_form(
                 request,
-                list(queryset[:100]),
+                chosen,
                 "retire_namespace_action",
                 "Retire namespaces",
                 namespaces,
@@ -233,8 +249,10 @@ class RetirementAdmin(BoundedAdmin):
         permissions=["curate"],
     )
     def restore_action(self, request: HttpRequest, queryset: QuerySet) -> None:
+        if (chosen := selected(request, queryset.filter(restored_at__isnull=True), self)) is None:
+            return
         actor = Actor.of(request.user)
-        for row in queryset.filter(restored_at__isnull=True)[:100]:
+        for row in chosen:
             if row.kind == RetiredKind.NAMESPACE:
                 retirement.restore_namespace(row.namespace, actor)
             else:

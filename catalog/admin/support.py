@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
@@ -23,6 +23,21 @@ from catalog.names import naming
 from catalog.names.rules import alias_key
 
 RELATED_LIMIT = 20
+
+
+def selection(
+    request: HttpRequest, queryset: QuerySet, model_admin: Any, limit: int, hint: str = ""
+) -> list[Any] | None:
+    """An action's selection, or None (and a message saying so) when it holds more than
+    ``limit``: an action that did the first ``limit`` and said nothing of the rest left the
+    steward believing it had done them all (ADR 0173)."""
+    chosen = list(queryset[: limit + 1])
+    if len(chosen) <= limit:
+        return chosen
+    model_admin.message_user(
+        request, f"Select at most {limit} at once: nothing was done{hint}.", messages.ERROR
+    )
+    return None
 
 
 def admin_url(obj: Model) -> str:

@@ -27,6 +27,10 @@ from catalog.notify import addresses, delivery
 from core.admin_base import BoundedAdmin, ChoicesFilter, pretty_json
 
 MAX_SCOPE_LINES = 200
+# What a subscription action does at once: each rotation shows its secret in a message.
+MAX_AT_ONCE = 20
+# What a replay queues at once (each is an admin-log entry); the rest is replayed next time.
+MAX_REPLAY = 500
 # Who sees receiver URLs (and what may quote them): those who manage subscriptions.
 SEES_SUBSCRIPTIONS = "catalog.change_webhooksubscription"
 
@@ -147,19 +151,40 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
 
     @admin.action(description="Send a test delivery", permissions=["change"])
     def send_test(self, request: HttpRequest, queryset: QuerySet) -> None:
-        for subscription in queryset[:20]:
+        if (chosen := self._at_most(request, queryset, "send a test delivery to")) is None:
+            return
+        for subscription in chosen:
             sent = delivery.test_send(subscription)
             self.log_change(request, subscription, f"Sent test delivery {sent.id}.")
             self.message_user(request, f"Test delivery {sent.id} queued for {subscription}.")
 
     @admin.action(description="Rotate the signing secret (shown once)", permissions=["change"])
     def rotate_secret(self, request: HttpRequest, queryset: QuerySet) -> None:
-        for subscription in queryset[:20]:
+        if (chosen := self._at_most(request, queryset, "rotate the secret of")) is None:
+            return
+        for subscription in chosen:
             subscription.secret = new_secret()
             subscription.save(update_fields=["secret", "updated_at"])
             # The old secret stops working now: the log says who rotated it (never the secret).
             self.log_change(request, subscription, "Rotated the signing secret.")
             _show_secret(request, subscription)
+
+    def _at_most(
+        self, request: HttpRequest, queryset: QuerySet, what: str
+    ) -> list[WebhookSubscription] | None:
+        """The selected subscriptions, or None (and a message) when there are more than an
+        action does at once: it did the first 20 and said nothing of the rest, so a steward
+        rotating every secret after a leak left the others signing with the leaked ones."""
+        chosen = list(queryset.order_by("pk")[: MAX_AT_ONCE + 1])
+        if len(chosen) > MAX_AT_ONCE:
+            self.message_user(
+                request,
+                f"Select at most {MAX_AT_ONCE} subscriptions to {what} at once "
+                "(each secret is shown once, on this page): nothing was done.",
+                messages.ERROR,
+            )
+            return None
+        return chosen
 
 
 def _show_secret(request: HttpRequest, subscription: WebhookSubscription) -> None:
@@ -240,8 +265,17 @@ class WebhookDeliveryAdmin(BoundedAdmin):
 
     @admin.action(description="Replay (send again, same delivery id)", permissions=["replay"])
     def replay(self, request: HttpRequest, queryset: QuerySet) -> None:
-        chosen = list(queryset[:500])
+        chosen = list(queryset[: MAX_REPLAY + 1])
+        left = chosen[MAX_REPLAY:]
+        chosen = chosen[:MAX_REPLAY]
         count = delivery.replay([str(sent.pk) for sent in chosen])
         for sent in chosen:  # sent again to a receiver: the admin log says who asked
             self.log_change(request, sent, "Replayed (same delivery id).")
         self.message_user(request, f"{count} deliveries queued again (same ids).")
+        if left:  # said, not dropped in silence: a replayed one is pending, so the same
+            # filter (status: dead) lists the rest for the next replay
+            self.message_user(
+                request,
+                f"Only the first {MAX_REPLAY} selected were replayed: replay the rest again.",
+                messages.WARNING,
+            )

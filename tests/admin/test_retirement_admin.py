@@ -62,3 +62,34 @@ def test_a_reader_cannot_retire(catalog, reader_client):
     )
     reader_client.post(reverse("admin:catalog_job_retire", args=[job.pk]), {"reason": "x"})
     assert not Retirement.objects.exists()
+
+
+def test_a_selection_larger_than_an_action_does_is_refused_whole_and_said(steward_client):
+    """docs/admin.md: *Retire the selected*, *Retire the whole namespaces of the selected*,
+    *Restore*. Each did the first 100 selected and said nothing of the rest (a namespace
+    retirement took only the namespaces of the first 100 rows): over the bound nothing is
+    done and the page says so; at the bound every one is."""
+    from catalog.admin.retirement import MAX_SELECTED
+
+    Dataset.objects.bulk_create(
+        Dataset(namespace=f"pg://db{n % 2}", name=f"t{n:03}") for n in range(MAX_SELECTED + 1)
+    )
+    url = reverse("admin:catalog_dataset_changelist")
+    every = list(Dataset.objects.order_by("-id").values_list("pk", flat=True))
+    for action in ("retire_action", "retire_namespace_action"):
+        form = {"action": action, "_selected_action": every, "confirm": "yes", "reason": "gone"}
+        page = steward_client.post(url, form, follow=True).content.decode()
+        assert f"Select at most {MAX_SELECTED} at once: nothing was done" in page, action
+        assert not Retirement.objects.exists()
+    form = {"action": "retire_action", "_selected_action": every[:MAX_SELECTED], "confirm": "yes"}
+    steward_client.post(url, {**form, "reason": "gone"})
+    assert Retirement.objects.count() == MAX_SELECTED
+    steward_client.post(reverse("admin:catalog_dataset_retire", args=[every[-1]]), {"reason": "x"})
+    retirements = list(Retirement.objects.values_list("pk", flat=True))
+    assert len(retirements) == MAX_SELECTED + 1
+    restore = {"action": "restore_action", "_selected_action": retirements}
+    page = steward_client.post(
+        reverse("admin:catalog_retirement_changelist"), restore, follow=True
+    ).content.decode()
+    assert f"Select at most {MAX_SELECTED} at once" in page
+    assert Retirement.objects.filter(restored_at__isnull=True).count() == MAX_SELECTED + 1

@@ -96,3 +96,41 @@ def test_admin_split_action_needs_the_merge_permission_and_is_logged(
         != DatasetAlias.objects.get(namespace="hive://metastore:9083").dataset_id
     )
     assert LogEntry.objects.filter(change_message__contains="split alias").exists()
+
+
+def test_splitting_or_unpinning_more_than_20_does_none_and_says_so(admin_client) -> None:
+    """docs/admin.md: *Split the selected aliases off* and *Let the display name follow the
+    rule again*. Both did the first 20 selected and said nothing of the rest (the unpin said
+    "Display names follow the rule again." for all): over 20 they now do nothing, said."""
+    from catalog.models import AliasReason
+    from catalog.names import naming
+
+    datasets = Dataset.objects.bulk_create(
+        Dataset(namespace="pg://db", name=f"t{n}") for n in range(21)
+    )
+    DatasetAlias.objects.bulk_create(
+        DatasetAlias(
+            namespace="pg://db",
+            name=f"{name}_{n}",
+            key_hash=naming.key_hash("pg://db", f"{name}_{n}"),
+            dataset=dataset,
+            reason=AliasReason.EVENT,
+        )
+        for dataset in datasets
+        for n, name in enumerate((dataset.name, dataset.name))
+    )
+    aliases = list(DatasetAlias.objects.values_list("pk", flat=True).order_by("pk")[::2])
+    page = admin_client.post(
+        "/admin/catalog/datasetalias/",
+        {"action": "split_action", "_selected_action": aliases},
+        follow=True,
+    ).content.decode()
+    assert "Select at most 20 at once: nothing was done" in page
+    assert not AliasRule.objects.exists() and Dataset.objects.count() == 21
+    page = admin_client.post(
+        "/admin/catalog/dataset/",
+        {"action": "unpin_action", "_selected_action": [d.pk for d in datasets]},
+        follow=True,
+    ).content.decode()
+    assert "Select at most 20 at once: nothing was done" in page
+    assert "Display names follow the rule again." not in page

@@ -165,3 +165,60 @@ def test_a_paused_subscription_gets_nothing_meanwhile(
         assert list(WebhookDelivery.objects.values_list("id", flat=True)) == [waiting.id]
         assert delivery.deliver(str(waiting.id)) is None
         assert hook.received == []
+
+
+def test_rotating_more_secrets_than_an_action_does_at_once_rotates_none_and_says_so(
+    steward_client: Client,
+) -> None:
+    """docs/admin.md: *Rotate the signing secret* makes a new one and the old one stops
+    working at once. The action rotated the first 20 selected and said nothing of the rest:
+    a steward rotating every secret after a leak left the 21st signing with the leaked one.
+    Over the bound it now rotates none and says why; at the bound it rotates all."""
+    from catalog.admin.webhooks import MAX_AT_ONCE
+
+    subscriptions = [
+        WebhookSubscription.objects.create(name=f"receiver {n}", url=f"https://h{n}.example/")
+        for n in range(MAX_AT_ONCE + 1)
+    ]
+    before = {s.pk: s.secret for s in subscriptions}
+    page = steward_client.post(
+        "/admin/catalog/webhooksubscription/",
+        {"action": "rotate_secret", "_selected_action": [s.pk for s in subscriptions]},
+        follow=True,
+    ).content.decode()
+    assert f"Select at most {MAX_AT_ONCE} subscriptions" in page
+    assert dict(WebhookSubscription.objects.values_list("pk", "secret")) == before
+    assert not WebhookDelivery.objects.exists()
+    steward_client.post(
+        "/admin/catalog/webhooksubscription/",
+        {"action": "send_test", "_selected_action": [s.pk for s in subscriptions]},
+    )
+    assert not WebhookDelivery.objects.exists()
+    chosen = [s.pk for s in subscriptions[:MAX_AT_ONCE]]
+    page = steward_client.post(
+        "/admin/catalog/webhooksubscription/",
+        {"action": "rotate_secret", "_selected_action": chosen},
+        follow=True,
+    ).content.decode()
+    after = dict(WebhookSubscription.objects.values_list("pk", "secret"))
+    assert all(after[pk] != before[pk] and after[pk] in page for pk in chosen)
+
+
+def test_a_replay_of_more_than_it_queues_at_once_says_what_it_left(
+    steward_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/admin.md: *Replay* sends the selected deliveries again. It queued the first 500
+    and said nothing of the rest; now it says so, and the rest is replayed next time."""
+    from catalog.admin import webhooks as webhook_admin
+
+    monkeypatch.setattr(webhook_admin, "MAX_REPLAY", 2)  # 501 deliveries are not worth it here
+    subscription = WebhookSubscription.objects.create(name="down", url="https://h.example/")
+    sent = [delivery.test_send(subscription) for _ in range(3)]
+    WebhookDelivery.objects.update(status=DeliveryStatus.DEAD, attempts=3)
+    page = steward_client.post(
+        LOG, {"action": "replay", "_selected_action": [str(s.id) for s in sent]}, follow=True
+    ).content.decode()
+    assert "2 deliveries queued again" in page
+    assert "Only the first 2 selected were replayed" in page
+    statuses = sorted(WebhookDelivery.objects.values_list("status", flat=True))
+    assert statuses == sorted([DeliveryStatus.PENDING] * 2 + [DeliveryStatus.DEAD])
