@@ -298,8 +298,12 @@ def _run_io(run: Run, links: list[Any]) -> list[dict[str, Any]]:
 
 class RunDetailSerializer(RunSerializer):
     facets = RedactedJSONField()
-    inputs = serializers.SerializerMethodField()
-    outputs = serializers.SerializerMethodField()
+    inputs = serializers.SerializerMethodField(
+        help_text="The run's first 200 inputs by id, however many it has (ADR 0168)."
+    )
+    outputs = serializers.SerializerMethodField(
+        help_text="The run's first 200 outputs by id, however many it has (ADR 0168)."
+    )
     events = serializers.SerializerMethodField()
     child_run_ids = serializers.SerializerMethodField()
     same_run_id_runs = serializers.SerializerMethodField(
@@ -307,8 +311,8 @@ class RunDetailSerializer(RunSerializer):
         "/runs/{runId}?job_id=<job id> shows one of them."
     )
     dataset_facts = serializers.SerializerMethodField(
-        help_text="What the run reported about the datasets it read and wrote: statistics, "
-        "data quality metrics and assertions, subsets (ADR 0061)."
+        help_text="What the run reported about the inputs and outputs shown: statistics, "
+        "data quality metrics and assertions, subsets (ADR 0061, 0168)."
     )
     tests = serializers.SerializerMethodField(help_text="The tests the run executed (ADR 0092).")
     parameters = serializers.SerializerMethodField(

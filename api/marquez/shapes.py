@@ -137,7 +137,7 @@ def runs_data(runs: list[Run]) -> list[dict[str, Any]]:
     by_run: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(
         lambda: {"input": [], "output": []}
     )
-    read = run_reads.run_datasets([run.id for run in runs], RELATED_LIMIT * max(len(runs), 1))
+    read = run_reads.run_datasets([run.id for run in runs], RELATED_LIMIT)
     uuids = {run.id: str(run.run_uuid) for run in runs}
     for key in read.links:
         run_id, direction, namespace, name = key

@@ -2,8 +2,6 @@
 
 from typing import Any
 
-from django.db.models import F, Window
-from django.db.models.functions import RowNumber
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, mixins
@@ -43,10 +41,10 @@ from catalog.models import (
     Namespace,
     RetiredKind,
     Run,
-    RunDataset,
     writes,
 )
 from catalog.reads import datasets, run_facts
+from catalog.reads import runs as run_reads
 from core import pipelined_reads
 from core.prepared import RowByKey
 from ingest.models import Event
@@ -234,16 +232,9 @@ class RunViewSet(ReadOnlyViewSet):
         events = Event.objects.filter(run_id=run.run_id_text)
         if run.shares_run_id:  # the other job's events carry the same runId
             events = events.filter(job_namespace=run.job.namespace, job_name=run.job.name)
-        # At most RELATED_LIMIT of each direction, as a job's detail shows them: one slice of
-        # both ordered by direction gave a run with 2 x RELATED_LIMIT inputs no output at all.
-        nth = Window(RowNumber(), partition_by=F("direction"), order_by=F("id").asc())
-        links = list(
-            RunDataset.objects.filter(run=run)
-            .annotate(nth=nth)
-            .filter(nth__lte=RELATED_LIMIT)
-            .select_related("alias__dataset")
-            .order_by("direction", "id")
-        )
+        # The first RELATED_LIMIT of each direction by id, as a job's detail shows them, each
+        # with its run facts: a read that stops there, however many the run has (ADR 0168).
+        links = list(run_reads.shown_links(run.id, RELATED_LIMIT))
         context = {
             **self.get_serializer_context(),
             "inputs": [link for link in links if link.direction == "input"],
@@ -262,7 +253,7 @@ class RunViewSet(ReadOnlyViewSet):
             "same_run_id": list(
                 self._same_run_id().exclude(id=run.id).select_related("job")[:RELATED_LIMIT]
             ),
-            "dataset_facts": run_facts.of_run(run.id),
+            "dataset_facts": run_facts.of_links(links),
         }
         return Response(RunDetailSerializer(run, context=context).data)
 

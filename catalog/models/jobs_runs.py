@@ -302,6 +302,11 @@ class Direction(models.TextChoices):
     OUTPUT = "output", "Output"
 
 
+# What a run's detail shows of a run's inputs and of its outputs: the first this many of
+# each by id (docs/api.md; the REST detail and the Marquez mount's run, ADR 0168).
+RUN_LINKS_SHOWN = 200
+
+
 class RunDataset(models.Model):
     """A dataset read or written by a run, accumulated over all the run's events."""
 
@@ -329,6 +334,9 @@ class RunDataset(models.Model):
         indexes = [
             # Runs that read/wrote an alias (merges recompute their edges; dataset detail).
             models.Index(fields=["alias", "direction"], name="catalog_run_ds_alias_idx"),
+            # A run's first inputs and first outputs by id, as its detail shows them
+            # (``catalog.reads.runs.shown_links``, ADR 0168).
+            models.Index(fields=["run", "direction", "id"], name="catalog_run_ds_run_idx"),
         ]
 
     def __str__(self) -> str:

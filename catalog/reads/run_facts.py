@@ -10,11 +10,13 @@ the output statistics for an output and the input statistics for an input),
 ``assertions`` (assertion, success, column; name, severity, expected, actual) and
 ``subset`` (the partitions and locations an input's or output's condition names). Values
 are the producer's: the API redacts them like every facet. Reads are bounded: a run's
-entries by ``RELATED_LIMIT``, a dataset's by its latest ``runs`` runs per alias (index
+entries by the inputs and outputs its detail shows (``catalog.reads.runs.shown_links``,
+ADR 0168), a dataset's by its latest ``runs`` runs per alias (index
 ``catalog_run_ds_facet_alias_idx``), whatever the history.
 """
 
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -23,6 +25,7 @@ from django.db import connection
 from catalog.facets import RUN_FACTS, run_tests
 from catalog.models import RUNS_BY_START, Run
 from catalog.models.writes import write_sql
+from catalog.reads import runs as run_reads
 from core.prepared import read_cursor
 
 RELATED_LIMIT = 200
@@ -51,32 +54,36 @@ def fold(entry: dict[str, Any], name: str, value: Any) -> None:
 
 
 def of_run(run_id: int) -> list[dict[str, Any]]:
-    """The run's facts per dataset name and direction, by direction and alias."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT f.alias_id, f.direction, f.name, f.value, a.namespace, a.name, a.reason, "
-            "d.id, d.namespace, d.name FROM catalog_run_dataset_facet f "
-            "JOIN catalog_dataset_alias a ON a.id = f.alias_id "
-            "LEFT JOIN catalog_dataset d ON d.id = a.dataset_id "
-            "WHERE f.run_id = %s ORDER BY f.direction, f.alias_id, f.name LIMIT %s",
-            [run_id, len(RUN_FACTS) * RELATED_LIMIT],
-        )
-        rows = cursor.fetchall()
-    entries: dict[tuple[int, str], dict[str, Any]] = {}
-    for alias_id, direction, name, value, *names in rows:
-        entry = entries.get((alias_id, direction))
-        if entry is None:
-            if len(entries) >= RELATED_LIMIT:
-                continue
-            entry = entries[(alias_id, direction)] = {
-                "dataset": (
-                    {"id": names[3], "namespace": names[4], "name": names[5]} if names[3] else None
-                ),
-                "alias": {"namespace": names[0], "name": names[1], "reason": names[2]},
-                **empty_entry(direction),
-            }
-        fold(entry, name, _json(value))
-    return list(entries.values())
+    """The run's facts about its first ``RUN_LINKS_SHOWN`` inputs and outputs by id (what
+    its detail shows, ADR 0168), by direction and alias: one statement on
+    catalog_run_ds_run_idx, however many datasets the run read and wrote."""
+    return of_links(run_reads.shown_links(run_id))
+
+
+def of_links(links: Iterable[Any]) -> list[dict[str, Any]]:
+    """The facts of a run's inputs and outputs ``links`` (RunDataset rows read by
+    ``catalog.reads.runs.shown_links``: their facts, alias and dataset), by direction and
+    alias: a run's detail reports about the inputs and outputs it shows (ADR 0168), so no
+    further read."""
+    entries = []
+    for link in sorted(links, key=lambda link: (link.direction, link.alias_id)):
+        facts = _json(link.facts)
+        if not facts:
+            continue
+        alias, dataset = link.alias, link.alias.dataset
+        entry = {
+            "dataset": (
+                {"id": dataset.id, "namespace": dataset.namespace, "name": dataset.name}
+                if dataset is not None
+                else None
+            ),
+            "alias": {"namespace": alias.namespace, "name": alias.name, "reason": alias.reason},
+            **empty_entry(link.direction),
+        }
+        for name in sorted(facts):  # by name, as the facts were read before (fold's order)
+            fold(entry, name, facts[name])
+        entries.append(entry)
+    return entries
 
 
 def latest_facts_sql(aliases: str, runs: int = 10) -> str:

@@ -247,10 +247,9 @@ def test_a_run_with_many_inputs_still_shows_its_outputs(api, shop, monkeypatch):
 
 def test_run_detail_queries(api, shop, django_assert_num_queries):
     run = shop["load"].runs.get()
-    # 1 run + job + parent uuid, 2 run datasets + aliases + datasets, 3 events, 4 child runs,
-    # 5 other jobs' runs with the same runId (ADR 0028), 6 run facts with their aliases and
-    # datasets (ADR 0061)
-    with django_assert_num_queries(6):
+    # 1 run + job + parent uuid, 2 run datasets + aliases + datasets + their run facts (ADR
+    # 0061, 0168), 3 events, 4 child runs, 5 other jobs' runs with the same runId (ADR 0028)
+    with django_assert_num_queries(5):
         api.get(f"/api/v1/runs/{run.run_uuid}")
 
 

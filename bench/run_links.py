@@ -1,0 +1,229 @@
+"""A run's detail when the run read or wrote tens of thousands of datasets (ADR 0168).
+
+Builds, with SQL, one completed run of ``--inputs`` inputs and ``--outputs`` outputs (each a
+dataset of its own with one alias and one run fact: inputStatistics or outputStatistics),
+beside an ordinary run of 5 inputs and 5 outputs and ``--other-runs`` more runs of those 10
+datasets (a store of many runs), then GETs each run's detail from the shipped WSGI
+application in process (``read_request_cpu.in_process_reader``): REST
+``/api/v1/runs/{runId}``, the Marquez mount's ``jobs/runs/{runId}``, and Marquez's runs
+page of the job (``namespaces/{ns}/jobs/{job}/runs``, the same read for a page of runs).
+Prints per read: the median and slowest wall milliseconds of ``--requests`` requests, the
+statements one request ran, the rows they returned and the rows their scans read (each
+statement replayed under ``EXPLAIN (ANALYZE)``; ``--plans`` prints each scan), and the
+answer's bytes.
+
+Usage: .venv/bin/python bench/run_links.py --database URL [--inputs 50000] [--outputs 50]
+       [--other-runs 2000] [--requests 20] [--plans] [--reuse]
+"""
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import migrated_database
+from bench.read_request_cpu import in_process_reader
+
+RUN_WIDE = "00000000-0000-4000-8000-00000000a1de"
+RUN_SMALL = "00000000-0000-4000-8000-0000000005aa"
+JOB_PATH = "bench/jobs/wide_reader"
+
+# One job; a run of it per (uuid, inputs, outputs); datasets, aliases, links and run
+# facts by generate_series. %(run)s, %(inputs)s, %(outputs)s, %(prefix)s.
+_JOB = """
+INSERT INTO catalog_job (namespace, name, key_hash, is_placeholder, facets, facet_versions,
+    description, first_seen, last_seen, updated_at, job_type, integration, processing_type,
+    tags, owners)
+VALUES ('bench', 'wide_reader', sha256(convert_to('bench', 'UTF8') || '\\x00'::bytea
+    || convert_to('wide_reader', 'UTF8')), false, '{}', '{}', '', now(), now(), now(), '', '',
+    '', '[]', '[]')
+RETURNING id
+"""
+
+_RUN = """
+INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state, state_version,
+    started_at, ended_at, first_event_time, last_event_time, error_message, is_streaming,
+    facets, facet_versions, job_version, updated_at, shares_run_id, tags)
+VALUES (%(run)s::uuid, %(run)s::text, %(job)s, false, 'COMPLETE', '[]',
+    now() - interval '1 hour', now(), now() - interval '1 hour', now(), '', false, '{}', '{}',
+    '[]', now(), false, '[]')
+RETURNING id
+"""
+
+_LINKS = """
+WITH n AS (
+    SELECT i, CASE WHEN i <= %(inputs)s THEN 'input' ELSE 'output' END AS direction
+    FROM generate_series(1, %(inputs)s + %(outputs)s) AS i
+), d AS (
+    INSERT INTO catalog_dataset (namespace, name, facets, facet_versions, description,
+        lifecycle_state, is_dropped, first_seen, last_seen, updated_at, display_rank, owners,
+        tags, browse_path)
+    SELECT 'postgres://bench:5432', %(prefix)s || i, '{}', '{}', '', 'active', false, now(),
+        now(), now(), 0, '[]', '[]', ''
+    FROM n
+    RETURNING id, name
+), a AS (
+    INSERT INTO catalog_dataset_alias (namespace, name, key_hash, reason, reason_detail,
+        reason_version, first_seen, last_seen, dataset_id, is_table_name)
+    SELECT 'postgres://bench:5432', d.name,
+        sha256(convert_to('postgres://bench:5432', 'UTF8') || '\\x00'::bytea
+            || convert_to(d.name, 'UTF8')), 'event', '', '[]', now(),
+        now(), d.id, false
+    FROM d
+    RETURNING id, name
+), l AS (
+    INSERT INTO catalog_run_dataset (run_id, alias_id, direction, first_seen, last_seen, via,
+        confirmed)
+    SELECT %(run_id)s, a.id, n.direction, now(), now(), '', false
+    FROM a JOIN n ON a.name = %(prefix)s || n.i
+    ORDER BY n.i
+    RETURNING alias_id, direction
+)
+INSERT INTO catalog_run_dataset_facet (run_id, alias_id, direction, name, version, value)
+SELECT %(run_id)s, l.alias_id, l.direction, l.direction || 'Statistics', '1',
+    jsonb_build_object('rowCount', 1000, 'size', 65536)
+FROM l
+"""
+
+
+# %(others)s more runs of the job, each of the small run's 10 datasets: a store of many
+# runs, whose statistics tell PostgreSQL that one run's links are few of the table's.
+_OTHER_RUNS = """
+WITH r AS (
+    INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state,
+        state_version, started_at, ended_at, first_event_time, last_event_time, error_message,
+        is_streaming, facets, facet_versions, job_version, updated_at, shares_run_id, tags)
+    SELECT md5('other' || i)::uuid, md5('other' || i), %(job)s, false, 'COMPLETE', '[]',
+        now() - interval '2 hours', now() - interval '2 hours', now() - interval '2 hours',
+        now() - interval '2 hours', '', false, '{}', '{}', '[]', now(), false, '[]'
+    FROM generate_series(1, %(others)s) AS i
+    RETURNING id
+)
+INSERT INTO catalog_run_dataset (run_id, alias_id, direction, first_seen, last_seen, via,
+    confirmed)
+SELECT r.id, w.alias_id, w.direction, now(), now(), '', false
+FROM r, catalog_run_dataset w JOIN catalog_run s ON s.id = w.run_id AND s.run_uuid = %(small)s
+"""
+
+
+def build(database_url: str, inputs: int, outputs: int, others: int) -> str:
+    """The two runs in a new database; the job's namespace/name path."""
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        job = connection.execute(_JOB).fetchone()[0]
+        for run, many_in, many_out, prefix in (
+            (RUN_WIDE, inputs, outputs, "wide.t"),
+            (RUN_SMALL, 5, 5, "small.t"),
+        ):
+            started = time.monotonic()
+            run_id = connection.execute(_RUN, {"run": run, "job": job}).fetchone()[0]
+            connection.execute(
+                _LINKS,
+                {
+                    "run_id": run_id,
+                    "inputs": many_in,
+                    "outputs": many_out,
+                    "prefix": prefix,
+                },
+            )
+            print(
+                f"  run {run}: {many_in:,} inputs, {many_out:,} outputs in "
+                f"{time.monotonic() - started:.1f}s",
+                flush=True,
+            )
+        started = time.monotonic()
+        connection.execute(_OTHER_RUNS, {"job": job, "others": others, "small": RUN_SMALL})
+        print(f"  {others:,} other runs of 10 datasets in {time.monotonic() - started:.1f}s")
+        connection.execute("VACUUM ANALYZE")
+    return JOB_PATH
+
+
+def rows_read(connection: psycopg.Connection, sql: str, plans: bool) -> tuple[int, int]:
+    """The rows ``sql`` returned and the rows its scans read, by ``EXPLAIN ANALYZE``;
+    ``plans``: print each scan (table, index, rows read)."""
+    plan = connection.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql).fetchone()[0][0]["Plan"]
+
+    def scanned(node: dict[str, Any]) -> int:
+        own = 0
+        if "Scan" in node["Node Type"] and "Relation Name" in node:
+            own = int(node["Actual Rows"] * node.get("Actual Loops", 1))
+            own += int(node.get("Rows Removed by Filter", 0) * node.get("Actual Loops", 1))
+            if plans:
+                print(f"      {node['Relation Name']} {node.get('Index Name', '(seq)')}: {own:,}")
+        return own + sum(scanned(child) for child in node.get("Plans", []))
+
+    if plans:
+        print("    " + " ".join(sql.split())[:110])
+    return int(plan["Actual Rows"]), scanned(plan)
+
+
+def measure(call: Any, path: str, requests: int, database_url: str, plans: bool) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    body = call(path)  # warm: prepared statements, caches
+    with CaptureQueriesContext(connection) as captured:
+        body = call(path)
+    statements = [query["sql"] for query in captured.captured_queries]
+    times = []
+    for _ in range(requests):
+        started = time.perf_counter()
+        call(path)
+        times.append((time.perf_counter() - started) * 1000)
+    returned = scanned = 0
+    with psycopg.connect(database_url, autocommit=True) as replay:
+        for sql in statements:
+            if sql.lstrip("( \n").upper().startswith(("SELECT", "WITH")):
+                got, read = rows_read(replay, sql, plans)
+                returned += got
+                scanned += read
+    print(
+        f"{path[:60]:<60} median {statistics.median(times):8.1f} ms  max {max(times):8.1f} ms"
+        f"  {len(statements):2d} statements  rows returned {returned:7,}  scanned {scanned:8,}"
+        f"  {len(body):9,} bytes",
+        flush=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--database", required=True)
+    parser.add_argument("--inputs", type=int, default=50_000)
+    parser.add_argument("--outputs", type=int, default=50)
+    parser.add_argument("--other-runs", type=int, default=2000)
+    parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument("--plans", action="store_true", help="print each statement's scans")
+    parser.add_argument("--reuse", action="store_true", help="the store a run before built")
+    options = parser.parse_args()
+    if options.reuse:
+        job_path = JOB_PATH
+    else:
+        migrated_database(options.database)
+        job_path = build(options.database, options.inputs, options.outputs, options.other_runs)
+    call = in_process_reader(options.database, "run-links")
+    namespace, _, job = job_path.partition("/jobs/")
+    for run in (RUN_SMALL, RUN_WIDE):
+        measure(call, f"/api/v1/runs/{run}", options.requests, options.database, options.plans)
+        measure(
+            call,
+            f"/marquez/api/v1/jobs/runs/{run}",
+            options.requests,
+            options.database,
+            options.plans,
+        )
+    measure(
+        call,
+        f"/marquez/api/v1/namespaces/{namespace}/jobs/{job}/runs?limit=100",
+        options.requests,
+        options.database,
+        options.plans,
+    )
+
+
+if __name__ == "__main__":
+    main()
