@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +102,8 @@ def main() -> None:
         aliases, jobs, columns = cursor.fetchone()
     print(f"{aliases:,} aliases, {jobs:,} jobs, {columns:,} columns; load {os.getloadavg()[0]:.1f}")
     for label, query, filters in CASES:
-        page_ms, kept = median_ms(lambda q=query, f=filters: page(q, **f))
-        found_ms, found = median_ms(lambda q=query, f=filters: search_found(q, 10, 0, None, **f))
+        page_ms, kept = median_ms(partial(page, query, **filters))
+        found_ms, found = median_ms(partial(search_found, query, 10, 0, None, **filters))
         print(
             f"  {label:36} page {page_ms:6.1f} ms, {len(kept):2} hits; "
             f"found {found_ms:6.1f} ms, {len(found.hits):2} hits of {found.total}"
