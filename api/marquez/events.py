@@ -16,7 +16,7 @@ from api.params import BadMoment, parse_moment
 from catalog.reads import events as event_reads
 from catalog.reads import labels as label_reads
 from catalog.reads import stats
-from catalog.reads.search import last_seen_of, search_catalog
+from catalog.reads.search import search_found
 from core.redaction import redact
 from ingest.querysets import leading_within
 
@@ -187,43 +187,34 @@ def search(request: Request) -> dict[str, Any]:
     sort = request.query_params.get("sort", "NAME").upper()
     if sort not in ("NAME", "UPDATE_AT", "UPDATED_AT"):
         raise MarquezError(400, "sort must be NAME or UPDATE_AT.")
-    # ``offset`` skips that many hits by rank; the namespace and day filters below apply to
-    # the page (Marquez's search has no offset: the mount pages it as its other lists).
-    # Marquez's default is 10 here, not its lists' 100 (ADR 0170).
+    # The namespace, the days and the order apply to every match, then ``limit`` and
+    # ``offset`` (Marquez's search has no offset: the mount pages it as its other lists);
+    # ``totalCount`` counts every match, not the page (ADR 0175). Marquez's days: updated
+    # before the start of ``before`` (that day itself left out), after the start of
+    # ``after`` (SearchDao: ``updated_at < :before``, ``> :after``). Marquez's default
+    # limit is 10 here, not its lists' 100 (ADR 0170).
     limit, offset = limit_offset(request, SEARCH_DEFAULT_LIMIT)
-    hits = search_catalog(
-        query, limit, offset, kind.lower() if kind in ("DATASET", "JOB") else None
+    found = search_found(
+        query,
+        limit,
+        offset,
+        kind.lower() if kind in ("DATASET", "JOB") else None,
+        namespace=request.query_params.get("namespace") or None,
+        seen_after=_day(request, "after"),
+        seen_before=_day(request, "before"),
+        order="name" if sort == "NAME" else "last_seen",
     )
-    namespace = request.query_params.get("namespace")
-    if namespace:
-        hits = [hit for hit in hits if hit.namespace == namespace]
-    # Marquez's days: updated before the start of ``before`` (that day itself left out),
-    # after the start of ``after`` (SearchDao: ``updated_at < :before``, ``> :after``).
-    after, before = _day(request, "after"), _day(request, "before")
-    updated = last_seen_of(hits)
-    if after or before:
-        hits = [
-            hit
-            for hit in hits
-            if (seen := updated.get((hit.type, hit.id))) is not None
-            and (after is None or seen > after)
-            and (before is None or seen < before)
-        ]
     results = [
         {
             "type": hit.type.upper(),
             "name": hit.name,
             "namespace": hit.namespace,
             "nodeId": node_ids.node_id(hit.type, hit.namespace, hit.name),
-            "updatedAt": shapes.ts(updated.get((hit.type, hit.id))),
+            "updatedAt": shapes.ts(hit.last_seen),
         }
-        for hit in hits
+        for hit in found.hits
     ]
-    if sort == "NAME":
-        results.sort(key=lambda item: (item["name"], item["namespace"], item["type"]))
-    else:
-        results.sort(key=lambda item: item["updatedAt"] or "", reverse=True)
-    return {"totalCount": len(results), "results": within_budget(results, lambda chunk: chunk)}
+    return {"totalCount": found.total, "results": within_budget(results, lambda chunk: chunk)}
 
 
 _YYYY_MM_DD = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
