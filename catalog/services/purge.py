@@ -56,7 +56,7 @@ from catalog.models import (
     WebhookDelivery,
 )
 from catalog.names import naming
-from catalog.services import display_names
+from catalog.services import display_names, purge_datasets
 from catalog.services.purge_lists import IdList
 from catalog.services.rederive_jobs import rederive_event_ids
 from ingest import derivation_status
@@ -146,6 +146,7 @@ class PurgeReport:
     namespace: str
     counts: dict[str, int] = field(default_factory=dict)
     rebuilt_jobs: int = 0  # jobs of other namespaces rebuilt from the events they keep
+    rebuilt_datasets: int = 0  # datasets it named that keep other names, rebuilt too
     rederived_events: int = 0
 
     def add(self, table: str, count: int) -> None:
@@ -305,6 +306,25 @@ def _rebuild_other_jobs(report: PurgeReport, found: _Found, dry_run: bool, size:
     return keep
 
 
+def _rebuild_datasets(
+    report: PurgeReport, names: Namespace, found: _Found, keep: IdList, dry_run: bool, size: int
+) -> IdList:
+    """The datasets its events named that keep a name elsewhere, emptied of what events
+    gave them, their kept events set pending and added to ``keep`` (ADR 0167)."""
+    touched = purge_datasets.find(found.events, names.dataset)
+    if dry_run:
+        names_only_it_gave = purge_datasets.count(found.events, touched, names.dataset, keep, size)
+        report.add(DatasetAlias._meta.db_table, names_only_it_gave)
+    else:
+
+        def delete(model: type[Any], ids: list[Any]) -> None:
+            _delete_ids(report, model, ids, size)
+
+        purge_datasets.rebuild(found.events, touched, names.dataset, keep, delete, size)
+    report.rebuilt_datasets, report.rederived_events = touched.count(), keep.count()
+    return touched
+
+
 def _retained_rows(namespace: Namespace) -> list[tuple[QuerySet[Any], str]]:
     """What retention kept of the namespace's removed events (ADR 0079): summaries keyed by
     job and alias keys, which a rederive would otherwise derive back. The keys are read
@@ -401,6 +421,8 @@ def purge_namespace(
         _out_of_derivations_reach(names, found.events, batch_size)
     say("rebuilding other jobs")
     rederive = _rebuild_other_jobs(report, found, dry_run, batch_size)
+    say("rebuilding datasets that keep other names")
+    touched = _rebuild_datasets(report, names, found, rederive, dry_run, batch_size)
     for queryset, what in _namespace_rows(names):
         say(f"deleting {what}")
         _delete(report, queryset, dry_run, batch_size)
@@ -430,6 +452,6 @@ def purge_namespace(
             purged_by=by,
             rows={table: count for table, count in sorted(report.counts.items()) if count},
         )
-    for ids in (found.events, found.other_jobs, rederive):
+    for ids in (found.events, found.other_jobs, rederive, touched):
         ids.drop()
     return report

@@ -1,0 +1,210 @@
+"""After ``purge_namespace`` a dataset that survives shows what its surviving events say and
+nothing the purged events said (ADR 0167): its facets, schema fields, documentation, owners,
+tags, column lineage and schema changes, on every read surface, exactly as a full rederive
+of the log that is left shows it.
+
+End to end: the events are posted through the HTTP ingest, derived by the worker's task,
+purged by the command, and read through the REST API, search, the Marquez mount, the
+admin and /changes."""
+
+import re
+from io import StringIO
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import Client
+
+from catalog import tasks
+from catalog.models import Dataset
+from catalog.services.derive import rederive
+from ingest.models import Event
+from tests.catalog.conftest import dataset, facet, run_event
+
+pytestmark = pytest.mark.django_db
+
+GONE = "mysql://gone:3306"
+KEEP = "postgres://keep:5432"
+# Words only the purged events say: none of them may be shown anywhere after the purge.
+PURGED_WORDS = (
+    "leaked_col",
+    "purged documentation",
+    "team:gone",
+    "gone_tag",
+    "gone_name",
+    "gone_scratch",
+    GONE,
+    "db.src",
+)
+
+
+def _schema(*columns: tuple[str, str]) -> dict[str, Any]:
+    return facet(fields=[{"name": name, "type": type_} for name, type_ in columns])
+
+
+def _owners(name: str) -> dict[str, Any]:
+    return facet(owners=[{"name": name, "type": "team"}])
+
+
+def _run(seconds: int, job: tuple[str, str], **sides: Any) -> dict[str, Any]:
+    run_id = f"00000000-0000-0000-0000-{seconds:012d}"
+    return run_event("COMPLETE", seconds, run_id, job, **sides)
+
+
+def _events() -> list[dict[str, Any]]:
+    return [
+        # What survives: a job of another namespace wrote keep.orders, and keep.view.
+        _run(
+            10,
+            ("etl", "load"),
+            outputs=[
+                dataset(
+                    KEEP,
+                    "public.orders",
+                    schema=_schema(("id", "int")),
+                    documentation=facet(description="kept documentation"),
+                    ownership=_owners("team:keep"),
+                )
+            ],
+        ),
+        _run(
+            11,
+            ("etl", "view"),
+            outputs=[dataset(KEEP, "public.view", schema=_schema(("v", "int")))],
+        ),
+        # A later event of another job that read a dataset of the purged namespace wrote
+        # keep.orders too: it goes with the namespace, and so must all it said.
+        _run(
+            20,
+            ("etl", "copy"),
+            inputs=[dataset(GONE, "db.src", schema=_schema(("leaked_col", "text")))],
+            outputs=[
+                dataset(
+                    KEEP,
+                    "public.orders",
+                    schema=_schema(("id", "int"), ("leaked_col", "text")),
+                    documentation=facet(description="purged documentation"),
+                    ownership=_owners("team:gone"),
+                    tags=facet(tags=[{"key": "gone_tag", "value": "x", "source": "t"}]),
+                    # A name only this event gave it (and shown by, as a TABLE symlink).
+                    symlinks=facet(
+                        identifiers=[{"namespace": KEEP, "name": "gone_name", "type": "TABLE"}]
+                    ),
+                    columnLineage=facet(
+                        fields={
+                            "leaked_col": {
+                                "inputFields": [
+                                    {"namespace": GONE, "name": "db.src", "field": "leaked_col"}
+                                ]
+                            }
+                        }
+                    ),
+                ),
+                # A dataset only this event named.
+                dataset(KEEP, "public.gone_scratch", schema=_schema(("leaked_col", "text"))),
+            ],
+        ),
+        # keep.view is also called gone.db.view (a symlink); a later event of another job
+        # wrote it under that name, with a schema of its own.
+        _run(
+            30,
+            ("etl", "publish"),
+            outputs=[
+                dataset(
+                    GONE,
+                    "db.view",
+                    schema=_schema(("v", "int"), ("leaked_col", "text")),
+                    symlinks=facet(
+                        identifiers=[{"namespace": KEEP, "name": "public.view", "type": "TABLE"}]
+                    ),
+                )
+            ],
+        ),
+    ]
+
+
+def _post_and_derive(client: Client, events: list[dict[str, Any]]) -> None:
+    for event in events:
+        response = client.post("/api/v1/lineage", event, content_type="application/json")
+        assert response.status_code in (200, 201), response.content
+    tasks.derive_events(list(Event.objects.order_by("id").values_list("id", flat=True)))
+
+
+def _admin() -> Client:
+    user = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _surfaces(reader: Client, admin: Client) -> dict[str, Any]:
+    """What each read surface answers about the surviving datasets (times of writing left
+    out: a rederive rewrites them)."""
+    answers: dict[str, Any] = {}
+    for name in ("public.orders", "public.view"):
+        pk = Dataset.objects.for_alias(KEEP, name).get().pk
+        detail = reader.get(f"/api/v1/datasets/{pk}").json()
+        detail.pop("updated_at", None)
+        answers[f"detail {name}"] = detail
+        marquez = reader.get(f"/marquez/api/v1/namespaces/{quote(KEEP, safe='')}/datasets/{name}")
+        body = marquez.json()
+        for key in ("updatedAt", "lastModifiedAt"):
+            body.pop(key, None)
+        answers[f"marquez {name}"] = body
+        page = admin.get(f"/admin/catalog/dataset/{pk}/change/")
+        assert page.status_code == 200
+        # Less its form's token and its aliases' ids (a full rederive gives them new ones).
+        answers[f"admin {name}"] = re.sub(
+            r'csrfmiddlewaretoken" value="\w+"|datasetalias/\d+/', "", page.content.decode()
+        )
+    answers["list"] = [
+        {key: value for key, value in item.items() if key != "updated_at"}
+        for item in reader.get("/api/v1/datasets", {"namespace": KEEP}).json()["results"]
+    ]
+    for word in ("leaked_col", "purged", "team:gone", "gone_tag", "kept", "team:keep"):
+        answers[f"search {word}"] = reader.get("/api/v1/search", {"q": word}).json()
+    answers["changes"] = reader.get("/api/v1/changes").json()
+    return answers
+
+
+def _shown(answers: dict[str, Any], word: str) -> list[str]:
+    return [surface for surface, answer in answers.items() if word in str(answer)]
+
+
+def test_a_surviving_dataset_shows_only_what_its_surviving_events_say(
+    ingest_client: Client, read_client: Client
+) -> None:
+    _post_and_derive(ingest_client, _events())
+    admin = _admin()
+    before = _surfaces(read_client, admin)
+    assert all(_shown(before, word) for word in PURGED_WORDS)  # all shown before
+
+    out = StringIO()
+    call_command("purge_namespace", GONE, "--dry-run", stdout=out)
+    # etl.copy and etl.publish lose their only events; keep.orders, keep.view and
+    # keep.gone_scratch were named by them, and keep 2 events (etl.load's, etl.view's).
+    assert (
+        "would rebuild 2 job(s) of other namespaces and 3 dataset(s) with names elsewhere "
+        "from 2 event(s) they keep"
+    ) in out.getvalue()
+    call_command("purge_namespace", GONE, "--by", "alice", stdout=StringIO())
+    after = _surfaces(read_client, admin)
+
+    # Nothing the purged events said is shown anywhere.
+    assert {word: _shown(after, word) for word in PURGED_WORDS} == {
+        word: [] for word in PURGED_WORDS
+    }
+    # What the surviving events say is.
+    orders = after["detail public.orders"]
+    assert [field["name"] for field in orders["fields"]] == ["id"], orders
+    assert orders["description"] == "kept documentation"
+    assert "team:keep" in str(orders["owners"])
+    view = after["detail public.view"]
+    assert [field["name"] for field in view["fields"]] == ["v"], view
+    # Exactly as if the purged events had never been sent: a full rederive of what is left
+    # changes nothing any surface shows.
+    rederive()
+    again = _surfaces(read_client, admin)
+    assert [surface for surface in after if again[surface] != after[surface]] == []
