@@ -8,7 +8,9 @@ depends on (``jobDependencies``, ADR 0090). An event of another namespace's job 
 also names the purged namespace goes too: an erasure leaves nothing behind. Those other
 jobs are then rebuilt from the events they keep: their derived rows are deleted and their
 remaining events derived again (marked pending in the same transaction, so a purge that
-stops half way leaves them to the sweep, never lost).
+stops half way leaves them to the sweep, never lost). So are the datasets those events named
+that keep a name outside the namespace (``purge_datasets``, ADR 0167): emptied of what
+events gave them, their kept events derived again, the names only removed events gave gone.
 
 Each step deletes in batches of ``BATCH`` rows, a transaction each: the event table is not
 locked for the whole purge, and the derivation of other namespaces goes on. The ids each
@@ -444,7 +446,7 @@ def purge_namespace(
     )
     if not dry_run:
         if report.rederived_events:
-            say(f"deriving {report.rederived_events} event(s) of the rebuilt jobs")
+            say(f"deriving {report.rederived_events} event(s) of the rebuilt jobs and datasets")
             for chunk in rederive.batches(batch_size):
                 rederive_event_ids(chunk)
         NamespacePurge.objects.create(

@@ -34,7 +34,6 @@ from catalog.services.derivation.datasets import DATASET_FIELDS, project_facets,
 from catalog.services.derivation.jobs_runs import merge_facets
 from catalog.services.derivation.locks import locked
 from catalog.services.derivation.records import REASON_RANK, earliest, latest
-from catalog.services.derivation.retained import _facets, _json
 from catalog.services.purge_lists import IdList
 from ingest import derivation_status
 
@@ -190,14 +189,19 @@ def _refold(alias: DatasetAlias, dataset: Dataset, retained: RetainedAlias | Non
     if retained is not None:
         alias.first_seen, alias.last_seen = retained.first_seen, retained.last_seen
         alias.is_table_name = retained.is_table_name
-        version = _json(retained.reason_version)
-        if version:
+        if retained.reason_version:
             alias.reason, alias.reason_detail = retained.reason, retained.reason_detail
-            alias.reason_version = list(version)
+            alias.reason_version = list(retained.reason_version)
+        # Each facet with its version, as ``retained.retained_facts`` reads them.
+        versions = retained.facet_versions
         merge_facets(
             dataset.facets,
             dataset.facet_versions,
-            _facets(retained.facets, retained.facet_versions),
+            {
+                key: (tuple(versions[key]), value)
+                for key, value in retained.facets.items()
+                if key in versions
+            },
         )
     dataset.first_seen = earliest(dataset.first_seen, alias.first_seen)
     dataset.last_seen = latest(dataset.last_seen, alias.last_seen)

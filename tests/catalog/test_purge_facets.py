@@ -15,13 +15,16 @@ from urllib.parse import quote
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
 
 from catalog import tasks
 from catalog.models import Dataset
-from catalog.services.derive import rederive
+from catalog.services.derive import derive_events, rederive
+from catalog.services.retention import apply_retention
 from ingest.models import Event
 from tests.catalog.conftest import dataset, facet, run_event
+from tests.catalog.helpers import openlineage, store
 
 pytestmark = pytest.mark.django_db
 
@@ -208,3 +211,36 @@ def test_a_surviving_dataset_shows_only_what_its_surviving_events_say(
     rederive()
     again = _surfaces(read_client, admin)
     assert [surface for surface in after if again[surface] != after[surface]] == []
+
+
+def test_what_retention_kept_of_a_surviving_dataset_stays(read_client: Client) -> None:
+    """A dataset whose older events retention removed (ADR 0079) shows what its summary
+    kept, after the purge too: the rebuild folds it back in, as a full rederive does."""
+    old = _run(
+        1,
+        ("etl", "load"),
+        outputs=[
+            dataset(KEEP, "hist", documentation=facet(description="kept by retention")),
+        ],
+    )
+    derive_events(store([openlineage(old)]))
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE ingest_event SET received_at = received_at - interval '40 days'")
+        cursor.execute("UPDATE catalog_run SET updated_at = updated_at - interval '40 days'")
+    assert apply_retention(30).events == 1
+    purged = _run(
+        20,
+        ("etl", "copy"),
+        inputs=[dataset(GONE, "db.src")],
+        outputs=[dataset(KEEP, "hist", schema=_schema(("leaked_col", "text")))],
+    )
+    derive_events(store([openlineage(purged)]))
+    pk = Dataset.objects.for_alias(KEEP, "hist").get().pk
+    assert "leaked_col" in str(read_client.get(f"/api/v1/datasets/{pk}").json())
+
+    call_command("purge_namespace", GONE, stdout=StringIO())
+    after = read_client.get(f"/api/v1/datasets/{pk}").json()
+    assert "leaked_col" not in str(after) and after["description"] == "kept by retention"
+    rederive()
+    again = read_client.get(f"/api/v1/datasets/{pk}").json()
+    assert {**again, "updated_at": None} == {**after, "updated_at": None}
