@@ -46,7 +46,7 @@ WHERE a.dataset_id IS NOT NULL AND EXISTS (SELECT FROM catalog_dataset_alias o
   WHERE o.dataset_id = a.dataset_id AND o.namespace <> %(ns)s)"""
 # The events some datasets keep (params: {"datasets": ids}): those naming any of their
 # aliases, less those the purge removes.
-_KEPT = """SELECT DISTINCT ed.event_id FROM catalog_dataset_alias a
+_KEPT = """SELECT DISTINCT ed.event_id AS id FROM catalog_dataset_alias a
 JOIN catalog_event_dataset ed ON ed.alias_id = a.id
 WHERE a.dataset_id = ANY(%(datasets)s)
   AND NOT EXISTS (SELECT FROM {purged} p WHERE p.id = ed.event_id)"""
@@ -120,10 +120,12 @@ def _rebuild_batch(
     list(locked(DatasetAlias.objects.filter(dataset_id__in=datasets)).values_list("pk"))
     rows = {dataset.pk: dataset for dataset in locked(Dataset.objects.filter(pk__in=datasets))}
     params: dict[str, Any] = {"datasets": datasets, "ns": namespace}
+    kept_events = _KEPT.format(purged=purged.table)
+    keep.fill(kept_events, params)
     with connection.cursor() as cursor:
-        derivation_status.reset_selected(
-            cursor, keep.insert(_KEPT.format(purged=purged.table)) + " RETURNING id", params
-        )
+        # All of them, those an earlier batch listed too: the sweep may have derived one
+        # since, onto a dataset of this batch that is emptied now.
+        derivation_status.reset_selected(cursor, kept_events, params)
         cursor.execute(_ONLY_PURGED.format(purged=purged.table), params)
         only_purged = [row[0] for row in cursor.fetchall()]
     for start in range(0, len(only_purged), size):

@@ -19,8 +19,9 @@ from django.db import connection
 from django.test import Client
 
 from catalog import tasks
-from catalog.models import Dataset
-from catalog.services.derive import derive_events, rederive
+from catalog.models import Dataset, DatasetField
+from catalog.services import purge, purge_datasets
+from catalog.services.derive import derive_events, derive_pending_batch, rederive
 from catalog.services.retention import apply_retention
 from ingest.models import Event
 from tests.catalog.conftest import dataset, facet, run_event
@@ -244,3 +245,60 @@ def test_what_retention_kept_of_a_surviving_dataset_stays(read_client: Client) -
     rederive()
     again = read_client.get(f"/api/v1/datasets/{pk}").json()
     assert {**again, "updated_at": None} == {**after, "updated_at": None}
+
+
+def _datasets() -> list[tuple[Any, ...]]:
+    """Every dataset as the reads show it: its row (less its write time) and fields."""
+    shown = [field.name for field in Dataset._meta.fields if field.name != "updated_at"]
+    return [
+        (*row, list(DatasetField.objects.filter(dataset_id=row[0]).values_list("name", "type")))
+        for row in Dataset.objects.order_by("pk").values_list(*shown)
+    ]
+
+
+NAMES = ("public.orders", "public.view")
+
+
+class _Stopped(Exception):
+    pass
+
+
+def test_in_batches_of_one_the_datasets_end_as_a_full_rederive_leaves_them(monkeypatch) -> None:
+    """A dataset a batch of the rebuild empties may share a kept event with one an earlier
+    batch emptied (keep.orders and keep.view, written by one event here), which the sweep
+    may have derived in between: it is set pending again, so a purge stopped after the
+    rebuild leaves it to the sweep too; and the end is a full rederive's."""
+    monkeypatch.setattr(purge, "BATCH", 1)
+    rebuild_batch = purge_datasets._rebuild_batch
+
+    def swept_first(*args: Any) -> None:  # the sweep, between two of the rebuild's batches
+        while derive_pending_batch(0).claimed:
+            pass
+        rebuild_batch(*args)
+
+    monkeypatch.setattr(purge_datasets, "_rebuild_batch", swept_first)
+    both = _run(
+        12,
+        ("etl", "both"),
+        outputs=[
+            dataset(KEEP, "public.orders", documentation=facet(description="both orders")),
+            dataset(KEEP, "public.view", documentation=facet(description="both view")),
+        ],
+    )
+    derive_events(store([openlineage(event) for event in [*_events(), both]]))
+
+    def stop(message: str) -> None:
+        if message == "deleting retained edges":  # the step after the rebuild
+            raise _Stopped
+
+    with pytest.raises(_Stopped):
+        purge.purge_namespace(GONE, "alice", progress=stop)
+    while derive_pending_batch(0).claimed:
+        pass
+    shown = [Dataset.objects.for_alias(KEEP, name).get().description for name in NAMES]
+    assert shown == ["both orders", "both view"]
+    purge.purge_namespace(GONE, "alice")
+    after = _datasets()
+    assert "leaked_col" not in str(after)
+    rederive()
+    assert _datasets() == after
