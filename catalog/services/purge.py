@@ -8,7 +8,9 @@ depends on (``jobDependencies``, ADR 0090). An event of another namespace's job 
 also names the purged namespace goes too: an erasure leaves nothing behind. Those other
 jobs are then rebuilt from the events they keep: their derived rows are deleted and their
 remaining events derived again (marked pending in the same transaction, so a purge that
-stops half way leaves them to the sweep, never lost).
+stops half way leaves them to the sweep, never lost). So are the datasets those events named
+that keep a name outside the namespace (``purge_datasets``, ADR 0167): emptied of what
+events gave them, their kept events derived again, the names only removed events gave gone.
 
 Each step deletes in batches of ``BATCH`` rows, a transaction each: the event table is not
 locked for the whole purge, and the derivation of other namespaces goes on. The ids each
@@ -56,7 +58,7 @@ from catalog.models import (
     WebhookDelivery,
 )
 from catalog.names import naming
-from catalog.services import display_names
+from catalog.services import display_names, purge_datasets
 from catalog.services.purge_lists import IdList
 from catalog.services.rederive_jobs import rederive_event_ids
 from ingest import derivation_status
@@ -146,6 +148,7 @@ class PurgeReport:
     namespace: str
     counts: dict[str, int] = field(default_factory=dict)
     rebuilt_jobs: int = 0  # jobs of other namespaces rebuilt from the events they keep
+    rebuilt_datasets: int = 0  # datasets it named that keep other names, rebuilt too
     rederived_events: int = 0
 
     def add(self, table: str, count: int) -> None:
@@ -305,6 +308,25 @@ def _rebuild_other_jobs(report: PurgeReport, found: _Found, dry_run: bool, size:
     return keep
 
 
+def _rebuild_datasets(
+    report: PurgeReport, names: Namespace, found: _Found, keep: IdList, dry_run: bool, size: int
+) -> IdList:
+    """The datasets its events named that keep a name elsewhere, emptied of what events
+    gave them, their kept events set pending and added to ``keep`` (ADR 0167)."""
+    touched = purge_datasets.find(found.events, names.dataset)
+    if dry_run:
+        names_only_it_gave = purge_datasets.count(found.events, touched, names.dataset, keep, size)
+        report.add(DatasetAlias._meta.db_table, names_only_it_gave)
+    else:
+
+        def delete(model: type[Any], ids: list[Any]) -> None:
+            _delete_ids(report, model, ids, size)
+
+        purge_datasets.rebuild(found.events, touched, names.dataset, keep, delete, size)
+    report.rebuilt_datasets, report.rederived_events = touched.count(), keep.count()
+    return touched
+
+
 def _retained_rows(namespace: Namespace) -> list[tuple[QuerySet[Any], str]]:
     """What retention kept of the namespace's removed events (ADR 0079): summaries keyed by
     job and alias keys, which a rederive would otherwise derive back. The keys are read
@@ -401,6 +423,8 @@ def purge_namespace(
         _out_of_derivations_reach(names, found.events, batch_size)
     say("rebuilding other jobs")
     rederive = _rebuild_other_jobs(report, found, dry_run, batch_size)
+    say("rebuilding datasets that keep other names")
+    touched = _rebuild_datasets(report, names, found, rederive, dry_run, batch_size)
     for queryset, what in _namespace_rows(names):
         say(f"deleting {what}")
         _delete(report, queryset, dry_run, batch_size)
@@ -422,7 +446,7 @@ def purge_namespace(
     )
     if not dry_run:
         if report.rederived_events:
-            say(f"deriving {report.rederived_events} event(s) of the rebuilt jobs")
+            say(f"deriving {report.rederived_events} event(s) of the rebuilt jobs and datasets")
             for chunk in rederive.batches(batch_size):
                 rederive_event_ids(chunk)
         NamespacePurge.objects.create(
@@ -430,6 +454,6 @@ def purge_namespace(
             purged_by=by,
             rows={table: count for table, count in sorted(report.counts.items()) if count},
         )
-    for ids in (found.events, found.other_jobs, rederive):
+    for ids in (found.events, found.other_jobs, rederive, touched):
         ids.drop()
     return report

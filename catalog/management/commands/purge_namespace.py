@@ -13,7 +13,8 @@ class Command(RedactedOutput, BaseCommand):
     help = (
         "Remove one namespace entirely, raw events included: every event that names it, "
         "everything derived from them, its steward input and dead letters; jobs of other "
-        "namespaces that lose events are rebuilt from the rest (docs/deploy.md). Leaves an "
+        "namespaces that lose events, and datasets it named that have names elsewhere, are "
+        "rebuilt from the rest (docs/deploy.md). Leaves an "
         "audit record (who, when, rows per table). --dry-run prints the counts only."
     )
 
@@ -38,7 +39,8 @@ class Command(RedactedOutput, BaseCommand):
             self.stdout.write(f"{verb} {count} row(s) of {table}")
         self.stdout.write(
             f"{'would rebuild' if dry_run else 'rebuilt'} {report.rebuilt_jobs} job(s) of other "
-            f"namespaces from {report.rederived_events} event(s) they keep"
+            f"namespaces and {report.rebuilt_datasets} dataset(s) with names elsewhere from "
+            f"{report.rederived_events} event(s) they keep"
         )
         self.stdout.write(
             f"purge_namespace: {'dry run, nothing changed' if dry_run else f'done, by {who}'}"

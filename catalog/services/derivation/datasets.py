@@ -349,24 +349,28 @@ def _merge_dataset_facts(
                     facets_changed.add(dataset_id)
                 if schema.NAME in changed and dataset not in schema_changed:
                     schema_changed.append(dataset)
-        description = documentation.description(dataset.facets)
-        if description is not None:
-            # Producer text shown and searched: stored redacted (ADR 0056).
-            dataset.description = producer_text(description)
-        dataset.browse_path = producer_text(
-            hierarchy.browse_key(dataset.facets), hierarchy.KEY_LIMIT
-        )
-        state = lifecycle_state_change.state(dataset.facets)
-        if state is not None:
-            dataset.lifecycle_state = producer_text(state, 16)
-            dataset.lifecycle_changed_at = parse_timestamp(
-                dataset.facet_versions[lifecycle_state_change.NAME][0]
-            )
-            dataset.is_dropped = dataset.lifecycle_state == lifecycle_state_change.DROP
+        project_facets(dataset)
         # Written with the row's other projections (not a facets change).
         labels.project(dataset, steward_labels.get(dataset_id, []))
     write_facets_if_changed(list(datasets.values()), facets_changed, DATASET_FIELDS)
     refresh_fields(schema_changed)
+
+
+def project_facets(dataset: Dataset) -> None:
+    """Set the columns read from ``dataset``'s facets: its description, browse path and
+    lifecycle (its tags and owners are ``labels.project``'s, its fields ``refresh_fields``')."""
+    description = documentation.description(dataset.facets)
+    if description is not None:
+        # Producer text shown and searched: stored redacted (ADR 0056).
+        dataset.description = producer_text(description)
+    dataset.browse_path = producer_text(hierarchy.browse_key(dataset.facets), hierarchy.KEY_LIMIT)
+    state = lifecycle_state_change.state(dataset.facets)
+    if state is not None:
+        dataset.lifecycle_state = producer_text(state, 16)
+        dataset.lifecycle_changed_at = parse_timestamp(
+            dataset.facet_versions[lifecycle_state_change.NAME][0]
+        )
+        dataset.is_dropped = dataset.lifecycle_state == lifecycle_state_change.DROP
 
 
 def refresh_fields(datasets: list[Dataset]) -> None:
