@@ -103,8 +103,11 @@ class Event(models.Model):
             # tiny and enough because received_at follows the insertion order.
             BrinIndex(fields=["received_at"], name="ingest_event_received_brin"),
             # Events of one run / one job / one producer (admin search, API filters):
-            # equality through md5 (values of any length; see DigestIndexedText).
-            models.Index(MD5("run_id"), name="ingest_event_run_md5"),
+            # equality through md5 (values of any length; see DigestIndexedText). A run's
+            # events also in (eventTime, id) order: the run detail's first 200 and a
+            # dataset version's newest are a range of it, not a sort of all a streaming
+            # run's heartbeats (ADR 0181).
+            models.Index(MD5("run_id"), "event_time", "id", name="ingest_event_run_time_idx"),
             models.Index(MD5("job_name"), name="ingest_event_job_md5"),
             models.Index(MD5("producer"), name="ingest_event_producer_md5"),
         ]

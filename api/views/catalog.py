@@ -47,7 +47,6 @@ from catalog.reads import datasets, run_facts
 from catalog.reads import runs as run_reads
 from core import pipelined_reads
 from core.prepared import RowByKey
-from ingest.models import Event
 
 # Detail pages list related rows up to these bounds (invariant 7); the lists behind them
 # are paginated endpoints (e.g. /runs?job_id=, /datasets?producer_job_id=).
@@ -229,9 +228,6 @@ class RunViewSet(ReadOnlyViewSet):
 
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         run = self.get_object()
-        events = Event.objects.filter(run_id=run.run_id_text)
-        if run.shares_run_id:  # the other job's events carry the same runId
-            events = events.filter(job_namespace=run.job.namespace, job_name=run.job.name)
         # The first RELATED_LIMIT of each direction by id, as a job's detail shows them, each
         # with its run facts: a read that stops there, however many the run has (ADR 0168).
         links = list(run_reads.shown_links(run.id, RELATED_LIMIT))
@@ -239,12 +235,8 @@ class RunViewSet(ReadOnlyViewSet):
             **self.get_serializer_context(),
             "inputs": [link for link in links if link.direction == "input"],
             "outputs": [link for link in links if link.direction == "output"],
-            # Events that made the run: by runId as sent (hash index), bounded.
-            "events": list(
-                events.only(
-                    "id", "event_type", "event_time", "received_at", "derivation_status"
-                ).order_by("event_time", "id")[:RELATED_LIMIT]
-            ),
+            # Events that made the run: its first by eventTime, read in order (ADR 0181).
+            "events": run_reads.shown_events(run, RELATED_LIMIT),
             "children": list(
                 Run.objects.filter(parent_run=run)
                 .order_by("id")
