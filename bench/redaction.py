@@ -10,7 +10,13 @@ about 4x at 4x the length; a quadratic scan costs about 16x.
 With ``--against REV``, the corpus figure is also taken for ``core/redaction.py`` as of
 git revision REV, alternating with the current one in the same process.
 
+``--documents N`` prints what a read path pays: ``redact`` of each corpus event whole (its
+keys and its values, ADR 0179), process CPU per event, with the memo kept (a web process's
+steady state) and emptied before each pass (its first sight of each key and string), the
+medians of N alternated rounds; ``--documents-only`` skips the rest.
+
 Usage: .venv/bin/python -m bench.redaction [--repeat 3] [--against cd086a2~3]
+       [--documents 15] [--documents-only]
 """
 
 import argparse
@@ -48,6 +54,40 @@ def _best(repeat: int, work: Callable[[], object]) -> float:
     return best
 
 
+def _documents(modules: dict[str, ModuleType], rounds: int) -> None:
+    """``redact`` of each corpus event whole, per module, warm and cold memo, alternated."""
+    documents: list[dict[str, object]] = []
+    for path in sorted(CORPUS.rglob("*.json")):
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        found = value if isinstance(value, list) else [value]
+        documents += [item for item in found if isinstance(item, dict)]
+    answers = [[module.redact(document) for document in documents] for module in modules.values()]
+    keys_changed = sum(answer != answers[0] for answer in answers[1:])
+    for cold in (False, True):
+        figures: dict[str, list[float]] = {name: [] for name in modules}
+        for _ in range(rounds):
+            for name, module in modules.items():
+                if cold:
+                    module._memo.cache_clear()
+                started = time.process_time()
+                for document in documents:
+                    module.redact(document)
+                elapsed = time.process_time() - started
+                figures[name].append(elapsed / len(documents) * 1e6)
+        for name, values in figures.items():
+            values.sort()
+            print(
+                f"redact of {len(documents)} corpus events ({name}, "
+                f"{'cold' if cold else 'warm'} memo): median {values[len(values) // 2]:.1f} "
+                f"µs/event (min {values[0]:.1f}, max {values[-1]:.1f})"
+            )
+    if keys_changed:
+        print(f"({keys_changed} module(s) answer differently on the corpus)")
+
+
 def _module_at(revision: str) -> ModuleType:
     """``core/redaction.py`` as of ``revision``, loaded as a module of its own."""
     source = subprocess.run(
@@ -66,6 +106,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
     parser.add_argument("--against", help="also time the corpus with this revision's module")
+    parser.add_argument("--documents", type=int, default=0, help="rounds of whole events")
+    parser.add_argument("--documents-only", action="store_true", help="only those")
     args = parser.parse_args()
     django.setup()
     from core import redaction
@@ -84,6 +126,10 @@ def main() -> None:
     modules = {"current": redaction}
     if args.against:
         modules[args.against] = _module_at(args.against)
+    if args.documents:
+        _documents(modules, args.documents)
+    if args.documents_only:
+        return
     best = dict.fromkeys(modules, float("inf"))
     for _ in range(args.repeat):  # alternating, so that load changes hit both alike
         for name, module in modules.items():

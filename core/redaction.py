@@ -32,7 +32,11 @@ Redacted shapes:
   follows ``IDENTIFIED [WITH plugin] BY|AS`` (``CREATE USER u IDENTIFIED BY 'x'``; a bare
   word only in ``CREATE|ALTER USER``, Oracle's ``IDENTIFIED BY x [REPLACE y]``), whatever
   the quoting: single or double quotes, quotes doubled or backslash-escaped inside,
-  ``E'…'``/``N'…'``, ``$$…$$`` and ``$tag$…$tag$``.
+  ``E'…'``/``N'…'``, ``$$…$$`` and ``$tag$…$tag$``;
+- an object's keys, as a string is redacted (a column keyed ``c token=x``, a facet keyed by
+  a DSN with its password): the redacted form is the key shown, while whether the value
+  beside it is a secret is decided by the key as sent. Keys of one object that redact
+  alike are all kept, the later ones numbered (``_untaken``; ADR 0179).
 
 Time is linear in the text: stored strings are hostile input, so no backtracking pattern
 runs over them (the patterns below fail within a bounded number of steps at each
@@ -166,13 +170,15 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
     ``document`` is anything JSON can hold (a payload, a facet, a string). This is the
     one redaction function of every read path: API, export, admin, and the Marquez API.
     ``keys`` replaces both configured lists (``REDACT_KEYS`` and ``REDACT_WORDS``).
+    Keys are redacted like strings (a key redaction leaves alone costs one dict look-up in
+    the memo, as a repeated string does); redacting a redacted document changes nothing.
     """
     memo = _current_memo(keys)
     if memo is None:
         return document
     if type(document) is str:  # one text (redact_text): no walk
         return memo.text(document)
-    secret_keys_seen, texts_seen = memo.keys, memo.texts
+    secret_keys_seen, texts_seen, keys_seen = memo.keys, memo.texts, memo.key_forms
 
     def secret_name(name: str) -> bool:
         secret = secret_keys_seen.get(name)
@@ -186,13 +192,29 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
             pair = "value" in value and any(
                 type(value.get(field)) is str and secret_name(value[field]) for field in _PAIR
             )
+            numbers: dict[str, int] | None = None  # _untaken's, made when a key changes
             for key, item in value.items():
+                if type(key) is str:
+                    # A key is producer text too (a column keyed ``c token=x``): shown as
+                    # redact_text shows it, its value's secrecy decided by the key as sent.
+                    # One look-up answers both for a key seen before (keys repeat).
+                    answer = keys_seen.get(key)
+                    changed, secret = memo.remember_key_form(key) if answer is None else answer
+                    if changed is None:
+                        shown = key
+                    else:
+                        if numbers is None:
+                            numbers = {}
+                        shown = _untaken(changed, value, copy, numbers)
+                else:
+                    shown, secret = key, secret_name(str(key))
                 if item is None or item is True or item is False:
-                    copy[key] = item
+                    copy[shown] = item
                     continue
-                name = key if type(key) is str else str(key)
-                secret = secret_name(name) or (pair and name == "value")
-                copy[key] = REDACTED if secret else walk(item)  # noqa: F821 (del: below)
+                if secret or (pair and key == "value"):
+                    copy[shown] = REDACTED
+                else:
+                    copy[shown] = walk(item)  # noqa: F821 (del: below)
             return copy
         if isinstance(value, list):
             return [walk(item) for item in value]  # noqa: F821 (del: below)
@@ -207,6 +229,25 @@ def redact(document: Any, keys: tuple[str, ...] | None = None) -> Any:
         # walk refers to itself through its closure: a cycle that would leave this call's
         # functions to the garbage collector (core/heap.py); without it they die here.
         del walk
+
+
+def _untaken(
+    shown: str, sent: dict[Any, Any], copy: dict[Any, Any], numbers: dict[str, int]
+) -> str:
+    """``shown``, the redacted form of a key, or, when a key of the object as sent or one
+    already given in its copy holds it (two keys that redact alike, ``c token=a`` and
+    ``c token=b``), ``shown`` followed by `` (2)``, `` (3)``, ...: the first number no such
+    key holds. No value is lost, the object stays valid JSON (unique keys), and a key as
+    sent keeps its name. ``numbers`` (the object's own) carries on from the last number
+    given to each form, so an object of n keys that redact alike costs O(n), not O(n²):
+    each number passed over is a distinct key of the object."""
+    if shown not in sent and shown not in copy:
+        return shown
+    number = numbers.get(shown, 2)
+    while (candidate := f"{shown} ({number})") in sent or candidate in copy:
+        number += 1
+    numbers[shown] = number + 1
+    return candidate
 
 
 def _current_memo(keys: tuple[str, ...] | None) -> "_Memo | None":
@@ -253,6 +294,8 @@ class _Memo:
         self.needles = _NEEDLES.get(keywords.pattern)
         self.keys: dict[str, bool] = {}
         self.texts: dict[str, str] = {}
+        # Per key of an object: (how it is shown, None if as sent; whether its value is secret).
+        self.key_forms: dict[str, tuple[str | None, bool]] = {}
         # Whether no needle can be found in a text of lower-case hex digits and dashes (a
         # UUID as PostgreSQL and Python write one: most runIds): such a text has no ``://``,
         # ``@`` nor ``identified``, so the quick test clears it, unless a needle is itself
@@ -268,6 +311,20 @@ class _Memo:
             return text
         redacted = self.texts.get(text)
         return redacted if redacted is not None else self.remember_text(text)
+
+    def remember_key_form(self, key: str) -> tuple[str | None, bool]:
+        """How ``redact`` shows an object's ``key`` (None when redaction leaves it alone)
+        and whether its value is a secret."""
+        shown = self.texts.get(key)
+        if shown is None:
+            shown = self.remember_text(key)
+        secret = self.keys.get(key)
+        if secret is None:
+            secret = self.remember_key(key)
+        answer = (None if shown == key else shown), secret
+        if len(key) <= _MEMO_TEXT:
+            _bounded_put(self.key_forms, key, answer)
+        return answer
 
     def remember_key(self, key: str) -> bool:
         secret = self.keywords.search(key) is not None

@@ -423,10 +423,13 @@ def test_remembered_answers_are_bounded_and_change_nothing(monkeypatch) -> None:
     assert redact(event) == expected
     (memo,) = [redaction._memo(pattern) for pattern in _patterns(redaction)]
     assert memo.keys == {"password": True, "url": False, "note": False}
-    assert set(memo.texts) == {"postgres://u:secret@h/db", "token=abc"}
-    memo.keys["note"] = True  # answered from memory the second time (a planted answer)
+    # Keys are redacted as texts too (ADR 0179): their answers are remembered with them.
+    assert set(memo.texts) == {"password", "url", "note", "postgres://u:secret@h/db", "token=abc"}
+    # An object's keys: how each is shown (None: as sent) and whether its value is secret.
+    assert memo.key_forms == {"password": (None, True), "url": (None, False), "note": (None, False)}
+    memo.key_forms["note"] = (None, True)  # answered from memory the second time (planted)
     assert redact(event)["note"] == "***REDACTED***"
-    memo.keys["note"] = False
+    memo.key_forms["note"] = (None, False)
     sizes = len(memo.keys), len(memo.texts)
     long_key = "k" * redaction._MEMO_TEXT + "password"
     long_text = "password=" + "y" * redaction._MEMO_TEXT
@@ -434,11 +437,13 @@ def test_remembered_answers_are_bounded_and_change_nothing(monkeypatch) -> None:
         long_key: "***REDACTED***",
         "v": ["password=***REDACTED***"],
     }
-    assert (len(memo.keys), len(memo.texts)) == (sizes[0] + 1, sizes[1])
+    # Only the short key "v" is remembered, as a key and as a text.
+    assert (len(memo.keys), len(memo.texts)) == (sizes[0] + 1, sizes[1] + 1)
+    assert "v" in memo.texts and long_key not in memo.texts
     monkeypatch.setattr(redaction, "_MEMO_ENTRIES", 5)
     for number in range(12):
         assert redact({f"key{number}": f"text {number}"}) == {f"key{number}": f"text {number}"}
-        assert len(memo.keys) <= 5 and len(memo.texts) <= 5
+        assert len(memo.keys) <= 5 and len(memo.texts) <= 5 and len(memo.key_forms) <= 5
     assert redact(event) == expected  # after evictions, the same answers
 
 
