@@ -142,7 +142,9 @@ def test_the_admin_edits_descriptions(world, read_client, django_user_model):
     listing = client.get(reverse("admin:catalog_tagdescription_changelist")).content.decode()
     assert "PII only" in listing
     bad = client.post(add, {"name": "pii\x00", "description": "x"})
-    assert bad.status_code == 200 and TagDescription.objects.count() == 1
+    # Every admin form refuses a NUL with a page naming the field (ADR 0173), nothing saved.
+    assert bad.status_code == 400 and TagDescription.objects.count() == 1
+    assert "name" in bad.content.decode()
     delete = reverse("admin:catalog_tagdescription_delete", args=[row.pk])
     assert client.post(delete, {"post": "yes"}).status_code == 302
     assert _listed(read_client) == {}
