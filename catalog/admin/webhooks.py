@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import IntegrityError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.defaultfilters import pluralize
@@ -36,6 +37,8 @@ MAX_AT_ONCE = 20
 MAX_REPLAY = 500
 # Who sees receiver URLs (and what may quote them): those who manage subscriptions.
 SEES_SUBSCRIPTIONS = "catalog.change_webhooksubscription"
+# The constraint that keeps names unique (the column's UNIQUE, as migration 0028 made it).
+NAME_UNIQUE = "catalog_webhook_subscription_name_key"
 
 
 def _lines(text: str) -> list[str]:
@@ -146,6 +149,27 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
     def deliveries_link(self, subscription: WebhookSubscription) -> str:
         url = reverse("admin:catalog_webhookdelivery_changelist")
         return format_html('<a href="{}?subscription__id__exact={}">log</a>', url, subscription.pk)
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except IntegrityError as error:
+            if (
+                getattr(getattr(error.__cause__, "diag", None), "constraint_name", "")
+                != NAME_UNIQUE
+            ):
+                raise
+        # Another steward saved this name between this form's check of it and its insert,
+        # which waited for theirs and failed (everything this try wrote is rolled back).
+        # Checked again, the form now finds the name taken and says so, as it does when it
+        # was taken before: a form error, not a 500.
+        return super().changeform_view(request, object_id, form_url, extra_context)
 
     def response_add(
         self, request: HttpRequest, obj: Any, post_url_continue: str | None = None
