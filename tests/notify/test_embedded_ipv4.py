@@ -92,7 +92,8 @@ def test_a_name_that_turns_to_such_a_form_is_refused_when_sent(
 ) -> None:
     with receiver() as hook:
         url = f"http://{NAME}:{hook.port}/hook"
-        assert steward_client.post(ADD, form(url)).status_code == 302  # public when saved
+        saved = steward_client.post(ADD, form(url))  # public when saved: its secret's page
+        assert saved.status_code == 200 and "shown-once" in saved.content.decode()
         subscription = WebhookSubscription.objects.get()
         first = delivery.test_send(subscription)
         assert delivery.deliver(str(first.id)) == DeliveryStatus.DELIVERED  # public passes
