@@ -22,7 +22,7 @@ def test_two_stewards_adding_one_name_at_once_get_one_subscription_and_a_form_er
     steward: User, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": True}
-    both_checked = threading.Barrier(2, timeout=10)
+    both_checked = threading.Barrier(2, timeout=60)
     waited: set[int] = set()
     save = WebhookSubscriptionAdmin.save_model
 
@@ -59,7 +59,7 @@ def test_two_stewards_adding_one_name_at_once_get_one_subscription_and_a_form_er
     for thread in stewards:
         thread.start()
     for thread in stewards:
-        thread.join(30)
+        thread.join(120)
     assert errors == [] and len(answers) == 2
     assert sorted(answer.status_code for answer in answers) == [200, 200]
     pages = sorted(answer.content.decode() for answer in answers)
