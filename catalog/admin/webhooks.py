@@ -2,17 +2,20 @@
 
 Stewards add, change and switch off subscriptions (the URL is checked as the sender checks
 it: no private address unless the operator allows it); the signing secret is shown once,
-when made or rotated. The delivery log is read-only: what was sent, the answer, the tries;
-its replay action sends a delivery again under the same id, and a subscription's "send a
-test delivery" action sends a ping through the same path.
+when made or rotated, on the answer to that action and never in a message (ADR 0178). The
+delivery log is read-only: what was sent, the answer, the tries; its replay action sends a
+delivery again under the same id, and a subscription's "send a test delivery" action sends
+a ping through the same path.
 """
 
 from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import IntegrityError
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils.html import format_html
 
@@ -25,14 +28,17 @@ from catalog.models import (
 from catalog.models.webhooks import new_secret
 from catalog.notify import addresses, delivery
 from core.admin_base import BoundedAdmin, ChoicesFilter, pretty_json
+from ingest.admin.shown_once import shown_once
 
 MAX_SCOPE_LINES = 200
-# What a subscription action does at once: each rotation shows its secret in a message.
+# What a subscription action does at once: a rotation shows every secret on its page.
 MAX_AT_ONCE = 20
 # What a replay queues at once (each is an admin-log entry); the rest is replayed next time.
 MAX_REPLAY = 500
 # Who sees receiver URLs (and what may quote them): those who manage subscriptions.
 SEES_SUBSCRIPTIONS = "catalog.change_webhooksubscription"
+# The constraint that keeps names unique (the column's UNIQUE, as migration 0028 made it).
+NAME_UNIQUE = "catalog_webhook_subscription_name_key"
 
 
 def _lines(text: str) -> list[str]:
@@ -144,10 +150,38 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
         url = reverse("admin:catalog_webhookdelivery_changelist")
         return format_html('<a href="{}?subscription__id__exact={}">log</a>', url, subscription.pk)
 
-    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        super().save_model(request, obj, form, change)
-        if not change:
-            _show_secret(request, obj)
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except IntegrityError as error:
+            if (
+                getattr(getattr(error.__cause__, "diag", None), "constraint_name", "")
+                != NAME_UNIQUE
+            ):
+                raise
+        # Another steward saved this name between this form's check of it and its insert,
+        # which waited for theirs and failed (everything this try wrote is rolled back).
+        # Checked again, the form now finds the name taken and says so, as it does when it
+        # was taken before: a form error, not a 500.
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def response_add(
+        self, request: HttpRequest, obj: Any, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        return shown_once(
+            request,
+            self,
+            f"Added {obj.name}",
+            [(obj.name, obj.secret)],
+            "Give the signing secret to the receiver's owner (Rotate the signing secret makes a "
+            "new one).",
+        )
 
     @admin.action(description="Send a test delivery", permissions=["change"])
     def send_test(self, request: HttpRequest, queryset: QuerySet) -> None:
@@ -159,15 +193,21 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
             self.message_user(request, f"Test delivery {sent.id} queued for {subscription}.")
 
     @admin.action(description="Rotate the signing secret (shown once)", permissions=["change"])
-    def rotate_secret(self, request: HttpRequest, queryset: QuerySet) -> None:
+    def rotate_secret(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
         if (chosen := self._at_most(request, queryset, "rotate the secret of")) is None:
-            return
+            return None
         for subscription in chosen:
             subscription.secret = new_secret()
             subscription.save(update_fields=["secret", "updated_at"])
             # The old secret stops working now: the log says who rotated it (never the secret).
             self.log_change(request, subscription, "Rotated the signing secret.")
-            _show_secret(request, subscription)
+        return shown_once(
+            request,
+            self,
+            f"Rotated {len(chosen)} signing secret{pluralize(len(chosen))}",
+            [(subscription.name, subscription.secret) for subscription in chosen],
+            "The old secrets stopped working: give each new one to its receiver's owner.",
+        )
 
     def _at_most(
         self, request: HttpRequest, queryset: QuerySet, what: str
@@ -180,19 +220,11 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
             self.message_user(
                 request,
                 f"Select at most {MAX_AT_ONCE} subscriptions to {what} at once "
-                "(each secret is shown once, on this page): nothing was done.",
+                "(each secret is shown once, on one page): nothing was done.",
                 messages.ERROR,
             )
             return None
         return chosen
-
-
-def _show_secret(request: HttpRequest, subscription: WebhookSubscription) -> None:
-    messages.warning(
-        request,
-        f"The signing secret of {subscription.name} is {subscription.secret} — copy it to "
-        "the receiver now: it is not shown again (rotate it to get a new one).",
-    )
 
 
 class StatusFilter(ChoicesFilter):

@@ -2,9 +2,9 @@
 
 from typing import Any, ClassVar
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
 
 from core.admin_base import (
@@ -15,6 +15,7 @@ from core.admin_base import (
     pretty_json,
 )
 from core.redaction import redact_text
+from ingest.admin.shown_once import shown_once
 from ingest.facet_problems import redacted_problems
 from ingest.models import ApiToken, Event
 from ingest.services import create_token, revoke_token
@@ -165,7 +166,8 @@ class EventAdmin(IdSearchMixin, BoundedAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    """Superusers only. Creating a token shows its secret once, in a message."""
+    """Superusers only. Creating a token shows its secret once, on the answer to the form
+    (``shown_once``, never in a message: ADR 0178)."""
 
     list_display = ("name", "scope", "prefix", "created_at", "last_used_at", "revoked_at")
     list_filter = ("scope",)
@@ -200,8 +202,17 @@ class ApiTokenAdmin(admin.ModelAdmin):
         token, secret = create_token(obj.name, obj.scope)
         obj.pk = token.pk
         obj.prefix = token.prefix
-        messages.warning(
-            request, f"Token created. Copy it now, it will not be shown again: {secret}"
+        obj.secret_shown_once = secret  # type: ignore[attr-defined]  # for response_add only
+
+    def response_add(
+        self, request: HttpRequest, obj: ApiToken, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        return shown_once(
+            request,
+            self,
+            f"Created the token {obj.name}",
+            [(str(obj), obj.secret_shown_once)],  # type: ignore[attr-defined]
+            "Only its hash is stored: give it to the program that uses it.",
         )
 
     @admin.action(description="Revoke selected tokens")

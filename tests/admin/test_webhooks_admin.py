@@ -46,7 +46,7 @@ def test_a_steward_adds_a_subscription_sees_its_secret_once_and_sends_a_test(
     response = steward_client.post(ADD, form("http://127.0.0.1:8080/hook"), follow=True)
     subscription = WebhookSubscription.objects.get()
     assert subscription.secret.startswith("whsec_")
-    assert subscription.secret in response.content.decode()  # shown once, on the message
+    assert subscription.secret in response.content.decode()  # shown once, on its page
     assert subscription.datasets == [["postgres://db:5432", "public.orders"]]
     assert subscription.kinds == ["column_removed", "type_changed"]
     page = steward_client.get(f"/admin/catalog/webhooksubscription/{subscription.pk}/change/")
