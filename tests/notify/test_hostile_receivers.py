@@ -21,6 +21,8 @@ from tests.notify.conftest import FAST
 pytestmark = pytest.mark.django_db
 
 ATTEMPTS = int(FAST["MAX_ATTEMPTS"])
+# What a loaded machine may add to a bounded try: well under what each bug below takes.
+SLACK = 2.5
 
 Answer = Callable[[socket.socket], None]
 
@@ -73,7 +75,8 @@ def test_an_answer_trickled_past_the_answer_limit_is_a_failed_try_within_the_lim
     # The whole answer (status line and headers included) is bounded by ANSWER_SECONDS, so
     # a try never outlives its lease (connect + answer + 5 s), past which the sweep would
     # send the same delivery again while this try still runs.
-    assert took < FAST["ANSWER_SECONDS"] + 1.0, took
+    # The slack is for a loaded machine (a CI run's own workers); the bug takes 8 s.
+    assert took < FAST["ANSWER_SECONDS"] + SLACK, took
     assert took < delivery.lease_seconds()
     assert status == DeliveryStatus.FAILED
     sent.refresh_from_db()
@@ -125,7 +128,7 @@ def test_a_name_that_resolves_slowly_is_a_failed_try_within_the_connect_limit(
     started = time.monotonic()
     status = delivery.deliver(str(sent.id))
     took = time.monotonic() - started
-    assert took < FAST["CONNECT_TIMEOUT_SECONDS"] + 1.0, took
+    assert took < FAST["CONNECT_TIMEOUT_SECONDS"] + SLACK, took  # the bug takes 6 s
     assert status == DeliveryStatus.FAILED
     sent.refresh_from_db()
     assert "slow.example does not resolve within" in sent.last_error
