@@ -15,7 +15,8 @@ Read, not stored: it changes with every run of the job, and folding it into each
 would rewrite all of a job's edges per run. The reads are one index probe per job
 (catalog_run_job_started_idx) and, for job edges, one per edge (the edge-run unique
 index), for the few hundred edges a bounded graph draws; column edges, which can be
-thousands, are one set query against the reference runs' facts.
+thousands, are one statement that probes the facts' unique index by its full key, per
+edge and alias pair (ADR 0176).
 """
 
 from datetime import datetime
@@ -63,12 +64,19 @@ WHERE ref.run_id IS NULL OR EXISTS (SELECT 1 FROM catalog_job_edge_run er
 
 # A column edge is current when a fact of the reference run maps to it: same key, its
 # aliases naming the edge's datasets; for a snapshot run, a fact of its newest window
-# (ADR 0091), whose start is read once per reference run, not per fact. One set query:
-# the edges' (reference run, key) pairs joined with the facts, which the planner hashes,
-# instead of a probe per edge (issue 38: 40,000 probes took 27 s). The edges are read
-# by key (the ANY): joined by id alone, the planner hashed the whole edge table for a page
-# of changes' 713 readers, half the statement's CPU (docs/benchmarks.md, "/changes'
-# breaks").
+# (ADR 0091), whose start is read once per reference run, by its key, not per fact. The
+# edges are read by key (the ANY): joined by id alone, the planner hashed the whole edge
+# table for a page of changes' 713 readers, half the statement's CPU (docs/benchmarks.md,
+# "/changes' breaks").
+#
+# Each (edge, target alias, source alias) is one probe of the fact's unique index by its
+# full key, a scalar subquery so the planner cannot take it apart (ADR 0176): joined to the
+# facts by run and key, the planner reached them by the target-alias index and dropped
+# 24,654 facts of other runs to keep 546 for a page of 500 changes (bench/changes.py). A
+# probe of an earlier form (an EXISTS) took 27 s for 40,000 edges (issue 38); these bind
+# all four columns (at most one row: the key is unique), and all the bench's 24,000 edges
+# take 120-150 ms of backend CPU, as the join did. The windows read each reference run by
+# its key: an IN over the reference runs read all 20,000 runs for 187.
 _COLUMN_EDGES = """
 , wanted AS MATERIALIZED (
     SELECT k.edge_id, ref.run_id, c.source_id, c.target_id, c.key_hash
@@ -76,18 +84,27 @@ _COLUMN_EDGES = """
     JOIN reference ref ON ref.job_id = k.job_id
     JOIN catalog_column_lineage_edge c ON c.id = k.edge_id AND c.id = ANY(%(edges)s::bigint[])
 ), windows AS MATERIALIZED (
-    SELECT wr.id AS run_id, {since} AS since
-    FROM catalog_run wr WHERE wr.id IN (SELECT run_id FROM reference)
+    SELECT ref.run_id, (SELECT {since} FROM catalog_run wr WHERE wr.id = ref.run_id) AS since
+    FROM reference ref WHERE ref.run_id IS NOT NULL
 )
 SELECT w.edge_id FROM wanted w WHERE w.run_id IS NULL
 UNION
 SELECT w.edge_id FROM wanted w
 JOIN windows nw ON nw.run_id = w.run_id
-JOIN catalog_column_lineage_fact f ON f.run_id = w.run_id AND f.key_hash = w.key_hash
-  AND (nw.since IS NULL OR f.last_seen >= nw.since)
-JOIN catalog_dataset_alias at ON at.id = f.target_alias_id AND at.dataset_id = w.target_id
-JOIN catalog_dataset_alias src ON src.id = f.source_alias_id AND src.dataset_id = w.source_id
+JOIN catalog_dataset_alias at ON at.dataset_id = w.target_id
+JOIN catalog_dataset_alias src ON src.dataset_id = w.source_id
+WHERE (SELECT f.last_seen FROM catalog_column_lineage_fact f
+       WHERE f.run_id = w.run_id AND f.target_alias_id = at.id AND f.source_alias_id = src.id
+         AND f.key_hash = w.key_hash) >= COALESCE(nw.since, '-infinity')
 """.replace("{since}", window_start_sql("wr"))
+
+
+# Sent with the column edges' statement in one round trip (one simple-protocol query:
+# Django's psycopg cursor binds parameters client-side), so it ends with the statement's
+# implicit transaction, or with a caller's transaction (as search's, ADR 0111). A probe per
+# edge is costed at a few units a row, and past jit_above_cost (thousands of edges)
+# compiling the plan took 3.1 s for 24,000 edges the statement reads in 0.15 s (ADR 0176).
+NO_JIT = "SET LOCAL jit = off;\n"
 
 
 # The same test as a column of a statement that reads job edges ``je`` beside ``reference
@@ -131,6 +148,8 @@ def _current(
         values["as_of"] = as_of
     with connection.cursor() as cursor:
         cursor.execute(head.format(as_of=as_of_sql) + sql, values)
+        while cursor.nextset():  # past a SET's empty result (NO_JIT), to the edges
+            pass
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -141,4 +160,4 @@ def current_job_edges(edges: dict[int, int], as_of: datetime | None = None) -> s
 
 def current_column_edges(edges: dict[int, int], as_of: datetime | None = None) -> set[int]:
     """Of ``edges`` (column edge id → its job), those the job's reference run produced."""
-    return _current(_COLUMN_EDGES, edges, as_of, _REFERENCE_RUNS)
+    return _current(_COLUMN_EDGES, edges, as_of, NO_JIT + _REFERENCE_RUNS)
