@@ -13,6 +13,7 @@ from api.label_serializers import OwnersField, TagsField
 from catalog.facets import execution_parameters, hierarchy, run_tests
 from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run, writes
 from catalog.names import naming
+from catalog.reads.datasets import DETAIL_ALIASES
 from core.redaction import redact, redact_text
 from ingest.facet_problems import FacetProblemSerializer, redacted_problems
 from ingest.models import Event
@@ -409,7 +410,16 @@ class HierarchyLevelSerializer(serializers.Serializer):
 
 
 class DatasetDetailSerializer(DatasetSerializer):
-    aliases = AliasSerializer(many=True, source="prefetched_aliases")
+    aliases = serializers.SerializerMethodField(  # type: ignore[assignment]
+        help_text=f"The first {DETAIL_ALIASES} aliases by namespace and name (ADR 0180); "
+        "`aliases_url` lists them all."
+    )
+    alias_count = serializers.SerializerMethodField(
+        help_text="How many aliases the dataset has (`aliases` shows the first of them)."
+    )
+    aliases_url = serializers.SerializerMethodField(
+        help_text="/datasets/{id}/aliases: every alias, a cursor-paginated list."
+    )
     hierarchy = serializers.SerializerMethodField(
         help_text="The browse path its HierarchyDatasetFacet gives, highest level first "
         "(ADR 0093); empty without one."
@@ -447,6 +457,8 @@ class DatasetDetailSerializer(DatasetSerializer):
     class Meta(DatasetSerializer.Meta):
         fields = [
             *DatasetSerializer.Meta.fields,
+            "alias_count",
+            "aliases_url",
             "lifecycle_changed_at",
             "retired",
             "facets",
@@ -460,6 +472,18 @@ class DatasetDetailSerializer(DatasetSerializer):
             "run_facts",
             "hierarchy",
         ]
+
+    @extend_schema_field(AliasSerializer(many=True))
+    def get_aliases(self, dataset: Dataset) -> list[dict[str, Any]]:
+        return _many(AliasSerializer, dataset.prefetched_aliases[:DETAIL_ALIASES])  # type: ignore[attr-defined]
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_alias_count(self, dataset: Dataset) -> int:
+        return len(dataset.prefetched_aliases)  # type: ignore[attr-defined]
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_aliases_url(self, dataset: Dataset) -> str:
+        return cast(str, self.context["aliases_url"])
 
     @extend_schema_field(DatasetColumnEdgeSerializer(many=True))
     def get_column_lineage(self, dataset: Dataset) -> list[dict[str, Any]]:
