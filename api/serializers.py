@@ -7,13 +7,20 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api import serializers_run_facts as _run_facts
+from api.alias_serializers import AliasSerializer, ShortAliasSerializer
 from api.column_serializers import DatasetColumnEdgeSerializer, DatasetDependencyDetailSerializer
 from api.json_fields import RedactedJSONField
 from api.label_serializers import OwnersField, TagsField
 from catalog.facets import execution_parameters, hierarchy, run_tests
-from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run, writes
+from catalog.models import (
+    ALIASES_SHOWN,
+    Dataset,
+    DatasetField,
+    Job,
+    Run,
+    writes,
+)
 from catalog.names import naming
-from catalog.reads.datasets import DETAIL_ALIASES
 from core.redaction import redact, redact_text
 from ingest.facet_problems import FacetProblemSerializer, redacted_problems
 from ingest.models import Event
@@ -48,33 +55,6 @@ class RunRefSerializer(serializers.Serializer):
     run_id = serializers.UUIDField(help_text="The run's id (UUID) in this API.")
     state = serializers.CharField()
     started_at = serializers.DateTimeField(allow_null=True)
-
-
-class AliasSerializer(serializers.ModelSerializer):
-    """A name the dataset is known by, and why (the first reason that named it)."""
-
-    reason_rule: serializers.SlugRelatedField[AliasRule] = serializers.SlugRelatedField(
-        slug_field="slug", read_only=True, allow_null=True
-    )
-
-    class Meta:
-        model = DatasetAlias
-        fields = [
-            "namespace",
-            "name",
-            "reason",
-            "reason_detail",
-            "reason_event_id",
-            "reason_rule",
-            "first_seen",
-            "last_seen",
-        ]
-
-
-class ShortAliasSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = DatasetAlias
-        fields = ["namespace", "name", "reason"]
 
 
 class FieldSerializer(serializers.ModelSerializer):
@@ -370,7 +350,13 @@ class RunDetailSerializer(RunSerializer):
 class DatasetSerializer(serializers.ModelSerializer):
     # A list serializer at runtime (many=True); the detail serializer swaps in a richer child.
     aliases: serializers.BaseSerializer[Any] = ShortAliasSerializer(
-        many=True, source="prefetched_aliases"
+        many=True,
+        source="prefetched_aliases",
+        help_text=f"The first {ALIASES_SHOWN} aliases by namespace and name (ADR 0180); "
+        "/datasets/{id}/aliases lists them all.",
+    )
+    alias_count = serializers.IntegerField(
+        read_only=True, help_text="How many aliases the dataset has (`aliases` shows the first)."
     )
     tags = TagsField()
     owners = OwnersField()
@@ -389,6 +375,7 @@ class DatasetSerializer(serializers.ModelSerializer):
             "first_seen",
             "last_seen",
             "aliases",
+            "alias_count",
         ]
 
 
@@ -411,11 +398,8 @@ class HierarchyLevelSerializer(serializers.Serializer):
 
 class DatasetDetailSerializer(DatasetSerializer):
     aliases = serializers.SerializerMethodField(  # type: ignore[assignment]
-        help_text=f"The first {DETAIL_ALIASES} aliases by namespace and name (ADR 0180); "
+        help_text=f"The first {ALIASES_SHOWN} aliases by namespace and name (ADR 0180); "
         "`aliases_url` lists them all."
-    )
-    alias_count = serializers.SerializerMethodField(
-        help_text="How many aliases the dataset has (`aliases` shows the first of them)."
     )
     aliases_url = serializers.SerializerMethodField(
         help_text="/datasets/{id}/aliases: every alias, a cursor-paginated list."
@@ -457,7 +441,6 @@ class DatasetDetailSerializer(DatasetSerializer):
     class Meta(DatasetSerializer.Meta):
         fields = [
             *DatasetSerializer.Meta.fields,
-            "alias_count",
             "aliases_url",
             "lifecycle_changed_at",
             "retired",
@@ -475,11 +458,7 @@ class DatasetDetailSerializer(DatasetSerializer):
 
     @extend_schema_field(AliasSerializer(many=True))
     def get_aliases(self, dataset: Dataset) -> list[dict[str, Any]]:
-        return _many(AliasSerializer, dataset.prefetched_aliases[:DETAIL_ALIASES])  # type: ignore[attr-defined]
-
-    @extend_schema_field(OpenApiTypes.INT)
-    def get_alias_count(self, dataset: Dataset) -> int:
-        return len(dataset.prefetched_aliases)  # type: ignore[attr-defined]
+        return _many(AliasSerializer, dataset.prefetched_aliases)  # type: ignore[attr-defined]
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_aliases_url(self, dataset: Dataset) -> str:

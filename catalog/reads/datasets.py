@@ -4,14 +4,15 @@ datasets' fields and newest writes: ``catalog.reads.marquez_graph``.)"""
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.models import DATASETS_BY_NAME, Dataset, DatasetField
+from catalog.models import ALIASES_SHOWN, DATASETS_BY_NAME, Dataset, DatasetField
 from catalog.names import naming
 from catalog.reads import run_facts
 from catalog.reads.counting import Page, offset_page
 from core.prepared import read_rows
 
-# The dataset detail shows its first aliases by name, and how many it has (ADR 0180).
-DETAIL_ALIASES = 200
+# The dataset detail shows its first aliases by name, and how many it has (ADR 0180), as
+# many as a list item (``Dataset.objects.with_names``).
+DETAIL_ALIASES = ALIASES_SHOWN
 
 
 def find_dataset(namespace: str, name: str) -> Dataset | None:

@@ -5,12 +5,12 @@ name in every run gathers tens of thousands: 50,000 were 11.9 MB of detail."""
 import pytest
 from django.db import connection
 
-from catalog.models import DatasetAlias
+from catalog.models import Dataset, DatasetAlias
 from catalog.reads.datasets import DETAIL_ALIASES
 from catalog.services import retirement
 from catalog.services.retirement import Actor
-from tests.api.conftest import follow_all
-from tests.api.factories import make_dataset
+from tests.api.conftest import follow_all, results
+from tests.api.factories import T0, make_dataset
 
 pytestmark = pytest.mark.django_db
 
@@ -93,3 +93,19 @@ def test_the_aliases_of_no_dataset_or_a_retired_one_are_404(api):
     retirement.retire(dataset, Actor("token:ci"), "gone")
     assert api.get(f"/api/v1/datasets/{dataset.id}").status_code == 404
     assert api.get(f"/api/v1/datasets/{dataset.id}/aliases").status_code == 404
+
+
+def test_a_list_item_shows_the_first_aliases_by_name_and_their_count(
+    api, django_assert_num_queries
+):
+    dataset = _symlinked(MORE)
+    few = make_dataset("shop.public.few")
+    bare = Dataset.objects.create(namespace="s3://lake", name="bare", first_seen=T0, last_seen=T0)
+    with django_assert_num_queries(2):  # the page with the counts, its aliases (the pin's)
+        items = {item["id"]: item for item in results(api.get("/api/v1/datasets"))}
+    shown = [(alias["namespace"], alias["name"]) for alias in items[dataset.id]["aliases"]]
+    assert shown == _by_name(dataset)[:DETAIL_ALIASES]
+    assert items[dataset.id]["alias_count"] == MORE + 1
+    assert items[few.id]["alias_count"] == 1
+    assert [a["name"] for a in items[few.id]["aliases"]] == ["shop.public.few"]
+    assert (items[bare.id]["aliases"], items[bare.id]["alias_count"]) == ([], 0)
