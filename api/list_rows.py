@@ -48,19 +48,21 @@ def run_item(row: dict[str, Any]) -> dict[str, Any]:
 
 def dataset_detail(
     dataset: Mapping[str, Any],
-    aliases: list[tuple[Any, ...]],
+    aliases: dict[str, Any],
     fields: list[tuple[int, str, str, str]],
     related: dict[str, Any],
 ) -> dict[str, Any]:
     """``DatasetDetailSerializer``'s document from the dataset's row (``with_retirement``,
     the columns of ``api.views.catalog.DETAIL_ROW``),
-    its aliases and fields (``catalog.reads.datasets.detail_rows``) and the related
+    its first aliases (``shown``), their ``count`` and the ``url`` of them all, its fields
+    (``catalog.reads.datasets.detail_rows``) and the related
     lists the view read (``producing``, ``attempting``, ``consuming``, ``column_lineage``,
     ``column_lineage_outside_schema``, ``dataset_dependencies``, ``run_facts``). The
     serializer's fields cost a third of the detail's CPU (ADR 0110); tests/api/
     test_list_rows.py holds this document to the serializer's, byte for byte once rendered."""
     facets = dataset["facets"]
     retired_at = dataset["retired_at"]
+    shown = aliases["shown"]
     return {
         "id": dataset["id"],
         "namespace": dataset["namespace"],
@@ -83,8 +85,10 @@ def dataset_detail(
                 "first_seen": first_seen,
                 "last_seen": last_seen,
             }
-            for _, namespace, name, reason, detail, event_id, rule, first_seen, last_seen in aliases
+            for _, namespace, name, reason, detail, event_id, rule, first_seen, last_seen in shown
         ],
+        "alias_count": aliases["count"],
+        "aliases_url": aliases["url"],
         "lifecycle_changed_at": dataset["lifecycle_changed_at"],
         "retired": None
         if retired_at is None

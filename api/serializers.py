@@ -7,11 +7,19 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api import serializers_run_facts as _run_facts
+from api.alias_serializers import AliasSerializer, ShortAliasSerializer
 from api.column_serializers import DatasetColumnEdgeSerializer, DatasetDependencyDetailSerializer
 from api.json_fields import RedactedJSONField
 from api.label_serializers import OwnersField, TagsField
 from catalog.facets import execution_parameters, hierarchy, run_tests
-from catalog.models import AliasRule, Dataset, DatasetAlias, DatasetField, Job, Run, writes
+from catalog.models import (
+    ALIASES_SHOWN,
+    Dataset,
+    DatasetField,
+    Job,
+    Run,
+    writes,
+)
 from catalog.names import naming
 from core.redaction import redact, redact_text
 from ingest.facet_problems import FacetProblemSerializer, redacted_problems
@@ -47,33 +55,6 @@ class RunRefSerializer(serializers.Serializer):
     run_id = serializers.UUIDField(help_text="The run's id (UUID) in this API.")
     state = serializers.CharField()
     started_at = serializers.DateTimeField(allow_null=True)
-
-
-class AliasSerializer(serializers.ModelSerializer):
-    """A name the dataset is known by, and why (the first reason that named it)."""
-
-    reason_rule: serializers.SlugRelatedField[AliasRule] = serializers.SlugRelatedField(
-        slug_field="slug", read_only=True, allow_null=True
-    )
-
-    class Meta:
-        model = DatasetAlias
-        fields = [
-            "namespace",
-            "name",
-            "reason",
-            "reason_detail",
-            "reason_event_id",
-            "reason_rule",
-            "first_seen",
-            "last_seen",
-        ]
-
-
-class ShortAliasSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = DatasetAlias
-        fields = ["namespace", "name", "reason"]
 
 
 class FieldSerializer(serializers.ModelSerializer):
@@ -369,7 +350,13 @@ class RunDetailSerializer(RunSerializer):
 class DatasetSerializer(serializers.ModelSerializer):
     # A list serializer at runtime (many=True); the detail serializer swaps in a richer child.
     aliases: serializers.BaseSerializer[Any] = ShortAliasSerializer(
-        many=True, source="prefetched_aliases"
+        many=True,
+        source="prefetched_aliases",
+        help_text=f"The first {ALIASES_SHOWN} aliases by namespace and name (ADR 0180); "
+        "/datasets/{id}/aliases lists them all.",
+    )
+    alias_count = serializers.IntegerField(
+        read_only=True, help_text="How many aliases the dataset has (`aliases` shows the first)."
     )
     tags = TagsField()
     owners = OwnersField()
@@ -388,6 +375,7 @@ class DatasetSerializer(serializers.ModelSerializer):
             "first_seen",
             "last_seen",
             "aliases",
+            "alias_count",
         ]
 
 
@@ -409,7 +397,13 @@ class HierarchyLevelSerializer(serializers.Serializer):
 
 
 class DatasetDetailSerializer(DatasetSerializer):
-    aliases = AliasSerializer(many=True, source="prefetched_aliases")
+    aliases = serializers.SerializerMethodField(  # type: ignore[assignment]
+        help_text=f"The first {ALIASES_SHOWN} aliases by namespace and name (ADR 0180); "
+        "`aliases_url` lists them all."
+    )
+    aliases_url = serializers.SerializerMethodField(
+        help_text="/datasets/{id}/aliases: every alias, a cursor-paginated list."
+    )
     hierarchy = serializers.SerializerMethodField(
         help_text="The browse path its HierarchyDatasetFacet gives, highest level first "
         "(ADR 0093); empty without one."
@@ -447,6 +441,7 @@ class DatasetDetailSerializer(DatasetSerializer):
     class Meta(DatasetSerializer.Meta):
         fields = [
             *DatasetSerializer.Meta.fields,
+            "aliases_url",
             "lifecycle_changed_at",
             "retired",
             "facets",
@@ -460,6 +455,14 @@ class DatasetDetailSerializer(DatasetSerializer):
             "run_facts",
             "hierarchy",
         ]
+
+    @extend_schema_field(AliasSerializer(many=True))
+    def get_aliases(self, dataset: Dataset) -> list[dict[str, Any]]:
+        return _many(AliasSerializer, dataset.prefetched_aliases)  # type: ignore[attr-defined]
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_aliases_url(self, dataset: Dataset) -> str:
+        return cast(str, self.context["aliases_url"])
 
     @extend_schema_field(DatasetColumnEdgeSerializer(many=True))
     def get_column_lineage(self, dataset: Dataset) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ urlpatterns = [
     path("events/export", events.EventExport.as_view(), name="events-export"),
     path("metadata", events.MetadataRecordList.as_view(), name="metadata-list"),
     path("jobs/<str:pk>/runs", catalog.JobRunList.as_view(), name="jobs-runs"),
+    path("datasets/<str:pk>/aliases", catalog.DatasetAliasList.as_view(), name="dataset-aliases"),
     path("stats", events.Stats.as_view(), name="stats"),
     *router.urls,
 ]

@@ -3,6 +3,7 @@
 from typing import Any
 
 from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, mixins
 from rest_framework.decorators import action
@@ -10,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api import params, run_item_text
-from api.access import COLUMN_EDGE, DATASET, EVENT, JOB, RUN, RUN_FACT
+from api.access import COLUMN_EDGE, DATASET, EVENT, JOB, RUN, RUN_FACT, sees_retired
 from api.base import ReadAccessMixin, ReadAPIView, ReadOnlyViewSet
 from api.filters import (
     JOB_FILTERS,
@@ -25,6 +26,7 @@ from api.list_rows import dataset_detail, run_item
 from api.pagination import CursorPage, OffsetPage
 from api.problems import COMMON, WITH_404, not_found
 from api.serializers import (
+    AliasSerializer,
     DatasetDetailSerializer,
     DatasetSerializer,
     JobDetailSerializer,
@@ -36,6 +38,7 @@ from api.serializers import (
 from catalog.lineage import column_detail, design_time
 from catalog.models import (
     Dataset,
+    DatasetAlias,
     Job,
     JobDataset,
     Namespace,
@@ -345,6 +348,10 @@ class DatasetViewSet(ReadOnlyViewSet):
         )
         rows = datasets.detail_rows_of(detail)
         lineage, outside_schema = column_detail.into_dataset_of(into)
+        # The first aliases by name and how many there are; the rest are a list's (ADR 0180).
+        aliases_url = self.request.build_absolute_uri(
+            reverse("dataset-aliases", kwargs={"pk": dataset["id"]})
+        )
         written = _per_job(rows.links["output"])
         related = {
             "producing": [entry for entry in written if not _attempted(entry)][:RELATED_LIMIT],
@@ -356,7 +363,8 @@ class DatasetViewSet(ReadOnlyViewSet):
             "run_facts": rows.run_facts,
         }
         # DatasetDetailSerializer's document, built from the rows (api.list_rows, ADR 0110).
-        return Response(dataset_detail(dataset, rows.aliases, rows.fields, related))
+        aliases = {"shown": rows.aliases, "count": rows.alias_count, "url": aliases_url}
+        return Response(dataset_detail(dataset, aliases, rows.fields, related))
 
     @extend_schema(
         summary="Resolve a name to its dataset",
@@ -387,6 +395,38 @@ class DatasetViewSet(ReadOnlyViewSet):
         if self.action == "lookup":
             return queryset
         return super().filter_queryset(queryset)
+
+
+class DatasetAliasList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView):
+    """/datasets/{id}/aliases: every name the dataset is known by, oldest alias first. The
+    detail shows the first ``DETAIL_ALIASES`` by name (ADR 0180): a table symlinked under
+    a new name by every run gathers tens of thousands over the years."""
+
+    read_permissions = (DATASET,)
+
+    queryset = DatasetAlias.objects.select_related("reason_rule")
+    serializer_class = AliasSerializer
+    pagination_class = CursorPage
+    cursor_ordering = "id"
+
+    @extend_schema(
+        operation_id="datasets_aliases_list",
+        summary="Every alias of a dataset",
+        description="Oldest alias first (by id); the detail's `aliases` are the first "
+        f"{datasets.DETAIL_ALIASES} by namespace and name, `alias_count` how many there are.",
+        responses={200: AliasSerializer(many=True), **WITH_404},
+    )
+    def get(self, request: Request, pk: str) -> Response:
+        dataset_id = params.row_id(pk, "dataset")
+        found = Dataset.objects.filter(pk=dataset_id)
+        if not sees_retired(request.user, Dataset):  # as the detail finds it (ADR 0078)
+            found = found.current()
+        if not found.exists():
+            raise not_found(f"No dataset has id {pk}.")
+        return self.list(request)
+
+    def get_queryset(self) -> Any:
+        return super().get_queryset().filter(dataset_id=self.kwargs["pk"])
 
 
 # The columns of a dataset's row its detail shows (api.list_rows.dataset_detail), with its

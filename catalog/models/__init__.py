@@ -34,6 +34,7 @@ from catalog.models.edges import (
     LineageEdgeRun,
 )
 from catalog.models.identity import (
+    ALIASES_SHOWN,
     DATASETS_BY_NAME,
     AliasLink,
     AliasReason,
@@ -109,6 +110,7 @@ from catalog.models.webhooks import (
 )
 
 __all__ = [
+    "ALIASES_SHOWN",
     "BREAKING_KINDS",
     "DATASETS_BY_NAME",
     "DUE_STATUSES",

@@ -4,11 +4,15 @@ datasets' fields and newest writes: ``catalog.reads.marquez_graph``.)"""
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.models import DATASETS_BY_NAME, Dataset, DatasetField
+from catalog.models import ALIASES_SHOWN, DATASETS_BY_NAME, Dataset, DatasetField
 from catalog.names import naming
 from catalog.reads import run_facts
 from catalog.reads.counting import Page, offset_page
 from core.prepared import read_rows
+
+# The dataset detail shows its first aliases by name, and how many it has (ADR 0180), as
+# many as a list item (``Dataset.objects.with_names``).
+DETAIL_ALIASES = ALIASES_SHOWN
 
 
 def find_dataset(namespace: str, name: str) -> Dataset | None:
@@ -44,7 +48,9 @@ def names_and_field_types(
 
 # The dataset detail's rows of its own tables, in one statement keyed by the dataset alone,
 # each part in its order (the sort keys k0-k3), in the columns of the aliases' part:
-# 0 the aliases (name order, each with its rule's slug); 1 the schema fields (schema order:
+# 0 the first %(aliases)s aliases (name order, each with its rule's slug) and 5 how many it
+# has (a symlinked table gathers aliases over years: 50,000 were 11.9 MB of detail, ADR
+# 0180; /datasets/{id}/aliases pages through them all); 1 the schema fields (schema order:
 # ordinal, name, type, description); 2 and 3 each direction's job links (output, input), at
 # most %(limit)s each in (job, link) order, with the job's names and its job edge's run
 # counts (0 without an edge): job id, namespace, name, first_seen, last_seen, declared, runs,
@@ -61,8 +67,14 @@ FROM (
            r.slug, a.first_seen, a.last_seen, NULL::boolean AS declared, NULL::bigint AS runs,
            NULL::bigint AS done, NULL::jsonb AS value,
            NULL::bigint AS k0, a.namespace AS k1, a.name AS k2, a.id AS k3
-    FROM catalog_dataset_alias a LEFT JOIN catalog_alias_rule r ON r.id = a.reason_rule_id
-    WHERE a.dataset_id = %(dataset)s::bigint
+    FROM (
+        SELECT * FROM catalog_dataset_alias WHERE dataset_id = %(dataset)s::bigint
+        ORDER BY namespace, name, id LIMIT %(aliases)s::bigint
+    ) a LEFT JOIN catalog_alias_rule r ON r.id = a.reason_rule_id
+    UNION ALL
+    SELECT 5, count(*), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+           NULL, NULL, NULL, NULL
+    FROM catalog_dataset_alias WHERE dataset_id = %(dataset)s::bigint
     UNION ALL
     SELECT 1, f.ordinal, f.name, f.type, f.description, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
            NULL, NULL, f.ordinal, NULL, NULL, NULL
@@ -114,21 +126,25 @@ class DetailRows:
         default_factory=lambda: {"output": [], "input": []}
     )
     run_facts: list[dict[str, Any]] = field(default_factory=list)  # run_facts' entries
+    alias_count: int = 0  # all its aliases, of which ``aliases`` are the first
 
 
-def detail_rows(dataset_id: int, limit: int) -> DetailRows:
-    """The dataset's aliases, schema fields, jobs' links (at most ``limit`` per direction)
-    and its latest runs' facts (``run_facts.dataset_entries``), in one statement of a fixed
-    text prepared on a kept connection. Each was a statement of its own (ADR 0110, 0119):
-    every one a round trip, which cost more than the reads once they were prepared, and
-    the job links planned anew for every request (ADR 0124)."""
-    return detail_rows_of(read_rows(*detail_rows_read(dataset_id, limit)))
+def detail_rows(dataset_id: int, limit: int, aliases: int = DETAIL_ALIASES) -> DetailRows:
+    """The dataset's first ``aliases`` aliases and their count, schema fields, jobs' links
+    (at most ``limit`` per direction) and its latest runs' facts
+    (``run_facts.dataset_entries``), in one statement of a fixed text prepared on a kept
+    connection. Each was a statement of its own (ADR 0110, 0119): every one a round trip,
+    which cost more than the reads once they were prepared, and the job links planned anew
+    for every request (ADR 0124)."""
+    return detail_rows_of(read_rows(*detail_rows_read(dataset_id, limit, aliases)))
 
 
-def detail_rows_read(dataset_id: int, limit: int) -> tuple[str, dict[str, Any]]:
+def detail_rows_read(
+    dataset_id: int, limit: int, aliases: int = DETAIL_ALIASES
+) -> tuple[str, dict[str, Any]]:
     """``detail_rows``' statement and its values: for a caller that sends it with another
     read in one round trip (the detail, ``core.pipelined_reads``, ADR 0140)."""
-    return _DETAIL_ROWS, {"dataset": dataset_id, "limit": limit}
+    return _DETAIL_ROWS, {"dataset": dataset_id, "limit": limit, "aliases": aliases}
 
 
 def detail_rows_of(read: list[Any]) -> DetailRows:
@@ -138,6 +154,8 @@ def detail_rows_of(read: list[Any]) -> DetailRows:
     for part, *row in read:
         if part == 0:
             rows.aliases.append(tuple(row[:9]))
+        elif part == 5:
+            rows.alias_count = row[0]
         elif part == 1:
             rows.fields.append((row[0], row[1], row[2], row[3]))
         elif part == 4:  # as latest_facts_sql's columns

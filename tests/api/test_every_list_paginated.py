@@ -15,7 +15,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from api.marquez.paths import ROUTES
-from tests.api.factories import make_dataset, make_job
+from tests.api.factories import add_alias, make_dataset, make_job
 
 LISTS = {
     "api/v1/namespaces": "/api/v1/namespaces",
@@ -23,6 +23,7 @@ LISTS = {
     "api/v1/search": "/api/v1/search?q=orders",
     "api/v1/metadata": "/api/v1/metadata",
     "api/v1/jobs/<str:pk>/runs": "/api/v1/jobs/{job}/runs",
+    "api/v1/datasets/<str:pk>/aliases": "/api/v1/datasets/{dataset}/aliases",
     "api/v1/jobs": "/api/v1/jobs",
     "api/v1/runs": "/api/v1/runs",
     "api/v1/datasets": "/api/v1/datasets",
@@ -104,8 +105,9 @@ def test_every_marquez_reading_is_named_a_list_or_says_why_it_is_bounded() -> No
 def test_every_list_answers_a_page_of_the_size_asked(api, route) -> None:
     job = make_job("etl.load")
     make_job("etl.report")
-    make_dataset("shop.public.orders")
-    url = LISTS[route].format(job=job.id)
+    dataset = make_dataset("shop.public.orders")
+    add_alias(dataset, "hive://meta:9083", "shop.orders")
+    url = LISTS[route].format(job=job.id, dataset=dataset.id)
     join = "&" if "?" in url else "?"
     assert api.get(f"{url}{join}limit=501").status_code == 400, route
     response = api.get(f"{url}{join}limit=1")

@@ -69,6 +69,7 @@ def test_a_dataset_detail_is_the_serializers_document(api):
             "column_lineage_outside_schema": document["column_lineage_outside_schema"],
             "dataset_dependencies": document["dataset_dependencies"],
             "run_facts": run_facts.of_dataset([a.id for a in dataset.prefetched_aliases]),
+            "aliases_url": f"http://testserver/api/v1/datasets/{dataset.id}/aliases",
         }
         serialized = DatasetDetailSerializer(dataset, context=context).data
         assert served.content == render(serialized), dataset.id
