@@ -46,7 +46,6 @@ longer string is kept only when it contains no secret key and no ``@`` (a C-spee
 substring test); otherwise it is replaced by a marker. See docs/security.md.
 """
 
-import heapq
 import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
@@ -54,19 +53,19 @@ from typing import Any
 
 from django.conf import settings
 
+from core.sql_credentials import IDENTIFIED_WORD, MAX_KEY, QUOTED_BODY, sql_spans
+
 REDACTED = "***REDACTED***"
 # The fields that name the "value" beside them in a name/value pair object.
 _PAIR = ("key", "name")
 # Characters of one string that are scanned for assignments and URLs (1 MiB of text).
 SCAN_LIMIT = 1 << 20
 UNSCANNED = "***REDACTED: {count} characters not scanned***"
-# The longest key name (``spark.hadoop.fs.s3a.bucket.x.secret.key``) we look at.
-_MAX_KEY = 200
 # A candidate key: a run of name characters that starts a word (the look-behind fails at
 # once inside a run, so each character starts at most one attempt), optionally closed by a
 # quote (JSON or a Python dict inside a string, or JSON escaped inside a JSON string:
 # ``\"password\":``), then ``=`` or ``:``. Bounded quantifiers: linear overall.
-_ASSIGNMENT = re.compile(rf"(?<![\w.\-])([\w.\-]{{1,{_MAX_KEY}}})(\\?[\"'])?[ \t]{{0,8}}([=:])")
+_ASSIGNMENT = re.compile(rf"(?<![\w.\-])([\w.\-]{{1,{MAX_KEY}}})(\\?[\"'])?[ \t]{{0,8}}([=:])")
 # Where an unquoted inline value ends.
 _VALUE_END = re.compile(r"[\s&;,]")
 # What a walk through an object or array in text stops at: runs of opening or of closing
@@ -74,46 +73,6 @@ _VALUE_END = re.compile(r"[\s&;,]")
 _STRUCTURE_MARK = re.compile(r"[\[{]{1,4096}|[\]}]{1,4096}|[\"'\\]")
 # Blanks (line breaks too) between a key and the object or array that is its value.
 _BLANKS_BEFORE_STRUCTURE = re.compile(r"[ \t\r\n]{0,64}[\[{]")
-# SQL credentials (see _sql_spans). Every quantifier is bounded (but _QUOTED_BODY's), so an
-# attempt at a position reads a bounded number of characters (tests/security/
-# test_redaction.py checks the patterns on the regex parser's tree).
-_BLANKS = r"[ \t\r\n]"
-# ``IDENTIFIED [WITH plugin] BY|AS [PASSWORD|VALUES]`` and the blanks before the value,
-# with the ``CREATE|ALTER USER name`` before it when there is one: only then is a bare
-# word a password (Oracle's ``ALTER USER u IDENTIFIED BY x``; prose says "rows identified
-# by their id").
-_USER_NAME = r"(?:\"[^\"\r\n]{1,128}\"|'[^'\r\n]{1,128}'(?:@'[^'\r\n]{0,255}')?|[\w$.@%\-]{1,128})"
-_IDENTIFIED = re.compile(
-    rf"(?:(?P<user>(?<![\w$])(?:create|alter){_BLANKS}{{1,16}}user"
-    rf"(?:{_BLANKS}{{1,16}}if{_BLANKS}{{1,16}}(?:not{_BLANKS}{{1,16}})?exists)?"
-    rf"{_BLANKS}{{1,16}}{_USER_NAME}{_BLANKS}{{1,16}}))?"
-    rf"(?<![\w$])identified(?:{_BLANKS}{{1,16}}with{_BLANKS}{{1,16}}[\w$.'\"`]{{1,64}})?"
-    rf"{_BLANKS}{{1,16}}(?:by|as)(?:{_BLANKS}{{1,16}}(?:password|values))?{_BLANKS}{{1,16}}"
-    rf"(?=[^\s;,)])",
-    re.IGNORECASE,
-)
-# The word alone: a C-speed test that spares most text the scan above.
-_IDENTIFIED_WORD = re.compile("identified", re.IGNORECASE)
-# Oracle's ``IDENTIFIED BY new REPLACE old``: the old password follows.
-_REPLACE = re.compile(rf"{_BLANKS}{{1,16}}replace{_BLANKS}{{1,16}}(?=[^\s;,)])", re.IGNORECASE)
-# The rest of a key's word once a secret key is found in it (``db_password``), then what
-# may stand between the key and a string literal: blanks, ``=``, ``(`` (``PASSWORD('x')``),
-# then the literal's opening (its ``E``/``N`` prefix, a quote or ``$``).
-_KEY_TAIL = re.compile(rf"[\w.\-]{{0,{_MAX_KEY}}}")
-_BEFORE_LITERAL = re.compile(
-    rf"(?:{_BLANKS}{{1,16}}(?:={_BLANKS}{{0,16}})?|={_BLANKS}{{0,16}}|(?=\())"
-    rf"(?:\({_BLANKS}{{0,16}})?(?:[EeNn](?='))?(?=['\"$])"
-)
-# A quoted literal's body: anything but its quote and backslash, a quote doubled, or a
-# backslash escape. The one unbounded repeat of the module, and possessive: each turn
-# starts with a different character, and nothing is ever given back, so it is linear.
-_QUOTED_BODY = {
-    quote: re.compile(rf"(?:[^{quote}\\]++|{quote}{quote}|\\[\s\S])*+") for quote in "'\""
-}
-_DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]{0,62})?\$")
-# Where a bare ``IDENTIFIED BY`` value ends; and the bare words that are not a password.
-_BARE_END = re.compile(r"[\s;,)]")
-_NOT_A_PASSWORD = {"random"}  # MySQL's IDENTIFIED BY RANDOM PASSWORD
 _URL_SCAN = 4096  # characters after ``://`` looked at for user info
 _URL_END = re.compile(r"[\s\"'<>]")
 # ``host:8080/path@x`` (or ``hdfs://nn:8020/path@v1``) is a port, not a password.
@@ -384,14 +343,14 @@ def _redact_text(
         else:
             return text
     scanned, rest = text[:SCAN_LIMIT], text[SCAN_LIMIT:]
-    if rest and ("@" in rest or keywords.search(rest) or _IDENTIFIED_WORD.search(rest)):
+    if rest and ("@" in rest or keywords.search(rest) or IDENTIFIED_WORD.search(rest)):
         rest = UNSCANNED.format(count=len(rest))
     has_key = keywords.search(scanned) is not None
-    identified = _IDENTIFIED_WORD.search(scanned) is not None
+    identified = IDENTIFIED_WORD.search(scanned) is not None
     if has_key or identified:
         # SQL literals first: they know where a quoted value really ends (``'it''s'``),
         # and what they redact leaves nothing for the assignments to find.
-        spans = _sql_spans(scanned, keywords if has_key else None, identified)
+        spans = sql_spans(scanned, keywords if has_key else None, identified, REDACTED)
         scanned = splice(scanned, spans)
     if has_key:
         scanned = _redact_assignments(scanned, keywords)
@@ -441,7 +400,7 @@ def _structure_end(text: str, start: int, quotes: str) -> int:
     text is the secret value).
 
     Brackets inside strings do not count: a string is skipped whole, with the possessive
-    ``_QUOTED_BODY`` (backslash escapes; a doubled quote over-redacts at worst). Each
+    ``QUOTED_BODY`` (backslash escapes; a doubled quote over-redacts at worst). Each
     character is read once, and the caller skips every key inside: linear.
     """
     depth, position = 0, start
@@ -459,7 +418,7 @@ def _structure_end(text: str, start: int, quotes: str) -> int:
         elif mark == "\\":
             position += 1  # an escaped character: an escaped quote opens no string
         elif mark in quotes:
-            position = _QUOTED_BODY[mark].match(text, position).end() + 1  # type: ignore[union-attr]
+            position = QUOTED_BODY[mark].match(text, position).end() + 1  # type: ignore[union-attr]
             if position > len(text):
                 return len(text)
 
@@ -478,7 +437,7 @@ def _value_span(text: str, key_start: int, value_start: int) -> tuple[int, int]:
     quote = text[value_start]
     if quote in "\"'":
         # Backslash escapes (and doubled quotes) stay inside: "a\\"b c" is one value.
-        body_end = _QUOTED_BODY[quote].match(text, value_start + 1).end()  # type: ignore[union-attr]
+        body_end = QUOTED_BODY[quote].match(text, value_start + 1).end()  # type: ignore[union-attr]
         if body_end < len(text):  # keep the quotes: ``password="***REDACTED***"``
             return value_start + 1, body_end
         return value_start, len(text)
@@ -490,89 +449,6 @@ def _value_span(text: str, key_start: int, value_start: int) -> tuple[int, int]:
         return value_start, len(text) if line_end < 0 else line_end
     found = _VALUE_END.search(text, value_start)
     return value_start, len(text) if found is None else found.start()
-
-
-def _sql_spans(
-    text: str, keywords: re.Pattern[str] | None, identified: bool
-) -> Iterator[tuple[int, int, str]]:
-    """The values of SQL credentials in ``text``: string literals after a secret key, and
-    what follows ``IDENTIFIED ... BY``.
-
-    Linear: the anchors (key matches, ``IDENTIFIED`` matches) are found by scans whose every
-    attempt is bounded, and an anchor inside text already spoken for (a key's own word, a
-    literal just redacted) is skipped at once, so each character is read by at most one
-    literal's ``find``.
-    """
-    anchors = [_IDENTIFIED.finditer(text)] if identified else []
-    if keywords is not None:
-        anchors.append(keywords.finditer(text))
-    done = 0  # text[:done] is spoken for
-    for match in heapq.merge(*anchors, key=lambda found: found.start()):
-        if done == len(text):
-            break
-        if match.start() < done:
-            continue
-        if match.re is _IDENTIFIED:
-            done = match.end()
-            literals: Iterable[tuple[int, int, int]] = _identified_values(text, match)
-        else:
-            key_end = _KEY_TAIL.match(text, match.end())
-            done = key_end.end() if key_end else match.end()  # the rest of the key's word
-            before = _BEFORE_LITERAL.match(text, done)
-            literal = None if before is None else _literal(text, before.end())
-            literals = () if literal is None else (literal,)
-        for value_start, value_end, literal_end in literals:
-            done = literal_end
-            if value_end > value_start and text[value_start:value_end] != REDACTED:
-                yield value_start, value_end, REDACTED
-
-
-def _identified_values(text: str, match: re.Match[str]) -> Iterator[tuple[int, int, int]]:
-    """The value after ``IDENTIFIED ... BY`` (and an Oracle ``REPLACE old``), each as
-    ``(value start, value end, where it ends)``."""
-    start = match.end()
-    while True:
-        literal = _literal(text, start)
-        if literal is None:
-            if not match["user"]:  # a bare word is a password only in a USER statement
-                return
-            found = _BARE_END.search(text, start)
-            end = len(text) if found is None else found.start()
-            if text[start:end].lower() in _NOT_A_PASSWORD:
-                return
-            literal = start, end, end
-        yield literal
-        replace = _REPLACE.match(text, literal[2])
-        if replace is None:
-            return
-        start = replace.end()
-
-
-def _literal(text: str, start: int) -> tuple[int, int, int] | None:
-    """``(value start, value end, literal end)`` of the SQL string literal at ``start``
-    (``'x'``, ``"x"``, ``E'x'``, ``N'x'``, ``$$x$$``, ``$tag$x$tag$``); ``None`` if there is
-    none. An unterminated literal runs to the end of the text."""
-    if start < len(text) - 1 and text[start] in "EeNn" and text[start + 1] == "'":
-        start += 1
-    if start >= len(text):
-        return None
-    quote = text[start]
-    if quote == "$":
-        tag = _DOLLAR_TAG.match(text, start)
-        if tag is None:
-            return None
-        closing = text.find(tag[0], tag.end())
-        if closing < 0:
-            return tag.end(), len(text), len(text)
-        return tag.end(), closing, closing + len(tag[0])
-    body = _QUOTED_BODY.get(quote)
-    if body is None:
-        return None
-    found = body.match(text, start + 1)
-    end = found.end() if found else start + 1
-    if end >= len(text) or text[end] != quote:  # never closed (or a lone backslash last)
-        return start + 1, len(text), len(text)
-    return start + 1, end, end + 1
 
 
 def url_windows(text: str) -> Iterator[tuple[int, int]]:

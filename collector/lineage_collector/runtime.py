@@ -256,6 +256,8 @@ def flush_at_child_exit() -> None:
     global _children_flushed
     if _children_flushed:
         return
+    # Here, on install, not with the collector: ~30 ms of imports an application that never
+    # installs it should not pay (the docstring above).
     import multiprocessing.util
 
     def register_in_child(runtime: Runtime) -> None:

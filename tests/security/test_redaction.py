@@ -491,9 +491,14 @@ def test_every_pattern_run_over_stored_text_has_bounded_repeats() -> None:
     exception, a quoted SQL literal's body, is possessive (it never backtracks) and is
     matched once per literal. Literal ends are found from a position no later anchor goes
     back before, so each character is read by at most one of them."""
-    from core import redaction
+    from core import redaction, sql_credentials
 
-    patterns = [value for value in vars(redaction).values() if isinstance(value, re.Pattern)]
+    patterns = [
+        value
+        for module in (redaction, sql_credentials)
+        for value in vars(module).values()
+        if isinstance(value, re.Pattern)
+    ]
     keys, words = redaction._configured("REDACT_KEYS"), redaction._configured("REDACT_WORDS")
     patterns.append(redaction._keyword_pattern(keys, words))
     names = {pattern.pattern[:30] for pattern in patterns}
