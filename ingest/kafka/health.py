@@ -3,8 +3,9 @@
 PostgreSQL answers) and ``/metrics`` (this process's counters; the lag and dead-letter
 gauges are on the web pods' ``/metrics``).
 
-Bounded against whatever reaches the port (ADR 0177): ``HANDLERS`` threads made once, at
-most ``WAITING`` connections waiting for them and a 503 at once past that, a request head
+Bounded against whatever reaches the port (ADR 0177): at most ``ACCEPTS_PER_SECOND``
+connections taken a second, ``HANDLERS`` threads made once, at most ``WAITING``
+connections waiting for them and a 503 at once past that, a request head
 read and an answer written within ``CONNECTION_SECONDS`` each, and one readiness check at a
 time, answered again for ``READINESS_SECONDS``: at most one PostgreSQL connection, whatever
 the number of requests."""
@@ -55,6 +56,7 @@ def readiness(ingest_consumer: Any) -> tuple[bool, dict[str, str]]:
 HANDLERS = 4  # threads answering requests, made once
 WAITING = 16  # accepted connections waiting for a handler; past that, a 503 at once
 CONNECTION_SECONDS = 2.0  # to send the request head (from its acceptance), and to take the answer
+ACCEPTS_PER_SECOND = 100  # connections taken from the kernel's queue, at most
 READINESS_SECONDS = 1.0  # a readiness result is answered again for this long
 READINESS_WAIT_SECONDS = 3.0  # longest wait for the first check, run by another request
 
@@ -138,8 +140,9 @@ class _DeadlineWriter(io.RawIOBase):
 
 
 class ProbeServer(HTTPServer):
-    """An HTTP server with ``HANDLERS`` threads and at most ``WAITING`` connections waiting
-    for them; a connection past those is answered 503 at once and closed. Each connection
+    """An HTTP server taking at most ``ACCEPTS_PER_SECOND`` connections a second, with
+    ``HANDLERS`` threads and at most ``WAITING`` connections waiting for them; a connection
+    past those is answered 503 at once and closed. Each connection
     has ``CONNECTION_SECONDS`` to send its request head and as long to take the answer."""
 
     # The kernel's queue of connections not yet accepted: past it, a connection waits for
@@ -157,12 +160,16 @@ class ProbeServer(HTTPServer):
             thread.start()
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        deadline = time.monotonic() + CONNECTION_SECONDS
+        accepted = time.monotonic()
         try:
-            self.waiting.put_nowait((request, client_address, deadline))
+            self.waiting.put_nowait((request, client_address, accepted + CONNECTION_SECONDS))
         except queue.Full:
             refuse(request)
             self.shutdown_request(request)
+        # Paced: every connection costs Python time under the GIL the consumer's loop
+        # shares, answered or refused; past this rate they wait in the kernel's queue, and
+        # past that the kernel drops them, costing this process nothing.
+        time.sleep(max(0.0, accepted + 1 / ACCEPTS_PER_SECOND - time.monotonic()))
 
     def _handle(self) -> None:
         while (item := self.waiting.get()) is not None:
