@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from tests.deploy.rendering import render
 from tests.faults.processes import (
@@ -47,7 +48,8 @@ def test_the_probe_asks_for_an_answer_that_a_stopped_worker_does_not_give(
     metrics = tmp_path / "prometheus"
     metrics.mkdir()
     env = {
-        **service_env(current_database_url(), os.environ["REDIS_URL"]),
+        # The test settings' Redis (this xdist worker's db): `make test` sets no REDIS_URL.
+        **service_env(current_database_url(), settings.REDIS_URL),
         "LINEAGE_WORKER_METRICS_PORT": str(port),
         "PROMETHEUS_MULTIPROC_DIR": str(metrics),
     }

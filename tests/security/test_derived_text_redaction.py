@@ -268,6 +268,9 @@ NATIVE: dict[str, Requests] = {
         for ns, name in Dataset.objects.values_list("namespace", "name")
     ],
     "api/v1/datasets/(?P<pk>[^/.]+)": lambda: [f"/api/v1/datasets/{id}" for id in _ids(Dataset)],
+    "api/v1/datasets/<str:pk>/aliases": lambda: [
+        f"/api/v1/datasets/{id}/aliases" for id in _ids(Dataset)
+    ],
     "api/v1/events": lambda: ["/api/v1/events"],
     "api/v1/events/(?P<pk>[^/.]+)": lambda: [f"/api/v1/events/{id}" for id in _ids(Event)],
     "api/v1/impact": lambda: [
