@@ -86,6 +86,18 @@ WHERE s.id = ANY(ARRAY(SELECT id FROM subject)) AND s.started_at IS NOT NULL
 ORDER BY s.id
 """
 
+# _SUBJECTS planned as the walk from each run it is, whatever the statistics say: on a
+# catalog_run grown since its last ANALYZE (a job's runs estimated at 31 where it had
+# 8,000) the planner took bitmap scans of every run of the job, or of every COMPLETE one
+# after the run, and a sort, for each of the batch's runs (ADR 0182). Sent in the same
+# execute, so no statement more; the settings go back to their defaults after it.
+_WALK = ("enable_seqscan", "enable_bitmapscan", "enable_sort")
+_SUBJECTS_WALKED = (
+    "".join(f"SET LOCAL {name} = off; " for name in _WALK)
+    + _SUBJECTS
+    + "".join(f"; SET LOCAL {name} TO DEFAULT" for name in _WALK)
+)
+
 # The edges a COMPLETE run's previous COMPLETE run produced and it did not.
 _STOPPED = """
 SELECT k.subject, e.target_id, e.source_id, e.job_id
@@ -160,8 +172,11 @@ def _run_changes(runs: list[int], left: dict[int, datetime]) -> list[DatasetChan
     moved = sorted(left)
     with connection.cursor() as cursor:
         cursor.execute(
-            _SUBJECTS, {"runs": runs, "left": moved, "left_at": [left[run] for run in moved]}
+            _SUBJECTS_WALKED,
+            {"runs": runs, "left": moved, "left_at": [left[run] for run in moved]},
         )
+        while cursor.description is None:  # past the SETs' empty results, to the rows
+            cursor.nextset()
         subjects = cursor.fetchall()
         completes = [row for row in subjects if row[2] == "COMPLETE" and row[8] is not None]
         cursor.execute(
