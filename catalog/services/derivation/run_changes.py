@@ -39,12 +39,15 @@ from catalog.services.derivation import change_log
 _FINISHED = "('COMPLETE', 'FAIL')"
 RUN_KINDS = (ChangeKind.EDGE_STOPPED, ChangeKind.RUN_FAILED)
 
-# The next run of a job after ``t`` among ``states`` (currency's order).
+# The next run of a job after ``t`` among ``states`` (currency's order). NULLS FIRST changes
+# no answer (no null start passes the filter) but is catalog_run_job_started_idx's order
+# read backwards: with the default NULLS LAST the planner could not walk that index from
+# ``t`` and read all the job's runs instead, for each of the batch's runs, twice (ADR 0182).
 _NEXT = """
     SELECT n.id FROM catalog_run n
     WHERE n.job_id = t.job_id AND n.state IN {states} AND n.started_at IS NOT NULL
       AND (n.started_at, n.run_uuid) > (t.started_at, t.run_uuid)
-    ORDER BY n.started_at, n.run_uuid LIMIT 1
+    ORDER BY n.started_at NULLS FIRST, n.run_uuid LIMIT 1
 """
 _PREVIOUS = """
     SELECT p.id, p.run_uuid, p.state FROM catalog_run p
@@ -77,9 +80,23 @@ SELECT s.id, s.job_id, s.state, s.run_uuid::text, s.run_id_text,
 FROM catalog_run s
 LEFT JOIN LATERAL ({_PREVIOUS.format(states=_FINISHED)}) p ON true
 LEFT JOIN LATERAL ({_PREVIOUS.format(states="('COMPLETE')")}) pc ON true
-WHERE s.id IN (SELECT id FROM subject) AND s.started_at IS NOT NULL
+-- An array, not IN (subquery): the planner merge-joined or hashed the subjects with the
+-- whole of catalog_run, every run of every job for a batch's few dozen (ADR 0182).
+WHERE s.id = ANY(ARRAY(SELECT id FROM subject)) AND s.started_at IS NOT NULL
 ORDER BY s.id
 """
+
+# _SUBJECTS planned as the walk from each run it is, whatever the statistics say: on a
+# catalog_run grown since its last ANALYZE (a job's runs estimated at 31 where it had
+# 8,000) the planner took bitmap scans of every run of the job, or of every COMPLETE one
+# after the run, and a sort, for each of the batch's runs (ADR 0182). Sent in the same
+# execute, so no statement more; the settings go back to their defaults after it.
+_WALK = ("enable_seqscan", "enable_bitmapscan", "enable_sort")
+_SUBJECTS_WALKED = (
+    "".join(f"SET LOCAL {name} = off; " for name in _WALK)
+    + _SUBJECTS
+    + "".join(f"; SET LOCAL {name} TO DEFAULT" for name in _WALK)
+)
 
 # The edges a COMPLETE run's previous COMPLETE run produced and it did not.
 _STOPPED = """
@@ -155,8 +172,11 @@ def _run_changes(runs: list[int], left: dict[int, datetime]) -> list[DatasetChan
     moved = sorted(left)
     with connection.cursor() as cursor:
         cursor.execute(
-            _SUBJECTS, {"runs": runs, "left": moved, "left_at": [left[run] for run in moved]}
+            _SUBJECTS_WALKED,
+            {"runs": runs, "left": moved, "left_at": [left[run] for run in moved]},
         )
+        while cursor.description is None:  # past the SETs' empty results, to the rows
+            cursor.nextset()
         subjects = cursor.fetchall()
         completes = [row for row in subjects if row[2] == "COMPLETE" and row[8] is not None]
         cursor.execute(
