@@ -28,6 +28,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.catalog_rows import JOB, RUN
 from bench.common import migrated_database
 from bench.read_request_cpu import in_process_reader
 
@@ -35,25 +36,6 @@ RUN_STREAM = "00000000-0000-4000-8000-0000005e4ea1"
 RUN_SMALL = "00000000-0000-4000-8000-0000000005aa"
 OUTPUT = ("bench", "stream.out")
 
-_JOB = """
-INSERT INTO catalog_job (namespace, name, key_hash, is_placeholder, facets, facet_versions,
-    description, first_seen, last_seen, updated_at, job_type, integration, processing_type,
-    tags, owners)
-VALUES ('bench', %(name)s, sha256(convert_to('bench', 'UTF8') || '\\x00'::bytea
-    || convert_to(%(name)s, 'UTF8')), false, '{}', '{}', '', now(), now(), now(), '', '',
-    '', '[]', '[]')
-RETURNING id
-"""
-
-_RUN = """
-INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state, state_version,
-    started_at, ended_at, first_event_time, last_event_time, error_message, is_streaming,
-    facets, facet_versions, job_version, updated_at, shares_run_id, tags)
-VALUES (%(run)s::uuid, %(run)s::text, %(job)s, false, 'COMPLETE', '[]',
-    now() - interval '1 year', now(), now() - interval '1 year', now(), '', true, '{}', '{}',
-    '[]', now(), false, '[]')
-RETURNING id
-"""
 
 # The output dataset, its alias and the run's link to it (a write: the run completed).
 _OUTPUT = """
@@ -126,9 +108,11 @@ def build(database_url: str, events: int, others: int) -> None:
     with psycopg.connect(database_url, autocommit=True) as connection:
         namespace, name = OUTPUT
         started = time.monotonic()
-        job = connection.execute(_JOB, {"name": "streamer"}).fetchone()[0]
+        job = connection.execute(JOB, {"name": "streamer"}).fetchone()[0]
         for run, count, step in ((RUN_STREAM, events, "5 seconds"), (RUN_SMALL, 3, "1 minute")):
-            run_id = connection.execute(_RUN, {"run": run, "job": job}).fetchone()[0]
+            run_id = connection.execute(
+                RUN, {"run": run, "job": job, "age": "1 year", "streaming": True}
+            ).fetchone()[0]
             alias = None
             if run == RUN_STREAM:
                 alias = connection.execute(

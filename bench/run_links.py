@@ -27,6 +27,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.catalog_rows import JOB, RUN
 from bench.common import migrated_database
 from bench.read_request_cpu import in_process_reader
 
@@ -36,25 +37,7 @@ JOB_PATH = "bench/jobs/wide_reader"
 
 # One job; a run of it per (uuid, inputs, outputs); datasets, aliases, links and run
 # facts by generate_series. %(run)s, %(inputs)s, %(outputs)s, %(prefix)s.
-_JOB = """
-INSERT INTO catalog_job (namespace, name, key_hash, is_placeholder, facets, facet_versions,
-    description, first_seen, last_seen, updated_at, job_type, integration, processing_type,
-    tags, owners)
-VALUES ('bench', 'wide_reader', sha256(convert_to('bench', 'UTF8') || '\\x00'::bytea
-    || convert_to('wide_reader', 'UTF8')), false, '{}', '{}', '', now(), now(), now(), '', '',
-    '', '[]', '[]')
-RETURNING id
-"""
 
-_RUN = """
-INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state, state_version,
-    started_at, ended_at, first_event_time, last_event_time, error_message, is_streaming,
-    facets, facet_versions, job_version, updated_at, shares_run_id, tags)
-VALUES (%(run)s::uuid, %(run)s::text, %(job)s, false, 'COMPLETE', '[]',
-    now() - interval '1 hour', now(), now() - interval '1 hour', now(), '', false, '{}', '{}',
-    '[]', now(), false, '[]')
-RETURNING id
-"""
 
 _LINKS = """
 WITH n AS (
@@ -115,13 +98,15 @@ FROM r, catalog_run_dataset w JOIN catalog_run s ON s.id = w.run_id AND s.run_uu
 def build(database_url: str, inputs: int, outputs: int, others: int) -> str:
     """The two runs in a new database; the job's namespace/name path."""
     with psycopg.connect(database_url, autocommit=True) as connection:
-        job = connection.execute(_JOB).fetchone()[0]
+        job = connection.execute(JOB, {"name": "wide_reader"}).fetchone()[0]
         for run, many_in, many_out, prefix in (
             (RUN_WIDE, inputs, outputs, "wide.t"),
             (RUN_SMALL, 5, 5, "small.t"),
         ):
             started = time.monotonic()
-            run_id = connection.execute(_RUN, {"run": run, "job": job}).fetchone()[0]
+            run_id = connection.execute(
+                RUN, {"run": run, "job": job, "age": "1 hour", "streaming": False}
+            ).fetchone()[0]
             connection.execute(
                 _LINKS,
                 {
