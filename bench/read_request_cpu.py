@@ -97,6 +97,26 @@ def in_process_reader(database: str, token_name: str) -> Callable[[str], bytes]:
     return caller(application, token)
 
 
+def captured_and_timed(
+    call: Callable[[str], bytes], path: str, requests: int
+) -> tuple[bytes, list[str], list[float]]:
+    """One request's body and statements (after a warm-up request: prepared statements,
+    caches), then the milliseconds of ``requests`` more."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    call(path)
+    with CaptureQueriesContext(connection) as captured:
+        body = call(path)
+    statements = [query["sql"] for query in captured.captured_queries]
+    times = []
+    for _ in range(requests):
+        started = time.perf_counter()
+        call(path)
+        times.append((time.perf_counter() - started) * 1000)
+    return body, statements, times
+
+
 def caller(
     application: Any, token: str, answers: tuple[str, ...] = ("200",)
 ) -> Callable[[str], bytes]:

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.catalog_rows import JOB, RUN
 from bench.common import migrated_database
-from bench.read_request_cpu import in_process_reader
+from bench.read_request_cpu import captured_and_timed, in_process_reader
 
 RUN_STREAM = "00000000-0000-4000-8000-0000005e4ea1"
 RUN_SMALL = "00000000-0000-4000-8000-0000000005aa"
@@ -166,18 +166,7 @@ def event_scans(connection: psycopg.Connection, sql: str, plans: bool) -> tuple[
 
 
 def measure(call: Any, path: str, requests: int, database_url: str, plans: bool) -> None:
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    body = call(path)  # warm: prepared statements, caches
-    with CaptureQueriesContext(connection) as captured:
-        body = call(path)
-    statements = [query["sql"] for query in captured.captured_queries]
-    times = []
-    for _ in range(requests):
-        started = time.perf_counter()
-        call(path)
-        times.append((time.perf_counter() - started) * 1000)
+    body, statements, times = captured_and_timed(call, path, requests)
     rows = buffers = 0
     executed = 0.0
     with psycopg.connect(database_url, autocommit=True) as replay:

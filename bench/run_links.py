@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.catalog_rows import JOB, RUN
 from bench.common import migrated_database
-from bench.read_request_cpu import in_process_reader
+from bench.read_request_cpu import captured_and_timed, in_process_reader
 
 RUN_WIDE = "00000000-0000-4000-8000-00000000a1de"
 RUN_SMALL = "00000000-0000-4000-8000-0000000005aa"
@@ -148,18 +148,7 @@ def rows_read(connection: psycopg.Connection, sql: str, plans: bool) -> tuple[in
 
 
 def measure(call: Any, path: str, requests: int, database_url: str, plans: bool) -> None:
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    body = call(path)  # warm: prepared statements, caches
-    with CaptureQueriesContext(connection) as captured:
-        body = call(path)
-    statements = [query["sql"] for query in captured.captured_queries]
-    times = []
-    for _ in range(requests):
-        started = time.perf_counter()
-        call(path)
-        times.append((time.perf_counter() - started) * 1000)
+    body, statements, times = captured_and_timed(call, path, requests)
     returned = scanned = 0
     with psycopg.connect(database_url, autocommit=True) as replay:
         for sql in statements:
