@@ -10,7 +10,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +64,21 @@ class SlowReceiver:
     @property
     def url(self) -> str:
         return f"{self.scheme}://127.0.0.1:{self.port}/hook"
+
+
+def accept_in_threads(server: socket.socket, handle: Callable[[socket.socket], None]) -> None:
+    """Accept ``server``'s connections in a thread of their own, each handed to ``handle`` in
+    a thread of its own, until the server is closed."""
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
 
 
 @contextmanager
@@ -120,15 +135,7 @@ def slow_receiver(
                     with state.lock:
                         state.answered += 1
 
-    def accept() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
+    accept_in_threads(server, handle)
     try:
         yield state
     finally:

@@ -7,7 +7,6 @@ within its limits as a failed try, be recorded, and go on to dead after the last
 
 import os
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -17,6 +16,7 @@ import pytest
 from catalog.models import DeliveryStatus, WebhookSubscription
 from catalog.notify import delivery
 from tests.notify.conftest import FAST
+from tests.notify.slow_receiver import accept_in_threads
 
 pytestmark = pytest.mark.django_db
 
@@ -38,15 +38,7 @@ def raw_receiver(answer: Answer) -> Iterator[str]:
             with suppress(OSError):  # the sender gave up and closed the connection
                 answer(conn)
 
-    def accept() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
+    accept_in_threads(server, handle)
     try:
         yield f"http://127.0.0.1:{server.getsockname()[1]}/hook"
     finally:
