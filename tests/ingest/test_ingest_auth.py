@@ -137,14 +137,19 @@ def test_a_flood_of_unknown_tokens_does_not_evict_valid_ones(
     from ingest.authentication import _resolve
 
     monkeypatch.setattr(authentication, "_CACHE_SECONDS", 600.0)  # the flood takes seconds
+    # Both bounds made small, so that 60 made-up tokens flood them as 10,050 flood the
+    # shipped 10,000 (each costs a query: 11 CPU s at the shipped size). A shared cache
+    # bounded by either would be cleared by the flood and fail the first assertion below.
+    monkeypatch.setattr(authentication, "_MAX_KNOWN", 50)
+    monkeypatch.setattr(authentication, "_MAX_UNKNOWN", 50)
     _, secret = create_token("busy producer", "ingest")
     assert _resolve(secret) is not None  # cached
-    for number in range(10_050):
+    for number in range(60):
         assert _resolve(f"lc_ingest_made_up_{number}") is None
     with django_assert_num_queries(0):
         assert _resolve(secret) is not None
     with django_assert_num_queries(0):  # the newest unknown ones are still cached as unknown
-        assert _resolve("lc_ingest_made_up_10049") is None
+        assert _resolve("lc_ingest_made_up_59") is None
 
 
 def test_a_new_secret_key_logs_admin_users_out_and_leaves_tokens_working(settings) -> None:
