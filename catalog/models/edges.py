@@ -79,10 +79,11 @@ class LineageEdgeRun(models.Model):
         return f"edge {self.edge_id} in run {self.run_id}"
 
 
-class ColumnLineageFact(models.Model):
-    """One columnLineage entry seen in a run's output facets (per output alias and field)."""
+class ColumnMapping(models.Model):
+    """source alias.field -> target alias.field as a columnLineage facet states it: what a
+    run's fact (``ColumnLineageFact``) and a job's declaration (``StaticColumnLineage``)
+    both hold, read from the facet alike (ADR 0060)."""
 
-    run = covered_fk(Run, on_delete=models.CASCADE, related_name="+")
     target_alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
     target_field = models.TextField()
     source_alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
@@ -100,8 +101,17 @@ class ColumnLineageFact(models.Model):
         max_length=32, blank=True, default="", db_default=""
     )
     field_transformation_description = models.TextField(blank=True, default="", db_default="")
-    # sha256 of the text columns above: bounded key for the text.
+    # sha256 of the field pair and the transformation: bounded key for the text.
     key_hash = models.BinaryField(max_length=32, editable=False)
+
+    class Meta:
+        abstract = True
+
+
+class ColumnLineageFact(ColumnMapping):
+    """One columnLineage entry seen in a run's output facets (per output alias and field)."""
+
+    run = covered_fk(Run, on_delete=models.CASCADE, related_name="+")
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
 

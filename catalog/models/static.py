@@ -8,6 +8,7 @@ aliases, like every fact, so a dataset merge needs no upkeep.
 
 from django.db import models
 
+from catalog.models.edges import ColumnMapping
 from catalog.models.fields import covered_fk
 from catalog.models.identity import DatasetAlias
 from catalog.models.jobs_runs import Direction, Job
@@ -70,27 +71,12 @@ class StaticDataset(models.Model):
         return f"job {self.job_id} declares {self.direction} alias {self.alias_id}"
 
 
-class StaticColumnLineage(models.Model):
+class StaticColumnLineage(ColumnMapping):
     """source alias.field → target alias.field as a job's current declaration states it,
     or (``dataset_level``, target field "") a field the whole target depends on: the
     values of ``ColumnLineageEdge``, read from the facet alike (ADR 0060)."""
 
     job = covered_fk(Job, on_delete=models.CASCADE, related_name="+")
-    target_alias = covered_fk(DatasetAlias, on_delete=models.CASCADE, related_name="+")
-    target_field = models.TextField()
-    source_alias = models.ForeignKey(DatasetAlias, on_delete=models.CASCADE, related_name="+")
-    source_field = models.TextField()
-    transformation_type = models.CharField(max_length=32, blank=True, default="")
-    transformation_subtype = models.CharField(max_length=64, blank=True, default="")
-    transformation_description = models.TextField(blank=True, default="")
-    masking = models.BooleanField(default=False)
-    dataset_level = models.BooleanField(default=False, db_default=False)
-    field_transformation_type = models.CharField(
-        max_length=32, blank=True, default="", db_default=""
-    )
-    field_transformation_description = models.TextField(blank=True, default="", db_default="")
-    # sha256 of the field pair and the transformation (as ColumnLineageFact.key_hash).
-    key_hash = models.BinaryField(max_length=32, editable=False)
 
     class Meta:
         db_table = "catalog_static_column_lineage"
