@@ -73,6 +73,10 @@ class LineageEdgeRun(models.Model):
         indexes = [
             # Edges produced by a run (recomputed when the run gets new events).
             models.Index(fields=["run"], name="catalog_edge_run_run_idx"),
+            # An edge's first run: the change feed's edge_added names it on every batch
+            # that touches the edge's target, in a few rows whatever the edge's history
+            # (ADR 0185).
+            models.Index(fields=["edge", "first_seen"], name="catalog_edge_run_first_idx"),
         ]
 
     def __str__(self) -> str:

@@ -141,10 +141,17 @@ FROM born b
 -- for an answer that does not (ADR 0106).
 JOIN catalog_lineage_edge e ON e.target_id = b.id AND e.first_seen > b.at
     AND e.target_id = ANY(ARRAY(SELECT id FROM target))
+-- The edge's first run (first seen, then run UUID): its earliest time, then the runs first
+-- seen then, both on catalog_edge_run_first_idx (edge, first seen). Without that index every
+-- run of the edge and each run's row were read to keep one: an edge added after its target's
+-- first paid its whole history on every batch (ADR 0185). Asked as an equality, not as an
+-- ORDER BY of both columns, the planner has no sort of the edge's runs to choose.
 LEFT JOIN LATERAL (
     SELECT r.run_uuid, r.run_id_text, er.first_seen FROM catalog_lineage_edge_run er
-    JOIN catalog_run r ON r.id = er.run_id WHERE er.edge_id = e.id
-    ORDER BY er.first_seen, r.run_uuid LIMIT 1) first_run ON true
+    JOIN catalog_run r ON r.id = er.run_id
+    WHERE er.edge_id = e.id AND er.first_seen = (
+        SELECT min(f.first_seen) FROM catalog_lineage_edge_run f WHERE f.edge_id = e.id)
+    ORDER BY r.run_uuid LIMIT 1) first_run ON true
 ORDER BY 1, 2, 3
 """
 
