@@ -25,6 +25,7 @@ from api.keyset_rows import KeysetRows
 from api.list_rows import dataset_detail, run_item
 from api.pagination import CursorPage, OffsetPage
 from api.problems import COMMON, WITH_404, not_found
+from api.run_serializers import RunDetailSerializer
 from api.serializers import (
     AliasSerializer,
     DatasetDetailSerializer,
@@ -32,7 +33,6 @@ from api.serializers import (
     JobDetailSerializer,
     JobSerializer,
     NamespaceSerializer,
-    RunDetailSerializer,
     RunSerializer,
 )
 from catalog.lineage import column_detail, design_time
