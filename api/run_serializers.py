@@ -1,10 +1,12 @@
-"""A run's detail in the read API: the run, its first inputs and outputs, its events, child
-runs, the other runs of its runId and what it reported (run facts, tests, parameters). Out
-of api/serializers.py, which holds the lists' items and the other details (at most 600
-lines a module, tests/test_module_size.py)."""
+"""A run's detail in the read API: the run, its first inputs and outputs with their counts
+and the lists of them all (/runs/{runId}/inputs and /outputs, whose items are
+``RunDatasetSerializer``'s), its events, child runs, the other runs of its runId and what it
+reported (run facts, tests, parameters). Out of api/serializers.py, which holds the lists'
+items and the other details (at most 600 lines a module, tests/test_module_size.py)."""
 
 from typing import Any, cast
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -13,7 +15,7 @@ from api.alias_serializers import ShortAliasSerializer
 from api.json_fields import RedactedJSONField
 from api.serializers import DatasetRefSerializer, JobRefSerializer, RunSerializer, _many
 from catalog.facets import execution_parameters, run_tests
-from catalog.models import Run, writes
+from catalog.models import RUN_LINKS_COUNTED, RUN_LINKS_SHOWN, Run, writes
 from core.redaction import redact
 from ingest.models import Event
 
@@ -54,10 +56,32 @@ def _run_io(run: Run, links: list[Any]) -> list[dict[str, Any]]:
 class RunDetailSerializer(RunSerializer):
     facets = RedactedJSONField()
     inputs = serializers.SerializerMethodField(
-        help_text="The run's first 200 inputs by id, however many it has (ADR 0168)."
+        help_text=f"The run's first {RUN_LINKS_SHOWN} inputs by id, however many it has (ADR "
+        "0168): the first page of `inputs_url`."
     )
     outputs = serializers.SerializerMethodField(
-        help_text="The run's first 200 outputs by id, however many it has (ADR 0168)."
+        help_text=f"The run's first {RUN_LINKS_SHOWN} outputs by id, however many it has (ADR "
+        "0168): the first page of `outputs_url`."
+    )
+    input_count = serializers.SerializerMethodField(
+        help_text=f"How many inputs the run has, counted up to {RUN_LINKS_COUNTED:,}: past "
+        "that, `input_count_is_lower_bound` is true and it has more (ADR 0186)."
+    )
+    input_count_is_lower_bound = serializers.SerializerMethodField(
+        help_text="The run has more inputs than `input_count`: counting stopped there."
+    )
+    output_count = serializers.SerializerMethodField(
+        help_text=f"How many outputs the run has, counted up to {RUN_LINKS_COUNTED:,}: past "
+        "that, `output_count_is_lower_bound` is true and it has more (ADR 0186)."
+    )
+    output_count_is_lower_bound = serializers.SerializerMethodField(
+        help_text="The run has more outputs than `output_count`: counting stopped there."
+    )
+    inputs_url = serializers.SerializerMethodField(
+        help_text="/runs/{runId}/inputs?job_id=: every input, a cursor-paginated list by id."
+    )
+    outputs_url = serializers.SerializerMethodField(
+        help_text="/runs/{runId}/outputs?job_id=: every output, a cursor-paginated list by id."
     )
     events = serializers.SerializerMethodField()
     child_run_ids = serializers.SerializerMethodField()
@@ -80,6 +104,12 @@ class RunDetailSerializer(RunSerializer):
             "facets",
             "inputs",
             "outputs",
+            "input_count",
+            "input_count_is_lower_bound",
+            "output_count",
+            "output_count_is_lower_bound",
+            "inputs_url",
+            "outputs_url",
             "events",
             "child_run_ids",
             "same_run_id_runs",
@@ -111,6 +141,30 @@ class RunDetailSerializer(RunSerializer):
     @extend_schema_field(RunDatasetSerializer(many=True))
     def get_outputs(self, run: Run) -> list[dict[str, Any]]:
         return _run_io(run, self.context["outputs"])
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_input_count(self, run: Run) -> int:
+        return min(run.input_count, RUN_LINKS_COUNTED)  # type: ignore[attr-defined]
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_input_count_is_lower_bound(self, run: Run) -> bool:
+        return bool(run.input_count > RUN_LINKS_COUNTED)  # type: ignore[attr-defined]
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_output_count(self, run: Run) -> int:
+        return min(run.output_count, RUN_LINKS_COUNTED)  # type: ignore[attr-defined]
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_output_count_is_lower_bound(self, run: Run) -> bool:
+        return bool(run.output_count > RUN_LINKS_COUNTED)  # type: ignore[attr-defined]
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_inputs_url(self, run: Run) -> str:
+        return cast(str, self.context["inputs_url"])
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_outputs_url(self, run: Run) -> str:
+        return cast(str, self.context["outputs_url"])
 
     @extend_schema_field(RunEventRefSerializer(many=True))
     def get_events(self, run: Run) -> list[dict[str, Any]]:

@@ -60,14 +60,25 @@ def shown_links(run_id: int, limit: int = RUN_LINKS_SHOWN) -> QuerySet[RunDatase
     direction would give a run of ``2 x limit`` inputs no output at all; one window over
     the run's rows numbered them all."""
     first = [
-        RunDataset.objects.filter(run_id=run_id, direction=direction)
-        .select_related("alias__dataset")
-        .only(*_SHOWN_COLUMNS)
+        links(run_id, direction)
         .annotate(facts=RawSQL(f"({_LINK_FACTS})", (), output_field=JSONField()))
         .order_by("id")[:limit]
         for direction in Direction
     ]
     return first[0].union(*first[1:], all=True).order_by("direction", "id")
+
+
+def links(run_id: int, direction: str) -> QuerySet[RunDataset]:
+    """Every input (or output) of the run, each with its alias and dataset (the columns a
+    detail shows), unordered: /runs/{runId}/inputs and /outputs page through it by id, a
+    range of catalog_run_ds_run_idx ``(run, direction, id)`` a page, so a page deep in a run
+    of 50,000 inputs costs what the first does; its first ``RUN_LINKS_SHOWN`` are those the
+    detail shows (``shown_links``, ADR 0186)."""
+    return (
+        RunDataset.objects.filter(run_id=run_id, direction=direction)
+        .select_related("alias__dataset")
+        .only(*_SHOWN_COLUMNS)
+    )
 
 
 # What a run's detail shows of an event (api/serializers.py).
