@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from api import params
 from api.access import DATASET, RUN
 from api.base import ReadAccessMixin
+from api.list_rows import run_link_item
 from api.pagination import CursorPage
 from api.problems import WITH_404, not_found
 from api.run_serializers import RunDatasetSerializer
@@ -60,11 +61,14 @@ class RunLinkList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIVie
         self.run = run_named(request, run_id, rows)
         return self.list(request)
 
-    def get_queryset(self) -> Any:
-        return run_reads.links(self.run.id, self.direction)
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        # Items built from rows in the serializer's shape (api.list_rows, ADR 0105), which
+        # stays the view's serializer_class for the schema (a list: ListModelMixin).
+        page = self.paginate_queryset(self.get_queryset()) or []
+        return self.get_paginated_response([run_link_item(self.run, row) for row in page])
 
-    def get_serializer_context(self) -> dict[str, Any]:
-        return {**super().get_serializer_context(), "run": self.run}
+    def get_queryset(self) -> Any:
+        return run_reads.link_rows(self.run.id, self.direction)
 
 
 def _described(direction: str) -> Any:
