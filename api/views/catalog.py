@@ -35,7 +35,7 @@ from api.serializers import (
     NamespaceSerializer,
     RunSerializer,
 )
-from api.views.run_links import JOB_ID_PARAMETER, RUN_ID_PATH, run_named
+from api.views.run_links import JOB_ID_PARAMETER, RUN_ID_PATH, run_named, runs_named
 from catalog.lineage import column_detail, design_time
 from catalog.models import (
     RUN_LINKS_COUNTED,
@@ -213,8 +213,7 @@ class RunViewSet(ReadOnlyViewSet):
     def _same_run_id(self) -> Any:
         """Runs named by the path's runId (a UUID, or the text a producer sent); own runs
         first, then by job (deterministic)."""
-        runs = Run.objects.named(self.kwargs["run_id"])
-        return runs.order_by("is_placeholder", "job__namespace", "job__name", "id")
+        return runs_named(self.kwargs["run_id"])
 
     def get_object(self) -> Any:
         return run_named(self.request, self.kwargs["run_id"], self.get_queryset())

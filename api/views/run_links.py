@@ -28,13 +28,18 @@ RUN_ID_PATH = "[^/]+"
 JOB_ID_PARAMETER = OpenApiParameter("job_id", int, description="The job whose run to show.")
 
 
+def runs_named(run_id: str) -> QuerySet[Run]:
+    """Runs the runId (a UUID, or the text a producer sent) names; own runs first, then by
+    job (deterministic)."""
+    return Run.objects.named(run_id).order_by("is_placeholder", "job__namespace", "job__name", "id")
+
+
 def run_named(request: Request, run_id: str, rows: QuerySet[Run]) -> Run:
-    """The run of ``rows`` the path's runId (a UUID, or the text a producer sent) names:
-    ``?job_id=`` picks a job's when several jobs sent it; else its own runs first, then by
-    job (deterministic). 404 when there is none; 400 for a runId redaction would change
-    (it is shown redacted, as ``run_id_as_sent``)."""
+    """The run of ``rows`` the path's runId names (``runs_named``): ``?job_id=`` picks a
+    job's when several jobs sent it, else the first. 404 when there is none; 400 for a runId
+    redaction would change (it is shown redacted, as ``run_id_as_sent``)."""
     params.shown_as_is("run_id", run_id)
-    runs = Run.objects.named(run_id).order_by("is_placeholder", "job__namespace", "job__name", "id")
+    runs = runs_named(run_id)
     job_id = request.query_params.get("job_id")
     if job_id is not None:
         runs = runs.filter(job_id=params.row_id(job_id, "job"))
@@ -56,7 +61,7 @@ class RunLinkList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIVie
     cursor_ordering = "id"
 
     def get(self, request: Request, run_id: str) -> Response:
-        # What ``attempted`` needs of the run (catalog.models.writes.row_is_write).
+        # What ``attempted`` needs of the run (catalog.models.writes.link_is_write).
         rows = Run.objects.only("id", "state", "is_streaming", "outputs_confirmed")
         self.run = run_named(request, run_id, rows)
         return self.list(request)
