@@ -16,6 +16,7 @@ from typing import Any
 
 from api.label_serializers import OWNER_KEYS, TAG_KEYS, visible
 from catalog.facets import hierarchy
+from catalog.models import writes
 from core.redaction import redact, redact_text
 
 
@@ -43,6 +44,29 @@ def run_item(row: dict[str, Any]) -> dict[str, Any]:
         "first_event_time": row["first_event_time"],
         "last_event_time": row["last_event_time"],
         "lineage_edges_cut": row["lineage_edges_cut"],
+    }
+
+
+def run_link_item(run: Any, row: dict[str, Any]) -> dict[str, Any]:
+    """``RunDatasetSerializer``'s item (a run's input or output) from a row of
+    ``catalog.reads.runs.link_rows``; ``run`` decides ``attempted`` (ADR 0069)."""
+    dataset = row["alias__dataset_id"]
+    return {
+        "dataset": None
+        if dataset is None
+        else {
+            "id": dataset,
+            "namespace": row["alias__dataset__namespace"],
+            "name": row["alias__dataset__name"],
+        },
+        "alias": {
+            "namespace": row["alias__namespace"],
+            "name": row["alias__name"],
+            "reason": row["alias__reason"],
+        },
+        "first_seen": row["first_seen"],
+        "last_seen": row["last_seen"],
+        "attempted": not writes.link_is_write(run, row["direction"], row["confirmed"]),
     }
 
 

@@ -11,14 +11,13 @@ from api.alias_serializers import AliasSerializer, ShortAliasSerializer
 from api.column_serializers import DatasetColumnEdgeSerializer, DatasetDependencyDetailSerializer
 from api.json_fields import RedactedJSONField
 from api.label_serializers import OwnersField, TagsField
-from catalog.facets import execution_parameters, hierarchy, run_tests
+from catalog.facets import hierarchy
 from catalog.models import (
     ALIASES_SHOWN,
     Dataset,
     DatasetField,
     Job,
     Run,
-    writes,
 )
 from catalog.names import naming
 from core.redaction import redact, redact_text
@@ -242,109 +241,6 @@ class RunSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.FloatField(allow_null=True))
     def get_duration_seconds(self, run: Run) -> float | None:
         return run.duration.total_seconds() if run.duration is not None else None
-
-
-class RunDatasetSerializer(serializers.Serializer):
-    dataset = DatasetRefSerializer(source="alias.dataset", allow_null=True)
-    alias = ShortAliasSerializer()
-    first_seen = serializers.DateTimeField()
-    last_seen = serializers.DateTimeField()
-    attempted = serializers.SerializerMethodField(
-        help_text="This input or output was only attempted: the run is no write (it failed, "
-        "was aborted or has not ended, and is not a streaming run that is running), or, for "
-        "an output, the run's COMPLETE named other outputs and not this one (a START's plan). "
-        "An attempted output is no version of the dataset, no last modification (ADR 0069)."
-    )
-
-    def get_attempted(self, link: Any) -> bool:
-        return not writes.row_is_write(self.context["run"], link)
-
-
-class RunEventRefSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Event
-        fields = ["id", "event_type", "event_time", "received_at", "derivation_status"]
-
-
-class SameRunIdSerializer(serializers.Serializer):
-    job = JobRefSerializer()
-    is_placeholder = serializers.BooleanField()
-
-
-def _run_io(run: Run, links: list[Any]) -> list[dict[str, Any]]:
-    """A run's inputs or outputs, each ``attempted`` unless it is a write of the run."""
-    context = {"run": run}
-    return cast(list[dict[str, Any]], RunDatasetSerializer(links, many=True, context=context).data)
-
-
-class RunDetailSerializer(RunSerializer):
-    facets = RedactedJSONField()
-    inputs = serializers.SerializerMethodField(
-        help_text="The run's first 200 inputs by id, however many it has (ADR 0168)."
-    )
-    outputs = serializers.SerializerMethodField(
-        help_text="The run's first 200 outputs by id, however many it has (ADR 0168)."
-    )
-    events = serializers.SerializerMethodField()
-    child_run_ids = serializers.SerializerMethodField()
-    same_run_id_runs = serializers.SerializerMethodField(
-        help_text="Other runs the same runId names (other jobs), bounded; "
-        "/runs/{runId}?job_id=<job id> shows one of them."
-    )
-    dataset_facts = serializers.SerializerMethodField(
-        help_text="What the run reported about the inputs and outputs shown: statistics, "
-        "data quality metrics and assertions, subsets (ADR 0061, 0168)."
-    )
-    tests = serializers.SerializerMethodField(help_text="The tests the run executed (ADR 0092).")
-    parameters = serializers.SerializerMethodField(
-        help_text="The parameters the run was given, secrets redacted (ADR 0092)."
-    )
-
-    class Meta(RunSerializer.Meta):
-        fields = [
-            *RunSerializer.Meta.fields,
-            "facets",
-            "inputs",
-            "outputs",
-            "events",
-            "child_run_ids",
-            "same_run_id_runs",
-            "dataset_facts",
-            "tests",
-            "parameters",
-        ]
-
-    @extend_schema_field(_run_facts.RunDatasetFactsSerializer(many=True))
-    def get_dataset_facts(self, run: Run) -> list[dict[str, Any]]:
-        return cast(list[dict[str, Any]], redact(self.context["dataset_facts"]))
-
-    @extend_schema_field(_run_facts.TestResultSerializer(many=True))
-    def get_tests(self, run: Run) -> list[dict[str, Any]]:
-        return cast(list[dict[str, Any]], redact(run_tests.results(run.facets)))
-
-    @extend_schema_field(_run_facts.ExecutionParameterSerializer(many=True))
-    def get_parameters(self, run: Run) -> list[dict[str, Any]]:
-        return cast(list[dict[str, Any]], redact(execution_parameters.parameters(run.facets)))
-
-    @extend_schema_field(SameRunIdSerializer(many=True))
-    def get_same_run_id_runs(self, run: Run) -> list[dict[str, Any]]:
-        return _many(SameRunIdSerializer, self.context["same_run_id"])
-
-    @extend_schema_field(RunDatasetSerializer(many=True))
-    def get_inputs(self, run: Run) -> list[dict[str, Any]]:
-        return _run_io(run, self.context["inputs"])
-
-    @extend_schema_field(RunDatasetSerializer(many=True))
-    def get_outputs(self, run: Run) -> list[dict[str, Any]]:
-        return _run_io(run, self.context["outputs"])
-
-    @extend_schema_field(RunEventRefSerializer(many=True))
-    def get_events(self, run: Run) -> list[dict[str, Any]]:
-        return _many(RunEventRefSerializer, self.context["events"])
-
-    @extend_schema_field(serializers.ListField(child=serializers.UUIDField()))
-    def get_child_run_ids(self, run: Run) -> list[str]:
-        return [str(value) for value in self.context["children"]]
 
 
 class DatasetSerializer(serializers.ModelSerializer):

@@ -7,7 +7,7 @@ from rest_framework.routers import SimpleRouter
 # than in ApiConfig.ready(): the schema view and `manage.py spectacular` both read this URL
 # map before they generate anything, and processes that never do skip the import (ADR 0113).
 from api import schema  # noqa: F401
-from api.views import catalog, changes, events, impact, lineage, search
+from api.views import catalog, changes, events, impact, lineage, run_links, search
 
 router = SimpleRouter(trailing_slash=False)
 router.register("jobs", catalog.JobViewSet, basename="jobs")
@@ -25,6 +25,8 @@ urlpatterns = [
     path("events/export", events.EventExport.as_view(), name="events-export"),
     path("metadata", events.MetadataRecordList.as_view(), name="metadata-list"),
     path("jobs/<str:pk>/runs", catalog.JobRunList.as_view(), name="jobs-runs"),
+    path("runs/<str:run_id>/inputs", run_links.RunInputList.as_view(), name="runs-inputs"),
+    path("runs/<str:run_id>/outputs", run_links.RunOutputList.as_view(), name="runs-outputs"),
     path("datasets/<str:pk>/aliases", catalog.DatasetAliasList.as_view(), name="dataset-aliases"),
     path("stats", events.Stats.as_view(), name="stats"),
     *router.urls,

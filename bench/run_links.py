@@ -7,16 +7,22 @@ datasets (a store of many runs), then GETs each run's detail from the shipped WS
 application in process (``read_request_cpu.in_process_reader``): REST
 ``/api/v1/runs/{runId}``, the Marquez mount's ``jobs/runs/{runId}``, and Marquez's runs
 page of the job (``namespaces/{ns}/jobs/{job}/runs``, the same read for a page of runs).
+With ``--lists`` it also GETs the wide run's paged lists (ADR 0186): the first page of
+``/api/v1/runs/{runId}/inputs`` (50, and 500), a page of 500 from the middle of its 50,000
+(the cursor at its ``--inputs // 2``-th link) and the first page of its outputs; and times
+the detail's count of the wide run's inputs in SQL, exact and stopped as the detail stops
+it (``--requests`` times each, median).
 Prints per read: the median and slowest wall milliseconds of ``--requests`` requests, the
 statements one request ran, the rows they returned and the rows their scans read (each
 statement replayed under ``EXPLAIN (ANALYZE)``; ``--plans`` prints each scan), and the
 answer's bytes.
 
 Usage: .venv/bin/python bench/run_links.py --database URL [--inputs 50000] [--outputs 50]
-       [--other-runs 2000] [--requests 20] [--plans] [--reuse]
+       [--other-runs 2000] [--requests 20] [--plans] [--reuse] [--lists]
 """
 
 import argparse
+import base64
 import statistics
 import sys
 import time
@@ -147,6 +153,11 @@ def rows_read(connection: psycopg.Connection, sql: str, plans: bool) -> tuple[in
     return int(plan["Actual Rows"]), scanned(plan)
 
 
+def _short(path: str) -> str:
+    """``path`` with the two runs' UUIDs named, so that what follows them is printed."""
+    return path.replace(RUN_WIDE, "{wide}").replace(RUN_SMALL, "{small}")
+
+
 def measure(call: Any, path: str, requests: int, database_url: str, plans: bool) -> None:
     body, statements, times = captured_and_timed(call, path, requests)
     returned = scanned = 0
@@ -157,11 +168,55 @@ def measure(call: Any, path: str, requests: int, database_url: str, plans: bool)
                 returned += got
                 scanned += read
     print(
-        f"{path[:60]:<60} median {statistics.median(times):8.1f} ms  max {max(times):8.1f} ms"
+        f"{_short(path)[:60]:<60} median {statistics.median(times):8.1f} ms"
+        f"  max {max(times):8.1f} ms"
         f"  {len(statements):2d} statements  rows returned {returned:7,}  scanned {scanned:8,}"
         f"  {len(body):9,} bytes",
         flush=True,
     )
+
+
+# How many inputs the wide run has: every one (exact), or up to one past the detail's
+# bound, as ``RunQuerySet.with_link_counts`` reads them (%(cap)s: RUN_LINKS_COUNTED + 1).
+_COUNTS = {
+    "exact": "SELECT count(*) FROM catalog_run_dataset WHERE run_id = %(run)s"
+    " AND direction = 'input'",
+    "stopped": "SELECT count(*) FROM (SELECT id FROM catalog_run_dataset WHERE run_id = %(run)s"
+    " AND direction = 'input' LIMIT %(cap)s) AS counted",
+}
+
+
+def counts(database_url: str, requests: int) -> None:
+    """The median milliseconds of each count of the wide run's inputs, in SQL."""
+    cap = 10_000 + 1  # catalog.models.RUN_LINKS_COUNTED + 1, without importing Django here
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        run = connection.execute(
+            "SELECT id FROM catalog_run WHERE run_uuid = %s", [RUN_WIDE]
+        ).fetchone()[0]
+        for label, sql in _COUNTS.items():
+            connection.execute(sql, {"run": run, "cap": cap})  # warm
+            times, counted = [], 0
+            for _ in range(requests):
+                started = time.perf_counter()
+                counted = connection.execute(sql, {"run": run, "cap": cap}).fetchone()[0]
+                times.append((time.perf_counter() - started) * 1000)
+            print(
+                f"count of the wide run's inputs, {label}: {counted:,} in median "
+                f"{statistics.median(times):.1f} ms, max {max(times):.1f} ms",
+                flush=True,
+            )
+
+
+def middle_cursor(database_url: str, position: int) -> str:
+    """The cursor of the wide run's inputs list at its ``position``-th link (by id), as DRF
+    writes one: base64 of ``p=<link id>``."""
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        link = connection.execute(
+            "SELECT w.id FROM catalog_run_dataset w JOIN catalog_run r ON r.id = w.run_id"
+            " WHERE r.run_uuid = %s AND w.direction = 'input' ORDER BY w.id OFFSET %s LIMIT 1",
+            [RUN_WIDE, position],
+        ).fetchone()[0]
+    return base64.b64encode(f"p={link}".encode()).decode()
 
 
 def main() -> None:
@@ -173,6 +228,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--plans", action="store_true", help="print each statement's scans")
     parser.add_argument("--reuse", action="store_true", help="the store a run before built")
+    parser.add_argument("--lists", action="store_true", help="the wide run's lists and count")
     options = parser.parse_args()
     if options.reuse:
         job_path = JOB_PATH
@@ -197,6 +253,18 @@ def main() -> None:
         options.database,
         options.plans,
     )
+    if not options.lists:
+        return
+    wide = f"/api/v1/runs/{RUN_WIDE}"
+    middle = middle_cursor(options.database, options.inputs // 2)
+    for path in (
+        f"{wide}/inputs",
+        f"{wide}/inputs?limit=500",
+        f"{wide}/inputs?limit=500&cursor={middle}",
+        f"{wide}/outputs",
+    ):
+        measure(call, path, options.requests, options.database, options.plans)
+    counts(options.database, options.requests)
 
 
 if __name__ == "__main__":

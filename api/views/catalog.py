@@ -25,6 +25,7 @@ from api.keyset_rows import KeysetRows
 from api.list_rows import dataset_detail, run_item
 from api.pagination import CursorPage, OffsetPage
 from api.problems import COMMON, WITH_404, not_found
+from api.run_serializers import RunDetailSerializer
 from api.serializers import (
     AliasSerializer,
     DatasetDetailSerializer,
@@ -32,11 +33,12 @@ from api.serializers import (
     JobDetailSerializer,
     JobSerializer,
     NamespaceSerializer,
-    RunDetailSerializer,
     RunSerializer,
 )
+from api.views.run_links import JOB_ID_PARAMETER, RUN_ID_PATH, run_named, runs_named
 from catalog.lineage import column_detail, design_time
 from catalog.models import (
+    RUN_LINKS_COUNTED,
     Dataset,
     DatasetAlias,
     Job,
@@ -187,10 +189,7 @@ class JobRunList(ReadAccessMixin, mixins.ListModelMixin, generics.GenericAPIView
         "ADR 0028), their own runs come first, then by job namespace and name; "
         "`same_run_id_runs` lists the others and `job_id` picks one.",
         responses={200: RunDetailSerializer, **WITH_404},
-        parameters=[
-            OpenApiParameter("run_id", str, OpenApiParameter.PATH),
-            OpenApiParameter("job_id", int, description="The job whose run to show."),
-        ],
+        parameters=[OpenApiParameter("run_id", str, OpenApiParameter.PATH), JOB_ID_PARAMETER],
     ),
 )
 class RunViewSet(ReadOnlyViewSet):
@@ -201,30 +200,23 @@ class RunViewSet(ReadOnlyViewSet):
     detail_read_permissions = (RUN, JOB, DATASET, EVENT, RUN_FACT)
 
     queryset = RUN_ROWS
-    detail_queryset = Run.objects.with_parent_uuid()
+    # With how many inputs and outputs it has, counted in its own statement (ADR 0186).
+    detail_queryset = Run.objects.with_parent_uuid().with_link_counts(RUN_LINKS_COUNTED)
     serializer_class = RunSerializer
     detail_serializer_class = RunDetailSerializer
     filterset_class = RunFilterSet
     lookup_field = "run_uuid"
     lookup_url_kwarg = "run_id"
+    lookup_value_regex = RUN_ID_PATH
     cursor_ordering = "-id"
 
     def _same_run_id(self) -> Any:
         """Runs named by the path's runId (a UUID, or the text a producer sent); own runs
         first, then by job (deterministic)."""
-        runs = Run.objects.named(self.kwargs["run_id"])
-        return runs.order_by("is_placeholder", "job__namespace", "job__name", "id")
+        return runs_named(self.kwargs["run_id"])
 
     def get_object(self) -> Any:
-        params.shown_as_is("run_id", self.kwargs["run_id"])  # shown as run_id_as_sent
-        runs = self._same_run_id()
-        job_id = self.request.query_params.get("job_id")
-        if job_id is not None:
-            runs = runs.filter(job_id=params.row_id(job_id, "job"))
-        run = self.get_queryset().filter(id__in=runs.values("id")[:1]).first()
-        if run is None:
-            raise not_found(f"No run has runId {self.kwargs['run_id'][:200]!r}.")
-        return run
+        return run_named(self.request, self.kwargs["run_id"], self.get_queryset())
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return _run_page(self, RUN_PAGES)
@@ -249,6 +241,15 @@ class RunViewSet(ReadOnlyViewSet):
                 self._same_run_id().exclude(id=run.id).select_related("job")[:RELATED_LIMIT]
             ),
             "dataset_facts": run_facts.of_links(links),
+            # Where all of them are: named by the run's UUID and job, which address this
+            # run and no other whatever runId it was sent as (ADR 0028, 0186).
+            **{
+                f"{plural}_url": self.request.build_absolute_uri(
+                    f"{reverse(f'runs-{plural}', kwargs={'run_id': run.run_uuid})}"
+                    f"?job_id={run.job_id}"
+                )
+                for plural in ("inputs", "outputs")
+            },
         }
         return Response(RunDetailSerializer(run, context=context).data)
 

@@ -46,6 +46,8 @@ from catalog.models.identity import (
 )
 from catalog.models.jobs_runs import (
     JOBS_BY_UPDATE,
+    RUN_LINKS_COUNTED,
+    RUN_LINKS_SHOWN,
     RUNS_BY_START,
     TERMINAL_STATES,
     Direction,
@@ -118,6 +120,8 @@ __all__ = [
     "JOBS_BY_UPDATE",
     "RETIREMENT_LOCK",
     "RUNS_BY_START",
+    "RUN_LINKS_COUNTED",
+    "RUN_LINKS_SHOWN",
     "SCHEMA_KINDS",
     "TERMINAL_STATES",
     "AliasLink",

@@ -44,9 +44,15 @@ def is_write(state: str, streaming: bool = False) -> bool:
 def row_is_write(run: Run, row: RunDataset) -> bool:
     """Whether ``run``'s input or output ``row`` is a write: the run is one and, for an
     output, a write event of the run named it, or none named any output."""
+    return link_is_write(run, row.direction, row.confirmed)
+
+
+def link_is_write(run: Run, direction: str, confirmed: bool) -> bool:
+    """``row_is_write`` of a row read as values, its ``direction`` and ``confirmed`` (a run's
+    list of its inputs or outputs, ADR 0186)."""
     if not is_write(run.state, run.is_streaming):
         return False
-    return row.direction != Direction.OUTPUT or row.confirmed or not run.outputs_confirmed
+    return direction != Direction.OUTPUT or confirmed or not run.outputs_confirmed
 
 
 def write_sql(run: str = "r", row: str | None = None) -> str:

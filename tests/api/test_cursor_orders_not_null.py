@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from api.pagination import CursorPage
-from tests.api.factories import make_dataset, make_job
+from tests.api.factories import make_dataset, make_job, make_run
 from tests.api.test_every_list_paginated import LISTS
 
 pytestmark = pytest.mark.django_db
@@ -33,8 +33,9 @@ def test_every_cursor_list_orders_by_columns_that_have_a_value(api, monkeypatch)
     monkeypatch.setattr(CursorPage, "paginate_queryset", recorded)
     job = make_job()
     dataset = make_dataset("shop.public.orders")
+    run = make_run(job)
     for url in LISTS.values():
-        response = api.get(url.format(job=job.id, dataset=dataset.id))
+        response = api.get(url.format(job=job.id, dataset=dataset.id, run=run.run_uuid))
         assert response.status_code == 200, (url, response.content[:300])
     assert len(applied) >= 6, applied  # jobs, a job's runs, runs, datasets, events, ...
     nullable = {

@@ -15,7 +15,8 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from api.marquez.paths import ROUTES
-from tests.api.factories import add_alias, make_dataset, make_job
+from catalog.models import RunDataset
+from tests.api.factories import T0, add_alias, make_dataset, make_job, make_run
 
 LISTS = {
     "api/v1/namespaces": "/api/v1/namespaces",
@@ -24,6 +25,8 @@ LISTS = {
     "api/v1/metadata": "/api/v1/metadata",
     "api/v1/jobs/<str:pk>/runs": "/api/v1/jobs/{job}/runs",
     "api/v1/datasets/<str:pk>/aliases": "/api/v1/datasets/{dataset}/aliases",
+    "api/v1/runs/<str:run_id>/inputs": "/api/v1/runs/{run}/inputs",
+    "api/v1/runs/<str:run_id>/outputs": "/api/v1/runs/{run}/outputs",
     "api/v1/jobs": "/api/v1/jobs",
     "api/v1/runs": "/api/v1/runs",
     "api/v1/datasets": "/api/v1/datasets",
@@ -36,7 +39,7 @@ NOT_LISTS = {
     "api/v1/events/export": "an NDJSON stream in keyset chunks of bounded bytes",
     "api/v1/stats": "headline figures",
     "api/v1/jobs/(?P<pk>[^/.]+)": "one object",
-    "api/v1/runs/(?P<run_id>[^/.]+)": "one object",
+    "api/v1/runs/(?P<run_id>[^/]+)": "one object",
     "api/v1/datasets/lookup": "one object",
     "api/v1/datasets/(?P<pk>[^/.]+)": "one object",
     "api/v1/events/(?P<pk>[^/.]+)": "one object",
@@ -107,7 +110,13 @@ def test_every_list_answers_a_page_of_the_size_asked(api, route) -> None:
     make_job("etl.report")
     dataset = make_dataset("shop.public.orders")
     add_alias(dataset, "hive://meta:9083", "shop.orders")
-    url = LISTS[route].format(job=job.id, dataset=dataset.id)
+    run = make_run(job)
+    for alias in dataset.aliases.all():  # two inputs and two outputs
+        for direction in ("input", "output"):
+            RunDataset.objects.create(
+                run=run, alias=alias, direction=direction, first_seen=T0, last_seen=T0
+            )
+    url = LISTS[route].format(job=job.id, dataset=dataset.id, run=run.run_uuid)
     join = "&" if "?" in url else "?"
     assert api.get(f"{url}{join}limit=501").status_code == 400, route
     response = api.get(f"{url}{join}limit=1")

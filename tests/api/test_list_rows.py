@@ -4,11 +4,14 @@ import json
 
 import pytest
 
-from api.list_rows import run_item
+from api.list_rows import run_item, run_link_item
+from api.run_serializers import RunDatasetSerializer
 from api.serializers import RunSerializer
-from catalog.models import Run
+from catalog.models import Run, RunDataset
+from catalog.reads.runs import link_rows
 from core.rendering import JSONRenderer
 from tests.api import reads_snapshot_store
+from tests.api.factories import T0, make_dataset, make_job, make_run
 
 pytestmark = pytest.mark.django_db
 
@@ -77,3 +80,37 @@ def test_a_dataset_detail_is_the_serializers_document(api):
         shown += 1
         named_by_rule = named_by_rule or any(a["reason_rule"] for a in document["aliases"])
     assert shown > 40 and named_by_rule
+
+
+@pytest.mark.parametrize(("state", "confirmed"), [("COMPLETE", True), ("FAIL", False)])
+def test_a_run_link_item_is_the_serializers_item(state, confirmed):
+    """/runs/{runId}/inputs and /outputs build their items from rows (ADR 0186): the same
+    bytes as RunDatasetSerializer, the detail's, for an input, a confirmed and an unconfirmed
+    output and an alias whose dataset is gone (null)."""
+    run = make_run(make_job("links"), state=state, outputs_confirmed=confirmed)
+    kept, gone = make_dataset("shop.public.kept"), make_dataset("shop.public.gone")
+    gone_alias = gone.aliases.get()
+    gone_alias.dataset = None
+    gone_alias.save()
+    for alias, direction, named in (
+        (kept.aliases.get(), "input", False),
+        (kept.aliases.get(), "output", True),
+        (gone_alias, "output", False),
+    ):
+        RunDataset.objects.create(
+            run=run,
+            alias=alias,
+            direction=direction,
+            first_seen=T0,
+            last_seen=T0,
+            confirmed=named,
+        )
+    render = JSONRenderer().render
+    for direction in ("input", "output"):
+        rows = list(link_rows(run.id, direction).order_by("id"))
+        served = [run_link_item(run, row) for row in rows]
+        links = list(RunDataset.objects.filter(run=run, direction=direction).order_by("id"))
+        serialized = RunDatasetSerializer(links, many=True, context={"run": run}).data
+        assert render(served) == render(serialized)
+    assert {item["dataset"] is None for item in served} == {True, False}
+    assert {item["attempted"] for item in served} == ({False, True} if confirmed else {True})

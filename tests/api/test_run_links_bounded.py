@@ -12,13 +12,17 @@ links than the detail shows of each direction, each with a run fact.
 """
 
 from typing import Any
+from urllib.parse import quote
+from uuid import uuid4
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from catalog.models.jobs_runs import RUN_LINKS_SHOWN
-from tests.api.factories import make_job, make_run
+from catalog.models import RUN_LINKS_COUNTED, RUN_LINKS_SHOWN, RunDataset
+from catalog.names import naming
+from tests.api.conftest import follow_all, results
+from tests.api.factories import T0, make_dataset, make_event, make_job, make_run
 from tests.marquez.conftest import MarquezClient
 
 pytestmark = pytest.mark.django_db
@@ -175,7 +179,13 @@ def test_the_reads_stop_after_what_they_show(api, runs, read, label, shown) -> N
     path = f"{read}{runs[label].run_uuid}"
     with CaptureQueriesContext(connection) as captured:
         assert api.get(path, RAW_URI=path).status_code == 200
-    statements = [q["sql"] for q in captured.captured_queries if "catalog_run_dataset" in q["sql"]]
+    # Those that read links to show them; counting them (the detail's run statement) stops
+    # at RUN_LINKS_COUNTED: test_the_counts_stop_past_their_bound.
+    statements = [
+        q["sql"]
+        for q in captured.captured_queries
+        if "catalog_run_dataset" in q["sql"] and "AS counted" not in q["sql"]
+    ]
     assert statements
     for sql in statements:
         scans = _rows_read(sql)
@@ -185,3 +195,141 @@ def test_the_reads_stop_after_what_they_show(api, runs, read, label, shown) -> N
         facts = sum(scans.pop(name, 0) for name in FACT_INDEXES)
         assert facts <= shown, (scans, sql)
         assert not scans, (scans, sql)  # no other scan of them
+
+
+# The counts and the lists of them all (ADR 0186): the detail says how many inputs and
+# outputs the run has, counted up to RUN_LINKS_COUNTED, and links /runs/{runId}/inputs and
+# /outputs, cursor lists by link id whose first items are what the detail shows.
+
+
+def _names(items: list[dict[str, Any]]) -> list[str]:
+    return [item["dataset"]["name"] for item in items]
+
+
+def test_the_detail_counts_each_direction_and_links_the_lists(api, runs) -> None:
+    run = runs["complete"]
+    body = api.get(f"/api/v1/runs/{run.run_uuid}").json()
+    assert (body["input_count"], body["output_count"]) == (INPUTS, OUTPUTS)
+    assert body["input_count_is_lower_bound"] is body["output_count_is_lower_bound"] is False
+    # By the run's UUID and job: the one run, whatever runId it was sent as (ADR 0028).
+    base = f"http://testserver/api/v1/runs/{run.run_uuid}"
+    assert body["inputs_url"] == f"{base}/inputs?job_id={run.job_id}"
+    assert body["outputs_url"] == f"{base}/outputs?job_id={run.job_id}"
+
+
+@pytest.mark.parametrize("label", ["complete", "failed"])
+def test_the_lists_page_through_every_link_by_id(api, runs, label) -> None:
+    detail = api.get(f"/api/v1/runs/{runs[label].run_uuid}").json()
+    for direction, first, count in (("input", 1, INPUTS), ("output", INPUTS + 1, OUTPUTS)):
+        items = follow_all(api, f"{detail[f'{direction}s_url']}&limit=300")
+        assert _names(items) == [_name(f"{label}.t", i) for i in range(first, first + count)]
+        # The detail shows the list's first items, in the same shape.
+        assert items[:RUN_LINKS_SHOWN] == detail[f"{direction}s"]
+        assert {item["attempted"] for item in items} == {label == "failed"}  # ADR 0069
+
+
+def _second_page(api, run, direction: str, limit: int) -> str:
+    first = api.get(f"/api/v1/runs/{run.run_uuid}/{direction}s?limit={limit}").json()
+    assert len(first["results"]) == limit and first["next"], first
+    return first["next"]
+
+
+def test_a_page_of_links_queries(api, runs, django_assert_num_queries) -> None:
+    run = runs["complete"]
+    deep = _second_page(api, run, "input", 250)
+    # 1 the run (what `attempted` needs of it), 2 the page with its aliases and datasets
+    for path, size in ((f"/api/v1/runs/{run.run_uuid}/outputs", 50), (deep, 250)):
+        with django_assert_num_queries(2):
+            assert len(api.get(path).json()["results"]) == size
+
+
+def test_a_deep_page_reads_its_own_links_only(api, runs) -> None:
+    """The second page of 250 inputs reads 251 entries of catalog_run_ds_run_idx (one more:
+    whether there is a next page) and each one's alias and dataset, not the 250 before it."""
+    deep = _second_page(api, runs["complete"], "input", 250)
+    with CaptureQueriesContext(connection) as captured:
+        assert _names(api.get(deep).json()["results"])[0] == _name("complete.t", 251)
+    statements = [q["sql"] for q in captured.captured_queries if "catalog_run_dataset" in q["sql"]]
+    assert len(statements) == 1
+    assert _rows_read(statements[0]) == {"catalog_run_ds_run_idx": 251}
+
+
+def test_the_lists_find_the_run_as_its_detail_does(api, runs) -> None:
+    run = runs["complete"]
+    for direction in ("inputs", "outputs"):
+        path = f"/api/v1/runs/{run.run_uuid}/{direction}"
+        assert api.get(f"{path}?job_id={run.job_id}").status_code == 200
+        for missing in (
+            f"{path}?job_id={run.job_id + 1000}",
+            f"/api/v1/runs/{uuid4()}/{direction}",
+        ):
+            response = api.get(missing)
+            assert response.status_code == 404, missing
+            assert response["Content-Type"] == "application/problem+json"
+        assert api.get(f"{path}?job_id=x").status_code == 404  # as the detail: no such job
+        assert api.get(f"{path}?limit=501").status_code == 400
+        assert api.get(f"{path}?cursor=garbled").json()["type"].endswith(":invalid-cursor")
+        # A runId redaction would change is refused, found or not (docs/api.md).
+        assert api.get(f"/api/v1/runs/password=hunter2/{direction}").status_code == 400
+
+
+def test_a_run_id_with_dots_is_addressed_like_any_other(api) -> None:
+    """A runId that is no UUID and holds dots (Airflow's ``dag.task.2024-01-01``, a manual
+    run's ``manual__2026-10-01T09:00:00.123+00:00``): DRF's default ``[^/.]+`` left its
+    detail unroutable, a 404."""
+    text = "manual__2026-10-01T09:00:00.123+00:00"
+    job = make_job("dotted", namespace="tests")
+    run = make_run(job, run_uuid=naming.job_run_uuid(text, "tests", "dotted"))
+    make_event(run_id=text, job_namespace="tests", job_name="dotted")
+    dataset = make_dataset("shop.public.dotted")
+    RunDataset.objects.create(
+        run=run, alias=dataset.aliases.get(), direction="input", first_seen=T0, last_seen=T0
+    )
+    quoted = quote(text)  # "+" is a space in a query, not in a path; quoted as a client would
+    body = api.get(f"/api/v1/runs/{quoted}").json()
+    assert (body["run_id"], body["input_count"]) == (str(run.run_uuid), 1)
+    assert _names(results(api.get(f"/api/v1/runs/{quoted}/inputs"))) == ["shop.public.dotted"]
+    assert results(api.get(f"/api/v1/runs/{quoted}/outputs")) == []
+
+
+# A run of RUN_LINKS_COUNTED + 5 inputs, all aliases of one dataset, and one output.
+_CROWDED = """
+WITH a AS (
+    INSERT INTO catalog_dataset_alias (namespace, name, key_hash, reason, reason_detail,
+        reason_version, first_seen, last_seen, dataset_id, is_table_name)
+    SELECT 'hive://meta:9083', 'part_' || g, sha256(convert_to('part_' || g, 'UTF8')),
+        'symlink', '', '[]', now(), now(), %(dataset)s, false
+    FROM generate_series(1, %(inputs)s) g
+    RETURNING id
+)
+INSERT INTO catalog_run_dataset (run_id, alias_id, direction, first_seen, last_seen, via,
+    confirmed)
+SELECT %(run)s, a.id, 'input', now(), now(), '', false FROM a
+UNION ALL
+SELECT %(run)s, %(output)s, 'output', now(), now(), '', false
+"""
+
+
+def test_the_counts_stop_past_their_bound(api, runs) -> None:
+    """Counting is a range of the index that stops one row past RUN_LINKS_COUNTED: a run of
+    more says so (``_is_lower_bound``) and costs no more to count."""
+    run = make_run(make_job("crowded"))
+    dataset, written = make_dataset("warehouse.parts"), make_dataset("warehouse.summary")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _CROWDED,
+            {
+                "run": run.id,
+                "dataset": dataset.id,
+                "inputs": RUN_LINKS_COUNTED + 5,
+                "output": written.aliases.get().id,
+            },
+        )
+        cursor.execute("ANALYZE catalog_run_dataset")
+    path = f"/api/v1/runs/{run.run_uuid}"
+    with CaptureQueriesContext(connection) as captured:
+        body = api.get(path, RAW_URI=path).json()
+    assert (body["input_count"], body["input_count_is_lower_bound"]) == (RUN_LINKS_COUNTED, True)
+    assert (body["output_count"], body["output_count_is_lower_bound"]) == (1, False)
+    (counting,) = [q["sql"] for q in captured.captured_queries if "AS counted" in q["sql"]]
+    assert _rows_read(counting) == {"catalog_run_ds_run_idx": RUN_LINKS_COUNTED + 1 + 1}

@@ -15,6 +15,7 @@ from catalog.facets import RUN_FACTS
 from catalog.lineage import child_jobs
 from catalog.lineage import impact as impact_report
 from catalog.lineage.request import DEFAULT_MAX_NODES, EDGES_PER_NODE
+from catalog.models import RUN_LINKS_COUNTED
 from catalog.names.rules import EVENT_MATCH_SECONDS
 from catalog.picture import build, geometry
 from catalog.reads import run_facts
@@ -57,6 +58,7 @@ PROMISES = [
     ("marquez.md", f"child jobs (at most {figure(child_jobs.CHILDREN_PER_PARENT)})"),
     ("marquez.md", f"latest {figure(len(RUN_FACTS) * run_facts.RELATED_LIMIT)} input facts"),
     ("marquez.md", f"`LINEAGE_MAX_PAGE_BYTES` ({settings.LINEAGE['MAX_PAGE_BYTES'] >> 20} MiB)"),
+    ("api.md", f"counted up to {figure(RUN_LINKS_COUNTED)}: past that the count says"),
 ]
 
 

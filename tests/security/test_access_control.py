@@ -125,7 +125,7 @@ def test_admin_requires_a_staff_login_with_csrf() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["/api/v1/no-such-thing", "/api/v1/runs/a.b", "/api/v1/datasets/1/x"]
+    "path", ["/api/v1/no-such-thing", "/api/v1/runs/a/b", "/api/v1/datasets/1/x"]
 )
 def test_unknown_api_urls_are_problem_documents(path: str) -> None:
     reader = _bearer(create_token("reader", "read")[1])
