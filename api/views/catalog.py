@@ -23,7 +23,7 @@ from api.filters import (
 )
 from api.keyset_rows import KeysetRows
 from api.list_rows import dataset_detail, run_item
-from api.pagination import CursorPage, OffsetPage
+from api.pagination import CursorPage, WholeListPage
 from api.problems import COMMON, WITH_404, not_found
 from api.serializers import (
     AliasSerializer,
@@ -71,14 +71,16 @@ class NamespaceList(ReadAPIView):
 
     read_permissions = (JOB, DATASET)
 
-    pagination_class = OffsetPage
+    pagination_class = WholeListPage
 
     @extend_schema(
         operation_id="namespaces_list",
         responses={200: NamespaceSerializer(many=True), **COMMON},
         parameters=[
             OpenApiParameter("limit", int, description="Page size, 1-500 (default 50)."),
-            OpenApiParameter("offset", int, description="0-1000."),
+            OpenApiParameter(
+                "offset", int, description="0 or more: every namespace can be reached."
+            ),
         ],
     )
     def get(self, request: Request) -> Response:
@@ -207,6 +209,10 @@ class RunViewSet(ReadOnlyViewSet):
     filterset_class = RunFilterSet
     lookup_field = "run_uuid"
     lookup_url_kwarg = "run_id"
+    # The runId as a producer sent it, whatever it holds: the router's default ([^/.]+) sent
+    # Airflow's manual__2026-10-01T09:00:00.123456+00:00, and any id with a dot or a slash,
+    # to a 404 before the view could look it up. Nothing else is routed under runs/{runId}.
+    lookup_value_regex = ".+"
     cursor_ordering = "-id"
 
     def _same_run_id(self) -> Any:
