@@ -108,7 +108,15 @@ class CursorPage(CursorPagination):
         (``p=abc`` on an integer id, a NUL, an id beyond bigint) would otherwise reach SQL
         and fail there, a 500. Checked with the model field's own ``clean``."""
         cursor = super().decode_cursor(request)
-        if cursor is None or cursor.position is None:
+        if cursor is None:
+            return cursor
+        if cursor.position is None:
+            # DRF reads a cursor without a position (``foo``, ``o=5``, random bytes) as the
+            # first page, or an offset into it: a garbled cursor answered page 1 as if it
+            # were one. Every cursor these lists serve names a position (their orderings are
+            # unique); an empty ``?cursor=`` is no cursor, the first page.
+            if request.query_params.get(self.cursor_query_param):
+                raise invalid_cursor()
             return cursor
         position = str(cursor.position)  # DRF decodes it as text; the stubs say int
         if "\x00" in position or len(position) > 200:

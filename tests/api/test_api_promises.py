@@ -1,6 +1,7 @@
 """ADR 0190: the promises of docs/api.md and docs/architecture.md that the audit found false,
 each held end to end against PostgreSQL through the read client."""
 
+import base64
 from typing import Any
 from urllib.parse import quote
 
@@ -8,6 +9,7 @@ import pytest
 
 from catalog.models import Job
 from catalog.names import naming
+from tests.api.conftest import follow_all, results
 from tests.api.factories import T0, make_dataset, make_job, make_run
 from tests.api.test_fidelity import derive_in_order, fixture
 
@@ -106,3 +108,40 @@ def test_every_namespace_can_be_listed(api) -> None:
     last = api.get("/api/v1/namespaces?offset=1599").json()["results"]
     assert [item["namespace"] for item in last] == names[-1:]
     assert _problem_path(api.get("/api/v1/namespaces?offset=-1")) == ["/offset"]
+
+
+CURSOR_LISTS = ["/api/v1/events", "/api/v1/jobs", "/api/v1/runs", "/api/v1/datasets"]
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "Zm9v",  # "foo"
+        base64.b64encode(b"o=1").decode(),  # an offset with no position
+        base64.b64encode(b"r=1").decode(),
+        "AAAAAAAA",  # NUL bytes
+        base64.b64encode(b"q=5").decode(),
+    ],
+)
+def test_a_garbled_cursor_is_a_400_not_the_first_page(api, cursor) -> None:
+    """docs/api.md: a cursor that is no position in the list's order (forged, garbled) is a
+    400 invalid-cursor. One that decoded to no position read as the first page (200)."""
+    make_job("a")
+    make_job("b")
+    urls = [*CURSOR_LISTS, "/api/v1/metadata", "/api/v1/changes"]
+    for url in urls:
+        response = api.get(url, {"cursor": cursor})
+        assert response.status_code == 400, (url, response.content)
+        assert response.json()["type"] == "urn:lineage-catalog:problem:invalid-cursor"
+
+
+def test_an_empty_cursor_is_the_first_page_and_served_cursors_page_through(api) -> None:
+    ids = [make_job(f"job_{index}").id for index in range(5)]
+    assert [item["id"] for item in results(api.get("/api/v1/jobs?cursor=&limit=5"))] == ids
+    listed = follow_all(api, "/api/v1/jobs?limit=2")
+    assert [item["id"] for item in listed] == ids
+    last = api.get("/api/v1/jobs?limit=2").json()["next"]
+    last = api.get(api.get(last).json()["next"]).json()
+    back = api.get(last["previous"]).json()
+    assert [item["id"] for item in back["results"]] == ids[2:4]
+    assert [item["id"] for item in api.get(back["previous"]).json()["results"]] == ids[:2]
