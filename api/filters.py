@@ -1,7 +1,12 @@
 """django-filter FilterSets: natural-key filters (namespace, name) and explicit ``_id`` filters.
 
-Every filter maps to an indexed predicate or is combined with one (see the model indexes and
-api's own migrations): a list never scans a big table to filter it.
+The natural-key, id, time and label filters map to an indexed predicate (see the model
+indexes and api's own migrations). Four of the event list's do not: ``event_type``,
+``kind``, ``job_namespace`` and ``derivation_status=derived`` are read along the list's id
+order, so a value few events hold scans ``ingest_event`` (200,000 events: a parallel
+sequential scan of every row, ADR 0190), which the web's read statement timeout ends with a
+503. Each index costs every ingested event (ADR 0142), so that is left to a change of the
+event indexes; docs/api.md says so.
 """
 
 from datetime import UTC, datetime
