@@ -108,7 +108,15 @@ class CursorPage(CursorPagination):
         (``p=abc`` on an integer id, a NUL, an id beyond bigint) would otherwise reach SQL
         and fail there, a 500. Checked with the model field's own ``clean``."""
         cursor = super().decode_cursor(request)
-        if cursor is None or cursor.position is None:
+        if cursor is None:
+            return cursor
+        if cursor.position is None:
+            # DRF reads a cursor without a position (``foo``, ``o=5``, random bytes) as the
+            # first page, or an offset into it: a garbled cursor answered page 1 as if it
+            # were one. Every cursor these lists serve names a position (their orderings are
+            # unique); an empty ``?cursor=`` is no cursor, the first page.
+            if request.query_params.get(self.cursor_query_param):
+                raise invalid_cursor()
             return cursor
         position = str(cursor.position)  # DRF decodes it as text; the stubs say int
         if "\x00" in position or len(position) > 200:
@@ -147,6 +155,7 @@ class OffsetPage(LimitOffsetPagination):
 
     default_limit = DEFAULT_PAGE_SIZE
     max_limit = MAX_PAGE_SIZE
+    max_offset = MAX_OFFSET
 
     def get_limit(self, request: Any) -> int:
         return _page_size(request, self.limit_query_param, self.default_limit)
@@ -164,9 +173,18 @@ class OffsetPage(LimitOffsetPagination):
             offset = int(raw)
         except ValueError:
             offset = -1
-        if not 0 <= offset <= MAX_OFFSET:
-            raise _bad_parameter(self.offset_query_param, f"an integer from 0 to {MAX_OFFSET}")
+        if not 0 <= offset <= self.max_offset:
+            raise _bad_parameter(self.offset_query_param, f"an integer from 0 to {self.max_offset}")
         return offset
+
+
+class WholeListPage(OffsetPage):
+    """``?limit=`` and ``?offset=`` over a list the view holds whole (the namespaces, read
+    from their summary in one statement, ADR 0121): any offset costs what the first page
+    does, so none is refused. With MAX_OFFSET, a store's namespaces past the 1,500th (three
+    pages of 500 from offset 1000) could not be read at all."""
+
+    max_offset = 2**63 - 1
 
 
 def _links_described(paginated: Any, query: str, examples: dict[str, str]) -> Any:

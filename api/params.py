@@ -84,16 +84,30 @@ def integer_within(raw: str | None, default: int, low: int, high: int) -> int | 
     return value if low <= value <= high else None
 
 
+# The spellings of a boolean parameter, on every read endpoint (a view's and a filter's):
+# anything else is a 400, never read as "no filter".
+TRUE_WORDS = frozenset({"true", "1", "yes"})
+FALSE_WORDS = frozenset({"false", "0", "no"})
+
+
+def truth(raw: str) -> bool | None:
+    """``raw`` as a boolean, whatever its case; None when it is no spelling of one."""
+    lowered = raw.lower()
+    if lowered in TRUE_WORDS:
+        return True
+    if lowered in FALSE_WORDS:
+        return False
+    return None
+
+
 def boolean(request: Request, name: str, default: bool = False) -> bool:
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
-    lowered = raw.lower()
-    if lowered in {"true", "1", "yes"}:
-        return True
-    if lowered in {"false", "0", "no"}:
-        return False
-    raise bad_parameter(name, "expected true or false.")
+    value = truth(raw)
+    if value is None:
+        raise bad_parameter(name, "expected true or false.")
+    return value
 
 
 def choice(request: Request, name: str, choices: tuple[str, ...], default: str) -> str:

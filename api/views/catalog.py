@@ -23,7 +23,7 @@ from api.filters import (
 )
 from api.keyset_rows import KeysetRows
 from api.list_rows import dataset_detail, run_item
-from api.pagination import CursorPage, OffsetPage
+from api.pagination import CursorPage, WholeListPage
 from api.problems import COMMON, WITH_404, not_found
 from api.run_serializers import RunDetailSerializer
 from api.serializers import (
@@ -73,14 +73,16 @@ class NamespaceList(ReadAPIView):
 
     read_permissions = (JOB, DATASET)
 
-    pagination_class = OffsetPage
+    pagination_class = WholeListPage
 
     @extend_schema(
         operation_id="namespaces_list",
         responses={200: NamespaceSerializer(many=True), **COMMON},
         parameters=[
             OpenApiParameter("limit", int, description="Page size, 1-500 (default 50)."),
-            OpenApiParameter("offset", int, description="0-1000."),
+            OpenApiParameter(
+                "offset", int, description="0 or more: every namespace can be reached."
+            ),
         ],
     )
     def get(self, request: Request) -> Response:

@@ -21,9 +21,12 @@ from api.run_serializers import RunDatasetSerializer
 from catalog.models import RUN_LINKS_COUNTED, RUN_LINKS_SHOWN, Direction, Run
 from catalog.reads import runs as run_reads
 
-# The runId of a path: a UUID or any text a producer sent, dots included (an Airflow-style
-# ``manual__2026-10-01T09:00:00.123+00:00``); DRF's default ``[^/.]+`` found no such run.
-RUN_ID_PATH = "[^/]+"
+# The runId as a producer sent it, whatever it holds: the router's default ([^/.]+) sent
+# Airflow's manual__2026-10-01T09:00:00.123456+00:00, and any id with a dot or a slash, to a
+# 404 before the view could look it up (ADR 0190). runs/{runId}/inputs and /outputs take a
+# runId without a "/" (matched first, so a detail's runId may end in /inputs): a run whose
+# runId holds one has its lists at its UUID, as the detail's inputs_url and outputs_url say.
+RUN_ID_PATH = ".+"
 # The job whose run to show when several jobs sent the runId (ADR 0028).
 JOB_ID_PARAMETER = OpenApiParameter("job_id", int, description="The job whose run to show.")
 

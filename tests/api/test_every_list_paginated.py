@@ -39,7 +39,7 @@ NOT_LISTS = {
     "api/v1/events/export": "an NDJSON stream in keyset chunks of bounded bytes",
     "api/v1/stats": "headline figures",
     "api/v1/jobs/(?P<pk>[^/.]+)": "one object",
-    "api/v1/runs/(?P<run_id>[^/]+)": "one object",
+    "api/v1/runs/(?P<run_id>.+)": "one object",
     "api/v1/datasets/lookup": "one object",
     "api/v1/datasets/(?P<pk>[^/.]+)": "one object",
     "api/v1/events/(?P<pk>[^/.]+)": "one object",

@@ -273,11 +273,11 @@ def test_the_lists_find_the_run_as_its_detail_does(api, runs) -> None:
         assert api.get(f"/api/v1/runs/password=hunter2/{direction}").status_code == 400
 
 
-def test_a_run_id_with_dots_is_addressed_like_any_other(api) -> None:
+@pytest.mark.parametrize("text", ["manual__2026-10-01T09:00:00.123+00:00", "nightly/orders/17"])
+def test_a_run_id_with_dots_is_addressed_like_any_other(api, text) -> None:
     """A runId that is no UUID and holds dots (Airflow's ``dag.task.2024-01-01``, a manual
-    run's ``manual__2026-10-01T09:00:00.123+00:00``): DRF's default ``[^/.]+`` left its
-    detail unroutable, a 404."""
-    text = "manual__2026-10-01T09:00:00.123+00:00"
+    run's ``manual__2026-10-01T09:00:00.123+00:00``) or slashes: DRF's default ``[^/.]+``
+    left its detail unroutable, a 404, and ``<str:>`` its links' lists (ADR 0190)."""
     job = make_job("dotted", namespace="tests")
     run = make_run(job, run_uuid=naming.job_run_uuid(text, "tests", "dotted"))
     make_event(run_id=text, job_namespace="tests", job_name="dotted")
@@ -285,11 +285,15 @@ def test_a_run_id_with_dots_is_addressed_like_any_other(api) -> None:
     RunDataset.objects.create(
         run=run, alias=dataset.aliases.get(), direction="input", first_seen=T0, last_seen=T0
     )
-    quoted = quote(text)  # "+" is a space in a query, not in a path; quoted as a client would
+    quoted = quote(text, safe="")  # "+" is a space in a query, not in a path; "/" is "%2F"
     body = api.get(f"/api/v1/runs/{quoted}").json()
     assert (body["run_id"], body["input_count"]) == (str(run.run_uuid), 1)
-    assert _names(results(api.get(f"/api/v1/runs/{quoted}/inputs"))) == ["shop.public.dotted"]
-    assert results(api.get(f"/api/v1/runs/{quoted}/outputs")) == []
+    lists = [f"/api/v1/runs/{quoted}/inputs", f"/api/v1/runs/{quoted}/outputs"]
+    if "/" in text:  # no path segment: the lists are at the run's UUID, as the detail says
+        lists = [body["inputs_url"], body["outputs_url"]]
+        assert f"/api/v1/runs/{run.run_uuid}/inputs?job_id=" in lists[0]
+    assert _names(results(api.get(lists[0]))) == ["shop.public.dotted"]
+    assert results(api.get(lists[1])) == []
 
 
 # A run of RUN_LINKS_COUNTED + 5 inputs, all aliases of one dataset, and one output.

@@ -1,7 +1,9 @@
-"""The figures docs/admin.md, docs/security.md and docs/marquez.md promise are the constants
-the code bounds by: a figure changed on one side alone fails here. docs/marquez.md said a
-dataset version's reader facts came from the latest 800 input facts per name while the read
-took ``len(RUN_FACTS) * RELATED_LIMIT`` (1,000: a fifth run fact, ``subset``, had been added).
+"""The figures docs/admin.md, docs/security.md, docs/marquez.md and docs/api.md promise are
+the constants the code bounds by: a figure changed on one side alone fails here.
+docs/marquez.md said a dataset version's reader facts came from the latest 800 input facts
+per name while the read took ``len(RUN_FACTS) * RELATED_LIMIT`` (1,000: a fifth run fact,
+``subset``, had been added); docs/api.md said /stats counts a table up to 10,000 rows while
+it counted up to 100,000 (ADR 0190).
 The behaviour behind each figure has its own test (docs/adr/0173-…, the audit's report)."""
 
 import re
@@ -10,15 +12,18 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from api import pagination
+from api.views import catalog as catalog_views
 from catalog.admin import dashboard, impact, search, support
 from catalog.facets import RUN_FACTS
-from catalog.lineage import child_jobs
+from catalog.lineage import breaking, child_jobs
 from catalog.lineage import impact as impact_report
+from catalog.lineage import request as graph_request
 from catalog.lineage.request import DEFAULT_MAX_NODES, EDGES_PER_NODE
 from catalog.models import RUN_LINKS_COUNTED
 from catalog.names.rules import EVENT_MATCH_SECONDS
 from catalog.picture import build, geometry
-from catalog.reads import run_facts
+from catalog.reads import run_facts, stats
 from catalog.services import curation, rederive_jobs
 from ingest import authentication
 
@@ -59,6 +64,33 @@ PROMISES = [
     ("marquez.md", f"latest {figure(len(RUN_FACTS) * run_facts.RELATED_LIMIT)} input facts"),
     ("marquez.md", f"`LINEAGE_MAX_PAGE_BYTES` ({settings.LINEAGE['MAX_PAGE_BYTES'] >> 20} MiB)"),
     ("api.md", f"counted up to {figure(RUN_LINKS_COUNTED)}: past that the count says"),
+    ("api.md", f"within {figure(int(authentication._CACHE_SECONDS))} seconds"),
+    (
+        "api.md",
+        f"`limit` is 1-{pagination.MAX_PAGE_SIZE} (default {pagination.DEFAULT_PAGE_SIZE})",
+    ),
+    ("api.md", f"stops at {settings.LINEAGE['MAX_PAGE_BYTES'] >> 20} MiB of JSON"),
+    ("api.md", f"(offset at most {pagination.MAX_OFFSET}:"),
+    ("api.md", f"(at most {figure(catalog_views.RELATED_LIMIT)} of each, the first by id"),
+    ("api.md", f"the newest of its latest {figure(run_facts.LATEST_TESTS_RUNS)} runs"),
+    ("api.md", f"counted, up to {figure(stats.COUNT_CAP)}, the `counts_capped_at`"),
+    (
+        "api.md",
+        f"dataset hops (1-{graph_request.MAX_DEPTH}, default {graph_request.DEFAULT_DEPTH})",
+    ),
+    (
+        "api.md",
+        f"(1-{graph_request.MAX_MAX_NODES}, default {figure(graph_request.DEFAULT_MAX_NODES)})",
+    ),
+    ("api.md", f"At most {figure(child_jobs.CHILDREN_PER_PARENT)} children"),
+    ("api.md", f"`LINEAGE_MAX_COLUMN_EDGES` ({figure(settings.LINEAGE['MAX_COLUMN_EDGES'])})"),
+    (
+        "api.md",
+        f"`depth` 1-{graph_request.MAX_DEPTH} (default {impact_report.DEFAULT_DEPTH}), "
+        f"`max_items` 1-{figure(impact_report.MAX_ITEMS)} "
+        f"(default {figure(impact_report.DEFAULT_MAX_ITEMS)})",
+    ),
+    ("api.md", f"names up to {figure(breaking.READERS_PER_CHANGE)} readers"),
 ]
 
 

@@ -259,7 +259,7 @@ NATIVE: dict[str, Requests] = {
     "api/v1/jobs": lambda: ["/api/v1/jobs"],
     "api/v1/jobs/(?P<pk>[^/.]+)": lambda: [f"/api/v1/jobs/{id}" for id in _ids(Job)],
     "api/v1/runs": lambda: ["/api/v1/runs"],
-    "api/v1/runs/(?P<run_id>[^/]+)": lambda: [f"/api/v1/runs/{id}" for id in _ids(Run, "run_uuid")],
+    "api/v1/runs/(?P<run_id>.+)": lambda: [f"/api/v1/runs/{id}" for id in _ids(Run, "run_uuid")],
     "api/v1/runs/<str:run_id>/inputs": lambda: [
         f"/api/v1/runs/{id}/inputs" for id in _ids(Run, "run_uuid")
     ],
