@@ -46,6 +46,35 @@ class UtcDateTimeField(filters.fields.IsoDateTimeField):
             raise forms.ValidationError("The time is out of range.", code="invalid") from None
 
 
+class StrictBooleanField(forms.NullBooleanField):
+    """``true`` or ``false`` (``1``/``0``, any case); absent or empty: no filter; anything
+    else refused (a 400 ``invalid-request``, docs/problems.md).
+
+    django-filter's boolean reads its value through a select widget that turns what it does
+    not know into "no filter": ``?has_facet_problems=yes`` (or ``=1``) answered every event,
+    as if the filter had been applied and found them all.
+    """
+
+    widget = forms.TextInput
+
+    def to_python(self, value: Any) -> Any:  # True, False or None (the stubs say bool)
+        if value is None or value == "":
+            return None
+        text = str(value).strip().lower()
+        if text in ("true", "1"):
+            return True
+        if text in ("false", "0"):
+            return False
+        raise forms.ValidationError("Enter true or false.", code="invalid")
+
+    def validate(self, value: Any) -> None:
+        pass  # None (absent) is allowed, as NullBooleanField allows it
+
+
+class StrictBooleanFilter(filters.BooleanFilter):
+    field_class = StrictBooleanField
+
+
 class MomentFilter(filters.IsoDateTimeFilter):
     field_class = UtcDateTimeField
 
@@ -132,7 +161,7 @@ class TimeWindowMixin(CatalogFilterSet):
 class RetiredMixin(TimeWindowMixin):
     """Lists hide what is retired (ADR 0078); ``retired=true`` lists only that."""
 
-    retired = filters.BooleanFilter(
+    retired = StrictBooleanFilter(
         method="filter_retired",
         help_text="Only what is retired (true; a steward's session); default: only the rest.",
     )
@@ -186,7 +215,7 @@ class JobFilterSet(RetiredMixin, LabelFilterMixin):
         method="filter_state",
         help_text="State of the job's latest run.",
     )
-    is_placeholder = filters.BooleanFilter(
+    is_placeholder = StrictBooleanFilter(
         help_text="Jobs known only as another job's parent (true) or from their own events."
     )
     integration = filters.CharFilter()
@@ -225,7 +254,7 @@ class DatasetFilterSet(RetiredMixin, LabelFilterMixin):
         "db/schema2/t).",
     )
     lifecycle_state = filters.CharFilter()
-    is_dropped = filters.BooleanFilter()
+    is_dropped = StrictBooleanFilter()
     job_id = IdFilter(method="filter_job", help_text="Read or written by this job.")
     producer_job_id = IdFilter(
         method="filter_job",
@@ -273,7 +302,7 @@ class RunFilterSet(CatalogFilterSet):
     started_since = MomentFilter(field_name="started_at", lookup_expr="gte")
     started_until = MomentFilter(field_name="started_at", lookup_expr="lt")
     parent_run_id = filters.UUIDFilter(field_name="parent_run__run_uuid")
-    is_streaming = filters.BooleanFilter()
+    is_streaming = StrictBooleanFilter()
 
     class Meta:
         model = Run
@@ -294,7 +323,7 @@ class EventFilterSet(CatalogFilterSet):
     job_name = ShownRedactedFilter()
     run_id = ShownRedactedFilter(help_text="The runId exactly as sent.")
     derivation_status = filters.ChoiceFilter(choices=DerivationStatus.choices)
-    has_facet_problems = filters.BooleanFilter(
+    has_facet_problems = StrictBooleanFilter(
         field_name="facet_problems",
         lookup_expr="isnull",
         exclude=True,
