@@ -4,9 +4,15 @@ django-filter read an unknown value as "no filter": ``/events?has_facet_problems
 answered every event, the clean ones included, as if filtered (ADR 0189).
 """
 
+import orjson
 import pytest
+from django.core.wsgi import get_wsgi_application
+from django.test import RequestFactory
 
+from config.read_front import ReadFrontPath
+from ingest.fastpath import IngestFastPath
 from tests.ingest.helpers import LINEAGE, post_json, run_event
+from tests.wsgi_answer import wsgi_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -61,3 +67,17 @@ def test_every_lists_boolean_filter_refuses_an_unknown_value(read_client, query)
     refused = read_client.get(f"/api/v1/{query}")
     assert refused.status_code == 400
     assert refused.json()["type"] == "urn:lineage-catalog:problem:invalid-request"
+
+
+# Committed rows: the front path closes the thread's connection after its answer, as a
+# served request does, which a test's transaction would not survive.
+@pytest.mark.django_db(transaction=True)
+def test_the_reads_front_path_refuses_an_unknown_boolean_too(read_token, two_events) -> None:
+    # A bearer-token read is served in front of Django (config/read_front.py, ADR 0144).
+    app = ReadFrontPath(IngestFastPath(get_wsgi_application()))
+    request = RequestFactory().get(
+        "/api/v1/events?has_facet_problems=yes", HTTP_AUTHORIZATION=f"Bearer {read_token}"
+    )
+    status, headers, content = wsgi_answer(app, request.environ)
+    assert (status, headers["Content-Type"]) == (400, "application/problem+json")
+    assert orjson.loads(content)["type"] == "urn:lineage-catalog:problem:invalid-request"
