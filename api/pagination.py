@@ -18,7 +18,7 @@ from api.params import integer_within
 from api.problems import bad_parameter
 from api.tied_positions import TiedOrder, joined, split
 from core.problems import Problem
-from core.rendering import RawJSON
+from core.rendering import RawJSON, compact
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
@@ -76,13 +76,13 @@ class CursorPage(CursorPagination):
         # The whole page written once: its items' lengths add up to less than that, so a
         # page that fits keeps every item, as counting them one by one would (one orjson
         # call, not one per item: a deep run page's 50 were ~0.1 ms; ADR 0123).
-        if len(orjson.dumps(items, default=_measured)) <= budget:
+        if _json_length(items) <= budget:
             return data
         reverse = bool(self.cursor and self.cursor.reverse)
         ordered = list(reversed(items)) if reverse else items  # nearest the cursor first
         total = kept = 0
         for item in ordered:
-            total += len(orjson.dumps(item, default=_measured))
+            total += _json_length(item)
             if kept and total > budget:
                 break
             kept += 1
@@ -140,6 +140,19 @@ class CursorPage(CursorPagination):
             # datetime's text); read in the server's zone it would be a guess, not a place.
             if isinstance(value, datetime) and timezone.is_naive(value):
                 raise invalid_cursor()
+
+
+def _json_length(value: Any) -> int:
+    """The bytes of ``value`` as JSON, as the byte cap counts them (``_measured``).
+
+    What orjson refuses to write (an integer beyond 64 bits, which ingest keeps exact in a
+    stored event or metadata record) is counted as the renderer writes it, by DRF's encoder:
+    raised here, it made the whole events page a 500 for as long as that event was on it.
+    """
+    try:
+        return len(orjson.dumps(value, default=_measured))
+    except orjson.JSONEncodeError:
+        return len(compact(value))
 
 
 def _measured(value: Any) -> Any:

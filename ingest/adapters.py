@@ -13,6 +13,7 @@ from typing import Any
 from core.problems import FieldError, invalid_event
 from core.timestamps import parse_timestamp
 from ingest.models import EventKind
+from ingest.pointers import token
 from ingest.validation import EventRecord
 
 EDGE_PRODUCER = "urn:lineage-catalog:edge-api"
@@ -84,9 +85,8 @@ def metadata_record(
         else:
             for key, value in extra.items():
                 if not isinstance(value, str):
-                    errors.append(
-                        FieldError(f"{base}/additionalValues/{key}", "values must be strings")
-                    )
+                    where = f"{base}/additionalValues/{token(key)}"  # a JSON Pointer
+                    errors.append(FieldError(where, "values must be strings"))
     if errors:
         raise invalid_event(errors, "The metadata record is not valid; see errors.")
     record = dict(payload)

@@ -3,7 +3,10 @@
 A problem's message is jsonschema's, which quotes the offending value: a facet that carries
 credentials in the wrong shape would show them. Every read path (API, admin) shows problems
 through ``redacted_problems``, which withholds the message when the path or the quoted
-value names a secret key, and otherwise applies ``core.redaction.redact_text`` to it.
+value names a secret key, and otherwise applies ``core.redaction.redact_text`` to it. The
+path and the facet are pointers whose tokens are the producer's own keys (a column keyed by
+a DSN in ``catalogProperties`` or ``columnLineage``): each key is redacted as the payload
+beside it redacts an object's keys (ADR 0179), so a path never shows what the payload hides.
 """
 
 from typing import Any
@@ -12,6 +15,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from core.redaction import is_secret_key, redact_text
+from ingest import pointers
 
 
 # One entry of ``redacted_problems``: the shape of a problem in every read and ingest answer.
@@ -50,10 +54,17 @@ def redacted_problems(problems: Any) -> list[dict[str, Any]]:
         message = WITHHELD if secret else redact_text(message)
         shown.append(
             {
-                "path": path,
+                "path": _redacted_pointer(path),
                 "message": message,
-                "facet": str(problem.get("facet", "")),
+                "facet": _redacted_pointer(str(problem.get("facet", ""))),
                 "skipped": bool(problem.get("skipped")),
             }
         )
     return shown
+
+
+def _redacted_pointer(pointer: str) -> str:
+    """``pointer`` with each of its keys redacted as text (unchanged when none holds a secret)."""
+    parts = pointer.split("/")
+    shown = [pointers.token(redact_text(pointers.key(part))) for part in parts]
+    return "/".join(shown)

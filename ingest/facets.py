@@ -15,6 +15,8 @@ from typing import Any
 import jsonschema_rs
 import orjson
 
+from ingest.pointers import token
+
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 # jsonschema messages can quote the whole offending value; keep problem documents readable.
 _MAX_MESSAGE = 240
@@ -166,10 +168,10 @@ def facet_problems(position: str, facets: dict[str, Any], path: str) -> list[Fac
             if content is not None:
                 _remember(content)
             continue
-        facet_path = f"{path}/{_escape(key)}"
+        facet_path = f"{path}/{token(key)}"
         skipped = not _usable(validator, value)
         for error in errors:
-            pointer = "".join("/" + _escape(str(part)) for part in error.instance_path)
+            pointer = "".join("/" + token(str(part)) for part in error.instance_path)
             problems.append(
                 FacetProblem(facet_path + pointer, _message(error.message), facet_path, skipped)
             )
@@ -207,7 +209,3 @@ def _content_key(position: str, key: str, value: Any) -> bytes | None:
     if len(content) <= _KEPT_WHOLE_MAX:
         return content
     return b"\x00" + hashlib.blake2b(content, digest_size=16).digest()
-
-
-def _escape(part: str) -> str:
-    return part.replace("~", "~0").replace("/", "~1")

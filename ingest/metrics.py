@@ -167,8 +167,12 @@ def facet_labels() -> frozenset[str]:
     """Every label ``problem_label`` gives a problem validation can record: the validated
     facets by position, the event fields warned about, and a container that is no object."""
     labels = {f"{position}:{key}" for position, key in validated_facets()}
-    labels.add("event:eventType")
-    labels |= {f"{part}:(container)" for part in ("run", "job", "inputs", "outputs", "event")}
+    # The event's own fields validation warns about (ingest/validation.py): producer and
+    # schemaURL were counted as "other", though the help names them ``event:field``.
+    labels |= {f"event:{field}" for field in ("eventType", "producer", "schemaURL")}
+    # A facets container that is no object: a DatasetEvent's ("dataset") was "other" too.
+    containers = ("run", "job", "inputs", "outputs", "dataset", "event")
+    labels |= {f"{part}:(container)" for part in containers}
     return frozenset(labels)
 
 

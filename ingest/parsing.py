@@ -234,8 +234,8 @@ def parse_json(data: bytes, path: str = "") -> Any:
     try:
         # orjson's document is walked (iteratively) for depth *before* the stdlib decoder,
         # which recurses: 990-1024 levels passed orjson and then hit the recursion limit.
-        checked = orjson.loads(data)
         max_depth = limits()["MAX_JSON_DEPTH"]
+        checked = _orjson_document(data, max_depth, path)
         if _may_nest_past(data, max_depth) and not _shallow(checked, max_depth):
             check_depth(checked, max_depth, path)
         if _exact(checked, data):
@@ -252,6 +252,27 @@ def parse_json(data: bytes, path: str = "") -> Any:
     except RecursionError as error:  # only if MAX_JSON_DEPTH is set near the stack's limit
         raise too_deep(limits()["MAX_JSON_DEPTH"], path) from error
     return document
+
+
+# What orjson says of a document nested past its own limit (1,024 levels), before it reads
+# whether the rest is JSON at all.
+_ORJSON_DEPTH_ERROR = "depth limit exceeded"
+
+
+def _orjson_document(data: bytes, max_depth: int, path: str) -> Any:
+    """orjson's document of ``data``; a body nested past orjson's own limit is ``too-deep``.
+
+    Why: orjson stops at 1,024 levels with its own error, which was answered as
+    ``invalid-json`` although such a body is nested deeper than ``max_depth`` (64) and the
+    stable type for that is ``too-deep`` (docs/problems.md): 65 levels were ``too-deep``,
+    1,025 "not JSON". Whatever follows the 1,024th level, it is nested too deep already.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        if str(error).startswith(_ORJSON_DEPTH_ERROR) and max_depth < 1024:
+            raise too_deep(max_depth, path) from error
+        raise
 
 
 # Where the bracket count below looks first: a body that holds more brackets than the depth
