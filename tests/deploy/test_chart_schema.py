@@ -39,11 +39,26 @@ PASS_THROUGH = {
     ),
     "migrations.resources.requests",
     "migrations.resources.limits",
+    # Label maps of the NetworkPolicy peers: their keys and values are checked by pattern.
+    *(
+        f"networkPolicy.{part}.from[].{selector}.matchLabels"
+        for part in ("web", "metrics")
+        for selector in ("podSelector", "namespaceSelector")
+    ),
 }
 
 
+def _resolved(node: dict[str, Any]) -> dict[str, Any]:
+    """A node, or the definition its ``$ref`` names (``#/definitions/<name>``)."""
+    while "$ref" in node:
+        node = SCHEMA["definitions"][node["$ref"].removeprefix("#/definitions/")]
+    return node
+
+
 def _objects(node: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every object of the schema with its dotted path ("[]" for an array's items)."""
+    """Every object of the schema with its dotted path ("[]" for an array's items), a
+    definition's at every place that refers to it."""
+    node = _resolved(node)
     if node.get("type") == "object" or "properties" in node:
         yield path, node
     for name, child in node.get("properties", {}).items():

@@ -44,6 +44,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end }}
 
+{{/* The port the web container listens on: its containerPort, PORT and the NetworkPolicy's. */}}
+{{- define "lineage-catalog.webPort" -}}
+8000
+{{- end }}
+
 {{- define "lineage-catalog.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
