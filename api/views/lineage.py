@@ -17,6 +17,7 @@ from catalog.lineage import design_time
 from catalog.lineage import diff as graph_diff
 from catalog.lineage import graph as lineage
 from catalog.lineage import request as graph_request
+from catalog.lineage.assembly import NODE_ALIASES
 from core.rendering import RawJSON
 
 DIRECTIONS = ("upstream", "downstream", "both")
@@ -36,7 +37,16 @@ class GraphNodeSerializer(serializers.Serializer):
     namespace = serializers.CharField()
     name = serializers.CharField()
     depth = serializers.IntegerField(help_text="Dataset hops from the root.")
-    aliases = AliasRefSerializer(many=True, help_text="Every name of a dataset; [] for jobs.")
+    aliases = AliasRefSerializer(
+        many=True,
+        help_text=f"A dataset's names, the first {NODE_ALIASES} by namespace and name "
+        "(ADR 0184); [] for jobs.",
+    )
+    alias_count = serializers.IntegerField(
+        required=False,
+        help_text=f"Only on a dataset with more than {NODE_ALIASES} aliases: how many it has "
+        "(/datasets/{id}/aliases lists them all).",
+    )
     is_dropped = serializers.BooleanField()
     first_seen = serializers.DateTimeField(allow_null=True)
     last_seen = serializers.DateTimeField(allow_null=True)

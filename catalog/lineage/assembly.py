@@ -15,6 +15,7 @@ from django.db import connection
 from catalog.facets import dataset_type
 from catalog.lineage import design_time, job_edges
 from catalog.lineage.request import Graph, GraphRequest
+from catalog.models import ALIASES_SHOWN
 from core.sql_arrays import bigint_array
 
 EdgeKey = tuple[str, int, int]  # (direction, dataset id, job id)
@@ -46,8 +47,17 @@ def assemble(
     graph.nodes = _shown_nodes(graph, drawn, rows, _job_depths(aggregated, drawn.depths, root_job))
 
 
+# A dataset node shows its first aliases by (namespace, name, id), as the dataset detail
+# does (ADR 0180), and ``alias_count`` only when it has more: a table symlinked under a
+# new name by every run gathers tens of thousands (50,000 made one graph 4.1 MB, ADR
+# 0184). Under the bound a node is what it always was, byte for byte.
+NODE_ALIASES = ALIASES_SHOWN
+
 # The columns the graph shows of its datasets (with their aliases) and jobs, in one
-# statement (three, read apart; issue 42): kind 0 a dataset, 1 one of its aliases, 2 a job.
+# statement (three, read apart; issue 42): kind 0 a dataset, 1 one of its aliases, 2 a job,
+# 3 the alias count of a dataset with more than ``NODE_ALIASES`` (in the last column).
+# Each dataset's aliases are its first NODE_ALIASES + 1 by (namespace, name, id): the one
+# past the bound says the node was cut, and only such a dataset's aliases are counted.
 # The aliases come in (dataset, namespace, name, id) order, the nodes by id.
 _NAME, _TYPE, _SUBTYPE = dataset_type.NAME, dataset_type.TYPE, dataset_type.SUBTYPE
 # dataset_type.temporary_lookup as SQL on ``d``: false, not NULL, without the facet.
@@ -55,19 +65,35 @@ _IS_TEMPORARY = (
     f"COALESCE((d.facets #> '{{{_NAME},datasetType}}') = '\"{_TYPE}\"'::jsonb "
     f"AND (d.facets #> '{{{_NAME},subType}}') = '\"{_SUBTYPE}\"'::jsonb, false)"
 )
-_NODES = """
+_NODES = (
+    """
+WITH shown AS MATERIALIZED (
+    SELECT a.dataset_id, a.namespace, a.name, a.reason, a.id
+    FROM unnest(%(datasets)s::bigint[]) x(id)
+    CROSS JOIN LATERAL (
+        SELECT dataset_id, namespace, name, reason, id FROM catalog_dataset_alias
+        WHERE dataset_id = x.id ORDER BY namespace, name, id LIMIT {past_bound}
+    ) a
+)
 SELECT 0, d.id, d.namespace, d.name, d.first_seen, d.last_seen, d.is_dropped, {temporary},
        NULL::text, NULL::bigint
 FROM catalog_dataset d WHERE d.id = ANY(%(datasets)s::bigint[])
 UNION ALL
-SELECT 1, a.dataset_id, a.namespace, a.name, NULL, NULL, NULL, NULL, a.reason, a.id
-FROM catalog_dataset_alias a WHERE a.dataset_id = ANY(%(datasets)s::bigint[])
+SELECT 1, s.dataset_id, s.namespace, s.name, NULL, NULL, NULL, NULL, s.reason, s.id
+FROM shown s
+UNION ALL
+SELECT 3, c.dataset_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       (SELECT count(*) FROM catalog_dataset_alias a WHERE a.dataset_id = c.dataset_id)
+FROM shown c GROUP BY c.dataset_id HAVING count(*) > {shown}
 UNION ALL
 SELECT 2, j.id, j.namespace, j.name, j.first_seen, j.last_seen, j.lineage_edges_cut, NULL,
        NULL, NULL
 FROM catalog_job j WHERE j.id = ANY(%(jobs)s::bigint[])
 ORDER BY 1, 2, 3, 4, 10
 """.replace("{temporary}", _IS_TEMPORARY)
+    .replace("{shown}", str(NODE_ALIASES))
+    .replace("{past_bound}", str(NODE_ALIASES + 1))
+)
 
 
 def node_rows(drawn: Drawn) -> list[tuple]:
@@ -93,29 +119,31 @@ def _shown_nodes(
     """The datasets and jobs drawn, as the API shows them (its serializers' field order),
     from ``node_rows``."""
     aliases: dict[int, list[dict[str, str]]] = defaultdict(list)
-    for kind, node, namespace, name, _, _, _, _, reason, _ in rows:
-        if kind == 1:
+    counts: dict[int, int] = {}
+    for kind, node, namespace, name, _, _, _, _, reason, count in rows:
+        if kind == 1 and len(aliases[node]) < NODE_ALIASES:
             aliases[node].append({"namespace": namespace, "name": name, "reason": reason})
+        elif kind == 3:
+            counts[node] = count
     datasets, jobs = [], []
     depths = drawn.depths
     for kind, node, namespace, name, first_seen, last_seen, flag, temporary, _, _ in rows:
         if kind == 0:
             if temporary:
                 graph.temporary.add(node)
-            datasets.append(
-                {
-                    "id": f"dataset:{node}",
-                    "type": "dataset",
-                    "dataset_id": node,
-                    "namespace": namespace,
-                    "name": name,
-                    "depth": depths[node],
-                    "aliases": aliases[node],
-                    "is_dropped": flag,
-                    "first_seen": first_seen,
-                    "last_seen": last_seen,
-                }
-            )
+            shown: dict[str, Any] = {
+                "id": f"dataset:{node}",
+                "type": "dataset",
+                "dataset_id": node,
+                "namespace": namespace,
+                "name": name,
+                "depth": depths[node],
+                "aliases": aliases[node],
+            }
+            if node in counts:  # cut: how many there are (/datasets/{id}/aliases lists them)
+                shown["alias_count"] = counts[node]
+            shown.update(is_dropped=flag, first_seen=first_seen, last_seen=last_seen)
+            datasets.append(shown)
         elif kind == 2:
             node_id = f"job:{node}"
             if flag:

@@ -20,7 +20,8 @@ Byte for byte the dictionaries' JSON (orjson with ``OPT_UTC_Z``, core.rendering)
 - integers and booleans as PostgreSQL writes them, which is JSON's spelling; a uuid in
   its text form (hex and hyphens, Python's ``str(uuid)``); a NULL as ``null``;
 - orders as the Python sorts them (edges by direction in code-point order, dataset, job;
-  nodes by id; aliases in the database's order, read as before).
+  nodes by id; aliases by namespace, name and id, the first ``NODE_ALIASES``, as
+  assembly reads them).
 
 tests/api/test_graph_prebuilt.py renders graphs both ways on one store and compares bytes;
 the graph snapshots (tests/api/test_graph_snapshot.py) are unchanged.
@@ -34,7 +35,7 @@ import orjson
 from django.db import connection
 
 from catalog.lineage import job_edges
-from catalog.lineage.assembly import _IS_TEMPORARY, Drawn, EdgeKey
+from catalog.lineage.assembly import _IS_TEMPORARY, NODE_ALIASES, Drawn, EdgeKey
 from catalog.lineage.request import GraphRequest
 from core.prepared import read_rows
 from core.sql_arrays import bigint_array
@@ -103,18 +104,25 @@ _EDGE = (
     f"""|| ',"via":' || {_text("e.via")} || ',"current":' || e.current::text """
     """|| ',"observed":true,"static":false}'"""
 )
-# Keys and order as assembly._shown_nodes writes them (GraphNodeSerializer).
+# Keys and order as assembly._shown_nodes writes them (GraphNodeSerializer). A dataset's
+# first NODE_ALIASES + 1 aliases by (namespace, name, id) are read (``al``, beside ``d``):
+# NODE_ALIASES are shown, and only past the bound are they counted (``alias_count``, after
+# ``aliases``), as assembly does (ADR 0184).
 _ALIASES = (
-    """(SELECT string_agg('{"namespace":' || to_json(a.namespace)::text || ',"name":' """
-    """|| to_json(a.name)::text || ',"reason":' || to_json(a.reason)::text || '}', ',' """
-    "ORDER BY a.namespace, a.name, a.id) FROM catalog_dataset_alias a "
-    "WHERE a.dataset_id = d.id)"
+    """(SELECT array_agg('{"namespace":' || to_json(a.namespace)::text || ',"name":' """
+    """|| to_json(a.name)::text || ',"reason":' || to_json(a.reason)::text || '}' """
+    "ORDER BY a.namespace, a.name, a.id) "
+    "FROM (SELECT namespace, name, reason, id FROM catalog_dataset_alias "
+    "WHERE dataset_id = d.id ORDER BY namespace, name, id LIMIT {past_bound}) a)"
 )
 _DATASET = (
     """'{"id":"dataset:' || d.id::text || '","type":"dataset","dataset_id":' || d.id::text """
     f"""|| ',"namespace":' || {_text("d.namespace")} || ',"name":' || {_text("d.name")} """
-    f"""|| ',"depth":' || x.depth::text || ',"aliases":[' || COALESCE({_ALIASES}, '') """
-    """|| '],"is_dropped":' || d.is_dropped::text """
+    """|| ',"depth":' || x.depth::text || ',"aliases":[' """
+    """|| COALESCE(array_to_string(al.shown[1:{shown}], ','), '') || ']' """
+    """|| CASE WHEN cardinality(al.shown) > {shown} THEN ',"alias_count":' || (SELECT """
+    """count(*) FROM catalog_dataset_alias c WHERE c.dataset_id = d.id)::text ELSE '' END """
+    """|| ',"is_dropped":' || d.is_dropped::text """
     """|| ',"first_seen":' || {moment?:d.first_seen} """
     """|| ',"last_seen":' || {moment?:d.last_seen} || '}'"""
 )
@@ -155,6 +163,7 @@ FROM (
   SELECT '[' || COALESCE(string_agg({dataset}, ',' ORDER BY d.id), '') || ']' AS body,
          array_agg(d.id) FILTER (WHERE {temporary}) AS temporary
   FROM node_depth x JOIN catalog_dataset d ON d.id = x.dataset_id
+  CROSS JOIN LATERAL (SELECT {aliases} AS shown) al
 ) ds, (
   SELECT '[' || COALESCE(string_agg({job}, ',' ORDER BY j.id), '') || ']' AS body,
          array_agg(j.id ORDER BY j.id) FILTER (WHERE j.lineage_edges_cut) AS cut
@@ -170,6 +179,9 @@ def _statement(iso: bool) -> str:
         .replace("{dataset}", _DATASET)
         .replace("{job}", _JOB)
         .replace("{temporary}", _IS_TEMPORARY)
+        .replace("{aliases}", _ALIASES)
+        .replace("{shown}", str(NODE_ALIASES))
+        .replace("{past_bound}", str(NODE_ALIASES + 1))
     )
     return _MOMENT.sub(lambda found: json_moment(found[2], found[1] == "?", iso), sql)
 

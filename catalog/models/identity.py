@@ -229,8 +229,9 @@ class DatasetAlias(models.Model):
             models.UniqueConstraint(fields=["key_hash"], name="catalog_alias_key_uniq"),
         ]
         indexes = [
-            # Aliases of a dataset (dataset detail, merges repoint them).
-            models.Index(fields=["dataset"], name="catalog_alias_dataset_idx"),
+            # Aliases of a dataset (dataset detail, merges repoint them), and in id order
+            # (/datasets/{id}/aliases' pages, a range however many it has; ADR 0184).
+            models.Index(fields=["dataset", "id"], name="catalog_alias_dataset_id_idx"),
         ]
 
     def __str__(self) -> str:
