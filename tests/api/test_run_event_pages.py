@@ -10,6 +10,7 @@ of every event carrying the runId. The streaming run is built with SQL beside ma
 runs (tests/api/test_run_events_bounded.py's), its ids off its time order.
 """
 
+import base64
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from django.db import connection
 from api.views.catalog import RELATED_LIMIT
 from catalog.models import Run
 from catalog.names import naming
-from tests.api.factories import T0, make_job, make_run
+from tests.api.factories import T0, make_event, make_job, make_run
 from tests.api.test_run_events_bounded import (
     HEARTBEATS,
     _event_rows_read,
@@ -164,3 +165,14 @@ def test_a_placeholder_of_a_text_run_id_is_found_as_a_uuids_is(api) -> None:
     placeholder = _text_run("parent", is_placeholder=True)
     body = _page(api, f"/api/v1/runs/{TEXT_RUN_ID}")
     assert body["run_id"] == str(placeholder.run_uuid)
+
+
+def test_a_cursor_of_the_id_order_is_refused_on_a_run(api) -> None:
+    """A position kept from when a run's events were listed by id is no (time, id)
+    position: a 400 problem, not a page misread from it."""
+    first = make_event(run_id="r1")
+    make_event(run_id="r1")
+    cursor = base64.b64encode(f"p={first.id}".encode()).decode()
+    response = api.get(f"/api/v1/events?run_id=r1&cursor={cursor}")
+    assert response.status_code == 400, response.content
+    assert response.json()["type"].endswith("invalid-cursor")
