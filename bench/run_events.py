@@ -1,23 +1,28 @@
-"""A run's events when the run is a stream of heartbeats (ADR 0181).
+"""A run's events when the run is a stream of heartbeats (ADRs 0181, 0183).
 
 Builds, with SQL, one completed streaming run of ``--events`` events (a START, RUNNING
 heartbeats 5 s apart, a COMPLETE; each naming the run's one output, as a streaming job's
-events do) beside an ordinary run of 3 events and ``--other-runs`` more runs of 3 events
-of another job (a month before the stream and during it), then GETs from the shipped WSGI
-application in process (``read_request_cpu.in_process_reader``): the REST run detail
-``/api/v1/runs/{runId}`` of each run (its first 200 events by eventTime) and the Marquez
-mount's versions of the streaming run's output (``namespaces/{ns}/datasets/{name}/versions``:
-the newest events of each version's run that wrote it). Prints per read: the median and
-slowest wall milliseconds of ``--requests`` requests, the statements one request ran, and,
-for the statements that read ``ingest_event``, the rows their scans of it read, their
-execution milliseconds and the shared buffers they touched (each replayed under ``EXPLAIN
-(ANALYZE, BUFFERS)``; ``--plans`` prints each scan).
+events do), a second one as long whose runId is no UUID (Spark's ``app-...``), an ordinary
+run of 3 events and ``--other-runs`` more runs of 3 events of another job (a month before
+the streams and during them), then GETs from the shipped WSGI application in process
+(``read_request_cpu.in_process_reader``): the REST run detail ``/api/v1/runs/{runId}`` of
+each run (its first 200 events by eventTime; for the text runId, the runs it names), the
+Marquez mount's versions of the streaming run's output
+(``namespaces/{ns}/datasets/{name}/versions``: the newest events of each version's run that
+wrote it), the first two pages of ``/api/v1/events?run_id=`` of the stream, and the admin's
+event list searched by its runId (the run page's "events of this run"; a superuser's
+session). Prints per read: the median and slowest wall milliseconds of ``--requests``
+requests, the statements one request ran, and, for the statements that read
+``ingest_event``, the rows their scans of it read, their execution milliseconds and the
+shared buffers they touched (each replayed under ``EXPLAIN (ANALYZE, BUFFERS)``;
+``--plans`` prints each scan).
 
 Usage: .venv/bin/python bench/run_events.py --database URL [--events 100000]
        [--other-runs 30000] [--requests 20] [--plans] [--reuse]
 """
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -31,9 +36,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.catalog_rows import JOB, RUN
 from bench.common import migrated_database
 from bench.read_request_cpu import captured_and_timed, in_process_reader
+from catalog.names import naming
 
 RUN_STREAM = "00000000-0000-4000-8000-0000005e4ea1"
 RUN_SMALL = "00000000-0000-4000-8000-0000000005aa"
+# A runId that is no UUID: the run is keyed by uuid5 over its job and this text (ADR 0028).
+RUN_TEXT = "app-20260101000000-0042"
 OUTPUT = ("bench", "stream.out")
 
 
@@ -95,6 +103,16 @@ SELECT 'run', 'COMPLETE', '2025-12-01T00:00:00Z'::timestamptz + (r * 3 + j) * in
 FROM generate_series(1, %(runs)s) AS r, generate_series(1, 3) AS j
 """
 
+# The text runId's run: keyed by uuid5 over its job and the text, the text kept as sent.
+_TEXT_RUN = """
+INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state, state_version,
+    started_at, ended_at, first_event_time, last_event_time, error_message, is_streaming,
+    facets, facet_versions, job_version, updated_at, shares_run_id, tags)
+VALUES (%(uuid)s::uuid, %(run)s::text, %(job)s, false, 'COMPLETE', '[]',
+    now() - interval '1 year', now(), now() - interval '1 year', now(), '', true,
+    '{}', '{}', '[]', now(), false, '[]')
+"""
+
 # Each event of the run names the output: its event-dataset row (derivation writes one).
 _EVENT_OUTPUTS = """
 INSERT INTO catalog_event_dataset (role, alias_id, event_id)
@@ -132,9 +150,23 @@ def build(database_url: str, events: int, others: int) -> None:
             )
             if alias is not None:
                 connection.execute(_EVENT_OUTPUTS, {"alias": alias, "run": run})
+        text_uuid = naming.run_uuid(RUN_TEXT, "bench", "streamer")
+        connection.execute(_TEXT_RUN, {"uuid": str(text_uuid), "run": RUN_TEXT, "job": job})
+        connection.execute(
+            _EVENTS,
+            {
+                "run": RUN_TEXT,
+                "job_name": "streamer",
+                "count": events,
+                "step": "5 seconds",
+                "start": "2026-01-01T00:00:02Z",
+                "namespace": namespace,
+                "name": name,
+            },
+        )
         connection.execute(_OTHER_EVENTS, {"runs": others})
         print(
-            f"  a streaming run of {events:,} events, a run of 3 and {others:,} runs of 3 in "
+            f"  two streaming runs of {events:,} events, a run of 3 and {others:,} runs of 3 in "
             f"{time.monotonic() - started:.1f}s",
             flush=True,
         )
@@ -185,6 +217,33 @@ def measure(call: Any, path: str, requests: int, database_url: str, plans: bool)
     )
 
 
+def admin_reader(database_url: str) -> Any:
+    """A function that GETs an admin path as a superuser (a session of Django's test
+    client, on the settings ``in_process_reader`` set up) and returns the body."""
+    from django.contrib.auth import get_user_model  # here: Django is set up by then
+    from django.test import Client
+
+    user, _ = get_user_model().objects.get_or_create(
+        username="bench-run-events", defaults={"is_staff": True, "is_superuser": True}
+    )
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(user)
+
+    def call(path: str) -> bytes:
+        response = client.get(path)
+        if response.status_code != 200:
+            raise SystemExit(f"{path}: {response.status_code}")
+        return bytes(response.content)
+
+    return call
+
+
+def next_page(call: Any, path: str) -> str:
+    """The path of the page after ``path``'s (its ``next`` link, from ``/api/v1/``)."""
+    link = json.loads(call(path))["next"]
+    return link[link.index("/api/v1/") :]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--database", required=True)
@@ -199,12 +258,24 @@ def main() -> None:
         build(options.database, options.events, options.other_runs)
     call = in_process_reader(options.database, "run-events")
     namespace, name = OUTPUT
+    events = f"/api/v1/events?run_id={RUN_STREAM}"
     for path in (
         f"/api/v1/runs/{RUN_SMALL}",
         f"/api/v1/runs/{RUN_STREAM}",
+        f"/api/v1/runs/{RUN_TEXT}",
         f"/marquez/api/v1/namespaces/{namespace}/datasets/{name}/versions",
+        events,
+        next_page(call, events),
     ):
         measure(call, path, options.requests, options.database, options.plans)
+    admin = admin_reader(options.database)
+    measure(
+        admin,
+        f"/admin/ingest/event/?q={RUN_STREAM}",
+        options.requests,
+        options.database,
+        options.plans,
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Read-side query helpers for the raw event log and tokens."""
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
@@ -74,7 +74,37 @@ def filter_given(queryset: QuerySetT, **lookups: object) -> QuerySetT:
     return queryset.filter(**given) if given else queryset
 
 
+# A run's events newest eventTime first, then id: ingest_event_run_time_idx (md5(run_id),
+# event_time, id) read backwards, so a page of them stops after the page. In id order
+# PostgreSQL walked the primary key back from the log's newest event, or read and sorted all
+# a streaming run's heartbeats (ADR 0183). Every event that carries a runId carries an
+# eventTime (validation refuses one without), so DESC's NULLs first places none.
+RUN_EVENTS_ORDER = ("-event_time", "-id")
+
+
 class EventQuerySet(models.QuerySet):
+    def of_run(self, run_id: str) -> "EventQuerySet":
+        """The events carrying ``run_id`` in ``RUN_EVENTS_ORDER``: a page is a range."""
+        return self.filter(run_id=run_id).order_by(*RUN_EVENTS_ORDER)
+
+    def columns_holding(self, term: str, columns: Mapping[str, Sequence[str]]) -> set[str]:
+        """Which of ``columns`` (``DigestIndexedText``: each found through its md5 index) hold
+        ``term`` in some event of the log. One statement: per column, its index's first
+        entry for ``term``, in the order ``columns`` gives for it (the columns its index
+        holds after the md5): unordered, PostgreSQL took a value its statistics call common
+        for a sequential scan until one turned up. A search that ORs the columns makes
+        PostgreSQL read every match of each and sort them; knowing which can match, it
+        searches those alone."""
+        manager = self.model._default_manager
+        probes = [
+            manager.filter(**{column: term})
+            .order_by(*order)
+            .annotate(column=models.Value(column))
+            .values_list("column", flat=True)[:1]
+            for column, order in columns.items()
+        ]
+        return set(probes[0].union(*probes[1:], all=True))
+
     def openlineage_export(
         self, since: datetime | None = None, until: datetime | None = None, namespace: str = ""
     ) -> "EventQuerySet":

@@ -32,7 +32,7 @@ from catalog.models import MetadataRecord
 from catalog.reads import stats
 from core.redaction import is_secret_key, redact
 from ingest.models import Event
-from ingest.querysets import leading_within
+from ingest.querysets import RUN_EVENTS_ORDER, leading_within
 from ingest.views import MetadataView
 
 EVENT_EXAMPLE = {
@@ -55,8 +55,10 @@ EVENT_EXAMPLE = {
 @extend_schema_view(
     list=extend_schema(
         summary="The raw event log",
-        description="Newest first. Each item is the event as received (`payload`), with "
-        "secret values redacted, plus its id, receive time and derivation status.",
+        description="Newest first: by id, and with `run_id` by eventTime then id (one "
+        "run's events in the order they happened; a page of them reads that page). Each item "
+        "is the event as received (`payload`), with secret values redacted, plus its id, "
+        "receive time and derivation status.",
         responses={200: EventSerializer(many=True), **COMMON},
         examples=[OpenApiExample("event", value=EVENT_EXAMPLE, response_only=True)],
     ),
@@ -70,7 +72,15 @@ class EventViewSet(ReadOnlyViewSet):
     serializer_class = EventSerializer
     detail_serializer_class = EventDetailSerializer
     filterset_class = EventFilterSet
-    cursor_ordering = "-id"
+
+    @property
+    def cursor_ordering(self) -> tuple[str, ...]:
+        """Newest id first; one run's events (``?run_id=``) newest eventTime first, then id,
+        a range of their index a page stops in (ADR 0183). Read by ``CursorPage``."""
+        request = getattr(self, "request", None)
+        if request is not None and request.query_params.get("run_id"):
+            return RUN_EVENTS_ORDER
+        return ("-id",)
 
     def get_object(self) -> Any:
         params.row_id(self.kwargs["pk"], "event")

@@ -8,14 +8,15 @@ from typing import Any
 
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
-from django.db.models import BigIntegerField, F, OuterRef, Subquery
+from django.db.models import BigIntegerField, F, OuterRef, Subquery, Value
 from django.db.models.functions import MD5
+from django.db.models.lookups import Exact
 
 from catalog.models.fields import FACET_FIELDS, LABELLED, NamespacedQuerySet, covered_fk
 from catalog.models.identity import DatasetAlias
 from catalog.models.retirement import RetiredKind
 from catalog.names import naming
-from ingest.models import DigestIndexedText, Event
+from ingest.models import DigestIndexedText
 
 
 class JobQuerySet(NamespacedQuerySet):
@@ -91,20 +92,22 @@ class RunQuerySet(models.QuerySet):
 
     def named(self, run_id: str, jobs_limit: int = 20) -> Any:
         """Runs the runId a producer sent names, in any job: a UUID is the key itself; other
-        text is mapped per job (uuid5 over job and runId), the jobs read from the events that
-        carried it (ingest_event_run_hash), at most ``jobs_limit`` of them."""
+        text is mapped per job (uuid5 over job and runId), so its runs are those that keep
+        it as sent, the first ``jobs_limit`` by id, read on catalog_run_text_idx.
+
+        Not the jobs of the events that carried it: a DISTINCT over them read every event
+        of the run, a streaming run's 100,000 heartbeats on each detail (ADR 0183). A run
+        row exists only once an event of it is derived, so the events found no more; they
+        found less: a run known only from a child's parent facet (a placeholder), which a
+        UUID runId finds too."""
         try:
             return self.filter(run_uuid=uuid.UUID(run_id))
         except ValueError:
             pass
-        jobs = (
-            Event.objects.filter(run_id=run_id, job_name__isnull=False)
-            .order_by()
-            .values_list("job_namespace", "job_name")
-            .distinct()[:jobs_limit]
-        )
-        uuids = [naming.job_run_uuid(run_id, ns or "", name or "") for ns, name in jobs]
-        return self.filter(run_uuid__in=uuids)
+        # md5 first, as the index holds it (values of any length), then the text itself.
+        kept_as_sent = Exact(MD5("run_id_text"), MD5(Value(run_id)))
+        first = self.filter(kept_as_sent, run_id_text=run_id).order_by("id").values("id")
+        return self.filter(id__in=first[:jobs_limit])
 
     def with_link_counts(self, cap: int) -> "RunQuerySet":
         """Annotate ``input_count`` and ``output_count``: the run's links of each direction,
@@ -305,6 +308,9 @@ class Run(models.Model):
             # Run history of a job in its cursor's order (jobs/{id}/runs, /runs?job_id=):
             # without it a job whose runs are old is found by walking every newer run.
             models.Index(fields=["job", "-id"], name="catalog_run_job_id_idx"),
+            # The runs of a runId that is no UUID, kept as sent (Run.objects.named): equality
+            # through md5 (text of any length), the first by id a range (ADR 0183).
+            models.Index(MD5("run_id_text"), "id", name="catalog_run_text_idx"),
             # Runs filtered by state and ordered by start (the admin's run list, the dashboard).
             models.Index(F("state"), RUNS_BY_START[0], name="catalog_run_state_idx"),
             # Child runs of a parent run (run detail).

@@ -1,15 +1,20 @@
 """Admin for the raw event log and API tokens. Read-only: the log is never edited."""
 
+import operator
+from functools import reduce
 from typing import Any, ClassVar
 
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 
 from core.admin_base import (
+    COUNT_CAP,
     BoundedAdmin,
     ChoicesFilter,
+    EstimatedCountPaginator,
     IdSearchMixin,
     WindowFilter,
     pretty_json,
@@ -18,6 +23,7 @@ from core.redaction import redact_text
 from ingest.admin.shown_once import shown_once
 from ingest.facet_problems import redacted_problems
 from ingest.models import ApiToken, Event
+from ingest.querysets import RUN_EVENTS_ORDER
 from ingest.services import create_token, revoke_token
 
 
@@ -55,6 +61,25 @@ class FacetProblemsFilter(admin.SimpleListFilter):
         return queryset
 
 
+# The columns the search matches a term to exactly, each with the order its md5 index holds
+# its events in after the digest (``EventQuerySet.columns_holding``).
+SEARCHED_COLUMNS = {"run_id": ("event_time", "id"), "job_name": (), "producer": ()}
+
+
+class EventPaginator(EstimatedCountPaginator):
+    """The base's capped count, a run's events (``EventQuerySet.of_run``) counted in their
+    order: the first ``COUNT_CAP`` + 1 entries of their index range. Unordered, PostgreSQL
+    counted a streaming run's events with a sequential scan of the log until that many
+    turned up, all of it before a run at its end (ADR 0183)."""
+
+    @cached_property
+    def count(self) -> int:
+        queryset = self.object_list
+        if tuple(queryset.query.order_by) == RUN_EVENTS_ORDER:
+            return queryset[: COUNT_CAP + 1].count()
+        return super().count
+
+
 @admin.register(Event)
 class EventAdmin(IdSearchMixin, BoundedAdmin):
     list_display: tuple[str, ...] = (
@@ -74,6 +99,7 @@ class EventAdmin(IdSearchMixin, BoundedAdmin):
         FacetProblemsFilter,
         ReceivedWithinFilter,
     )
+    paginator = EventPaginator
     search_fields = ("run_id", "job_name", "producer")
     search_help_text = "Exact runId, job name or producer URL, or #id."
     sortable_by = ("id",)
@@ -156,12 +182,17 @@ class EventAdmin(IdSearchMixin, BoundedAdmin):
         # the API refuses too (/api/v1/events?producer=). It finds nothing, right or wrong.
         if redact_text(term) != term:
             return queryset.none()
-        # Each is an equality its hash index serves.
-        return (
-            queryset.filter(run_id=term)
-            | queryset.filter(job_name=term)
-            | queryset.filter(producer=term)
-        )
+        # Each is an equality its md5 index serves; only the columns that hold the term are
+        # searched (ADR 0183). A runId alone (the run page's "events of this run") lists the
+        # run's events in RUN_EVENTS_ORDER, a range of their index: in id order PostgreSQL
+        # walked the log back from its newest event, or read and sorted every event of the
+        # run, to show 50. That order replaces the list's (Django orders before it searches),
+        # whatever header was clicked.
+        held = Event.objects.columns_holding(term, SEARCHED_COLUMNS)
+        if held == {"run_id"}:
+            return queryset.of_run(term)  # type: ignore[attr-defined]
+        matches = [Q(**{column: term}) for column in SEARCHED_COLUMNS if column in held]
+        return queryset.filter(reduce(operator.or_, matches)) if matches else queryset.none()
 
 
 @admin.register(ApiToken)

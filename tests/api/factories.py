@@ -80,7 +80,9 @@ def make_run(job: Job, state: str = "COMPLETE", started: datetime = T0, **fields
     run_uuid = fields.pop("run_uuid", uuid.uuid4())
     return Run.objects.create(
         run_uuid=run_uuid,
-        run_id_text=str(run_uuid),
+        # A runId that is no UUID is kept as sent, as derivation keeps it (its uuid5 key is
+        # ``run_uuid``): Run.objects.named finds such runs by it (ADR 0183).
+        run_id_text=fields.pop("run_id_text", str(run_uuid)),
         job=job,
         state=state,
         is_placeholder=False,

@@ -279,7 +279,7 @@ def test_a_run_id_with_dots_is_addressed_like_any_other(api, text) -> None:
     run's ``manual__2026-10-01T09:00:00.123+00:00``) or slashes: DRF's default ``[^/.]+``
     left its detail unroutable, a 404, and ``<str:>`` its links' lists (ADR 0190)."""
     job = make_job("dotted", namespace="tests")
-    run = make_run(job, run_uuid=naming.job_run_uuid(text, "tests", "dotted"))
+    run = make_run(job, run_uuid=naming.job_run_uuid(text, "tests", "dotted"), run_id_text=text)
     make_event(run_id=text, job_namespace="tests", job_name="dotted")
     dataset = make_dataset("shop.public.dotted")
     RunDataset.objects.create(
