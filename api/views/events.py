@@ -208,7 +208,10 @@ class MetadataRecordList(ReadAPIView):
         description=(
             "Every parameter other than the ones listed (and `format`, which chooses the "
             "renderer) is a filter on `additionalValues`: `?model_version=7&stage=Production` "
-            "returns records whose additionalValues hold both pairs."
+            "returns records whose additionalValues hold both pairs. additionalValues are "
+            "stored and shown with their secrets redacted, keys too: a key whose value is "
+            "redacted, or a key or value that redaction would change, is a 400; filter on "
+            "the key or value as the answers show it."
         ),
         parameters=[
             OpenApiParameter("resource", str),
