@@ -7,7 +7,7 @@ keys (and, earlier still, its values) as sent, so a filter on a guessed secret k
 it (an oracle), and the secret sat in a derived table. ``redact`` of a stored document is
 what derivation stores for its event today: the values beside a key were already judged
 by the key as sent, keys that redact alike are numbered from the object as stored (the
-keys as sent), and redacting a redacted document changes nothing (ADR 0179), so the fill
+keys as sent), and redacting a redacted document changes nothing (ADR 0179), so the walk
 is idempotent and equal to a rederive of the row.
 
 A store may hold millions of records while the previous release serves (docs/deploy.md):
