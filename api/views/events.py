@@ -30,7 +30,7 @@ from api.problems import COMMON, WITH_404, bad_parameter
 from api.serializers import EventDetailSerializer, EventSerializer, MetadataRecordSerializer
 from catalog.models import MetadataRecord
 from catalog.reads import stats
-from core.redaction import is_secret_key, redact
+from core.redaction import is_secret_key, redact, text_redactor
 from ingest.models import Event
 from ingest.querysets import RUN_EVENTS_ORDER, leading_within
 from ingest.views import MetadataView
@@ -218,7 +218,10 @@ class MetadataRecordList(ReadAPIView):
         description=(
             "Every parameter other than the ones listed (and `format`, which chooses the "
             "renderer) is a filter on `additionalValues`: `?model_version=7&stage=Production` "
-            "returns records whose additionalValues hold both pairs."
+            "returns records whose additionalValues hold both pairs. additionalValues are "
+            "stored and shown with their secrets redacted, keys too: a key whose value is "
+            "redacted, or a key or value that redaction would change, is a 400; filter on "
+            "the key or value as the answers show it."
         ),
         parameters=[
             OpenApiParameter("resource", str),
@@ -243,9 +246,18 @@ class MetadataRecordList(ReadAPIView):
         for key, value in [*values.items(), *others]:
             if "\x00" in key or "\x00" in value:
                 raise bad_parameter(key.replace("\x00", ""), "NUL characters are not allowed.")
-        for key in values:  # a filter on a redacted value would confirm guesses of it
-            if is_secret_key(key):
-                raise bad_parameter(key, "Redacted values cannot be filtered on.")
+        shown = text_redactor()
+        for key, value in values.items():
+            # Named in a problem as the answers show it: a 400 repeats no secret.
+            name = shown(key)
+            if is_secret_key(key):  # a filter on a redacted value would confirm guesses of it
+                raise bad_parameter(name, "Redacted values cannot be filtered on.")
+            # Keys and values are stored redacted (ADR 0179, 0187): one that redaction changes
+            # matches no row derivation wrote, only a row stored before (found or not would
+            # confirm a guess), so it is refused, right guess or wrong, as the event filters are.
+            if name != key:
+                raise bad_parameter(name, "Keys are shown redacted: filter on the key shown.")
+            params.shown_as_is(name, value)
         queryset = MetadataRecord.objects.search(
             resource=request.query_params.get("resource"),
             subject=request.query_params.get("subject"),
