@@ -258,10 +258,15 @@ class MetadataRecordList(ReadAPIView):
             if name != key:
                 raise bad_parameter(name, "Keys are shown redacted: filter on the key shown.")
             params.shown_as_is(name, value)
+        # Shown redacted like the rest (ADR 0056): rows derived before hold them as sent.
+        resource, subject, action = (
+            params.shown_as_is(name, request.query_params.get(name) or "") or None
+            for name in ("resource", "subject", "action")
+        )
         queryset = MetadataRecord.objects.search(
-            resource=request.query_params.get("resource"),
-            subject=request.query_params.get("subject"),
-            action=request.query_params.get("action"),
+            resource=resource,
+            subject=subject,
+            action=action,
             since=params.moment(request, "since"),
             until=params.moment(request, "until"),
             values=values or None,

@@ -209,3 +209,26 @@ def test_a_filter_value_that_redaction_changes_is_refused(before, read_client: C
     shown = _filter(read_client, options=f"user=app password={REDACTED}")
     assert shown.status_code == 200
     assert {row["subject"] for row in shown.json()["results"]} == {"before-0179", "today"}
+
+
+@pytest.mark.parametrize("name", ["resource", "subject", "action"])
+def test_a_record_field_filter_that_redaction_changes_is_refused(
+    name: str, ingest_client: Client, read_client: Client
+) -> None:
+    """``resource``, ``subject`` and ``action`` are shown redacted (ADR 0056) and a row
+    derived before held them as sent: ``?subject=<the secret as sent>`` found it, a guess
+    confirmed. Refused, right guess or wrong; the field as shown still finds the row."""
+    sent = "deploy https://etl:S3CRETF@db/shop"
+    record = {"resource": "model-1", "subject": "ml-team", "action": "deploy", name: sent}
+    posted = ingest_client.post(
+        "/api/v1/metadata", data=orjson.dumps(record), content_type="application/json"
+    )
+    assert posted.status_code == 201, posted.content
+    derive_events(list(Event.objects.values_list("id", flat=True)))
+    shown = _filter(read_client, **{name: sent.replace("S3CRETF", REDACTED)})
+    assert shown.status_code == 200 and len(shown.json()["results"]) == 1
+    MetadataRecord.objects.update(**{name: sent})  # as derived before ADR 0056
+    for guess in (sent, sent.replace("S3CRETF", "WRONG")):
+        answer = _filter(read_client, **{name: guess})
+        assert answer.status_code == 400, answer.content
+        assert "S3CRET" not in answer.content.decode()
