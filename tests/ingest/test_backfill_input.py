@@ -142,3 +142,14 @@ def test_two_runs_writing_one_state_file_at_once_each_write_whole_states(
     assert failures == []
     assert sorted(os.listdir(tmp_path)) == ["state.json"]
     assert orjson.loads(path.read_bytes())["offset"] == 199
+
+
+def test_a_refusal_of_the_event_itself_names_no_empty_path(tmp_path: Path, capsys) -> None:
+    """A line that is no JSON object is refused for the event as a whole (path ""): the
+    report said ``refused 1x: : an event must be...``, an empty path and its colon."""
+    path = tmp_path / "strings.ndjson"
+    path.write_bytes(b'"not an event"\n' + orjson.dumps(run_event()))
+    call_command("backfill", str(path))
+    report = capsys.readouterr().out
+    assert "  refused 1x: an event must be a JSON object, not str (e.g. " in report, report
+    assert Event.objects.count() == 1

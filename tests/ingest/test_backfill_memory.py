@@ -122,7 +122,7 @@ def test_hostile_files_are_read_under_an_address_space_cap(tmp_path: Path) -> No
     assert {event["run"]["runId"] for event in events} <= stored
     limit = settings.LINEAGE["MAX_EVENT_BYTES"]
     assert f"refused 2x: event larger than {limit} bytes" in result.stdout
-    assert "refused 180x: : an event must be a JSON object, not str" in result.stdout
+    assert "refused 180x: an event must be a JSON object, not str" in result.stdout
     written = {"empty", "blanks", "line", "bomb"}
     written |= {"large"}
     names = {f"{name}.ndjson.gz" for name in written} | {"array.json", "big-array.json.gz"}

@@ -27,8 +27,8 @@ from ingest.validation import validate_openlineage
 
 def _reason(problem: Problem) -> str:
     if problem.errors:
-        first = problem.errors[0]
-        return f"{first.path}: {first.message}"
+        first = problem.errors[0]  # the event's own (path ""): its message alone
+        return f"{first.path}: {first.message}" if first.path else first.message
     return problem.detail or problem.title
 
 
