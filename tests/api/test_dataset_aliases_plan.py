@@ -4,13 +4,12 @@ after the page. With the index on dataset_id alone, PostgreSQL read every alias 
 dataset and sorted them, or walked the primary key past every other dataset's aliases. The
 store is built with SQL: the dataset's aliases are the newest, after many more of others'."""
 
-from typing import Any
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tests.api.factories import make_dataset
+from tests.plan_reads import rows_read
 
 pytestmark = pytest.mark.django_db
 
@@ -52,29 +51,6 @@ def _aliases(dataset: int, prefix: str, count: int) -> None:
         cursor.execute(_ALIASES, {"dataset": dataset, "prefix": prefix, "count": count})
 
 
-def _alias_rows_read(sql: str) -> dict[str, int]:
-    """The rows ``sql``'s scans of catalog_dataset_alias read (kept or filtered out), per
-    index, by ``EXPLAIN ANALYZE``, sequential and bitmap scans priced out (a small table
-    would be read whole)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute("SET LOCAL enable_bitmapscan = off")
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)
-        plan = cursor.fetchone()[0][0]["Plan"]
-    read: dict[str, int] = {}
-
-    def walk(node: dict[str, Any]) -> None:
-        if node.get("Relation Name") == "catalog_dataset_alias":
-            rows = node["Actual Rows"] + node.get("Rows Removed by Filter", 0)
-            scan = node.get("Index Name", "catalog_dataset_alias")
-            read[scan] = read.get(scan, 0) + int(rows * node.get("Actual Loops", 1))
-        for child in node.get("Plans", []):
-            walk(child)
-
-    walk(plan)
-    return read
-
-
 def test_a_page_of_aliases_reads_the_page(api) -> None:
     with connection.cursor() as cursor:
         cursor.execute(_OTHERS, {"datasets": OTHERS})
@@ -88,6 +64,6 @@ def test_a_page_of_aliases_reads_the_page(api) -> None:
     assert len(body["results"]) == PAGE
     # The statement as sent (its values inlined): the page's; the first checks the dataset.
     [sql] = [q["sql"] for q in captured.captured_queries if "catalog_dataset_alias" in q["sql"]]
-    scans = _alias_rows_read(sql)
+    scans = rows_read(sql, "catalog_dataset_alias")
     # The page and the one after it, that says there is a next page: the index's range.
     assert scans == {"catalog_alias_dataset_id_idx": PAGE + 1}, (scans, sql)

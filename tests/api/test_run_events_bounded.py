@@ -21,6 +21,7 @@ from catalog.models import RunDataset
 from catalog.reads.versions import WRITTEN_EVENTS_PER_PAGE
 from tests.api.factories import make_dataset, make_job, make_run
 from tests.marquez.conftest import MarquezClient
+from tests.plan_reads import rows_read
 
 pytestmark = pytest.mark.django_db
 
@@ -75,29 +76,6 @@ def stream() -> Any:
     return run
 
 
-def _event_rows_read(sql: str) -> dict[str, int]:
-    """The rows ``sql``'s scans of ingest_event read (kept or filtered out), per index (a
-    sequential scan: the table), by ``EXPLAIN ANALYZE``, with sequential and bitmap scans
-    priced out as the other plan tests do (a small table would be read whole)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute("SET LOCAL enable_bitmapscan = off")
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)
-        plan = cursor.fetchone()[0][0]["Plan"]
-    read: dict[str, int] = {}
-
-    def walk(node: dict[str, Any]) -> None:
-        if node.get("Relation Name") == "ingest_event":
-            rows = node["Actual Rows"] + node.get("Rows Removed by Filter", 0)
-            scan = node.get("Index Name", "ingest_event")
-            read[scan] = read.get(scan, 0) + int(rows * node.get("Actual Loops", 1))
-        for child in node.get("Plans", []):
-            walk(child)
-
-    walk(plan)
-    return read
-
-
 def _event_statements(client: Any, path: str) -> list[str]:
     with CaptureQueriesContext(connection) as captured:
         response = client.get(path, RAW_URI=path)
@@ -119,7 +97,7 @@ def test_the_detail_reads_the_events_it_shows(api, stream) -> None:
     """One statement reads the run's events: RELATED_LIMIT entries of the run's index range
     in order, however many the run sent (before: all HEARTBEATS of them, then a sort)."""
     for sql in _event_statements(api, f"/api/v1/runs/{stream.run_uuid}"):
-        scans = _event_rows_read(sql)
+        scans = rows_read(sql, "ingest_event")
         assert scans == {"ingest_event_run_time_idx": RELATED_LIMIT}, (scans, sql)
 
 
@@ -142,7 +120,7 @@ def test_a_shared_run_id_reads_its_own_jobs_events_in_order(api) -> None:
     assert times == sorted(times)
     assert times[0].startswith("2026-01-01T00:00:10")  # left's first; right's was at :15
     for sql in _event_statements(api, path):
-        scans = _event_rows_read(sql)
+        scans = rows_read(sql, "ingest_event")
         # Its own and the other job's interleaved: at most twice what it shows.
         assert set(scans) == {"ingest_event_run_time_idx"}, (scans, sql)
         assert scans["ingest_event_run_time_idx"] <= 2 * RELATED_LIMIT, (scans, sql)
@@ -171,7 +149,7 @@ def test_a_versions_page_reads_the_newest_events_of_the_write(api, stream) -> No
     path = "/marquez/api/v1/namespaces/tests/datasets/stream.out/versions"
     assert len(mz.get(path.removeprefix("/marquez/api/v1")).json()["versions"]) == 1
     for sql in _event_statements(api, path):
-        scans = _event_rows_read(sql)
+        scans = rows_read(sql, "ingest_event")
         read = scans.pop("ingest_event_run_time_idx")
         assert read == WRITTEN_EVENTS_PER_PAGE, (read, sql)
         assert scans.pop("ingest_event_pkey", 0) <= WRITTEN_EVENTS_PER_PAGE, (scans, sql)

@@ -24,6 +24,7 @@ from catalog.names import naming
 from tests.api.conftest import follow_all, results
 from tests.api.factories import T0, make_dataset, make_event, make_job, make_run
 from tests.marquez.conftest import MarquezClient
+from tests.plan_reads import rows_read
 
 pytestmark = pytest.mark.django_db
 
@@ -135,30 +136,6 @@ def test_the_marquez_run_shows_outputs_of_a_run_of_many_inputs(api, runs) -> Non
     assert failed["outputDatasetVersions"] == []  # attempted only: no version (ADR 0069)
 
 
-def _rows_read(sql: str) -> dict[str, int]:
-    """The rows ``sql``'s scans of a run's links and facts read (kept or filtered out), per
-    index (a sequential scan: its table), by ``EXPLAIN ANALYZE``, with sequential and bitmap
-    scans priced out as the other plan tests do."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute("SET LOCAL enable_bitmapscan = off")
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)
-        plan = cursor.fetchone()[0][0]["Plan"]
-    read: dict[str, int] = {}
-
-    def walk(node: dict[str, Any]) -> None:
-        table = node.get("Relation Name", "")
-        if table.startswith("catalog_run_dataset"):
-            rows = node["Actual Rows"] + node.get("Rows Removed by Filter", 0)
-            scan = node.get("Index Name", table)
-            read[scan] = read.get(scan, 0) + int(rows * node.get("Actual Loops", 1))
-        for child in node.get("Plans", []):
-            walk(child)
-
-    walk(plan)
-    return read
-
-
 RUNS = "/marquez/api/v1/jobs/runs/"
 FACT_INDEXES = ("catalog_run_ds_facet_uniq", "catalog_run_ds_facet_alias_idx")
 
@@ -188,7 +165,7 @@ def test_the_reads_stop_after_what_they_show(api, runs, read, label, shown) -> N
     ]
     assert statements
     for sql in statements:
-        scans = _rows_read(sql)
+        scans = rows_read(sql, "catalog_run_dataset")
         assert 0 < scans.pop("catalog_run_ds_run_idx") <= shown, (scans, sql)
         assert scans.pop("catalog_run_dataset_pkey", 0) <= shown, (scans, sql)
         # The facts of a link: one probe by (run, alias) or (alias, run), one row each here.
@@ -251,7 +228,7 @@ def test_a_deep_page_reads_its_own_links_only(api, runs) -> None:
         assert _names(api.get(deep).json()["results"])[0] == _name("complete.t", 251)
     statements = [q["sql"] for q in captured.captured_queries if "catalog_run_dataset" in q["sql"]]
     assert len(statements) == 1
-    assert _rows_read(statements[0]) == {"catalog_run_ds_run_idx": 251}
+    assert rows_read(statements[0], "catalog_run_dataset") == {"catalog_run_ds_run_idx": 251}
 
 
 def test_the_lists_find_the_run_as_its_detail_does(api, runs) -> None:
@@ -336,4 +313,6 @@ def test_the_counts_stop_past_their_bound(api, runs) -> None:
     assert (body["input_count"], body["input_count_is_lower_bound"]) == (RUN_LINKS_COUNTED, True)
     assert (body["output_count"], body["output_count_is_lower_bound"]) == (1, False)
     (counting,) = [q["sql"] for q in captured.captured_queries if "AS counted" in q["sql"]]
-    assert _rows_read(counting) == {"catalog_run_ds_run_idx": RUN_LINKS_COUNTED + 1 + 1}
+    assert rows_read(counting, "catalog_run_dataset") == {
+        "catalog_run_ds_run_idx": RUN_LINKS_COUNTED + 1 + 1
+    }
