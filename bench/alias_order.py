@@ -19,9 +19,9 @@ aliases each and one dataset with --aliases symlink aliases (``hive://meta:9083`
           again (an UPDATE of last_seen): seconds, best of --repeat, rows removed between
 
 and the alias table's index sizes (reindexed first). Layouts, one after the other:
-``(dataset_id, id)``, as migrated (catalog migration 0038); ``+ name index`` (dataset_id,
+``(dataset_id, id)``, as migrated (catalog migration 0039); ``+ name index`` (dataset_id,
 left(namespace, 100), left(name, 200), id) beside it (left(): an alias is unbounded text and
-a btree entry holds ~2,700 bytes); ``dataset_id alone``, the index before 0038, instead of
+a btree entry holds ~2,700 bytes); ``dataset_id alone``, the index before 0039, instead of
 both. Nothing is asserted.
 
 Usage: .venv/bin/python bench/alias_order.py [--database URL] [--aliases 50000]

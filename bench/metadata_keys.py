@@ -1,10 +1,10 @@
-"""The redaction of metadata records stored before ADR 0179 (migration 0038, ADR 0187).
+"""The redaction of metadata records stored before ADR 0179 (migration 0041, ADR 0187).
 
 Builds --records metadata records (default 100,000), each with its event row, whose
 additionalValues are what the collector's MetadataAPI sends (five str → str pairs: model
 version, stage, a run URL, a commit, an owner); on --share of them (default 0.01) a sixth
 key holds a DSN with its password, as derivation stored it before keys were redacted. Then
-runs catalog.services.metadata_keys.redact_stored (what migration 0038 and
+runs catalog.services.metadata_keys.redact_stored (what migration 0041 and
 ``manage.py redact_metadata`` run) and prints:
 - its time, the time per 100,000 records, rows written, the spans and the longest span
   (one transaction: how long its written rows were locked);
