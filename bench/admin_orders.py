@@ -53,8 +53,9 @@ def statement_ms(changelist: Any) -> tuple[float, bool]:
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN ANALYZE " + sql, params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    took = float(re.search(r"Execution Time: ([\d.]+) ms", plan).group(1))
-    return took, bool(re.search(r"(?<!Incremental )Sort ", plan))
+    took = re.search(r"Execution Time: ([\d.]+) ms", plan)
+    assert took is not None, plan
+    return float(took.group(1)), bool(re.search(r"(?<!Incremental )Sort ", plan))
 
 
 def measure(client: Any, path: str, repeat: int) -> tuple[float, float, bool]:
