@@ -76,7 +76,18 @@ def planner_estimate(table: str, above: int) -> int | None:
 
 class TimeOrderChangeList(ChangeList):
     """Django's change list, a nullable time column in its order placed as a time nobody
-    knows: after every known time newest first, before them oldest first (``timed``)."""
+    knows: after every known time newest first, before them oldest first (``timed``), and
+    sorted by the address's ``?o=`` only on the columns the admin lists in ``sortable_by``."""
+
+    def get_ordering_field(self, field_name: Any) -> Any:
+        """No field to sort by for a column outside ``sortable_by``. Django hides such a
+        column's header link but still sorts by ``?o=<its index>`` typed into the address:
+        ``/admin/ingest/event/?o=6`` sorted the whole event log by ``received_at``, which no
+        index serves (ADR 0193). Without a field, Django skips that part of ``?o=`` as it
+        skips an index out of range, and the list keeps the admin's own order."""
+        if self.sortable_by is not None and field_name not in self.sortable_by:
+            return None
+        return super().get_ordering_field(field_name)
 
     def get_ordering(self, request: HttpRequest, queryset: QuerySet) -> list[Any]:
         ordering = super().get_ordering(request, queryset)

@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from core.admin_base import BoundedAdmin
+from core.admin_base import BoundedAdmin, TimeOrderChangeList
 from core.problems import Problem
 from core.redaction import redact, redact_text
 from ingest.models import ConsumerLag, DeadLetter
@@ -58,10 +58,11 @@ class ReplayedFilter(admin.SimpleListFilter):
         return queryset
 
 
-class LettersWithoutValues(ChangeList):
+class LettersWithoutValues(TimeOrderChangeList):
     """The list (and the replay action's selection) without keys and values, which it
     does not show: a page held 50 values of up to LINEAGE_CONSUMER_DEAD_LETTER_BYTES each,
-    read again after every replay. The change page reads its letter's whole row."""
+    read again after every replay. The change page reads its letter's whole row. On the
+    base's change list, so ``?o=`` sorts by ``sortable_by`` only (ADR 0193)."""
 
     def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> QuerySet:
         return super().get_queryset(request, exclude_parameters).defer("key", "value")
