@@ -20,6 +20,13 @@ Read from the environment; the defaults fit 2 cores:
   off by default, as it costs CPU on every request (ADR 0052) and the ingress and the
   request histogram already account for requests.
 - ``WEB_RELOAD`` (false): restart on code changes (``make run`` only).
+- ``WEB_HEADER_READ_SECONDS`` (2, 1-60): a connection whose request head has not arrived
+  whole this long after the server began waiting for it is closed (granian's HTTP/1 header
+  read timeout, 30 s by default); the same timer closes a kept-alive connection idle this
+  long. Each connection takes one of granian's places (backlog 1024 / workers, per worker)
+  whatever it sends, so a peer holding about 1,024 half-sent heads kept the kubelet's
+  probes waiting past their 3 s for the whole 30 s (ADR 0192). A head is one packet from
+  the ingress controller, a producer or the kubelet.
 
 The settings and the application are imported here, before the workers start: a
 configuration error stops start-up at once, and the forked workers share the pages start-up
@@ -147,6 +154,7 @@ def options() -> dict[str, Any]:
     # granian (about 60 ms of imports) only where the server starts: tests import this
     # module for its helpers (AccessFormatter, die_with_the_main_process).
     from granian.constants import HTTPModes, Interfaces
+    from granian.http import HTTP1Settings
     from granian.log import LogLevels
 
     lifetime = env_int("WEB_LIFETIME_SECONDS", 0)
@@ -157,6 +165,9 @@ def options() -> dict[str, Any]:
         "port": env_int("PORT", 8000),
         "interface": Interfaces.WSGI,
         "http": HTTPModes.http1,
+        # Below the liveness probe's 3 s timeout, so a probe queued behind held places is
+        # answered before it gives up (ADR 0192).
+        "http1_settings": HTTP1Settings(header_read_timeout=header_read_seconds() * 1000),
         "websockets": False,
         "workers": env_int("WEB_WORKERS", 2),
         "blocking_threads": env_int("WEB_THREADS", 8),
@@ -175,6 +186,16 @@ def options() -> dict[str, Any]:
         "reload": reload,
         "reload_paths": CODE if reload else None,
     }
+
+
+def header_read_seconds() -> int:
+    """``WEB_HEADER_READ_SECONDS``, within what granian takes (1 ms to 60 s)."""
+    seconds = env_int("WEB_HEADER_READ_SECONDS", 2)
+    if not 1 <= seconds <= 60:
+        raise ImproperlyConfigured(
+            f"WEB_HEADER_READ_SECONDS={seconds} is not between 1 and 60 (seconds)."
+        )
+    return seconds
 
 
 def die_with_the_main_process() -> None:

@@ -36,6 +36,10 @@ def test_the_chart_starts_the_web_server_as_web_server_says() -> None:
     assert options["workers_max_rss"] == 300 and options["log_access"] is True
     grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
     assert grace == 40 and options["workers_kill_timeout"] == grace - 5
+    # A half-sent request head frees its place before the liveness probe gives up (ADR 0192).
+    assert options["http1_settings"].header_read_timeout == 2000
+    probe = deployment["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]
+    assert options["http1_settings"].header_read_timeout < probe["timeoutSeconds"] * 1000
     # Rolled with no pod missing (docs/deploy.md "Upgrade").
     assert deployment["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
 
@@ -44,3 +48,9 @@ def test_the_default_grace_leaves_the_workers_five_seconds_before_the_pod_is_kil
     env, deployment = _web_environment({})
     grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
     assert _server_options(**env)["workers_kill_timeout"] == grace - 5 == 25
+
+
+def test_the_chart_passes_web_server_header_read_seconds() -> None:
+    env, _ = _web_environment({"web": {"server": {"headerReadSeconds": 1}}})
+    assert env["WEB_HEADER_READ_SECONDS"] == "1"
+    assert _server_options(**env)["http1_settings"].header_read_timeout == 1000

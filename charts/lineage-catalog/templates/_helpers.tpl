@@ -103,6 +103,7 @@ WEB_WORKERS: {{ .Values.web.server.workers | int64 | quote }}
 WEB_THREADS: {{ .Values.web.server.threads | int64 | quote }}
 WEB_MAX_RSS_MIB: {{ .Values.web.server.maxRssMiB | int64 | quote }}
 WEB_ACCESS_LOG: {{ .Values.web.server.accessLog | toString | quote }}
+WEB_HEADER_READ_SECONDS: {{ .Values.web.server.headerReadSeconds | int64 | quote }}
 {{- /* Workers finish their requests and are killed before Kubernetes kills the pod. */}}
 WEB_GRACEFUL_SECONDS: {{ max 1 (sub (int64 .Values.web.terminationGracePeriodSeconds) 5) | quote }}
 {{- range $name, $value := .Values.django.extraEnv }}
