@@ -20,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ingest import metrics
 from ingest.bounded_server import CONNECTION_SECONDS
+from tests.deploy.rendering import render
 from tests.faults.processes import current_database_url, service_env, wait_for, worker
 
 HELD = 200  # connections kept open at once, each re-opened when the server closes it
@@ -150,6 +151,14 @@ def test_a_flooded_worker_metrics_port_holds_no_thread_a_connection_and_answers_
         service.stop()
     output = service.output()
     assert "Traceback" not in output, output[-3000:]
+
+
+def test_the_liveness_probe_waits_longer_than_a_held_connection_can_delay_it() -> None:
+    """A probe's head arrives whole, so it waits at most for one handler to give up on a
+    connection still sending its head: CONNECTION_SECONDS, and then is answered."""
+    deployment = render("default").named("Deployment", "-worker")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["livenessProbe"]["timeoutSeconds"] >= 2 * CONNECTION_SECONDS
 
 
 def metrics_port() -> int:
