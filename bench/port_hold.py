@@ -2,8 +2,10 @@
 
 Starts one of the chart's listening servers on a free port of 127.0.0.1, as the chart runs
 it: ``web`` (``python -m config.server``, granian with the chart's 2 workers x 8 threads,
-development settings) or ``worker-metrics`` (prometheus_client's ``start_http_server``, what
-a Celery worker's main process serves ``metrics.workerPort`` with). Then opens
+development settings) or ``worker-metrics`` (``ingest.metrics.serve_worker_metrics``, what a
+Celery worker's main process serves ``metrics.workerPort`` with, in multiprocess mode as
+the chart sets it); ``prometheus-client`` is what it was before ADR 0191,
+prometheus_client's ``start_http_server`` on the same registry. Then opens
 --connections connections that each send a partial request head and one byte more every
 5 s (a slowloris: nothing but what any pod that reaches the port can send), and every 5 s
 asks ``--path`` on a new connection with the liveness probe's patience (--probe-timeout).
@@ -19,23 +21,36 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from bench.common import ROOT, free_port
 
-PROMETHEUS = (
-    "import sys, time\n"
-    "from prometheus_client import start_http_server\n"
-    "start_http_server(int(sys.argv[1]), addr='127.0.0.1')\n"
+# The worker's metrics server, in a process of its own (the Celery main process serves it
+# from a thread of its own likewise), or what served it before ADR 0191.
+METRICS = (
+    "import sys, time, django\n"
+    "django.setup()\n"
+    "from ingest.metrics import process_registry, serve_worker_metrics\n"
+    "if sys.argv[2] == 'worker-metrics':\n"
+    "    serve_worker_metrics(int(sys.argv[1]), '127.0.0.1')\n"
+    "else:\n"
+    "    from prometheus_client import start_http_server\n"
+    "    start_http_server(int(sys.argv[1]), '127.0.0.1', registry=process_registry())\n"
     "time.sleep(3600)\n"
 )
+METRICS_SERVERS = ("worker-metrics", "prometheus-client")
 
 
-def start(server: str, port: int) -> subprocess.Popen[bytes]:
-    if server == "worker-metrics":
-        command = [sys.executable, "-c", PROMETHEUS, str(port)]
-        env = dict(os.environ)
+def start(server: str, port: int, multiprocess: str) -> subprocess.Popen[bytes]:
+    if server in METRICS_SERVERS:
+        command = [sys.executable, "-c", METRICS, str(port), server]
+        env = dict(
+            os.environ,
+            DJANGO_SETTINGS_MODULE="config.settings.development",
+            PROMETHEUS_MULTIPROC_DIR=multiprocess,
+        )
     else:
         command = [sys.executable, "-m", "config.server"]
         env = dict(
@@ -61,7 +76,7 @@ def start(server: str, port: int) -> subprocess.Popen[bytes]:
 
 def serving_pid(process: subprocess.Popen[bytes], server: str) -> int:
     """The process that answers: granian's first worker, or the metrics process itself."""
-    if server == "worker-metrics":
+    if server in METRICS_SERVERS:
         return process.pid
     children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
     return int(children[0]) if children else process.pid
@@ -109,8 +124,11 @@ def opened(port: int, count: int) -> list[socket.socket]:
     """``count`` new connections, each sent a partial request head."""
     held = []
     for _ in range(count):
-        connection = socket.create_connection(("127.0.0.1", port), timeout=10)
-        connection.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\n")
+        try:
+            connection = socket.create_connection(("127.0.0.1", port), timeout=10)
+            connection.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\n")
+        except OSError:  # not taken from a full listen queue in 10 s, or refused at once
+            continue
         connection.setblocking(False)
         held.append(connection)
         time.sleep(0.002)  # a socketserver's listen queue is 5: do not overflow it
@@ -119,7 +137,7 @@ def opened(port: int, count: int) -> list[socket.socket]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--server", choices=["web", "worker-metrics"], default="web")
+    parser.add_argument("--server", choices=["web", *METRICS_SERVERS], default="web")
     parser.add_argument("--connections", type=int, default=1030)
     parser.add_argument("--seconds", type=float, default=40)
     parser.add_argument("--path", default="")
@@ -129,7 +147,8 @@ def main() -> None:
     args = parser.parse_args()
     path = args.path or ("/healthz" if args.server == "web" else "/metrics")
     port = free_port()
-    process = start(args.server, port)
+    multiprocess = tempfile.TemporaryDirectory(prefix="port-hold-metrics-")
+    process = start(args.server, port, multiprocess.name)
     try:
         pid = serving_pid(process, args.server)
         first = probe(port, path, args.probe_timeout)
@@ -149,6 +168,7 @@ def main() -> None:
     finally:
         process.terminate()
         process.wait(30)
+        multiprocess.cleanup()
 
 
 if __name__ == "__main__":

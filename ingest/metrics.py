@@ -32,12 +32,13 @@ from prometheus_client import (
     Counter,
     Histogram,
     generate_latest,
+    make_wsgi_app,
     multiprocess,
-    start_http_server,
 )
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from ingest.bounded_server import BoundedWSGIServer, serve_wsgi
 from ingest.facets import validated_facets
 from ingest.models import Event, EventKind
 
@@ -228,8 +229,17 @@ def _serve_worker_metrics(**kwargs: Any) -> None:
     port = os.environ.get("LINEAGE_WORKER_METRICS_PORT")
     if not port:
         return
-    start_http_server(int(port), registry=process_registry())
+    serve_worker_metrics(int(port))
     logger.info("worker_metrics_serving", extra={"port": int(port)})
+
+
+def serve_worker_metrics(port: int, host: str = "0.0.0.0") -> BoundedWSGIServer:
+    """prometheus_client's own WSGI application (the answer ``start_http_server`` gave,
+    byte for byte: content negotiation, gzip, ``name[]``) behind the bounded server
+    (ADR 0191): ``start_http_server`` gave every connection a thread and never timed one
+    out, so a client holding connections grew the worker's threads and memory without
+    bound."""
+    return serve_wsgi(make_wsgi_app(process_registry()), host, port, "worker-metrics")
 
 
 def _mark_pool_process_dead(pid: int | None = None, **kwargs: Any) -> None:

@@ -3,27 +3,23 @@
 PostgreSQL answers) and ``/metrics`` (this process's counters; the lag and dead-letter
 gauges are on the web pods' ``/metrics``).
 
-Bounded against whatever reaches the port (ADR 0177): at most ``ACCEPTS_PER_SECOND``
-connections taken a second, ``HANDLERS`` threads made once, at most ``WAITING``
-connections waiting for them and a 503 at once past that, a request head
-read and an answer written within ``CONNECTION_SECONDS`` each, and one readiness check at a
-time, answered again for ``READINESS_SECONDS``: at most one PostgreSQL connection, whatever
-the number of requests."""
+Bounded against whatever reaches the port (ADR 0177): its connections by
+``ingest.bounded_server`` (which serves the worker's metrics port too, ADR 0191), and one
+readiness check at a time, answered again for ``READINESS_SECONDS``: at most one
+PostgreSQL connection, whatever the number of requests."""
 
 import errno
-import io
 import json
 import logging
-import queue
-import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from django.db import DatabaseError, connection
 from prometheus_client import generate_latest
 
+from ingest.bounded_server import CONNECTION_SECONDS, BoundedServer, DeadlineHandler, busy_answer
 from ingest.metrics import CONTENT_TYPE, process_registry
 
 logger = logging.getLogger(__name__)
@@ -50,20 +46,12 @@ def readiness(ingest_consumer: Any) -> tuple[bool, dict[str, str]]:
     return ready, checks
 
 
-# The probe server's bounds (ADR 0177). The kubelet sends two probes and Prometheus one
-# scrape, each a request head in one packet answered in microseconds (/readyz from
-# READINESS_SECONDS' cache), so these are far above what legitimate callers use.
-HANDLERS = 4  # threads answering requests, made once
-WAITING = 16  # accepted connections waiting for a handler; past that, a 503 at once
-CONNECTION_SECONDS = 2.0  # to send the request head (from its acceptance), and to take the answer
-ACCEPTS_PER_SECOND = 100  # connections taken from the kernel's queue, at most
+# The probe server's own bounds (ADR 0177); its connections' are ingest/bounded_server.py's.
 READINESS_SECONDS = 1.0  # a readiness result is answered again for this long
 READINESS_WAIT_SECONDS = 3.0  # longest wait for the first check, run by another request
 
-_BUSY_BODY = b'{"status": "unavailable", "checks": {"probes": "too many connections"}}'
-BUSY = (
-    b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-    b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(_BUSY_BODY), _BUSY_BODY)
+BUSY = busy_answer(
+    "application/json", b'{"status": "unavailable", "checks": {"probes": "too many connections"}}'
 )
 
 
@@ -95,117 +83,17 @@ class Readiness:
             self.lock.release()
 
 
-class _DeadlineReader(io.RawIOBase):
-    """The connection's bytes, each read waiting only until ``deadline``: a request head
-    sent a byte a second (a slowloris) ends in ``TimeoutError`` at the deadline, where a
-    socket timeout restarts with every byte."""
+class ProbeServer(BoundedServer):
+    """The bounded server, its 503 a JSON probe answer; shutting down waits for a
+    readiness check a handler may be waiting on."""
 
-    def __init__(self, sock: socket.socket, deadline: float) -> None:
-        self.sock = sock
-        self.deadline = deadline
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        # Past the deadline, what has arrived is still read (a request that waited for a
-        # handler with its head sent whole is answered); nothing more is waited for.
-        self.sock.settimeout(max(0.0, self.deadline - time.monotonic()))
-        try:
-            return self.sock.recv_into(buffer)
-        except BlockingIOError as error:  # settimeout(0): non-blocking, nothing there
-            raise TimeoutError("the request head took too long") from error
-
-
-class _DeadlineWriter(io.RawIOBase):
-    """The answer's bytes, all sent within ``CONNECTION_SECONDS`` of the first: a client
-    that reads nothing holds a handler no longer than that."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.deadline: float | None = None
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: Any) -> int:
-        if self.deadline is None:
-            self.deadline = time.monotonic() + CONNECTION_SECONDS
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("the answer took too long to be taken")
-        self.sock.settimeout(left)  # sendall's timeout bounds all of it
-        self.sock.sendall(data)
-        return len(data)
-
-
-class ProbeServer(HTTPServer):
-    """An HTTP server taking at most ``ACCEPTS_PER_SECOND`` connections a second, with
-    ``HANDLERS`` threads and at most ``WAITING`` connections waiting for them; a connection
-    past those is answered 503 at once and closed. Each connection
-    has ``CONNECTION_SECONDS`` to send its request head and as long to take the answer."""
-
-    # The kernel's queue of connections not yet accepted: past it, a connection waits for
-    # SYN retransmits (1 s, 3 s, ...) before it is even accepted, and refused then.
-    request_queue_size = 64
+    busy = BUSY
 
     def __init__(self, address: tuple[str, int], handler: Any) -> None:
-        super().__init__(address, handler)
-        self.waiting: queue.Queue[tuple[socket.socket, Any, float] | None] = queue.Queue(WAITING)
-        self.handlers = [
-            threading.Thread(target=self._handle, name=f"consumer-probe-{n}", daemon=True)
-            for n in range(HANDLERS)
-        ]
-        for thread in self.handlers:
-            thread.start()
+        super().__init__(address, handler, "consumer-probe")
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        accepted = time.monotonic()
-        try:
-            self.waiting.put_nowait((request, client_address, accepted + CONNECTION_SECONDS))
-        except queue.Full:
-            refuse(request)
-            self.shutdown_request(request)
-        # Paced: every connection costs Python time under the GIL the consumer's loop
-        # shares, answered or refused; past this rate they wait in the kernel's queue, and
-        # past that the kernel drops them, costing this process nothing.
-        time.sleep(max(0.0, accepted + 1 / ACCEPTS_PER_SECOND - time.monotonic()))
-
-    def _handle(self) -> None:
-        while (item := self.waiting.get()) is not None:
-            request, client_address, deadline = item
-            try:
-                handler: Any = self.RequestHandlerClass  # serve()'s Handler takes the deadline
-                handler(request, client_address, self, deadline)
-            except Exception:
-                self.handle_error(request, client_address)
-            finally:
-                self.shutdown_request(request)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client gone before its answer (reset, timed out): nothing to print for it.
-        logger.debug("consumer_probe_error", exc_info=True)
-
-    def shutdown(self) -> None:
-        """Stops accepting, lets the handlers finish what waits, and closes the port."""
-        super().shutdown()
-        for _ in self.handlers:
-            self.waiting.put(None)
-        for thread in self.handlers:
-            thread.join(timeout=2 * CONNECTION_SECONDS + READINESS_WAIT_SECONDS)
-        self.server_close()
-
-
-def refuse(request: socket.socket) -> None:
-    """The 503 of a full server, never waited for: what the socket cannot take now is
-    dropped, as is the request head already received (read so that closing does not
-    reset the connection before the 503 is read)."""
-    try:
-        request.setblocking(False)
-        request.send(BUSY)
-        request.recv(4096)
-    except OSError:
-        pass
+    def shutdown(self, wait: float = 2 * CONNECTION_SECONDS + READINESS_WAIT_SECONDS) -> None:
+        super().shutdown(wait)
 
 
 class CannotListen(Exception):
@@ -220,17 +108,7 @@ def serve(ingest_consumer: Any, port: int, host: str = "127.0.0.1") -> ProbeServ
     or the address is not this machine's."""
     ready_now = Readiness(ingest_consumer)
 
-    class Handler(BaseHTTPRequestHandler):
-        def __init__(self, request: Any, client_address: Any, server: Any, deadline: float):
-            self.deadline = deadline
-            super().__init__(request, client_address, server)
-
-        def setup(self) -> None:
-            super().setup()
-            self.rfile.close()  # the socket's own file, replaced by one with a deadline
-            self.rfile = io.BufferedReader(_DeadlineReader(self.connection, self.deadline))
-            self.wfile = _DeadlineWriter(self.connection)  # type: ignore[assignment]
-
+    class Handler(DeadlineHandler, BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             if self.path == "/healthz":
                 self._answer(200, "application/json", b'{"status": "ok"}')

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 import pytest
 from django.db import connection
 
+from ingest.bounded_server import CONNECTION_SECONDS, HANDLERS, WAITING
 from ingest.kafka import config as kafka_config
 from ingest.kafka.consumer import IngestConsumer
-from ingest.kafka.health import CONNECTION_SECONDS, HANDLERS, WAITING, ProbeServer, serve
+from ingest.kafka.health import ProbeServer, serve
 
 # Transactional: the probe's check connects to the test database from its own thread.
 pytestmark = pytest.mark.django_db(transaction=True)
