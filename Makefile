@@ -116,7 +116,8 @@ test: install-dev browser
 FAST_SKIP := tests/faults tests/e2e tests/producers tests/ingest/kafka \
   tests/deploy/test_run_local.py tests/deploy/test_make_run_ports.py \
   tests/deploy/test_make_run_database.py tests/deploy/test_worker_liveness.py \
-  tests/deploy/test_web_server.py tests/deploy/test_production_settings.py \
+  tests/deploy/test_web_server.py tests/deploy/test_web_server_slots.py \
+  tests/deploy/test_worker_metrics_port.py tests/deploy/test_production_settings.py \
   tests/deploy/test_dockerfile.py tests/deploy/test_metrics.py tests/deploy/test_wsgi.py \
   tests/deploy/test_chart.py tests/security/test_log_redaction.py \
   tests/security/test_cursor_fuzz.py \
@@ -130,7 +131,6 @@ FAST_SKIP := tests/faults tests/e2e tests/producers tests/ingest/kafka \
   tests/security/test_derived_text_redaction.py tests/docs/test_command_blocks.py \
   collector/tests/test_never_hurts.py
 FAST_DESELECT := \
-  tests/ingest/test_ingest_auth.py::test_a_flood_of_unknown_tokens_does_not_evict_valid_ones \
   tests/admin/test_dead_letter_redaction.py::test_no_dead_letter_page_shows_a_planted_secret \
   tests/security/test_size_limits.py::test_the_export_holds_a_bounded_number_of_bytes_at_once \
   tests/catalog/test_tasks_and_claims.py::test_corpus_in_one_batch_equals_one_event_at_a_time \
