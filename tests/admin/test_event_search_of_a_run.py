@@ -17,11 +17,11 @@ from ingest.models import Event
 from tests.api.factories import make_event
 from tests.api.test_run_events_bounded import (
     HEARTBEATS,
-    _event_rows_read,
     _event_statements,
     _events,
     _others_and_analyze,
 )
+from tests.plan_reads import rows_read
 
 pytestmark = pytest.mark.django_db
 
@@ -49,8 +49,8 @@ def test_a_runs_events_newest_time_first_reading_a_page(super_client: Client) ->
     assert newest is not None and rows[0].id == newest.id
     read: dict[str, int] = {}
     for sql in _event_statements(super_client, path):
-        for scan, rows_read in _event_rows_read(sql).items():
-            read[scan] = read.get(scan, 0) + rows_read
+        for scan, rows in rows_read(sql, "ingest_event").items():
+            read[scan] = read.get(scan, 0) + rows
     assert set(read) <= INDEXES, read
     assert read["ingest_event_run_time_idx"] <= 1 + HEARTBEATS + PAGE, read
 

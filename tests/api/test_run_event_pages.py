@@ -22,11 +22,11 @@ from catalog.names import naming
 from tests.api.factories import T0, make_event, make_job, make_run
 from tests.api.test_run_events_bounded import (
     HEARTBEATS,
-    _event_rows_read,
     _event_statements,
     _events,
     _others_and_analyze,
 )
+from tests.plan_reads import rows_read
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +63,7 @@ def test_a_runs_events_newest_time_first_in_pages(api, stream) -> None:
     pages = 0
     while path:
         for sql in _event_statements(api, path):
-            scans = _event_rows_read(sql)
+            scans = rows_read(sql, "ingest_event")
             read = PAGE + 1 + min(pages, 1)
             assert scans == {"ingest_event_run_time_idx": read}, (scans, sql)
         body = _page(api, path)
@@ -140,7 +140,7 @@ def test_a_text_run_ids_detail_reads_no_more_events_than_it_shows(api) -> None:
     assert len(body["events"]) == RELATED_LIMIT
     (sql,) = _event_statements(api, path)
     # Its own and, interleaved among them, the other job's 3 (ADR 0181's shared runId).
-    assert _event_rows_read(sql) == {"ingest_event_run_time_idx": RELATED_LIMIT + 3}, sql
+    assert rows_read(sql, "ingest_event") == {"ingest_event_run_time_idx": RELATED_LIMIT + 3}, sql
 
 
 def test_a_text_run_id_names_at_most_its_first_runs_read_on_their_index(api) -> None:
