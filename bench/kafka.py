@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
@@ -75,6 +76,56 @@ def members(database_url: str, topic: str) -> int:
     return int(row[0]) if row and row[1] == 4 else 0
 
 
+def wait_for_members(database_url: str, topic: str, consumers: int, who: str) -> None:
+    """Until ``consumers`` consumers hold the partitions of ``topic``; at most 2 minutes."""
+    deadline = time.monotonic() + 120
+    while members(database_url, topic) < consumers:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{who} did not take the partitions in 2 minutes")
+        time.sleep(0.2)
+
+
+def storing_rate(
+    database_url: str,
+    before: int,
+    target: int,
+    who: str,
+    each_poll: Callable[[], None] = lambda: None,
+) -> float:
+    """Events/s stored from the first event past ``before`` until ``target`` are stored,
+    the count polled every 20 ms (``each_poll`` called before each) for at most 10 minutes."""
+    first = last = None
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        each_poll()
+        now_stored = stored(database_url)
+        moment = time.perf_counter()
+        if first is None and now_stored > before:
+            first = (moment, now_stored)
+        if now_stored >= target:
+            last = (moment, now_stored)
+            break
+        time.sleep(0.02)
+    if first is None or last is None:
+        raise SystemExit(f"{who} did not store every message in 10 minutes")
+    return (last[1] - first[1]) / (last[0] - first[0])
+
+
+@contextlib.contextmanager
+def mock_cluster() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """librdkafka's mock cluster (``python -m ingest.kafka.mock``) and its bootstrap
+    address, stopped after."""
+    mock = subprocess.Popen(
+        [sys.executable, "-m", "ingest.kafka.mock"], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert mock.stdout is not None
+        yield mock, mock.stdout.readline().strip().split("=", 1)[1]
+    finally:
+        mock.terminate()
+        mock.wait(timeout=30)
+
+
 def consumer_rate(
     env: dict[str, str],
     database_url: str,
@@ -107,32 +158,15 @@ def consumer_rate(
         for process in processes:
             quotas.enter_context(cpu_quota(process.pid, cpu, "consumer"))
     try:
-        deadline = time.monotonic() + 120
-        while members(database_url, topic) < consumers:
-            if time.monotonic() > deadline:
-                raise SystemExit("the consumers did not share the partitions in 2 minutes")
-            time.sleep(0.2)
+        wait_for_members(database_url, topic, consumers, "the consumers")
         produce(bootstrap, topic, events)
-        first = last = None
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:
-            now_stored = stored(database_url)
-            moment = time.perf_counter()
-            if first is None and now_stored > before:
-                first = (moment, now_stored)
-            if now_stored >= target:
-                last = (moment, now_stored)
-                break
-            time.sleep(0.02)
-        if first is None or last is None:
-            raise SystemExit("the consumers did not store every message in 10 minutes")
+        return storing_rate(database_url, before, target, "the consumers")
     finally:
         for process in processes:
             process.terminate()
         for process in processes:
             process.wait(timeout=60)
         quotas.close()
-    return (last[1] - first[1]) / (last[0] - first[0])
 
 
 def main() -> None:
@@ -160,19 +194,14 @@ def main() -> None:
     templates = load_templates(args.corpus)
     env = migrated_database(args.database_url)
     token = new_token(env, "ingest")
-    mock = subprocess.Popen(
-        [sys.executable, "-m", "ingest.kafka.mock"], cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
-    assert mock.stdout is not None
-    bootstrap = mock.stdout.readline().strip().split("=", 1)[1]
-    env = {**env, "LINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap}
     print(
         f"{args.events} events per measurement (Spark events of 2-5 KB), batches of "
         f"{args.batch_size}, {args.clients} HTTP clients, 4 partitions, {args.rounds} round(s)"
         + (f", each consumer held to {args.consumer_cpu} cores" if args.consumer_cpu else "")
     )
     http_rates, one_rates, two_rates = [], [], []
-    try:
+    with mock_cluster() as (_, bootstrap):
+        env = {**env, "LINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap}
         with running_server(env) as url:
             for round_number in range(args.rounds):
                 seed = 100 + round_number * 3
@@ -202,9 +231,6 @@ def main() -> None:
                     f"1 consumer {one_rates[-1]:7.0f}, 2 consumers {two_rates[-1]:7.0f}",
                     flush=True,
                 )
-    finally:
-        mock.terminate()
-        mock.wait(timeout=30)
     http, one, two = (statistics.median(r) for r in (http_rates, one_rates, two_rates))
     # Ratios per round, then their median: the machine's speed drifts between rounds.
     versus_http = sorted(o / h for o, h in zip(one_rates, http_rates, strict=True))

@@ -29,7 +29,7 @@ from pathlib import Path
 import psycopg
 
 from bench.common import DEFAULT_CORPUS, ROOT, load_templates, make_events, migrated_database
-from bench.kafka import members, produce
+from bench.kafka import members, mock_cluster, produce
 from ingest.kafka.mock import create_topics
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -202,14 +202,9 @@ def main() -> None:
     args = parser.parse_args()
     templates = load_templates(args.corpus)
     env = migrated_database(args.database_url)
-    mock = subprocess.Popen(
-        [sys.executable, "-m", "ingest.kafka.mock"], cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
-    assert mock.stdout is not None
-    bootstrap = mock.stdout.readline().strip().split("=", 1)[1]
-    env = {**env, "LINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap}
     logs = Path(tempfile.mkdtemp(prefix="kafka-accounting-"))
-    try:
+    with mock_cluster() as (mock, bootstrap):
+        env = {**env, "LINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap}
         for index, consumers in enumerate(args.consumers):
             events = make_events(templates, args.events, seed=300 + index)
             measure(
@@ -222,9 +217,6 @@ def main() -> None:
                 consumers,
                 logs,
             )
-    finally:
-        mock.terminate()
-        mock.wait(timeout=30)
     print(f"\nconsumer logs: {logs}" if args.keep_logs else "")
 
 

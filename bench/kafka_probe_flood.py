@@ -16,7 +16,6 @@ import multiprocessing
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from bench.common import (
     make_events,
     migrated_database,
 )
-from bench.kafka import members, produce, stored
+from bench.kafka import mock_cluster, produce, stored, storing_rate, wait_for_members
 from ingest.kafka.mock import create_topics
 
 
@@ -99,29 +98,17 @@ def measure(
     answers: dict[str, int] = {}
     most = 0
     try:
-        deadline = time.monotonic() + 120
-        while members(database_url, topic) < 1:
-            if time.monotonic() > deadline:
-                raise SystemExit("the consumer did not take the partitions in 2 minutes")
-            time.sleep(0.2)
+        wait_for_members(database_url, topic, 1, "the consumer")
         if clients:
             flooder.start()
         produce(bootstrap, topic, events)
-        first = last = None
         with psycopg.connect(database_url, autocommit=True) as sampler:
-            deadline = time.monotonic() + 600
-            while time.monotonic() < deadline:
+
+            def sample_backends() -> None:
+                nonlocal most
                 most = max(most, backends(sampler))
-                now_stored = stored(database_url)
-                moment = time.perf_counter()
-                if first is None and now_stored > before:
-                    first = (moment, now_stored)
-                if now_stored >= target:
-                    last = (moment, now_stored)
-                    break
-                time.sleep(0.02)
-        if first is None or last is None:
-            raise SystemExit("the consumer did not store every message in 10 minutes")
+
+            rate = storing_rate(database_url, before, target, "the consumer", sample_backends)
     finally:
         stop.set()
         if clients:
@@ -129,7 +116,7 @@ def measure(
             flooder.join()
         process.terminate()
         process.wait(timeout=60)
-    return (last[1] - first[1]) / (last[0] - first[0]), most, answers
+    return rate, most, answers
 
 
 def main() -> None:
@@ -144,14 +131,9 @@ def main() -> None:
     args = parser.parse_args()
     templates = load_templates(args.corpus)
     env = migrated_database(args.database_url)
-    mock = subprocess.Popen(
-        [sys.executable, "-m", "ingest.kafka.mock"], cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
-    assert mock.stdout is not None
-    bootstrap = mock.stdout.readline().strip().split("=", 1)[1]
-    env = {**env, "LINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap}
     print(f"{args.events} events per measurement, 4 partitions, flood of {args.clients} clients")
-    try:
+    with mock_cluster() as (_, bootstrap):
+        env = {**env, "LINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap}
         for round_number in range(args.rounds):
             for clients in (0, args.clients):
                 topic = f"probes-{round_number}-{clients}"
@@ -166,9 +148,6 @@ def main() -> None:
                     f"events/s, at most {most} backends, /readyz answers {answers}",
                     flush=True,
                 )
-    finally:
-        mock.terminate()
-        mock.wait(timeout=10)
 
 
 if __name__ == "__main__":
