@@ -6,6 +6,8 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.db import connection
+
 from catalog.models import (
     ColumnLineageEdge,
     Dataset,
@@ -52,6 +54,21 @@ def make_dataset(
     dataset = Dataset.objects.create(namespace=namespace, name=name, **fields)
     add_alias(dataset, namespace, name, reason="event")
     return dataset
+
+
+def add_symlink_aliases(dataset: Dataset, count: int) -> None:
+    """``count`` symlink aliases of ``dataset``, by SQL (tests of tens of thousands), their
+    ids against their name order (the newest alias sorts first), so that neither id nor
+    insertion order passes for the name order."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO catalog_dataset_alias (namespace, name, key_hash, reason, reason_detail,"
+            " reason_version, first_seen, last_seen, dataset_id, is_table_name)"
+            " SELECT 'hive://meta:9083', 'snap_' || lpad((%s - g)::text, 6, '0'),"
+            " sha256(('snap' || g)::bytea), 'symlink', 'symlinks', '[]', now(), now(), %s, false"
+            " FROM generate_series(1, %s) g ORDER BY g",
+            [count, dataset.id, count],
+        )
 
 
 def add_alias(

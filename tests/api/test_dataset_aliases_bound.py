@@ -3,33 +3,23 @@ aliases list pages through them all (ADR 0180). A table a producer symlinks unde
 name in every run gathers tens of thousands: 50,000 were 11.9 MB of detail."""
 
 import pytest
-from django.db import connection
 
 from catalog.models import Dataset, DatasetAlias
 from catalog.reads.datasets import DETAIL_ALIASES
 from catalog.services import retirement
 from catalog.services.retirement import Actor
 from tests.api.conftest import follow_all, results
-from tests.api.factories import T0, make_dataset
+from tests.api.factories import T0, add_symlink_aliases, make_dataset
 
 pytestmark = pytest.mark.django_db
 
 MORE = DETAIL_ALIASES + 57  # and the dataset's own name: MORE + 1 aliases
 
 
-def _symlinked(count: int):
-    """A dataset with ``count`` symlink aliases besides its own name, made by SQL, their
-    ids against their name order (the newest alias sorts first)."""
+def _symlinked(count: int) -> Dataset:
+    """A dataset with ``count`` symlink aliases besides its own name."""
     dataset = make_dataset("shop.public.orders")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO catalog_dataset_alias (namespace, name, key_hash, reason, reason_detail,"
-            " reason_version, first_seen, last_seen, dataset_id, is_table_name)"
-            " SELECT 'hive://meta:9083', 'snap_' || lpad((%s - g)::text, 6, '0'),"
-            " sha256(('snap' || g)::bytea), 'symlink', 'symlinks', '[]', now(), now(), %s, false"
-            " FROM generate_series(1, %s) g ORDER BY g",
-            [count, dataset.id, count],
-        )
+    add_symlink_aliases(dataset, count)
     return dataset
 
 

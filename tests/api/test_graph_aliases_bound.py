@@ -6,30 +6,15 @@ thousands, and each was in every graph that drew it (50,000 made one answer 4.1 
 import itertools
 
 import pytest
-from django.db import connection
 
 from catalog.lineage import prebuilt
 from catalog.lineage.assembly import NODE_ALIASES
 from catalog.models import DatasetAlias
-from tests.api.factories import make_dataset, make_edge, make_job
+from tests.api.factories import add_symlink_aliases, make_dataset, make_edge, make_job
 
 pytestmark = pytest.mark.django_db
 
 MORE = NODE_ALIASES + 57  # and the dataset's own name: MORE + 1 aliases
-
-
-def _symlinked(dataset, count: int) -> None:
-    """``count`` symlink aliases of ``dataset`` by SQL, their ids against their name order
-    (the newest alias sorts first), so that neither id nor insertion order passes for it."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO catalog_dataset_alias (namespace, name, key_hash, reason, reason_detail,"
-            " reason_version, first_seen, last_seen, dataset_id, is_table_name)"
-            " SELECT 'hive://meta:9083', 'snap_' || lpad((%s - g)::text, 6, '0'),"
-            " sha256(('snap' || g)::bytea), 'symlink', 'symlinks', '[]', now(), now(), %s, false"
-            " FROM generate_series(1, %s) g ORDER BY g",
-            [count, dataset.id, count],
-        )
 
 
 def _by_name(dataset) -> list[tuple[str, str]]:
@@ -41,7 +26,7 @@ def _store(symlinks: int):
     """big → copy → small; big has ``symlinks`` aliases besides its own name."""
     big, small = make_dataset("shop.public.big"), make_dataset("shop.public.small")
     make_edge(big, small, make_job("copy"))
-    _symlinked(big, symlinks)
+    add_symlink_aliases(big, symlinks)
     return big, small
 
 
@@ -115,7 +100,7 @@ def test_the_graph_of_a_node_past_the_bound_keeps_its_queries(api, django_assert
     job = make_job("chain.job")
     for source, target in itertools.pairwise(datasets):
         make_edge(source, target, job)
-    _symlinked(datasets[20], MORE)
+    add_symlink_aliases(datasets[20], MORE)
     # As tests/api/test_graph.py pins this graph: the nodes, their aliases and the count of
     # a node past the bound are in the statement that writes them (ADR 0109, 0184).
     path = f"/api/v1/lineage/graph?node=dataset:{datasets[20].id}&depth=3&lineage=observed"
