@@ -5,7 +5,7 @@ The lowest layer holds them, so the ingest admin and the catalog admin share one
 """
 
 import json
-from datetime import MAXYEAR, MINYEAR, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.contrib import admin
@@ -16,7 +16,6 @@ from django.db import connection
 from django.db.models import (
     BinaryField,
     CharField,
-    DateField,
     DateTimeField,
     F,
     JSONField,
@@ -27,13 +26,11 @@ from django.db.models.constants import LOOKUP_SEP
 from django.db.models.options import Options
 from django.http import HttpRequest
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
 from core.counts import estimate_sql
 from core.redaction import redact
-from core.timestamps import postgresql_takes
 
 COUNT_CAP = 10_000
 # Columns that hold text: a lookup on one from the address bar (``?payload__icontains=``)
@@ -164,8 +161,6 @@ class BoundedAdmin(admin.ModelAdmin):
         column is refused (a 400) unless one of the page's own filters offers it, exactly
         or by ``isnull``; ids, numbers, times, flags and columns of fixed choices
         (``?state=FAIL``) filter as before (ADR 0173)."""
-        if not _time_value_taken(self.model, lookup, value):
-            return False
         if lookup in self._filter_parameters(request) or not _reaches_text(self.model, lookup):
             return super().lookup_allowed(lookup, value, request)
         return False
@@ -191,27 +186,19 @@ class BoundedAdmin(admin.ModelAdmin):
         return False if self.readonly else super().has_delete_permission(request, obj)
 
 
-def _column(model: Any, lookup: str) -> tuple[Any, list[str]]:
-    """The column ``lookup`` (``payload__job__name``, ``received_at__year__gte``) ends on,
-    following relations as Django's own ``lookup_allowed`` does, and the transforms and
-    lookup after it (``["year", "gte"]``)."""
+def _reaches_text(model: Any, lookup: str) -> bool:
+    """Whether ``lookup`` (``payload__job__name``, ``job__name__contains``) ends on a text
+    or JSON column of free text, following relations as Django's own ``lookup_allowed``
+    does."""
     field: Any = None
-    parts = lookup.split(LOOKUP_SEP)
-    for index, part in enumerate(parts):
+    for part in lookup.split(LOOKUP_SEP):
         try:
             field = model._meta.get_field(part)
         except FieldDoesNotExist:
-            return field, parts[index:]  # a transform or a lookup: the last field found
+            break  # a transform or a lookup: the column is the last field found
         if not getattr(field, "path_infos", None):
-            return field, parts[index + 1 :]
+            break
         model = field.path_infos[-1].to_opts.model
-    return field, []
-
-
-def _reaches_text(model: Any, lookup: str) -> bool:
-    """Whether ``lookup`` (``payload__job__name``, ``job__name__contains``) ends on a text
-    or JSON column of free text."""
-    field, _ = _column(model, lookup)
     # A column of fixed choices (a run's state) holds no producer text: its values are shown.
     return (
         field is not None
@@ -219,34 +206,6 @@ def _reaches_text(model: Any, lookup: str) -> bool:
         and not field.choices
         and isinstance(field, TEXT_FIELDS)
     )
-
-
-def _time_value_taken(model: Any, lookup: str, value: str) -> bool:
-    """Whether a lookup from the address on a date or time column names moments PostgreSQL
-    and Python take. Django parses ``?received_at__gte=2026-01-01T00:00:00-23:59`` and
-    ``?received_at__year=10000`` and sends them on: PostgreSQL refused the offset (past
-    ±15:59) and Python the year (past 1-9999), a 500 on every such page (ADR 0198). Text
-    that is no moment is left to Django, whose page then says the filter is wrong."""
-    field, rest = _column(model, lookup)
-    if not isinstance(field, DateField):  # DateTimeField is one
-        return True
-    for part in value.split(","):  # __in and __range take several, comma-separated
-        part = part.strip()
-        if {"year", "iso_year"} & set(rest):
-            try:
-                year = int(part)
-            except ValueError:
-                continue  # no year: Django says the filter is wrong
-            if not MINYEAR <= year <= MAXYEAR:
-                return False
-            continue
-        try:
-            moment = parse_datetime(part)
-        except ValueError:
-            continue  # a well-formed impossible date: Django says the filter is wrong
-        if moment is not None and not postgresql_takes(moment):
-            return False
-    return True
 
 
 def search_id(term: str) -> int | None:
