@@ -19,6 +19,7 @@ from api.problems import bad_parameter
 from api.tied_positions import TiedOrder, joined, split
 from core.problems import Problem
 from core.rendering import RawJSON, compact
+from core.timestamps import postgresql_takes
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
@@ -138,7 +139,11 @@ class CursorPage(CursorPagination):
                 raise invalid_cursor() from error
             # A moment without its offset: every cursor served carries one (an aware
             # datetime's text); read in the server's zone it would be a guess, not a place.
-            if isinstance(value, datetime) and timezone.is_naive(value):
+            # One with an offset PostgreSQL refuses (``-23:59``) was sent to it as it is, a
+            # 500 on /changes, /metadata and /events?run_id= (ADR 0198).
+            if isinstance(value, datetime) and (
+                timezone.is_naive(value) or not postgresql_takes(value)
+            ):
                 raise invalid_cursor()
 
 

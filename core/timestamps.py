@@ -6,11 +6,14 @@ truncated to microseconds), and epoch numbers (seconds, or milliseconds when lar
 """
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 _FRACTION = re.compile(r"(\.\d{6})\d+")
 _COMPACT_OFFSET = re.compile(r"([+-]\d{2})(\d{2})$")
 _EPOCH_MILLIS_THRESHOLD = 10**11  # later than year 5138 in seconds: must be milliseconds
+# PostgreSQL's timestamptz takes offsets up to ±15:59:59; Python's datetime takes up to
+# ±23:59:59.999999, so a parsed value can hold one PostgreSQL refuses (an error, a 500).
+POSTGRESQL_OFFSET_LIMIT = timedelta(hours=16)
 
 
 def parse_timestamp(value: object) -> datetime | None:
@@ -47,3 +50,20 @@ def parse_timestamp(value: object) -> datetime | None:
         return parsed.astimezone(UTC)
     except OverflowError:
         return None
+
+
+def postgresql_takes(value: datetime) -> bool:
+    """Whether PostgreSQL takes aware ``value`` as it is, and it has a UTC time Python can
+    hold: an offset within ±15:59:59 and an instant from year 1 to 9999 in UTC. A moment
+    read from a request (a cursor's position, an admin lookup) that is not is refused there:
+    sent as it is, PostgreSQL refused ``-23:59`` with an error (a 500)."""
+    offset = value.utcoffset()
+    if offset is None:
+        return True
+    if abs(offset) >= POSTGRESQL_OFFSET_LIMIT:
+        return False
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        return False
+    return True

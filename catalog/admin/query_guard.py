@@ -7,15 +7,27 @@ middleware in front of the whole admin refuses them, naming the parameter, with 
 same page without its query string (tests/admin/test_query_fuzz.py). A form posted with a NUL
 in a field (a retirement's reason, a webhook's namespaces) is refused the same way before any
 view reads it: a TextField or a JSON list would otherwise carry it to PostgreSQL, a 500
-(tests/admin/test_form_nul.py, ADR 0173).
+(tests/admin/test_form_nul.py, ADR 0173). So is a filter naming a time no database holds:
+Django parses ``?received_at__gte=2026-01-01T00:00:00-23:59`` (an offset PostgreSQL refuses
+past ±15:59) and ``?created_at__year=10000`` (a year Python's datetime refuses) and sends
+them on, a 500 on every changelist with a time column, Django's own user list too
+(tests/admin/test_time_lookups.py, ADR 0198).
 """
 
 from collections.abc import Callable
+from datetime import MAXYEAR, MINYEAR
 
 from django.contrib import admin
+from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.dateparse import parse_datetime
+
+from core.timestamps import postgresql_takes
+
+# Lookups and transforms whose value Django turns into a year's bounds (datetime(year, 1, 1)).
+YEAR_LOOKUPS = frozenset({"year", "iso_year"})
 
 
 def nul_parameter(request: HttpRequest, posted: bool = False) -> str | None:
@@ -24,6 +36,31 @@ def nul_parameter(request: HttpRequest, posted: bool = False) -> str | None:
     for name, values in (request.POST if posted else request.GET).lists():
         if "\x00" in name or any("\x00" in value for value in values):
             return name.replace("\x00", "\\0")
+    return None
+
+
+def impossible_moment(request: HttpRequest) -> str | None:
+    """The first query parameter naming a moment no database holds: a date-time whose offset
+    PostgreSQL refuses (or whose UTC time is past Python's years), or a year lookup's year
+    outside 1-9999. Each comma-separated part is read (``__in``, ``__range``); text that is no
+    moment is left to the page, whose filters say it is wrong."""
+    for name, values in request.GET.lists():
+        year = bool(YEAR_LOOKUPS & set(name.split(LOOKUP_SEP)))
+        for part in (part.strip() for value in values for part in value.split(",")):
+            if year:
+                try:
+                    number = int(part)
+                except ValueError:
+                    continue
+                if not MINYEAR <= number <= MAXYEAR:
+                    return name
+                continue
+            try:
+                moment = parse_datetime(part)
+            except ValueError:  # a well-formed impossible date (2026-02-30)
+                continue
+            if moment is not None and not postgresql_takes(moment):
+                return name
     return None
 
 
@@ -39,17 +76,22 @@ class AdminQueryGuardMiddleware:
             name = nul_parameter(request)
             if name is not None or "\x00" in request.path:
                 return self.refuse(request, name)
+            if (when := impossible_moment(request)) is not None:
+                return self.refuse(request, when, moment=True)
             if request.method == "POST" and (field := nul_parameter(request, True)) is not None:
                 return self.refuse(request, field, posted=True)
         return self.get_response(request)
 
     @staticmethod
-    def refuse(request: HttpRequest, name: str | None, posted: bool = False) -> HttpResponse:
+    def refuse(
+        request: HttpRequest, name: str | None, posted: bool = False, moment: bool = False
+    ) -> HttpResponse:
         context = {
             **admin.site.each_context(request),
             "title": "This form cannot be saved" if posted else "This address cannot be searched",
             "parameter": name,
             "posted": posted,
+            "moment": moment,
             "back": request.path.replace("\x00", ""),
         }
         response = TemplateResponse(request, "admin/bad_query.html", context, status=400)
