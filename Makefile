@@ -137,7 +137,8 @@ FAST_DESELECT := \
   tests/catalog/test_datasets_and_edges.py::test_rederive_equals_incremental_derivation \
   tests/admin/test_lineage_picture.py::test_a_fan_out_of_hundreds_is_cut_by_the_budget_and_drawn_without_overlap \
   tests/security/test_structure_redaction.py::test_walking_a_structure_in_text_is_linear \
-  collector/tests/test_sqlalchemy_capture.py::test_pandas_read_sql_and_to_sql_through_an_engine
+  collector/tests/test_sqlalchemy_capture.py::test_pandas_read_sql_and_to_sql_through_an_engine \
+  tests/deploy/test_bounded_port_limits.py::test_a_bad_value_stops_the_worker_and_the_consumer_at_start
 FAST_XDIST ?= -n auto --maxprocesses=4 --dist loadfile
 FAST_MAX_TEST_CPU ?= 0.15
 test-fast: install-dev

@@ -4,12 +4,15 @@ Every helper also honours ``NAME_FILE`` (the path of a file holding the value), 
 Kubernetes and Docker secrets are usually mounted.
 """
 
+import math
 import os
 from pathlib import Path
+from typing import TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 
 _MISSING = object()
+_Number = TypeVar("_Number", int, float)
 
 
 def _raw(name: str) -> str | None:
@@ -49,24 +52,47 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={value!r} is not a boolean (use true/false).")
 
 
-def env_int(name: str, default: int) -> int:
+def env_int(
+    name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     value = _raw(name)
     if value is None or value == "":
         return default
     try:
-        return int(value)
+        number = int(value)
     except ValueError as error:
         raise ImproperlyConfigured(f"{name}={value!r} is not an integer.") from error
+    return _within(name, value, number, minimum, maximum)
 
 
-def env_float(name: str, default: float) -> float:
+def env_float(
+    name: str, default: float, *, minimum: float | None = None, maximum: float | None = None
+) -> float:
     value = _raw(name)
     if value is None or value == "":
         return default
     try:
-        return float(value)
+        number = float(value)
     except ValueError as error:
         raise ImproperlyConfigured(f"{name}={value!r} is not a number.") from error
+    bounded = minimum is not None or maximum is not None
+    if bounded and not math.isfinite(number):  # float() takes "nan", which no bound refuses
+        raise ImproperlyConfigured(f"{name}={value!r} is not a finite number.")
+    return _within(name, value, number, minimum, maximum)
+
+
+def _within(
+    name: str, value: str, number: _Number, minimum: _Number | None, maximum: _Number | None
+) -> _Number:
+    """``number``, refused in one line naming the setting when it is outside the bounds
+    given (each optional)."""
+    if (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
+        if minimum is not None and maximum is not None:
+            allowed = f"from {minimum} to {maximum}"
+        else:
+            allowed = f"at least {minimum}" if minimum is not None else f"at most {maximum}"
+        raise ImproperlyConfigured(f"{name}={value!r} must be {allowed}.")
+    return number
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

@@ -7,11 +7,12 @@ no timeout (``http.server``'s ``ThreadingHTTPServer``, prometheus_client's
 ``start_http_server``) gave each one a thread and its memory for as long as the client
 kept it open.
 
-Bounds: at most ``ACCEPTS_PER_SECOND`` connections taken a second, ``HANDLERS`` threads
-made once, at most ``WAITING`` connections waiting for them in each of two lines (request
+Bounds: at most ``ACCEPTS_PER_SECOND`` connections taken a second, ``handlers`` threads
+made once, at most ``waiting`` connections waiting for them in each of two lines (request
 head arrived whole, answered first, or not yet) and a 503 at once past that, a request head
-read within ``CONNECTION_SECONDS`` of the connection's acceptance and the
-answer taken within as long of its first byte, one request a connection."""
+read within ``connection_seconds`` of the connection's acceptance and the answer taken
+within as long of its first byte, one request a connection. The three in ``Limits`` are the
+operator's, ``LINEAGE_BOUNDED_PORT_*`` (settings.LINEAGE_BOUNDED_PORT, ADR 0196)."""
 
 import io
 import logging
@@ -20,18 +21,35 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import HTTPServer
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
+from django.conf import settings
+
 logger = logging.getLogger(__name__)
 
-# The kubelet sends a probe or two and Prometheus one scrape every 10-30 s, each a request
-# head in one packet answered in milliseconds, so these are far above what they use.
-HANDLERS = 4  # threads answering requests, made once
-WAITING = 16  # accepted connections waiting for a handler; past that, a 503 at once
-CONNECTION_SECONDS = 2.0  # to send the request head (from its acceptance), and to take the answer
 ACCEPTS_PER_SECOND = 100  # connections taken from the kernel's queue, at most
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a server holds. The kubelet sends a probe or two and Prometheus one scrape
+    every 10-30 s, each a request head in one packet answered in milliseconds, so the
+    defaults (4, 16, 2 s) are far above what they use; an operator whose scrapes are many
+    or slow raises them (docs/deploy.md)."""
+
+    handlers: int  # threads answering requests, made once
+    waiting: int  # accepted connections waiting for a handler, per line; past that, a 503
+    connection_seconds: float  # to send the request head (from acceptance), and to take the answer
+
+
+def configured_limits() -> Limits:
+    """The operator's limits: ``LINEAGE_BOUNDED_PORT_HANDLERS``, ``_WAITING`` and
+    ``_CONNECTION_SECONDS``, checked when the settings load (config/settings/base.py)."""
+    configured = settings.LINEAGE_BOUNDED_PORT
+    return Limits(configured["HANDLERS"], configured["WAITING"], configured["CONNECTION_SECONDS"])
 
 
 def busy_answer(content_type: str, body: bytes) -> bytes:
@@ -66,11 +84,12 @@ class _DeadlineReader(io.RawIOBase):
 
 
 class _DeadlineWriter(io.RawIOBase):
-    """The answer's bytes, all sent within ``CONNECTION_SECONDS`` of the first: a client
-    that reads nothing holds a handler no longer than that."""
+    """The answer's bytes, all sent within ``seconds`` of the first: a client that reads
+    nothing holds a handler no longer than that."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, seconds: float) -> None:
         self.sock = sock
+        self.seconds = seconds
         self.deadline: float | None = None
 
     def writable(self) -> bool:
@@ -78,7 +97,7 @@ class _DeadlineWriter(io.RawIOBase):
 
     def write(self, data: Any) -> int:
         if self.deadline is None:
-            self.deadline = time.monotonic() + CONNECTION_SECONDS
+            self.deadline = time.monotonic() + self.seconds
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError("the answer took too long to be taken")
@@ -92,6 +111,7 @@ class DeadlineHandler:
     connection's deadline and reads and writes through the deadline files above."""
 
     connection: socket.socket
+    server: Any  # a BoundedServer
     rfile: Any
     wfile: Any
 
@@ -103,14 +123,15 @@ class DeadlineHandler:
         super().setup()  # type: ignore[misc]
         self.rfile.close()  # the socket's own file, replaced by one with a deadline
         self.rfile = io.BufferedReader(_DeadlineReader(self.connection, self.deadline))
-        self.wfile = _DeadlineWriter(self.connection)
+        self.wfile = _DeadlineWriter(self.connection, self.server.limits.connection_seconds)
 
 
 class BoundedServer(HTTPServer):
     """An HTTP server taking at most ``ACCEPTS_PER_SECOND`` connections a second, with
-    ``HANDLERS`` threads and at most ``WAITING`` connections in each line waiting for them;
-    a connection past those is answered ``busy`` at once and closed. Its handler class takes the
-    connection's deadline (``DeadlineHandler``)."""
+    ``limits.handlers`` threads and at most ``limits.waiting`` connections in each line
+    waiting for them; a connection past those is answered ``busy`` at once and closed. Its
+    handler class takes the connection's deadline (``DeadlineHandler``). ``limits``: the
+    configured ones unless given."""
 
     # The kernel's queue of connections not yet accepted (socketserver's default is 5):
     # past it, a connection waits for SYN retransmits (1 s, 3 s, ...) before it is even
@@ -118,7 +139,10 @@ class BoundedServer(HTTPServer):
     request_queue_size = 64
     busy = busy_answer("text/plain; charset=utf-8", b"too many connections\n")
 
-    def __init__(self, address: tuple[str, int], handler: Any, name: str) -> None:
+    def __init__(
+        self, address: tuple[str, int], handler: Any, name: str, limits: Limits | None = None
+    ) -> None:
+        self.limits = limits or configured_limits()
         super().__init__(address, handler)
         # Two lines of waiting connections: those whose request head had arrived whole
         # when accepted (a probe, a scrape: one packet) are answered first; those still
@@ -130,7 +154,7 @@ class BoundedServer(HTTPServer):
         self.stopping = False
         self.handlers = [
             threading.Thread(target=self._handle, name=f"{name}-{n}", daemon=True)
-            for n in range(HANDLERS)
+            for n in range(self.limits.handlers)
         ]
         for thread in self.handlers:
             thread.start()
@@ -140,9 +164,9 @@ class BoundedServer(HTTPServer):
         paced = accepted + 1 / ACCEPTS_PER_SECOND
         line = self.whole if head_arrived(request, paced) else self.partial
         with self.arrived:
-            taken = len(line) < WAITING
+            taken = len(line) < self.limits.waiting
             if taken:
-                line.append((request, client_address, accepted + CONNECTION_SECONDS))
+                line.append((request, client_address, accepted + self.limits.connection_seconds))
                 self.arrived.notify()
         if not taken:
             refuse(request, self.busy)
@@ -176,9 +200,11 @@ class BoundedServer(HTTPServer):
         # A client gone before its answer (reset, timed out): nothing to print for it.
         logger.debug("bounded_server_error", exc_info=True)
 
-    def shutdown(self, wait: float = 2 * CONNECTION_SECONDS) -> None:
-        """Stops accepting, lets the handlers finish what waits (each at most ``wait``),
-        and closes the port."""
+    def shutdown(self, wait: float | None = None) -> None:
+        """Stops accepting, lets the handlers finish what waits (each at most ``wait``, by
+        default a connection's two deadlines), and closes the port."""
+        if wait is None:
+            wait = 2 * self.limits.connection_seconds
         super().shutdown()
         with self.arrived:
             self.stopping = True
@@ -225,10 +251,13 @@ class _WSGIHandler(DeadlineHandler, WSGIRequestHandler):
         return
 
 
-def serve_wsgi(app: Callable[..., Any], host: str, port: int, name: str) -> BoundedWSGIServer:
-    """Serve ``app`` on ``host``:``port`` from a daemon thread; returns the server
-    (``server_address`` has the port). Raises ``OSError`` when the port cannot be opened."""
-    server = BoundedWSGIServer((host, port), _WSGIHandler, name)
+def serve_wsgi(
+    app: Callable[..., Any], host: str, port: int, name: str, limits: Limits | None = None
+) -> BoundedWSGIServer:
+    """Serve ``app`` on ``host``:``port`` from a daemon thread, with ``limits`` (the
+    configured ones unless given); returns the server (``server_address`` has the port).
+    Raises ``OSError`` when the port cannot be opened."""
+    server = BoundedWSGIServer((host, port), _WSGIHandler, name, limits)
     server.set_app(app)
     threading.Thread(target=server.serve_forever, name=name, daemon=True).start()
     return server

@@ -42,10 +42,12 @@ def run_named(request: Request, run_id: str, rows: QuerySet[Run]) -> Run:
     job's when several jobs sent it, else the first. 404 when there is none; 400 for a runId
     redaction would change (it is shown redacted, as ``run_id_as_sent``)."""
     params.shown_as_is("run_id", run_id)
-    runs = runs_named(run_id)
     job_id = request.query_params.get("job_id")
-    if job_id is not None:
-        runs = runs.filter(job_id=params.row_id(job_id, "job"))
+    if job_id is None:
+        runs = runs_named(run_id)
+    else:
+        # The job's run by its key, however many jobs sent the runId (ADR 0196).
+        runs = Run.objects.named_in_job(run_id, params.row_id(job_id, "job"))
     run = rows.filter(id__in=runs.values("id")[:1]).first()
     if run is None:
         raise not_found(f"No run has runId {run_id[:200]!r}.")

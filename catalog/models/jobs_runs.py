@@ -109,6 +109,27 @@ class RunQuerySet(models.QuerySet):
         first = self.filter(kept_as_sent, run_id_text=run_id).order_by("id").values("id")
         return self.filter(id__in=first[:jobs_limit])
 
+    def named_in_job(self, run_id: str, job_id: int) -> "RunQuerySet":
+        """The run of job ``job_id`` the runId names (``named``'s, of that job, whichever of
+        its sharers it is): at most one, the natural key catalog_run_uuid_job_uniq
+        ``(run_uuid, job)`` looked up. A text runId's key is uuid5 over the job's names
+        (as derivation keys it), so the job's row is read first; picking the job among
+        ``named``'s first 20 missed the runs of a text runId 21 or more jobs sent (ADR
+        0196)."""
+        # No order: one row at most, and the runs' default order (by start) made PostgreSQL
+        # take the job's runs by start (catalog_run_job_started_idx), all of a busy job's.
+        try:
+            return self.filter(run_uuid=uuid.UUID(run_id), job_id=job_id).order_by()
+        except ValueError:
+            pass
+        names = Job.objects.filter(pk=job_id).values_list("namespace", "name").first()
+        if names is None:
+            return self.none()
+        # The job's row holds its names as derivation keyed it (naming.job_name), so they
+        # are not cleaned again; the text is compared as well, as ``named`` keeps it.
+        key = naming.run_uuid(run_id, *names)
+        return self.filter(run_uuid=key, job_id=job_id, run_id_text=run_id).order_by()
+
     def with_link_counts(self, cap: int) -> "RunQuerySet":
         """Annotate ``input_count`` and ``output_count``: the run's links of each direction,
         counted up to ``cap + 1`` (more than ``cap``: the run has more than ``cap``). Each

@@ -377,6 +377,22 @@ MARQUEZ_API: dict[str, Any] = {
     "ALLOW_ANONYMOUS_READS": env_bool("LINEAGE_MARQUEZ_ALLOW_ANONYMOUS_READS", False),
 }
 
+# The bounded HTTP server of the worker's metrics port and the Kafka consumer's probe port
+# (ingest/bounded_server.py, ADRs 0177, 0191, 0196): what each process's server holds,
+# whatever reaches its port. Refused at start outside these bounds: no handler or no place
+# would answer nothing, and a thread or a place is memory the process keeps.
+LINEAGE_BOUNDED_PORT: dict[str, Any] = {
+    # Threads answering requests, made once: the connections being answered at once.
+    "HANDLERS": env_int("LINEAGE_BOUNDED_PORT_HANDLERS", 4, minimum=1, maximum=64),
+    # Accepted connections waiting for a handler, in each of two lines; past that, a 503.
+    "WAITING": env_int("LINEAGE_BOUNDED_PORT_WAITING", 16, minimum=1, maximum=1024),
+    # A connection's request head must arrive within this of its acceptance, and its
+    # answer be taken within as long of its first byte.
+    "CONNECTION_SECONDS": env_float(
+        "LINEAGE_BOUNDED_PORT_CONNECTION_SECONDS", 2.0, minimum=0.1, maximum=60.0
+    ),
+}
+
 # Kafka ingest (ingest/kafka/, docs/ingest.md, ADR 0062): off unless bootstrap servers are set.
 # The topics are read by ``manage.py consume_kafka``, which checks them and says what is wrong.
 _KAFKA_OWN = {"BOOTSTRAP_SERVERS", "TOPICS", "GROUP_ID", "REPLAY_SECONDS"}

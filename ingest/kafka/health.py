@@ -19,7 +19,7 @@ from typing import Any
 from django.db import DatabaseError, connection
 from prometheus_client import generate_latest
 
-from ingest.bounded_server import CONNECTION_SECONDS, BoundedServer, DeadlineHandler, busy_answer
+from ingest.bounded_server import BoundedServer, DeadlineHandler, busy_answer
 from ingest.metrics import CONTENT_TYPE, process_registry
 
 logger = logging.getLogger(__name__)
@@ -92,7 +92,9 @@ class ProbeServer(BoundedServer):
     def __init__(self, address: tuple[str, int], handler: Any) -> None:
         super().__init__(address, handler, "consumer-probe")
 
-    def shutdown(self, wait: float = 2 * CONNECTION_SECONDS + READINESS_WAIT_SECONDS) -> None:
+    def shutdown(self, wait: float | None = None) -> None:
+        if wait is None:
+            wait = 2 * self.limits.connection_seconds + READINESS_WAIT_SECONDS
         super().shutdown(wait)
 
 

@@ -19,13 +19,16 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 from prometheus_client.parser import text_string_to_metric_families
 
 from ingest import metrics
-from ingest.bounded_server import CONNECTION_SECONDS
+from ingest.bounded_server import configured_limits
 from tests.deploy.rendering import render
 from tests.faults.processes import current_database_url, service_env, wait_for, worker
 
 HELD = 200  # connections kept open at once, each re-opened when the server closes it
 FLOOD_SECONDS = 10.0
 PROBE_TIMEOUT = 5.0  # the worker's livenessProbe timeoutSeconds (worker-deployment.yaml)
+
+# The defaults: the worker started below sets no LINEAGE_BOUNDED_PORT_*.
+CONNECTION_SECONDS = configured_limits().connection_seconds
 
 
 def scrape(port: int) -> tuple[int, str, bytes] | None:

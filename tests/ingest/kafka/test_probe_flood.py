@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from django.db import connection
 
-from ingest.bounded_server import CONNECTION_SECONDS, HANDLERS, WAITING
+from ingest.bounded_server import configured_limits
 from ingest.kafka import config as kafka_config
 from ingest.kafka.consumer import IngestConsumer
 from ingest.kafka.health import ProbeServer, serve
@@ -24,7 +24,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 FLOODERS = 40  # clients asking /readyz as fast as they are answered
 FLOOD_REQUESTS = 400  # answered or refused, before the flood stops
-SLOW = HANDLERS + WAITING + 4  # slowloris connections at once
+LIMITS = configured_limits()  # the defaults: nothing sets LINEAGE_BOUNDED_PORT_*
+CONNECTION_SECONDS = LIMITS.connection_seconds
+SLOW = LIMITS.handlers + LIMITS.waiting + 4  # slowloris connections at once
 
 
 @pytest.fixture
