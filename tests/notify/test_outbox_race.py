@@ -73,3 +73,29 @@ def test_two_transactions_enqueuing_the_same_new_changes_at_once_enqueue_them_on
     assert len(published) == 1 and sorted(published[0]) == sorted(
         str(pk) for pk in WebhookDelivery.objects.values_list("id", flat=True)
     )
+
+
+class _RolledBack(Exception):
+    pass
+
+
+@pytest.mark.django_db(transaction=True)
+def test_deliveries_of_a_derive_transaction_that_rolls_back_are_neither_kept_nor_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """outbox.py: "The deliveries commit or roll back with the changes; one task for them is
+    sent by name after commit"."""
+    published: list[list[str]] = []
+    monkeypatch.setattr(outbox, "publish", lambda ids, countdown=None: published.append(ids))
+    derive(load(V1, 0, 0), load(V2, 100, 1))
+    NotifiedChange.objects.all().delete()
+    WebhookSubscription.objects.create(name="rolled back", url="http://127.0.0.1:9/hook")
+    changes = list(DatasetChange.objects.all())
+    with pytest.raises(_RolledBack), transaction.atomic():
+        assert outbox.enqueue(changes) == 3
+        raise _RolledBack  # the derive transaction fails after writing its outbox
+    assert (NotifiedChange.objects.count(), WebhookDelivery.objects.count()) == (0, 0)
+    assert published == []
+    with transaction.atomic():  # derived again: the changes are new, and sent once
+        assert outbox.enqueue(changes) == 3
+    assert WebhookDelivery.objects.count() == 3 and len(published) == 1
