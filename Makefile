@@ -123,7 +123,8 @@ FAST_SKIP := tests/faults tests/e2e tests/producers tests/ingest/kafka \
   tests/security/test_cursor_fuzz.py \
   tests/admin/test_browser.py tests/admin/test_crawl.py tests/api/test_openapi.py \
   tests/catalog/test_order_independence.py tests/ingest/test_backfill_memory.py \
-  tests/notify/test_worker_kill.py \
+  tests/notify/test_worker_kill.py tests/catalog/test_rederive_job_killed.py \
+  tests/catalog/test_derive_task_retry.py \
   tests/ingest/test_chunked.py \
   tests/ingest/test_fastpath.py tests/security/test_redaction.py tests/api/test_fidelity.py \
   tests/admin/test_query_fuzz.py tests/admin/test_front_page.py tests/api/test_dag_lineage.py \

@@ -64,8 +64,10 @@ def rederive_job(job_id: int) -> None:
     """Run a steward's re-derive (a RederiveJob), writing its progress on the row.
 
     Acknowledged on receipt like every task here (CELERY_TASK_ACKS_LATE = False, ADR 0045):
-    a worker killed mid-job leaves the row "running" and its events pending, which the
-    sweep derives; the steward sees the job stalled and can ask again.
+    a worker killed mid-job leaves the row "running" and the events it had set pending
+    again (a "since" job's all, a selection's batch in hand) pending, which the sweep
+    derives; a selection's later batches keep their earlier derivation. The steward sees
+    the job stalled and can ask again (tests/catalog/test_rederive_job_killed.py).
     """
     rederive_jobs.run_rederive_job(job_id)
 

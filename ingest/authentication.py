@@ -4,7 +4,8 @@ Tokens are looked up by the sha256 of the presented secret (the only thing store
 comparison is an index equality on a hash, not a character-by-character compare of the
 secret. Resolved tokens are cached per process for a few seconds to keep the ingest path to
 one INSERT; a revocation therefore takes effect within ``_CACHE_SECONDS``. ``last_used_at``
-is written at most once a minute per token and process.
+is written at most once a minute per token, in all processes (each lookup reads it from the
+row), but for lookups whose caches miss at the same moment, which may each write it.
 """
 
 import threading

@@ -51,6 +51,7 @@ PROMISES = [
     ("admin.md", f"the namespace's first {figure(curation.APPLY_SCAN_LIMIT)} names"),
     ("admin.md", f"in jobs of up to {figure(rederive_jobs.MAX_SELECTED_EVENTS)} events each"),
     ("admin.md", f"(up to {figure(rederive_jobs.MAX_SELECTED_EVENTS)})"),
+    ("admin.md", f"the batch of {figure(rederive_jobs.REDERIVE_BATCH)} it was deriving"),
     ("admin.md", f"more than {figure(EVENT_MATCH_SECONDS)} s to match"),
     ("admin.md", f"links more than {figure(geometry.MAX_DRAWN_EDGES)} pairs"),
     ("admin.md", f"more than {figure(geometry.LAYERED_LIMIT)} points"),
