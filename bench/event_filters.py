@@ -43,6 +43,8 @@ PATHS = [
     "/api/v1/events?job_name=rare",
     "/api/v1/events?producer=https://producer/1.0",
     "/api/v1/events?producer=https://producer/rare",
+    "/api/v1/events?since=2025-01-02T00:00:00Z&until=2025-01-02T01:00:00Z",
+    "/api/v1/events?job_name=legacy&event_type=FAIL",
     "/api/v1/events?run_id=stream-run",
     "/api/v1/events?derivation_status=pending",
 ]
