@@ -162,8 +162,21 @@ def test_a_rare_job_is_answered_whole_from_its_index(api) -> None:
     body = _get(api, "/api/v1/events?job_name=rare-job&limit=50")
     assert [event["id"] for event in body["results"]] == _fails()
     assert body["next"] is None
-    window = _get(api, "/api/v1/events?since=2026-01-01T00:00:01Z&until=2026-01-01T00:00:04Z")
+    scan = next(
+        sql for sql in _statements(api, "/api/v1/events?job_name=rare-job") if "ROW_NUMBER" in sql
+    )
+    assert "MD5(" not in scan.upper(), scan  # the walk compares the name, not its md5
+
+
+def test_a_narrow_time_window_is_read_on_its_index_without_a_scan(api) -> None:
+    """3 events in the window: its (event_time, id) index is asked first; no walk."""
+    _log()
+    path = "/api/v1/events?since=2026-01-01T00:00:01Z&until=2026-01-01T00:00:04Z"
+    window = _get(api, path)
     assert len(window["results"]) == 3 and window["next"] is None
+    statements = _statements(api, path)
+    assert not any("ROW_NUMBER" in sql for sql in statements), statements
+    assert all(sum(rows_read(sql, "ingest_event").values()) <= 2 * 3 for sql in statements)
 
 
 def test_a_scan_walks_the_pending_index_when_named(api) -> None:
