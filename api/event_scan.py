@@ -12,12 +12,14 @@ events, ended in the read timeout's 503.
 Such a request reads at most ``SCAN_ROWS`` events along the list's order from its cursor
 (the primary key, or the pending, failed or facet-problem partial index when the request
 also names that one), in one statement, and answers the matches among them: a page may be
-short, or empty, while ``next`` continues the scan from the last event read. When that page
-is short and the request names ``job_name``, ``producer`` or an eventTime window, the
-value's own index is asked for at most ``SCAN_ROWS + 1`` events; when it has no more than
-``SCAN_ROWS``, the page is read among those (all the matches, in one page): a rare or old
-job is answered at once, not after a walk of empty pages. Each request reads at most about
-three times ``SCAN_ROWS`` rows, whatever the log's size.
+short, or empty, while ``next`` continues the scan from the last event read. A filter with
+an index of its own is asked how many events it matches, up to ``SCAN_ROWS + 1``; when it
+has no more than ``SCAN_ROWS``, the page is read among those (all the matches, in one
+page), so a rare value or an old job is answered at once, not after a walk of empty pages.
+An eventTime window is asked first (its index holds the ids: an index-only read); a
+``job_name`` or ``producer`` only after a scan came back short (each entry of an md5 index
+costs a row read). Each request reads at most about three times ``SCAN_ROWS`` rows,
+whatever the log's size.
 
 A page read this way has cursors of the list's own kind (``p=<id>``, ``r=1`` backwards):
 any of them continues either way. ``run_id`` and the dataset filters keep their own index
