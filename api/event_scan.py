@@ -18,7 +18,7 @@ has no more than ``SCAN_ROWS``, the page is read among those (all the matches, i
 page), so a rare value or an old job is answered at once, not after a walk of empty pages.
 An eventTime window is asked first (its index holds the ids: an index-only read); a
 ``job_name`` or ``producer`` only after a scan came back short (each entry of an md5 index
-costs a row read). Each request reads at most about three times ``SCAN_ROWS`` rows,
+costs a row read). Each request reads at most about four times ``SCAN_ROWS`` rows,
 whatever the log's size.
 
 A page read this way has cursors of the list's own kind (``p=<id>``, ``r=1`` backwards):
@@ -43,8 +43,8 @@ from api.filters import UtcDateTimeField
 from api.pagination import CursorPage, invalid_cursor
 from ingest.models import DerivationStatus, DigestExact, Event
 
-# Events one request reads along the list's order at most (and a rare value's own index,
-# when the page is short): ~20 ms of PostgreSQL when cached (ADR 0194's figures).
+# Events one request reads along the list's order at most (and a rare value's own index):
+# a walk of them with no match took 13-78 ms of PostgreSQL at load 8-10 (ADR 0194).
 SCAN_ROWS = 20_000
 
 # Filters answered on their own index, whatever else is named: the request is left as it was.
@@ -59,7 +59,7 @@ ORDERED = {
         value: Q(facet_problems__isnull=False) for value in ("true", "1", "yes")
     },
 }
-# Filters a short page asks the value's own index about (an md5 or the eventTime index).
+# Filters a short page asks their md5 index about (the eventTime window is asked first).
 PROBED = ("job_name", "producer")
 
 
