@@ -101,16 +101,16 @@ def scan_for(params: Mapping[str, str], filtered: Any, filter_names: Any) -> Sca
     named = {name for name in filter_names if params.get(name)}
     if not named or named & OWN_PATH:
         return None
-    walk = Q()
-    unordered = set()
-    for name in named:
-        condition = ORDERED.get(name, {}).get(params[name].lower())
-        if condition is None:
-            unordered.add(name)
-        else:
-            walk &= condition
-    if not unordered:
+    ordered = {
+        name: condition
+        for name in named
+        if (condition := ORDERED.get(name, {}).get(params[name].lower())) is not None
+    }
+    if named <= set(ordered):
         return None
+    # One ordered index is walked; the other's condition is in the match like the rest: two
+    # in the walk would let PostgreSQL read one index and filter by the other past the LIMIT.
+    walk = ordered[min(ordered)] if ordered else Q()
     return Scan(filtered, walk, params)
 
 

@@ -187,6 +187,18 @@ def test_a_scan_walks_the_pending_index_when_named(api) -> None:
     assert read.get("ingest_event_pending_idx", 0) <= SCAN + 2 and "ingest_event_pkey" in read
 
 
+def test_two_ordered_filters_walk_one_index_within_the_scan(api) -> None:
+    """Pending and with facet problems (every other event has some): one partial index is
+    walked, the other filter is matched, and the walk still stops at the scan."""
+    _log()
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE ingest_event SET facet_problems = '[]' WHERE id % 4 = 1")
+        cursor.execute("ANALYZE ingest_event")
+    path = "/api/v1/events?derivation_status=pending&has_facet_problems=true&event_type=ABORT"
+    (sql,) = _statements(api, path)
+    assert sum(rows_read(sql, "ingest_event").values()) <= SCAN + 2 + 2, sql
+
+
 def test_a_page_cut_at_its_bytes_continues_after_the_last_item(api, settings) -> None:
     """Matches over the byte budget: the next page starts after the last item kept."""
     _log(every=3, first=0)
