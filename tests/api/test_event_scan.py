@@ -235,3 +235,21 @@ def test_a_forged_cursor_is_a_400_problem(api, cursor: str) -> None:
     response = api.get(f"/api/v1/events?event_type=FAIL&cursor={cursor}")
     assert response.status_code == 400, response.content
     assert response.json()["type"].endswith("invalid-cursor")
+
+
+def test_previous_then_next_comes_back_to_each_page(api) -> None:
+    """Back from any page that shows a match, then forward: the same first match, also when
+    the page back came back empty (its next starts at its cursor's own event)."""
+    _log(every=53, first=11)
+    pages = _pages(api, "/api/v1/events?event_type=FAIL&limit=1")
+    checked = 0
+    for body in pages:
+        if not body["results"] or not body["previous"]:
+            continue
+        back = _get(api, _relative(body["previous"]))
+        again = _get(api, _relative(back["next"]))
+        while not again["results"]:
+            again = _get(api, _relative(again["next"]))
+        assert again["results"][0]["id"] == body["results"][0]["id"]
+        checked += 1
+    assert checked >= 5
