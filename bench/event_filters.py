@@ -85,7 +85,10 @@ WHERE id IN (SELECT id FROM ingest_event ORDER BY id LIMIT 5 OFFSET %(legacy)s +
 
 
 def build(database: str, legacy: int, recent: int) -> None:
-    with psycopg.connect(database, autocommit=True) as connection:
+    # Bound on the client: one text of several statements (server-side binding takes one).
+    with psycopg.connect(
+        database, autocommit=True, cursor_factory=psycopg.ClientCursor
+    ) as connection:
         connection.execute(_STORE, {"legacy": legacy, "recent": recent})
         connection.execute("VACUUM ANALYZE ingest_event")
 
