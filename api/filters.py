@@ -1,12 +1,11 @@
 """django-filter FilterSets: natural-key filters (namespace, name) and explicit ``_id`` filters.
 
 The natural-key, id, time and label filters map to an indexed predicate (see the model
-indexes and api's own migrations). Four of the event list's do not: ``event_type``,
-``kind``, ``job_namespace`` and ``derivation_status=derived`` are read along the list's id
-order, so a value few events hold scans ``ingest_event`` (200,000 events: a parallel
-sequential scan of every row, ADR 0190), which the web's read statement timeout ends with a
-503. Each index costs every ingested event (ADR 0142), so that is left to a change of the
-event indexes; docs/api.md says so.
+indexes and api's own migrations). The event list keeps its one statement for ``run_id`` (a
+range of the run's index), the dataset filters (the dataset's links) and the filters whose
+partial index is in its id order (``derivation_status=pending|failed``,
+``has_facet_problems=true``); a request naming any other reads at most a bounded scan of
+the log a page (``api.event_scan``, ADR 0194), not the whole log.
 """
 
 from datetime import UTC, datetime

@@ -24,6 +24,7 @@ from rest_framework.response import Response
 from api import params
 from api.access import EVENT, METADATA
 from api.base import ReadAPIView, ReadOnlyViewSet
+from api.event_scan import EventPage, scan_for
 from api.filters import EventFilterSet
 from api.pagination import CursorPage
 from api.problems import COMMON, WITH_404, bad_parameter
@@ -58,7 +59,13 @@ EVENT_EXAMPLE = {
         description="Newest first: by id, and with `run_id` by eventTime then id (one "
         "run's events in the order they happened; a page of them reads that page). Each item "
         "is the event as received (`payload`), with secret values redacted, plus its id, "
-        "receive time and derivation status.",
+        "receive time and derivation status. A request filtered by `event_type`, `kind`, "
+        "`job_namespace`, `job_name`, `producer`, a time, `derivation_status=derived` or "
+        "`has_facet_problems=false` (without `run_id` or a dataset) reads at most 20,000 "
+        "events of the log from its cursor: its page may be short, or empty, while `next` "
+        "is set, and `next` continues from the last event read. Follow `next` until it is "
+        "null to see every match. A `job_name`, `producer` or eventTime window that matches "
+        "at most 20,000 events is answered whole, from its own index (ADR 0194).",
         responses={200: EventSerializer(many=True), **COMMON},
         examples=[OpenApiExample("event", value=EVENT_EXAMPLE, response_only=True)],
     ),
@@ -72,6 +79,8 @@ class EventViewSet(ReadOnlyViewSet):
     serializer_class = EventSerializer
     detail_serializer_class = EventDetailSerializer
     filterset_class = EventFilterSet
+    pagination_class = EventPage
+    event_scan = None  # set per list request by filter_queryset; read by EventPage
 
     @property
     def cursor_ordering(self) -> tuple[str, ...]:
@@ -81,6 +90,13 @@ class EventViewSet(ReadOnlyViewSet):
         if request is not None and request.query_params.get("run_id"):
             return RUN_EVENTS_ORDER
         return ("-id",)
+
+    def filter_queryset(self, queryset: Any) -> Any:
+        filtered = super().filter_queryset(queryset)
+        if self.action == "list":
+            names = EventFilterSet.base_filters
+            self.event_scan = scan_for(self.request.query_params, filtered, names)
+        return filtered
 
     def get_object(self) -> Any:
         params.row_id(self.kwargs["pk"], "event")
