@@ -145,7 +145,9 @@ def measure(client: Any, path: str, repeat: int) -> tuple[int, int, int, int, fl
         times.append((time.perf_counter() - started) * 1000)
         if response.status_code != 200:
             raise SystemExit(f"{path}: HTTP {response.status_code}")
-    statements = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("SELECT")]
+    statements = [
+        q["sql"] for q in captured.captured_queries if q["sql"].startswith(("SELECT", "WITH"))
+    ]
     distinct = sum("SELECT DISTINCT" in sql for sql in statements)
     rows = buffers = 0
     for sql in statements:

@@ -110,6 +110,12 @@ class WebhookDelivery(models.Model):
             ),
             # The delivery log, newest first, per subscription.
             models.Index(fields=["subscription", "-created_at"], name="catalog_webhook_log_idx"),
+            # The admin's delivery log, newest first, whole or by status (a few dead among
+            # many delivered) or kind: each a range of its index in the list's order, where
+            # the page and its count read the log until they had found enough (ADR 0195).
+            models.Index(fields=["created_at", "id"], name="catalog_webhook_time_idx"),
+            models.Index(fields=["status", "created_at", "id"], name="catalog_webhook_status_idx"),
+            models.Index(fields=["kind", "created_at", "id"], name="catalog_webhook_kind_idx"),
         ]
         verbose_name_plural = "webhook deliveries"
 
