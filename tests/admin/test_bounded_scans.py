@@ -22,7 +22,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from catalog.admin.events import LogEntryAdmin
-from catalog.models import Dataset, JobLineageEdge, WebhookDelivery, WebhookSubscription
+from catalog.admin.labels import StewardLabelAdmin
+from catalog.models import (
+    Dataset,
+    JobLineageEdge,
+    StewardLabel,
+    WebhookDelivery,
+    WebhookSubscription,
+)
 from ingest.models import DeadLetter
 from tests.api.factories import make_dataset, make_job, make_job_edge
 from tests.plan_reads import rows_read
@@ -220,3 +227,32 @@ def test_the_admin_logs_search_reads_the_newest_entries_and_says_so(
     )
     assert [entry.object_repr for entry in deletions.result_list] == ["dataset 97", "dataset 3"]
     assert read <= 2 * 2, read
+
+
+def test_steward_labels_list_newest_first_and_search_the_newest(
+    super_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Marquez's tag endpoints write labels too, so the list is the bounded base's: newest
+    first by id, its count the planner's or capped at 10,000, its search over the newest
+    rows (here 5 of 30), where Django's counted and sorted every label by its holder and
+    searched them all."""
+    monkeypatch.setattr(StewardLabelAdmin, "searched_rows", 5)
+    StewardLabel.objects.bulk_create(
+        StewardLabel(
+            target="dataset",
+            namespace="s3://lake",
+            name=f"table{index:02}",
+            key_hash=bytes([index]) * 32,
+            kind="tag",
+            key=f"tier{index:02}",
+        )
+        for index in range(30)
+    )
+    url = "/admin/catalog/stewardlabel/"
+    # No Sort of every label: test_address_orders.py checks the base's plans, this admin's too.
+    listed = _changelist(super_client, url)
+    assert [label.key for label in listed.result_list][:3] == ["tier29", "tier28", "tier27"]
+    assert [row.key for row in _changelist(super_client, f"{url}?q=tier27").result_list] == [
+        "tier27"
+    ]
+    assert not _changelist(super_client, f"{url}?q=tier02").result_list
