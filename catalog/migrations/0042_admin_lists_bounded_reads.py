@@ -39,7 +39,9 @@ class Migration(migrations.Migration):
         AddIndexConcurrently(
             model_name="webhookdelivery",
             index=models.Index(
-                fields=["status", "created_at", "id"], name="catalog_webhook_status_idx"
+                condition=models.Q(("status", "delivered"), _negated=True),
+                fields=["status", "created_at", "id"],
+                name="catalog_webhook_status_idx",
             ),
         ),
         AddIndexConcurrently(
