@@ -214,6 +214,9 @@ class DeadLetter(models.Model):
                 name="ingest_dead_letter_open_idx",
                 condition=models.Q(replayed_at__isnull=True),
             ),
+            # The admin's letters of one reason, newest first (a rare one among many), and
+            # its reason filter's choices, one probe a code (core/admin_scans.py, ADR 0195).
+            models.Index(fields=["reason_code", "id"], name="ingest_dead_letter_reason_idx"),
         ]
 
     def __str__(self) -> str:

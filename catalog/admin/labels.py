@@ -19,6 +19,8 @@ from django.utils.html import format_html, format_html_join
 from catalog.models import Dataset, Job, LabelTarget, StewardLabel, TagDescription
 from catalog.reads import labels as label_reads
 from catalog.services import labels
+from core.admin_base import BoundedAdmin
+from core.admin_scans import SEARCHED_ROWS, NewestRowsSearchMixin
 
 
 class StewardLabelForm(forms.ModelForm):
@@ -48,11 +50,21 @@ class StewardLabelForm(forms.ModelForm):
 
 
 @admin.register(StewardLabel)
-class StewardLabelAdmin(admin.ModelAdmin):
+class StewardLabelAdmin(NewestRowsSearchMixin, BoundedAdmin):
+    """On the bounded base, not Django's: Marquez's tag endpoints write these rows too, so a
+    script can label every column of every dataset, and Django's list counted every label
+    and sorted them all by holder on each visit, its search an icontains over all of them
+    (ADR 0195). Newest first, by the primary key; searched in the newest rows."""
+
+    readonly = False  # stewards add and delete (a change is a delete and an add)
     form = StewardLabelForm
     list_display = ("__str__", "target", "kind", "key", "value", "field", "hides", "created_by")
     list_filter = ("target", "kind", "hides")
+    ordering = ("-id",)
     search_fields = ("key", "name")
+    search_help_text = (
+        f"Words of the key or the dataset's or job's name, in the newest {SEARCHED_ROWS:,} labels."
+    )
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # delete and add again: one statement, one row

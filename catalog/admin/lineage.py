@@ -1,8 +1,9 @@
 """Lineage edges (dataset, column) and the derived facts they are made of."""
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from catalog.admin.support import (
@@ -99,6 +100,23 @@ class JobEdgeDatasetFilter(HiddenIdFilter):
     parameter_name = "dataset"
 
 
+class ViaFilter(admin.SimpleListFilter):
+    """How the last run named the dataset, the two values derivation writes: Django's field
+    filter read every job edge a visit for them (SELECT DISTINCT via). Under its parameter,
+    so its addresses keep filtering; the few named only in column lineage are a range of
+    catalog_job_edge_via_idx (ADR 0195)."""
+
+    title = "named"
+    parameter_name = "via__exact"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("", "in inputs or outputs"), ("column_lineage", "only in column lineage")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        value = self.value()
+        return queryset if value is None else queryset.filter(via=value)
+
+
 @admin.register(JobLineageEdge)
 class JobLineageEdgeAdmin(HidesRetiredMixin, BoundedAdmin):
     """dataset → job (input) and job → dataset (output): the graph's edges (ADR 0027)."""
@@ -114,7 +132,7 @@ class JobLineageEdgeAdmin(HidesRetiredMixin, BoundedAdmin):
         "run_count",
         "last_seen",
     )
-    list_filter = ("direction", "via", JobEdgeDatasetFilter, EdgeJobFilter)
+    list_filter = ("direction", ViaFilter, JobEdgeDatasetFilter, EdgeJobFilter)
     list_select_related = ("dataset", "job")
     ordering = ("-id",)
     fields = (

@@ -225,6 +225,13 @@ class JobLineageEdge(models.Model):
                 include=["first_seen", "last_seen"],
                 name="catalog_job_edge_dataset_idx",
             ),
+            # The admin's edges named only in column lineage (a few), newest first: the rest
+            # are found at once along the primary key (ADR 0195).
+            models.Index(
+                fields=["id"],
+                name="catalog_job_edge_via_idx",
+                condition=~models.Q(via=""),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -110,6 +110,19 @@ class WebhookDelivery(models.Model):
             ),
             # The delivery log, newest first, per subscription.
             models.Index(fields=["subscription", "-created_at"], name="catalog_webhook_log_idx"),
+            # The admin's delivery log, newest first, whole or by status (a few dead among
+            # many delivered) or kind: each a range of its index in the list's order, where
+            # the page and its count read the log until they had found enough (ADR 0195).
+            models.Index(fields=["created_at", "id"], name="catalog_webhook_time_idx"),
+            # Only the deliveries not delivered (a few): a delivery is written once more, here,
+            # while pending, and not when it is delivered; "delivered" is found at once along
+            # the time index.
+            models.Index(
+                fields=["status", "created_at", "id"],
+                name="catalog_webhook_status_idx",
+                condition=~models.Q(status="delivered"),
+            ),
+            models.Index(fields=["kind", "created_at", "id"], name="catalog_webhook_kind_idx"),
         ]
         verbose_name_plural = "webhook deliveries"
 

@@ -11,6 +11,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from core.admin_base import BoundedAdmin, TimeOrderChangeList
+from core.admin_scans import PresentValuesFilter
 from core.problems import Problem
 from core.redaction import redact, redact_text
 from ingest.models import ConsumerLag, DeadLetter
@@ -58,6 +59,16 @@ class ReplayedFilter(admin.SimpleListFilter):
         return queryset
 
 
+class ReasonCodeFilter(PresentValuesFilter):
+    title = "reason code"
+    column = "reason_code"  # ingest_dead_letter_reason_idx (reason_code, id)
+
+
+class TopicFilter(PresentValuesFilter):
+    title = "topic"
+    column = "topic"  # ingest_dead_letter_position_uniq (topic, partition, offset)
+
+
 class LettersWithoutValues(TimeOrderChangeList):
     """The list (and the replay action's selection) without keys and values, which it
     does not show: a page held 50 values of up to LINEAGE_CONSUMER_DEAD_LETTER_BYTES each,
@@ -80,7 +91,9 @@ class DeadLetterAdmin(BoundedAdmin):
         "received_at",
         "replayed_at",
     )
-    list_filter: ClassVar[tuple[Any, ...]] = (ReplayedFilter, "reason_code", "topic")
+    # Each value's choices found by its index, one probe a value: Django's field filters
+    # read every letter twice a visit (SELECT DISTINCT reason_code, topic; ADR 0195).
+    list_filter: ClassVar[tuple[Any, ...]] = (ReplayedFilter, ReasonCodeFilter, TopicFilter)
     sortable_by = ("id",)
     fields: ClassVar[tuple[str, ...]] = (
         "topic",

@@ -34,7 +34,6 @@ PEOPLES_TABLES = {
     "auth.user",
     "ingest.apitoken",
     "catalog.aliasrule",
-    "catalog.stewardlabel",
     "catalog.tagdescription",
     "catalog.webhooksubscription",
 }
