@@ -19,7 +19,7 @@ from django.db import connection
 from api.views.catalog import RELATED_LIMIT
 from catalog.models import Run
 from catalog.names import naming
-from tests.api.factories import T0, make_event, make_job, make_run
+from tests.api.factories import T0, add_runs_of_job, make_event, make_job, make_run
 from tests.api.test_run_events_bounded import (
     HEARTBEATS,
     _event_statements,
@@ -97,17 +97,6 @@ def test_the_log_unfiltered_stays_newest_id_first(api, stream) -> None:
     assert ids == sorted(ids, reverse=True)
 
 
-# 2,000 runs of a job, each its own text runId.
-_OTHER_RUNS = """
-INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state, state_version,
-    error_message, is_streaming, facets, facet_versions, job_version, updated_at,
-    shares_run_id, tags)
-SELECT gen_random_uuid(), 'batch-' || i, %s, false, 'COMPLETE', '[]', '', false, '{}', '{}',
-    '[]', now(), false, '[]'
-FROM generate_series(1, 2000) AS i
-"""
-
-
 def _text_run(job_name: str, **fields: Any) -> Run:
     """A run of ``job_name`` keyed by TEXT_RUN_ID as derivation keys it (uuid5)."""
     fields.setdefault("is_placeholder", False)
@@ -147,8 +136,7 @@ def test_a_text_run_id_names_at_most_its_first_runs_read_on_their_index(api) -> 
     """25 jobs sent one text runId, after 2,000 runs of other runIds: the runs it names are
     its first 20 by id (``jobs_limit``), 20 entries of catalog_run_text_idx, with no event of
     them stored (their runs are); not the runs walked by id from the first."""
-    with connection.cursor() as cursor:
-        cursor.execute(_OTHER_RUNS, [make_job("batch", namespace="tests").id])
+    add_runs_of_job(make_job("batch", namespace="tests").id)
     runs = [_text_run(f"job{number:02d}") for number in range(25)]
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE catalog_run")

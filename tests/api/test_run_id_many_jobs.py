@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 
 from catalog.models import Job, Run
 from catalog.services.derive import derive_events
-from tests.api.factories import make_job, make_run
+from tests.api.factories import add_runs_of_job, make_job, make_run
 from tests.catalog.helpers import openlineage, store
 from tests.plan_reads import rows_read
 
@@ -26,16 +26,6 @@ TEXT_RUN_ID = "scheduled__2026-01-01T00:00:00+00:00"
 SHARERS = 55
 # Derivation keeps a job's names without their credentials: the key is made of those.
 WANTED_NAMESPACE = "postgres://loader:s3cret@db:5432"
-# 2,000 runs of other runIds of a job (the one whose run is wanted): neither a scan of the
-# table nor of the job's runs is a cheap way to the run.
-_OTHER_RUNS = """
-INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state, state_version,
-    error_message, is_streaming, facets, facet_versions, job_version, updated_at,
-    shares_run_id, tags)
-SELECT gen_random_uuid(), 'batch-' || i, %s, false, 'COMPLETE', '[]', '', false, '{}', '{}',
-    '[]', now(), false, '[]'
-FROM generate_series(1, 2000) AS i
-"""
 
 
 def _event(namespace: str, name: str, run_id: str) -> dict[str, Any]:
@@ -63,7 +53,7 @@ def wanted() -> Run:
     _derive([_event("tests", f"job{n:02d}", TEXT_RUN_ID) for n in range(SHARERS - 1)])
     _derive([_event(WANTED_NAMESPACE, "wanted", TEXT_RUN_ID)])
     with connection.cursor() as cursor:
-        cursor.execute(_OTHER_RUNS, [Job.objects.get(name="wanted").id])
+        add_runs_of_job(Job.objects.get(name="wanted").id)
         cursor.execute("ANALYZE catalog_run")
         cursor.execute("ANALYZE catalog_job")
     run = Run.objects.get(job__name="wanted", run_id_text=TEXT_RUN_ID)
@@ -136,7 +126,7 @@ def test_a_uuid_run_id_of_many_jobs_is_one_entry_of_its_key(api) -> None:
         for n in range(SHARERS)
     ]
     with connection.cursor() as cursor:
-        cursor.execute(_OTHER_RUNS, [runs[-1].job_id])
+        add_runs_of_job(runs[-1].job_id)
         cursor.execute("ANALYZE catalog_run")
     body, statements = _get(api, f"/api/v1/runs/{shared}?job_id={runs[-1].job_id}")
     assert body["job"]["id"] == runs[-1].job_id
