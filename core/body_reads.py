@@ -1,0 +1,161 @@
+"""At most ``limit`` threads of a web process wait on request bodies at once (ADR 0197).
+
+Why: granian (2.8.9) hands a request to a Python thread once its head has arrived, and its
+``wsgi.input`` blocks that thread (in Rust, without the GIL) until the bytes asked for have
+arrived or the peer closes; it has no body read timeout, and a read cannot be interrupted
+from Python. A peer that sends a whole head and then its body a byte at a time held a
+thread for as long as it liked: 16 of them (2 workers x 8 threads) and the kubelet's probe,
+the API's reads and every other producer waited behind them.
+
+So a read is refused, before it waits, when ``limit`` other threads of the process are
+already inside one (the chart's ``WEB_THREADS`` less one: one thread a process is always
+left to requests that read no body, the probes among them), or when half of them are
+inside reads of the same sender: the same token (``TOKEN``, set by the bearer-token
+authentication before any body is read), or no token at all (the admin's forms, anonymous
+by nature: its login and the NUL guard read a form before anyone is authenticated). So one
+slow token, or any number of anonymous peers, leaves threads to the other producers. The
+refused request is
+answered 503 with ``Retry-After`` and ``Connection: close``, its body unread, whatever the
+application made of the refusal (``BodyReads.__call__``): a problem document, in one
+place, for the ingest endpoints, the Marquez mount and the admin's forms alike.
+
+What a request that reads no body pays: two dictionary look-ups. One that reads one: an
+object, and a lock taken twice a read with a dictionary update each
+(``tests/deploy/test_web_server_body_reads.py`` checks it against the shipped server).
+"""
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import orjson
+from django.core.exceptions import BadRequest
+
+from core.problems import PROBLEM_CONTENT_TYPE, TYPE_PREFIX
+
+# The environ key under which a request's verified token id is kept (ingest.authentication):
+# the sender whose reads are counted together. A header not yet verified could be made up
+# anew for every connection.
+TOKEN = "lineage.token_id"
+RETRY_AFTER_SECONDS = "5"
+REFUSED_STATUS = "503 Service Unavailable"
+REFUSED_BODY = orjson.dumps(
+    {
+        "type": TYPE_PREFIX + "body-readers-busy",
+        "title": "Too many request bodies are being received",
+        "status": 503,
+        "detail": "Every thread of this server that may wait on a request body is waiting on "
+        "one; nothing of this request was read or stored. Retry the same request later.",
+    }
+)
+REFUSED_HEADERS = [
+    ("Content-Type", PROBLEM_CONTENT_TYPE),
+    ("Content-Length", str(len(REFUSED_BODY))),
+    ("Retry-After", RETRY_AFTER_SECONDS),
+    # The body was not read: the connection cannot carry another request.
+    ("Connection", "close"),
+    ("X-Content-Type-Options", "nosniff"),
+]
+
+
+class BodyReadRefused(BadRequest):
+    """Raised by a refused read. A ``BadRequest``, so that whatever the application does
+    with it is quick and quiet (DRF's handler and Django's answer it 400, logged as a
+    warning, no traceback); ``BodyReads`` then answers the request itself."""
+
+
+class BodyReads:
+    """WSGI middleware: counts the threads inside a request body's read (``CountedInput``)
+    and answers a request whose read was refused with the 503 above."""
+
+    def __init__(self, application: Callable[..., Iterable[bytes]], limit: int) -> None:
+        self.application = application
+        self.limit = max(1, limit)
+        self.share = max(1, self.limit // 2)  # of them, at most this many for one sender
+        # Threads inside a read of this process, in all and by sender, under ``lock``.
+        self.reading = 0
+        self.by_sender: dict[Any, int] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        if environ.get("CONTENT_LENGTH", "0") in ("0", "") and (
+            "HTTP_TRANSFER_ENCODING" not in environ
+        ):
+            return self.application(environ, start_response)  # no body to wait on
+        body = environ["wsgi.input"] = CountedInput(environ, self)
+        answer = self.application(environ, start_response)
+        if not body.refused:
+            return answer
+        close = getattr(answer, "close", None)
+        if callable(close):
+            close()  # Django's response: request_finished, the request freed
+        refusal = BodyReadRefused()
+        start_response(REFUSED_STATUS, list(REFUSED_HEADERS), (BodyReadRefused, refusal, None))
+        return [REFUSED_BODY]
+
+    def enter(self, sender: Any, first: bool) -> bool:
+        """Whether a thread may start a read for ``sender``; a request's ``first`` read may
+        be refused, never a later one (a body refused halfway would reach the view cut
+        short)."""
+        with self.lock:
+            held = self.by_sender.get(sender, 0)
+            if first and (self.reading >= self.limit or held >= self.share):
+                return False
+            self.reading += 1
+            self.by_sender[sender] = held + 1
+            return True
+
+    def leave(self, sender: Any) -> None:
+        with self.lock:
+            self.reading -= 1
+            held = self.by_sender.pop(sender) - 1
+            if held:
+                self.by_sender[sender] = held
+
+
+class CountedInput:
+    """``environ``'s ``wsgi.input``, its reads counted by ``reads`` under the request's
+    sender (its verified token, else None); a refused first read raises
+    ``BodyReadRefused`` before it waits."""
+
+    __slots__ = ("environ", "reads", "refused", "started", "stream")
+
+    def __init__(self, environ: dict[str, Any], reads: BodyReads) -> None:
+        self.stream = environ["wsgi.input"]
+        self.environ = environ
+        self.reads = reads
+        self.started = False
+        self.refused = False
+
+    def _enter(self) -> Any:
+        sender = self.environ.get(TOKEN)
+        if not self.reads.enter(sender, not self.started):
+            self.refused = True
+            raise BodyReadRefused("Too many request bodies are being received.")
+        self.started = True
+        return sender
+
+    def read(self, *size: Any) -> bytes:
+        sender = self._enter()
+        try:
+            return self.stream.read(*size)  # type: ignore[no-any-return]
+        finally:
+            self.reads.leave(sender)
+
+    def readline(self, *size: Any) -> bytes:
+        sender = self._enter()
+        try:
+            return self.stream.readline(*size)  # type: ignore[no-any-return]
+        finally:
+            self.reads.leave(sender)
+
+    def readlines(self, *hint: Any) -> list[bytes]:
+        sender = self._enter()
+        try:
+            return self.stream.readlines(*hint)  # type: ignore[no-any-return]
+        finally:
+            self.reads.leave(sender)
+
+    def __iter__(self) -> Iterator[bytes]:
+        while line := self.readline():
+            yield line
