@@ -9,12 +9,15 @@ the API's reads and every other producer waited behind them.
 
 So a read is refused, before it waits, when ``limit`` other threads of the process are
 already inside one (the chart's ``WEB_THREADS`` less one: one thread a process is always
-left to requests that read no body, the probes among them), or when half of them are
-inside reads of the same sender: the same token (``TOKEN``, set by the bearer-token
+left to requests that read no body, the probes among them), or when all of them but one
+are inside reads of the same sender: the same token (``TOKEN``, set by the bearer-token
 authentication before any body is read), or no token at all (the admin's forms, anonymous
 by nature: its login and the NUL guard read a form before anyone is authenticated). So one
-slow token, or any number of anonymous peers, leaves threads to the other producers. The
-refused request is
+slow token, or any number of anonymous peers, leaves a thread to the other producers'
+bodies. Not half of them: a deployment's producers often share one token, and reads of
+bodies already sent overlap (a read leaves the count only once it has the GIL again); one
+token's 4 clients a worker, each a quarter of its time inside a read, would find the 3
+others there on 1 request in 64 (0.25 ** 3; a model, not measured). The refused request is
 answered 503 with ``Retry-After`` and ``Connection: close``, its body unread, whatever the
 application made of the refusal (``BodyReads.__call__``): a problem document, in one
 place, for the ingest endpoints, the Marquez mount and the admin's forms alike.
@@ -71,7 +74,7 @@ class BodyReads:
     def __init__(self, application: Callable[..., Iterable[bytes]], limit: int) -> None:
         self.application = application
         self.limit = max(1, limit)
-        self.share = max(1, self.limit // 2)  # of them, at most this many for one sender
+        self.share = max(1, self.limit - 1)  # of them, at most this many for one sender
         # Threads inside a read of this process, in all and by sender, under ``lock``.
         self.reading = 0
         self.by_sender: dict[Any, int] = {}

@@ -51,7 +51,7 @@ def environ(stream: Any, token: int | None = None, length: str = "2") -> dict[st
 
 @pytest.fixture
 def reads() -> BodyReads:
-    return BodyReads(reading_app, limit=3)  # one sender may hold 1 of the 3
+    return BodyReads(reading_app, limit=3)  # one sender may hold 2 of the 3
 
 
 class Held:
@@ -97,15 +97,15 @@ def refused(answer: tuple[int, dict[str, str], bytes]) -> bool:
 def test_a_sender_holds_at_most_its_share_and_all_of_them_one_thread_less(
     reads: BodyReads, held: list[Held]
 ) -> None:
-    held.append(Held(reads, token=1))
-    # The same token again: its share (half of the 3) is taken; refused before it waits.
+    held.extend([Held(reads, token=1), Held(reads, token=1)])
+    # The same token again: its share (all of the 3 but one) is taken; refused before it
+    # waits. Another sender is let in: anonymous requests are a sender of their own.
     assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"), token=1)))
-    held.append(Held(reads, token=None))  # anonymous: a sender of its own
-    assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"))))
-    held.append(Held(reads, token=2))
-    # Three threads wait on bodies: a fourth sender is refused, a request without a body
+    held.append(Held(reads, token=None))
+    # Three threads wait on bodies: any other sender is refused, a request without a body
     # goes through untouched.
-    assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"), token=3)))
+    assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"), token=2)))
+    assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"))))
     untouched = io.BytesIO(b"")
     assert wsgi_answer(reads, environ(untouched, length=""))[0] == 201
     assert wsgi_answer(reads, environ(untouched, length="0"))[0] == 201
