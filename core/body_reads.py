@@ -86,7 +86,12 @@ class BodyReads:
         ):
             return self.application(environ, start_response)  # no body to wait on
         body = environ["wsgi.input"] = CountedInput(environ, self)
-        answer = self.application(environ, start_response)
+        try:
+            answer = self.application(environ, start_response)
+        except BodyReadRefused:
+            if not body.refused:
+                raise
+            answer = None  # an application that let the refusal through: answered here
         if not body.refused:
             return answer
         close = getattr(answer, "close", None)

@@ -136,3 +136,14 @@ def test_a_chunked_body_is_counted_as_a_body() -> None:
     reads.reading = 1
     chunked = {**environ(io.BytesIO(b"{}"), length=""), "HTTP_TRANSFER_ENCODING": "chunked"}
     assert refused(wsgi_answer(reads, chunked))
+
+
+def test_a_refusal_the_application_lets_through_is_answered_all_the_same() -> None:
+    def careless(env: dict[str, Any], start_response: Any) -> list[bytes]:
+        env["wsgi.input"].read()
+        start_response("201 Created", [])
+        return [b"never"]
+
+    reads = BodyReads(careless, limit=1)
+    reads.reading = 1
+    assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"))))
