@@ -23,11 +23,10 @@ application made of the refusal (``BodyReads.__call__``): a problem document, in
 place, for the ingest endpoints, the Marquez mount and the admin's forms alike.
 
 What a request that reads no body pays: two dictionary look-ups. One that reads one: an
-object, and a lock taken twice a read with a dictionary update each
+object, and four list operations in C a read
 (``tests/deploy/test_web_server_body_reads.py`` checks it against the shipped server).
 """
 
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -75,10 +74,10 @@ class BodyReads:
         self.application = application
         self.limit = max(1, limit)
         self.share = max(1, self.limit - 1)  # of them, at most this many for one sender
-        # Threads inside a read of this process, in all and by sender, under ``lock``.
-        self.reading = 0
-        self.by_sender: dict[Any, int] = {}
-        self.lock = threading.Lock()
+        # The sender of each read under way in this process, one entry a read. No lock:
+        # append, len, count and remove are each one step under the GIL, and a read counts
+        # itself before it looks (two at once may both be refused, never both let in).
+        self.readers: list[Any] = []
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         if environ.get("CONTENT_LENGTH", "0") in ("0", "") and (
@@ -101,30 +100,13 @@ class BodyReads:
         start_response(REFUSED_STATUS, list(REFUSED_HEADERS), (BodyReadRefused, refusal, None))
         return [REFUSED_BODY]
 
-    def enter(self, sender: Any, first: bool) -> bool:
-        """Whether a thread may start a read for ``sender``; a request's ``first`` read may
-        be refused, never a later one (a body refused halfway would reach the view cut
-        short)."""
-        with self.lock:
-            held = self.by_sender.get(sender, 0)
-            if first and (self.reading >= self.limit or held >= self.share):
-                return False
-            self.reading += 1
-            self.by_sender[sender] = held + 1
-            return True
-
-    def leave(self, sender: Any) -> None:
-        with self.lock:
-            self.reading -= 1
-            held = self.by_sender.pop(sender) - 1
-            if held:
-                self.by_sender[sender] = held
-
 
 class CountedInput:
-    """``environ``'s ``wsgi.input``, its reads counted by ``reads`` under the request's
-    sender (its verified token, else None); a refused first read raises
-    ``BodyReadRefused`` before it waits."""
+    """``environ``'s ``wsgi.input``, its reads counted in ``reads.readers`` under the
+    request's sender (its verified token, else None). A request's first read is refused,
+    raising ``BodyReadRefused`` before it waits, when ``reads.limit`` reads are under way or
+    ``reads.share`` of the same sender; a later read never is (a body refused halfway would
+    reach the view cut short)."""
 
     __slots__ = ("environ", "reads", "refused", "started", "stream")
 
@@ -135,35 +117,44 @@ class CountedInput:
         self.started = False
         self.refused = False
 
-    def _enter(self) -> Any:
+    def read(self, size: int | None = None) -> bytes:
+        # What ``_counted`` does, written out: this is every body's read (a call less).
+        reads = self.reads
+        readers = reads.readers
         sender = self.environ.get(TOKEN)
-        if not self.reads.enter(sender, not self.started):
-            self.refused = True
-            raise BodyReadRefused("Too many request bodies are being received.")
-        self.started = True
-        return sender
-
-    def read(self, *size: Any) -> bytes:
-        sender = self._enter()
+        readers.append(sender)
+        if not self.started:
+            if len(readers) > reads.limit or readers.count(sender) > reads.share:
+                readers.remove(sender)
+                self.refused = True
+                raise BodyReadRefused("Too many request bodies are being received.")
+            self.started = True
         try:
-            return self.stream.read(*size)  # type: ignore[no-any-return]
+            return self.stream.read(size)  # type: ignore[no-any-return]
         finally:
-            self.reads.leave(sender)
+            readers.remove(sender)
 
     def readline(self, *size: Any) -> bytes:
-        sender = self._enter()
-        try:
-            return self.stream.readline(*size)  # type: ignore[no-any-return]
-        finally:
-            self.reads.leave(sender)
+        return self._counted(self.stream.readline, size)
 
     def readlines(self, *hint: Any) -> list[bytes]:
-        sender = self._enter()
-        try:
-            return self.stream.readlines(*hint)  # type: ignore[no-any-return]
-        finally:
-            self.reads.leave(sender)
+        return list(iter(self.readline, b""))
 
     def __iter__(self) -> Iterator[bytes]:
-        while line := self.readline():
-            yield line
+        return iter(self.readline, b"")
+
+    def _counted(self, reading: Callable[..., bytes], size: tuple[Any, ...]) -> bytes:
+        reads = self.reads
+        readers = reads.readers
+        sender = self.environ.get(TOKEN)
+        readers.append(sender)
+        if not self.started:
+            if len(readers) > reads.limit or readers.count(sender) > reads.share:
+                readers.remove(sender)
+                self.refused = True
+                raise BodyReadRefused("Too many request bodies are being received.")
+            self.started = True
+        try:
+            return reading(*size)
+        finally:
+            readers.remove(sender)

@@ -111,7 +111,7 @@ def test_a_sender_holds_at_most_its_share_and_all_of_them_one_thread_less(
     assert wsgi_answer(reads, environ(untouched, length="0"))[0] == 201
     # Each held request is answered by its application once its body arrives.
     assert [each.finish()[0] for each in held] == [201, 201, 201]
-    assert (reads.reading, reads.by_sender) == (0, {})
+    assert reads.readers == []
     assert wsgi_answer(reads, environ(io.BytesIO(b"{}"), token=1))[0] == 201
 
 
@@ -121,7 +121,8 @@ def test_a_request_whose_first_read_was_let_in_is_never_refused_later() -> None:
 
     def two_reads(env: dict[str, Any], start_response: Any) -> list[bytes]:
         first = env["wsgi.input"].read(1)
-        reads.reading = reads.limit  # as if other threads had filled the reads meanwhile
+        # As if other threads had filled the reads meanwhile.
+        reads.readers.extend([None] * reads.limit)
         second_read.append(env["wsgi.input"].read())
         start_response("201 Created", [])
         return [first]
@@ -133,7 +134,7 @@ def test_a_request_whose_first_read_was_let_in_is_never_refused_later() -> None:
 
 def test_a_chunked_body_is_counted_as_a_body() -> None:
     reads = BodyReads(reading_app, limit=1)
-    reads.reading = 1
+    reads.readers.append(None)
     chunked = {**environ(io.BytesIO(b"{}"), length=""), "HTTP_TRANSFER_ENCODING": "chunked"}
     assert refused(wsgi_answer(reads, chunked))
 
@@ -145,5 +146,5 @@ def test_a_refusal_the_application_lets_through_is_answered_all_the_same() -> No
         return [b"never"]
 
     reads = BodyReads(careless, limit=1)
-    reads.reading = 1
+    reads.readers.append(None)
     assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"))))
