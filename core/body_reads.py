@@ -62,8 +62,8 @@ REFUSED_HEADERS = [
 
 class BodyReadRefused(BadRequest):
     """Raised by a refused read. A ``BadRequest``, so that whatever the application does
-    with it is quick and quiet (DRF's handler and Django's answer it 400, logged as a
-    warning, no traceback); ``BodyReads`` then answers the request itself."""
+    with it is quick (DRF's handler and Django's answer it 400, logged as a warning, not
+    as the 500 of an unknown exception); ``BodyReads`` then answers the request itself."""
 
 
 class BodyReads:
