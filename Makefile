@@ -117,6 +117,7 @@ FAST_SKIP := tests/faults tests/e2e tests/producers tests/ingest/kafka \
   tests/deploy/test_run_local.py tests/deploy/test_make_run_ports.py \
   tests/deploy/test_make_run_database.py tests/deploy/test_worker_liveness.py \
   tests/deploy/test_web_server.py tests/deploy/test_web_server_slots.py \
+  tests/deploy/test_web_server_body_reads.py \
   tests/deploy/test_worker_metrics_port.py tests/deploy/test_production_settings.py \
   tests/deploy/test_dockerfile.py tests/deploy/test_metrics.py tests/deploy/test_wsgi.py \
   tests/deploy/test_chart.py tests/security/test_log_redaction.py \

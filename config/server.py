@@ -9,7 +9,8 @@ Read from the environment; the defaults fit 2 cores:
 - ``WEB_WORKERS`` (2): processes, one per core. ``WEB_THREADS`` (8): threads per process
   that run the Django application; a request spends much of its time waiting on PostgreSQL,
   so threads keep a core busy. Each thread holds one database connection: a pod opens up to
-  workers x threads.
+  workers x threads. At most threads - 1 of them wait on request bodies at once, and one
+  token (or none) one fewer (config/wsgi.py, core/body_reads.py, ADR 0197).
 - ``WEB_MAX_RSS_MIB`` (400): a worker whose memory grows past this is replaced (a new one
   starts first, then the old one finishes its requests), so a slow leak never becomes an
   outage. ``WEB_LIFETIME_SECONDS`` (0: never) replaces workers by age as well.

@@ -19,6 +19,7 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 
+from core.body_reads import TOKEN
 from core.problems import BEARER_CHALLENGE
 from ingest.models import ApiToken, TokenScope
 from ingest.services import hash_token
@@ -107,6 +108,9 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         principal = _resolve(secret.strip())
         if principal is None:
             raise exceptions.AuthenticationFailed("The token is unknown or revoked.")
+        # The sender whose body reads are counted together (core/body_reads.py, ADR 0197):
+        # a verified token, before any body is read.
+        request.META[TOKEN] = principal.token_id
         return principal, secret
 
     def authenticate_header(self, request: Request) -> str:

@@ -38,6 +38,7 @@ ELSEWHERE = {
     "server-error": "tests/ingest/test_fastpath.py, tests/api/test_read_front.py",
     "database-unavailable": "tests/ingest/test_availability.py, test_lost_answer.py",
     "statement-timeout": "tests/security/test_read_statement_timeout.py",
+    "body-readers-busy": "tests/core/test_body_reads.py, test_web_server_body_reads.py",
 }
 
 Answer = tuple[int, dict[str, str], dict[str, Any]]
