@@ -8,16 +8,18 @@ test the table does not name (new, or cheaper than the floor) is run. `make test
 test whatever the table says.
 
 `--record-test-cpu` rewrites the entries of the tests that ran (those now under the floor
-leave it) and drops the tests of files that no longer exist; the others keep their figures:
-`make test PYTEST_ARGS=--record-test-cpu` records the whole suite. The first test each
-process runs is not recorded: it also pays the worker's database copy and warm-up, which are
-not its own.
+leave it) and drops the tests that no longer exist: those of files that no longer exist, and
+those a file collected whole (not named by a `file::test` argument) no longer holds; the
+others keep their figures: `make test PYTEST_ARGS=--record-test-cpu` records the whole
+suite. The first test each process runs is not recorded: it also pays the worker's database
+copy and warm-up, which are not its own.
 
 Loaded by `-p tests.cpu_table` (pyproject's addopts); it does nothing unless an option is
 given.
 """
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +42,29 @@ def costly(nodeids: list[str], table: dict[str, float], limit: float) -> set[str
     return {nodeid for nodeid in nodeids if table.get(nodeid, 0.0) > limit}
 
 
-def updated(table: dict[str, float], measured: dict[str, float], exists: Any) -> dict[str, float]:
+def _file(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def updated(
+    table: dict[str, float],
+    measured: dict[str, float],
+    exists: Any,
+    collected: Iterable[str] = (),
+) -> dict[str, float]:
     """``table`` with the figures of the tests measured in a run (at or above the floor;
-    those below it leave the table) and without the tests of files that no longer exist."""
+    those below it leave the table), without the tests of files that no longer exist, and
+    without those of a file the run ``collected`` whole (every test it holds, before any
+    deselection) that are not among its tests any more (renamed, removed, parameters
+    changed)."""
+    collected = set(collected)
+    whole = {_file(nodeid) for nodeid in collected}
     kept = {
         nodeid: value
         for nodeid, value in table.items()
-        if nodeid not in measured and exists(nodeid.split("::", 1)[0])
+        if nodeid not in measured
+        and exists(_file(nodeid))
+        and (nodeid in collected or _file(nodeid) not in whole)
     }
     kept.update(
         {nodeid: round(value, 2) for nodeid, value in measured.items() if value >= RECORD_FLOOR}
@@ -70,7 +88,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+_COLLECTED_KEY = "cpu_table_collected"
+
+
+def _collected_whole(config: pytest.Config, items: list[pytest.Item]) -> list[str]:
+    """The node ids collected from files that were collected whole: a file an argument names
+    with ``::`` was collected in part, so its missing tests tell nothing."""
+    partial = {_file(str(arg)) for arg in config.args if "::" in str(arg)}
+    return [item.nodeid for item in items if _file(item.nodeid) not in partial]
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # First, before -m, -k and --deselect drop items: a recording run notes every test that
+    # exists (an xdist worker sends them to the controller, which writes the table).
+    if config.getoption("--record-test-cpu"):
+        collected = _collected_whole(config, items)
+        recorder = config.pluginmanager.get_plugin("test_cpu_recorder")
+        if recorder is not None:
+            recorder.collected.update(collected)
+        if hasattr(config, "workeroutput"):
+            config.workeroutput[_COLLECTED_KEY] = collected
     # Every xdist worker deselects the same tests from the same table, as with -k.
     limit = config.getoption("--max-test-cpu")
     if limit is None:
@@ -84,6 +122,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 class _Recorder:
     def __init__(self) -> None:
         self.measured: dict[str, float] = {}
+        self.collected: set[str] = set()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        # An xdist worker's collection (each worker collects every test).
+        self.collected.update(getattr(node, "workeroutput", {}).get(_COLLECTED_KEY, ()))
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -96,7 +140,9 @@ class _Recorder:
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         root = session.config.rootpath
-        table = updated(load_table(), self.measured, lambda name: (root / name).exists())
+        table = updated(
+            load_table(), self.measured, lambda name: (root / name).exists(), self.collected
+        )
         TABLE_FILE.write_text(json.dumps(table, indent=0) + "\n")
 
 

@@ -3,7 +3,14 @@
 import json
 from pathlib import Path
 
-from tests.cpu_table import RECORD_FLOOR, TABLE_FILE, costly, load_table, updated
+from tests.cpu_table import (
+    RECORD_FLOOR,
+    TABLE_FILE,
+    _collected_whole,
+    costly,
+    load_table,
+    updated,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,6 +31,34 @@ def test_a_record_updates_what_ran_and_keeps_the_rest() -> None:
         "b.py::kept": 0.4,  # did not run: its figure stays
         "c.py::new": 0.3,
     }  # "faster" fell under the floor and left; a deleted file's tests left
+
+
+def test_a_record_drops_the_tests_a_file_collected_whole_no_longer_holds() -> None:
+    table = {
+        "a.py::renamed": 0.9,
+        "a.py::kept[1]": 0.5,
+        "a.py::gone[2]": 0.4,  # a parameter no longer there
+        "b.py::not_collected": 0.3,  # its file was not collected in this run
+    }
+    collected = ["a.py::kept[1]", "a.py::new_name", "c.py::other"]
+    assert updated(table, {}, lambda name: True, collected) == {
+        "a.py::kept[1]": 0.5,
+        "b.py::not_collected": 0.3,
+    }
+    # Without a collection (an older caller, or nothing collected whole) nothing is dropped.
+    assert updated(table, {}, lambda name: True) == table
+
+
+def test_a_file_named_with_a_test_is_not_collected_whole() -> None:
+    class Item:
+        def __init__(self, nodeid: str) -> None:
+            self.nodeid = nodeid
+
+    class Config:
+        args = ["a.py::one", "b.py", "tests/c"]
+
+    items = [Item("a.py::one"), Item("b.py::two"), Item("tests/c/d.py::three")]
+    assert _collected_whole(Config(), items) == ["b.py::two", "tests/c/d.py::three"]  # type: ignore[arg-type]
 
 
 def test_the_committed_table_is_readable_and_names_existing_files() -> None:

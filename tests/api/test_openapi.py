@@ -5,13 +5,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import yaml
 from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.db import transaction
 from hypothesis import HealthCheck, Phase, given, settings
 
 from api.pagination import EXAMPLE_API
+from tests import fast_yaml
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 COMMITTED = ROOT / "docs" / "openapi.yaml"
@@ -30,7 +30,7 @@ READ_PATHS = (
 def test_committed_schema_matches_the_code(tmp_path):
     generated = tmp_path / "openapi.yaml"
     call_command("spectacular", "--file", str(generated))
-    assert yaml.safe_load(generated.read_text()) == yaml.safe_load(COMMITTED.read_text()), (
+    assert fast_yaml.load(generated.read_text()) == fast_yaml.load(COMMITTED.read_text()), (
         "docs/openapi.yaml is stale: run `make schema` and commit it."
     )
 
@@ -38,7 +38,7 @@ def test_committed_schema_matches_the_code(tmp_path):
 def test_page_link_examples_are_this_apis_own_lists():
     """Swagger shows ``next``/``previous`` examples as this API's answers: each is a list of
     this API (DRF's defaults named api.example.org/accounts, one with a stray quote)."""
-    schema = yaml.safe_load(COMMITTED.read_text())
+    schema = fast_yaml.load(COMMITTED.read_text())
     lists = {path.removeprefix("/api/v1/") for path in schema["paths"]}
     links = re.findall(r"(?:next|previous|example): (https?://\S+)", COMMITTED.read_text())
     assert links
@@ -48,7 +48,7 @@ def test_page_link_examples_are_this_apis_own_lists():
 
 
 def test_every_read_operation_documents_problems():
-    schema = yaml.safe_load(COMMITTED.read_text())
+    schema = fast_yaml.load(COMMITTED.read_text())
     for path, item in schema["paths"].items():
         if not path.startswith(READ_PATHS) or "get" not in item:
             continue

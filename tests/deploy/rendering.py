@@ -8,6 +8,8 @@ from typing import Any
 import helm_python
 import yaml
 
+from tests import fast_yaml
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 CHART = ROOT / "charts" / "lineage-catalog"
 CI_VALUES = sorted((CHART / "ci").glob("*-values.yaml"))
@@ -53,7 +55,7 @@ def render_values(values: dict[str, Any], *, upgrade: bool = False) -> Rendered:
         if path.endswith("NOTES.txt"):
             notes = text
             continue
-        manifests.extend(doc for doc in yaml.safe_load_all(text) if doc)
+        manifests.extend(doc for doc in fast_yaml.load_all(text) if doc)
     return Rendered(notes, tuple(manifests))
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-import yaml
 
+from tests import fast_yaml
 from tests.ingest.helpers import BATCH, EDGES, LINEAGE, METADATA, post_json, run_event
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +25,7 @@ RECORD = {"resource": "r-1", "subject": "s", "action": "a", "timestamp": "2026-0
 
 @pytest.fixture(scope="module")
 def document() -> dict[str, Any]:
-    return yaml.safe_load(SCHEMA.read_text())
+    return fast_yaml.load(SCHEMA.read_text())
 
 
 def _check(document: dict[str, Any], url: str, response: Any) -> None:

@@ -12,7 +12,6 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-import yaml
 from django.db import transaction
 from django.test import Client
 from hypothesis import HealthCheck, given
@@ -20,6 +19,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from api.marquez import paths
+from tests import fast_yaml
 from tests.marquez.conftest import JOB_NS, LOAD_RUN, S3, ingest_world
 
 pytestmark = pytest.mark.django_db
@@ -194,7 +194,8 @@ def test_arbitrary_segments_and_parameters_are_never_a_5xx(client, route, values
 
 # --- the read API, the same way: every path and query parameter of its schema ---------------
 
-SCHEMA = yaml.safe_load((Path(__file__).parents[2] / "docs" / "openapi.yaml").read_text())
+# Read when the module is collected, by every xdist worker: libyaml's parser (ADR 0199).
+SCHEMA = fast_yaml.load((Path(__file__).parents[2] / "docs" / "openapi.yaml").read_text())
 READS = [
     (path, [p for p in op["get"].get("parameters", [])])
     for path, op in SCHEMA["paths"].items()
