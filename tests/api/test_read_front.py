@@ -309,13 +309,15 @@ def test_a_4xx_is_logged_as_django_logs_it(store, secret, caplog) -> None:
 
 def test_the_entry_point_serves_reads_in_front_of_ingest_in_front_of_django() -> None:
     # A fresh interpreter: importing config.wsgi freezes the heap and sets the statement
-    # timeout on the connections (tests/deploy/test_wsgi.py).
+    # timeout on the connections (tests/deploy/test_wsgi.py). Outermost, the count of the
+    # threads waiting on request bodies (ADR 0197).
     code = (
         "from config.wsgi import application, django_application\n"
-        "print(type(application).__name__, type(application.application).__name__,"
-        " application.application.application is django_application)\n"
+        "front = application.application\n"
+        "print(type(application).__name__, type(front).__name__,"
+        " type(front.application).__name__, front.application.application is django_application)\n"
     )
-    assert printed(code).split() == ["ReadFrontPath", "IngestFastPath", "True"]
+    assert printed(code).split() == ["BodyReads", "ReadFrontPath", "IngestFastPath", "True"]
 
 
 # The read endpoints' pinned query counts (tests/api/test_catalog.py), through the WSGI
