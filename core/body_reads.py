@@ -7,26 +7,32 @@ from Python. A peer that sends a whole head and then its body a byte at a time h
 thread for as long as it liked: 16 of them (2 workers x 8 threads) and the kubelet's probe,
 the API's reads and every other producer waited behind them.
 
-So a read is refused, before it waits, when ``limit`` other threads of the process are
-already inside one (the chart's ``WEB_THREADS`` less one: one thread a process is always
-left to requests that read no body, the probes among them), or when all of them but one
-are inside reads of the same sender: the same token (``TOKEN``, set by the bearer-token
-authentication before any body is read), or no token at all (the admin's forms, anonymous
-by nature: its login and the NUL guard read a form before anyone is authenticated). So one
-slow token, or any number of anonymous peers, leaves a thread to the other producers'
-bodies. Not half of them: a deployment's producers often share one token, and reads of
-bodies already sent overlap (a read leaves the count only once it has the GIL again); one
-token's 4 clients a worker, each a quarter of its time inside a read, would find the 3
-others there on 1 request in 64 (0.25 ** 3; a model, not measured). The refused request is
-answered 503 with ``Retry-After`` and ``Connection: close``, its body unread, whatever the
-application made of the refusal (``BodyReads.__call__``): a problem document, in one
-place, for the ingest endpoints, the Marquez mount and the admin's forms alike.
+So a request's first read waits for a place, at most ``PLACE_WAIT_SECONDS``, when
+``limit`` other threads of the process are already inside one (the chart's
+``WEB_THREADS`` less one: one thread a process is always left to requests that read no
+body, the probes among them), or when all of them but one are inside reads of the same
+sender: the same token (``TOKEN``, set by the bearer-token authentication before any body
+is read), or no token at all (the admin's forms, anonymous by nature: its login and the NUL
+guard read a form before anyone is authenticated). So one slow token, or any number of
+anonymous peers, leaves a thread to the other producers' bodies. Not half of them: a
+deployment's producers often share one token. And a read waits for a place before it is
+refused: a burst of one producer's clients, whose bodies have arrived, finds the places
+taken for the few milliseconds each read takes (a read leaves the count only once it has
+the GIL again); refused at once, 8 clients of one token posting at once to 2 workers of 4
+threads had 503s (tests/ingest/test_concurrent_ingest.py). A trickled body holds its place
+far longer than the wait, so the wait refuses it all the same; the price is that a refused
+request holds its thread for the wait, so a probe may wait behind it. A request refused
+after its wait is answered 503 with ``Retry-After`` and ``Connection: close``, its body
+unread, whatever the application made of the refusal (``BodyReads.__call__``): a problem
+document, in one place, for the ingest endpoints, the Marquez mount and the admin's forms
+alike.
 
 What a request that reads no body pays: two dictionary look-ups. One that reads one: an
-object, and four list operations in C a read
+object, a lock taken twice a read, and a wait only when the places are taken
 (``tests/deploy/test_web_server_body_reads.py`` checks it against the shipped server).
 """
 
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -40,6 +46,9 @@ from core.problems import PROBLEM_CONTENT_TYPE, TYPE_PREFIX
 # anew for every connection.
 TOKEN = "lineage.token_id"
 RETRY_AFTER_SECONDS = "5"
+# How long a request's first read waits for a place before it is refused: far longer than
+# a read of a body that has arrived holds one, far shorter than a probe's timeout (3 s).
+PLACE_WAIT_SECONDS = 0.5
 REFUSED_STATUS = "503 Service Unavailable"
 REFUSED_BODY = orjson.dumps(
     {
@@ -74,10 +83,29 @@ class BodyReads:
         self.application = application
         self.limit = max(1, limit)
         self.share = max(1, self.limit - 1)  # of them, at most this many for one sender
-        # The sender of each read under way in this process, one entry a read. No lock:
-        # append, len, count and remove are each one step under the GIL, and a read counts
-        # itself before it looks (two at once may both be refused, never both let in).
+        # The sender of each read under way in this process, one entry a read, changed
+        # under ``places``' lock, which a read leaving notifies.
         self.readers: list[Any] = []
+        self.places = threading.Condition()
+
+    def enter(self, sender: Any, first: bool) -> bool:
+        """Count a read of ``sender``; a request's ``first`` read waits for a place, at most
+        ``PLACE_WAIT_SECONDS``, and is refused (False) when none came free."""
+        readers = self.readers
+        with self.places:
+            if first and not self.places.wait_for(
+                lambda: len(readers) < self.limit and readers.count(sender) < self.share,
+                PLACE_WAIT_SECONDS,
+            ):
+                return False
+            readers.append(sender)
+            return True
+
+    def leave(self, sender: Any) -> None:
+        with self.places:
+            self.readers.remove(sender)
+            # All waiters: the one whose place this was may be held back by its sender's share.
+            self.places.notify_all()
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         if environ.get("CONTENT_LENGTH", "0") in ("0", "") and (
@@ -103,10 +131,10 @@ class BodyReads:
 
 class CountedInput:
     """``environ``'s ``wsgi.input``, its reads counted in ``reads.readers`` under the
-    request's sender (its verified token, else None). A request's first read is refused,
-    raising ``BodyReadRefused`` before it waits, when ``reads.limit`` reads are under way or
-    ``reads.share`` of the same sender; a later read never is (a body refused halfway would
-    reach the view cut short)."""
+    request's sender (its verified token, else None). A request's first read waits for a
+    place while ``reads.limit`` reads are under way or ``reads.share`` of the same sender,
+    and is refused, raising ``BodyReadRefused``, when none came free; a later read never
+    waits nor is refused (a body refused halfway would reach the view cut short)."""
 
     __slots__ = ("environ", "reads", "refused", "started", "stream")
 
@@ -118,21 +146,7 @@ class CountedInput:
         self.refused = False
 
     def read(self, size: int | None = None) -> bytes:
-        # What ``_counted`` does, written out: this is every body's read (a call less).
-        reads = self.reads
-        readers = reads.readers
-        sender = self.environ.get(TOKEN)
-        readers.append(sender)
-        if not self.started:
-            if len(readers) > reads.limit or readers.count(sender) > reads.share:
-                readers.remove(sender)
-                self.refused = True
-                raise BodyReadRefused("Too many request bodies are being received.")
-            self.started = True
-        try:
-            return self.stream.read(size)  # type: ignore[no-any-return]
-        finally:
-            readers.remove(sender)
+        return self._counted(self.stream.read, () if size is None else (size,))
 
     def readline(self, *size: Any) -> bytes:
         return self._counted(self.stream.readline, size)
@@ -144,17 +158,12 @@ class CountedInput:
         return iter(self.readline, b"")
 
     def _counted(self, reading: Callable[..., bytes], size: tuple[Any, ...]) -> bytes:
-        reads = self.reads
-        readers = reads.readers
         sender = self.environ.get(TOKEN)
-        readers.append(sender)
-        if not self.started:
-            if len(readers) > reads.limit or readers.count(sender) > reads.share:
-                readers.remove(sender)
-                self.refused = True
-                raise BodyReadRefused("Too many request bodies are being received.")
-            self.started = True
+        if not self.reads.enter(sender, first=not self.started):
+            self.refused = True
+            raise BodyReadRefused("Too many request bodies are being received.")
+        self.started = True
         try:
             return reading(*size)
         finally:
-            readers.remove(sender)
+            self.reads.leave(sender)

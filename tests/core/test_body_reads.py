@@ -115,6 +115,26 @@ def test_a_sender_holds_at_most_its_share_and_all_of_them_one_thread_less(
     assert wsgi_answer(reads, environ(io.BytesIO(b"{}"), token=1))[0] == 201
 
 
+def test_a_read_waits_for_a_place_that_comes_free_and_is_not_refused(
+    reads: BodyReads, held: list[Held]
+) -> None:
+    """A burst of one producer's clients: the places are taken for the moment their bodies
+    are read, and the next read waits for one instead of a 503."""
+    held.extend([Held(reads, token=1), Held(reads, token=1)])
+    answers: list[tuple[int, dict[str, str], bytes]] = []
+    late = threading.Thread(
+        target=lambda: answers.append(wsgi_answer(reads, environ(io.BytesIO(b"{}"), token=1)))
+    )
+    late.start()
+    freed = threading.Timer(0.2, held[0].stream.arrived.set)  # well within the wait
+    freed.start()
+    late.join(10)
+    freed.join()
+    assert [answer[0] for answer in answers] == [201]
+    assert held[0].finish()[0] == 201 and held[1].finish()[0] == 201
+    assert reads.readers == []
+
+
 def test_a_request_whose_first_read_was_let_in_is_never_refused_later() -> None:
     reads = BodyReads(reading_app, limit=1)
     second_read: list[bytes] = []

@@ -16,6 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from core.body_reads import PLACE_WAIT_SECONDS
 from ingest.services import create_token
 from tests.deploy.test_web_server import Server, started_server
 from tests.deploy.test_web_server_slots import LIVENESS_TIMEOUT, probe
@@ -76,7 +77,9 @@ def served_while_held(server: Server, held: list[socket.socket]) -> None:
     """The probe and another producer are answered within the probe's timeout, 3 times,
     while ``held`` trickle on; the bodies past their share were refused at once, unread."""
     producer = create_token("other producer", "ingest")[1]
-    time.sleep(1)  # every held request has reached its read, or its refusal
+    # Every held request has reached its read, or its refusal: a refused one waited
+    # PLACE_WAIT_SECONDS for a place, and those queued behind it as long again.
+    time.sleep(1 + 2 * PLACE_WAIT_SECONDS)
     answers = [answer_of(connection, 0.2) for connection in held]
     for _ in range(3):
         for connection in held:
