@@ -86,26 +86,38 @@ class BodyReads:
         # The sender of each read under way in this process, one entry a read, changed
         # under ``places``' lock, which a read leaving notifies.
         self.readers: list[Any] = []
-        self.places = threading.Condition()
+        # The counts' lock, taken directly (C's enter and exit, not the condition's Python
+        # ones: every read takes it twice), and the condition over it that waiting reads use.
+        self.lock = threading.Lock()
+        self.places = threading.Condition(self.lock)
+        self.waiting = 0  # reads waiting for a place: a leaving read notifies only then
+
+    def has_place(self, sender: Any) -> bool:
+        readers = self.readers
+        return len(readers) < self.limit and readers.count(sender) < self.share
 
     def enter(self, sender: Any, first: bool) -> bool:
         """Count a read of ``sender``; a request's ``first`` read waits for a place, at most
         ``PLACE_WAIT_SECONDS``, and is refused (False) when none came free."""
         readers = self.readers
-        with self.places:
-            if first and not self.places.wait_for(
-                lambda: len(readers) < self.limit and readers.count(sender) < self.share,
-                PLACE_WAIT_SECONDS,
-            ):
-                return False
+        with self.lock:
+            if first and (len(readers) >= self.limit or readers.count(sender) >= self.share):
+                self.waiting += 1
+                try:
+                    if not self.places.wait_for(lambda: self.has_place(sender), PLACE_WAIT_SECONDS):
+                        return False
+                finally:
+                    self.waiting -= 1
             readers.append(sender)
             return True
 
     def leave(self, sender: Any) -> None:
-        with self.places:
+        with self.lock:
             self.readers.remove(sender)
-            # All waiters: the one whose place this was may be held back by its sender's share.
-            self.places.notify_all()
+            if self.waiting:
+                # All of them: the one whose place this was may be held back by its
+                # sender's share while another's is free.
+                self.places.notify_all()
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         if environ.get("CONTENT_LENGTH", "0") in ("0", "") and (
