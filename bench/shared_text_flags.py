@@ -3,7 +3,7 @@
 Builds with SQL ``--runs`` runs of UUID runIds (each its own text, nothing shared) and, once
 those are measured, the runs ``--sharers`` jobs keep of one text runId (unflagged, as stores
 derived before the decision hold them); then replays under ``EXPLAIN (ANALYZE, BUFFERS)``
-catalog migration 0043's walk (``run_conflicts.mark_all_shared_run_texts``: each span's
+the data migration's walk (``run_conflicts.mark_all_shared_run_texts``: each span's
 read and the shared texts it finds, without the UPDATE) and runs it (seconds, rows flagged);
 then the recompute a derivation batch makes of the text (``_MARK_TEXTS``, rolled back): with
 every flag already right, then flagging every sharer anew. Prints rows and buffers of each.
@@ -94,7 +94,7 @@ def main() -> None:
             cursor.execute("SELECT pg_relation_size('catalog_run') / 8192")
             pages = cursor.fetchone()[0]
             print(
-                f"migration 0043, {label}, catalog_run {pages} pages: {spans} spans, "
+                f"the migration, {label}, catalog_run {pages} pages: {spans} spans, "
                 f"{texts} shared texts found, "
                 f"{buffers} buffers (the spans' reads), {changed} rows flagged, "
                 f"{seconds:.2f} s"

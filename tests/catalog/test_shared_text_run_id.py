@@ -15,6 +15,7 @@ import pytest
 from django.db import connection, transaction
 
 from catalog.models import Run
+from catalog.reads.runs import shown_events
 from catalog.services.derivation.run_conflicts import mark_all_shared_run_texts
 from catalog.services.derive import derive_events
 from tests.catalog.conftest import facet, run_event
@@ -59,6 +60,15 @@ def test_a_placeholder_becoming_a_jobs_own_run_is_flagged_then() -> None:
     assert _flags() == [("dag", True, False), ("first", False, False)]
     derive_events(store([_event("dag")]))
     assert _flags() == [("dag", False, True), ("first", False, True)]
+
+
+@pytest.mark.django_db
+def test_a_shared_text_runs_detail_shows_its_own_jobs_events_only() -> None:
+    """The run detail's events are filtered to the run's job when the flag is set: with it
+    unset, the first job's run showed the second job's event as its own."""
+    derive_events(store([_event("first"), _event("second")]))
+    run = Run.objects.select_related("job").get(run_id_text=TEXT, job__name="first")
+    assert [event.job_name for event in shown_events(run, 10)] == ["first"]
 
 
 @pytest.mark.django_db

@@ -93,8 +93,8 @@ SELECT max(id), array_agg(DISTINCT run_id_text) FILTER (WHERE shared) FROM (
 
 
 def mark_all_shared_run_texts(batch: int = 10_000) -> int:
-    """Recompute ``shares_run_id`` of every text runId two jobs' own runs keep (catalog
-    migration 0043, ADR 0201), reading the runs ``batch`` a transaction by id; returns
+    """Recompute ``shares_run_id`` of every text runId two jobs' own runs keep (the data
+    migration of ADR 0201), reading the runs ``batch`` a transaction by id; returns
     the rows changed. Idempotent: run again (a migration interrupted), it changes nothing
     it changed before."""
     changed, after = 0, 0
