@@ -16,8 +16,10 @@ from django.db import connection, transaction
 
 from catalog.models import Run
 from catalog.reads.runs import shown_events
+from catalog.services.derivation.locks import lock_run_texts
 from catalog.services.derivation.run_conflicts import mark_all_shared_run_texts
 from catalog.services.derive import derive_events
+from catalog.services.retention import apply_retention
 from tests.catalog.conftest import facet, run_event
 from tests.catalog.helpers import openlineage, store
 
@@ -145,3 +147,36 @@ def test_the_migrations_function_flags_a_store_derived_before() -> None:
     assert _flags("lonely__text") == [("alone", False, False)]
     assert _flags(run_uuid) == [("u1", False, True), ("u2", False, True)]
     assert mark_all_shared_run_texts(batch=2) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_retention_leaves_a_run_whose_text_a_derivation_batch_holds() -> None:
+    """A batch deriving a text runId holds the text's lock and recomputes the flags of all
+    its runs: retention skips a run of the text meanwhile (as it skips a runId's run a
+    batch holds), so the batch never waits for retention's row lock."""
+    derive_events(store([_event("first"), _event("second")]))
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE ingest_event SET received_at = received_at - interval '40 days'")
+        cursor.execute("UPDATE catalog_run SET updated_at = updated_at - interval '40 days'")
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # what a derivation batch of the text holds
+        try:
+            with transaction.atomic():
+                lock_run_texts([TEXT])
+                holding.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        apply_retention(30)
+        assert Run.objects.filter(run_id_text=TEXT).count() == 2
+    finally:
+        release.set()
+        holder.join()
+    apply_retention(30)
+    assert not Run.objects.filter(run_id_text=TEXT).exists()
