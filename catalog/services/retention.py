@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from catalog.names import naming
 from catalog.services.derivation import retained
-from catalog.services.derivation.locks import RUN_UUID_LOCK
+from catalog.services.derivation.locks import RUN_TEXT_LOCK, RUN_UUID_LOCK
 
 logger = logging.getLogger(__name__)
 
@@ -78,10 +78,14 @@ WHERE md5(run_id) = ANY(%(digests)s) AND run_id = ANY(%(run_ids)s)
   AND received_at < %(cutoff)s AND derivation_status <> 'pending'
 FOR UPDATE SKIP LOCKED
 """
-# Of those, the runs whose runId no derivation batch holds (derivation's own try-lock).
+# Of those, the runs whose runId no derivation batch holds (derivation's own try-lock),
+# nor a text runId's text (NULL for a UUID runId): a batch recomputes the flags of all of
+# a text's runs under its lock, so a run of it locked here would make that batch wait
+# (ADR 0201).
 _TRY_RUN_LOCKS = f"""
-SELECT id FROM unnest(%s::bigint[], %s::uuid[]) AS t(id, u)
-WHERE pg_try_advisory_xact_lock({RUN_UUID_LOCK})
+SELECT id FROM unnest(%s::bigint[], %s::uuid[], %s::text[]) AS c(id, u, t)
+WHERE CASE WHEN pg_try_advisory_xact_lock({RUN_UUID_LOCK})
+    THEN t IS NULL OR pg_try_advisory_xact_lock({RUN_TEXT_LOCK}) ELSE false END
 """
 # A run's own rows, then what points at it; each statement by an index on run_id.
 _DELETE_RUN_ROWS = [
@@ -227,6 +231,14 @@ def apply_retention(
     return result
 
 
+def _is_uuid(run_id: str) -> bool:
+    try:
+        uuid.UUID(run_id)
+    except ValueError:
+        return False
+    return True
+
+
 @dataclass
 class _Batch:
     after: int = 0  # the last id looked at; 0 when none was left
@@ -243,8 +255,10 @@ def _remove_runs(cutoff: datetime, after: int, limit: int) -> _Batch:
         candidates = cursor.fetchall()
         if not candidates:
             return _Batch()
+        texts = [None if _is_uuid(row[2]) else row[2] for row in candidates]
         cursor.execute(
-            _TRY_RUN_LOCKS, [[row[0] for row in candidates], [row[1] for row in candidates]]
+            _TRY_RUN_LOCKS,
+            [[row[0] for row in candidates], [row[1] for row in candidates], texts],
         )
         taken = {run for (run,) in cursor.fetchall()}
         batch = _Batch(candidates[-1][0], len(taken), len(candidates) - len(taken))

@@ -34,11 +34,11 @@ from catalog.services.derivation.jobs_runs import (
     derive_runs,
     ensure_jobs,
     ensure_referenced_runs,
+    lock_held_runs,
     merge_jobs,
     referenced_runs,
     split_runs,
 )
-from catalog.services.derivation.locks import lock_run_uuids
 from catalog.services.derivation.records import BadEvent, Facts, RawEvent
 from catalog.services.derivation.revival import revive
 from catalog.services.derivation.run_changes import record_run_changes
@@ -163,7 +163,7 @@ def apply_facts(facts: Facts) -> None:
     store_metadata(facts)
     # The contended part.
     if held:
-        lock_run_uuids(sorted({facts.runs[key].run_uuid for key in held}))
+        lock_held_runs(facts, held)
         held_ids, _, held_left, held_snapshots = derive_runs(facts, job_ids, held, run_ids)
         run_ids.update(held_ids)
         left.update(held_left)

@@ -13,7 +13,10 @@ from catalog.services.derivation.locks import (
     bulk_update,
     ids_by_key_hash,
     ids_inserting_missing,
+    lock_run_texts,
+    lock_run_uuids,
     locked,
+    try_lock_run_texts,
     try_lock_run_uuids,
     write_facets_if_changed,
 )
@@ -28,7 +31,7 @@ from catalog.services.derivation.records import (
     latest,
 )
 from catalog.services.derivation.remembered import remembered, run_key
-from catalog.services.derivation.run_conflicts import mark_shared_run_ids
+from catalog.services.derivation.run_conflicts import mark_shared_run_ids, mark_shared_run_texts
 from core.timestamps import parse_timestamp
 
 K = TypeVar("K", JobKey, RunKey)
@@ -169,16 +172,25 @@ def split_runs(facts: Facts, named: set[RunKey]) -> tuple[list[RunKey], list[Run
     is held, wait for it in the contended part, before any other contended lock. A named
     run needs no lock (``ensure_referenced_runs``), so neither do its children.
     """
-    uuids = sorted({fact.run_uuid for key, fact in facts.runs.items() if key not in named})
+    runs = [(key, fact) for key, fact in facts.runs.items() if key not in named]
+    # A text runId's lock first (ADR 0201): a runId's lock is tried only once its text's is
+    # held, so no batch holds a text's runId while it waits for the text.
+    texts = set(try_lock_run_texts(sorted({f.text_run_id for _, f in runs if f.text_run_id})))
+    uuids = sorted({f.run_uuid for _, f in runs if f.text_run_id is None or f.text_run_id in texts})
     free = set(try_lock_run_uuids(uuids))
     ours: list[RunKey] = []
     held: list[RunKey] = []
-    for key, fact in facts.runs.items():
-        if key in named:
-            continue
+    for key, fact in runs:
         parent_free = fact.parent is None or fact.parent[1] in named or fact.parent[1][0] in free
         (ours if fact.run_uuid in free and parent_free else held).append(key)
     return ours, held
+
+
+def lock_held_runs(facts: Facts, held: list[RunKey]) -> None:
+    """Wait for the locks of the runs ``split_runs`` found held: their texts' (sorted),
+    then their runIds' (sorted), in the order every batch takes them."""
+    lock_run_texts(sorted({text for key in held if (text := facts.runs[key].text_run_id)}))
+    lock_run_uuids(sorted({facts.runs[key].run_uuid for key in held}))
 
 
 def referenced_runs(facts: Facts) -> list[RunKey]:
@@ -326,7 +338,10 @@ def derive_runs(
         if before is not None and run.started_at != before:
             left[run.id] = before
     bulk_update(runs, RUN_FIELDS)
-    mark_shared_run_ids(uuids)
+    # A text runId's runs share no run_uuid: they are recomputed by their text.
+    texts = sorted({text for fact in wanted.values() if (text := fact.text_run_id)})
+    mark_shared_run_ids(sorted({f.run_uuid for f in wanted.values() if f.text_run_id is None}))
+    mark_shared_run_texts(texts)
     return ids, {}, left, {run.id for run in runs if run.emits_snapshots}
 
 
@@ -356,6 +371,7 @@ __all__ = [
     "ensure_jobs",
     "ensure_referenced_runs",
     "iso",
+    "lock_held_runs",
     "merge_facets",
     "merge_jobs",
     "referenced_runs",

@@ -15,13 +15,15 @@ Free part:
    at once makes the second wait, once.
 3. Runs the batch only names (another run's parent, none of its events in the batch):
    ids read, placeholders inserted if missing, no lock (``ensure_referenced_runs``).
-4. Other runs: the transaction lock of each runId (``try_lock_run_uuids``, sorted, without
-   waiting); the runs of the runIds taken, their run rows (``locked``) and their
-   per-run rows (datasets read/written, column facts, run facts); the events' dataset and
-   metadata rows.
+4. Other runs: the transaction lock of each text runId (``try_lock_run_texts``, sorted,
+   without waiting; ADR 0201), then of each runId (``try_lock_run_uuids``, sorted, without
+   waiting) of the runs whose text was taken or is a UUID; the runs of the runIds taken,
+   their run rows (``locked``) and their per-run rows (datasets read/written, column
+   facts, run facts); the events' dataset and metadata rows.
 Contended part, each kind in key order, the kinds in this sequence:
-5. Runs whose runId lock another batch held (``lock_run_uuids``, sorted UUIDs, waiting),
-   then as in 4. Nothing contended is held yet while waiting for them.
+5. Runs whose runId lock another batch held (``lock_run_texts``, sorted texts, then
+   ``lock_run_uuids``, sorted UUIDs, waiting), then as in 4. Nothing contended is held yet
+   while waiting for them.
 6. Jobs (id order), aggregates and facets.
 7. Aliases (id order), then their datasets (id order); a merge repoints the loser's
    aliases and deletes it.
@@ -53,6 +55,21 @@ WHERE pg_try_advisory_xact_lock({RUN_UUID_LOCK}) ORDER BY n
 _LOCK_RUN_UUIDS = f"""
 SELECT pg_advisory_xact_lock({RUN_UUID_LOCK})
 FROM unnest(%s::uuid[]) WITH ORDINALITY AS t(u, n) ORDER BY n
+"""
+
+
+# The transaction lock of a text runId, whatever job sent it (its runs have a run_uuid per
+# job): every run of the text is written under it, so the recompute of ``shares_run_id``
+# over all its runs (run_conflicts) writes rows only their lock's holder writes. Taken
+# before any runId's lock: a batch waits for texts, then for UUIDs, each in sorted order.
+RUN_TEXT_LOCK = "hashtextextended(t, 1229)"
+_TRY_LOCK_RUN_TEXTS = f"""
+SELECT t FROM unnest(%s::text[]) WITH ORDINALITY AS s(t, n)
+WHERE pg_try_advisory_xact_lock({RUN_TEXT_LOCK}) ORDER BY n
+"""
+_LOCK_RUN_TEXTS = f"""
+SELECT pg_advisory_xact_lock({RUN_TEXT_LOCK})
+FROM unnest(%s::text[]) WITH ORDINALITY AS s(t, n) ORDER BY n
 """
 
 
@@ -137,6 +154,23 @@ def lock_run_uuids(run_uuids: list[uuid.UUID]) -> None:
     if run_uuids:
         with connection.cursor() as cursor:
             cursor.execute(_LOCK_RUN_UUIDS, [run_uuids])
+
+
+def try_lock_run_texts(texts: list[str]) -> list[str]:
+    """Take, without waiting, the transaction lock of each text runId (sorted) that no
+    other transaction holds; returns those taken."""
+    if not texts:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(_TRY_LOCK_RUN_TEXTS, [texts])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def lock_run_texts(texts: list[str]) -> None:
+    """Take the transaction lock of each text runId, in the given (sorted) order, waiting."""
+    if texts:
+        with connection.cursor() as cursor:
+            cursor.execute(_LOCK_RUN_TEXTS, [texts])
 
 
 def write_facets_if_changed(objects: list[Model], changed: set[int], fields: list[str]) -> None:

@@ -90,6 +90,16 @@ class RunFact:
     def key(self) -> RunKey:
         return self.run_uuid, self.job[1]
 
+    @property
+    def text_run_id(self) -> str | None:
+        """The runId as sent when it is no UUID (its run_uuid is then per job, so the runs
+        other jobs keep of it have other run_uuids; ADR 0201), else None."""
+        try:
+            uuid.UUID(self.run_id_text)
+        except ValueError:
+            return self.run_id_text
+        return None
+
 
 @dataclass
 class AliasFact:
