@@ -112,6 +112,17 @@ def new_token(env: dict[str, str], scope: str, name: str = "bench") -> str:
     return manage(env, "create_token", "--scope", scope, "--name", name, "--quiet").strip()
 
 
+# Jobs job0...job%(jobs)s of namespace "bench", by SQL: the runId benches build their stores.
+BENCH_JOBS = """
+INSERT INTO catalog_job (namespace, name, key_hash, is_placeholder, facets, facet_versions,
+    processing_type, job_type, integration, description, lineage_edges_cut, updated_at, tags,
+    owners)
+SELECT 'bench', 'job' || i, sha256(convert_to('bench' || i, 'UTF8')), false, '{}', '{}', '',
+    '', '', '', false, now(), '[]', '[]'
+FROM generate_series(0, %(jobs)s) AS i
+"""
+
+
 def migrated_django_without_broker(database_url: str, fresh: bool = True) -> None:
     """Django set up in this process on ``database_url`` (made anew when ``fresh``) and
     migrated, with nothing enqueued on commit: the benchmark drives derivation itself,

@@ -24,19 +24,11 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import migrated_django_without_broker
+from bench.common import BENCH_JOBS, migrated_django_without_broker
 from catalog.names import naming
 
 RUN_ID = "scheduled__2026-01-01"
 
-_JOBS = """
-INSERT INTO catalog_job (namespace, name, key_hash, is_placeholder, facets, facet_versions,
-    processing_type, job_type, integration, description, lineage_edges_cut, updated_at, tags,
-    owners)
-SELECT 'bench', 'job' || i, sha256(convert_to('bench' || i, 'UTF8')), false, '{}', '{}', '',
-    '', '', '', false, now(), '[]', '[]'
-FROM generate_series(0, %(jobs)s) AS i
-"""
 # %(count)s runs of job %(job)s, runIds %(prefix)s1...
 _RUNS = """
 INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state, state_version,
@@ -57,7 +49,7 @@ VALUES (%(key)s, %(run_id)s, %(job)s, false, 'COMPLETE', '[]', '', false, '{}', 
 
 def build(database: str, sharers: int, job_runs: int, other_runs: int) -> None:
     with psycopg.connect(database, autocommit=True) as connection:
-        connection.execute(_JOBS, {"jobs": sharers})
+        connection.execute(BENCH_JOBS, {"jobs": sharers})
         jobs = connection.execute(
             "SELECT id, namespace, name FROM catalog_job ORDER BY id"
         ).fetchall()

@@ -20,17 +20,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import migrated_django_without_broker
+from bench.common import BENCH_JOBS, migrated_django_without_broker
 
 TEXT = "scheduled__2026-01-01T00:00:00+00:00"
-_JOBS = """
-INSERT INTO catalog_job (namespace, name, key_hash, is_placeholder, facets, facet_versions,
-    processing_type, job_type, integration, description, lineage_edges_cut, updated_at, tags,
-    owners)
-SELECT 'bench', 'job' || i, sha256(convert_to('bench' || i, 'UTF8')), false, '{}', '{}', '',
-    '', '', '', false, now(), '[]', '[]'
-FROM generate_series(0, %(jobs)s) AS i
-"""
 _RUNS = """
 INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state, state_version,
     error_message, is_streaming, facets, facet_versions, job_version, updated_at,
@@ -72,7 +64,7 @@ def main() -> None:
     from catalog.services.derivation import run_conflicts
 
     with connection.cursor() as cursor:
-        cursor.execute(_JOBS, {"jobs": options.sharers})
+        cursor.execute(BENCH_JOBS, {"jobs": options.sharers})
         cursor.execute("SELECT min(id) FROM catalog_job")
         cursor.execute(_RUNS, {"job": cursor.fetchone()[0], "count": options.runs})
         cursor.execute("VACUUM ANALYZE catalog_run")
