@@ -1,5 +1,7 @@
 """Corpus loading and a canonical dump of the catalog, for comparing derivations."""
 
+import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,27 @@ from ingest.services import record_events
 from ingest.validation import EventRecord, validate_openlineage
 from tests.conftest import CORPUS
 from tests.ingest.corpus import corpus_files
+
+
+def each_in_a_thread(work: Callable[[Any], None], items: Iterable[Any]) -> None:
+    """``work(item)`` for each item in a thread (and so a database connection) of its own,
+    as concurrent workers would; fails with whatever any of them raised."""
+    errors: list[BaseException] = []
+
+    def run(item: Any) -> None:
+        try:
+            work(item)
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(item,)) for item in items]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
 
 
 def corpus_records(root: Path = CORPUS) -> list[EventRecord]:

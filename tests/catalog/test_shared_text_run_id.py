@@ -21,7 +21,7 @@ from catalog.services.derivation.run_conflicts import mark_all_shared_run_texts
 from catalog.services.derive import derive_events
 from catalog.services.retention import apply_retention
 from tests.catalog.conftest import facet, run_event
-from tests.catalog.helpers import openlineage, store
+from tests.catalog.helpers import each_in_a_thread, openlineage, store
 
 TEXT = "scheduled__2026-01-01T00:00:00+00:00"
 
@@ -85,27 +85,16 @@ def _derive_each_in_its_own_transaction(event_ids: list[int]) -> None:
     """Each event derived in a thread, connection and transaction of its own, held open
     until both have derived their run (a barrier before the commit): without a lock each
     sees only its own run."""
-    errors: list[BaseException] = []
     derived = threading.Barrier(len(event_ids), timeout=2)
 
     def work(event_id: int) -> None:
-        try:
-            with transaction.atomic():
-                derive_events([event_id])
-                # Broken when the other waits on our lock: it cannot reach the barrier.
-                with contextlib.suppress(threading.BrokenBarrierError):
-                    derived.wait()
-        except BaseException as error:
-            errors.append(error)
-        finally:
-            connection.close()
+        with transaction.atomic():
+            derive_events([event_id])
+            # Broken when the other waits on our lock: it cannot reach the barrier.
+            with contextlib.suppress(threading.BrokenBarrierError):
+                derived.wait()
 
-    threads = [threading.Thread(target=work, args=(event_id,)) for event_id in event_ids]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors
+    each_in_a_thread(work, event_ids)
 
 
 @pytest.mark.django_db(transaction=True)

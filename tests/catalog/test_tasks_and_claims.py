@@ -14,7 +14,13 @@ from catalog.services.derive import derive_events, sweep_underived
 from ingest import enqueue
 from ingest.models import Event
 from tests.catalog.conftest import dataset, run_event
-from tests.catalog.helpers import canonical_dump, corpus_records, openlineage, store
+from tests.catalog.helpers import (
+    canonical_dump,
+    corpus_records,
+    each_in_a_thread,
+    openlineage,
+    store,
+)
 
 
 def _post(client, event: dict) -> None:
@@ -195,24 +201,13 @@ def test_derivation_batch_query_count_does_not_grow_with_the_batch(
 def derive_each_in_its_own_thread(event_ids: list[int]) -> None:
     """Derive each event in a thread of its own, all let go at once (as concurrent workers
     would); fails with whatever any of them raised."""
-    errors: list[BaseException] = []
     barrier = threading.Barrier(len(event_ids))
 
     def work(event_id: int) -> None:
-        try:
-            barrier.wait()
-            derive_events([event_id])
-        except BaseException as error:
-            errors.append(error)
-        finally:
-            connection.close()
+        barrier.wait()
+        derive_events([event_id])
 
-    threads = [threading.Thread(target=work, args=(event_id,)) for event_id in event_ids]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors
+    each_in_a_thread(work, event_ids)
 
 
 @pytest.mark.django_db(transaction=True)
