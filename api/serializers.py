@@ -19,7 +19,6 @@ from catalog.models import (
     Job,
     Run,
 )
-from catalog.names import naming
 from core.redaction import redact, redact_text
 from ingest.facet_problems import FacetProblemSerializer, redacted_problems
 from ingest.models import Event
@@ -466,10 +465,11 @@ class EventDetailSerializer(EventSerializer):
         if event.kind != "run" or not event.run_id or event.job_name is None:
             return []
         namespace, name = event.job_namespace or "", event.job_name
+        # ``named``: a text runId's runs are keyed per job, so they are found by the text as
+        # sent (catalog_run_text_idx), its first runs by id; a UUID's by the key (ADR 0201).
         runs = (
-            Run.objects.filter(
-                run_uuid=naming.run_uuid(event.run_id, namespace, name), shares_run_id=True
-            )
+            Run.objects.named(event.run_id, jobs_limit=SHARED_LIMIT + 1)
+            .filter(shares_run_id=True)
             .exclude(job__namespace=namespace, job__name=name)
             .select_related("job")
             .order_by("job__namespace", "job__name", "id")[:SHARED_LIMIT]

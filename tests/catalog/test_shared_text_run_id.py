@@ -20,6 +20,7 @@ from catalog.services.derivation.locks import lock_run_texts
 from catalog.services.derivation.run_conflicts import mark_all_shared_run_texts
 from catalog.services.derive import derive_events
 from catalog.services.retention import apply_retention
+from ingest.models import Event
 from tests.catalog.conftest import facet, run_event
 from tests.catalog.helpers import each_in_a_thread, openlineage, store
 
@@ -62,6 +63,16 @@ def test_a_placeholder_becoming_a_jobs_own_run_is_flagged_then() -> None:
     assert _flags() == [("dag", True, False), ("first", False, False)]
     derive_events(store([_event("dag")]))
     assert _flags() == [("dag", False, True), ("first", False, True)]
+
+
+@pytest.mark.django_db
+def test_an_events_detail_names_the_other_jobs_that_sent_its_text_run_id(read_client) -> None:
+    """``/events/{id}``'s ``run_id_shared_with`` found sharers by the run's UUID, which a
+    text runId's runs do not share: it listed none."""
+    derive_events(store([_event("first"), _event("second"), _event("third", "other")]))
+    event = Event.objects.get(job_name="first")
+    detail = read_client.get(f"/api/v1/events/{event.id}").json()
+    assert [job["name"] for job in detail["run_id_shared_with"]] == ["second"]
 
 
 @pytest.mark.django_db
