@@ -167,6 +167,17 @@ def job_run_uuid(run_id: str, job_namespace: str, job_name_: str) -> uuid.UUID:
     return run_uuid(run_id, *job_name(job_namespace, job_name_))
 
 
+def text_run_id(run_id: str) -> str | None:
+    """The runId as sent when it is no UUID, else None: such a runId's runs have a
+    ``run_uuid`` per job (``run_uuid``), so the runs other jobs keep of it are found, locked
+    and flagged by the text (ADR 0201)."""
+    try:
+        uuid.UUID(run_id)
+    except ValueError:
+        return run_id
+    return None
+
+
 def run_uuid(run_id: str, job_namespace: str, job_name: str) -> uuid.UUID:
     """A runId as a UUID: itself when it is one, else uuid5 over (job namespace, name, runId).
 

@@ -231,14 +231,6 @@ def apply_retention(
     return result
 
 
-def _is_uuid(run_id: str) -> bool:
-    try:
-        uuid.UUID(run_id)
-    except ValueError:
-        return False
-    return True
-
-
 @dataclass
 class _Batch:
     after: int = 0  # the last id looked at; 0 when none was left
@@ -255,7 +247,7 @@ def _remove_runs(cutoff: datetime, after: int, limit: int) -> _Batch:
         candidates = cursor.fetchall()
         if not candidates:
             return _Batch()
-        texts = [None if _is_uuid(row[2]) else row[2] for row in candidates]
+        texts = [naming.text_run_id(row[2]) for row in candidates]
         cursor.execute(
             _TRY_RUN_LOCKS,
             [[row[0] for row in candidates], [row[1] for row in candidates], texts],

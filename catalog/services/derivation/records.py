@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any, Protocol
 
+from catalog.names import naming
+
 Version = tuple[str, str]  # (eventTime as fixed-width ISO UTC, event digest hex)
 JobKey = tuple[str, str]
 AliasKey = tuple[str, str]
@@ -94,11 +96,7 @@ class RunFact:
     def text_run_id(self) -> str | None:
         """The runId as sent when it is no UUID (its run_uuid is then per job, so the runs
         other jobs keep of it have other run_uuids; ADR 0201), else None."""
-        try:
-            uuid.UUID(self.run_id_text)
-        except ValueError:
-            return self.run_id_text
-        return None
+        return naming.text_run_id(self.run_id_text)
 
 
 @dataclass
