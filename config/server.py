@@ -191,12 +191,7 @@ def options() -> dict[str, Any]:
 
 def header_read_seconds() -> int:
     """``WEB_HEADER_READ_SECONDS``, within what granian takes (1 ms to 60 s)."""
-    seconds = env_int("WEB_HEADER_READ_SECONDS", 2)
-    if not 1 <= seconds <= 60:
-        raise ImproperlyConfigured(
-            f"WEB_HEADER_READ_SECONDS={seconds} is not between 1 and 60 (seconds)."
-        )
-    return seconds
+    return env_int("WEB_HEADER_READ_SECONDS", 2, minimum=1, maximum=60)
 
 
 def die_with_the_main_process() -> None:
