@@ -12,17 +12,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from tests.deploy.rendering import render
-from tests.faults.processes import (
-    current_database_url,
-    free_port,
-    port_open,
-    service_env,
-    wait_for,
-    worker,
-)
+from tests.faults.processes import free_port, metrics_worker, port_open, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(120)]
 
@@ -45,15 +37,7 @@ def test_the_probe_asks_for_an_answer_that_a_stopped_worker_does_not_give(
     assert probe["timeoutSeconds"] < probe["periodSeconds"]
 
     port = free_port()
-    metrics = tmp_path / "prometheus"
-    metrics.mkdir()
-    env = {
-        # The test settings' Redis (this xdist worker's db): `make test` sets no REDIS_URL.
-        **service_env(current_database_url(), settings.REDIS_URL),
-        "LINEAGE_WORKER_METRICS_PORT": str(port),
-        "PROMETHEUS_MULTIPROC_DIR": str(metrics),
-    }
-    service = worker(env, tmp_path / "worker.log", concurrency=1)
+    service = metrics_worker(tmp_path, port)
     assert service.process is not None
     try:
         wait_for(lambda: _answers(port), 60, "the worker's metrics")

@@ -14,14 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 from prometheus_client.parser import text_string_to_metric_families
 
 from ingest import metrics
 from ingest.bounded_server import configured_limits
 from tests.deploy.rendering import render
-from tests.faults.processes import current_database_url, service_env, wait_for, worker
+from tests.faults.processes import metrics_worker, wait_for
 
 HELD = 200  # connections kept open at once, each re-opened when the server closes it
 FLOOD_SECONDS = 10.0
@@ -115,14 +114,7 @@ def test_a_flooded_worker_metrics_port_holds_no_thread_a_connection_and_answers_
     """A real worker (its main process serves the port, as in the chart), HELD connections
     held open by a slowloris for FLOOD_SECONDS, and Prometheus scraping meanwhile."""
     port = metrics_port()
-    multiprocess = tmp_path / "prometheus"
-    multiprocess.mkdir()
-    env = {
-        **service_env(current_database_url(), settings.REDIS_URL),
-        "LINEAGE_WORKER_METRICS_PORT": str(port),
-        "PROMETHEUS_MULTIPROC_DIR": str(multiprocess),
-    }
-    service = worker(env, tmp_path / "worker.log", concurrency=1)
+    service = metrics_worker(tmp_path, port)
     assert service.process is not None
     pid = service.process.pid
     try:

@@ -338,6 +338,22 @@ def worker(env: dict[str, str], log: Path, concurrency: int = 2) -> Service:
     return Service(command, env, log).start()
 
 
+def metrics_worker(directory: Path, port: int) -> Service:
+    """A worker of one child on the test database and Redis, its main process serving
+    Prometheus' metrics on ``port`` as the chart's does, its files and log in ``directory``."""
+    from django.conf import settings
+
+    multiprocess = directory / "prometheus"
+    multiprocess.mkdir()
+    env = {
+        # The test settings' Redis (this xdist worker's db): `make test` sets no REDIS_URL.
+        **service_env(current_database_url(), settings.REDIS_URL),
+        "LINEAGE_WORKER_METRICS_PORT": str(port),
+        "PROMETHEUS_MULTIPROC_DIR": str(multiprocess),
+    }
+    return worker(env, directory / "worker.log", concurrency=1)
+
+
 def beat(env: dict[str, str], log: Path, schedule: Path) -> Service:
     return Service(celery_command("beat", "--schedule", str(schedule)), env, log).start()
 
