@@ -16,6 +16,7 @@ from django.db import connection, transaction
 
 from catalog.models import Run
 from catalog.reads.runs import shown_events
+from catalog.services.derivation import run_conflicts
 from catalog.services.derivation.locks import lock_run_texts
 from catalog.services.derivation.run_conflicts import mark_all_shared_run_texts
 from catalog.services.derive import derive_events
@@ -147,6 +148,35 @@ def test_the_migrations_function_flags_a_store_derived_before() -> None:
     assert _flags("lonely__text") == [("alone", False, False)]
     assert _flags(run_uuid) == [("u1", False, True), ("u2", False, True)]
     assert mark_all_shared_run_texts(batch=2) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_stopped_half_way_keeps_its_spans_and_finishes_when_run_again(
+    monkeypatch,
+) -> None:
+    """Each span commits on its own: a migration that fails in its second span keeps the
+    first span's flags, and run again flags the rest (the module's "resumes")."""
+    derive_events(store([_event("a1", "text-a"), _event("a2", "text-a")]))
+    derive_events(store([_event("b1", "text-b"), _event("b2", "text-b")]))
+    Run.objects.update(shares_run_id=False)  # as the code before ADR 0201 left them
+    marked = run_conflicts.mark_shared_run_texts
+    calls: list[list[str]] = []
+
+    def second_span_fails(texts: list[str]) -> int:
+        calls.append(texts)
+        if len(calls) == 2:
+            raise RuntimeError("the migration's process stopped")
+        return marked(texts)
+
+    monkeypatch.setattr(run_conflicts, "mark_shared_run_texts", second_span_fails)
+    with pytest.raises(RuntimeError):
+        mark_all_shared_run_texts(batch=2)
+    assert calls == [["text-a"], ["text-b"]]
+    assert _flags("text-a") == [("a1", False, True), ("a2", False, True)]
+    assert _flags("text-b") == [("b1", False, False), ("b2", False, False)]
+    monkeypatch.undo()
+    assert mark_all_shared_run_texts(batch=2) == 2
+    assert _flags("text-b") == [("b1", False, True), ("b2", False, True)]
 
 
 @pytest.mark.django_db(transaction=True)
