@@ -43,15 +43,18 @@ RUN_KINDS = (ChangeKind.EDGE_STOPPED, ChangeKind.RUN_FAILED)
 # no answer (no null start passes the filter) but is catalog_run_job_started_idx's order
 # read backwards: with the default NULLS LAST the planner could not walk that index from
 # ``t`` and read all the job's runs instead, for each of the batch's runs, twice (ADR 0182).
+# The states are tested ``IS TRUE``, which no index can answer: as an index condition on
+# catalog_run_state_idx they let the planner, on statistics taken when one job held most
+# runs, walk every job's runs of the state from ``t`` and drop the other jobs' (ADR 0182).
 _NEXT = """
     SELECT n.id FROM catalog_run n
-    WHERE n.job_id = t.job_id AND n.state IN {states} AND n.started_at IS NOT NULL
+    WHERE n.job_id = t.job_id AND (n.state IN {states}) IS TRUE AND n.started_at IS NOT NULL
       AND (n.started_at, n.run_uuid) > (t.started_at, t.run_uuid)
     ORDER BY n.started_at NULLS FIRST, n.run_uuid LIMIT 1
 """
 _PREVIOUS = """
     SELECT p.id, p.run_uuid, p.state FROM catalog_run p
-    WHERE p.job_id = s.job_id AND p.state IN {states} AND p.started_at IS NOT NULL
+    WHERE p.job_id = s.job_id AND (p.state IN {states}) IS TRUE AND p.started_at IS NOT NULL
       AND (p.started_at, p.run_uuid) < (s.started_at, s.run_uuid)
     ORDER BY p.started_at DESC NULLS LAST, p.run_uuid DESC LIMIT 1
 """
