@@ -95,6 +95,13 @@ def _within(
     return number
 
 
+def web_threads() -> int:
+    """``WEB_THREADS`` (8): a web process's request threads, read by the server that starts
+    them (config/server.py) and by the body-read bound inside them (config/wsgi.py, ADR
+    0197), which leaves one of them to requests without a body: so at least 2."""
+    return env_int("WEB_THREADS", 8, minimum=2)
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = _raw(name)
     if value is None or value == "":

@@ -48,7 +48,7 @@ import orjson
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_str
+from config.env import env_bool, env_int, env_str, web_threads
 
 ROOT = Path(__file__).resolve().parent.parent
 # Watched by WEB_RELOAD: the service's code, not .local (make run's data) or the virtualenv.
@@ -171,7 +171,7 @@ def options() -> dict[str, Any]:
         "http1_settings": HTTP1Settings(header_read_timeout=header_read_seconds() * 1000),
         "websockets": False,
         "workers": env_int("WEB_WORKERS", 2),
-        "blocking_threads": env_int("WEB_THREADS", 8),
+        "blocking_threads": web_threads(),
         "log_level": LogLevels(env_str("LOG_LEVEL", "INFO").lower()),
         "log_dictconfig": logging_config(),
         "log_access": env_bool("WEB_ACCESS_LOG", False),

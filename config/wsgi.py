@@ -6,7 +6,7 @@ import django
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from config.env import env_int
+from config.env import web_threads
 from core.body_reads import BodyReads
 from core.heap import FreeingWSGIHandler, freeze_startup_heap
 from core.statement_timeout import limit_statement_time
@@ -30,9 +30,7 @@ from ingest.fastpath import IngestFastPath  # noqa: E402
 
 # At most WEB_THREADS - 1 threads of a worker wait on request bodies at once, so a peer
 # sending bodies a byte at a time cannot take the thread the probes need (ADR 0197).
-application = BodyReads(
-    ReadFrontPath(IngestFastPath(django_application)), env_int("WEB_THREADS", 8) - 1
-)
+application = BodyReads(ReadFrontPath(IngestFastPath(django_application)), web_threads() - 1)
 
 # Modules the first requests of every worker imported lazily, holding the GIL in the middle
 # of its first batches (ADR 0096): the publisher's (Celery, kombu) and the message storage

@@ -159,3 +159,17 @@ def test_the_header_read_seconds_are_read_from_the_environment_within_granians_r
     for refused in ("0", "61", "2.5"):
         with pytest.raises(ImproperlyConfigured, match="WEB_HEADER_READ_SECONDS"):
             _server_options(WEB_HEADER_READ_SECONDS=refused)
+
+
+def test_web_threads_below_two_are_refused_in_one_line_naming_the_setting() -> None:
+    """One thread could not be both a body reader and the probes' (ADR 0197): the server
+    refuses to start with it. (The body-read bound inside each process reads the same
+    ``config.env.web_threads``; tests/deploy/test_web_server_body_reads.py serves with 4.)"""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from tests.deploy.test_dockerfile import _server_options
+
+    assert _server_options(WEB_THREADS="3")["blocking_threads"] == 3
+    for refused in ("1", "0", "-4", "two"):
+        with pytest.raises(ImproperlyConfigured, match="WEB_THREADS"):
+            _server_options(WEB_THREADS=refused)
