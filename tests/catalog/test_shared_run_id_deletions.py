@@ -2,7 +2,8 @@
 (retention, a namespace purge, the purge's rebuild of another job) unflags the run a runId
 kept alone, in its own transaction, for a UUID runId and a text one alike; a runId still
 shared by two jobs keeps their flags. Before, the last sharer stayed flagged, and the run
-detail and the event detail went on calling its runId shared.
+detail and the event detail went on calling its runId shared; catalog migration 0044
+unflags what such deletions left.
 """
 
 import threading
@@ -13,6 +14,7 @@ from django.db import connection, transaction
 
 from catalog.models import Run
 from catalog.services.derivation.locks import lock_run_texts
+from catalog.services.derivation.run_conflicts import unflag_all_left_alone
 from catalog.services.derive import derive_events
 from catalog.services.purge import purge_namespace
 from catalog.services.retention import apply_retention
@@ -161,3 +163,53 @@ def test_a_purge_waits_for_a_batch_holding_the_text_and_then_unflags() -> None:
             thread.join(20)
     assert purged.is_set()
     assert _flags(TEXT) == {"kept": False}
+
+
+def test_the_migrations_function_unflags_what_past_deletions_left() -> None:
+    """A store where runs were deleted before ADR 0202 (rows removed as retention removed
+    them, flags untouched): the runs their runIds kept alone are unflagged, a runId two
+    jobs still keep is not, a second pass (a resumed migration) changes nothing."""
+    derive_events(
+        store(
+            [
+                *(_event(("ns", name), TEXT) for name in ("gone", "alone")),
+                *(_event(("ns", name), UUID) for name in ("gone", "alone")),
+                *(_event(("ns", name), "still-shared") for name in ("gone", "a", "b")),
+            ]
+        )
+    )
+    Run.objects.filter(job__name="gone").delete()
+    assert _flags(TEXT) == _flags(UUID) == {"alone": True}
+    assert unflag_all_left_alone(batch=1) == 2
+    assert _flags(TEXT) == _flags(UUID) == {"alone": False}
+    assert _flags("still-shared") == {"a": True, "b": True}
+    assert unflag_all_left_alone(batch=1) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migrations_function_leaves_a_text_a_batch_holds() -> None:
+    """A derivation batch of the text recomputes all its runs before its commit: the
+    migration passes it over rather than wait, and unflags it once it is free."""
+    derive_events(store([_event(("ns", name), TEXT) for name in ("gone", "alone")]))
+    Run.objects.filter(job__name="gone").delete()
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                lock_run_texts([TEXT])
+                holding.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        assert unflag_all_left_alone() == 0
+    finally:
+        release.set()
+        holder.join()
+    assert unflag_all_left_alone() == 1
+    assert _flags(TEXT) == {"alone": False}

@@ -25,7 +25,12 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 
 from catalog.names import naming
-from catalog.services.derivation.locks import lock_run_texts, lock_run_uuids, try_lock_run_texts
+from catalog.services.derivation.locks import (
+    lock_run_texts,
+    lock_run_uuids,
+    try_lock_run_texts,
+    try_lock_run_uuids,
+)
 
 _MARK = """
 UPDATE catalog_run r SET shares_run_id = s.shared AND NOT r.is_placeholder
@@ -209,3 +214,32 @@ def unflag_left_alone(run_ids: RunIds) -> int:
             cursor.execute(_UNFLAG_UUIDS, [run_ids.uuids])
             changed += cursor.rowcount
     return changed
+
+
+# The next ``batch`` flagged runs by run_uuid (catalog_run_shared_idx holds them alone).
+_FLAGGED_SPAN = """
+SELECT run_uuid, run_id_text FROM catalog_run WHERE shares_run_id AND run_uuid > %s
+ORDER BY run_uuid LIMIT %s
+"""
+
+
+def unflag_all_left_alone(batch: int = 10_000) -> int:
+    """Unflag every run whose runId no other job's own run keeps (flags past deletions
+    left, before ADR 0202: the data migration), reading the flagged runs ``batch`` a
+    transaction along catalog_run_shared_idx; returns the rows changed. Idempotent: run
+    again (a migration interrupted), the runs it unflagged are not read again."""
+    changed, after = 0, uuid.UUID(int=0)
+    while True:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_FLAGGED_SPAN, [after, batch])
+            rows = cursor.fetchall()
+            if not rows:
+                return changed
+            found = RunIds.of(rows)
+            # A runId a derivation batch holds is left to it: the batch recomputes all its
+            # runs before its commit. So this never waits for a batch. A text's flags are
+            # written under the text's lock alone (its runs' keys are not needed).
+            texts = try_lock_run_texts(found.texts)
+            uuids = try_lock_run_uuids(found.uuids)
+            changed += unflag_left_alone(RunIds(uuids, texts, []))
+        after = rows[-1][0]
