@@ -317,9 +317,9 @@ WHERE j.id = ANY(%s) AND NOT EXISTS (SELECT FROM {purged} p WHERE p.id = e.id)""
 
 
 def _rebuild_other_jobs(report: PurgeReport, found: _Found, dry_run: bool, size: int) -> IdList:
-    """Delete the other namespaces' jobs that lose events, ``size`` jobs a transaction,
-    their remaining events set pending in the same one; returns those events (derived
-    again at the end)."""
+    """Delete the other namespaces' jobs that lose events, ``size`` jobs a transaction
+    (their runs first, ``size`` a transaction: ``_delete_jobs_runs``), their remaining
+    events set pending in the jobs' one; returns those events (derived again at the end)."""
     keep = IdList("rederive")
     kept = _KEPT.format(purged=found.events.table)
     for jobs in found.other_jobs.batches(size):
