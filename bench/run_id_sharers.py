@@ -1,4 +1,5 @@
-"""``/runs/{runId}?job_id=`` when many jobs sent one text runId (ADR 0196).
+"""``/runs/{runId}?job_id=`` when many jobs sent one text runId (ADR 0196), and the reads
+of a runId's sharers without it (ADR 0202).
 
 Builds with SQL ``--sharers`` jobs that each sent the runId ``scheduled__2026-01-01`` (one
 run each, its key uuid5 over the job's names and the runId, as derivation keys it), the last
@@ -9,6 +10,12 @@ returns (its first 20 by id); now the job's names, then the run by its key; and,
 comparison, a filter on the text and the job without the key. Prints each one's rows found,
 the rows each scan read, the buffers and the execution milliseconds, and the detail's own
 ``named`` read (no ``job_id``), with bitmap scans allowed and not.
+
+ADR 0202: the same jobs also sent one UUID runId; the detail's own statements without
+``job_id`` (its run, its ``same_run_id_runs``) with ``named`` as it was and as it is, the
+admin event page's sharers of the text and of the UUID, ``/events/{id}``'s
+``run_id_shared_with`` of the UUID, the statements a deletion runs to unflag a runId left
+alone, and the data migration's pass over the store (seconds, rows changed).
 
 Usage: .venv/bin/python bench/run_id_sharers.py --database URL [--sharers 1000]
        [--job-runs 10000] [--other-runs 100000] [--reuse]
@@ -28,6 +35,7 @@ from bench.common import BENCH_JOBS, migrated_django_without_broker
 from catalog.names import naming
 
 RUN_ID = "scheduled__2026-01-01"
+UUID_RUN_ID = "5f7a1b1e-0000-4000-8000-000000000202"
 
 # %(count)s runs of job %(job)s, runIds %(prefix)s1...
 _RUNS = """
@@ -43,7 +51,7 @@ INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state, s
     error_message, is_streaming, facets, facet_versions, job_version, updated_at,
     shares_run_id, tags)
 VALUES (%(key)s, %(run_id)s, %(job)s, false, 'COMPLETE', '[]', '', false, '{}', '{}', '[]',
-    now(), false, '[]')
+    now(), true, '[]')
 """
 
 
@@ -62,6 +70,10 @@ def build(database: str, sharers: int, job_runs: int, other_runs: int) -> None:
                     {"key": naming.run_uuid(RUN_ID, namespace, name), "run_id": RUN_ID, "job": id_}
                     for id_, namespace, name in sending
                 ],
+            )
+            cursor.executemany(
+                _SHARED,
+                [{"key": UUID_RUN_ID, "run_id": UUID_RUN_ID, "job": id_} for id_, _, _ in sending],
             )
         connection.execute(_RUNS, {"prefix": "last-", "job": sending[-1][0], "count": job_runs})
         connection.execute("ANALYZE catalog_run")
@@ -128,6 +140,66 @@ def main() -> None:
     with connection.cursor() as cursor:
         cursor.execute("SET enable_bitmapscan = off")
     measure("the detail's named(), bitmap scans off", Run.objects.named(RUN_ID).values("id"))
+    with connection.cursor() as cursor:
+        cursor.execute("RESET enable_bitmapscan")
+    sharers(job)
+
+
+def sharers(job: Any) -> None:
+    """ADR 0202's reads, each twice (the second with the pages in memory)."""
+    import time
+
+    from django.db.models import Value
+    from django.db.models.functions import MD5
+    from django.db.models.lookups import Exact
+
+    from api.views.run_links import runs_named
+    from catalog.models import Run
+    from catalog.services.derivation import run_conflicts
+
+    ordered = ("is_placeholder", "job__namespace", "job__name", "id")
+    kept_as_sent = Exact(MD5("run_id_text"), MD5(Value(RUN_ID)))
+    first = Run.objects.filter(kept_as_sent, run_id_text=RUN_ID).order_by("id").values("id")
+    before = Run.objects.filter(id__in=first[:20]).order_by(*ordered)
+    rows = Run.objects.all()
+    shown = runs_named(RUN_ID).first()
+    assert shown is not None
+    for _ in range(2):
+        for when, named in (("before", before), ("now", runs_named(RUN_ID))):
+            measure(f"{when}: the detail's run", rows.filter(id__in=named.values("id")[:1]))
+            others = named.exclude(id=shown.id).select_related("job")[:20]
+            measure(f"{when}: the detail's same_run_id_runs", others)
+        for what, run_id in (("text", RUN_ID), ("UUID", UUID_RUN_ID)):
+            admin = Run.objects.named(run_id, jobs_limit=22).select_related("job")
+            measure(f"the admin event page's sharers, {what}", admin.order_by("job_id")[:22])
+        api = (
+            Run.objects.named(UUID_RUN_ID, jobs_limit=21)
+            .filter(shares_run_id=True)
+            .exclude(job_id=job.id)
+            .select_related("job")
+            .order_by("job__namespace", "job__name", "id")[:20]
+        )
+        measure("/events/{id}'s run_id_shared_with, UUID", api)
+    from django.db import connection, transaction
+
+    for what, statement, values in (
+        ("a deletion's unflag, the text still shared", run_conflicts._UNFLAG_TEXTS, [RUN_ID]),
+        ("a deletion's unflag, the UUID still shared", run_conflicts._UNFLAG_UUIDS, [UUID_RUN_ID]),
+        ("a deletion's unflag, a text left alone", run_conflicts._UNFLAG_TEXTS, ["last-1"]),
+    ):
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + statement, [values])
+            plan = cursor.fetchone()[0][0]
+            transaction.set_rollback(True)
+        top = plan["Plan"]
+        buffers = top.get("Shared Hit Blocks", 0) + top.get("Shared Read Blocks", 0)
+        print(f"{what}: buffers {buffers}, {plan['Execution Time']:.3f} ms")
+    started = time.monotonic()
+    changed = run_conflicts.unflag_all_left_alone()
+    print(
+        f"the data migration's pass ({Run.objects.filter(shares_run_id=True).count()} flagged): "
+        f"{changed} changed, {time.monotonic() - started:.2f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from catalog.admin.support import (
     HiddenIdFilter,
@@ -56,6 +57,34 @@ class EventAliasFilter(HiddenIdFilter):
         return queryset.filter(
             id__in=EventDataset.objects.filter(alias_id=alias_id).values("event_id")
         )
+
+
+# The other jobs' runs of an event's runId its page names at most.
+SHARERS_SHOWN = 20
+
+
+def _sharers(run_id: str, run: Run) -> SafeString:
+    """The other jobs' own runs of ``run_id``, flagged as ``run`` is, found as
+    ``/events/{id}``'s ``run_id_shared_with`` finds them: by ``Run.objects.named`` (a text
+    runId by the text as sent, on catalog_run_text_idx, its first runs by id; a UUID by the
+    key, in job order on catalog_run_uuid_job_uniq). A text runId's runs have a run_uuid
+    each, so looking for the run's own run_uuid listed none (ADR 0202). At most
+    ``SHARERS_SHOWN`` + 2 runs are read (``run``, the others shown, one to know there are
+    more): an Airflow runId thousands of DAGs sent is not read whole."""
+    read = SHARERS_SHOWN + 2
+    runs = list(
+        Run.objects.named(run_id, jobs_limit=read).select_related("job").order_by("job_id")[:read]
+    )
+    others = [other for other in runs if other.shares_run_id and other.id != run.id]
+    return format_html(
+        "<strong>runId also sent by another job</strong> (ADR 0028): {}{}",
+        format_html_join(
+            ", ",
+            "{} ({})",
+            ((link(o, o.run_uuid), link(o.job)) for o in others[:SHARERS_SHOWN]),
+        ),
+        f" (only the runId's first {read} runs were read)" if len(runs) == read else "",
+    )
 
 
 class RederiveSinceForm(forms.Form):
@@ -116,20 +145,7 @@ class CatalogEventAdmin(EventAdmin):
             )
             parts.append(format_html("run: {}", link(run, run.run_uuid if run else None)))
             if run is not None and run.shares_run_id:
-                others = (
-                    Run.objects.filter(run_uuid=run.run_uuid, shares_run_id=True)
-                    .exclude(id=run.id)
-                    .select_related("job")
-                    .order_by("id")[:20]
-                )
-                parts.append(
-                    format_html(
-                        "<strong>runId also sent by another job</strong> (ADR 0028): {}",
-                        format_html_join(
-                            ", ", "{} ({})", ((link(o, o.run_uuid), link(o.job)) for o in others)
-                        ),
-                    )
-                )
+                parts.append(_sharers(event.run_id, run))
         parts.append(
             related_table(
                 EventDataset.objects.filter(event=event)

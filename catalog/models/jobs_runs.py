@@ -8,15 +8,40 @@ from typing import Any
 
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
-from django.db.models import BigIntegerField, F, OuterRef, Subquery, Value
+from django.db.models import BigIntegerField, F, OuterRef, Subquery
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import MD5
-from django.db.models.lookups import Exact
 
 from catalog.models.fields import FACET_FIELDS, LABELLED, NamespacedQuerySet, covered_fk
 from catalog.models.identity import DatasetAlias
 from catalog.models.retirement import RetiredKind
 from catalog.names import naming
 from ingest.models import DigestIndexedText
+
+# The first ``jobs_limit`` runs by id that keep a text runId as sent (``RunQuerySet.named``;
+# parameters: the text twice, the limit, the text twice, the limit), read along
+# catalog_run_text_idx ``(md5(run_id_text), id)`` in its order and no further (ADR 0202).
+# With the text compared inside that LIMIT, PostgreSQL multiplied the md5's and the text's
+# selectivities, expected a handful of rows and read all of a text's runs by a bitmap to
+# sort them (1,000 for an Airflow runId 1,000 DAGs sent, to show 20). So the md5 alone
+# decides the range and the text is compared on the rows it gave; only if another text with
+# the same md5 is among them is the text compared inside the LIMIT, in a second read the
+# first one gates (an InitPlan: not run otherwise), so the answer is exact. (A text that is
+# a large part of all runs, a sixth, may be read along the primary key instead, filtering
+# the md5: about 20 / that part rows.)
+_FIRST_NAMED = """
+WITH first AS MATERIALIZED (
+    SELECT id, run_id_text = %s AS kept FROM catalog_run WHERE md5(run_id_text) = md5(%s)
+    ORDER BY id LIMIT %s
+)
+SELECT id FROM first WHERE kept AND NOT EXISTS (SELECT FROM first WHERE NOT kept)
+UNION ALL
+(
+    SELECT id FROM catalog_run WHERE md5(run_id_text) = md5(%s) AND run_id_text = %s
+      AND EXISTS (SELECT FROM first WHERE NOT kept)
+    ORDER BY id LIMIT %s
+)
+"""
 
 
 class JobQuerySet(NamespacedQuerySet):
@@ -93,7 +118,8 @@ class RunQuerySet(models.QuerySet):
     def named(self, run_id: str, jobs_limit: int = 20) -> Any:
         """Runs the runId a producer sent names, in any job: a UUID is the key itself; other
         text is mapped per job (uuid5 over job and runId), so its runs are those that keep
-        it as sent, the first ``jobs_limit`` by id, read on catalog_run_text_idx.
+        it as sent, the first ``jobs_limit`` by id, read on catalog_run_text_idx in its order
+        and no further (``_FIRST_NAMED``, ADR 0202).
 
         Not the jobs of the events that carried it: a DISTINCT over them read every event
         of the run, a streaming run's 100,000 heartbeats on each detail (ADR 0183). A run
@@ -104,10 +130,8 @@ class RunQuerySet(models.QuerySet):
             return self.filter(run_uuid=uuid.UUID(run_id))
         except ValueError:
             pass
-        # md5 first, as the index holds it (values of any length), then the text itself.
-        kept_as_sent = Exact(MD5("run_id_text"), MD5(Value(run_id)))
-        first = self.filter(kept_as_sent, run_id_text=run_id).order_by("id").values("id")
-        return self.filter(id__in=first[:jobs_limit])
+        found = [run_id, run_id, jobs_limit, run_id, run_id, jobs_limit]  # _FIRST_NAMED's
+        return self.filter(id__in=RawSQL(_FIRST_NAMED, found))
 
     def named_in_job(self, run_id: str, job_id: int) -> "RunQuerySet":
         """The run of job ``job_id`` the runId names (``named``'s, of that job, whichever of

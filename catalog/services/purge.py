@@ -59,6 +59,7 @@ from catalog.models import (
 )
 from catalog.names import naming
 from catalog.services import display_names, purge_datasets
+from catalog.services.derivation import run_conflicts
 from catalog.services.purge_lists import IdList
 from catalog.services.rederive_jobs import rederive_event_ids
 from ingest import derivation_status
@@ -168,6 +169,8 @@ def _delete(report: PurgeReport, queryset: QuerySet[Any], dry_run: bool, size: i
         return
     step = IdList.of("step", queryset)
     for chunk in step.batches(size):
+        if queryset.model is Job:
+            _delete_jobs_runs(report, chunk, size)
         with transaction.atomic():
             _delete_ids(report, queryset.model, chunk, size)
     step.drop()
@@ -180,9 +183,34 @@ def _delete_ids(report: PurgeReport, model: type[Any], ids: list[Any], size: int
     for queryset in _read_by_delete(model, ids):
         rows = IdList.of("dependants", queryset)
         for chunk in rows.batches(size):
-            _delete_now(report, queryset.model, chunk)
+            if queryset.model is Run:  # those derived since _delete_jobs_runs: rarely any
+                _delete_runs(report, chunk)
+            else:
+                _delete_now(report, queryset.model, chunk)
         rows.drop()
     _delete_now(report, model, ids)
+
+
+def _delete_jobs_runs(report: PurgeReport, jobs: list[Any], size: int) -> None:
+    """The runs of ``jobs``, ``size`` a transaction, before the jobs' own transaction: each
+    holds the locks of at most ``size`` runs' runIds (a job's runs grow with time, and a
+    transaction holding millions would fill PostgreSQL's lock table)."""
+    runs = IdList.of("runs", Run.objects.filter(job_id__in=jobs))
+    for chunk in runs.batches(size):
+        with transaction.atomic():
+            _delete_runs(report, chunk)
+    runs.drop()
+
+
+def _delete_runs(report: PurgeReport, ids: list[Any]) -> None:
+    """Runs (what points at them goes with them) in the caller's transaction, their runIds
+    locked first as a derivation batch waits for them; a run another job's run of its runId
+    kept alone is unflagged ``shares_run_id`` after (ADR 0202). Before the deletion writes
+    anything: a batch holding one of the runIds never waits for this transaction."""
+    run_ids = run_conflicts.run_ids_of(ids)
+    run_conflicts.lock_run_ids(run_ids)
+    _delete_now(report, Run, ids)
+    run_conflicts.unflag_left_alone(run_ids)
 
 
 def _delete_now(report: PurgeReport, model: type[Any], ids: list[Any]) -> None:
@@ -289,15 +317,16 @@ WHERE j.id = ANY(%s) AND NOT EXISTS (SELECT FROM {purged} p WHERE p.id = e.id)""
 
 
 def _rebuild_other_jobs(report: PurgeReport, found: _Found, dry_run: bool, size: int) -> IdList:
-    """Delete the other namespaces' jobs that lose events, ``size`` jobs a transaction,
-    their remaining events set pending in the same one; returns those events (derived
-    again at the end)."""
+    """Delete the other namespaces' jobs that lose events, ``size`` jobs a transaction
+    (their runs first, ``size`` a transaction: ``_delete_jobs_runs``), their remaining
+    events set pending in the jobs' one; returns those events (derived again at the end)."""
     keep = IdList("rederive")
     kept = _KEPT.format(purged=found.events.table)
     for jobs in found.other_jobs.batches(size):
         if dry_run:
             keep.fill(kept, [jobs])
             continue
+        _delete_jobs_runs(report, jobs, size)
         with transaction.atomic():
             with connection.cursor() as cursor:
                 derivation_status.reset_selected(

@@ -15,6 +15,8 @@ holds. Events still pending are never removed (their lineage is not derived yet)
 the JobEvent a job's current declared lineage comes from (``catalog_static_lineage``:
 current state, one event per job, not history), nor the events of a run still in the
 catalog (they go with their run, so a rederive rebuilds a kept run from all its events).
+A run another job's run of the same runId shared it with leaves that run unflagged
+(``shares_run_id``) when it was the last sharer, in the batch's transaction (ADR 0202).
 """
 
 import hashlib
@@ -29,7 +31,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from catalog.names import naming
-from catalog.services.derivation import retained
+from catalog.services.derivation import retained, run_conflicts
 from catalog.services.derivation.locks import RUN_TEXT_LOCK, RUN_UUID_LOCK
 
 logger = logging.getLogger(__name__)
@@ -279,6 +281,9 @@ def _remove_runs(cutoff: datetime, after: int, limit: int) -> _Batch:
         ]
         for statement in _DELETE_RUN_ROWS:
             cursor.execute(statement, {"runs": sorted(taken)})
+        # A runId another job's run kept alone is no longer shared (ADR 0202): under the
+        # locks taken above, in this transaction.
+        run_conflicts.unflag_left_alone(run_conflicts.RunIds.of([row[1:3] for row in runs]))
         if events:
             batch.events, batch.bytes = len(events), _delete_events(cursor, events)
         return batch

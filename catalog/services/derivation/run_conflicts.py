@@ -12,13 +12,25 @@ have a run_uuid each and are recomputed by their text instead, under the text's 
 (``locks.RUN_TEXT_LOCK``, ADR 0201): one UPDATE for all the texts of a batch, reading each
 text's runs on catalog_run_text_idx ``(md5(run_id_text), id)``, writing only the rows whose
 flag changes. Its cost grows with the text's runs, not with their pairs.
+
+A deletion (retention, a namespace purge) can only turn flags off: the runIds of the runs it
+deleted are looked at again in its transaction, under their locks, and a runId left with
+fewer than two own runs has its remaining own run unflagged (``unflag_left_alone``, ADR
+0202). Two runs read per runId at most, and one written, however many jobs sent it.
 """
 
 import uuid
+from dataclasses import dataclass
 
 from django.db import connection, transaction
 
-from catalog.services.derivation.locks import lock_run_texts, lock_run_uuids, try_lock_run_texts
+from catalog.names import naming
+from catalog.services.derivation.locks import (
+    lock_run_texts,
+    lock_run_uuids,
+    try_lock_run_texts,
+    try_lock_run_uuids,
+)
 
 _MARK = """
 UPDATE catalog_run r SET shares_run_id = s.shared AND NOT r.is_placeholder
@@ -109,3 +121,125 @@ def mark_all_shared_run_texts(batch: int = 10_000) -> int:
             texts = try_lock_run_texts(sorted(shared or []))
             changed += mark_shared_run_texts(texts)
         after = upto
+
+
+@dataclass(frozen=True)
+class RunIds:
+    """The runIds of some runs: ``uuids`` the UUID runIds, ``texts`` the text runIds and
+    ``text_keys`` their runs' run_uuids (uuid5 per job, locked as derivation locks them);
+    each sorted, the order every batch takes their locks in."""
+
+    uuids: list[uuid.UUID]
+    texts: list[str]
+    text_keys: list[uuid.UUID]
+
+    @classmethod
+    def of(cls, rows: list[tuple[uuid.UUID, str]]) -> "RunIds":
+        """Of (run_uuid, run_id_text) rows."""
+        uuids, texts, keys = set(), set(), set()
+        for run_uuid, run_id in rows:
+            if (text := naming.text_run_id(run_id)) is None:
+                uuids.add(run_uuid)
+            else:
+                texts.add(text)
+                keys.add(run_uuid)
+        return cls(sorted(uuids), sorted(texts), sorted(keys))
+
+
+def run_ids_of(run_ids: list[int]) -> RunIds:
+    """The runIds of the runs ``run_ids`` (a runId never changes: read without a lock)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT run_uuid, run_id_text FROM catalog_run WHERE id = ANY(%s)",
+            [run_ids],
+        )
+        return RunIds.of(cursor.fetchall())
+
+
+def lock_run_ids(run_ids: RunIds) -> None:
+    """Wait for the locks of ``run_ids`` as a derivation batch waits for the runs it did
+    not get (``jobs_runs.lock_held_runs``): the texts' (sorted), then the runIds' (sorted,
+    a text run's key among them). A deletion and a batch of the same runIds then take turns
+    and never deadlock on them; take them before the transaction writes anything a batch
+    might wait for. Already held (retention's try-locks): a no-op."""
+    lock_run_texts(run_ids.texts)
+    lock_run_uuids(sorted({*run_ids.uuids, *run_ids.text_keys}))
+
+
+# A deletion can only turn flags off. A runId whose own runs are now fewer than two (read
+# two at most: ``LIMIT 2``, decided once a runId, as ``_MARK_TEXTS`` decides) has its
+# flagged runs unflagged: its one own run left, if any (a placeholder is never flagged).
+# A UUID runId's runs by its key (catalog_run_uuid_job_uniq), a text runId's by its text
+# (catalog_run_text_idx); a runId still shared is not read past its first two own runs.
+_UNFLAG_UUIDS = """
+WITH alone AS MATERIALIZED (
+    SELECT u FROM unnest(%s::uuid[]) AS u
+    WHERE (
+        SELECT count(*) FROM (
+            SELECT 1 FROM catalog_run o WHERE o.run_uuid = u AND NOT o.is_placeholder LIMIT 2
+        ) AS two
+    ) < 2
+)
+UPDATE catalog_run r SET shares_run_id = false
+FROM alone WHERE r.run_uuid = alone.u AND r.shares_run_id
+"""
+_UNFLAG_TEXTS = """
+WITH alone AS MATERIALIZED (
+    SELECT t FROM unnest(%s::text[]) AS t
+    WHERE (
+        SELECT count(*) FROM (
+            SELECT 1 FROM catalog_run o
+            WHERE md5(o.run_id_text) = md5(t) AND o.run_id_text = t AND NOT o.is_placeholder
+            LIMIT 2
+        ) AS two
+    ) < 2
+)
+UPDATE catalog_run r SET shares_run_id = false
+FROM alone WHERE md5(r.run_id_text) = md5(alone.t) AND r.run_id_text = alone.t
+  AND r.shares_run_id
+"""
+
+
+def unflag_left_alone(run_ids: RunIds) -> int:
+    """After runs of ``run_ids`` were deleted in this transaction: unflag the run each
+    runId kept alone (no own run of another job left); returns the rows changed. Takes the
+    locks (``lock_run_ids``) if the caller has not, so no batch adds a run meanwhile."""
+    lock_run_ids(run_ids)
+    changed = 0
+    with connection.cursor() as cursor:
+        if run_ids.texts:
+            cursor.execute(_UNFLAG_TEXTS, [run_ids.texts])
+            changed += cursor.rowcount
+        if run_ids.uuids:
+            cursor.execute(_UNFLAG_UUIDS, [run_ids.uuids])
+            changed += cursor.rowcount
+    return changed
+
+
+# The next ``batch`` flagged runs by run_uuid (catalog_run_shared_idx holds them alone).
+_FLAGGED_SPAN = """
+SELECT run_uuid, run_id_text FROM catalog_run WHERE shares_run_id AND run_uuid > %s
+ORDER BY run_uuid LIMIT %s
+"""
+
+
+def unflag_all_left_alone(batch: int = 10_000) -> int:
+    """Unflag every run whose runId no other job's own run keeps (flags past deletions
+    left, before ADR 0202: the data migration), reading the flagged runs ``batch`` a
+    transaction along catalog_run_shared_idx; returns the rows changed. Idempotent: run
+    again (a migration interrupted), the runs it unflagged are not read again."""
+    changed, after = 0, uuid.UUID(int=0)
+    while True:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_FLAGGED_SPAN, [after, batch])
+            rows = cursor.fetchall()
+            if not rows:
+                return changed
+            found = RunIds.of(rows)
+            # A runId a derivation batch holds is left to it: the batch recomputes all its
+            # runs before its commit. So this never waits for a batch. A text's flags are
+            # written under the text's lock alone (its runs' keys are not needed).
+            texts = try_lock_run_texts(found.texts)
+            uuids = try_lock_run_uuids(found.uuids)
+            changed += unflag_left_alone(RunIds(uuids, texts, []))
+        after = rows[-1][0]

@@ -1,0 +1,215 @@
+"""``shares_run_id`` when runs are deleted (ADR 0202): every service that deletes runs
+(retention, a namespace purge, the purge's rebuild of another job) unflags the run a runId
+kept alone, in its own transaction, for a UUID runId and a text one alike; a runId still
+shared by two jobs keeps their flags. Before, the last sharer stayed flagged, and the run
+detail and the event detail went on calling its runId shared; catalog migration 0044
+unflags what such deletions left.
+"""
+
+import threading
+from typing import Any
+
+import pytest
+from django.db import connection, transaction
+
+from catalog.models import Run
+from catalog.services.derivation.locks import lock_run_texts
+from catalog.services.derivation.run_conflicts import unflag_all_left_alone
+from catalog.services.derive import derive_events
+from catalog.services.purge import purge_namespace
+from catalog.services.retention import apply_retention
+from ingest.models import Event
+from tests.catalog.conftest import dataset, run_event
+from tests.catalog.helpers import openlineage, store
+
+pytestmark = pytest.mark.django_db
+
+TEXT = "scheduled__2026-01-01T00:00:00+00:00"
+UUID = "0b1f3c1e-6a8e-4c7b-9d7e-2f1a3b4c5d6e"
+GONE = "mysql://decommissioned:3306"
+
+
+def _event(job: tuple[str, str], run_id: str, **sides: Any) -> Any:
+    return openlineage(run_event("COMPLETE", 1, run_id, job=job, **sides))
+
+
+def _flags(run_id: str) -> dict[str, bool]:
+    runs = Run.objects.filter(run_id_text=run_id)
+    return dict(runs.values_list("job__name", "shares_run_id"))
+
+
+def _age(job_name: str) -> None:
+    """The job's runs and events as retention finds them 40 days on."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE ingest_event SET received_at = received_at - interval '40 days'"
+            " WHERE job_name = %s",
+            [job_name],
+        )
+        cursor.execute(
+            "UPDATE catalog_run SET updated_at = updated_at - interval '40 days'"
+            " WHERE job_id IN (SELECT id FROM catalog_job WHERE name = %s)",
+            [job_name],
+        )
+
+
+@pytest.mark.parametrize("run_id", [TEXT, UUID])
+def test_retention_of_one_of_two_sharers_unflags_the_other(run_id: str, read_client) -> None:
+    derive_events(store([_event(("ns", "old"), run_id), _event(("ns", "kept"), run_id)]))
+    assert _flags(run_id) == {"old": True, "kept": True}
+    _age("old")
+    assert apply_retention(30).runs == 1
+    assert _flags(run_id) == {"kept": False}
+    # What reads the flag says so: the run detail and the event detail name no sharer.
+    detail = read_client.get(f"/api/v1/runs/{run_id}").json()
+    assert (detail["shares_run_id"], detail["same_run_id_runs"]) == (False, [])
+    event = Event.objects.get(job_name="kept")
+    assert read_client.get(f"/api/v1/events/{event.id}").json()["run_id_shared_with"] == []
+
+
+@pytest.mark.parametrize("run_id", [TEXT, UUID])
+def test_retention_of_one_of_three_sharers_keeps_the_others_flagged(run_id: str) -> None:
+    jobs = ("old", "kept", "also")
+    derive_events(store([_event(("ns", name), run_id) for name in jobs]))
+    _age("old")
+    apply_retention(30)
+    assert _flags(run_id) == {"kept": True, "also": True}
+
+
+@pytest.mark.parametrize("run_id", [TEXT, UUID])
+def test_a_purged_namespaces_run_unflags_another_namespaces_sharer(run_id: str) -> None:
+    derive_events(store([_event((GONE, "copy"), run_id), _event(("etl", "kept"), run_id)]))
+    assert _flags(run_id) == {"copy": True, "kept": True}
+    purge_namespace(GONE, by="test")
+    assert _flags(run_id) == {"kept": False}
+
+
+@pytest.mark.parametrize("run_id", [TEXT, UUID])
+def test_a_purge_leaves_two_other_sharers_flagged(run_id: str) -> None:
+    jobs = [(GONE, "copy"), ("etl", "kept"), ("etl", "also")]
+    derive_events(store([_event(job, run_id) for job in jobs]))
+    purge_namespace(GONE, by="test")
+    assert _flags(run_id) == {"kept": True, "also": True}
+
+
+@pytest.mark.parametrize("run_id", [TEXT, UUID])
+def test_a_rebuilt_job_that_loses_its_run_unflags_the_sharer(run_id: str) -> None:
+    """Job "report" (another namespace) read the purged namespace in its run of ``run_id``:
+    that event goes, the job is rebuilt from the one it keeps (another runId), and the
+    run it no longer has leaves job "kept"'s run alone."""
+    derive_events(
+        store(
+            [
+                _event(("etl", "report"), run_id, inputs=[dataset(GONE, "db.t")]),
+                _event(("etl", "report"), "another-run"),
+                _event(("etl", "kept"), run_id),
+            ]
+        )
+    )
+    assert _flags(run_id) == {"report": True, "kept": True}
+    report = purge_namespace(GONE, by="test")
+    assert report.rebuilt_jobs == 1
+    assert _flags(run_id) == {"kept": False}
+    assert _flags("another-run") == {"report": False}
+
+
+def _waits_for_an_advisory_lock(done: threading.Event) -> bool:
+    """Whether another backend comes to wait for an advisory lock before ``done``."""
+    while not done.is_set():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock' AND wait_event = 'advisory')"
+            )
+            if cursor.fetchone()[0]:
+                return True
+        done.wait(0.05)
+    return False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_purge_waits_for_a_batch_holding_the_text_and_then_unflags() -> None:
+    """A derivation batch of the text holds its lock and recomputes every run of it before
+    its commit: the purge's deletion waits for it (the lock derivation waits for first,
+    before anything is written), so it never unflags from a picture the batch changes."""
+    derive_events(store([_event((GONE, "copy"), TEXT), _event(("etl", "kept"), TEXT)]))
+    holding, release, purged = threading.Event(), threading.Event(), threading.Event()
+
+    def hold() -> None:  # what a derivation batch of the text holds
+        try:
+            with transaction.atomic():
+                lock_run_texts([TEXT])
+                holding.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    def purge() -> None:
+        try:
+            purge_namespace(GONE, by="test")
+            purged.set()
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=hold), threading.Thread(target=purge)]
+    threads[0].start()
+    try:
+        assert holding.wait(10)
+        threads[1].start()
+        assert _waits_for_an_advisory_lock(purged)  # the batch's, before it deletes
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join(20)
+    assert purged.is_set()
+    assert _flags(TEXT) == {"kept": False}
+
+
+def test_the_migrations_function_unflags_what_past_deletions_left() -> None:
+    """A store where runs were deleted before ADR 0202 (rows removed as retention removed
+    them, flags untouched): the runs their runIds kept alone are unflagged, a runId two
+    jobs still keep is not, a second pass (a resumed migration) changes nothing."""
+    derive_events(
+        store(
+            [
+                *(_event(("ns", name), TEXT) for name in ("gone", "alone")),
+                *(_event(("ns", name), UUID) for name in ("gone", "alone")),
+                *(_event(("ns", name), "still-shared") for name in ("gone", "a", "b")),
+            ]
+        )
+    )
+    Run.objects.filter(job__name="gone").delete()
+    assert _flags(TEXT) == _flags(UUID) == {"alone": True}
+    assert unflag_all_left_alone(batch=1) == 2
+    assert _flags(TEXT) == _flags(UUID) == {"alone": False}
+    assert _flags("still-shared") == {"a": True, "b": True}
+    assert unflag_all_left_alone(batch=1) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migrations_function_leaves_a_text_a_batch_holds() -> None:
+    """A derivation batch of the text recomputes all its runs before its commit: the
+    migration passes it over rather than wait, and unflags it once it is free."""
+    derive_events(store([_event(("ns", name), TEXT) for name in ("gone", "alone")]))
+    Run.objects.filter(job__name="gone").delete()
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                lock_run_texts([TEXT])
+                holding.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        assert unflag_all_left_alone() == 0
+    finally:
+        release.set()
+        holder.join()
+    assert unflag_all_left_alone() == 1
+    assert _flags(TEXT) == {"alone": False}
