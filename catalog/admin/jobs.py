@@ -15,6 +15,7 @@ from catalog.admin.picture import LineagePictureMixin
 from catalog.admin.retirement import RetiredFilter, RetireMixin
 from catalog.admin.search import SEARCH_HELP, RankedSearchMixin
 from catalog.admin.support import (
+    RELATED_LIMIT,
     HiddenIdFilter,
     changelist_link,
     link,
@@ -327,11 +328,17 @@ class RunAdmin(HidesRetiredMixin, RankedSearchMixin, BoundedAdmin):
 
     @admin.display(description="other jobs' runs with this runId (ADR 0028)")
     def same_run_id_table(self, run: Run) -> str:
+        # The runId as sent, found as the event page and /runs/{runId} find it
+        # (``Run.objects.named``, ADR 0202): a text runId's runs have a run_uuid per job, so
+        # the run's own listed none. In job order, read on the key's index (a UUID) or among
+        # the text's first runs: a name sort read every sharer of a runId thousands sent.
         return related_table(
-            hide_retired(Run.objects.filter(run_uuid=run.run_uuid), jobs=("job",))
+            hide_retired(
+                Run.objects.named(run.run_id_text, jobs_limit=RELATED_LIMIT + 2), jobs=("job",)
+            )
             .exclude(id=run.id)
             .select_related("job")
-            .order_by("job__namespace", "job__name", "id"),
+            .order_by("job_id", "id"),
             [
                 ("run", lambda other: link(other, other.run_uuid)),
                 ("job", lambda other: link(other.job)),

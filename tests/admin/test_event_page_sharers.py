@@ -12,6 +12,7 @@ from django.db import connection
 from django.test import Client
 
 from catalog.admin.events import SHARERS_SHOWN
+from catalog.admin.support import RELATED_LIMIT
 from catalog.models import Run
 from catalog.services.derive import derive_events
 from catalog.services.retention import apply_retention
@@ -67,6 +68,29 @@ def test_none_is_listed_once_retention_removed_the_other(super_client: Client) -
     page = _page(super_client, "first")
     assert "runId also sent by another job" not in page
     assert _runs_linked(page) == {_run("first").pk}
+
+
+@pytest.mark.parametrize("run_id", [TEXT, UUID])
+def test_the_run_page_lists_the_other_jobs_run_of_the_run_id(
+    run_id: str, super_client: Client
+) -> None:
+    """The run page's "other jobs' runs with this runId" finds them as the event page does:
+    by the run's own run_uuid it listed none of a text runId's."""
+    _derive(run_id, ["first", "second"])
+    page = super_client.get(f"/admin/catalog/run/{_run('first').pk}/change/").content.decode()
+    assert _runs_linked(page) >= {_run("second").pk}
+    assert "none: this job alone sent this runId" not in page
+
+
+def test_the_run_page_of_a_run_id_many_jobs_sent_reads_a_bounded_few(super_client: Client) -> None:
+    jobs = [f"dag_{number:02}" for number in range(SHARERS_SHOWN + 5)]
+    _derive(TEXT, jobs)
+    page = super_client.get(f"/admin/catalog/run/{_run(jobs[0]).pk}/change/").content.decode()
+    others = _runs_linked(page) - {_run(jobs[0]).pk}
+    assert len(others) == RELATED_LIMIT
+    # Among the text's first runs, which is all ``named`` reads (the run itself one of them).
+    first = Run.objects.filter(job__name__in=jobs).order_by("id")[: RELATED_LIMIT + 2]
+    assert others <= {run.pk for run in first}
 
 
 def test_a_text_run_id_of_many_jobs_shows_a_bounded_few(super_client: Client) -> None:
