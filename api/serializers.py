@@ -464,15 +464,8 @@ class EventDetailSerializer(EventSerializer):
     def get_run_id_shared_with(self, event: Event) -> list[dict[str, Any]]:
         if event.kind != "run" or not event.run_id or event.job_name is None:
             return []
-        namespace, name = event.job_namespace or "", event.job_name
-        # ``named``: a text runId's runs are keyed per job, so they are found by the text as
-        # sent (catalog_run_text_idx), its first runs by id; a UUID's by the key (ADR 0201).
-        runs = (
-            Run.objects.named(event.run_id, jobs_limit=SHARED_LIMIT + 1)
-            .filter(shares_run_id=True)
-            .exclude(job__namespace=namespace, job__name=name)
-            .select_related("job")
-            .order_by("job__namespace", "job__name", "id")[:SHARED_LIMIT]
+        runs = Run.objects.shared_with(
+            event.run_id, event.job_namespace or "", event.job_name, SHARED_LIMIT
         )
         return _many(JobRefSerializer, [run.job for run in runs])
 

@@ -133,6 +133,20 @@ class RunQuerySet(models.QuerySet):
         found = [run_id, run_id, jobs_limit, run_id, run_id, jobs_limit]  # _FIRST_NAMED's
         return self.filter(id__in=RawSQL(_FIRST_NAMED, found))
 
+    def shared_with(self, run_id: str, namespace: str, name: str, limit: int) -> "RunQuerySet":
+        """The other jobs' own runs of ``run_id`` than job ``namespace``/``name``'s, flagged
+        as sharing it, at most ``limit``, with their jobs: ``named``'s (its first runs of a
+        text runId by id), in job order, the key's (run_uuid, job) index order. Sorted by
+        the jobs' names, a UUID a thousand jobs sent read all thousand runs and jobs for
+        each event's page (ADR 0202)."""
+        return (  # type: ignore[no-any-return]
+            self.named(run_id, jobs_limit=limit + 1)
+            .filter(shares_run_id=True)
+            .exclude(job__namespace=namespace, job__name=name)
+            .select_related("job")
+            .order_by("job_id")[:limit]
+        )
+
     def named_in_job(self, run_id: str, job_id: int) -> "RunQuerySet":
         """The run of job ``job_id`` the runId names (``named``'s, of that job, whichever of
         its sharers it is): at most one, the natural key catalog_run_uuid_job_uniq

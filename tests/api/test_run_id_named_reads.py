@@ -99,6 +99,32 @@ def test_the_detail_shows_the_first_runs_and_its_statements_are_pinned(
     assert (len(others), body["shares_run_id"]) == (19, True)
 
 
+UUID = "0b1f3c1e-6a8e-4c7b-9d7e-2f1a3b4c5d6e"
+
+
+def test_an_events_sharers_of_a_uuid_many_jobs_sent_are_read_in_key_order_and_no_further() -> None:
+    """``/events/{id}``'s ``run_id_shared_with`` (``Run.objects.shared_with``): a UUID runId
+    ``SHARERS`` jobs sent is read along its key's index in job order, 20 runs and the job
+    left out; sorted by job name it read all 1,000 runs and joined every job."""
+    with connection.cursor() as cursor:
+        cursor.execute(_JOBS, [SHARERS])
+        cursor.execute(
+            "INSERT INTO catalog_run (run_uuid, run_id_text, job_id, is_placeholder, state,"
+            " state_version, error_message, is_streaming, facets, facet_versions, job_version,"
+            " updated_at, shares_run_id, tags)"
+            " SELECT %s::uuid, %s, id, false, 'COMPLETE', '[]', '', false, '{}', '{}', '[]',"
+            " now(), true, '[]' FROM catalog_job",
+            [UUID, UUID],
+        )
+        cursor.execute("ANALYZE catalog_run")
+        cursor.execute("ANALYZE catalog_job")
+    jobs = _job_ids()
+    shared = Run.objects.shared_with(UUID, "tests", "dag1", 20)
+    assert [run.job_id for run in shared] == jobs[1:21]
+    sql, params = shared.query.sql_with_params()
+    assert sum(_plan_reads(sql, params).values()) <= 25
+
+
 def test_another_text_of_the_same_hash_among_the_first_is_read_past() -> None:
     """A text whose md5 another text has (none is known to occur): the first read's rows are
     not all the text's, so the second read compares the text inside its LIMIT. Shown with a
