@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import orjson
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 
 from catalog.models import RETIREMENT_LOCK, AliasRule
 from catalog.names.rules import RuleSet
@@ -54,6 +54,9 @@ logger = logging.getLogger(__name__)
 BATCH_SIZE = 500
 # PostgreSQL SQLSTATEs worth retrying at once: deadlock, serialization failure.
 _RETRY_NOW = {"40P01", "40001"}
+# A foreign-key violation: another batch's row committed meanwhile (``_apply``), tried again.
+_FOREIGN_KEY = "23503"
+FOREIGN_KEY_TRIES = 3
 
 
 # Failed events whose errors a sum of batches keeps, the smallest ids (``rederive`` prints
@@ -188,13 +191,34 @@ def apply_facts(facts: Facts) -> None:
     record_run_changes(touched, left)
 
 
+def _apply(events: list[RawEvent], facts: Facts, rules: RuleSet) -> None:
+    """``apply_facts`` and ``revive`` of ``events`` in a savepoint, run again from their
+    facts after a foreign-key violation, up to ``FOREIGN_KEY_TRIES`` in all.
+
+    Derivation references only rows it has just read or written, so a foreign key fails
+    only on a row another batch committed meanwhile: a run it added to an edge this batch
+    found empty and deletes (``edge_runs.py``, ADR 0203). Run again, the statements see
+    that row and keep the edge. Counted as a failure of the batch, such a race marked
+    good events failed (once the batch's events, tried one by one, met it a second time).
+    """
+    for attempt in range(1, FOREIGN_KEY_TRIES + 1):
+        try:
+            with transaction.atomic():
+                apply_facts(facts)
+                revive(events)
+            return
+        except IntegrityError as error:
+            if _sqlstate(error) != _FOREIGN_KEY or attempt == FOREIGN_KEY_TRIES:
+                raise
+            logger.info("derive_foreign_key_retry attempt=%d events=%d", attempt, len(events))
+            facts = extract_all(events, rules)[0]  # afresh: nothing of the try carried over
+
+
 def _derive(events: list[RawEvent], rules: RuleSet) -> tuple[list[int], dict[int, str]]:
     facts, failed = extract_all(events, rules)
     good = [event for event in events if event.id not in failed]
     try:
-        with transaction.atomic():
-            apply_facts(facts)
-            revive(good)
+        _apply(good, facts, rules)
         return [event.id for event in good], failed
     except (OperationalError, InterfaceError):
         raise  # transient: the whole batch rolls back and is retried
@@ -203,9 +227,7 @@ def _derive(events: list[RawEvent], rules: RuleSet) -> tuple[list[int], dict[int
     derived = []
     for event in good:  # find the poison: each event in its own savepoint
         try:
-            with transaction.atomic():
-                apply_facts(extract_all([event], rules)[0])
-                revive([event])
+            _apply([event], extract_all([event], rules)[0], rules)
             derived.append(event.id)
         except (OperationalError, InterfaceError):
             raise

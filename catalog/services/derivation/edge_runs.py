@@ -11,12 +11,15 @@ of its runs, then:
   0069), the last run is the greater of the stored one and the batch's best. No
   statement reads another run of the edge, so the cost is independent of the edge's
   history (ADR 0025); a redelivered batch adds no pair and changes nothing;
-- an edge that lost a run (its run's job changed, datasets merged or split) is recomputed
-  from all of its runs, and deleted by id when none is left. No NOT EXISTS on the
-  edge-run table: when one edge holds most of its rows the planner reads it as an anti
-  join over the whole table. A run another worker adds to the edge meanwhile cannot be
-  lost: its row references the edge, so the transaction that commits second fails the
-  foreign-key check and is retried, re-deriving from the facts.
+- an edge that lost a run (datasets merged or split, a snapshot's newer window, a run's
+  pairs cut at ``LINEAGE_MAX_RUN_EDGES``) is recomputed from all of its runs, and deleted
+  by id when none is left. No NOT EXISTS on the edge-run table: when one edge holds most
+  of its rows the planner reads it as an anti join over the whole table. A run another
+  worker adds to the edge meanwhile cannot be lost: its row references the edge, so the
+  batch deleting the edge, which found it empty before that row committed, waits for the
+  other to commit, fails the foreign-key check and is derived again from the facts
+  (``batch._apply``), now seeing the run. Batches of the edge's job take turns on the
+  job's row; a merge of datasets recomputes other jobs' runs without it (ADR 0203).
 """
 
 from dataclasses import dataclass, field
