@@ -246,7 +246,9 @@ class EventPage(CursorPage):
         elif items:
             back = items[0].id
         else:  # nothing here: back from the cursor's own event, which this page did not read
-            back = position + (1 if reverse else -1)
+            # Kept within bigint: a forged cursor at its end served a link its own check
+            # refuses (p=2^63); no event has the end's id, so none is skipped (ADR 0207).
+            back = min(max(position + (1 if reverse else -1), -(2**63)), 2**63 - 1)
         self.page = list(reversed(items)) if reverse else items
         self.next_id, self.previous_id = (back, onward) if reverse else (onward, back)
         self.has_next = self.next_id is not None

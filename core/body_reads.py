@@ -7,20 +7,23 @@ from Python. A peer that sends a whole head and then its body a byte at a time h
 thread for as long as it liked: 16 of them (2 workers x 8 threads) and the kubelet's probe,
 the API's reads and every other producer waited behind them.
 
-So a request's first read waits for a place, at most ``PLACE_WAIT_SECONDS``, when
-``limit`` other threads of the process are already inside one (the chart's
-``WEB_THREADS`` less one: one thread a process is always left to requests that read no
-body, the probes among them), or when all of them but one are inside reads of the same
-sender: the same token (``TOKEN``, set by the bearer-token authentication before any body
-is read), or no token at all (the admin's forms, anonymous by nature: its login and the NUL
-guard read a form before anyone is authenticated). So one slow token, or any number of
-anonymous peers, leaves a thread to the other producers' bodies. Not half of them: a
-deployment's producers often share one token. And a read waits for a place before it is
-refused: a burst of one producer's clients, whose bodies have arrived, finds the places
-taken for the few milliseconds each read takes (a read leaves the count only once it has
-the GIL again); refused at once, 8 clients of one token posting at once to 2 workers of 4
-threads had 503s (tests/ingest/test_concurrent_ingest.py). A trickled body holds its place
-far longer than the wait, so the wait refuses it all the same; the price is that a refused
+So a request's first read waits for a place, at most ``PLACE_WAIT_SECONDS``, when ``limit``
+other threads of the process are already inside one (the chart's ``WEB_THREADS`` less one:
+one thread a process is always left to requests that read no body, the probes among them),
+or when all of them but one are inside reads of the same sender: the same token (``TOKEN``,
+set by the bearer-token authentication before any body is read), or no token at all (the
+admin's forms, anonymous by nature: its login and the NUL guard read a form before anyone
+is authenticated). So one slow token, or any number of anonymous peers, leaves a thread to
+the other producers' bodies. Not half of them: a deployment's producers often share one
+token. Anyone can read anonymously, a token's holder too: the anonymous reads count with
+each token's in that token's share, and alone hold one place fewer (at least one), so one
+token's holder who adds anonymous peers to its own still leaves a place to the other
+producers (it took them all, ADR 0207). And a read waits for a place before it is refused:
+a burst of one producer's clients, whose bodies have arrived, finds the places taken for
+the few milliseconds each read takes (a read leaves the count only once it has the GIL
+again); refused at once, 8 clients of one token posting at once to 2 workers of 4 threads
+had 503s (tests/ingest/test_concurrent_ingest.py). A trickled body holds its place far
+longer than the wait, so the wait refuses it all the same; the price is that a refused
 request holds its thread for the wait, so a probe may wait behind it. A request refused
 after its wait is answered 503 with ``Retry-After`` and ``Connection: close``, its body
 unread, whatever the application made of the refusal (``BodyReads.__call__``): a problem
@@ -83,6 +86,10 @@ class BodyReads:
         self.application = application
         self.limit = max(1, limit)
         self.share = max(1, self.limit - 1)  # of them, at most this many for one sender
+        # The anonymous reads alone: one fewer, so that with them at their most, a token
+        # may take one place (anonymous and one token together hold ``share``) and another
+        # token the last one.
+        self.anonymous_share = max(1, self.share - 1)
         # The sender of each read under way in this process, one entry a read, changed
         # under ``places``' lock, which a read leaving notifies.
         self.readers: list[Any] = []
@@ -93,15 +100,29 @@ class BodyReads:
         self.waiting = 0  # reads waiting for a place: a leaving read notifies only then
 
     def has_place(self, sender: Any) -> bool:
+        """Whether a read of ``sender`` (a token id, or None: anonymous) may start: a place
+        is free, and the sender's reads with the anonymous ones (which a token's holder can
+        add to its own) stay within ``share``; the anonymous ones alone within
+        ``anonymous_share``, and with the busiest token's within ``share``."""
         readers = self.readers
-        return len(readers) < self.limit and readers.count(sender) < self.share
+        if len(readers) >= self.limit:
+            return False
+        anonymous = readers.count(None)
+        if sender is not None:
+            return readers.count(sender) + anonymous < self.share
+        if anonymous >= self.anonymous_share:
+            return False
+        busiest = max(
+            (readers.count(other) for other in set(readers) if other is not None), default=0
+        )
+        return anonymous + busiest < self.share
 
     def enter(self, sender: Any, first: bool) -> bool:
         """Count a read of ``sender``; a request's ``first`` read waits for a place, at most
         ``PLACE_WAIT_SECONDS``, and is refused (False) when none came free."""
         readers = self.readers
         with self.lock:
-            if first and (len(readers) >= self.limit or readers.count(sender) >= self.share):
+            if first and not self.has_place(sender):
                 self.waiting += 1
                 try:
                     if not self.places.wait_for(lambda: self.has_place(sender), PLACE_WAIT_SECONDS):

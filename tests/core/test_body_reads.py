@@ -98,13 +98,15 @@ def test_a_sender_holds_at_most_its_share_and_all_of_them_one_thread_less(
     reads: BodyReads, held: list[Held]
 ) -> None:
     held.extend([Held(reads, token=1), Held(reads, token=1)])
-    # The same token again: its share (all of the 3 but one) is taken; refused before it
-    # waits. Another sender is let in: anonymous requests are a sender of their own.
+    # The same token again: its share (all of the 3 but one) is taken; refused after its
+    # wait. So is an anonymous read, which counts with that token's (ADR 0207); another
+    # token is let in.
     assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"), token=1)))
-    held.append(Held(reads, token=None))
+    assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"))))
+    held.append(Held(reads, token=2))
     # Three threads wait on bodies: any other sender is refused, a request without a body
     # goes through untouched.
-    assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"), token=2)))
+    assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"), token=3)))
     assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"))))
     untouched = io.BytesIO(b"")
     assert wsgi_answer(reads, environ(untouched, length=""))[0] == 201
@@ -113,6 +115,31 @@ def test_a_sender_holds_at_most_its_share_and_all_of_them_one_thread_less(
     assert [each.finish()[0] for each in held] == [201, 201, 201]
     assert reads.readers == []
     assert wsgi_answer(reads, environ(io.BytesIO(b"{}"), token=1))[0] == 201
+
+
+def test_a_tokens_holder_adding_anonymous_reads_leaves_a_place_to_another_token(
+    reads: BodyReads, held: list[Held]
+) -> None:
+    """A token's holder can also send bodies without its token (the admin's login form, a
+    made-up CSRF cookie): counted as a sender apart, token 1's share and the anonymous one
+    took all 3 places and every other producer was refused (ADR 0207)."""
+    held.extend([Held(reads, token=1), Held(reads, token=None)])
+    assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"), token=1)))
+    assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"))))
+    held.append(Held(reads, token=2))
+    assert [each.finish()[0] for each in held] == [201, 201, 201]
+    assert reads.readers == []
+
+
+def test_anonymous_reads_alone_leave_a_place_to_a_token_and_one_to_another(
+    reads: BodyReads, held: list[Held]
+) -> None:
+    held.append(Held(reads, token=None))
+    assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"))))
+    held.append(Held(reads, token=1))
+    assert refused(wsgi_answer(reads, environ(io.BytesIO(b"{}"), token=1)))
+    held.append(Held(reads, token=2))
+    assert [each.finish()[0] for each in held] == [201, 201, 201]
 
 
 def test_a_read_waits_for_a_place_that_comes_free_and_is_not_refused(

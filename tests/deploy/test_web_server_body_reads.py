@@ -124,6 +124,23 @@ def test_anonymous_slow_forms_leave_the_probe_and_producers_served(server: Serve
             connection.close()
 
 
+def test_one_tokens_slow_bodies_with_anonymous_slow_forms_leave_other_producers_served(
+    server: Server,
+) -> None:
+    # A token's holder can add anonymous bodies to its own (the admin's login form): counted
+    # as a sender apart, its share and theirs took every place of both workers and the other
+    # producer was answered 503 (ADR 0207).
+    holder = create_token("slow producer", "ingest")[1]
+    form = "application/x-www-form-urlencoded"
+    held = [slow_body(server.port, LINEAGE, "application/json", holder) for _ in range(SLOW // 2)]
+    held += [slow_body(server.port, "/admin/login/", form) for _ in range(SLOW // 2)]
+    try:
+        served_while_held(server, held)
+    finally:
+        for connection in held:
+            connection.close()
+
+
 def test_a_slow_body_without_a_token_is_answered_401_unread(server: Server) -> None:
     # The ingest endpoints authenticate from the head: a missing or unknown token is
     # answered before the body is read, so it holds no thread at all.
