@@ -1,12 +1,13 @@
 """Corpus loading and a canonical dump of the catalog, for comparing derivations."""
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import orjson
-from django.db import connection
+from django.db import connection, transaction
 
 from catalog.models import (
     ColumnLineageEdge,
@@ -47,6 +48,33 @@ def each_in_a_thread(work: Callable[[Any], None], items: Iterable[Any]) -> None:
     for thread in threads:
         thread.join()
     assert not errors, errors
+
+
+@contextmanager
+def run_texts_held(texts: list[str]) -> Iterator[None]:
+    """What a derivation batch of the text runIds ``texts`` holds (``lock_run_texts``),
+    held by another connection while the block runs and released after it."""
+    from catalog.services.derivation.locks import lock_run_texts
+
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                lock_run_texts(texts)
+                holding.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        yield
+    finally:
+        release.set()
+        holder.join(20)
 
 
 def corpus_records(root: Path = CORPUS) -> list[EventRecord]:

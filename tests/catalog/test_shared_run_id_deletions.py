@@ -10,17 +10,16 @@ import threading
 from typing import Any
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 
 from catalog.models import Run
-from catalog.services.derivation.locks import lock_run_texts
 from catalog.services.derivation.run_conflicts import unflag_all_left_alone
 from catalog.services.derive import derive_events
 from catalog.services.purge import purge_namespace
 from catalog.services.retention import apply_retention
 from ingest.models import Event
 from tests.catalog.conftest import dataset, run_event
-from tests.catalog.helpers import openlineage, store
+from tests.catalog.helpers import openlineage, run_texts_held, store
 
 pytestmark = pytest.mark.django_db
 
@@ -133,16 +132,7 @@ def test_a_purge_waits_for_a_batch_holding_the_text_and_then_unflags() -> None:
     its commit: the purge's deletion waits for it (the lock derivation waits for first,
     before anything is written), so it never unflags from a picture the batch changes."""
     derive_events(store([_event((GONE, "copy"), TEXT), _event(("etl", "kept"), TEXT)]))
-    holding, release, purged = threading.Event(), threading.Event(), threading.Event()
-
-    def hold() -> None:  # what a derivation batch of the text holds
-        try:
-            with transaction.atomic():
-                lock_run_texts([TEXT])
-                holding.set()
-                release.wait(10)
-        finally:
-            connection.close()
+    purged = threading.Event()
 
     def purge() -> None:
         try:
@@ -151,16 +141,13 @@ def test_a_purge_waits_for_a_batch_holding_the_text_and_then_unflags() -> None:
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=hold), threading.Thread(target=purge)]
-    threads[0].start()
+    purger = threading.Thread(target=purge)
     try:
-        assert holding.wait(10)
-        threads[1].start()
-        assert _waits_for_an_advisory_lock(purged)  # the batch's, before it deletes
+        with run_texts_held([TEXT]):
+            purger.start()
+            assert _waits_for_an_advisory_lock(purged)  # the batch's, before it deletes
     finally:
-        release.set()
-        for thread in threads:
-            thread.join(20)
+        purger.join(20)
     assert purged.is_set()
     assert _flags(TEXT) == {"kept": False}
 
@@ -192,24 +179,7 @@ def test_the_migrations_function_leaves_a_text_a_batch_holds() -> None:
     migration passes it over rather than wait, and unflags it once it is free."""
     derive_events(store([_event(("ns", name), TEXT) for name in ("gone", "alone")]))
     Run.objects.filter(job__name="gone").delete()
-    holding, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        try:
-            with transaction.atomic():
-                lock_run_texts([TEXT])
-                holding.set()
-                release.wait(10)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert holding.wait(10)
+    with run_texts_held([TEXT]):
         assert unflag_all_left_alone() == 0
-    finally:
-        release.set()
-        holder.join()
     assert unflag_all_left_alone() == 1
     assert _flags(TEXT) == {"alone": False}

@@ -17,13 +17,12 @@ from django.db import connection, transaction
 from catalog.models import Run
 from catalog.reads.runs import shown_events
 from catalog.services.derivation import run_conflicts
-from catalog.services.derivation.locks import lock_run_texts
 from catalog.services.derivation.run_conflicts import mark_all_shared_run_texts
 from catalog.services.derive import derive_events
 from catalog.services.retention import apply_retention
 from ingest.models import Event
 from tests.catalog.conftest import facet, run_event
-from tests.catalog.helpers import each_in_a_thread, openlineage, store
+from tests.catalog.helpers import each_in_a_thread, openlineage, run_texts_held, store
 
 TEXT = "scheduled__2026-01-01T00:00:00+00:00"
 
@@ -188,25 +187,8 @@ def test_retention_leaves_a_run_whose_text_a_derivation_batch_holds() -> None:
     with connection.cursor() as cursor:
         cursor.execute("UPDATE ingest_event SET received_at = received_at - interval '40 days'")
         cursor.execute("UPDATE catalog_run SET updated_at = updated_at - interval '40 days'")
-    holding, release = threading.Event(), threading.Event()
-
-    def hold() -> None:  # what a derivation batch of the text holds
-        try:
-            with transaction.atomic():
-                lock_run_texts([TEXT])
-                holding.set()
-                release.wait(10)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert holding.wait(10)
+    with run_texts_held([TEXT]):  # what a derivation batch of the text holds
         apply_retention(30)
         assert Run.objects.filter(run_id_text=TEXT).count() == 2
-    finally:
-        release.set()
-        holder.join()
     apply_retention(30)
     assert not Run.objects.filter(run_id_text=TEXT).exists()
