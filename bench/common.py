@@ -418,6 +418,15 @@ def require_stored(statuses: list[str]) -> None:
         raise SystemExit(f"{len(refused)} requests not stored, e.g. {refused[0]}")
 
 
+def round_order(names: list[str], number: int) -> list[str]:
+    """The order variants ``names`` run in round ``number``: rotated by one a round and
+    reversed every other one, so no variant always follows the same one (a drifting
+    machine's speed lands on each alike)."""
+    shift = number % len(names)
+    order = names[shift:] + names[:shift]
+    return order[::-1] if number % 2 else order
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     if not ordered:

@@ -35,6 +35,7 @@ from bench.common import (
     load_templates,
     make_events,
     migrated_database,
+    round_order,
 )
 from bench.ingest import ceiling_rows
 from bench.ingest_indexes import DEFAULT_VARIANTS, PREFILL, SECONDARY, index_definitions
@@ -194,11 +195,7 @@ def main() -> None:
         flush=True,
     )
     for number in range(args.rounds):
-        shift = number % len(names)
-        order = names[shift:] + names[:shift]
-        if number % 2:
-            order.reverse()
-        for name in order:
+        for name in round_order(names, number):
             seed = args.seed + 1_000 * number + names.index(name)
             bodies = make_events(templates, args.events, seed=seed)
             rows = [parameters(row) for row in ceiling_rows(bodies)]

@@ -37,6 +37,7 @@ from bench.common import (
     make_events,
     migrated_database,
     new_token,
+    round_order,
     running_server,
     server_cpu_seconds,
     worker_switches,
@@ -168,11 +169,7 @@ def main() -> None:
         post_all(url, token, "/api/v1/lineage", make_events(templates, 200, seed=3), 8)
         names = list(variants)
         for number in range(args.rounds):
-            shift = number % len(names)
-            order = names[shift:] + names[:shift]
-            if number % 2:
-                order.reverse()
-            for name in order:
+            for name in round_order(names, number):
                 set_indexes(args.database_url, definitions, variants[name])
                 seed = 10_000 * (number + 1) + names.index(name) * 100
                 bodies = make_events(templates, count, seed=seed)
