@@ -150,9 +150,10 @@ class NewestRowsFilterMixin(_AdminBase):
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> Any:
         return windowed(super().get_changelist(request, **kwargs))
 
-    def scans(self, params: dict[str, list[str]], search_term: str) -> bool:
+    def scans(self, params: dict[str, list[str]], search_term: str, queryset: QuerySet) -> bool:
         """Whether the address filters by a column of ``scanned_columns`` in a way no index
-        serves (any lookup but an exact one of an indexed value)."""
+        serves (any lookup but an exact one of an indexed value), the list's rows
+        (``queryset``, filtered and searched) not bounded otherwise."""
         if self.search_is_bounded and search_term.strip():
             return False
         for key, values in params.items():
@@ -179,7 +180,8 @@ class WindowedChangeListMixin:
     def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> QuerySet:
         queryset = super().get_queryset(request, exclude_parameters)  # type: ignore[misc]
         admin_ = self.model_admin  # type: ignore[attr-defined]
-        if not admin_.scans(self.get_filters_params(), self.query):  # type: ignore[attr-defined]
+        params = self.get_filters_params()  # type: ignore[attr-defined]
+        if not admin_.scans(params, self.query, queryset):  # type: ignore[attr-defined]
             return queryset
         below = _window_below(request.GET.get(WINDOW_VAR))
         rows = admin_.filtered_rows

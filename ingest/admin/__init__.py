@@ -132,6 +132,14 @@ class EventAdmin(NewestRowsFilterMixin, IdSearchMixin, BoundedAdmin):
     )
     readonly_fields = fields
 
+    def scans(self, params: dict[str, list[str]], search_term: str, queryset: QuerySet) -> bool:
+        """A run's events (the search of a runId, ``of_run``) are a range of their own index,
+        filtered whole as ``/api/v1/events?run_id=`` is (ADR 0194): the window would hide an
+        old run's events behind the log's newest."""
+        if tuple(queryset.query.order_by) == RUN_EVENTS_ORDER:
+            return False
+        return super().scans(params, search_term, queryset)
+
     @admin.display(description="facet problems (stored all the same; ADR 0004)")
     def facet_problems_table(self, event: Event) -> str:
         problems = redacted_problems(event.facet_problems)

@@ -164,6 +164,24 @@ def test_pending_events_are_read_from_their_index_whole(
     assert "only the newest" not in html
 
 
+def test_a_runs_events_filtered_are_its_own_whole(
+    super_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run page's "events of this run" (a runId searched) is a range of the run's
+    index, bounded by the run as the API's ``?run_id=`` is (ADR 0194): filtered by type it
+    lists the run's old failures, which the log's newest ``BOUND`` events would hide."""
+    _windowed(monkeypatch, Event)
+    run_id = "8d3c2b8e-4b3f-4c55-9a51-0d1c2f3e4a5b"
+    failed = [make_event(run_id=run_id, event_type="FAIL").pk for _ in range(OLD)]
+    make_event(run_id=run_id, event_type="START")
+    for _ in range(COMMON):
+        make_event(event_type="COMPLETE")
+    url = f"/admin/ingest/event/?q={run_id}&event_type=FAIL"
+    changelist, html, _read = _visit(super_client, url, "ingest_event")
+    assert sorted(_ids(changelist)) == failed
+    assert "only the newest" not in html
+
+
 def _change(kind_if_rare: str) -> Callable[[bool], int]:
     alias = make_dataset().aliases.first()  # type: ignore[attr-defined]
 
