@@ -49,6 +49,7 @@ from catalog.permissions import VIEW_EVENT, VIEW_JOB, VIEW_RUN
 from catalog.reads import run_facts
 from catalog.services import curation, display_names
 from core.admin_base import BoundedAdmin, IdSearchMixin, pretty_json
+from core.admin_scans import NewestRowsFilterMixin
 from core.redaction import redact_text
 from ingest.models import Event
 
@@ -97,6 +98,7 @@ class DatasetAdmin(
     RankedSearchMixin,
     LineagePictureMixin,
     BrowsePathColumnMixin,
+    NewestRowsFilterMixin,
     BoundedAdmin,
 ):
     search_kind = lineage_kind = "dataset"
@@ -121,6 +123,10 @@ class DatasetAdmin(
     search_fields = ("name",)
     search_help_text = SEARCH_HELP
     ordering = ("-last_seen", "-id")  # catalog_dataset_seen_idx
+    # In no index: filtered by it, the newest 10,000 datasets by id are searched, unless a
+    # search (at most 500 ranked ids) names the rows (ADR 0208).
+    scanned_columns = {"is_dropped": frozenset()}
+    search_is_bounded = True
     sortable_by = ("last_seen",)
     actions = ["merge_action", "unpin_action", *RetireMixin.retire_actions]
     fields = (
@@ -404,7 +410,7 @@ class AliasDatasetFilter(HiddenIdFilter):
 
 
 @admin.register(DatasetAlias)
-class DatasetAliasAdmin(HidesRetiredMixin, IdSearchMixin, BoundedAdmin):
+class DatasetAliasAdmin(HidesRetiredMixin, IdSearchMixin, NewestRowsFilterMixin, BoundedAdmin):
     retired_datasets = ("dataset",)
     list_display = (
         "alias_name",
@@ -415,6 +421,10 @@ class DatasetAliasAdmin(HidesRetiredMixin, IdSearchMixin, BoundedAdmin):
         "first_seen",
     )
     list_filter = ("reason", AliasDatasetFilter)
+    # A reason is in no index: filtered by it, the newest 10,000 aliases are searched, unless
+    # the search (an exact name or #id, a few rows of their indexes) names them (ADR 0208).
+    scanned_columns = {"reason": frozenset()}
+    search_is_bounded = True
     list_select_related = ("dataset",)
     search_fields = ("name",)
     search_help_text = "Exact namespace/name, or #id."
@@ -524,9 +534,11 @@ class DatasetAliasAdmin(HidesRetiredMixin, IdSearchMixin, BoundedAdmin):
 
 
 @admin.register(AliasLink)
-class AliasLinkAdmin(BoundedAdmin):
+class AliasLinkAdmin(NewestRowsFilterMixin, BoundedAdmin):
     list_display = ("id", "alias_a", "alias_b", "reason", "reason_rule")
     list_filter = ("reason",)
+    # In no index: filtered by it, the newest 10,000 links are searched (ADR 0208).
+    scanned_columns = {"reason": frozenset()}
     list_select_related = ("alias_a", "alias_b", "reason_rule")
     raw_id_fields = ("alias_a", "alias_b", "reason_event", "reason_rule")
     ordering = ("-id",)

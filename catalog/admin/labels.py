@@ -20,7 +20,7 @@ from catalog.models import Dataset, Job, LabelTarget, StewardLabel, TagDescripti
 from catalog.reads import labels as label_reads
 from catalog.services import labels
 from core.admin_base import BoundedAdmin
-from core.admin_scans import SEARCHED_ROWS, NewestRowsSearchMixin
+from core.admin_scans import SEARCHED_ROWS, NewestRowsFilterMixin, NewestRowsSearchMixin
 
 
 class StewardLabelForm(forms.ModelForm):
@@ -50,7 +50,7 @@ class StewardLabelForm(forms.ModelForm):
 
 
 @admin.register(StewardLabel)
-class StewardLabelAdmin(NewestRowsSearchMixin, BoundedAdmin):
+class StewardLabelAdmin(NewestRowsSearchMixin, NewestRowsFilterMixin, BoundedAdmin):
     """On the bounded base, not Django's: Marquez's tag endpoints write these rows too, so a
     script can label every column of every dataset, and Django's list counted every label
     and sorted them all by holder on each visit, its search an icontains over all of them
@@ -60,6 +60,8 @@ class StewardLabelAdmin(NewestRowsSearchMixin, BoundedAdmin):
     form = StewardLabelForm
     list_display = ("__str__", "target", "kind", "key", "value", "field", "hides", "created_by")
     list_filter = ("target", "kind", "hides")
+    # In no index: filtered by them, the newest 10,000 labels are searched (ADR 0208).
+    scanned_columns = {"target": frozenset(), "kind": frozenset(), "hides": frozenset()}
     ordering = ("-id",)
     search_fields = ("key", "name")
     search_help_text = (
