@@ -13,7 +13,9 @@ Read from the environment; the defaults fit 2 cores:
   token (or none) one fewer (config/wsgi.py, core/body_reads.py, ADR 0197).
 - ``WEB_MAX_RSS_MIB`` (400): a worker whose memory grows past this is replaced (a new one
   starts first, then the old one finishes its requests), so a slow leak never becomes an
-  outage. ``WEB_LIFETIME_SECONDS`` (0: never) replaces workers by age as well.
+  outage. ``WEB_RSS_SAMPLE_SECONDS`` (30, 1-300, granian's bounds): how often granian
+  samples the workers' memory for it (the first sample this long after the start).
+  ``WEB_LIFETIME_SECONDS`` (0: never) replaces workers by age as well.
 - ``WEB_GRACEFUL_SECONDS`` (25): on SIGTERM the workers stop accepting, finish their
   requests, and are killed after this long (Kubernetes kills the pod after
   terminationGracePeriodSeconds, 30 by default).
@@ -183,6 +185,7 @@ def options() -> dict[str, Any]:
         "workers_lifetime": max(lifetime, 60) if lifetime else None,
         # granian's memory monitor does not run beside the reloader (make run).
         "workers_max_rss": None if reload else env_int("WEB_MAX_RSS_MIB", 400) or None,
+        "rss_sample_interval": env_int("WEB_RSS_SAMPLE_SECONDS", 30, minimum=1, maximum=300),
         "workers_kill_timeout": env_int("WEB_GRACEFUL_SECONDS", 25),
         "reload": reload,
         "reload_paths": CODE if reload else None,

@@ -7,6 +7,9 @@ import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
 
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
 from tests.deploy.dockerfile import exec_form, parse
 from tests.deploy.rendering import ROOT, containers, pod_specs, render
 
@@ -155,6 +158,7 @@ def test_web_server_defaults_fit_two_cores() -> None:
     # Replaced when it grows or dies; stopped within the pod's grace period.
     assert options["workers_max_rss"] == 400 and options["respawn_failed_workers"] is True
     assert options["workers_kill_timeout"] == 25 and options["workers_lifetime"] is None
+    assert options["rss_sample_interval"] == 30  # granian's own default
 
 
 def test_web_server_reads_its_knobs_from_the_environment() -> None:
@@ -167,12 +171,16 @@ def test_web_server_reads_its_knobs_from_the_environment() -> None:
         WEB_MAX_RSS_MIB="0",
         WEB_LIFETIME_SECONDS="10",
         WEB_GRACEFUL_SECONDS="5",
+        WEB_RSS_SAMPLE_SECONDS="5",
     )
     assert options["workers"] == 3 and options["blocking_threads"] == 4
     assert (options["address"], options["port"]) == ("127.0.0.1", 9000)
     assert options["log_access"] is True and options["workers_max_rss"] is None
     assert options["workers_lifetime"] == 60  # granian's minimum
-    assert options["workers_kill_timeout"] == 5
+    assert options["workers_kill_timeout"] == 5 and options["rss_sample_interval"] == 5
+    for outside in ("0", "301"):  # granian's own bounds (its --rss-sample-interval)
+        with pytest.raises(ImproperlyConfigured, match="WEB_RSS_SAMPLE_SECONDS"):
+            _server_options(WEB_RSS_SAMPLE_SECONDS=outside)
 
 
 def test_a_malformed_web_setting_stops_start_up_with_its_name() -> None:
