@@ -138,13 +138,18 @@ def test_each_killed_process_is_started_again_and_derivation_goes_on(make_run: M
     _restarted(run, "web", first["web"])
     assert "web exited with -9; starting it again" in run.output()
 
-    # The scheduler: a new one sends the periodic sweep again.
-    sent = run.output().count("Sending due task catalog-sweep-underived")
+    # The scheduler: a new one sends the periodic sweep again. The log's bytes once the
+    # killed one is gone are the old one's, a sweep sent after them the new one's (here at
+    # once: the schedule file it reads says the sweep is due). Two sends past a count taken
+    # before the kill, as before, waited out one more 5 s period.
+    killed = psutil.Process(first["scheduler"])
     os.kill(first["scheduler"], signal.SIGKILL)
+    wait_for(lambda: _all_ended([killed]), 30, "the killed scheduler to end", interval=0.01)
+    before = run.log.stat().st_size
     _restarted(run, "scheduler", first["scheduler"])
     assert "scheduler exited with -9; starting it again" in run.output()
     wait_for(
-        lambda: run.output().count("Sending due task catalog-sweep-underived") > sent + 1,
+        lambda: b"Sending due task catalog-sweep-underived" in run.log.read_bytes()[before:],
         60,
         "the new scheduler to send the sweep",
     )
