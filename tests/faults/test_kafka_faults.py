@@ -3,6 +3,7 @@ several points, PostgreSQL restarted under it (a private cluster), and a rebalan
 two consumers of one group. Each counts the events in the raw log against the messages
 produced: nothing lost, nothing stored twice, and every offset committed in the end."""
 
+import os
 import re
 import threading
 import time
@@ -33,8 +34,12 @@ def bytecode(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where the consumers started here keep their compiled bytecode. With
     PYTHONDONTWRITEBYTECODE set (as on CI and in the image's build stage), each start of
     ``manage.py`` compiled some 1,300 modules again: 2.5 CPU-seconds, up to 12 s of a
-    shared machine, and these tests start ten consumers."""
-    return tmp_path_factory.mktemp("bytecode")
+    shared machine, and these tests start ten consumers. `make test` already keeps it in
+    the checkout's ``.pycache`` (ADR 0097), which every other process the suite starts has
+    filled: the consumers use it too, instead of compiling everything into a new folder
+    once a module (the first consumer started 8-10 s later under load 15, ADR 0205)."""
+    inherited = os.environ.get("PYTHONPYCACHEPREFIX")
+    return Path(inherited) if inherited else tmp_path_factory.mktemp("bytecode")
 
 
 def kafka_env(
@@ -135,7 +140,11 @@ def test_postgres_restart_under_the_consumer_loses_nothing(
             cluster.start()
             # The same process carries on once PostgreSQL is back.
             processes.wait_for(lambda: stored(database) >= total, 120, "every event", 0.5)
-            time.sleep(1)  # the last batch's offsets
+            # The last batch's offsets, committed by the consumer still running (a fixed
+            # second before).
+            processes.wait_for(
+                lambda: committed_total(bootstrap, group, TOPIC) >= total, 60, "the offsets", 0.2
+            )
         finally:
             running.stop()
         output = running.output()
