@@ -303,8 +303,8 @@ class Service:
             self.process.wait(timeout=10)
 
     def stop(self) -> None:
+        self.terminate()
         if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
             try:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
@@ -312,8 +312,24 @@ class Service:
         for handle in self._handles:
             handle.close()
 
+    def terminate(self) -> None:
+        """SIGTERM the process group, without waiting for it to end."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+
     def output(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+
+def stop_together(*services: Service) -> None:
+    """Stop ``services`` as ``Service.stop`` does, all signalled first: each shuts down
+    while the others do (a Celery worker's or beat's shutdown took 2-3 s of a loaded
+    machine, one after the other)."""
+    for service in services:
+        with suppress(ProcessLookupError):
+            service.terminate()
+    for service in services:
+        service.stop()
 
 
 def web(env: dict[str, str], log: Path) -> tuple[Service, str]:

@@ -98,9 +98,7 @@ def test_redis_stopped_during_ingest_loses_nothing_and_derives_each_event_once(
 
             processes.wait_for(derived_all, 90, "every event derived")
         finally:
-            scheduler.stop()
-            worker.stop()
-            web.stop()
+            processes.stop_together(scheduler, worker, web)
     assert _count(database, "SELECT count(*) FROM ingest_event") == total
     assert _count(database, "SELECT count(*) FROM catalog_run") == total
     assert processes.derived_total(worker) == total, "an event was derived twice (or never)"
@@ -113,6 +111,7 @@ def test_worker_killed_mid_batch_loses_nothing(
         env = processes.service_env(database, redis.url)
         token = new_token(env, "ingest")
         web, url = processes.web(env, tmp_path / "web.log")
+        running = [web]
         try:
             client = Client(url, token)
             total = 2000
@@ -122,19 +121,17 @@ def test_worker_killed_mid_batch_loses_nothing(
                 )
                 assert status == 200 and answer["summary"]["successful"] == 500
             first = processes.worker(env, tmp_path / "worker-1.log", concurrency=1)
+            running.append(first)
             processes.wait_for(lambda: _pending(database) < total, 60, "derivation to start")
             first.kill()  # SIGKILL, mid-batch: its open transaction rolls back
             remaining = _pending(database)
             assert 0 < remaining < total, "the kill was meant to land mid-way"
             second = processes.worker(env, tmp_path / "worker-2.log")
-            scheduler = processes.beat(env, tmp_path / "beat.log", tmp_path / "beat-schedule")
-            try:
-                processes.wait_for(lambda: _pending(database) == 0, 120, "every event derived")
-            finally:
-                scheduler.stop()
-                second.stop()
+            running.append(second)
+            running.append(processes.beat(env, tmp_path / "beat.log", tmp_path / "beat-schedule"))
+            processes.wait_for(lambda: _pending(database) == 0, 120, "every event derived")
         finally:
-            web.stop()
+            processes.stop_together(*running)
     assert _count(database, "SELECT count(*) FROM catalog_run") == total
     assert (
         _count(database, "SELECT count(*) FROM ingest_event WHERE derivation_status <> 'derived'")
