@@ -30,7 +30,10 @@ def test_a_worker_killed_mid_delivery_loses_nothing_and_records_nothing_twice(
     allow_loopback: None, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level("INFO", logger="catalog.notify.delivery")
-    with receiver("slow", delay=3.0) as hook:
+    # The receiver answers within the worker's limits (2 of 2.5 s), so only the kill ends the
+    # try in flight; the dead worker's lease, 3 x 0.5 + 2.5 + 5 s, is what the sweep waits
+    # out (3 x 1 + 5 + 5 s before, for a receiver taking 3 s: the same path, 4 s sooner).
+    with receiver("slow", delay=2.0) as hook:
         subscription = WebhookSubscription.objects.create(name="kill", url=hook.url)
         derive(load(V1, 0, 0), load(V2, 100, 1))  # three changes: three deliveries
         for _ in range(3):
@@ -40,13 +43,13 @@ def test_a_worker_killed_mid_delivery_loses_nothing_and_records_nothing_twice(
         env = processes.service_env(processes.current_database_url(), settings.CELERY_BROKER_URL)
         env.update(
             LINEAGE_WEBHOOK_ALLOW_PRIVATE="true",
-            LINEAGE_WEBHOOK_CONNECT_TIMEOUT_SECONDS="1",
-            LINEAGE_WEBHOOK_READ_TIMEOUT_SECONDS="5",
-            LINEAGE_WEBHOOK_ANSWER_SECONDS="5",  # a lease of 3 x 1 + 5 + 5 s
+            LINEAGE_WEBHOOK_CONNECT_TIMEOUT_SECONDS="0.5",
+            LINEAGE_WEBHOOK_READ_TIMEOUT_SECONDS="2.5",
+            LINEAGE_WEBHOOK_ANSWER_SECONDS="2.5",  # a lease of 3 x 0.5 + 2.5 + 5 s
         )
         worker = processes.worker(env, tmp_path / "worker.log", concurrency=1)
         try:
-            processes.wait_for(lambda: len(hook.received) >= 1, 60, "the first POST")
+            processes.wait_for(lambda: len(hook.received) >= 1, 60, "the first POST", 0.01)
             worker.kill()  # SIGKILL, mid-POST: the receiver is still sleeping on it
         finally:
             worker.stop()
@@ -58,7 +61,7 @@ def test_a_worker_killed_mid_delivery_loses_nothing_and_records_nothing_twice(
             delivery.sweep(older_than_seconds=0)
             if not WebhookDelivery.objects.exclude(status=DeliveryStatus.DELIVERED).exists():
                 break
-            time.sleep(0.5)
+            time.sleep(0.1)
         seen = hook.ids()
     assert set(seen) == enqueued  # nothing lost
     assert seen.count(in_flight.pk.__str__()) == 2  # the killed try, and the sweep's
