@@ -62,9 +62,10 @@ def kafka_env(
         # rejoins: at librdkafka's 45 s each kill cost most of a minute. A member is
         # declared dead as soon here (heartbeats come from librdkafka's own thread, so a
         # busy loop does not miss them); what each test proves does not depend on how
-        # long a dead member keeps its partitions.
-        "LINEAGE_KAFKA_SESSION_TIMEOUT_MS": "3000",
-        "LINEAGE_KAFKA_HEARTBEAT_INTERVAL_MS": "300",
+        # long a dead member keeps its partitions. 1.5 s, ten heartbeats (3 s before: the
+        # kill test waited it out four times, ADR 0205).
+        "LINEAGE_KAFKA_SESSION_TIMEOUT_MS": "1500",
+        "LINEAGE_KAFKA_HEARTBEAT_INTERVAL_MS": "150",
     }
 
 
