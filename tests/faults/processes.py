@@ -304,6 +304,16 @@ class Service:
 
     def stop(self) -> None:
         self.terminate()
+        self.finish()
+
+    def terminate(self) -> None:
+        """SIGTERM the process group, without waiting for it to end."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+
+    def finish(self) -> None:
+        """After ``terminate``: wait 15 s for the process to end, SIGKILL it if it has not;
+        close the log. No second SIGTERM: Python may have reset its handler while exiting."""
         if self.process is not None and self.process.poll() is None:
             try:
                 self.process.wait(timeout=15)
@@ -311,11 +321,6 @@ class Service:
                 self.kill()
         for handle in self._handles:
             handle.close()
-
-    def terminate(self) -> None:
-        """SIGTERM the process group, without waiting for it to end."""
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
@@ -329,7 +334,7 @@ def stop_together(*services: Service) -> None:
         with suppress(ProcessLookupError):
             service.terminate()
     for service in services:
-        service.stop()
+        service.finish()
 
 
 def web(env: dict[str, str], log: Path) -> tuple[Service, str]:
