@@ -32,11 +32,15 @@ def test_services_stopped_together_each_see_the_others_signal(tmp_path: Path) ->
         ).start()
         for mine, other in ((first, second), (second, first))
     ]
-    processes.wait_for(
-        lambda: all(path.with_suffix(".ready").exists() for path in (first, second)),
-        30,
-        "both to set their handlers",
-        0.01,
-    )
-    processes.stop_together(*services)
+    try:
+        processes.wait_for(
+            lambda: all(path.with_suffix(".ready").exists() for path in (first, second)),
+            30,
+            "both to set their handlers",
+            0.01,
+        )
+        processes.stop_together(*services)
+    finally:
+        for service in services:
+            service.kill()  # only what is still running: none when the stop worked
     assert [service.process.returncode for service in services if service.process] == [0, 0]
