@@ -72,10 +72,11 @@ def test_every_big_tables_page_is_read_in_an_index_order_whatever_the_address_as
             assert label in PEOPLES_TABLES, f"{label}: a big table's admin is a BoundedAdmin"
             continue
         page = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
-        columns = len(_changelist(super_client, page).list_display)
+        unordered = _changelist(super_client, page)  # its columns, and the first page checked
+        columns = len(unordered.list_display)
         for order in ["", *(f"{sign}{index}" for index in range(columns) for sign in ("", "-"))]:
             url = f"{page}?o={order}" if order else page
-            plan = _page_plan(_changelist(super_client, url))
+            plan = _page_plan(_changelist(super_client, url) if order else unordered)
             assert not WHOLE_SORT.search(plan), (url, plan)
             checked += 1
     assert checked > 250
