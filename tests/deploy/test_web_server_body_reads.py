@@ -45,13 +45,15 @@ def slow_body(port: int, target: str, kind: str, token: str = "") -> socket.sock
     return connection
 
 
-def answer_of(connection: socket.socket, seconds: float) -> bytes:
-    """What the server answered ``connection`` within ``seconds`` (b"" if nothing)."""
+def answer_of(connection: socket.socket, seconds: float) -> bytes | None:
+    """What the server answered ``connection`` within ``seconds``: None if nothing came and
+    the connection is still open (its body still being read), b"" if the server closed it
+    without a word."""
     connection.settimeout(seconds)
     try:
         return connection.recv(4096)
     except TimeoutError:
-        return b""
+        return None
 
 
 def produce(port: int, token: str) -> tuple[int, float]:
@@ -91,6 +93,8 @@ def served_while_held(server: Server, held: list[socket.socket]) -> None:
     refused = [answer for answer in answers if answer]
     # At most two slow bodies a worker are read for one sender: the others were answered.
     assert len(refused) >= SLOW - 4, answers
+    # The bodies that were not refused are still being read, not dropped unanswered.
+    assert all(answer is None for answer in answers if not answer), answers
     for answer in refused:
         head, _, body = answer.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 503 "), answer
@@ -148,4 +152,5 @@ def test_a_slow_body_without_a_token_is_answered_401_unread(server: Server) -> N
         for target in (LINEAGE, "/api/v1/lineage/batch"):
             connection = slow_body(server.port, target, "application/json", token)
             with connection:
-                assert answer_of(connection, LIVENESS_TIMEOUT).startswith(b"HTTP/1.1 401 ")
+                answer = answer_of(connection, LIVENESS_TIMEOUT)
+                assert answer is not None and answer.startswith(b"HTTP/1.1 401 "), answer
