@@ -67,6 +67,7 @@ run: install
 
 # Real Airflow, dbt-ol and Spark/Hive events into the catalog `make run` serves (same
 # DATABASE_URL), derived at once; twice stores nothing twice. ARGS=--force into a non-empty one.
+# The links it prints name HOST and PORT: give it the PORT `make run` was given.
 demo: install
 	@scripts/ensure_services.sh
 	@$(BIN)/python manage.py migrate --verbosity 0
