@@ -67,6 +67,7 @@ run: install
 
 # Real Airflow, dbt-ol and Spark/Hive events into the catalog `make run` serves (same
 # DATABASE_URL), derived at once; twice stores nothing twice. ARGS=--force into a non-empty one.
+# The links it prints name HOST and PORT: give it the PORT `make run` was given.
 demo: install
 	@scripts/ensure_services.sh
 	@$(BIN)/python manage.py migrate --verbosity 0
@@ -103,8 +104,8 @@ test: install-dev browser
 # those that start real processes or servers (faults, deploy, Kafka, browser, e2e, producers,
 # the webhook worker kill), the files or tests that compute for seconds (long property, fuzz,
 # crawl and transactional ones), and the tests tests/test_cpu_seconds.json records above
-# FAST_MAX_TEST_CPU CPU seconds (about 280 of the 2,100 left: derivations of real producers'
-# streams, the snapshot and query-count pins over big graphs, picture layouts, the import
+# FAST_MAX_TEST_CPU CPU seconds (365 of the 2,650 left on 2026-12-07: derivations of real
+# producers' streams, the snapshot and query-count pins over big graphs, picture layouts, the import
 # rules' walk, Hypothesis properties with many examples). Every app keeps most of its tests
 # in it; `make test` still runs every test. A new test runs in it until the table names it:
 # `make test PYTEST_ARGS=--record-test-cpu` re-records the whole table (the tests that ran).

@@ -19,6 +19,17 @@ def _unavailable(error: BaseException) -> bool:
     return state is None or state.startswith(("08", "57P"))
 
 
+def _what_to_do(reason: str) -> str:
+    """What the line adds to psycopg's reason: the setting that names the server, and for a
+    database not there yet (a newcomer's `make demo` before `make run`) who creates it."""
+    if "does not exist" in reason:
+        return (
+            "; create it (`make run` does on its first run, or createdb) or set DATABASE_URL "
+            "to the catalog's database"
+        )
+    return "; check that it is running and that DATABASE_URL names it"
+
+
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
     from django.core.management import execute_from_command_line
@@ -30,7 +41,10 @@ def main() -> None:
         if "--traceback" in sys.argv or not _unavailable(error):
             raise
         lines = str(error).strip().splitlines() or [type(error).__name__]
-        print(f"manage.py: PostgreSQL is unavailable: {lines[0]}", file=sys.stderr)
+        print(
+            f"manage.py: PostgreSQL is unavailable: {lines[0]}{_what_to_do(lines[0])}",
+            file=sys.stderr,
+        )
         sys.exit(DATABASE_UNAVAILABLE)
 
 

@@ -14,9 +14,11 @@ the job ``examples/daily_orders`` with one COMPLETE run, and the lineage
 with the output's schema and its columns' lineage.
 """
 
+import sys
 import uuid
 from datetime import UTC, datetime
 
+import requests
 from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import column_lineage_dataset, schema_dataset
@@ -95,5 +97,27 @@ def main() -> str:
     return run.runId
 
 
+def what_went_wrong(error: requests.RequestException) -> str:
+    """One line for a person who ran the program by hand: what the catalog (or nothing)
+    answered, and the setting that fixes it, instead of the client's traceback."""
+    url = error.request.url if error.request is not None else "OPENLINEAGE_URL"
+    if isinstance(error, requests.HTTPError) and error.response is not None:
+        status = error.response.status_code
+        if status in (401, 403):
+            return (
+                f"the catalog at {url} refused the token ({status}): set OPENLINEAGE_API_KEY "
+                "to an ingest token (make run prints one; or manage.py create_token --scope "
+                "ingest --name NAME)"
+            )
+        return f"the catalog at {url} answered {status}: {error.response.text[:300]}"
+    return (
+        f"nothing answered at {url} ({type(error).__name__}): is the catalog running "
+        "(make run), and is OPENLINEAGE_URL the address it prints?"
+    )
+
+
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except requests.RequestException as error:
+        sys.exit(f"examples/openlineage_python.py: {what_went_wrong(error)}")

@@ -133,6 +133,12 @@ class HasIngestScope(_ScopePermission):
     """Ingest endpoints: an ingest-scoped token (or none, when explicitly allowed for dev)."""
 
     scope = TokenScope.INGEST
+    # Says which token the endpoint takes: a newcomer's first 403 is a read token (the
+    # other one make run prints) used to send.
+    message = (
+        "This endpoint takes an ingest token (lc_ingest_...; make run prints one, or "
+        "manage.py create_token --scope ingest): this token's scope does not allow it."
+    )
 
     def has_permission(self, request: Request, view: object) -> bool:
         if request.user is None and settings.LINEAGE["ALLOW_ANONYMOUS_INGEST"]:
@@ -179,7 +185,11 @@ class HasReadScope(_ScopePermission):
     catalog/permissions.py have them). A token's read scope reads everything, as before."""
 
     scope = TokenScope.READ
-    message = "This token's scope, or this user's permissions, do not allow this endpoint."
+    message = (
+        "This endpoint takes a read token (lc_read_...; make run prints one, or manage.py "
+        "create_token --scope read) or a staff session holding the view permissions of what "
+        "it shows: this token's scope, or this user's permissions, do not allow it."
+    )
 
     def has_permission(self, request: Request, view: object) -> bool:
         user = request.user

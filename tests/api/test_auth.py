@@ -37,6 +37,8 @@ def test_ingest_token_is_refused_with_403(ingest_client, path):
     response = ingest_client.get(path)
     assert response.status_code == 403
     assert response.json()["type"] == "urn:lineage-catalog:problem:forbidden"
+    # Says which token it takes: the ingest token make run printed first reads nothing.
+    assert "takes a read token (lc_read_" in response.json()["detail"]
 
 
 def test_unknown_token_is_401(db):

@@ -119,8 +119,12 @@ def test_purge_leaves_nothing_and_rebuilds_the_other_job(world) -> None:
     assert record.purged_by == "alice" and record.rows["ingest_event"] == 2
     assert record.rows["ingest_dead_letter"] == 1
     assert "done, by alice" in out.getvalue()
-    call_command("purge_namespace", GONE, stdout=StringIO())  # again: nothing left to do
+    again = StringIO()
+    call_command("purge_namespace", GONE, stdout=again)  # again: nothing left to do
     assert Event.objects.count() == 1
+    # Said so, as for a namespace misspelled: not only "done".
+    assert f"no row names the namespace {GONE!r}: nothing to delete" in again.getvalue()
+    assert "no row names" not in out.getvalue()
 
 
 def test_purge_takes_what_retention_kept_and_a_rederive_does_not_bring_it_back(world) -> None:

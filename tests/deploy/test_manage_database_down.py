@@ -35,6 +35,27 @@ def test_a_command_without_postgresql_says_so_in_one_line(command: list[str]) ->
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith("manage.py: PostgreSQL is unavailable: "), lines
     assert "127.0.0.1" in lines[0] and "9" in lines[0]
+    assert lines[0].endswith("check that it is running and that DATABASE_URL names it"), lines
+
+
+@pytest.mark.django_db
+def test_a_database_not_created_yet_is_told_who_creates_it() -> None:
+    # A newcomer's `make demo` (or any command) before `make run` created the database.
+    server = current_database_url().rsplit("/", 1)[0]
+    missing = f"{server}/lc_no_such_database_of_this_test"
+    env = {**os.environ, "DATABASE_URL": missing, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "showmigrations"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 69, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert 'database "lc_no_such_database_of_this_test" does not exist' in line, line
+    assert "`make run` does on its first run" in line and "DATABASE_URL" in line, line
 
 
 def test_the_traceback_is_there_when_asked_for() -> None:

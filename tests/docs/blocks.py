@@ -35,7 +35,14 @@ class Block:
 
 
 def documents() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    # The collector's README is its quick start: a reader follows it from the repository's
+    # root like the others.
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "collector/README.md"]
+
+
+def document_id(path: Path) -> str:
+    """A test id: the file's name for README.md and docs/*.md, its path otherwise."""
+    return str(path.relative_to(ROOT)).removeprefix("docs/")
 
 
 def problems(doc_blocks: list[Block]) -> list[str]:

@@ -1,13 +1,18 @@
 """What `pip install REQUIREMENT...` in a doc's command block stands for when the block test
 runs it: each requirement, with its extras' dependencies, is already installed in the test
 environment (the lock's `dev` extra) at a version it allows. Exits 1 naming what is missing,
-so a recipe that needs a package the doc does not install cannot pass by accident.
+so a recipe that needs a package the doc does not install cannot pass by accident. A package
+this repository builds (a uv workspace member, such as the collector) is not on PyPI: named
+by its name it is refused, and installed by its folder (``./collector[extra]``) it is checked
+as the project that folder holds.
 
 Run as a script (the harness's `pip` shell function): ``python installed.py REQUIREMENT...``.
 """
 
 import sys
+import tomllib
 from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -58,9 +63,39 @@ def closure(requirements: list[Requirement]) -> set[str]:
     return found
 
 
+def unpublished() -> dict[str, str]:
+    """The packages this repository builds and PyPI does not hold (uv's workspace members),
+    by canonical name: the folder to install each from."""
+    root = Path(__file__).resolve().parents[2]
+    members = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["uv"]["workspace"]
+    found = {}
+    for folder in members["members"]:
+        project = tomllib.loads((root / folder / "pyproject.toml").read_text())["project"]
+        found[canonicalize_name(project["name"])] = folder
+    return found
+
+
+def requirement(text: str) -> Requirement:
+    """``text`` as pip reads it: a requirement, or a local folder with its extras
+    (``./collector[sqlalchemy]``), read as the project that folder holds."""
+    if not text.startswith((".", "/")):
+        return Requirement(text)
+    folder, _, extras = text.partition("[")
+    project = tomllib.loads((Path(folder) / "pyproject.toml").read_text())["project"]
+    return Requirement(project["name"] + (f"[{extras}" if extras else ""))
+
+
 def main(arguments: list[str]) -> int:
-    requirements = [Requirement(text) for text in arguments if not text.startswith("-")]
-    problems = [problem for requirement in requirements for problem in missing(requirement)]
+    texts = [text for text in arguments if not text.startswith("-")]
+    requirements = [requirement(text) for text in texts]
+    local = unpublished()
+    problems = [
+        f"{text} is not on PyPI: it is this repository's {local[name]}/, installed by its path"
+        for text in texts
+        if not text.startswith((".", "/"))
+        and (name := canonicalize_name(Requirement(text).name)) in local
+    ]
+    problems += [problem for requirement in requirements for problem in missing(requirement)]
     for problem in problems:
         print(f"pip install (checked, not run): {problem}", file=sys.stderr)
     return 1 if problems or not requirements else 0

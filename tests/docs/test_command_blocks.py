@@ -1,6 +1,7 @@
 """Every command block of README.md and docs/*.md, followed literally (issue 39).
 
-A command block is a fence marked ``sh``, ``bash``, ``console`` or ``shell``. Each one runs,
+A command block is a fence marked ``sh``, ``bash``, ``console`` or ``shell`` (of README.md,
+docs/*.md and the collector's README, its quick start). Each one runs,
 a doc's blocks in order in one bash (set -euo pipefail: what one exports the next sees),
 against the shipped web server on the test database with the demo loaded
 (``manage.py load_demo``). A block that cannot run on this machine (a Kubernetes cluster,
@@ -36,7 +37,7 @@ from django.db import connection
 
 from catalog.services.demo import load_demo
 from ingest.services import create_token
-from tests.docs.blocks import ROOT, Block, blocks, documents, problems, runnable
+from tests.docs.blocks import ROOT, Block, blocks, document_id, documents, problems, runnable
 from tests.faults.processes import current_database_url, shipped_web_server
 from tests.producers.conftest import on_test_database
 
@@ -129,7 +130,7 @@ def scratch_checkout(folder: Path) -> Path:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("doc", documents(), ids=lambda path: path.name)
+@pytest.mark.parametrize("doc", documents(), ids=document_id)
 def test_every_command_block_runs_or_says_why_not(
     doc: Path, catalog: Catalog, tmp_path: Path
 ) -> None:

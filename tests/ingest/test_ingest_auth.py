@@ -29,6 +29,8 @@ def test_read_token_is_403(read_client, url: str) -> None:
     response = post_json(read_client, url, run_event())
     assert response.status_code == 403
     assert response.json()["type"] == "urn:lineage-catalog:problem:forbidden"
+    # Says which token it takes, not only that this one is wrong.
+    assert "takes an ingest token (lc_ingest_" in response.json()["detail"]
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,11 @@ docs/producers.md say, against a live server: the program docs/producers.md give
 examples/openlineage_python.py, delivers with either recipe, and the catalog shows its job,
 its run, its datasets and its column lineage."""
 
+import os
 import runpy
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +76,47 @@ def test_the_example_program_delivers_with_either_recipe(
         ("day", "ordered_at"),
         ("total", "amount"),
     }
+
+
+def _run_by_hand(url: str, token: str) -> subprocess.CompletedProcess[str]:
+    """The program as a reader runs it from the repository's root, configured by the
+    environment (no openlineage.yml in reach)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE")}
+    env.update(
+        OPENLINEAGE_URL=url,
+        OPENLINEAGE_ENDPOINT="api/v1/lineage",
+        OPENLINEAGE_API_KEY=token,
+        OPENLINEAGE_CONFIG=str(EXAMPLE.with_name("no-such-openlineage.yml")),
+    )
+    return subprocess.run(
+        [sys.executable, str(EXAMPLE)],
+        cwd=EXAMPLE.parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_example_program_says_in_one_line_which_setting_is_wrong(live_server: Any) -> None:
+    """A newcomer's two first mistakes: the docs' placeholder token copied as it is, and the
+    default address while make run listens on another PORT. Each ends in one line naming
+    the setting to fix and exit status 1, not openlineage-python's traceback."""
+    refused = _run_by_hand(live_server.url, "lc_ingest_...")
+    assert refused.returncode == 1, refused
+    assert "Traceback" not in refused.stderr, refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert "refused the token (401)" in line and "OPENLINEAGE_API_KEY" in line, line
+
+    with socket.socket() as probe:  # a port nothing listens on once it is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    token = create_token("recipe", "ingest")[1]
+    unreachable = _run_by_hand(f"http://127.0.0.1:{port}", token)
+    assert unreachable.returncode == 1, unreachable
+    assert "Traceback" not in unreachable.stderr, unreachable.stderr
+    (line,) = unreachable.stderr.strip().splitlines()
+    assert f"nothing answered at http://127.0.0.1:{port}/api/v1/lineage" in line, line
+    assert "OPENLINEAGE_URL" in line, line
+    assert Event.objects.count() == 0

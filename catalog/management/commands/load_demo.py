@@ -24,7 +24,10 @@ class Command(RedactedOutput, BaseCommand):
         parser.add_argument(
             "--base-url",
             default="http://127.0.0.1:8000",
-            help="Where the service answers, for the links printed (default: make run's).",
+            help=(
+                "Where the service answers, for the links printed (default: make run's "
+                "default address; `make demo` passes its HOST and PORT)."
+            ),
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -33,7 +36,8 @@ class Command(RedactedOutput, BaseCommand):
         except CatalogNotEmpty:
             raise CommandError(
                 "The event log already holds events that are not the demo's; the demo would "
-                "mix its names with them. Load it into an empty catalog, or pass --force."
+                "mix its names with them. Load it into an empty catalog, or pass --force "
+                "(`make demo ARGS=--force`)."
             ) from None
         self.stdout.write(
             f"load_demo: {result.events} events (Airflow 2.10.5, dbt-ol, Spark 1.23.0 on Hive), "
@@ -58,5 +62,5 @@ def _links(base: str, result: DemoResult) -> list[tuple[str, str]]:
         page = reverse("admin:catalog_dataset_change", args=[result.aliased_dataset_id])
         links.append(("An alias:", f"{base}{page}"))
     if len(links) < 4:  # a running worker derived some first and holds them for a moment
-        links.append(("Not derived yet:", "run `manage.py load_demo` again in a moment"))
+        links.append(("Not derived yet:", "run `make demo` (or load_demo) again in a moment"))
     return links

@@ -35,6 +35,12 @@ class Command(RedactedOutput, BaseCommand):
             progress=(lambda message: self.stdout.write(message)) if verbose else None,
         )
         verb = "would delete" if dry_run else "deleted"
+        if not any(report.counts.values()):
+            # A typo'd or differently spelled namespace ended in "done" and nothing more.
+            self.stdout.write(
+                f"no row names the namespace {namespace!r}: nothing to delete (names are "
+                "matched as jobs and datasets spell them; /api/v1/namespaces lists them)"
+            )
         for table, count in sorted(report.counts.items()):
             self.stdout.write(f"{verb} {count} row(s) of {table}")
         self.stdout.write(

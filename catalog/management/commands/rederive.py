@@ -20,7 +20,12 @@ class Command(RedactedOutput, BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--since", help="ISO 8601 eventTime; only events from then on")
-        parser.add_argument("--batch-size", type=int, default=500)
+        parser.add_argument(
+            "--batch-size",
+            type=int,
+            default=500,
+            help="Events derived in one transaction (default 500).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         since = None

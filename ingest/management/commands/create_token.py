@@ -12,7 +12,15 @@ class Command(BaseCommand):
     help = "Create an API token and print it. Only its hash is stored: copy it now."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--scope", required=True, choices=TokenScope.values)
+        parser.add_argument(
+            "--scope",
+            required=True,
+            choices=TokenScope.values,
+            help=(
+                "ingest: send events (producers); read: the read APIs; curate: retire and tag "
+                "through the Marquez mount (docs/security.md)."
+            ),
+        )
         parser.add_argument("--name", default="", help="What the token is for (shown in admin).")
         parser.add_argument("--quiet", action="store_true", help="Print only the token.")
 
