@@ -16,6 +16,7 @@ from django.core.exceptions import (
     TooManyFilesSent,
 )
 from django.http import HttpRequest, HttpResponse
+from django.urls import Resolver404, resolve
 from django.views.defaults import bad_request as default_bad_request
 from django.views.defaults import page_not_found
 from django.views.defaults import server_error as default_server_error
@@ -149,13 +150,33 @@ def _is_api(request: HttpRequest) -> bool:
     return request.path.startswith("/api/")
 
 
+# The longest path whose slash-less twin is looked up for a 404's hint: a client chooses the
+# path, so the lookup (and the path echoed in the hint) stays bounded.
+HINTED_PATH_LENGTH = 256
+
+
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """handler404: a problem document under /api/, Django's page elsewhere."""
     if _is_api(request):
         return problem_response(
-            Problem(status=404, slug="not-found", title="Not found", detail="No such resource.")
+            Problem(status=404, slug="not-found", title="Not found", detail=_not_found(request))
         )
     return page_not_found(request, exception)
+
+
+def _not_found(request: HttpRequest) -> str:
+    """A 404's detail. The API's paths end without a slash (docs/api.md); a client that adds
+    one (an OpenLineage transport's endpoint written ``api/v1/lineage/``) is told the path
+    it meant, when that path exists."""
+    path = request.path_info
+    if not path.endswith("/") or len(path) > HINTED_PATH_LENGTH:
+        return "No such resource."
+    try:
+        resolve(path.rstrip("/"))
+    except Resolver404:
+        return "No such resource."
+    meant = request.path.rstrip("/")
+    return f"No such resource. The API's paths end without a slash: {meant}"
 
 
 def unreadable_request(error: Exception) -> bool:
