@@ -27,7 +27,7 @@ import hashlib
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import reduce
+from functools import partial, reduce
 from typing import Any
 
 import orjson
@@ -60,6 +60,7 @@ from catalog.models import (
 from catalog.names import naming
 from catalog.services import display_names, purge_datasets
 from catalog.services.derivation import run_conflicts
+from catalog.services.derivation.batch import retrying
 from catalog.services.purge_lists import IdList
 from catalog.services.rederive_jobs import rederive_event_ids
 from ingest import derivation_status
@@ -171,9 +172,28 @@ def _delete(report: PurgeReport, queryset: QuerySet[Any], dry_run: bool, size: i
     for chunk in step.batches(size):
         if queryset.model is Job:
             _delete_jobs_runs(report, chunk, size)
-        with transaction.atomic():
-            _delete_ids(report, queryset.model, chunk, size)
+        _in_transaction(report, partial(_delete_ids, model=queryset.model, ids=chunk, size=size))
     step.drop()
+
+
+def _in_transaction(report: PurgeReport, work: Callable[[PurgeReport], None]) -> None:
+    """``work`` in a transaction of its own, done again after a deadlock as a derivation
+    batch is (``retrying``), its rows counted in ``report`` once it commits.
+
+    A transaction that deletes runs waits for their runIds' locks in sorted order holding
+    the ones it got (``_delete_runs``), and a derivation batch holds the runIds it got
+    without waiting while it waits for the rest: each may hold what the other waits for.
+    PostgreSQL ends one of the two; ended, the purge stopped with a traceback half way
+    (ADR 0209)."""
+
+    def attempt() -> PurgeReport:
+        counted = PurgeReport(report.namespace)
+        with transaction.atomic():
+            work(counted)
+        return counted
+
+    for table, count in retrying(attempt).counts.items():
+        report.add(table, count)
 
 
 def _delete_ids(report: PurgeReport, model: type[Any], ids: list[Any], size: int) -> None:
@@ -197,8 +217,7 @@ def _delete_jobs_runs(report: PurgeReport, jobs: list[Any], size: int) -> None:
     transaction holding millions would fill PostgreSQL's lock table)."""
     runs = IdList.of("runs", Run.objects.filter(job_id__in=jobs))
     for chunk in runs.batches(size):
-        with transaction.atomic():
-            _delete_runs(report, chunk)
+        _in_transaction(report, partial(_delete_runs, ids=chunk))
     runs.drop()
 
 
@@ -327,12 +346,15 @@ def _rebuild_other_jobs(report: PurgeReport, found: _Found, dry_run: bool, size:
             keep.fill(kept, [jobs])
             continue
         _delete_jobs_runs(report, jobs, size)
-        with transaction.atomic():
+
+        def rebuild(counted: PurgeReport, jobs: list[Any] = jobs) -> None:
             with connection.cursor() as cursor:
                 derivation_status.reset_selected(
                     cursor, keep.insert(kept) + " RETURNING id", [jobs]
                 )
-            _delete_ids(report, Job, jobs, size)
+            _delete_ids(counted, Job, jobs, size)
+
+        _in_transaction(report, rebuild)
     report.rebuilt_jobs, report.rederived_events = found.other_jobs.count(), keep.count()
     return keep
 

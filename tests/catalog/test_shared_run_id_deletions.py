@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from catalog.models import Run
 from catalog.services.derivation.run_conflicts import unflag_all_left_alone
@@ -183,3 +183,69 @@ def test_the_migrations_function_leaves_a_text_a_batch_holds() -> None:
         assert unflag_all_left_alone() == 0
     assert unflag_all_left_alone() == 1
     assert _flags(TEXT) == {"alone": False}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_purge_the_deadlock_detector_ends_is_run_again_and_finishes() -> None:
+    """A derivation batch holds the runIds it got without waiting (its free part) and then
+    waits for those another transaction held (``lock_held_runs``); the purge holds the first
+    runIds of its sorted list while it waits for the next. A batch that got text B and waits
+    for text A while the purge holds A and waits for B is a deadlock, and PostgreSQL ends
+    the purge's transaction (it waited first: its detector runs first). The purge's run
+    deletion is then done again, as a derivation batch is: before, the command ended in a
+    traceback half way, the namespace's events marked and its runs still there (seen with a
+    stream of events and a Celery worker, ADR 0209)."""
+    from catalog.services.derivation.locks import lock_run_texts, try_lock_run_texts
+
+    first, second = "scheduled__2026-01-01", "scheduled__2026-01-02"
+    derive_events(
+        store(
+            [
+                _event(job, text)
+                for job in ((GONE, "copy"), ("etl", "kept"))
+                for text in (first, second)
+            ]
+        )
+    )
+    purged, holding, go, batch_done = (threading.Event() for _ in range(4))
+    errors: list[BaseException] = []
+
+    def batch() -> None:
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                # The batch's own detector later than the purge's: the purge is the one ended.
+                cursor.execute("SET LOCAL deadlock_timeout = '30s'")
+                assert try_lock_run_texts([second]) == [second]
+                holding.set()
+                go.wait(20)
+                lock_run_texts([first])  # the contended part waits for what was held
+            batch_done.set()
+        finally:
+            connection.close()
+
+    def purge() -> None:
+        try:
+            purge_namespace(GONE, by="test")
+            purged.set()
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    batcher, purger = threading.Thread(target=batch), threading.Thread(target=purge)
+    batcher.start()
+    try:
+        assert holding.wait(10)
+        purger.start()
+        # The purge holds ``first`` and waits for ``second``.
+        assert _waits_for_an_advisory_lock(purged)
+        go.set()
+        purger.join(30)
+    finally:
+        go.set()
+        batcher.join(30)
+        purger.join(30)
+    assert batch_done.is_set()
+    assert errors == [] and purged.is_set()
+    assert _flags(first) == _flags(second) == {"kept": False}
+    assert not Event.objects.filter(job_namespace=GONE).exists()
