@@ -334,3 +334,20 @@ def test_a_purge_in_batches_of_two_ends_as_one_in_batches_of_thousands(monkeypat
     assert dry.counts["ingest_event"] == done.counts["ingest_event"] == 3 * 3 + 3
     assert (done.rebuilt_jobs, done.rederived_events) == (1, 2)
     assert edges == ["src"] and rows["ingest_event"] == 2
+
+
+def test_a_namespace_or_a_name_that_is_no_text_is_refused_before_anything_is_deleted() -> None:
+    """A shell passes bytes that are not UTF-8 (``$'\\xff'``) as a surrogate escape, which
+    no query nor JSON can carry: the purge printed a ``TypeError`` traceback for such a
+    namespace, and for such a ``--by`` a ``UnicodeEncodeError`` one once it had deleted
+    everything, its audit record never written (ADR 0209)."""
+    from django.core.management.base import CommandError
+
+    run = "00000000-0000-0000-0000-00000000000a"
+    derive_events(store([openlineage(run_event("COMPLETE", 1, run, job=(GONE, "copy")))]))
+    with pytest.raises(CommandError, match=r"namespace .* is not UTF-8 text"):
+        call_command("purge_namespace", "mysql://db\udcff", "--dry-run", stdout=StringIO())
+    with pytest.raises(CommandError, match=r"--by .* is not UTF-8 text"):
+        call_command("purge_namespace", GONE, "--by", "\udcff", stdout=StringIO())
+    assert Event.objects.filter(job_namespace=GONE).exists()
+    assert not NamespacePurge.objects.exists()

@@ -26,6 +26,14 @@ class Command(RedactedOutput, BaseCommand):
     def handle(self, *args: Any, namespace: str, dry_run: bool, by: str, **options: Any) -> None:
         if not namespace.strip():
             raise CommandError("Name the namespace to purge.")
+        # Bytes the shell passed that are not UTF-8 arrive as surrogate escapes, which no
+        # query nor JSON carries: a traceback, for --by after everything was deleted, and
+        # the audit record never written (ADR 0209).
+        for what, text in (("namespace", namespace), ("--by", by)):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise CommandError(f"The {what} {text!r} is not UTF-8 text.") from error
         who = by or getpass.getuser()
         verbose = options["verbosity"] >= 2
         report = purge_namespace(
