@@ -223,9 +223,10 @@ def _delete_jobs_runs(report: PurgeReport, jobs: list[Any], size: int) -> None:
 
 def _delete_runs(report: PurgeReport, ids: list[Any]) -> None:
     """Runs (what points at them goes with them) in the caller's transaction, their runIds
-    locked first as a derivation batch waits for them; a run another job's run of its runId
-    kept alone is unflagged ``shares_run_id`` after (ADR 0202). Before the deletion writes
-    anything: a batch holding one of the runIds never waits for this transaction."""
+    locked first, holding none of them while one is waited for (``lock_run_ids``, ADR
+    0209); a run another job's run of its runId kept alone is unflagged ``shares_run_id``
+    after (ADR 0202). Before the deletion writes anything: a batch holding one of the
+    runIds never waits for this transaction."""
     run_ids = run_conflicts.run_ids_of(ids)
     run_conflicts.lock_run_ids(run_ids)
     _delete_now(report, Run, ids)
