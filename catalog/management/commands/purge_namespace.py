@@ -50,6 +50,11 @@ class Command(RedactedOutput, BaseCommand):
             f"namespaces and {report.rebuilt_datasets} dataset(s) with names elsewhere from "
             f"{report.rederived_events} event(s) they keep"
         )
+        if report.left_pending:
+            self.stdout.write(
+                f"{report.left_pending} of them left pending (their derivation here failed for "
+                "now): the worker's sweep derives them"
+            )
         self.stdout.write(
             f"purge_namespace: {'dry run, nothing changed' if dry_run else f'done, by {who}'}"
         )
