@@ -95,11 +95,18 @@ def _within(
     return number
 
 
+# granian gives a worker at most its share of its 1,024-connection backlog at once (all of
+# it with one worker): more threads than that never run a request.
+MOST_WEB_THREADS = 1024
+
+
 def web_threads() -> int:
     """``WEB_THREADS`` (8): a web process's request threads, read by the server that starts
     them (config/server.py) and by the body-read bound inside them (config/wsgi.py, ADR
-    0197), which leaves one of them to requests without a body: so at least 2."""
-    return env_int("WEB_THREADS", 8, minimum=2)
+    0197), which leaves one of them to requests without a body: so at least 2. At most
+    ``MOST_WEB_THREADS``: past it the bound's places (threads - 1) would be more than ever
+    run, and from 2^64 granian's workers died converting it, a traceback each (ADR 0209)."""
+    return env_int("WEB_THREADS", 8, minimum=2, maximum=MOST_WEB_THREADS)
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

@@ -6,8 +6,8 @@ Read from the environment; the defaults fit 2 cores:
 
 - ``HOST`` (0.0.0.0) and ``PORT`` (8000): where to listen. A port another program holds
   ends the server with one line naming it (exit status 78).
-- ``WEB_WORKERS`` (2): processes, one per core. ``WEB_THREADS`` (8): threads per process
-  that run the Django application; a request spends much of its time waiting on PostgreSQL,
+- ``WEB_WORKERS`` (2): processes, one per core. ``WEB_THREADS`` (8, 2-1,024): threads per
+  process that run the Django application; a request spends much of its time waiting on PostgreSQL,
   so threads keep a core busy. Each thread holds one database connection: a pod opens up to
   workers x threads. At most threads - 1 of them wait on request bodies at once, and one
   token (or none) one fewer (config/wsgi.py, core/body_reads.py, ADR 0197).

@@ -221,9 +221,10 @@ def windowed(base: type) -> type:
 
 def _window_below(value: str | None) -> int | None:
     """The id a ``?searched_below=`` names; a value that is no id is refused as Django
-    refuses a lookup it cannot apply (its error page, not a 500)."""
+    refuses a lookup it cannot apply (its error page, not a 500). At most 19 digits are
+    read: Python refuses to read more than 4,300 as an int, a ValueError (ADR 0209)."""
     if value is None:
         return None
-    if not (value.isascii() and value.isdigit() and 0 < int(value) < 2**63):
+    if not (value.isascii() and value.isdigit() and len(value) < 20 and 0 < int(value) < 2**63):
         raise IncorrectLookupParameters(f"{WINDOW_VAR} is no id")
     return int(value)

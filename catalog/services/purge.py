@@ -27,12 +27,12 @@ import hashlib
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import reduce
+from functools import partial, reduce
 from typing import Any
 
 import orjson
 from django.apps import apps
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
@@ -60,6 +60,7 @@ from catalog.models import (
 from catalog.names import naming
 from catalog.services import display_names, purge_datasets
 from catalog.services.derivation import run_conflicts
+from catalog.services.derivation.batch import retrying
 from catalog.services.purge_lists import IdList
 from catalog.services.rederive_jobs import rederive_event_ids
 from ingest import derivation_status
@@ -151,6 +152,8 @@ class PurgeReport:
     rebuilt_jobs: int = 0  # jobs of other namespaces rebuilt from the events they keep
     rebuilt_datasets: int = 0  # datasets it named that keep other names, rebuilt too
     rederived_events: int = 0
+    # Of those, left pending for the worker's sweep: their derivation here failed (ADR 0209).
+    left_pending: int = 0
 
     def add(self, table: str, count: int) -> None:
         self.counts[table] = self.counts.get(table, 0) + count
@@ -171,9 +174,28 @@ def _delete(report: PurgeReport, queryset: QuerySet[Any], dry_run: bool, size: i
     for chunk in step.batches(size):
         if queryset.model is Job:
             _delete_jobs_runs(report, chunk, size)
-        with transaction.atomic():
-            _delete_ids(report, queryset.model, chunk, size)
+        _in_transaction(report, partial(_delete_ids, model=queryset.model, ids=chunk, size=size))
     step.drop()
+
+
+def _in_transaction(report: PurgeReport, work: Callable[[PurgeReport], None]) -> None:
+    """``work`` in a transaction of its own, done again after a deadlock as a derivation
+    batch is (``retrying``), its rows counted in ``report`` once it commits.
+
+    A transaction that deletes runs waits for their runIds' locks in sorted order holding
+    the ones it got (``_delete_runs``), and a derivation batch holds the runIds it got
+    without waiting while it waits for the rest: each may hold what the other waits for.
+    PostgreSQL ends one of the two; ended, the purge stopped with a traceback half way
+    (ADR 0209)."""
+
+    def attempt() -> PurgeReport:
+        counted = PurgeReport(report.namespace)
+        with transaction.atomic():
+            work(counted)
+        return counted
+
+    for table, count in retrying(attempt).counts.items():
+        report.add(table, count)
 
 
 def _delete_ids(report: PurgeReport, model: type[Any], ids: list[Any], size: int) -> None:
@@ -197,16 +219,16 @@ def _delete_jobs_runs(report: PurgeReport, jobs: list[Any], size: int) -> None:
     transaction holding millions would fill PostgreSQL's lock table)."""
     runs = IdList.of("runs", Run.objects.filter(job_id__in=jobs))
     for chunk in runs.batches(size):
-        with transaction.atomic():
-            _delete_runs(report, chunk)
+        _in_transaction(report, partial(_delete_runs, ids=chunk))
     runs.drop()
 
 
 def _delete_runs(report: PurgeReport, ids: list[Any]) -> None:
     """Runs (what points at them goes with them) in the caller's transaction, their runIds
-    locked first as a derivation batch waits for them; a run another job's run of its runId
-    kept alone is unflagged ``shares_run_id`` after (ADR 0202). Before the deletion writes
-    anything: a batch holding one of the runIds never waits for this transaction."""
+    locked first, holding none of them while one is waited for (``lock_run_ids``, ADR
+    0209); a run another job's run of its runId kept alone is unflagged ``shares_run_id``
+    after (ADR 0202). Before the deletion writes anything: a batch holding one of the
+    runIds never waits for this transaction."""
     run_ids = run_conflicts.run_ids_of(ids)
     run_conflicts.lock_run_ids(run_ids)
     _delete_now(report, Run, ids)
@@ -327,12 +349,15 @@ def _rebuild_other_jobs(report: PurgeReport, found: _Found, dry_run: bool, size:
             keep.fill(kept, [jobs])
             continue
         _delete_jobs_runs(report, jobs, size)
-        with transaction.atomic():
+
+        def rebuild(counted: PurgeReport, jobs: list[Any] = jobs) -> None:
             with connection.cursor() as cursor:
                 derivation_status.reset_selected(
                     cursor, keep.insert(kept) + " RETURNING id", [jobs]
                 )
-            _delete_ids(report, Job, jobs, size)
+            _delete_ids(counted, Job, jobs, size)
+
+        _in_transaction(report, rebuild)
     report.rebuilt_jobs, report.rederived_events = found.other_jobs.count(), keep.count()
     return keep
 
@@ -354,6 +379,21 @@ def _rebuild_datasets(
         purge_datasets.rebuild(found.events, touched, names.dataset, keep, delete, size)
     report.rebuilt_datasets, report.rederived_events = touched.count(), keep.count()
     return touched
+
+
+def _derive_or_leave(report: PurgeReport, events: list[Any], say: Callable[[str], None]) -> None:
+    """Derive the kept ``events`` (pending since their jobs' transaction); a derivation that
+    fails for now (``OperationalError``: 5 deadlocks in a row with the batches of a stream
+    deriving the same runIds, a lock timeout) leaves them pending, which the worker's sweep
+    derives, and says so: it ended the purge in a traceback, its audit record unwritten."""
+    try:
+        rederive_event_ids(events)
+    except OperationalError as error:
+        pending = Event.objects.filter(
+            pk__in=events, derivation_status=derivation_status.PENDING
+        ).count()
+        report.left_pending += pending
+        say(f"{pending} event(s) left pending for the worker's sweep: {error}".strip())
 
 
 def _retained_rows(namespace: Namespace) -> list[tuple[QuerySet[Any], str]]:
@@ -477,7 +517,7 @@ def purge_namespace(
         if report.rederived_events:
             say(f"deriving {report.rederived_events} event(s) of the rebuilt jobs and datasets")
             for chunk in rederive.batches(batch_size):
-                rederive_event_ids(chunk)
+                _derive_or_leave(report, chunk, say)
         NamespacePurge.objects.create(
             namespace_sha256=_sha256(names),
             purged_by=by,

@@ -16,6 +16,7 @@ from catalog.models import (
     LineageEdge,
     NamespacePurge,
     RetainedEdge,
+    Run,
     WebhookDelivery,
     WebhookSubscription,
 )
@@ -338,3 +339,77 @@ def test_a_purge_in_batches_of_two_ends_as_one_in_batches_of_thousands(monkeypat
     assert dry.counts["ingest_event"] == done.counts["ingest_event"] == 3 * 3 + 3
     assert (done.rebuilt_jobs, done.rederived_events) == (1, 2)
     assert edges == ["src"] and rows["ingest_event"] == 2
+
+
+def test_a_namespace_or_a_name_that_is_no_text_is_refused_before_anything_is_deleted() -> None:
+    """A shell passes bytes that are not UTF-8 (``$'\\xff'``) as a surrogate escape, which
+    no query nor JSON can carry: the purge printed a ``TypeError`` traceback for such a
+    namespace, and for such a ``--by`` a ``UnicodeEncodeError`` one once it had deleted
+    everything, its audit record never written (ADR 0209)."""
+    from django.core.management.base import CommandError
+
+    run = "00000000-0000-0000-0000-00000000000a"
+    derive_events(store([openlineage(run_event("COMPLETE", 1, run, job=(GONE, "copy")))]))
+    with pytest.raises(CommandError, match=r"namespace .* is not UTF-8 text"):
+        call_command("purge_namespace", "mysql://db\udcff", "--dry-run", stdout=StringIO())
+    with pytest.raises(CommandError, match=r"--by .* is not UTF-8 text"):
+        call_command("purge_namespace", GONE, "--by", "\udcff", stdout=StringIO())
+    assert Event.objects.filter(job_namespace=GONE).exists()
+    assert not NamespacePurge.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_purge_whose_last_derivation_fails_leaves_it_to_the_sweep_and_is_recorded() -> None:
+    """The purge derives the events its rebuilt jobs keep itself, a batch of 500 spanning
+    the runIds a stream is deriving; under one, such a batch met 5 deadlocks in a row (all
+    ``retrying`` tries) and the command ended in a traceback, done but for its audit record
+    (ADR 0209). Those events are pending already (set in the jobs' transaction), which the
+    worker's sweep derives: a derivation that fails now leaves them to it and says so. Here
+    it fails by the purge's ``lock_timeout`` while a batch holds the kept run's text."""
+    import threading
+
+    from tests.catalog.helpers import run_texts_held
+
+    kept_run = "scheduled__2026-02-01"
+    events = [
+        run_event("COMPLETE", 1, "gone-run", job=("etl", "report"), inputs=[dataset(GONE, "db.t")]),
+        run_event("COMPLETE", 2, kept_run, job=("etl", "report")),
+    ]
+    derive_events(store([openlineage(event) for event in events]))
+    deriving, reports, errors = threading.Event(), [], []
+
+    def progress(message: str) -> None:
+        if message.startswith("deriving"):
+            deriving.set()
+            assert held.wait(10)
+
+    def purge() -> None:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SET lock_timeout = '1s'")
+            reports.append(purge_namespace(GONE, by="test", progress=progress))
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            deriving.set()
+            connection.close()
+
+    held = threading.Event()
+    purger = threading.Thread(target=purge)
+    purger.start()
+    try:
+        assert deriving.wait(30)
+        with run_texts_held([kept_run]):
+            held.set()
+            purger.join(30)
+    finally:
+        held.set()
+        purger.join(30)
+    assert errors == []
+    (report,) = reports
+    assert report.left_pending == 1
+    kept = Event.objects.get(run_id=kept_run)
+    assert kept.derivation_status == "pending"
+    assert NamespacePurge.objects.count() == 1
+    derive_pending_batch(0)  # the sweep
+    assert Run.objects.filter(run_id_text=kept_run, job__name="report").exists()

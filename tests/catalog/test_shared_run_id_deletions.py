@@ -7,10 +7,11 @@ unflags what such deletions left.
 """
 
 import threading
+import uuid
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from catalog.models import Run
 from catalog.services.derivation.run_conflicts import unflag_all_left_alone
@@ -183,3 +184,145 @@ def test_the_migrations_function_leaves_a_text_a_batch_holds() -> None:
         assert unflag_all_left_alone() == 0
     assert unflag_all_left_alone() == 1
     assert _flags(TEXT) == {"alone": False}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_purge_waiting_for_a_runid_a_batch_holds_holds_none_meanwhile() -> None:
+    """A derivation batch holds the runIds it got without waiting (its free part) and then
+    waits for those another transaction held (``lock_held_runs``). The purge waited for its
+    sorted list holding the first ones: a batch that got text B and waited for text A while
+    the purge held A and waited for B was a deadlock, PostgreSQL ended the purge, and the
+    command stopped in a traceback half way, the namespace's events marked and its runs
+    still there (seen with a stream of events and a Celery worker, ADR 0209). Now it holds
+    none of them while it waits: the batch takes A at once, and the purge then finishes."""
+    from catalog.services.derivation.locks import lock_run_texts, try_lock_run_texts
+
+    first, second = "scheduled__2026-01-01", "scheduled__2026-01-02"
+    derive_events(
+        store(
+            [
+                _event(job, text)
+                for job in ((GONE, "copy"), ("etl", "kept"))
+                for text in (first, second)
+            ]
+        )
+    )
+    purged, holding, go, batch_done = (threading.Event() for _ in range(4))
+    errors: list[BaseException] = []
+    at_once: list[bool] = []
+
+    def batch() -> None:
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                # The batch's own detector later than the purge's: the purge is the one ended.
+                cursor.execute("SET LOCAL deadlock_timeout = '30s'")
+                assert try_lock_run_texts([second]) == [second]
+                holding.set()
+                go.wait(20)
+                # Free at once: the purge, waiting for ``second``, holds nothing meanwhile.
+                at_once.append(try_lock_run_texts([first]) == [first])
+                lock_run_texts([first])  # the contended part waits for what was held
+            batch_done.set()
+        finally:
+            connection.close()
+
+    def purge() -> None:
+        try:
+            purge_namespace(GONE, by="test")
+            purged.set()
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    batcher, purger = threading.Thread(target=batch), threading.Thread(target=purge)
+    batcher.start()
+    try:
+        assert holding.wait(10)
+        purger.start()
+        # The purge holds ``first`` and waits for ``second``.
+        assert _waits_for_an_advisory_lock(purged)
+        go.set()
+        purger.join(30)
+    finally:
+        go.set()
+        batcher.join(30)
+        purger.join(30)
+    assert batch_done.is_set() and at_once == [True]
+    assert errors == [] and purged.is_set()
+    assert _flags(first) == _flags(second) == {"kept": False}
+    assert not Event.objects.filter(job_namespace=GONE).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_purge_ended_by_a_deadlock_on_a_child_runs_row_is_done_again() -> None:
+    """The purge's run deletion sets the parent link of another namespace's child run to
+    NULL, so it waits for that run's row, which a batch deriving the child holds (its free
+    part) while it waits for the purged run's runId, which the purge holds: a deadlock
+    PostgreSQL ends (the purge waited first). The purge's transaction is done again, as a
+    derivation batch is (ADR 0209); before, the command stopped in a traceback."""
+    from catalog.services.derivation.locks import lock_run_uuids, try_lock_run_uuids
+
+    child_run = "1e9c6a0e-9a43-4c1f-8d2b-6f0c2a7b5e11"
+    parent = {"run": {"runId": UUID}, "job": {"namespace": GONE, "name": "copy"}}
+    child = run_event("COMPLETE", 1, child_run, job=("etl", "child"), run_facets={"parent": parent})
+    derive_events(store([_event((GONE, "copy"), UUID), openlineage(child)]))
+    child_row = Run.objects.get(run_id_text=child_run)
+    assert child_row.parent_run is not None
+    purged, holding, go, batch_done = (threading.Event() for _ in range(4))
+    errors: list[BaseException] = []
+
+    def batch() -> None:
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SET LOCAL deadlock_timeout = '30s'")
+                assert try_lock_run_uuids([child_row.run_uuid]) == [child_row.run_uuid]
+                cursor.execute(
+                    "SELECT id FROM catalog_run WHERE id = %s FOR NO KEY UPDATE", [child_row.id]
+                )
+                holding.set()
+                go.wait(20)
+                lock_run_uuids([uuid.UUID(UUID)])  # the parent's runId, held by the purge
+            batch_done.set()
+        finally:
+            connection.close()
+
+    def purge() -> None:
+        try:
+            purge_namespace(GONE, by="test")
+            purged.set()
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    batcher, purger = threading.Thread(target=batch), threading.Thread(target=purge)
+    batcher.start()
+    try:
+        assert holding.wait(10)
+        purger.start()
+        assert _waits_for_a_row_lock(purged)  # the purge holds the runId, waits for the row
+        go.set()
+        purger.join(30)
+    finally:
+        go.set()
+        batcher.join(30)
+        purger.join(30)
+    assert batch_done.is_set()
+    assert errors == [] and purged.is_set()
+    assert not Run.objects.filter(job__namespace=GONE).exists()
+    assert Run.objects.get(id=child_row.id).parent_run is None
+
+
+def _waits_for_a_row_lock(done: threading.Event) -> bool:
+    """Whether another backend comes to wait for a row's lock before ``done``."""
+    while not done.is_set():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple'))"
+            )
+            if cursor.fetchone()[0]:
+                return True
+        done.wait(0.05)
+    return False

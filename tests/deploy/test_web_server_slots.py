@@ -6,6 +6,7 @@ liveness probe (3 s) waiting past its timeout. Real processes, real sockets: the
 the chart starts it (2 workers) and a client that holds connections as ADR 0188's audit did
 (bench/port_hold.py)."""
 
+import os
 import resource
 import socket
 import threading
@@ -173,3 +174,39 @@ def test_web_threads_below_two_are_refused_in_one_line_naming_the_setting() -> N
     for refused in ("1", "0", "-4", "two"):
         with pytest.raises(ImproperlyConfigured, match="WEB_THREADS"):
             _server_options(WEB_THREADS=refused)
+
+
+def test_web_threads_past_a_workers_places_are_refused_in_one_line_not_a_worker_traceback() -> None:
+    """granian gives a worker at most its share of the 1,024-connection backlog at once, so
+    more threads never run, and the body-read bound counted from them (``WEB_THREADS`` - 1
+    places) would not bound; past what granian converts (2^64 and up) each worker died in
+    a 40-line ``OverflowError`` traceback and the server stopped in a crash loop (ADR 0209).
+    Refused at start by ``config.env.web_threads``, in one line naming the setting."""
+    import subprocess
+    import sys
+
+    from django.core.exceptions import ImproperlyConfigured
+
+    from tests.deploy.test_dockerfile import _server_options
+
+    assert _server_options(WEB_THREADS="1024")["blocking_threads"] == 1024
+    for refused in ("1025", str(2**63), str(2**64), str(10**23)):
+        with pytest.raises(ImproperlyConfigured, match="WEB_THREADS"):
+            _server_options(WEB_THREADS=refused)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.test", WEB_THREADS=str(2**64), WEB_WORKERS="1"
+    )
+    started = subprocess.run(
+        [sys.executable, "-m", "config.server"],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**env, "HOST": "127.0.0.1", "PORT": "0"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert started.returncode != 0
+    assert "Traceback" not in started.stderr + started.stdout, started.stderr[-2000:]
+    assert started.stderr.strip().splitlines()[-1] == (
+        f"config.server: WEB_THREADS='{2**64}' must be from 2 to 1024."
+    )

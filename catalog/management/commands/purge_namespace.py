@@ -26,6 +26,14 @@ class Command(RedactedOutput, BaseCommand):
     def handle(self, *args: Any, namespace: str, dry_run: bool, by: str, **options: Any) -> None:
         if not namespace.strip():
             raise CommandError("Name the namespace to purge.")
+        # Bytes the shell passed that are not UTF-8 arrive as surrogate escapes, which no
+        # query nor JSON carries: a traceback, for --by after everything was deleted, and
+        # the audit record never written (ADR 0209).
+        for what, text in (("namespace", namespace), ("--by", by)):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise CommandError(f"The {what} {text!r} is not UTF-8 text.") from error
         who = by or getpass.getuser()
         verbose = options["verbosity"] >= 2
         report = purge_namespace(
@@ -48,6 +56,11 @@ class Command(RedactedOutput, BaseCommand):
             f"namespaces and {report.rebuilt_datasets} dataset(s) with names elsewhere from "
             f"{report.rederived_events} event(s) they keep"
         )
+        if report.left_pending:
+            self.stdout.write(
+                f"{report.left_pending} of them left pending (their derivation here failed for "
+                "now): the worker's sweep derives them"
+            )
         self.stdout.write(
             f"purge_namespace: {'dry run, nothing changed' if dry_run else f'done, by {who}'}"
         )

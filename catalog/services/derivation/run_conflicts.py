@@ -157,13 +157,34 @@ def run_ids_of(run_ids: list[int]) -> RunIds:
 
 
 def lock_run_ids(run_ids: RunIds) -> None:
-    """Wait for the locks of ``run_ids`` as a derivation batch waits for the runs it did
-    not get (``jobs_runs.lock_held_runs``): the texts' (sorted), then the runIds' (sorted,
-    a text run's key among them). A deletion and a batch of the same runIds then take turns
-    and never deadlock on them; take them before the transaction writes anything a batch
-    might wait for. Already held (retention's try-locks): a no-op."""
-    lock_run_texts(run_ids.texts)
-    lock_run_uuids(sorted({*run_ids.uuids, *run_ids.text_keys}))
+    """Take the locks of ``run_ids``, the texts' (sorted), then the runIds' (sorted, a text
+    run's key among them), never waiting while holding one of them: all are tried without
+    waiting, in a savepoint; if one is held elsewhere, the savepoint is rolled back (which
+    releases those taken), that one is waited for alone (and released), and all are tried
+    again. A derivation batch holds the runIds it got without waiting while it waits for
+    the rest (``jobs_runs.lock_held_runs``), so a deletion that waited for its sorted list
+    holding the first ones made a deadlock with it, which PostgreSQL ended (ADR 0209). Take
+    them before the transaction writes anything a batch might wait for. Already held
+    (retention's try-locks): taken at the first try. In a transaction only."""
+    keys = sorted({*run_ids.uuids, *run_ids.text_keys})
+    while True:
+        tried = transaction.savepoint()
+        texts = set(try_lock_run_texts(run_ids.texts))
+        busy_text = next((text for text in run_ids.texts if text not in texts), None)
+        busy_key = None
+        if busy_text is None:
+            taken = set(try_lock_run_uuids(keys))
+            busy_key = next((key for key in keys if key not in taken), None)
+            if busy_key is None:
+                transaction.savepoint_commit(tried)
+                return
+        transaction.savepoint_rollback(tried)
+        waited = transaction.savepoint()
+        if busy_text is not None:
+            lock_run_texts([busy_text])
+        elif busy_key is not None:
+            lock_run_uuids([busy_key])
+        transaction.savepoint_rollback(waited)
 
 
 # A deletion can only turn flags off. A runId whose own runs are now fewer than two (read
