@@ -6,6 +6,9 @@ server (config/server.py) starts granian with."""
 
 from typing import Any
 
+import helm_python
+import pytest
+
 from tests.deploy.rendering import render_values
 from tests.deploy.test_dockerfile import _server_options
 
@@ -54,3 +57,14 @@ def test_the_chart_passes_web_server_header_read_seconds() -> None:
     env, _ = _web_environment({"web": {"server": {"headerReadSeconds": 1}}})
     assert env["WEB_HEADER_READ_SECONDS"] == "1"
     assert _server_options(**env)["http1_settings"].header_read_timeout == 1000
+
+
+def test_the_chart_refuses_the_thread_counts_the_server_refuses() -> None:
+    """config.env.web_threads takes 2 to 1,024 (ADR 0209): the schema says the same, so a
+    wrong value stops the install, not the pod's start."""
+    for threads in (2, 1024):
+        env, _ = _web_environment({"web": {"server": {"threads": threads}}})
+        assert _server_options(**env)["blocking_threads"] == threads
+    for threads in (1, 1025):
+        with pytest.raises(helm_python.HelmError, match="threads"):
+            render_values({"web": {"server": {"threads": threads}}})
