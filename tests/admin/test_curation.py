@@ -1,6 +1,7 @@
 """Curation through the admin: rule preview, save and regroup, merges, background re-derive."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from datetime import timedelta
 
 import pytest
@@ -13,7 +14,7 @@ from catalog import tasks
 from catalog.models import AliasRule, Dataset, DatasetAlias, RederiveJob
 from catalog.services import curation, derive, rederive_jobs
 from ingest.models import Event
-from tests.admin.conftest import START
+from tests.admin.conftest import START, write_catalog
 
 RULE = {
     "slug": "legacy-orders",
@@ -26,6 +27,20 @@ RULE = {
     "priority": "100",
     "enabled": "on",
 }
+
+
+@pytest.fixture(scope="module")
+def _catalog_once(module_transaction: Callable[[], AbstractContextManager[None]]) -> list[int]:
+    # Written once for the module's tests, every one of which curates it (ADR 0210); each
+    # test's writes are rolled back to it (ADR 0113).
+    with module_transaction():
+        return write_catalog()
+
+
+@pytest.fixture
+def catalog(_catalog_once: list[int], db: None) -> list[int]:
+    """The conftest's derived catalog, written once for the module; its event ids."""
+    return _catalog_once
 
 
 @pytest.fixture

@@ -6,6 +6,8 @@ dataset, readers current, stale and more than a change names, a null event, blan
 steward's detail with a secret redacted, a column name with quotes, U+2028 and non-ASCII."""
 
 import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
@@ -97,8 +99,20 @@ def walk(api: Client, query: str, limit: int) -> int:
     return seen
 
 
+@pytest.fixture(scope="module")
+def _store_once(module_transaction: Callable[[], AbstractContextManager[None]]) -> None:
+    # Written once for the module's tests, every one of which reads it (ADR 0210); each
+    # test's writes are rolled back to it (ADR 0113).
+    with module_transaction():
+        _write_store()
+
+
 @pytest.fixture
-def store() -> None:
+def store(_store_once: None, db: None) -> None:
+    """The module's store (``_write_store``), written once."""
+
+
+def _write_store() -> None:
     """Schema changes with readers (test_changes' store) and one more reader of 21 columns
     of orders.amount (more than a change names); a schema change under orders' second
     name (its location, a symlink to it) of a column with an odd name; test_change_kinds'

@@ -1,5 +1,8 @@
 """The whole corpus derived end to end, with the catalog it must give."""
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
 import pytest
 
 from catalog.models import ColumnLineageEdge, Dataset, Job, LineageEdge, Run, RunState
@@ -7,15 +10,26 @@ from catalog.names.naming import run_uuid
 from catalog.services.derive import derive_events
 from ingest.models import Event
 from tests.catalog.helpers import corpus_records, store
+from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def _derived_once(module_transaction: Callable[[], AbstractContextManager[None]]) -> None:
+    # Derived once for the module's tests, every one of which reads it (ADR 0210); each
+    # test's writes are rolled back to it (ADR 0113).
+    if not CORPUS.is_dir():
+        pytest.fail(f"The OpenLineage corpus is missing at {CORPUS} (set LINEAGE_CORPUS).")
+    with module_transaction():
+        result = derive_events(store(corpus_records(CORPUS)))
+        assert result.failed == 0, result.errors
+        assert not Event.objects.filter(derivation_status="pending").exists()
+
+
 @pytest.fixture
-def derived_corpus(corpus) -> None:
-    result = derive_events(store(corpus_records(corpus)))
-    assert result.failed == 0, result.errors
-    assert not Event.objects.filter(derivation_status="pending").exists()
+def derived_corpus(_derived_once: None, db: None) -> None:
+    """The whole corpus, stored and derived once for the module."""
 
 
 def test_spark_and_hive_symlinks_make_one_dataset_per_table(derived_corpus) -> None:

@@ -9,7 +9,6 @@ empty" and lost; the earlier test of this name never sent a chunked request at a
 import http.client
 import socket
 from collections.abc import Iterator
-from pathlib import Path
 
 import orjson
 import pytest
@@ -24,10 +23,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 LIMIT = 64 * 1024
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def server(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The shipped web server serving config.wsgi (fast path in front of Django) on the test
-    database."""
+    database; one for the module's tests (ADR 0210): each sends its own requests with its
+    own token, and the flush after each empties the tables under it, as it did under a
+    server of its own."""
+    tmp_path = tmp_path_factory.mktemp("chunked")
     settings = connection.settings_dict
     env = service_env(
         current_database_url(), "redis://127.0.0.1:1/0"

@@ -6,6 +6,8 @@
 """
 
 import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from django.test import Client
 
 from catalog.services.derive import derive_events
 from ingest.models import Event
+from ingest.services import create_token
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/client/python"
 SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/definitions/RunEvent"
@@ -143,6 +146,17 @@ def ingest_world(client: Client, prefix: str = "/marquez/api/v1") -> None:
 @pytest.fixture
 def world(ingest_client: Client) -> None:
     ingest_world(ingest_client)
+
+
+@pytest.fixture(scope="module")
+def world_once(module_transaction: Callable[[], AbstractContextManager[None]]) -> None:
+    """``ingest_world`` once for a module whose every test reads the world (ADR 0113, ADR
+    0210): written inside ``module_transaction``, with an ingest token of its own, and each
+    test's ``db`` rolled back to it. Such a module overrides ``world`` with a fixture that
+    asks for ``world_once`` and ``db``; a module with a test that must find the database
+    empty (or a transactional test) keeps the ``world`` above."""
+    with module_transaction():
+        ingest_world(Client(HTTP_AUTHORIZATION=f"Bearer {create_token('world', 'ingest')[1]}"))
 
 
 class MarquezClient:

@@ -23,6 +23,12 @@ from tests.marquez.conftest import JOB_NS, PG, PRODUCER, S3, MarquezClient
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def world(world_once: None, db: None) -> None:
+    """The conftest's world, written once for this module's tests (ADR 0210)."""
+
+
 NODES = [
     f"dataset:{S3}:raw/orders/daily",
     f"dataset:{PG}:shop.public.orders",

@@ -15,6 +15,12 @@ from tests.marquez.conftest import S3, MarquezClient
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def world(world_once: None, db: None) -> None:
+    """The conftest's world, written once for this module's tests (ADR 0210)."""
+
+
 ERROR = {"code", "message", "details"}
 DAILY = f"/marquez/api/v1/namespaces/{quote(S3, safe='')}/datasets/raw%2Forders%2Fdaily"
 

@@ -21,6 +21,12 @@ from ingest.services import create_token
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def world(world_once: None, db: None) -> None:
+    """The conftest's world, written once for this module's tests (ADR 0210)."""
+
+
 BASE = "/marquez/api/v1"
 
 

@@ -19,6 +19,12 @@ from tests.marquez.conftest import EVENTS, JOB_NS, S3, schema
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def world(world_once: None, db: None) -> None:
+    """The conftest's world, written once for this module's tests (ADR 0210)."""
+
+
 BASE = "/marquez/api/v1"
 DAILY = f"{BASE}/namespaces/{quote(S3, safe='')}/datasets/{quote('raw/orders/daily', safe='')}"
 LOAD = f"{BASE}/namespaces/{JOB_NS}/jobs/etl.load_orders"

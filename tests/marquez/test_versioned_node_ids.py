@@ -9,6 +9,12 @@ from tests.marquez.conftest import JOB_NS, S3
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def world(world_once: None, db: None) -> None:
+    """The conftest's world, written once for this module's tests (ADR 0210)."""
+
+
 # A version as Marquez names one: a UUID, in either case (letters in it, so case matters).
 VERSION = "6b1f0a52-3c1e-5d7a-9a4e-0c2f7b8d9e10"
 NODES = [

@@ -17,7 +17,7 @@ from api.access import COLUMN_EDGE, DATASET, EDGE, EVENT, JOB, RUN, RUN_FACT, ST
 from api.marquez import paths
 from catalog.models import Dataset, Job
 from catalog.permissions import READERS, STEWARDS, apply_registry_permissions
-from tests.marquez.conftest import S3, ingest_world
+from tests.marquez.conftest import S3, world_once  # noqa: F401  # a fixture
 from tests.security.test_access_control import READ_PATHS
 from tests.security.test_marquez_fuzz import MOUNT, _route_path
 
@@ -30,8 +30,8 @@ def groups() -> None:
 
 
 @pytest.fixture
-def world(ingest_client: Client) -> None:
-    ingest_world(ingest_client)
+def world(world_once: None, db: None) -> None:  # noqa: F811
+    """tests/marquez/conftest.py's world, written once for this module's tests (ADR 0210)."""
 
 
 def _session(name: str, *, group: str | None = None, perms: tuple[str, ...] = ()) -> Client:
