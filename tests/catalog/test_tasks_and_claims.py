@@ -133,7 +133,7 @@ def test_poison_event_is_marked_failed_and_does_not_block_the_others() -> None:
 
 
 @pytest.mark.django_db
-def test_database_error_in_one_event_isolates_it_in_a_savepoint(monkeypatch) -> None:
+def test_database_error_in_one_event_isolates_it_in_a_savepoint(monkeypatch, caplog) -> None:
     from catalog.services.derivation import batch
 
     ids = store([openlineage(run_event("COMPLETE", n, str(uuid.uuid4()))) for n in range(3)])
@@ -149,6 +149,8 @@ def test_database_error_in_one_event_isolates_it_in_a_savepoint(monkeypatch) -> 
     result = derive_events(ids)
     assert (result.derived, result.failed) == (2, 1)
     assert "DataError" in next(iter(result.errors.values()))
+    # The batch's failure says what failed, by kind, before its events are tried alone.
+    assert "derive_batch_failed events=3 error=DataError sqlstate=22012" in caplog.text
 
 
 @pytest.mark.django_db

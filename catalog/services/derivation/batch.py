@@ -222,8 +222,15 @@ def _derive(events: list[RawEvent], rules: RuleSet) -> tuple[list[int], dict[int
         return [event.id for event in good], failed
     except (OperationalError, InterfaceError):
         raise  # transient: the whole batch rolls back and is retried
-    except Exception:
-        logger.warning("derive_batch_failed events=%d retrying_one_by_one", len(good))
+    except Exception as error:
+        # What failed, by kind (its message may quote an event's values: it is kept with
+        # the event that fails again alone, redacted where it is read).
+        logger.warning(
+            "derive_batch_failed events=%d error=%s sqlstate=%s retrying_one_by_one",
+            len(good),
+            type(error).__name__,
+            _sqlstate(error) or "-",
+        )
     derived = []
     for event in good:  # find the poison: each event in its own savepoint
         try:
