@@ -8,6 +8,7 @@ unflags what such deletions left.
 
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -207,49 +208,19 @@ def test_a_purge_waiting_for_a_runid_a_batch_holds_holds_none_meanwhile() -> Non
             ]
         )
     )
-    purged, holding, go, batch_done = (threading.Event() for _ in range(4))
-    errors: list[BaseException] = []
     at_once: list[bool] = []
 
-    def batch() -> None:
-        try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                # The batch's own detector later than the purge's: the purge is the one ended.
-                cursor.execute("SET LOCAL deadlock_timeout = '30s'")
-                assert try_lock_run_texts([second]) == [second]
-                holding.set()
-                go.wait(20)
-                # Free at once: the purge, waiting for ``second``, holds nothing meanwhile.
-                at_once.append(try_lock_run_texts([first]) == [first])
-                lock_run_texts([first])  # the contended part waits for what was held
-            batch_done.set()
-        finally:
-            connection.close()
+    def batch(cursor: Any, holding: threading.Event, go: threading.Event) -> None:
+        assert try_lock_run_texts([second]) == [second]
+        holding.set()
+        go.wait(20)
+        # Free at once: the purge, waiting for ``second``, holds nothing meanwhile.
+        at_once.append(try_lock_run_texts([first]) == [first])
+        lock_run_texts([first])  # the contended part waits for what was held
 
-    def purge() -> None:
-        try:
-            purge_namespace(GONE, by="test")
-            purged.set()
-        except BaseException as error:
-            errors.append(error)
-        finally:
-            connection.close()
-
-    batcher, purger = threading.Thread(target=batch), threading.Thread(target=purge)
-    batcher.start()
-    try:
-        assert holding.wait(10)
-        purger.start()
-        # The purge holds ``first`` and waits for ``second``.
-        assert _waits_for_an_advisory_lock(purged)
-        go.set()
-        purger.join(30)
-    finally:
-        go.set()
-        batcher.join(30)
-        purger.join(30)
-    assert batch_done.is_set() and at_once == [True]
-    assert errors == [] and purged.is_set()
+    # The purge holds ``first`` and waits for ``second``.
+    _purge_beside(batch, _waits_for_an_advisory_lock)
+    assert at_once == [True]
     assert _flags(first) == _flags(second) == {"kept": False}
     assert not Event.objects.filter(job_namespace=GONE).exists()
 
@@ -269,20 +240,38 @@ def test_a_purge_ended_by_a_deadlock_on_a_child_runs_row_is_done_again() -> None
     derive_events(store([_event((GONE, "copy"), UUID), openlineage(child)]))
     child_row = Run.objects.get(run_id_text=child_run)
     assert child_row.parent_run is not None
+
+    def batch(cursor: Any, holding: threading.Event, go: threading.Event) -> None:
+        assert try_lock_run_uuids([child_row.run_uuid]) == [child_row.run_uuid]
+        cursor.execute("SELECT id FROM catalog_run WHERE id = %s FOR NO KEY UPDATE", [child_row.id])
+        holding.set()
+        go.wait(20)
+        lock_run_uuids([uuid.UUID(UUID)])  # the parent's runId, held by the purge
+
+    # The purge holds the runId and waits for the row.
+    _purge_beside(batch, _waits_for_a_row_lock)
+    assert not Run.objects.filter(job__namespace=GONE).exists()
+    assert Run.objects.get(id=child_row.id).parent_run is None
+
+
+def _purge_beside(
+    batch: Callable[[Any, threading.Event, threading.Event], None],
+    purge_waits: Callable[[threading.Event], bool],
+) -> None:
+    """``purge_namespace(GONE)`` while ``batch`` runs in a transaction of its own thread,
+    as a derivation batch: ``batch(cursor, holding, go)`` takes its locks, sets
+    ``holding`` and waits for ``go``. The purge starts once the batch holds, must come to
+    wait (``purge_waits``, given an event set when the purge is done), then the batch goes
+    on; both must finish, the purge without an error. The batch's deadlock detector is
+    later than the purge's: when there is a deadlock, the purge is the one PostgreSQL ends."""
     purged, holding, go, batch_done = (threading.Event() for _ in range(4))
     errors: list[BaseException] = []
 
-    def batch() -> None:
+    def batch_thread() -> None:
         try:
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SET LOCAL deadlock_timeout = '30s'")
-                assert try_lock_run_uuids([child_row.run_uuid]) == [child_row.run_uuid]
-                cursor.execute(
-                    "SELECT id FROM catalog_run WHERE id = %s FOR NO KEY UPDATE", [child_row.id]
-                )
-                holding.set()
-                go.wait(20)
-                lock_run_uuids([uuid.UUID(UUID)])  # the parent's runId, held by the purge
+                batch(cursor, holding, go)
             batch_done.set()
         finally:
             connection.close()
@@ -296,12 +285,12 @@ def test_a_purge_ended_by_a_deadlock_on_a_child_runs_row_is_done_again() -> None
         finally:
             connection.close()
 
-    batcher, purger = threading.Thread(target=batch), threading.Thread(target=purge)
+    batcher, purger = threading.Thread(target=batch_thread), threading.Thread(target=purge)
     batcher.start()
     try:
         assert holding.wait(10)
         purger.start()
-        assert _waits_for_a_row_lock(purged)  # the purge holds the runId, waits for the row
+        assert purge_waits(purged)
         go.set()
         purger.join(30)
     finally:
@@ -310,8 +299,6 @@ def test_a_purge_ended_by_a_deadlock_on_a_child_runs_row_is_done_again() -> None
         purger.join(30)
     assert batch_done.is_set()
     assert errors == [] and purged.is_set()
-    assert not Run.objects.filter(job__namespace=GONE).exists()
-    assert Run.objects.get(id=child_row.id).parent_run is None
 
 
 def _waits_for_a_row_lock(done: threading.Event) -> bool:
