@@ -182,11 +182,11 @@ def _in_transaction(report: PurgeReport, work: Callable[[PurgeReport], None]) ->
     """``work`` in a transaction of its own, done again after a deadlock as a derivation
     batch is (``retrying``), its rows counted in ``report`` once it commits.
 
-    A transaction that deletes runs waits for their runIds' locks in sorted order holding
-    the ones it got (``_delete_runs``), and a derivation batch holds the runIds it got
-    without waiting while it waits for the rest: each may hold what the other waits for.
-    PostgreSQL ends one of the two; ended, the purge stopped with a traceback half way
-    (ADR 0209)."""
+    A run deletion holds its runIds' locks (taken holding none while it waits,
+    ``run_conflicts.lock_run_ids``) and then waits for rows a derivation batch can hold
+    while that batch waits for one of those runIds (another namespace's child run, whose
+    parent link the deletion clears): PostgreSQL ends one of the two. Ended, the purge
+    stopped with a traceback half way (ADR 0209)."""
 
     def attempt() -> PurgeReport:
         counted = PurgeReport(report.namespace)

@@ -114,18 +114,28 @@ def test_a_rebuilt_job_that_loses_its_run_unflags_the_sharer(run_id: str) -> Non
     assert _flags("another-run") == {"report": False}
 
 
-def _waits_for_an_advisory_lock(done: threading.Event) -> bool:
-    """Whether another backend comes to wait for an advisory lock before ``done``."""
+def _waits_for_a_lock(done: threading.Event, *wait_events: str) -> bool:
+    """Whether another backend comes to wait for a lock of one of ``wait_events`` (as
+    pg_stat_activity names them) before ``done``."""
     while not done.is_set():
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database()"
-                " AND wait_event_type = 'Lock' AND wait_event = 'advisory')"
+                " AND wait_event_type = 'Lock' AND wait_event = ANY(%s))",
+                [list(wait_events)],
             )
             if cursor.fetchone()[0]:
                 return True
         done.wait(0.05)
     return False
+
+
+def _waits_for_an_advisory_lock(done: threading.Event) -> bool:
+    return _waits_for_a_lock(done, "advisory")
+
+
+def _waits_for_a_row_lock(done: threading.Event) -> bool:
+    return _waits_for_a_lock(done, "transactionid", "tuple")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -299,17 +309,3 @@ def _purge_beside(
         purger.join(30)
     assert batch_done.is_set()
     assert errors == [] and purged.is_set()
-
-
-def _waits_for_a_row_lock(done: threading.Event) -> bool:
-    """Whether another backend comes to wait for a row's lock before ``done``."""
-    while not done.is_set():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database()"
-                " AND wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple'))"
-            )
-            if cursor.fetchone()[0]:
-                return True
-        done.wait(0.05)
-    return False
